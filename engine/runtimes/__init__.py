@@ -1,0 +1,46 @@
+"""Container runtimes behind one interface: Docker (through the ``docker`` SDK)
+and the process runtime (the project's embedded runtime for machines without a
+Docker engine).  Both give the same inspect shapes and lifecycle events, so the
+checks are one piece of code for both."""
+
+from __future__ import annotations
+
+from engine.runtimes.base import Runtime, RuntimeUnavailable, ContainerConflict, NoSuchContainer
+
+
+def open_runtime(backend: str) -> Runtime:
+    """The runtime named by a resolved ``backend`` (``docker`` or ``process``)."""
+    if backend == "docker":
+        from engine.runtimes.docker import DockerRuntime
+
+        return DockerRuntime()
+    if backend == "process":
+        from engine.runtimes.process import ProcessRuntime
+
+        return ProcessRuntime()
+    raise ValueError(f"unknown backend {backend!r}: use docker or process")
+
+
+def docker_answers(timeout: float = 3.0) -> bool:
+    """Whether a Docker engine answers on ``DOCKER_HOST`` (or the default socket)."""
+    from engine.runtimes.docker import docker_answers as answers
+
+    return answers(timeout)
+
+
+def resolve_backend(backend: str) -> str:
+    """``auto`` becomes ``docker`` when an engine answers, else ``process``."""
+    if backend == "auto":
+        return "docker" if docker_answers() else "process"
+    return backend
+
+
+__all__ = [
+    "Runtime",
+    "RuntimeUnavailable",
+    "ContainerConflict",
+    "NoSuchContainer",
+    "open_runtime",
+    "docker_answers",
+    "resolve_backend",
+]

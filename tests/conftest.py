@@ -1,0 +1,53 @@
+"""Shared fixtures: a private process-runtime root per test, the Docker gate."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+DOCKER_REQUIRED = os.environ.get("STUDYMON_REQUIRE_DOCKER") == "1"
+
+
+def _docker_state() -> str | None:
+    """None when Docker tests can run, else the reason they cannot."""
+    from engine.runtimes import docker_answers
+
+    if not docker_answers():
+        return "no Docker engine answers"
+    from refstudy.image import IMAGE, build_image
+
+    try:
+        build_image(IMAGE)
+    except Exception as exc:  # noqa: BLE001 - reported as the reason
+        return f"cannot build {IMAGE}: {exc}"
+    return None
+
+
+_docker_reason: list[str | None] = []
+
+
+@pytest.fixture(scope="session")
+def docker_engine() -> None:
+    """Use in every Docker test: skips without an engine, fails when one is required."""
+    if not _docker_reason:
+        _docker_reason.append(_docker_state())
+    reason = _docker_reason[0]
+    if reason is not None:
+        if DOCKER_REQUIRED:
+            pytest.fail(f"STUDYMON_REQUIRE_DOCKER=1 but {reason}")
+        pytest.skip(reason)
+
+
+@pytest.fixture(autouse=True)
+def process_runtime_root(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test gets its own process-runtime state folder."""
+    root = tmp_path_factory.mktemp("procrt")
+    monkeypatch.setenv("STUDYMON_PROCESS_RUNTIME", str(root))
+    return root

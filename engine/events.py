@@ -1,0 +1,121 @@
+"""The typed events a study session emits; front ends render nothing else.
+
+Every event names its study.  Events are small immutable values, so a front
+end may keep, drop or coalesce them freely.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.checks import Check
+from engine.ledger import LedgerIssue, Record
+
+
+class State:
+    """A study's state as the console shows it."""
+
+    STARTING = "starting"
+    RUNNING = "running"
+    KILLED = "killed"
+    RESUMING = "resuming"
+    STOPPING = "stopping"
+    STOPPED = "stopped"
+    FINISHED_OK = "finished ✓"
+    FINISHED_FAIL = "finished ✗"
+    SERVICE_ERROR = "service error"
+    CRASHED = "crashed"
+    DETACHED = "detached"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class StudyEvent:
+    study: str
+
+
+@dataclass(frozen=True)
+class StateChanged(StudyEvent):
+    state: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class RecordsSeen(StudyEvent):
+    """New ledger records (in order) and any issues found reading them."""
+
+    records: tuple[Record, ...]
+    issues: tuple[LedgerIssue, ...] = ()
+
+
+@dataclass(frozen=True)
+class Progress(StudyEvent):
+    """The study's position after a batch of records."""
+
+    round: Any
+    stage: str | None
+    balance: float | None
+    budget: float | None
+    in_flight: tuple[tuple[str, str | None], ...]  # (run, container)
+
+
+@dataclass(frozen=True)
+class ProcessStarted(StudyEvent):
+    pid: int
+    resume: bool
+
+
+@dataclass(frozen=True)
+class ProcessEnded(StudyEvent):
+    pid: int
+    code: int | None
+    signal: str | None
+
+
+@dataclass(frozen=True)
+class ContainerChanged(StudyEvent):
+    """A lifecycle event for one of the study's containers, with its inspect after it."""
+
+    name: str
+    action: str
+    inspect: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class ArmChanged(StudyEvent):
+    armed: bool
+
+
+@dataclass(frozen=True)
+class KillStep(StudyEvent):
+    """A step of the kill protocol (``frozen``, ``killed``, ``resumed``, ``settled``, ``missed``...)."""
+
+    kill: int
+    step: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Sample(StudyEvent):
+    """A light machine sample and this study's process-tree CPU."""
+
+    sample: dict[str, Any]
+    tree_cpu: float
+
+
+@dataclass(frozen=True)
+class Verdicts(StudyEvent):
+    checks: tuple[Check, ...]
+    ok: bool | None
+    finished: bool
+    resume_hint: str | None = None
+
+
+@dataclass(frozen=True)
+class Problem(StudyEvent):
+    """Something went wrong in the engine or the study; the scene is kept."""
+
+    message: str
+    hint: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,92 @@
+"""Machine load: light samples for the graphs and ``machine.jsonl``, heavy snapshots at events.
+
+One :class:`MachineSampler` serves every study of a console: it takes a light
+sample (load average, memory, CPU, and each study's process-tree CPU) every
+second for the live graphs, and every fifth one is also written to each
+study's ``machine.jsonl``.  Heavy snapshots (every process, the study's
+containers) are taken at start, resume, after a kill and at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import psutil
+
+from engine.clock import rfc3339_ms
+
+SAMPLE_EVERY = 1.0  # seconds between light samples (graphs)
+WRITE_EVERY = 5  # every n-th light sample goes to machine.jsonl (every 5 s)
+
+
+def light_sample() -> dict[str, Any]:
+    vm = psutil.virtual_memory()
+    return {
+        "at": rfc3339_ms(),
+        "label": "sample",
+        "load": list(os.getloadavg()),
+        "memory": {"total": vm.total, "available": vm.available, "used": vm.used, "percent": vm.percent},
+        "cpu": psutil.cpu_percent(interval=None),
+    }
+
+
+class TreeCPU:
+    """CPU percent of a process and its descendants, between two calls.
+
+    Keeps the psutil.Process objects so that ``cpu_percent`` can diff against
+    the previous call (a new object would always report 0).
+    """
+
+    def __init__(self) -> None:
+        self._procs: dict[int, psutil.Process] = {}
+
+    def percent(self, root_pid: int | None) -> float:
+        if root_pid is None:
+            self._procs.clear()
+            return 0.0
+        try:
+            root = psutil.Process(root_pid)
+            tree = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            self._procs.clear()
+            return 0.0
+        total = 0.0
+        seen: dict[int, psutil.Process] = {}
+        for p in tree:
+            kept = self._procs.get(p.pid, p)
+            try:
+                total += kept.cpu_percent(interval=None)
+            except psutil.Error:
+                continue
+            seen[p.pid] = kept
+        self._procs = seen
+        return total
+
+
+def process_snapshot() -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for p in psutil.process_iter(["pid", "ppid", "create_time", "cmdline", "name", "status"]):
+        info = p.info
+        out.append(
+            {
+                "pid": info["pid"],
+                "ppid": info["ppid"],
+                "started": info["create_time"],
+                "status": info["status"],
+                "args": " ".join(info["cmdline"] or []) or info["name"],
+            }
+        )
+    return out
+
+
+def heavy_snapshot(label: str, containers: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """A light sample plus every process and the study's containers (inspects)."""
+    t0 = time.perf_counter()
+    snap = light_sample()
+    snap["label"] = label
+    snap["processes"] = process_snapshot()
+    snap["containers"] = containers
+    snap["takenIn"] = round(time.perf_counter() - t0, 4)
+    return snap

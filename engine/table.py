@@ -1,0 +1,59 @@
+"""The check table: one row per check per study (and per kill target).
+
+Rendered with rich, the same for the headless run, the console's exit and
+``studymon report``; also exported as ``report.svg``.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Iterable
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from engine.checks import Check
+
+MARKS = {True: ("✓", "bold green"), False: ("✗", "bold red"), None: ("?", "bold yellow")}
+
+
+def check_table(rows: Iterable[tuple[str, list[Check]]], title: str = "studymon checks") -> Table:
+    table = Table(title=title, title_justify="left", expand=False, show_lines=False, pad_edge=False)
+    table.add_column("study", style="bold cyan", no_wrap=True)
+    table.add_column("scope", no_wrap=True)
+    table.add_column("check", no_wrap=True)
+    table.add_column("", justify="center", no_wrap=True)
+    table.add_column("detail", overflow="fold")
+    for study, checks in rows:
+        first = True
+        for c in checks:
+            mark, style = MARKS[c.ok]
+            table.add_row(
+                study if first else "",
+                c.scope,
+                c.name,
+                Text(mark, style=style),
+                Text(c.detail, style="red" if c.ok is False else ("yellow" if c.ok is None else "dim")),
+            )
+            first = False
+        table.add_section()
+    return table
+
+
+def summary_line(rows: list[tuple[str, list[Check]]]) -> Text:
+    total = sum(len(c) for _, c in rows)
+    failed = sum(1 for _, cs in rows for c in cs if c.ok is False)
+    unknown = sum(1 for _, cs in rows for c in cs if c.ok is None)
+    if failed:
+        return Text(f"✗ {failed} of {total} checks failed", style="bold red")
+    if unknown:
+        return Text(f"? {unknown} of {total} checks unknown", style="bold yellow")
+    return Text(f"✓ all {total} checks hold", style="bold green")
+
+
+def table_svg(study: str, checks: list[Check]) -> str:
+    console = Console(record=True, width=140, file=io.StringIO(), force_terminal=True, color_system="truecolor")
+    console.print(check_table([(study, checks)], title=f"studymon checks — {study}"))
+    console.print(summary_line([(study, checks)]))
+    return console.export_svg(title=f"studymon — {study}")

@@ -1,0 +1,525 @@
+"""One study, start to end: an asyncio task that launches, watches, kills, resumes and judges.
+
+A :class:`StudySession` owns every side effect on its study and its evidence
+folder.  It reads the ledger when inotify says the folder changed (never on a
+fixed poll), keeps the accounts incrementally, appends ``timeline.jsonl``,
+follows the study's containers through the runtime's event stream, and
+performs the kill protocol (:mod:`engine.kill`).  It reports everything as
+typed events (:mod:`engine.events`) to one sink; front ends render those and
+call :meth:`arm`, :meth:`kill_now`, :meth:`resume` and :meth:`stop`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from engine import kill as killproto
+from engine.accounts import Accounts
+from engine.clock import rfc3339_ms
+from engine.events import (
+    ArmChanged,
+    ContainerChanged,
+    KillStep,
+    Problem,
+    ProcessEnded,
+    ProcessStarted,
+    Progress,
+    RecordsSeen,
+    Sample,
+    State,
+    StateChanged,
+    StudyEvent,
+    Verdicts,
+)
+from engine.evidence import append_jsonl, read_json, write_json, write_text
+from engine.launcher import Controller, Ending
+from engine.ledger import LedgerIssue, LedgerTail, Record
+from engine.notify import Notifier
+from engine.report import Judgement, judge
+from engine.runtimes import Runtime, open_runtime
+from engine.sampler import WRITE_EVERY, TreeCPU, heavy_snapshot
+from engine.spec import StudySpec, controller_argv
+from engine.table import table_svg
+
+Sink = Callable[[StudyEvent], None]
+
+# With inotify a wake-up comes within a millisecond of a write; the timeout is
+# only a safety net for file systems without notifications (NFS, non-Linux).
+SAFETY_WAKE = 1.0
+MAX_ISSUES_KEPT = 1000
+
+
+@dataclass
+class SessionResult:
+    """How a session ended: finished (with a judgement) or not, and how to go on."""
+
+    study: str
+    out: Path
+    finished: bool
+    judgement: Judgement | None
+    ending: Ending | None
+    message: str = ""
+
+    @property
+    def exit_status(self) -> int:
+        if not self.finished or self.judgement is None:
+            return 3
+        return 0 if self.judgement.ok is True else 1
+
+
+def resume_command(specs: list[StudySpec]) -> str:
+    pairs = " ".join(f"{s.id}={s.out}" for s in specs)
+    return f"studymon run --resume {pairs}"
+
+
+class StudySession:
+    """A study under watch.  ``await run()`` returns when it has ended (or was detached)."""
+
+    def __init__(
+        self,
+        spec: StudySpec,
+        sink: Sink,
+        *,
+        resume: bool = False,
+        armed: bool = False,
+        linger: bool = False,
+    ) -> None:
+        self.spec = spec
+        self.sink = sink
+        self.resume_at_start = resume
+        self.armed = armed
+        self.linger = linger  # keep watching after the controller ends (console), until closed
+        self.research: dict[str, Any] = read_json(spec.out / "research.json")
+        self.backend: str = self.research.get("backend", "process")
+        self.prefix = f"{self.research.get('containerPrefix', 'inforsi')}-{spec.id}-"
+        self.runtime: Runtime = open_runtime(self.backend)
+        self.accounts = Accounts()
+        self.issues: list[LedgerIssue] = []
+        self.issue_count = 0
+        self.controller: Controller | None = None
+        self.state = State.STARTING
+        self.containers: dict[str, dict[str, Any]] = {}
+        self._tail = LedgerTail(spec.ledger)
+        self._notifier = Notifier()
+        self._changed = asyncio.Event()
+        self._resume_event = asyncio.Event()
+        self._close_event = asyncio.Event()
+        self._kill_task: asyncio.Task[None] | None = None
+        self._killing: killproto.KillPlan | None = None
+        self._frozen: _Frozen | None = None
+        self._stream_stop = threading.Event()
+        self._samples = 0
+        self._tree = TreeCPU()
+        self._timeline_fd = -1
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    # --- events --------------------------------------------------------------
+    def emit(self, event: StudyEvent) -> None:
+        self.sink(event)
+
+    def set_state(self, state: str, detail: str = "") -> None:
+        self.state = state
+        self.emit(StateChanged(self.spec.id, state, detail))
+
+    def kill_step(self, number: int, step: str, detail: str = "") -> None:
+        self.emit(KillStep(self.spec.id, number, step, detail))
+
+    # --- actions (called by front ends) -------------------------------------
+    def arm(self, on: bool = True) -> None:
+        """Arm (or disarm) the kill at the first diagnosis start."""
+        if on == self.armed:
+            return
+        self.armed = on
+        append_jsonl(self.spec.out / "arms.jsonl", {"event": "arm" if on else "disarm", "at": rfc3339_ms()})
+        self.emit(ArmChanged(self.spec.id, on))
+        if on:
+            self._check_trigger()
+
+    def kill_now(self, auto_resume: bool = True) -> bool:
+        """Kill the controller now; targets are the runs in flight.  False if it is not running."""
+        if self._killing is not None or self.controller is None or self.controller.ending is not None:
+            return False
+        self.drain()
+        if self._killing is not None or not self._freeze("manual", None, None, auto_resume, time.time()):
+            return False
+        return self._launch_kill()
+
+    def resume(self) -> bool:
+        """Resume a study whose controller is not running and that has not finished."""
+        if self.controller is not None and self.controller.ending is None:
+            return False
+        if self.state in (State.FINISHED_OK, State.FINISHED_FAIL):
+            return False
+        self._resume_event.set()
+        return True
+
+    def stop(self) -> bool:
+        """Ask the controller to stop (SIGINT; SIGKILL after the grace period)."""
+        if self.controller is None or self.controller.ending is not None:
+            self._close_event.set()
+            return False
+        self.set_state(State.STOPPING, "SIGINT sent")
+        asyncio.ensure_future(self.controller.stop())
+        return True
+
+    def close(self) -> None:
+        """Stop watching (after the controller ended, or to detach)."""
+        self._close_event.set()
+        self._resume_event.set()
+
+    # --- the run -------------------------------------------------------------
+    async def run(self) -> SessionResult:
+        self._loop = asyncio.get_running_loop()
+        self._timeline_fd = os.open(
+            self.spec.out / "timeline.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
+        )
+        self._watch_folders()
+        stream = threading.Thread(target=self._stream_containers, name=f"containers-{self.spec.id}", daemon=True)
+        stream.start()
+        pump = asyncio.create_task(self._pump(), name=f"pump-{self.spec.id}")
+        ending: Ending | None = None
+        try:
+            if self.resume_at_start:
+                self._catch_up_existing()
+            await self.relaunch(resume=self.resume_at_start)
+            while True:
+                assert self.controller is not None
+                ending = await self.controller.wait()
+                self.drain()
+                if self._kill_task is not None and not self._kill_task.done():
+                    await self._kill_task
+                    self._kill_task = None
+                    self._killing = None
+                    if self.controller.ending is None:
+                        self._after_kill_state()
+                        continue
+                    ending = self.controller.ending
+                if ending.code == 0:
+                    break
+                self._unfinished_state(ending)
+                if not self.linger:
+                    break
+                self._resume_event.clear()
+                await self._resume_event.wait()
+                if self._close_event.is_set():
+                    break
+                await self.relaunch(resume=True)
+            return await self._finish(ending)
+        except Exception as exc:  # noqa: BLE001 - the scene is kept, the operator is told
+            if self.controller is not None:
+                self.controller.thaw()
+            self.set_state(State.ERROR, str(exc))
+            self.emit(Problem(self.spec.id, f"{type(exc).__name__}: {exc}", resume_command([self.spec])))
+            return SessionResult(self.spec.id, self.spec.out, False, None, ending, f"{type(exc).__name__}: {exc}")
+        finally:
+            pump.cancel()
+            self._stream_stop.set()
+            if self._timeline_fd >= 0:
+                os.close(self._timeline_fd)
+                self._timeline_fd = -1
+            self._notifier.close()
+            self._tail.close()
+
+    async def relaunch(self, resume: bool) -> None:
+        """Start the controller (``--resume`` when ``resume``), with its heavy snapshot first."""
+        await self.heavy_snapshot("resume" if resume else "start")
+        env = dict(os.environ)
+        env["STUDYMON_STUDY"] = self.spec.id
+        env["STUDYMON_OUT"] = str(self.spec.out)
+        argv = controller_argv(self.research, self.spec.out, resume)
+        self.controller = await Controller.launch(argv, self.spec.out, env, resume)
+        self.emit(ProcessStarted(self.spec.id, self.controller.pid, resume))
+        self.set_state(State.RESUMING if resume else State.RUNNING, f"pid {self.controller.pid}")
+        self._watch_folders()
+
+    async def _finish(self, ending: Ending | None) -> SessionResult:
+        finished = ending is not None and ending.code == 0
+        out = self.spec.out
+        tail_issues = self._tail.finish()
+        if tail_issues:
+            self._note_issues(tail_issues)
+        if finished:
+            write_json(out / "outcome.json", ending.as_json())
+            await self.heavy_snapshot("end")
+        judgement = await asyncio.to_thread(judge, out)
+        if finished:
+            write_json(out / "accounts.json", judgement.accounts)
+            if judgement.kills:
+                write_json(out / "kill-report.json", {"study": self.spec.id, "kills": judgement.kills})
+            write_json(out / "report.json", judgement.report_json())
+            write_text(out / "report.svg", table_svg(self.spec.id, judgement.checks))
+            self.set_state(State.FINISHED_OK if judgement.ok else State.FINISHED_FAIL)
+        hint = None if finished else resume_command([self.spec])
+        self.emit(Verdicts(self.spec.id, tuple(judgement.checks), judgement.ok, finished, hint))
+        message = "" if finished else self._unfinished_message(ending)
+        return SessionResult(self.spec.id, out, finished, judgement, ending, message)
+
+    # --- states --------------------------------------------------------------
+    def _unfinished_message(self, ending: Ending | None) -> str:
+        if ending is None:
+            return "the controller did not end"
+        if ending.code == 75:
+            return "exit 75: a temporary failure (serviceError)"
+        if ending.code == 130:
+            return "exit 130: stopped on SIGINT"
+        if ending.signal:
+            return f"killed by {ending.signal}"
+        return f"crashed with exit {ending.code}"
+
+    def _unfinished_state(self, ending: Ending) -> None:
+        if ending.code == 75:
+            self.set_state(State.SERVICE_ERROR, "exit 75")
+        elif ending.code == 130:
+            self.set_state(State.STOPPED, "exit 130")
+        else:
+            self.set_state(State.CRASHED, self._unfinished_message(ending))
+
+    def _after_kill_state(self) -> None:
+        self.set_state(State.RUNNING, f"pid {self.controller.pid if self.controller else '?'}")
+
+    def enter_killed(self, number: int) -> None:
+        self.set_state(State.KILLED, f"kill {number}: waiting for resume")
+
+    async def resume_requested(self) -> bool:
+        """Wait for :meth:`resume` (True) or :meth:`close` (False)."""
+        self._resume_event.clear()
+        await self._resume_event.wait()
+        return not self._close_event.is_set()
+
+    # --- the ledger ----------------------------------------------------------
+    def _watch_folders(self) -> None:
+        # OUT exists from the start; OUT/study appears when the study creates it.
+        self._notifier.watch(self.spec.out)
+        self._notifier.watch(self.spec.study_dir)
+
+    async def _pump(self) -> None:
+        while True:
+            await self._notifier.wait_async(SAFETY_WAKE)
+            self._watch_folders()
+            self.drain()
+
+    def _catch_up_existing(self) -> None:
+        """On resume: take in what the ledger holds already (its timeline lines exist)."""
+        records, issues = self._tail.read_new()
+        for r in records:
+            self.accounts.add(r)
+        self._note_issues(issues)
+        if records or issues:
+            self.emit(RecordsSeen(self.spec.id, tuple(records), tuple(issues)))
+            self._progress()
+
+    def drain(self) -> None:
+        """Read what is new in the ledger; react, record, report.  Synchronous on purpose."""
+        records, issues = self._tail.read_new()
+        if records or issues:
+            self._absorb(records, issues, time.time(), react=True)
+        if self._frozen is not None:
+            self._launch_kill()
+
+    def _absorb(self, records: list[Record], issues: list[LedgerIssue], seen: float, react: bool) -> None:
+        for r in records:
+            self.accounts.add(r)
+        if react:
+            # React before anything else: the trigger must cost the study no time.
+            self._check_trigger(seen)
+        if self._timeline_fd >= 0:
+            seen_at = rfc3339_ms(seen)
+            for r in records:
+                # One line per write keeps each append whole even if the console dies mid-batch.
+                line = {"seq": r.seq, "kind": r.kind, "at": r.at, "seenAt": seen_at}
+                os.write(self._timeline_fd, (json.dumps(line, ensure_ascii=False) + "\n").encode())
+        self._note_issues(issues)
+        self.emit(RecordsSeen(self.spec.id, tuple(records), tuple(issues)))
+        self._progress()
+        self._changed.set()
+
+    def _note_issues(self, issues: list[LedgerIssue]) -> None:
+        self.issue_count += len(issues)
+        room = MAX_ISSUES_KEPT - len(self.issues)
+        if room > 0:
+            self.issues.extend(issues[:room])
+
+    def _progress(self) -> None:
+        acc = self.accounts
+        self.emit(
+            Progress(
+                self.spec.id,
+                acc.round,
+                acc.stage,
+                acc.balance,
+                acc.budget,
+                tuple((a.run, a.container) for a in acc.in_flight()),
+            )
+        )
+
+    async def wait_for_results(self, runs: list[str]) -> dict[str, int | None]:
+        """Wait until every run has a result, or the controller ended; their result seqs."""
+        def status() -> dict[str, int | None]:
+            out: dict[str, int | None] = {}
+            for run in runs:
+                acct = self.accounts.runs.get(run)
+                out[run] = acct.results[0].seq if acct and acct.results else None
+            return out
+
+        while True:
+            got = status()
+            if all(v is not None for v in got.values()):
+                return got
+            if self.controller is None or self.controller.ending is not None:
+                return got
+            self._changed.clear()
+            waiter = asyncio.ensure_future(self._changed.wait())
+            ender = asyncio.ensure_future(self.controller.wait())
+            await asyncio.wait({waiter, ender}, return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+            if ender.done():
+                self.drain()
+            else:
+                ender.cancel()
+
+    # --- the kill ------------------------------------------------------------
+    def _check_trigger(self, seen: float | None = None) -> None:
+        if not self.armed or self._killing is not None or self._frozen is not None:
+            return
+        if self.controller is None or self.controller.ending is not None:
+            return
+        first = self.accounts.first_diagnosis
+        if first is None:
+            return
+        acct = self.accounts.runs[first]
+        if not acct.starts:
+            return
+        if acct.results:
+            self._missed(first, f"{first} already had its result (seq {acct.results[0].seq}) when its start was seen")
+            return
+        self._freeze("auto", acct.starts[0], first, True, seen if seen is not None else time.time())
+
+    def _missed(self, run: str, detail: str) -> None:
+        self.armed = False
+        append_jsonl(self.spec.out / "arms.jsonl", {"event": "missed", "at": rfc3339_ms(), "run": run, "detail": detail})
+        self.emit(ArmChanged(self.spec.id, False))
+        self.kill_step(0, "missed", detail)
+
+    def _freeze(self, trigger: str, record: Record | None, only: str | None, auto_resume: bool, seen: float) -> bool:
+        """Stop the controller's process group at once; the kill itself follows in :meth:`_launch_kill`."""
+        assert self.controller is not None
+        if not self.controller.freeze():
+            return False
+        frozen = time.time()
+        self._frozen = _Frozen(trigger, record, only, auto_resume, seen, frozen, self.runtime.now())
+        return True
+
+    def _launch_kill(self) -> bool:
+        frozen, self._frozen = self._frozen, None
+        assert frozen is not None and self.controller is not None
+        # Frozen, the study cannot write more; what it wrote before the freeze is read now.
+        records, issues = self._tail.read_new()
+        if records or issues:
+            self._absorb(records, issues, time.time(), react=False)
+        if frozen.only is not None:
+            acct = self.accounts.runs[frozen.only]
+            if acct.results:
+                self.controller.thaw()
+                self._missed(frozen.only, f"{frozen.only} had its result (seq {acct.results[0].seq}) before the kill landed")
+                return False
+        number = killproto.next_kill_number(self.spec.out)
+        plan = killproto.KillPlan(
+            number,
+            frozen.trigger,
+            frozen.record,
+            frozen.seen,
+            frozen.frozen_at,
+            frozen.since,
+            killproto.targets_now(self, frozen.only),
+        )
+        self._killing = plan
+        if frozen.trigger == "auto":
+            self.armed = False
+            append_jsonl(
+                self.spec.out / "arms.jsonl",
+                {"event": "fired", "at": rfc3339_ms(), "run": frozen.only, "kill": number},
+            )
+            self.emit(ArmChanged(self.spec.id, False))
+        self.set_state(State.KILLED, f"kill {number} ({frozen.trigger})")
+        self.kill_step(number, "frozen", f"targets: {[t.run for t in plan.targets] or 'none'}")
+        self._kill_task = asyncio.ensure_future(self._run_kill(plan, frozen.auto_resume))
+        return True
+
+    async def _run_kill(self, plan: killproto.KillPlan, auto_resume: bool) -> None:
+        try:
+            await killproto.execute(self, plan, auto_resume)
+        except Exception as exc:
+            if self.controller is not None:
+                self.controller.thaw()
+            self.kill_step(plan.number, "error", f"{type(exc).__name__}: {exc}")
+            raise
+
+    # --- containers and the machine -----------------------------------------
+    def inspect_many(self, names: list[str]) -> dict[str, Any]:
+        return {name: self.runtime.inspect(name) for name in names}
+
+    def _stream_containers(self) -> None:
+        try:
+            runtime = open_runtime(self.backend)
+            for inspect in runtime.list(self.prefix):
+                name = str(inspect.get("Name", "")).lstrip("/")
+                self._post(ContainerChanged(self.spec.id, name, "exists", inspect))
+            runtime.stream(lambda e: self._on_container_event(runtime, e), self._stream_stop)
+        except Exception as exc:  # noqa: BLE001 - the console goes on without the live list
+            self._post(Problem(self.spec.id, f"container event stream stopped: {exc}"))
+
+    def _on_container_event(self, runtime: Runtime, event: dict[str, Any]) -> None:
+        name = str(((event.get("Actor") or {}).get("Attributes") or {}).get("name", "")).lstrip("/")
+        if not name.startswith(self.prefix):
+            return
+        action = str(event.get("Action") or event.get("status") or "").split(":", 1)[0]
+        if action not in ("create", "start", "die", "destroy", "kill", "stop", "pause", "unpause", "restart"):
+            return
+        inspect = None if action == "destroy" else runtime.inspect(name)
+        self._post(ContainerChanged(self.spec.id, name, action, inspect))
+
+    def _post(self, event: StudyEvent) -> None:
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._on_posted, event)
+
+    def _on_posted(self, event: StudyEvent) -> None:
+        if isinstance(event, ContainerChanged):
+            if event.inspect is None:
+                self.containers.pop(event.name, None)
+            else:
+                self.containers[event.name] = event.inspect
+        self.emit(event)
+
+    async def heavy_snapshot(self, label: str) -> None:
+        containers = await asyncio.to_thread(self.runtime.list, self.prefix)
+        snap = await asyncio.to_thread(heavy_snapshot, label, containers)
+        append_jsonl(self.spec.out / "machine.jsonl", snap)
+
+    def on_sample(self, sample: dict[str, Any]) -> None:
+        """A light machine sample from the supervisor's sampler."""
+        self._samples += 1
+        if self._samples % WRITE_EVERY == 1:
+            append_jsonl(self.spec.out / "machine.jsonl", sample)
+        pid = self.controller.pid if self.controller and self.controller.ending is None else None
+        self.emit(Sample(self.spec.id, sample, self._tree.percent(pid)))
+
+
+@dataclass(frozen=True)
+class _Frozen:
+    """A trigger acted on: the controller is stopped, the kill not yet planned."""
+
+    trigger: str
+    record: Record | None
+    only: str | None
+    auto_resume: bool
+    seen: float
+    frozen_at: float
+    since: float

@@ -1,0 +1,66 @@
+"""Many studies in one event loop: their sessions, one machine sampler, one event sink.
+
+The supervisor is the engine's face to a front end: it runs the sessions as
+asyncio tasks, feeds them machine samples, forwards their events to one sink,
+and gives the overall exit status (3 if any study could not finish, else 1 if
+any check failed, else 0).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from engine.events import StudyEvent
+from engine.sampler import SAMPLE_EVERY, light_sample
+from engine.session import Sink, SessionResult, StudySession, resume_command
+from engine.spec import StudySpec
+
+
+def exit_status(results: list[SessionResult]) -> int:
+    if any(r.exit_status == 3 for r in results):
+        return 3
+    if any(r.exit_status == 1 for r in results):
+        return 1
+    return 0
+
+
+class Supervisor:
+    """Runs several :class:`StudySession` at once."""
+
+    def __init__(self, sink: Sink) -> None:
+        self.sink = sink
+        self.sessions: dict[str, StudySession] = {}
+
+    def add(self, spec: StudySpec, *, resume: bool, armed: bool, linger: bool = False) -> StudySession:
+        session = StudySession(spec, self._emit, resume=resume, armed=armed, linger=linger)
+        self.sessions[spec.id] = session
+        if armed:
+            session.armed = False  # arm() records the arming in arms.jsonl
+            session.arm(True)
+        return session
+
+    def _emit(self, event: StudyEvent) -> None:
+        self.sink(event)
+
+    async def _sample(self) -> None:
+        light_sample()  # prime psutil's CPU counters
+        while True:
+            await asyncio.sleep(SAMPLE_EVERY)
+            sample = await asyncio.to_thread(light_sample)
+            for session in self.sessions.values():
+                session.on_sample(sample)
+
+    async def run(self) -> list[SessionResult]:
+        sampler = asyncio.create_task(self._sample(), name="sampler")
+        try:
+            return list(await asyncio.gather(*(s.run() for s in self.sessions.values())))
+        finally:
+            sampler.cancel()
+
+    def resume_hint(self, results: list[SessionResult]) -> str | None:
+        unfinished = [self.sessions[r.study].spec for r in results if not r.finished]
+        return resume_command(unfinished) if unfinished else None
+
+    def outs(self) -> list[Path]:
+        return [s.spec.out for s in self.sessions.values()]

@@ -1,0 +1,1 @@
+"""studymon's front ends: the command line, the headless printer and the Textual console."""

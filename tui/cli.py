@@ -1,0 +1,244 @@
+"""The ``studymon`` command line.
+
+    studymon run [--headless] [--template FILE] [--kill-after-first-diagnosis-start ID]... ID=OUT [ID=OUT ...]
+    studymon run --resume [--headless] ID=OUT [...]
+    studymon report [--json] OUT [OUT ...]
+    studymon demo [--headless] [--backend auto|docker|process] [--out DIR]
+    studymon image [--force]
+
+Exit status: 0 every check of every study holds; 1 a check failed; 2 bad
+usage or bad input (nothing written); 3 a study could not finish (the scene
+is kept and the message gives the ``--resume`` command).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import NoReturn
+
+from rich.console import Console
+
+from engine import __version__
+from engine.checks import Check
+from engine.prepare import create_fresh, plan_fresh, plan_resume, resolve
+from engine.report import NotEvidence, judge
+from engine.session import SessionResult
+from engine.spec import BadInput, StudySpec, default_template
+from engine.supervisor import Supervisor, exit_status
+from engine.table import check_table, summary_line
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNFINISHED = 0, 1, 2, 3
+DEMO_IDS = ("alpha", "beta", "gamma")
+DEMO_ARMED = "beta"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that refuses bad usage in one line (and exit status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="studymon",
+        description="Operator console for long-running research studies: launch, watch, kill, resume, check.",
+        epilog="Exit status: 0 all checks hold, 1 a check failed, 2 bad usage or input, 3 a study could not finish.",
+    )
+    parser.add_argument("--version", action="version", version=f"studymon {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    run = sub.add_parser("run", help="start (or --resume) studies, watch them, kill and check them",
+                         description="Start one or more studies at once, each into its own OUT folder.")
+    run.add_argument("--headless", action="store_true", help="no console: a live block per study, then the check table")
+    run.add_argument("--resume", action="store_true", help="continue existing studies (after a crash, an exit 75, a stop)")
+    run.add_argument("--template", type=Path, default=None,
+                     help="the study template (research.json); default: the reference study's")
+    run.add_argument("--kill-after-first-diagnosis-start", dest="armed", action="append", default=[], metavar="ID",
+                     help="arm the kill for study ID: SIGKILL its controller when its first diagnosis run starts, "
+                          "then resume it (repeatable)")
+    run.add_argument("pairs", nargs="+", metavar="ID=OUT", help="a study id and its evidence folder")
+
+    report = sub.add_parser("report", help="rebuild the check table from evidence folders",
+                            description="Rebuild and print the check table from evidence folders alone.")
+    report.add_argument("--json", action="store_true", help="print the reports as JSON")
+    report.add_argument("outs", nargs="+", type=Path, metavar="OUT")
+
+    demo = sub.add_parser("demo", help="run three reference studies at once, one armed",
+                          description="Run three reference studies at once (alpha, beta, gamma), "
+                                      f"with the kill armed on {DEMO_ARMED}, each into DIR/<id>.")
+    demo.add_argument("--headless", action="store_true", help="no console")
+    demo.add_argument("--backend", choices=("auto", "docker", "process"), default="auto",
+                      help="container runtime (auto: Docker when an engine answers, else the process runtime)")
+    demo.add_argument("--out", type=Path, default=None, metavar="DIR",
+                      help="a new folder for the evidence (default: ./studymon-demo-<time>)")
+
+    image = sub.add_parser("image", help="build the reference study's local Docker image",
+                           description="Build studymon/refstudy:1 from the static busybox on this machine.")
+    image.add_argument("--force", action="store_true", help="import again even when the image exists")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    console = Console()
+    err = Console(stderr=True)
+    try:
+        if args.command == "run":
+            return cmd_run(args, console)
+        if args.command == "report":
+            return cmd_report(args, console)
+        if args.command == "demo":
+            return cmd_demo(args, console)
+        if args.command == "image":
+            from refstudy.image import main as image_main
+
+            return image_main(["--force"] if args.force else [])
+    except BadInput as exc:
+        err.print(f"studymon {args.command}: {exc}", highlight=False, soft_wrap=True)
+        return EXIT_USAGE
+    return EXIT_USAGE
+
+
+# --- run ------------------------------------------------------------------------
+
+
+def cmd_run(args: argparse.Namespace, console: Console) -> int:
+    if args.resume:
+        if args.template is not None:
+            raise BadInput("--template is for a fresh start; a resumed study keeps its research.json")
+        specs = plan_resume(args.pairs, args.armed)
+    else:
+        template_path = Path(args.template).resolve() if args.template else default_template()
+        specs, template, backend = plan_fresh(args.pairs, template_path, args.armed)
+        create_fresh(specs, template, backend)
+    return run_studies(specs, set(args.armed), args.resume, args.headless, console)
+
+
+def run_studies(specs: list[StudySpec], armed: set[str], resume: bool, headless: bool, console: Console) -> int:
+    if not headless and not sys.stdout.isatty():
+        console.print("studymon: standard output is not a terminal; running headless", highlight=False)
+    from tui.headless import HeadlessView
+
+    view = HeadlessView([s.id for s in specs], console)
+    supervisor = Supervisor(view)
+    for spec in specs:
+        supervisor.add(spec, resume=resume, armed=spec.id in armed)
+    results = asyncio.run(_supervise(supervisor, view, console))
+    return finish(results, console, supervisor.resume_hint(results))
+
+
+async def _supervise(supervisor: Supervisor, view, console: Console) -> list[SessionResult]:
+    loop = asyncio.get_running_loop()
+    interrupted = 0
+
+    def on_sigint() -> None:
+        # First Ctrl-C: stop every study gracefully (evidence kept).  Second: leave at once.
+        nonlocal interrupted
+        interrupted += 1
+        if interrupted == 1:
+            console.print("studymon: stopping the studies (SIGINT); Ctrl-C again to leave them running", highlight=False)
+            for s in supervisor.sessions.values():
+                s.stop()
+        else:
+            for s in supervisor.sessions.values():
+                s.close()
+            raise KeyboardInterrupt
+
+    loop.add_signal_handler(signal.SIGINT, on_sigint)
+    loop.add_signal_handler(signal.SIGTERM, on_sigint)
+    try:
+        with view:
+            return await supervisor.run()
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        loop.remove_signal_handler(signal.SIGTERM)
+
+
+def finish(results: list[SessionResult], console: Console, hint: str | None) -> int:
+    rows: list[tuple[str, list[Check]]] = []
+    for r in results:
+        checks = list(r.judgement.checks) if r.judgement else []
+        if not r.finished:
+            checks.append(Check("finished", False, r.message or "the study could not finish"))
+        rows.append((r.study, checks))
+    console.print(check_table(rows))
+    console.print(summary_line(rows))
+    for r in results:
+        if r.finished:
+            console.print(f"[dim]{r.study}: evidence in {r.out}[/]", highlight=False)
+    status = exit_status(results)
+    if status == EXIT_UNFINISHED and hint:
+        console.print(f"[bold yellow]A study could not finish; the scene is kept. Continue with:[/]\n  {hint}",
+                      highlight=False, soft_wrap=True)
+    return status
+
+
+# --- report ---------------------------------------------------------------------
+
+
+def cmd_report(args: argparse.Namespace, console: Console) -> int:
+    judgements = []
+    for out in args.outs:
+        path = out.resolve()
+        if not path.is_dir():
+            raise BadInput(f"{path} is not a folder: give the OUT of a study")
+        try:
+            judgements.append(judge(path))
+        except NotEvidence as exc:
+            raise BadInput(str(exc)) from None
+    if args.json:
+        print(json.dumps([j.report_json() for j in judgements], indent=2, ensure_ascii=False))
+    else:
+        rows = []
+        for j in judgements:
+            checks = list(j.checks)
+            if not j.finished:
+                checks.append(Check("finished", False, "the study has not finished: studymon run --resume "
+                                    f"{j.study}={j.out}"))
+            rows.append((j.study, checks))
+        console.print(check_table(rows))
+        console.print(summary_line(rows))
+    if any(not j.finished for j in judgements):
+        return EXIT_UNFINISHED
+    return EXIT_OK if all(j.ok is True for j in judgements) else EXIT_FAIL
+
+
+# --- demo -----------------------------------------------------------------------
+
+
+def cmd_demo(args: argparse.Namespace, console: Console) -> int:
+    base = (args.out or Path(f"studymon-demo-{datetime.now().strftime('%Y%m%d-%H%M%S')}")).resolve()
+    if base.exists():
+        raise BadInput(f"{base} exists; the demo writes into a new folder: pick another --out")
+    if not base.parent.is_dir():
+        raise BadInput(f"{base.parent} does not exist: create it first or pick another --out")
+    backend = resolve(args.backend)
+    if backend == "docker":
+        from refstudy.image import ImageError, build_image
+
+        try:
+            build_image()
+        except ImageError as exc:
+            if args.backend == "docker":
+                raise BadInput(f"cannot build the reference study's image: {exc}") from None
+            console.print(f"studymon demo: {exc}; using the process runtime", highlight=False)
+            backend = "process"
+    pairs = [f"{i}={base / i}" for i in DEMO_IDS]
+    specs, template, _ = plan_fresh([p for p in pairs], default_template(), [DEMO_ARMED], backend)
+    base.mkdir()
+    create_fresh(specs, template, backend)
+    console.print(f"studymon demo: three reference studies on the {backend} runtime, kill armed on {DEMO_ARMED}; "
+                  f"evidence in {base}", highlight=False)
+    return run_studies(specs, {DEMO_ARMED}, False, args.headless, console)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

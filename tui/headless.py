@@ -1,0 +1,168 @@
+"""The headless front end: a compact live block per study while running, then the check table.
+
+On a terminal it redraws a rich ``Live`` block a few times a second; without
+one (CI logs, pipes) it prints one line per notable event instead, so a log
+reads as a story.  Either way it ends with the same check table as the
+console.
+"""
+
+from __future__ import annotations
+
+import collections
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from engine.events import (
+    ArmChanged,
+    ContainerChanged,
+    KillStep,
+    Problem,
+    ProcessEnded,
+    ProcessStarted,
+    Progress,
+    RecordsSeen,
+    StateChanged,
+    StudyEvent,
+    Verdicts,
+)
+
+LAST_KINDS = 6
+LAST_STEPS = 5
+
+
+@dataclass
+class StudyView:
+    """What the live block shows of one study, folded from its events."""
+
+    id: str
+    state: str = "starting"
+    pid: int | None = None
+    armed: bool = False
+    round: Any = None
+    stage: str | None = None
+    balance: float | None = None
+    budget: float | None = None
+    in_flight: tuple[tuple[str, str | None], ...] = ()
+    containers: dict[str, str] = field(default_factory=dict)
+    kinds: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=LAST_KINDS))
+    steps: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=LAST_STEPS))
+    records: int = 0
+    issues: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+
+def _status(inspect: dict[str, Any] | None, action: str) -> str:
+    if inspect is None:
+        return action
+    state = inspect.get("State") or {}
+    status = state.get("Status", action)
+    if status == "exited":
+        return f"exited {state.get('ExitCode')}"
+    return str(status)
+
+
+class HeadlessView:
+    """Folds engine events into :class:`StudyView` and draws them."""
+
+    def __init__(self, ids: list[str], console: Console | None = None) -> None:
+        self.console = console or Console()
+        self.live_mode = self.console.is_terminal
+        self.views = {i: StudyView(i) for i in ids}
+        self._live: Live | None = None
+
+    # --- events ----------------------------------------------------------------
+    def __call__(self, event: StudyEvent) -> None:
+        view = self.views.get(event.study)
+        if view is None:
+            return
+        line: str | None = None
+        if isinstance(event, RecordsSeen):
+            view.records += len(event.records)
+            view.issues += len(event.issues)
+            for r in event.records:
+                view.kinds.append(r.kind)
+            for issue in event.issues:
+                line = f"ledger line {issue.line}: {issue.kind} ({issue.detail})"
+        elif isinstance(event, Progress):
+            view.round, view.stage = event.round, event.stage
+            view.balance, view.budget = event.balance, event.budget
+            view.in_flight = event.in_flight
+        elif isinstance(event, StateChanged):
+            view.state = event.state
+            line = f"{event.state}" + (f" — {event.detail}" if event.detail else "")
+        elif isinstance(event, ProcessStarted):
+            view.pid = event.pid
+        elif isinstance(event, ProcessEnded):
+            line = f"controller {event.pid} ended: code {event.code} signal {event.signal}"
+        elif isinstance(event, ContainerChanged):
+            if event.action == "destroy":
+                view.containers.pop(event.name, None)
+            else:
+                view.containers[event.name] = _status(event.inspect, event.action)
+        elif isinstance(event, ArmChanged):
+            view.armed = event.armed
+            line = "armed: kill at the first diagnosis start" if event.armed else "disarmed"
+        elif isinstance(event, KillStep):
+            text = f"kill {event.kill}: {event.step}" + (f" — {event.detail}" if event.detail else "")
+            view.steps.append(text)
+            line = text
+        elif isinstance(event, Problem):
+            view.steps.append(f"problem: {event.message}")
+            line = f"problem: {event.message}"
+        elif isinstance(event, Verdicts):
+            mark = {True: "✓", False: "✗", None: "?"}[event.ok]
+            line = f"checks {mark}" + ("" if event.finished else " (unfinished)")
+        if line is not None and not self.live_mode:
+            self.console.print(f"[bold cyan]{event.study}[/] {line}", highlight=False)
+        if self._live is not None:
+            self._live.update(self.render())
+
+    # --- drawing -----------------------------------------------------------------
+    def render(self) -> Group:
+        return Group(*(self._panel(v) for v in self.views.values()))
+
+    def _panel(self, v: StudyView) -> Panel:
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(style="dim", no_wrap=True)
+        grid.add_column()
+        spent = ""
+        if v.budget is not None and v.balance is not None:
+            spent = f"{v.budget - v.balance:g} of {v.budget:g} spent, balance {v.balance:g}"
+        grid.add_row("round", f"{v.round if v.round is not None else '-'}  stage {v.stage or '-'}  {spent}")
+        flight = ", ".join(f"{run} in {c}" for run, c in v.in_flight) or "none"
+        grid.add_row("in flight", flight)
+        if v.containers:
+            grid.add_row("containers", ", ".join(f"{n.rsplit('-', 1)[-1]} {s}" for n, s in list(v.containers.items())[-4:]))
+        grid.add_row("ledger", f"{v.records} records" + (f", {v.issues} issues" if v.issues else "") + ": " + " › ".join(v.kinds))
+        for step in v.steps:
+            grid.add_row("", Text(step, style="magenta"))
+        title = Text.assemble(
+            (v.id, "bold cyan"), "  ", (v.state, "bold"), f"  pid {v.pid or '-'}",
+            ("  ARMED" if v.armed else "", "bold red"),
+            f"  {int(time.monotonic() - v.started)}s",
+        )
+        return Panel(grid, title=title, title_align="left", border_style="blue")
+
+    def __enter__(self) -> "HeadlessView":
+        if self.live_mode:
+            self._live = Live(self.render(), console=self.console, refresh_per_second=4, transient=False)
+            self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._live is not None:
+            self._live.update(self.render())
+            self._live.__exit__(None, None, None)
+            self._live = None
+
+
+def stdout_is_terminal() -> bool:
+    return sys.stdout.isatty()

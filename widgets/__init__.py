@@ -1,0 +1,1 @@
+"""Textual widgets of the console: presentation only, they render engine events."""

@@ -1,0 +1,152 @@
+"""The ledger reader: any chunking gives the same records; bad lines are reported, never fatal."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.ledger import LedgerParser, LedgerTail, read_ledger
+
+
+def line(seq: int, kind: str = "charge", **content: object) -> bytes:
+    return (json.dumps({"seq": seq, "at": "2026-11-30T05:32:38.123Z", "kind": kind, "content": content}) + "\n").encode()
+
+
+contents = st.dictionaries(st.text(min_size=1, max_size=8), st.one_of(st.integers(), st.text(max_size=20), st.none()), max_size=4)
+
+
+@st.composite
+def ledger_and_cuts(draw: st.DrawFn) -> tuple[bytes, list[int]]:
+    items = draw(st.lists(st.tuples(st.sampled_from(["runPlanned", "charge", "runStarted", "ünïcode"]), contents), max_size=30))
+    data = b"".join(
+        (json.dumps({"seq": i + 1, "at": "x", "kind": k, "content": c}, ensure_ascii=False) + "\n").encode()
+        for i, (k, c) in enumerate(items)
+    )
+    cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=20)))
+    return data, cuts
+
+
+@given(ledger_and_cuts())
+@settings(max_examples=300, deadline=None)
+def test_any_chunking_gives_the_same_records(case: tuple[bytes, list[int]]) -> None:
+    data, cuts = case
+    whole = LedgerParser()
+    expected, issues = whole.feed(data)
+    assert issues == []
+    parser = LedgerParser()
+    got = []
+    prev = 0
+    for cut in [*cuts, len(data)]:
+        records, issues = parser.feed(data[prev:cut])
+        assert issues == []
+        got.extend(records)
+        prev = cut
+    assert got == expected
+    assert [r.seq for r in got] == list(range(1, len(got) + 1))
+    assert parser.pending == b""
+
+
+def test_partial_line_is_held_until_its_newline() -> None:
+    p = LedgerParser()
+    full = line(1, "studyOpen", budget=10)
+    records, issues = p.feed(full[:-5])
+    assert records == [] and issues == []
+    records, issues = p.feed(full[-5:])
+    assert [r.seq for r in records] == [1] and issues == []
+
+
+def test_malformed_gapped_repeated_lines_are_reported_with_line_numbers() -> None:
+    p = LedgerParser()
+    data = line(1) + b"{not json\n" + line(2) + line(4) + line(4) + b'{"seq": "5"}\n' + b"[1,2]\n" + b"\n" + line(5)
+    records, issues = p.feed(data)
+    assert [r.seq for r in records] == [1, 2, 4, 4, 5]
+    assert [(i.kind, i.line) for i in issues] == [
+        ("malformed", 2),
+        ("gap", 4),
+        ("repeat", 5),
+        ("malformed", 6),
+        ("malformed", 7),
+        ("malformed", 8),
+    ]
+
+
+@given(st.binary(max_size=400), st.lists(st.integers(0, 400), max_size=10))
+@settings(max_examples=300, deadline=None)
+def test_garbage_never_crashes(data: bytes, cuts: list[int]) -> None:
+    p = LedgerParser()
+    prev = 0
+    for cut in sorted(c for c in cuts if c <= len(data)) + [len(data)]:
+        p.feed(data[prev:cut])
+        prev = cut
+    p.finish()
+
+
+def test_torn_last_line_is_reported_at_the_end() -> None:
+    p = LedgerParser()
+    p.feed(line(1) + b'{"seq": 2, "at"')
+    issues = p.finish()
+    assert [(i.kind, i.line) for i in issues] == [("torn", 2)]
+
+
+def test_tail_reads_only_what_is_new(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    tail = LedgerTail(path)
+    assert tail.read_new() == ([], [])  # not there yet
+    path.write_bytes(line(1) + line(2)[:10])
+    records, _ = tail.read_new()
+    assert [r.seq for r in records] == [1]
+    offset = tail.offset
+    with open(path, "ab") as fh:
+        fh.write(line(2)[10:] + line(3))
+    records, _ = tail.read_new()
+    assert [r.seq for r in records] == [2, 3]
+    assert tail.offset > offset
+    assert tail.read_new() == ([], [])
+    tail.close()
+
+
+def test_tail_never_rereads(tmp_path: Path) -> None:
+    """Reads count bytes: after n appends, the tail has read the file exactly once."""
+    path = tmp_path / "ledger.jsonl"
+    path.write_bytes(b"")
+    tail = LedgerTail(path)
+    reads: list[int] = []
+    real_pread = os.pread
+
+    def counting_pread(fd: int, n: int, offset: int) -> bytes:
+        data = real_pread(fd, n, offset)
+        reads.append(len(data))
+        return data
+
+    os.pread = counting_pread  # type: ignore[assignment]
+    try:
+        for i in range(1, 201):
+            with open(path, "ab") as fh:
+                fh.write(line(i))
+            tail.read_new()
+    finally:
+        os.pread = real_pread  # type: ignore[assignment]
+    assert sum(reads) == path.stat().st_size
+
+
+def test_shrunk_ledger_is_reported_once(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    path.write_bytes(line(1) + line(2))
+    tail = LedgerTail(path)
+    tail.read_new()
+    path.write_bytes(line(1))
+    _, issues = tail.read_new()
+    assert [i.kind for i in issues] == ["shrunk"]
+    assert tail.read_new() == ([], [])
+
+
+def test_read_ledger_whole_file(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    path.write_bytes(line(1) + line(2) + b'{"seq": 3')
+    records, issues = read_ledger(path)
+    assert [r.seq for r in records] == [1, 2]
+    assert [i.kind for i in issues] == ["torn"]

@@ -123,6 +123,7 @@ class Notifier:
         if self._fd < 0:
             await asyncio.sleep(timeout)
             return False
+        fd = self._fd
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[bool] = loop.create_future()
 
@@ -130,14 +131,14 @@ class Notifier:
             if not fut.done():
                 fut.set_result(True)
 
-        loop.add_reader(self._fd, ready)
+        loop.add_reader(fd, ready)
         try:
             got = await asyncio.wait_for(fut, timeout)
         except asyncio.TimeoutError:
             got = False
         finally:
-            loop.remove_reader(self._fd)
-        if got:
+            loop.remove_reader(fd)
+        if got and self._fd >= 0:
             self.drain()
         return got
 

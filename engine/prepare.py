@@ -46,9 +46,16 @@ def resolve(backend: str) -> str:
 
 
 def plan_fresh(
-    pairs: list[str], template_path: Path, armed_ids: list[str], backend: str | None = None
+    pairs: list[str],
+    template_path: Path,
+    armed_ids: list[str],
+    backend: str | None = None,
+    new_parent: Path | None = None,
 ) -> tuple[list[StudySpec], dict[str, Any], str]:
-    """Validate a fresh start; returns the specs, the template and the resolved backend."""
+    """Validate a fresh start; returns the specs, the template and the resolved backend.
+
+    ``new_parent`` is a folder the caller will create for the OUTs (the demo's).
+    """
     specs = _specs(pairs)
     ids = {s.id for s in specs}
     for a in armed_ids:
@@ -59,6 +66,8 @@ def plan_fresh(
         if os.path.lexists(s.out):
             raise BadInput(f"{s.out} exists; a new study never reuses a folder: pick a new OUT, or add --resume to continue it")
         parent = s.out.parent
+        if parent == new_parent:
+            continue
         if not parent.is_dir():
             raise BadInput(f"{parent} does not exist: create it first or pick another OUT")
         if not os.access(parent, os.W_OK):

@@ -12,6 +12,7 @@ call :meth:`arm`, :meth:`kill_now`, :meth:`resume` and :meth:`stop`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import threading
@@ -220,6 +221,8 @@ class StudySession:
             return SessionResult(self.spec.id, self.spec.out, False, None, ending, f"{type(exc).__name__}: {exc}")
         finally:
             pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await pump
             self._stream_stop.set()
             if self._timeline_fd >= 0:
                 os.close(self._timeline_fd)

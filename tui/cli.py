@@ -232,7 +232,7 @@ def cmd_demo(args: argparse.Namespace, console: Console) -> int:
             console.print(f"studymon demo: {exc}; using the process runtime", highlight=False)
             backend = "process"
     pairs = [f"{i}={base / i}" for i in DEMO_IDS]
-    specs, template, _ = plan_fresh([p for p in pairs], default_template(), [DEMO_ARMED], backend)
+    specs, template, _ = plan_fresh(pairs, default_template(), [DEMO_ARMED], backend, new_parent=base)
     base.mkdir()
     create_fresh(specs, template, backend)
     console.print(f"studymon demo: three reference studies on the {backend} runtime, kill armed on {DEMO_ARMED}; "

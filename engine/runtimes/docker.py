@@ -24,6 +24,7 @@ Two facts about the engine shape the code (measured on Engine 20.10, API 1.41):
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import threading
 import time
@@ -37,7 +38,7 @@ import urllib3.exceptions
 from engine.clock import parse_rfc3339
 from engine.runtimes.base import ContainerConflict, Event, Inspect, NoSuchContainer, RuntimeUnavailable
 
-# Docker's own rule for container names; anything else cannot exist there.
+# The characters Docker allows in a container name; a prefix with others matches nothing there.
 _NAME_CHARS = re.compile(r"^[a-zA-Z0-9_.-]*$")
 
 # Sub-microsecond slack added to a window sent to the engine (floats resolve ~240 ns
@@ -46,6 +47,9 @@ _WINDOW_SLACK_NS = 1_000
 
 # How long ``stream`` waits before connecting again after the engine dropped it.
 _RECONNECT_PAUSE = 1.0
+# Where a stream cannot be closed from another thread (SSH), it is read in chunks this long.
+_CHUNK = 1.0
+_CHUNK_OVERLAP_NS = 500_000_000
 
 
 def docker_answers(timeout: float = 3.0) -> bool:
@@ -87,13 +91,13 @@ class DockerRuntime:
         except docker.errors.DockerException as exc:
             raise RuntimeUnavailable(self._unreachable(exc)) from exc
         self.api = self.client.api
+        # The SDK closes a stream from another thread by shutting its socket, which SSH lacks.
+        self.closable_streams = not str(self.api.base_url).startswith(("ssh", "http+docker://ssh"))
         self.clock_offset, self.clock_uncertainty = self._measure_offset()
 
     # --- helpers -------------------------------------------------------------
     @staticmethod
     def _unreachable(exc: BaseException) -> str:
-        import os
-
         host = os.environ.get("DOCKER_HOST") or "the default socket (unix:///var/run/docker.sock)"
         return f"no Docker engine answers on {host}: {exc}; start one, fix DOCKER_HOST, or use the process backend"
 
@@ -182,9 +186,10 @@ class DockerRuntime:
 
         One long ``/events`` request is read here; a helper thread closes its
         socket when ``stop`` is set, which ends the blocking read at once (no
-        polling, no periodic reconnects).  When the engine drops the stream,
-        it is opened again from the last event seen, and the replayed events
-        are skipped by key.
+        polling, no periodic reconnects).  Over SSH the SDK cannot close a
+        stream, so there the request is cut in one-second ``until`` chunks.
+        When a request ends, the next replays from a little before the last
+        event seen (the engine keeps recent events), and repeats are skipped.
         """
         closer = _StreamCloser(stop)
         closer.start()
@@ -194,37 +199,42 @@ class DockerRuntime:
             closer.finish()
 
     def _pump(self, callback: Callable[[Event], None], stop: threading.Event, closer: "_StreamCloser") -> None:
-        since: str | None = None  # None: live only; later, where to replay from after a drop
+        resume_ns: int | None = None  # None: live only; then where to replay from
         seen: dict[tuple[Any, ...], int] = {}
         first = True
         while not stop.is_set():
-            opened_ns = int(self.now() * 1e9) - _WINDOW_SLACK_NS
+            opened_ns = int(self.now() * 1e9)
+            until_ns = None if self.closable_streams else opened_ns + int(_CHUNK * 1e9)
             try:
-                raw = self.api.events(since=since, filters={"type": "container"}, decode=True)
+                raw = self.api.events(
+                    since=None if resume_ns is None else _ns_text(resume_ns),
+                    until=None if until_ns is None else _ns_text(until_ns),
+                    filters={"type": "container"},
+                    decode=True,
+                )
             except (requests.exceptions.ConnectionError, ConnectionError) as exc:
                 if first:
                     raise RuntimeUnavailable(self._unreachable(exc)) from exc
                 stop.wait(_RECONNECT_PAUSE)
                 continue
             first = False
-            if since is None:
-                since = _ns_text(opened_ns)
+            if resume_ns is None:
+                resume_ns = opened_ns - _WINDOW_SLACK_NS
             if not closer.attach(raw):
                 return
             try:
                 for event in _until_dropped(raw):
-                    key = _event_key(event)
-                    if key in seen:  # replayed after a reconnect
-                        continue
-                    ns = int(event.get("timeNano", 0))
-                    seen[key] = ns
-                    _forget_before(seen, ns - 10_000_000_000)
-                    since = _ns_text(ns - _WINDOW_SLACK_NS)
-                    callback(event)
+                    if _deliver_once(event, seen, callback):
+                        resume_ns = max(resume_ns, int(event["timeNano"]) - _WINDOW_SLACK_NS)
             finally:
                 closer.detach()
-            # The engine dropped the stream (restart, network): pause, then replay from ``since``.
-            stop.wait(_RECONNECT_PAUSE)
+            if until_ns is not None and self.now() * 1e9 >= until_ns:
+                # A chunk ended as planned.  An event stamped just before its end may be
+                # published just after, so the next chunk overlaps it by half a second.
+                resume_ns = max(resume_ns, until_ns - _CHUNK_OVERLAP_NS)
+            else:
+                # The engine dropped the stream (restart, network): pause, then replay.
+                stop.wait(_RECONNECT_PAUSE)
 
     # --- running -------------------------------------------------------------
     def run(
@@ -315,6 +325,18 @@ def _until_dropped(raw: Any) -> Iterator[Event]:
         except (OSError, ValueError, requests.exceptions.RequestException, urllib3.exceptions.HTTPError):
             return
         yield event
+
+
+def _deliver_once(event: Event, seen: dict[tuple[Any, ...], int], callback: Callable[[Event], None]) -> bool:
+    """Call back with ``event`` unless a replay already delivered it; whether it was new."""
+    key = _event_key(event)
+    if key in seen:
+        return False
+    ns = int(event.get("timeNano", 0))
+    seen[key] = ns
+    _forget_before(seen, ns - 10_000_000_000)
+    callback(event)
+    return True
 
 
 def _forget_before(seen: dict[tuple[Any, ...], int], ns: int) -> None:

@@ -1,0 +1,43 @@
+# The work of one reference-study run.  POSIX sh and awk only, so it runs the
+# same in the busybox image (whose awk has no math library: + - * / % only)
+# and on a host shell.
+#
+#   sh -c "<this script>" refstudy SECONDS SAMPLES ID:PARAM:SEED ...
+#
+# For every experiment it estimates, by Monte Carlo over SAMPLES draws of a
+# Park-Miller generator seeded with SEED, the mean of 1 / (1 + PARAM * u) for
+# u uniform in (0, 1) (that is ln(1 + PARAM) / PARAM): a real loop whose value
+# lies in (0, 1] for PARAM >= 0 and strays out of that range otherwise.  An
+# experiment whose PARAM is not a number gets no value.  The run then sleeps
+# so that it lasts about SECONDS, and only at the very end prints one JSON
+# object, experiment id -> value, on standard output: a run cut short has no
+# output at all.
+
+seconds=$1
+samples=$2
+shift 2
+
+values=$(awk -v samples="$samples" 'BEGIN {
+    m = 2147483647
+    out = "{"
+    sep = ""
+    for (i = 1; i < ARGC; i++) {
+        if (split(ARGV[i], f, ":") != 3) continue
+        id = f[1]; p = f[2]; state = f[3] % (m - 1) + 1
+        if (p !~ /^-?[0-9]+(\.[0-9]+)?$/) continue
+        sum = 0
+        for (k = 0; k < samples; k++) {
+            # 16807 * state stays below 2^53, so the double arithmetic is exact.
+            state = (16807 * state) % m
+            d = 1 + p * (state / m)
+            if (d == 0) d = 1e-12
+            sum += 1 / d
+        }
+        out = out sep sprintf("\"%s\": %.6f", id, sum / samples)
+        sep = ", "
+    }
+    print out "}"
+}' "$@") || exit 3
+
+sleep "$seconds" || exit 4
+printf '%s\n' "$values"

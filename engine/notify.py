@@ -127,16 +127,19 @@ class Notifier:
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[bool] = loop.create_future()
 
-        def ready() -> None:
+        def settle(value: bool) -> None:
             if not fut.done():
-                fut.set_result(True)
+                fut.set_result(value)
 
-        loop.add_reader(fd, ready)
+        # A plain future with a timer rather than asyncio.wait_for: on 3.11,
+        # wait_for can swallow a cancellation that races a wake-up, and the
+        # caller's task would then never end.
+        loop.add_reader(fd, settle, True)
+        timer = loop.call_later(timeout, settle, False)
         try:
-            got = await asyncio.wait_for(fut, timeout)
-        except asyncio.TimeoutError:
-            got = False
+            got = await fut
         finally:
+            timer.cancel()
             loop.remove_reader(fd)
         if got and self._fd >= 0:
             self.drain()

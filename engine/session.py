@@ -115,6 +115,7 @@ class StudySession:
         self._kill_task: asyncio.Task[None] | None = None
         self._killing: killproto.KillPlan | None = None
         self._frozen: _Frozen | None = None
+        self._pumping = True
         self._stream_stop = threading.Event()
         self._samples = 0
         self._tree = TreeCPU()
@@ -220,6 +221,7 @@ class StudySession:
             self.emit(Problem(self.spec.id, f"{type(exc).__name__}: {exc}", resume_command([self.spec])))
             return SessionResult(self.spec.id, self.spec.out, False, None, ending, f"{type(exc).__name__}: {exc}")
         finally:
+            self._pumping = False
             pump.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await pump
@@ -303,7 +305,7 @@ class StudySession:
         self._notifier.watch(self.spec.study_dir)
 
     async def _pump(self) -> None:
-        while True:
+        while self._pumping:
             await self._notifier.wait_async(SAFETY_WAKE)
             self._watch_folders()
             self.drain()

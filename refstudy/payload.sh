@@ -5,13 +5,13 @@
 #   sh -c "<this script>" refstudy SECONDS SAMPLES ID:PARAM:SEED ...
 #
 # For every experiment it estimates, by Monte Carlo over SAMPLES draws of a
-# Park-Miller generator seeded with SEED, the mean of 1 / (1 + PARAM * u) for
-# u uniform in (0, 1) (that is ln(1 + PARAM) / PARAM): a real loop whose value
-# lies in (0, 1] for PARAM >= 0 and strays out of that range otherwise.  An
-# experiment whose PARAM is not a number gets no value.  The run then sleeps
-# so that it lasts about SECONDS, and only at the very end prints one JSON
-# object, experiment id -> value, on standard output: a run cut short has no
-# output at all.
+# Park-Miller generator seeded with SEED, the mean of 2pu / (1 + (pu)^2) for
+# u uniform in (0, 1) and p = PARAM (that is ln(1 + p^2) / p): a real loop
+# whose value lies in [0, 0.81] for p >= 0, peaking near p = 2, and is
+# negative, out of range, for p < 0.  An experiment whose PARAM is not a
+# number gets no value.  The run then sleeps so that it lasts about SECONDS,
+# and only at the very end prints one JSON object, experiment id -> value, on
+# standard output: a run cut short has no output at all.
 
 seconds=$1
 samples=$2
@@ -29,9 +29,8 @@ values=$(awk -v samples="$samples" 'BEGIN {
         for (k = 0; k < samples; k++) {
             # 16807 * state stays below 2^53, so the double arithmetic is exact.
             state = (16807 * state) % m
-            d = 1 + p * (state / m)
-            if (d == 0) d = 1e-12
-            sum += 1 / d
+            x = p * (state / m)
+            sum += 2 * x / (1 + x * x)
         }
         out = out sep sprintf("\"%s\": %.6f", id, sum / samples)
         sep = ", "

@@ -257,7 +257,7 @@ def test_payload_computes_and_reports_on_a_real_shell() -> None:
     assert first.returncode == 0 and first.stdout == again.stdout
     outputs = parse_outputs(first.stdout)
     assert set(outputs) == {"e1", "e2"}
-    assert abs(outputs["e1"] - 0.8109) < 0.02  # ln(1.5) / 0.5
+    assert abs(outputs["e1"] - 0.4463) < 0.02  # ln(1.25) / 0.5
     assert not 0 <= outputs["e2"] <= 1
 
 

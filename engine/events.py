@@ -75,11 +75,17 @@ class ProcessEnded(StudyEvent):
 
 @dataclass(frozen=True)
 class ContainerChanged(StudyEvent):
-    """A lifecycle event for one of the study's containers, with its inspect after it."""
+    """A lifecycle event for one of the study's containers, with its inspect after it.
+
+    ``status`` follows from the event itself (an inspect taken at the event
+    may not show it yet): created, running, exited, removed, ...
+    """
 
     name: str
     action: str
     inspect: dict[str, Any] | None
+    status: str = ""
+    exit_code: int | None = None
 
 
 @dataclass(frozen=True)

@@ -475,7 +475,9 @@ class StudySession:
             runtime = open_runtime(self.backend)
             for inspect in runtime.list(self.prefix):
                 name = str(inspect.get("Name", "")).lstrip("/")
-                self._post(ContainerChanged(self.spec.id, name, "exists", inspect))
+                state = inspect.get("State") or {}
+                code = state.get("ExitCode") if state.get("Status") in ("exited", "dead") else None
+                self._post(ContainerChanged(self.spec.id, name, "exists", inspect, str(state.get("Status", "")), code))
             runtime.stream(lambda e: self._on_container_event(runtime, e), self._stream_stop)
         except Exception as exc:  # noqa: BLE001 - the console goes on without the live list
             self._post(Problem(self.spec.id, f"container event stream stopped: {exc}"))
@@ -488,7 +490,14 @@ class StudySession:
         if action not in ("create", "start", "die", "destroy", "kill", "stop", "pause", "unpause", "restart"):
             return
         inspect = None if action == "destroy" else runtime.inspect(name)
-        self._post(ContainerChanged(self.spec.id, name, action, inspect))
+        code: int | None = None
+        if action == "die":
+            try:
+                code = int(((event.get("Actor") or {}).get("Attributes") or {}).get("exitCode"))
+            except (TypeError, ValueError):
+                code = None
+        status = _STATUS_AFTER.get(action) or str(((inspect or {}).get("State") or {}).get("Status", action))
+        self._post(ContainerChanged(self.spec.id, name, action, inspect, status, code))
 
     def _post(self, event: StudyEvent) -> None:
         loop = self._loop
@@ -515,6 +524,17 @@ class StudySession:
             append_jsonl(self.spec.out / "machine.jsonl", sample)
         pid = self.controller.pid if self.controller and self.controller.ending is None else None
         self.emit(Sample(self.spec.id, sample, self._tree.percent(pid)))
+
+
+_STATUS_AFTER = {
+    "create": "created",
+    "start": "running",
+    "restart": "running",
+    "unpause": "running",
+    "pause": "paused",
+    "die": "exited",
+    "destroy": "removed",
+}
 
 
 @dataclass(frozen=True)

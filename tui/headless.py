@@ -59,16 +59,6 @@ class StudyView:
     started: float = field(default_factory=time.monotonic)
 
 
-def _status(inspect: dict[str, Any] | None, action: str) -> str:
-    if inspect is None:
-        return action
-    state = inspect.get("State") or {}
-    status = state.get("Status", action)
-    if status == "exited":
-        return f"exited {state.get('ExitCode')}"
-    return str(status)
-
-
 class HeadlessView:
     """Folds engine events into :class:`StudyView` and draws them."""
 
@@ -106,7 +96,9 @@ class HeadlessView:
             if event.action == "destroy":
                 view.containers.pop(event.name, None)
             else:
-                view.containers[event.name] = _status(event.inspect, event.action)
+                view.containers[event.name] = (
+                    f"{event.status} {event.exit_code}" if event.exit_code is not None else event.status
+                )
         elif isinstance(event, ArmChanged):
             view.armed = event.armed
             line = "armed: kill at the first diagnosis start" if event.armed else "disarmed"
@@ -122,8 +114,6 @@ class HeadlessView:
             line = f"checks {mark}" + ("" if event.finished else " (unfinished)")
         if line is not None and not self.live_mode:
             self.console.print(f"[bold cyan]{event.study}[/] {line}", highlight=False)
-        if self._live is not None:
-            self._live.update(self.render())
 
     # --- drawing -----------------------------------------------------------------
     def render(self) -> Group:
@@ -153,13 +143,14 @@ class HeadlessView:
 
     def __enter__(self) -> "HeadlessView":
         if self.live_mode:
-            self._live = Live(self.render(), console=self.console, refresh_per_second=4, transient=False)
+            # get_renderable: each refresh redraws from the views, so clocks move between events.
+            self._live = Live(console=self.console, refresh_per_second=4, transient=False, get_renderable=self.render)
             self._live.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._live is not None:
-            self._live.update(self.render())
+            self._live.refresh()
             self._live.__exit__(None, None, None)
             self._live = None
 

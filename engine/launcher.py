@@ -2,7 +2,10 @@
 
 A controller runs in its own session (so signals meant for the console never
 reach it) with standard input closed and its output appended to
-``OUT/study.log``.  Every start and end is a line in ``OUT/launches.jsonl``.
+``OUT/study.log``.  It is started through a keeper (:mod:`engine.keeper`) that
+outlives the console and writes every start and end to ``OUT/launches.jsonl``,
+so a detached or crashed console loses nothing and ``attach`` can find the
+controller again.
 Before any signal the pid is checked against the process start time recorded
 at launch, so a recycled pid is never signalled.
 """
@@ -10,8 +13,10 @@ at launch, so a recycled pid is never signalled.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +25,29 @@ from typing import Any
 import psutil
 
 from engine.clock import rfc3339_ms
-from engine.evidence import append_jsonl
+from engine.evidence import append_jsonl, read_jsonl
+
+_ROOT = Path(__file__).resolve().parent.parent
+# Runs the keeper with the engine importable whether studymon is installed or not,
+# without touching the environment the study inherits.
+_KEEPER_BOOT = "import sys; sys.path.insert(0, sys.argv.pop(1)); from engine.keeper import main; sys.exit(main(sys.argv[1:]))"
+
+
+class LaunchError(RuntimeError):
+    """The controller could not be started."""
+
+
+def find_running(out: Path) -> "Controller | None":
+    """The controller of ``out`` that is still running, from its last ``start`` line."""
+    last_start = None
+    for line in read_jsonl(out / "launches.jsonl"):
+        if line.get("event") == "start":
+            last_start = line
+        elif line.get("event") == "end" and last_start is not None and line.get("pid") == last_start.get("pid"):
+            last_start = None
+    if last_start is None or not last_start.get("pid") or not last_start.get("startTime"):
+        return None
+    return Controller.attach(int(last_start["pid"]), float(last_start["startTime"]), out)
 
 GRACE_SECONDS = 10.0  # the contract gives a study 10 s to stop on SIGINT
 
@@ -31,12 +58,6 @@ class Ending:
 
     code: int | None
     signal: str | None
-
-    @classmethod
-    def from_returncode(cls, rc: int) -> "Ending":
-        if rc < 0:
-            return cls(None, signal.Signals(-rc).name)
-        return cls(rc, None)
 
     def as_json(self) -> dict[str, Any]:
         return {"code": self.code, "signal": self.signal}
@@ -53,6 +74,7 @@ class Controller:
     """A running study controller, ours (a child) or found again (attached)."""
 
     def __init__(self, pid: int, start_time: float, out: Path, proc: asyncio.subprocess.Process | None) -> None:
+        # ``proc`` is the keeper when we started the controller; None when attached.
         self.pid = pid
         self.start_time = start_time
         self.out = out
@@ -62,25 +84,37 @@ class Controller:
     # --- launching ---------------------------------------------------------
     @classmethod
     async def launch(cls, argv: list[str], out: Path, env: dict[str, str], resume: bool) -> "Controller":
+        """Start ``argv`` through a keeper (:mod:`engine.keeper`), which writes ``launches.jsonl``."""
         log = os.open(out / "study.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
-            proc = await asyncio.create_subprocess_exec(
+            keeper = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-c",
+                _KEEPER_BOOT,
+                str(_ROOT),
+                str(out),
+                "1" if resume else "0",
+                "--",
                 *argv,
                 cwd=str(out),
                 env=env,
                 stdin=asyncio.subprocess.DEVNULL,
-                stdout=log,
+                stdout=asyncio.subprocess.PIPE,
                 stderr=log,
                 start_new_session=True,
             )
         finally:
             os.close(log)
-        start_time = process_start_time(proc.pid) or time.time()
-        append_jsonl(
-            out / "launches.jsonl",
-            {"event": "start", "pid": proc.pid, "at": rfc3339_ms(), "resume": resume, "startTime": start_time, "argv": argv},
-        )
-        return cls(proc.pid, start_time, out, proc)
+        assert keeper.stdout is not None
+        line = await keeper.stdout.readline()
+        try:
+            info = json.loads(line)
+        except json.JSONDecodeError:
+            info = {"pid": None, "error": "the keeper did not start (see study.log)"}
+        if not info.get("pid"):
+            await keeper.wait()
+            raise LaunchError(f"cannot start the controller {argv[0]}: {info.get('error')}")
+        return cls(info["pid"], info.get("startTime") or time.time(), out, keeper)
 
     @classmethod
     def attach(cls, pid: int, start_time: float, out: Path) -> "Controller | None":
@@ -110,6 +144,12 @@ class Controller:
             os.kill(self.pid, sig)
         return True
 
+    def is_stopped(self) -> bool:
+        try:
+            return psutil.Process(self.pid).status() == psutil.STATUS_STOPPED
+        except psutil.Error:
+            return False
+
     def freeze(self) -> bool:
         return self.signal_group(signal.SIGSTOP)
 
@@ -123,33 +163,46 @@ class Controller:
         return self.signal_group(signal.SIGINT)
 
     async def wait(self) -> Ending:
-        """Wait for the end and record it in ``launches.jsonl`` (once)."""
+        """Wait for the end; its code and signal come from the keeper's ``end`` line."""
         if self.ending is not None:
             return self.ending
         if self._proc is not None:
-            rc = await self._proc.wait()
-            ending = Ending.from_returncode(rc)
+            await self._proc.wait()
         else:
-            ending = await self._wait_foreign()
+            await self._wait_foreign()
         if self.ending is None:
-            self.ending = ending
-            append_jsonl(
-                self.out / "launches.jsonl",
-                {"event": "end", "pid": self.pid, "at": rfc3339_ms(), "code": ending.code, "signal": ending.signal},
-            )
+            self.ending = self._recorded_ending() or self._record_lost_ending()
         return self.ending
 
-    async def _wait_foreign(self) -> Ending:
-        # Not our child: its exit status is lost to us; the study's ledger tells the rest.
+    def _recorded_ending(self) -> Ending | None:
+        found = None
+        for line in read_jsonl(self.out / "launches.jsonl"):
+            if line.get("event") == "end" and line.get("pid") == self.pid:
+                found = Ending(line.get("code"), line.get("signal"))
+        return found
+
+    def _record_lost_ending(self) -> Ending:
+        # The keeper died with the controller (killed by hand): the status is lost; say so.
+        append_jsonl(
+            self.out / "launches.jsonl",
+            {"event": "end", "pid": self.pid, "at": rfc3339_ms(), "code": None, "signal": None,
+             "note": "exit status lost: its keeper is gone"},
+        )
+        return Ending(None, None)
+
+    async def _wait_foreign(self) -> None:
+        # Not our child: watch the pid, then give its keeper a moment to write the end line.
         while self.is_same_process():
             try:
-                st = psutil.Process(self.pid).status()
+                if psutil.Process(self.pid).status() == psutil.STATUS_ZOMBIE:
+                    break
             except psutil.NoSuchProcess:
                 break
-            if st == psutil.STATUS_ZOMBIE:
-                break
-            await asyncio.sleep(0.5)
-        return Ending(None, None)
+            await asyncio.sleep(0.25)
+        for _ in range(20):
+            if self._recorded_ending() is not None:
+                return
+            await asyncio.sleep(0.1)
 
     async def stop(self, grace: float = GRACE_SECONDS) -> Ending:
         """SIGINT, then SIGKILL if the controller is still there after ``grace`` seconds."""

@@ -39,11 +39,11 @@ from engine.events import (
     StudyEvent,
     Verdicts,
 )
-from engine.evidence import append_jsonl, read_json, write_json, write_text
-from engine.launcher import Controller, Ending
+from engine.evidence import append_jsonl, read_json, read_jsonl, write_json, write_text
+from engine.launcher import Controller, Ending, find_running
 from engine.ledger import LedgerIssue, LedgerTail, Record
 from engine.notify import Notifier
-from engine.report import Judgement, judge
+from engine.report import Judgement, judge, last_ending
 from engine.runtimes import Runtime, open_runtime
 from engine.sampler import WRITE_EVERY, TreeCPU, heavy_snapshot
 from engine.spec import StudySpec, controller_argv
@@ -67,6 +67,7 @@ class SessionResult:
     judgement: Judgement | None
     ending: Ending | None
     message: str = ""
+    detached: bool = False
 
     @property
     def exit_status(self) -> int:
@@ -91,8 +92,10 @@ class StudySession:
         resume: bool = False,
         armed: bool = False,
         linger: bool = False,
+        attach: bool = False,
     ) -> None:
         self.spec = spec
+        self.attach_at_start = attach
         self.sink = sink
         self.resume_at_start = resume
         self.armed = armed
@@ -188,25 +191,43 @@ class StudySession:
         pump = asyncio.create_task(self._pump(), name=f"pump-{self.spec.id}")
         ending: Ending | None = None
         try:
-            if self.resume_at_start:
-                self._catch_up_existing()
-            await self.relaunch(resume=self.resume_at_start)
+            if self.attach_at_start:
+                self._restore_arming()
+            self._catch_up_existing()
+            if self.attach_at_start:
+                self.controller = find_running(self.spec.out)
+                if self.controller is not None:
+                    if self.controller.is_stopped():
+                        # A console died between freeze and kill: let the study go on.
+                        self.controller.thaw()
+                        self.emit(Problem(self.spec.id, "the controller was found stopped (SIGSTOP); sent SIGCONT"))
+                    self.emit(ProcessStarted(self.spec.id, self.controller.pid, False))
+                    self.set_state(State.RUNNING, f"attached to pid {self.controller.pid}")
+                    self._check_trigger()
+            else:
+                await self.relaunch(resume=self.resume_at_start)
             while True:
-                assert self.controller is not None
-                ending = await self.controller.wait()
-                self.drain()
-                if self._kill_task is not None and not self._kill_task.done():
-                    await self._kill_task
-                    self._kill_task = None
-                    self._killing = None
-                    if self.controller.ending is None:
-                        self._after_kill_state()
-                        continue
-                    ending = self.controller.ending
-                if ending.code == 0:
+                if self.controller is None:
+                    ending = self._recorded_ending()
+                else:
+                    ending = await self._wait_end()
+                    if ending is None:
+                        self.set_state(State.DETACHED, f"pid {self.controller.pid} left running")
+                        return SessionResult(self.spec.id, self.spec.out, False, None, None,
+                                             "detached: the controller is still running", detached=True)
+                    self.drain()
+                    if self._kill_task is not None and not self._kill_task.done():
+                        await self._kill_task
+                        self._kill_task = None
+                        self._killing = None
+                        if self.controller.ending is None:
+                            self._after_kill_state()
+                            continue
+                        ending = self.controller.ending
+                if ending is not None and ending.code == 0:
                     break
                 self._unfinished_state(ending)
-                if not self.linger:
+                if not self.linger or self._close_event.is_set():
                     break
                 self._resume_event.clear()
                 await self._resume_event.wait()
@@ -231,6 +252,37 @@ class StudySession:
                 self._timeline_fd = -1
             self._notifier.close()
             self._tail.close()
+
+    async def _wait_end(self) -> Ending | None:
+        """The controller's end, or None when the session was closed (detached) first."""
+        assert self.controller is not None
+        ender = asyncio.ensure_future(self.controller.wait())
+        closer = asyncio.ensure_future(self._close_event.wait())
+        await asyncio.wait({ender, closer}, return_when=asyncio.FIRST_COMPLETED)
+        if ender.done():
+            closer.cancel()
+            return ender.result()
+        if self._killing is not None or self._frozen is not None:
+            # A kill in progress ends this controller itself; see it through.
+            return await ender
+        ender.cancel()
+        return None
+
+    def _recorded_ending(self) -> Ending | None:
+        ending, ended = last_ending(self.spec.out)
+        if not ended or ending is None:
+            return None
+        return Ending(ending.get("code"), ending.get("signal"))
+
+    def _restore_arming(self) -> None:
+        """An attached session keeps an arming that has not fired yet."""
+        armed = False
+        for line in read_jsonl(self.spec.out / "arms.jsonl"):
+            event = line.get("event")
+            armed = event == "arm" if event in ("arm", "disarm", "fired", "missed") else armed
+        self.armed = armed
+        if armed:
+            self.emit(ArmChanged(self.spec.id, True))
 
     async def relaunch(self, resume: bool) -> None:
         """Start the controller (``--resume`` when ``resume``), with its heavy snapshot first."""
@@ -278,8 +330,10 @@ class StudySession:
             return f"killed by {ending.signal}"
         return f"crashed with exit {ending.code}"
 
-    def _unfinished_state(self, ending: Ending) -> None:
-        if ending.code == 75:
+    def _unfinished_state(self, ending: Ending | None) -> None:
+        if ending is None:
+            self.set_state(State.STOPPED, "not running")
+        elif ending.code == 75:
             self.set_state(State.SERVICE_ERROR, "exit 75")
         elif ending.code == 130:
             self.set_state(State.STOPPED, "exit 130")
@@ -311,14 +365,31 @@ class StudySession:
             self.drain()
 
     def _catch_up_existing(self) -> None:
-        """On resume: take in what the ledger holds already (its timeline lines exist)."""
+        """Take in what the ledger holds already (on resume and attach).
+
+        Records an earlier console already put in ``timeline.jsonl`` are not
+        written again; any it never saw are, with the time they are seen now.
+        """
         records, issues = self._tail.read_new()
+        if not records and not issues:
+            return
+        seen = read_jsonl(self.spec.out / "timeline.jsonl")
+        last = max((int(t.get("seq", 0)) for t in seen if isinstance(t.get("seq"), int)), default=0)
         for r in records:
             self.accounts.add(r)
+        self._write_timeline([r for r in records if r.seq > last], time.time())
         self._note_issues(issues)
-        if records or issues:
-            self.emit(RecordsSeen(self.spec.id, tuple(records), tuple(issues)))
-            self._progress()
+        self.emit(RecordsSeen(self.spec.id, tuple(records), tuple(issues)))
+        self._progress()
+
+    def _write_timeline(self, records: list[Record], seen: float) -> None:
+        if self._timeline_fd < 0:
+            return
+        seen_at = rfc3339_ms(seen)
+        for r in records:
+            # One line per write keeps each append whole even if the console dies mid-batch.
+            line = {"seq": r.seq, "kind": r.kind, "at": r.at, "seenAt": seen_at}
+            os.write(self._timeline_fd, (json.dumps(line, ensure_ascii=False) + "\n").encode())
 
     def drain(self) -> None:
         """Read what is new in the ledger; react, record, report.  Synchronous on purpose."""
@@ -334,12 +405,7 @@ class StudySession:
         if react:
             # React before anything else: the trigger must cost the study no time.
             self._check_trigger(seen)
-        if self._timeline_fd >= 0:
-            seen_at = rfc3339_ms(seen)
-            for r in records:
-                # One line per write keeps each append whole even if the console dies mid-batch.
-                line = {"seq": r.seq, "kind": r.kind, "at": r.at, "seenAt": seen_at}
-                os.write(self._timeline_fd, (json.dumps(line, ensure_ascii=False) + "\n").encode())
+        self._write_timeline(records, seen)
         self._note_issues(issues)
         self.emit(RecordsSeen(self.spec.id, tuple(records), tuple(issues)))
         self._progress()

@@ -105,3 +105,27 @@ def plan_resume(pairs: list[str], armed_ids: list[str]) -> list[StudySpec]:
         if research.get("backend") == "docker" and not docker_answers():
             raise BadInput(f"{s.id} runs on Docker, but no Docker engine answers: start dockerd, then resume")
     return specs
+
+
+def plan_attach(outs: list[Path]) -> list[StudySpec]:
+    """Validate an attach: each OUT is an unfinished study's evidence folder."""
+    if not outs:
+        raise BadInput("no study given: name at least one OUT folder")
+    specs = []
+    for out in outs:
+        out = Path(os.path.abspath(out))
+        research_path = out / "research.json"
+        if not research_path.is_file() or not (out / "launches.jsonl").is_file():
+            raise BadInput(f"{out} is not a studymon evidence folder (no research.json or launches.jsonl)")
+        try:
+            research = read_json(research_path)
+        except ValueError:
+            raise BadInput(f"{research_path} is not valid JSON") from None
+        if (out / "outcome.json").exists():
+            raise BadInput(f"{out} has finished (outcome.json exists); see: studymon report {out}")
+        specs.append(StudySpec(str(research.get("study")), out))
+    ids = [s.id for s in specs]
+    dup = {i for i in ids if ids.count(i) > 1}
+    if dup:
+        raise BadInput(f"study {sorted(dup)[0]!r} is named twice")
+    return specs

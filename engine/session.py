@@ -119,6 +119,7 @@ class StudySession:
         self._killing: killproto.KillPlan | None = None
         self._frozen: _Frozen | None = None
         self._pumping = True
+        self._stopping = False
         self._stream_stop = threading.Event()
         self._samples = 0
         self._tree = TreeCPU()
@@ -165,13 +166,26 @@ class StudySession:
         self._resume_event.set()
         return True
 
-    def stop(self) -> bool:
-        """Ask the controller to stop (SIGINT; SIGKILL after the grace period)."""
-        if self.controller is None or self.controller.ending is not None:
-            self._close_event.set()
+    def is_running(self) -> bool:
+        """Whether the controller runs (a frozen or mid-kill one counts)."""
+        return self.controller is not None and self.controller.ending is None
+
+    def stop(self, then_close: bool = False) -> bool:
+        """Ask the controller to stop (SIGINT; SIGKILL after the grace period).
+
+        ``then_close``: stop watching once it has ended (quitting the console).
+        """
+        if then_close:
+            self._stopping = True
+        if not self.is_running():
+            if then_close:
+                self.close()
             return False
+        self._stopping = True
         self.set_state(State.STOPPING, "SIGINT sent")
-        asyncio.ensure_future(self.controller.stop())
+        controller = self.controller
+        assert controller is not None
+        asyncio.ensure_future(controller.stop())
         return True
 
     def close(self) -> None:
@@ -233,6 +247,7 @@ class StudySession:
                 await self._resume_event.wait()
                 if self._close_event.is_set():
                     break
+                self._stopping = False
                 await self.relaunch(resume=True)
             return await self._finish(ending)
         except Exception as exc:  # noqa: BLE001 - the scene is kept, the operator is told
@@ -262,8 +277,8 @@ class StudySession:
         if ender.done():
             closer.cancel()
             return ender.result()
-        if self._killing is not None or self._frozen is not None:
-            # A kill in progress ends this controller itself; see it through.
+        if self._killing is not None or self._frozen is not None or self._stopping:
+            # A kill or a stop in progress ends this controller; see it through.
             return await ender
         ender.cancel()
         return None

@@ -32,8 +32,10 @@ class Supervisor:
         self.sink = sink
         self.sessions: dict[str, StudySession] = {}
 
-    def add(self, spec: StudySpec, *, resume: bool, armed: bool, linger: bool = False) -> StudySession:
-        session = StudySession(spec, self._emit, resume=resume, armed=armed, linger=linger)
+    def add(
+        self, spec: StudySpec, *, resume: bool, armed: bool, linger: bool = False, attach: bool = False
+    ) -> StudySession:
+        session = StudySession(spec, self._emit, resume=resume, armed=armed, linger=linger, attach=attach)
         self.sessions[spec.id] = session
         if armed:
             session.armed = False  # arm() records the arming in arms.jsonl
@@ -59,8 +61,15 @@ class Supervisor:
             sampler.cancel()
 
     def resume_hint(self, results: list[SessionResult]) -> str | None:
-        unfinished = [self.sessions[r.study].spec for r in results if not r.finished]
-        return resume_command(unfinished) if unfinished else None
+        """The command that continues what did not finish (attach for detached studies)."""
+        detached = [str(r.out) for r in results if r.detached]
+        stopped = [self.sessions[r.study].spec for r in results if not r.finished and not r.detached]
+        hints = []
+        if stopped:
+            hints.append(resume_command(stopped))
+        if detached:
+            hints.append("studymon attach " + " ".join(detached))
+        return "\n  ".join(hints) if hints else None
 
     def outs(self) -> list[Path]:
         return [s.spec.out for s in self.sessions.values()]

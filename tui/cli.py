@@ -4,7 +4,11 @@
     studymon run --resume [--headless] ID=OUT [...]
     studymon report [--json] OUT [OUT ...]
     studymon demo [--headless] [--backend auto|docker|process] [--out DIR]
+    studymon attach [--headless] OUT [OUT ...]
     studymon image [--force]
+
+Without ``--headless``, and with a terminal on standard output, ``run``,
+``demo`` and ``attach`` open the console; otherwise they run headless.
 
 Exit status: 0 every check of every study holds; 1 a check failed; 2 bad
 usage or bad input (nothing written); 3 a study could not finish (the scene
@@ -26,7 +30,7 @@ from rich.console import Console
 
 from engine import __version__
 from engine.checks import Check
-from engine.prepare import create_fresh, plan_fresh, plan_resume, resolve
+from engine.prepare import create_fresh, plan_attach, plan_fresh, plan_resume, resolve
 from engine.report import NotEvidence, judge
 from engine.session import SessionResult
 from engine.spec import BadInput, StudySpec, default_template
@@ -80,6 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", type=Path, default=None, metavar="DIR",
                       help="a new folder for the evidence (default: ./studymon-demo-<time>)")
 
+    attach = sub.add_parser("attach", help="watch studies that are already running (after a detach or a crash)",
+                            description="Find the running controllers from the evidence folders (pid verified by "
+                                        "its start time) and watch them again; they can be killed and resumed.")
+    attach.add_argument("--headless", action="store_true", help="no console")
+    attach.add_argument("outs", nargs="+", type=Path, metavar="OUT")
+
     image = sub.add_parser("image", help="build the reference study's local Docker image",
                            description="Build studymon/refstudy:1 from the static busybox on this machine.")
     image.add_argument("--force", action="store_true", help="import again even when the image exists")
@@ -97,6 +107,9 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_report(args, console)
         if args.command == "demo":
             return cmd_demo(args, console)
+        if args.command == "attach":
+            specs = plan_attach(args.outs)
+            return run_studies(specs, set(), False, args.headless, console, attach=True)
         if args.command == "image":
             from refstudy.image import main as image_main
 
@@ -122,17 +135,41 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     return run_studies(specs, set(args.armed), args.resume, args.headless, console)
 
 
-def run_studies(specs: list[StudySpec], armed: set[str], resume: bool, headless: bool, console: Console) -> int:
+def run_studies(
+    specs: list[StudySpec], armed: set[str], resume: bool, headless: bool, console: Console, attach: bool = False
+) -> int:
     if not headless and not sys.stdout.isatty():
         console.print("studymon: standard output is not a terminal; running headless", highlight=False)
+        headless = True
+    if not headless:
+        return run_console(specs, armed, resume, attach, console)
     from tui.headless import HeadlessView
 
     view = HeadlessView([s.id for s in specs], console)
     supervisor = Supervisor(view)
     for spec in specs:
-        supervisor.add(spec, resume=resume, armed=spec.id in armed)
+        supervisor.add(spec, resume=resume, armed=spec.id in armed, attach=attach)
     results = asyncio.run(_supervise(supervisor, view, console))
     return finish(results, console, supervisor.resume_hint(results))
+
+
+def run_console(specs: list[StudySpec], armed: set[str], resume: bool, attach: bool, console: Console) -> int:
+    from engine.evidence import read_json
+    from tui.app import Planned, StudymonApp
+
+    planned = []
+    for spec in specs:
+        research = read_json(spec.out / "research.json")
+        prefix = f"{research.get('containerPrefix', 'inforsi')}-{spec.id}-"
+        planned.append(Planned(spec, prefix, resume=resume, armed=spec.id in armed, attach=attach))
+    app = StudymonApp(planned)
+    app.run()
+    if not app.results:
+        console.print("studymon: the console ended before the studies did; their evidence is kept. "
+                      f"Watch them again with: studymon attach {' '.join(str(s.out) for s in specs)}",
+                      highlight=False, soft_wrap=True)
+        return EXIT_UNFINISHED
+    return finish(app.results, console, app.supervisor.resume_hint(app.results))
 
 
 async def _supervise(supervisor: Supervisor, view, console: Console) -> list[SessionResult]:
@@ -166,7 +203,9 @@ def finish(results: list[SessionResult], console: Console, hint: str | None) -> 
     rows: list[tuple[str, list[Check]]] = []
     for r in results:
         checks = list(r.judgement.checks) if r.judgement else []
-        if not r.finished:
+        if r.detached:
+            checks.append(Check("finished", None, f"detached, still running: studymon attach {r.out}"))
+        elif not r.finished:
             checks.append(Check("finished", False, r.message or "the study could not finish"))
         rows.append((r.study, checks))
     console.print(check_table(rows))

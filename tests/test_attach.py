@@ -1,0 +1,70 @@
+"""A console that dies leaves its studies running; ``studymon attach`` takes them over to the end."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.studies import ROOT, assert_evidence_complete, studymon, template, verdicts
+
+pytestmark = pytest.mark.slow
+
+
+def wait_for(predicate, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def ledger_kinds(out: Path) -> list[str]:
+    path = out / "study" / "ledger.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(l)["kind"] for l in path.read_text().splitlines() if l.endswith("}")]
+
+
+def test_attach_after_the_console_was_killed(tmp_path: Path) -> None:
+    t = template(tmp_path, backend="process")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    console = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "run", "--headless", "--template", str(t), "a=a", "b=b"],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    a, b = tmp_path / "a", tmp_path / "b"
+    wait_for(lambda: "runStarted" in ledger_kinds(a) and "runStarted" in ledger_kinds(b), 60, "both first runs")
+    console.send_signal(signal.SIGKILL)
+    console.wait()
+    pids = [json.loads(l)["pid"] for l in (a / "launches.jsonl").read_text().splitlines()]
+    assert psutil.pid_exists(pids[-1]), "the controller died with its console"
+
+    proc = studymon("attach", "--headless", "a", "b", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for out in (a, b):
+        assert_evidence_complete(out, killed=False)
+        assert all(ok is True for ok in verdicts(out).values()), verdicts(out)
+        seqs = [json.loads(l)["seq"] for l in (out / "timeline.jsonl").read_text().splitlines()]
+        assert sorted(seqs) == list(range(1, len(ledger_kinds(out)) + 1)), "timeline must hold every record once"
+        launches = [json.loads(l) for l in (out / "launches.jsonl").read_text().splitlines()]
+        assert [l["event"] for l in launches] == ["start", "end"] and launches[-1]["code"] == 0
+
+
+def test_attach_refuses_a_finished_study_and_a_non_evidence_folder(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    proc = studymon("attach", "--headless", "empty", cwd=tmp_path)
+    assert proc.returncode == 2 and "not a studymon evidence folder" in proc.stderr
+    t = template(tmp_path, backend="process", budget=10)
+    done = studymon("run", "--headless", "--template", str(t), "f=f", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    proc = studymon("attach", "--headless", "f", cwd=tmp_path)
+    assert proc.returncode == 2 and "has finished" in proc.stderr

@@ -254,7 +254,8 @@ class StudySession:
             if self.controller is not None:
                 self.controller.thaw()
             self.set_state(State.ERROR, str(exc))
-            self.emit(Problem(self.spec.id, f"{type(exc).__name__}: {exc}", resume_command([self.spec])))
+            hint = (f"studymon attach {self.spec.out}" if self.is_running() else resume_command([self.spec]))
+            self.emit(Problem(self.spec.id, f"{type(exc).__name__}: {exc}", hint))
             return SessionResult(self.spec.id, self.spec.out, False, None, ending, f"{type(exc).__name__}: {exc}")
         finally:
             self._pumping = False
@@ -421,6 +422,8 @@ class StudySession:
             # React before anything else: the trigger must cost the study no time.
             self._check_trigger(seen)
         self._write_timeline(records, seen)
+        if records and self.state == State.RESUMING:
+            self.set_state(State.RUNNING, f"pid {self.controller.pid if self.controller else '?'}")
         self._note_issues(issues)
         self.emit(RecordsSeen(self.spec.id, tuple(records), tuple(issues)))
         self._progress()

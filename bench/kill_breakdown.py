@@ -1,0 +1,216 @@
+"""Where the engine's kill reaction goes: step by step, from the ledger write to SIGKILL.
+
+It runs the same engine triggers as ``bench/kill_reaction.py`` (real
+sessions, real processes) with timing marks wrapped around the engine's
+functions on the path, in this process only, and prints each step's p50,
+p90 and max.  The wrappers cost about a microsecond per mark (some 40 marks
+a trigger), so totals here run ~0.1 ms above ``kill_reaction.py``'s, whose
+numbers are the ones to quote; this one says which step to fix.
+
+    python bench/kill_breakdown.py                       # 20 triggers, 10 and 100 000 lines
+    python bench/kill_breakdown.py --triggers 50 --sizes 10 --json steps.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import functools
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import kill_reaction as kr  # noqa: E402  (puts the project root on sys.path)
+import engine.kill as kill_mod  # noqa: E402
+import engine.launcher as launcher_mod  # noqa: E402
+import engine.ledger as ledger_mod  # noqa: E402
+import engine.notify as notify_mod  # noqa: E402
+import engine.session as session_mod  # noqa: E402
+
+Marks = list[tuple[str, float]]
+MARKS: Marks = []
+
+
+def _mark(name: str) -> None:
+    MARKS.append((name, time.time()))  # time.time(): the clock the study's wroteAt uses
+
+
+@contextlib.contextmanager
+def instrumented() -> Iterator[None]:
+    """Wrap the functions on the notice -> SIGKILL path with enter/leave marks; undo on exit."""
+    undo: list[Callable[[], None]] = []
+
+    def wrap(owner: Any, attr: str, label: str) -> None:
+        orig = getattr(owner, attr)
+        if asyncio.iscoroutinefunction(orig):
+
+            @functools.wraps(orig)
+            async def awrapper(*a: Any, **k: Any) -> Any:
+                _mark(label + ">")
+                try:
+                    return await orig(*a, **k)
+                finally:
+                    _mark(label + "<")
+
+            setattr(owner, attr, awrapper)
+        else:
+
+            @functools.wraps(orig)
+            def wrapper(*a: Any, **k: Any) -> Any:
+                _mark(label + ">")
+                try:
+                    return orig(*a, **k)
+                finally:
+                    _mark(label + "<")
+
+            setattr(owner, attr, wrapper)
+        undo.append(lambda: setattr(owner, attr, orig))
+
+    wrap(notify_mod.Notifier, "wait_async", "wait_async")
+    wrap(ledger_mod.LedgerTail, "read_new", "read_new")
+    wrap(session_mod.StudySession, "_check_trigger", "check_trigger")
+    wrap(launcher_mod.Controller, "freeze", "freeze")
+    wrap(launcher_mod.Controller, "kill", "kill")
+    wrap(launcher_mod, "process_start_time", "start_time")
+    wrap(session_mod.StudySession, "_launch_kill", "launch_kill")
+    wrap(kill_mod, "execute", "execute")
+    wrap(session_mod.StudySession, "inspect_many", "inspect")
+    # The launcher signals through os.killpg; os is one module for the whole process.
+    real_killpg = os.killpg
+
+    def killpg(pgid: int, sig: int) -> None:
+        _mark(f"killpg{int(sig)}>")
+        try:
+            real_killpg(pgid, sig)
+        finally:
+            _mark(f"killpg{int(sig)}<")
+
+    os.killpg = killpg
+    undo.append(lambda: setattr(os, "killpg", real_killpg))
+    try:
+        yield
+    finally:
+        for step in reversed(undo):
+            step()
+
+
+STEPS = (
+    ("write -> loop wakes (inotify, epoll, asyncio futures)", "wrote", "wake"),
+    ("wake -> ledger read starts (inotify drain, folder watches)", "wake", "read"),
+    ("ledger read (pread, parse)", "read", "read_end"),
+    ("accounts, trigger check", "read_end", "freeze"),
+    ("freeze: pid start-time check (psutil)", "freeze_pst", "freeze_pst_end"),
+    ("freeze: SIGSTOP (killpg)", "stop", "stop_end"),
+    ("SIGSTOP -> drain ends (timeline, events, kill planning)", "stop_end", "launch_end"),
+    ("loop turn to the kill task", "launch_end", "execute"),
+    ("kill task -> inspect runs (mkdir, asyncio.to_thread)", "execute", "inspect"),
+    ("container inspect (process runtime, thread)", "inspect", "inspect_end"),
+    ("inspect -> kill() (back to the loop, other wake-ups)", "inspect_end", "kill"),
+    ("kill: pid start-time check (psutil)", "kill_pst", "kill_pst_end"),
+    ("kill: SIGKILL (killpg returns)", "sigkill", "sigkill_end"),
+    ("== write -> SIGSTOP sent", "wrote", "stop_end"),
+    ("== write -> SIGKILL sent (kill.json)", "wrote", "sent"),
+)
+
+
+def _first(marks: Marks, name: str, after: float) -> float:
+    for n, t in marks:
+        if n == name and t >= after:
+            return t
+    raise LookupError(name)
+
+
+def _last(marks: Marks, name: str, before: float) -> float:
+    found = [t for n, t in marks if n == name and t <= before]
+    if not found:
+        raise LookupError(name)
+    return found[-1]
+
+
+def points(sample: kr.Sample, marks: Marks) -> dict[str, float]:
+    """The instants of one trigger, anchored on its freeze (the wake and read are the ones before it)."""
+    p: dict[str, float] = {"wrote": sample.wrote_at, "sent": sample.kill_sent}
+    p["freeze"] = _first(marks, "freeze>", sample.wrote_at)
+    p["read"] = _last(marks, "read_new>", p["freeze"])
+    p["read_end"] = _first(marks, "read_new<", p["read"])
+    p["wake"] = _last(marks, "wait_async<", p["read"])
+    p["freeze_pst"] = _first(marks, "start_time>", p["freeze"])
+    p["freeze_pst_end"] = _first(marks, "start_time<", p["freeze_pst"])
+    p["stop"] = _first(marks, f"killpg{int(signal.SIGSTOP)}>", p["freeze"])
+    p["stop_end"] = _first(marks, f"killpg{int(signal.SIGSTOP)}<", p["stop"])
+    p["launch_end"] = _first(marks, "launch_kill<", p["stop_end"])
+    p["execute"] = _first(marks, "execute>", p["launch_end"])
+    p["inspect"] = _first(marks, "inspect>", p["execute"])
+    p["inspect_end"] = _first(marks, "inspect<", p["inspect"])
+    p["kill"] = _first(marks, "kill>", p["inspect_end"])
+    p["kill_pst"] = _first(marks, "start_time>", p["kill"])
+    p["kill_pst_end"] = _first(marks, "start_time<", p["kill_pst"])
+    p["sigkill"] = _first(marks, f"killpg{int(signal.SIGKILL)}>", p["kill"])
+    p["sigkill_end"] = _first(marks, f"killpg{int(signal.SIGKILL)}<", p["sigkill"])
+    return p
+
+
+async def collect(args: argparse.Namespace, work: Path, children: kr.Children) -> dict[int, list[dict[str, float]]]:
+    out: dict[int, list[dict[str, float]]] = {}
+    for lines in args.sizes:
+        filler = work / f"fillers-{lines}.jsonl"
+        kr.make_fillers(filler, lines - kr.FIXED_LINES)
+        rows = out[lines] = []
+        for i in range(args.triggers):
+            MARKS.clear()
+            sample = await kr.engine_trigger(work, lines, i, filler, children)
+            p = points(sample, list(MARKS))
+            rows.append({label: (p[b] - p[a]) * 1e3 for label, a, b in STEPS})
+            if not args.silent:
+                print(f"[{lines} lines #{i + 1}] {sample.reaction_ms:.3f} ms", file=sys.stderr, flush=True)
+    return out
+
+
+def table(results: dict[int, list[dict[str, float]]]) -> str:
+    rows = []
+    for lines, items in results.items():
+        rows.append(f"\n{lines} lines, {len(items)} triggers, milliseconds{'p50':>18}{'p90':>9}{'max':>9}")
+        for label, _, _ in STEPS:
+            xs = [it[label] for it in items]
+            rows.append(f"  {label:<62}{kr.percentile(xs, 50):9.3f}{kr.percentile(xs, 90):9.3f}{max(xs):9.3f}")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--triggers", type=int, default=20, help="triggers per ledger size (default 20)")
+    p.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=[kr.SHORT, kr.LONG])
+    p.add_argument("--json", type=Path, help="save every trigger's steps to this file")
+    p.add_argument("--silent", action="store_true")
+    args = p.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="studymon-kill-breakdown-"))
+    os.environ["STUDYMON_PROCESS_RUNTIME"] = str(work / "runtime")
+    children = kr.Children()
+    try:
+        with instrumented():
+            results = asyncio.run(collect(args, work, children))
+    except KeyboardInterrupt:
+        return 130
+    except (kr.TriggerFailed, LookupError) as exc:
+        print(f"kill_breakdown: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        children.kill_all()
+        shutil.rmtree(work, ignore_errors=True)
+    print(table(results))
+    if args.json:
+        args.json.write_text(json.dumps({str(k): v for k, v in results.items()}, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

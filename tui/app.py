@@ -267,7 +267,7 @@ class StudymonApp(App[int]):
     def action_quit_console(self) -> None:
         running = [s for s in self.supervisor.sessions.values() if s.is_running()]
         if not running:
-            self._close_all(detach=False)
+            self._close_sessions()
             return
         self.push_screen(QuitScreen(len(running)), self._quit_chosen)
 
@@ -275,11 +275,12 @@ class StudymonApp(App[int]):
         if choice == "stop":
             for s in self.supervisor.sessions.values():
                 s.stop(then_close=True)
-            self._close_all(detach=False)
+            self._close_sessions()
         elif choice == "detach":
-            self._close_all(detach=True)
+            self._close_sessions()
 
-    def _close_all(self, detach: bool) -> None:
+    def _close_sessions(self) -> None:
+        """Stop watching every study; running ones stay running (detached) unless a stop is under way."""
         if not self.start_engine or not self.supervisor.sessions:
             self.exit(0)
             return

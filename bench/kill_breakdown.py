@@ -3,9 +3,9 @@
 It runs the same engine triggers as ``bench/kill_reaction.py`` (real
 sessions, real processes) with timing marks wrapped around the engine's
 functions on the path, in this process only, and prints each step's p50,
-p90 and max.  The wrappers cost about a microsecond per mark (some 40 marks
-a trigger), so totals here run ~0.1 ms above ``kill_reaction.py``'s, whose
-numbers are the ones to quote; this one says which step to fix.
+p90 and max.  The wrappers (some 40 marks a trigger) put its totals a few
+tenths of a millisecond above ``kill_reaction.py``'s, whose numbers are the
+ones to quote; this one says which step to fix.
 
     python bench/kill_breakdown.py                       # 20 triggers, 10 and 100 000 lines
     python bench/kill_breakdown.py --triggers 50 --sizes 10 --json steps.json
@@ -17,8 +17,10 @@ import argparse
 import asyncio
 import contextlib
 import functools
+import gc
 import json
 import os
+import pathlib
 import shutil
 import signal
 import sys
@@ -84,6 +86,15 @@ def instrumented() -> Iterator[None]:
     wrap(session_mod.StudySession, "_launch_kill", "launch_kill")
     wrap(kill_mod, "execute", "execute")
     wrap(session_mod.StudySession, "inspect_many", "inspect")
+    wrap(pathlib.Path, "mkdir", "mkdir")  # the kill's evidence folder, made before the inspect
+    # Work that can land on the loop thread while a trigger is in flight.
+    wrap(session_mod.StudySession, "on_sample", "sample")
+
+    def gc_mark(phase: str, info: dict[str, Any]) -> None:
+        _mark("gc>" if phase == "start" else "gc<")
+
+    gc.callbacks.append(gc_mark)
+    undo.append(lambda: gc.callbacks.remove(gc_mark))
     # The launcher signals through os.killpg; os is one module for the whole process.
     real_killpg = os.killpg
 
@@ -112,7 +123,9 @@ STEPS = (
     ("freeze: SIGSTOP (killpg)", "stop", "stop_end"),
     ("SIGSTOP -> drain ends (timeline, events, kill planning)", "stop_end", "launch_end"),
     ("loop turn to the kill task", "launch_end", "execute"),
-    ("kill task -> inspect runs (mkdir, asyncio.to_thread)", "execute", "inspect"),
+    ("kill task starts -> mkdir kills/<n> starts", "execute", "mkdir"),
+    ("mkdir kills/<n> (parents=True)", "mkdir", "mkdir_end"),
+    ("mkdir -> inspect runs in its thread (asyncio.to_thread)", "mkdir_end", "inspect"),
     ("container inspect (process runtime, thread)", "inspect", "inspect_end"),
     ("inspect -> kill() (back to the loop, other wake-ups)", "inspect_end", "kill"),
     ("kill: pid start-time check (psutil)", "kill_pst", "kill_pst_end"),
@@ -120,6 +133,22 @@ STEPS = (
     ("== write -> SIGSTOP sent", "wrote", "stop_end"),
     ("== write -> SIGKILL sent (kill.json)", "wrote", "sent"),
 )
+
+
+def overlap(marks: Marks, name: str, start: float, end: float) -> float:
+    """Milliseconds of the ``name`` intervals (``name>`` .. ``name<``) that fall inside [start, end]."""
+    total, opened = 0.0, None
+    for n, t in marks:
+        if n == name + ">":
+            opened = t
+        elif n == name + "<" and opened is not None:
+            total += max(0.0, min(t, end) - max(opened, start))
+            opened = None
+    return total * 1e3
+
+
+# Loop-thread work that may overlap a trigger: garbage collection, the supervisor's machine sample.
+INTERFERENCE = {"gc": "garbage collection", "sample": "machine sample (on_sample)"}
 
 
 def _first(marks: Marks, name: str, after: float) -> float:
@@ -149,6 +178,8 @@ def points(sample: kr.Sample, marks: Marks) -> dict[str, float]:
     p["stop_end"] = _first(marks, f"killpg{int(signal.SIGSTOP)}<", p["stop"])
     p["launch_end"] = _first(marks, "launch_kill<", p["stop_end"])
     p["execute"] = _first(marks, "execute>", p["launch_end"])
+    p["mkdir"] = _first(marks, "mkdir>", p["execute"])
+    p["mkdir_end"] = _last(marks, "mkdir<", _first(marks, "inspect>", p["execute"]))
     p["inspect"] = _first(marks, "inspect>", p["execute"])
     p["inspect_end"] = _first(marks, "inspect<", p["inspect"])
     p["kill"] = _first(marks, "kill>", p["inspect_end"])
@@ -169,7 +200,10 @@ async def collect(args: argparse.Namespace, work: Path, children: kr.Children) -
             MARKS.clear()
             sample = await kr.engine_trigger(work, lines, i, filler, children)
             p = points(sample, list(MARKS))
-            rows.append({label: (p[b] - p[a]) * 1e3 for label, a, b in STEPS})
+            row = {label: (p[b] - p[a]) * 1e3 for label, a, b in STEPS}
+            for name in INTERFERENCE:
+                row[name] = overlap(MARKS, name, sample.wrote_at, sample.kill_sent)
+            rows.append(row)
             if not args.silent:
                 print(f"[{lines} lines #{i + 1}] {sample.reaction_ms:.3f} ms", file=sys.stderr, flush=True)
     return out
@@ -182,6 +216,10 @@ def table(results: dict[int, list[dict[str, float]]]) -> str:
         for label, _, _ in STEPS:
             xs = [it[label] for it in items]
             rows.append(f"  {label:<62}{kr.percentile(xs, 50):9.3f}{kr.percentile(xs, 90):9.3f}{max(xs):9.3f}")
+        for name, label in INTERFERENCE.items():
+            hit = [it[name] for it in items if it[name] > 0]
+            worst = f", {max(hit):.3f} ms at most" if hit else ""
+            rows.append(f"  inside write -> SIGKILL: {label}: {len(hit)}/{len(items)} triggers{worst}")
     return "\n".join(rows)
 
 
@@ -192,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, help="save every trigger's steps to this file")
     p.add_argument("--silent", action="store_true")
     args = p.parse_args(argv)
+    started = time.time()
     work = Path(tempfile.mkdtemp(prefix="studymon-kill-breakdown-"))
     os.environ["STUDYMON_PROCESS_RUNTIME"] = str(work / "runtime")
     children = kr.Children()
@@ -205,6 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     finally:
         children.kill_all()
+        kr.Children.sweep(work, started)
         shutil.rmtree(work, ignore_errors=True)
     print(table(results))
     if args.json:

@@ -1,0 +1,629 @@
+"""Pilot tests of the console's widgets, fed with real engine events and ledger records."""
+
+from __future__ import annotations
+
+import ast
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from textual import on
+from textual.app import App, ComposeResult
+from textual.containers import Horizontal
+from textual.widget import Widget
+from textual.widgets import Button, Label, Static
+
+from engine.checks import Check
+from engine.events import (
+    ArmChanged,
+    ContainerChanged,
+    KillStep,
+    Problem,
+    ProcessEnded,
+    ProcessStarted,
+    Progress,
+    RecordsSeen,
+    Sample,
+    State,
+    StateChanged,
+    Verdicts,
+)
+from engine.ledger import LedgerIssue, Record
+from widgets.containers_table import ContainersTable
+from widgets.controls import Controls
+from widgets.dialogs import ConfirmScreen, HelpScreen, QuitScreen, RecordScreen
+from widgets.ledger_stream import LedgerStream, plain_line, summarize
+from widgets.load_graph import LoadGraph
+from widgets.machine_bar import MachineBar
+from widgets.study_header import StudyHeader
+from widgets.study_pane import TCSS_PATH, StudyPane, pane_id
+
+WIDGETS = Path(__file__).resolve().parent.parent / "widgets"
+
+# A diagnosis round as the contract writes it, then a few others, cycled.
+CONTENTS: list[tuple[str, dict[str, Any]]] = [
+    ("studyOpen", {"study": "s1", "budget": 60, "config": {}}),
+    ("stageOpen", {"stage": "diagnosis", "round": 1}),
+    ("decision", {"name": "selectDiagnosis", "round": 1, "output": {"chosen": ["e1", "e2"]}}),
+    ("runPlanned", {"run": "d1", "purpose": "diagnosis", "object": "alpha", "round": 1, "experiments": ["e1", "e2"]}),
+    ("charge", {"run": "d1", "amount": 10, "balance": 50}),
+    ("runStarted", {"run": "d1", "container": "inforsi-s1-d1"}),
+    ("runResult", {"run": "d1", "exitCode": 0, "outputs": {"e1": 0.5, "e2": 0.7}}),
+    (
+        "diagnosisSettlement",
+        {"round": 1, "run": "d1", "dropped": [{"experiment": "e2", "reason": "x"}], "judged": {"experiments": [{"id": "e1"}]}},
+    ),
+    ("halt", {"reason": "balance exhausted"}),
+    ("oddity", {"zeta": [1, 2]}),
+]
+
+
+def make_records(n: int, start: int = 1) -> list[Record]:
+    out = []
+    for seq in range(start, start + n):
+        kind, content = CONTENTS[(seq - 1) % len(CONTENTS)]
+        at = f"2026-11-30T05:{(seq // 60) % 60:02d}:{seq % 60:02d}.{seq % 1000:03d}Z"
+        out.append(Record(seq, at, kind, content, seq, seq * 100))
+    return out
+
+
+def strip_text(widget: Any, y: int) -> str:
+    return widget.render_line(y).text
+
+
+def label_text(label: Label) -> str:
+    return str(label.content)
+
+
+class Harness(App[None]):
+    """A tiny app around one widget; it keeps every message the widgets post for the app."""
+
+    CSS_PATH = [TCSS_PATH]
+
+    def __init__(self, make: Callable[[], Widget]) -> None:
+        super().__init__()
+        self.make = make
+        self.messages: list[Any] = []
+        self.copied: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield self.make()
+
+    def copy_to_clipboard(self, text: str) -> None:
+        self.copied.append(text)
+
+    @on(LedgerStream.OpenRecord)
+    @on(LedgerStream.SaveRequested)
+    @on(Controls.Action)
+    @on(StudyPane.ActionRequested)
+    def keep(self, message: Any) -> None:
+        self.messages.append(message)
+
+
+# --- the policy --------------------------------------------------------------
+
+
+def test_widgets_touch_no_files_processes_or_docker() -> None:
+    forbidden = {"docker", "subprocess", "psutil", "watchfiles", "os", "socket", "shutil", "signal", "threading"}
+    for path in sorted(WIDGETS.glob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            for name in names:
+                assert name.split(".")[0] not in forbidden, f"{path.name} imports {name}"
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                assert node.func.id != "open", f"{path.name} opens a file"
+        assert ast.get_docstring(tree), f"{path.name} has no module docstring"
+    css = (WIDGETS / "studymon.tcss").read_text()
+    assert "StudyPane:focus-within" in css
+    for path in WIDGETS.glob("*.py"):
+        assert "DEFAULT_CSS" not in path.read_text(), f"{path.name} has inline CSS"
+
+
+# --- ledger stream -----------------------------------------------------------
+
+
+def test_summaries_say_what_each_kind_holds() -> None:
+    by_kind = {r.kind: r for r in make_records(len(CONTENTS))}
+    assert summarize(by_kind["runPlanned"]) == "d1 diagnosis cell alpha round 1"
+    assert summarize(by_kind["charge"]) == "d1 10 → 50"
+    assert summarize(by_kind["runStarted"]) == "d1 in inforsi-s1-d1"
+    assert summarize(by_kind["runResult"]) == "d1 exit 0, 2 outputs"
+    assert summarize(by_kind["diagnosisSettlement"]) == "round 1 d1: 1 judged, 1 dropped"
+    assert summarize(by_kind["stageOpen"]) == "diagnosis round 1"
+    assert summarize(by_kind["decision"]) == "selectDiagnosis round 1 chose 2"
+    assert summarize(by_kind["halt"]) == "balance exhausted"
+    assert summarize(by_kind["oddity"]) == '{"zeta":[1,2]}'
+    odd = Record(1, "2026-11-30T05:32:38.123Z", "runResult", {"outputs": 7}, 1, 0)
+    assert "exit None, 0 outputs" in summarize(odd)
+    line = plain_line(by_kind["charge"], 3)
+    assert line.startswith("  5 05:00:05.005 charge     d1 10 → 50")
+
+
+async def test_stream_keeps_at_most_max_records_of_200_000() -> None:
+    app = Harness(lambda: LedgerStream(max_records=10_000, id="s"))
+    async with app.run_test() as pilot:
+        stream = app.query_one(LedgerStream)
+        records = make_records(200_000)
+        started = time.perf_counter()
+        for i in range(0, len(records), 2_000):
+            stream.add_records(records[i : i + 2_000])
+        spent = time.perf_counter() - started
+        stream.flush()
+        await pilot.pause()
+        assert len(stream._records) == 10_000
+        assert stream.dropped == 190_000
+        assert stream._records[0].seq == 190_001
+        assert stream.line_count == 10_000
+        assert spent < 5.0, f"adding 200 000 records took {spent:.2f}s"
+        status = stream.status.render().plain
+        assert "190000 earlier records not kept" in status
+        assert "following" in status
+        # Following: the bottom line on screen is the last record.
+        height = stream.lines.scrollable_content_region.height
+        assert strip_text(stream.lines, height - 1).lstrip().startswith("200000 ")
+        # Only lines on screen were ever drawn.
+        assert len(stream.lines._strips) <= 2 * height
+
+
+async def test_a_burst_is_shown_in_one_catch_up_not_one_repaint_per_record() -> None:
+    app = Harness(lambda: LedgerStream(refresh_interval=60.0, id="s"))
+    async with app.run_test() as pilot:
+        stream = app.query_one(LedgerStream)
+        await pilot.pause()
+        stream.add_records(make_records(5))  # after a quiet spell: shown at once
+        assert stream.lines.virtual_size.height == 5
+        for seq in range(6, 56):
+            stream.add_records(make_records(1, start=seq))
+        assert stream.kept == 55
+        assert stream.lines.virtual_size.height == 5, "a burst waits for the next catch-up"
+        stream.flush()
+        await pilot.pause()
+        assert stream.lines.virtual_size.height == 55
+        height = stream.lines.scrollable_content_region.height
+        assert strip_text(stream.lines, height - 1).lstrip().startswith("55 ")
+
+
+async def test_follow_stops_when_scrolled_up_and_resumes_on_end() -> None:
+    app = Harness(lambda: LedgerStream(id="s"))
+    async with app.run_test() as pilot:
+        stream = app.query_one(LedgerStream)
+        stream.focus()
+        stream.add_records(make_records(200))
+        stream.flush()
+        await pilot.pause()
+        lines = stream.lines
+        assert stream.following and lines.scroll_y == lines.max_scroll_y
+        # The operator scrolls up (mouse wheel or scrollbar): following stops, and it says so.
+        lines.scroll_to(y=lines.max_scroll_y - 30, animate=False)
+        await pilot.pause()
+        assert not stream.following
+        assert stream.has_class("-paused")
+        assert "paused — End to follow" in stream.status.render().plain
+        top = lines.scroll_y
+        stream.add_records(make_records(50, start=201))
+        stream.flush()
+        await pilot.pause()
+        assert lines.scroll_y == top, "new records must not move a paused view"
+        await pilot.press("end")
+        assert stream.following
+        assert lines.scroll_y == lines.max_scroll_y
+        height = lines.scrollable_content_region.height
+        assert strip_text(lines, height - 1).lstrip().startswith("250 ")
+        assert "following" in stream.status.render().plain
+        # A key moves the cursor and stops following too.
+        await pilot.press("up")
+        assert not stream.following
+        assert stream.cursor_record is not None and stream.cursor_record.seq == 249
+
+
+async def test_paused_view_keeps_its_records_while_old_ones_fall_off() -> None:
+    app = Harness(lambda: LedgerStream(max_records=100, id="s"))
+    async with app.run_test() as pilot:
+        stream = app.query_one(LedgerStream)
+        stream.focus()
+        stream.add_records(make_records(100))
+        stream.flush()
+        await pilot.pause()
+        await pilot.press("home", "down", "down", "down", "down", "down")
+        assert stream.cursor_record is not None
+        assert stream.cursor_record.seq == 6
+        stream.lines.scroll_to(y=3, animate=False)
+        await pilot.pause()
+        first_shown = strip_text(stream.lines, 0)
+        stream.add_records(make_records(2, start=101))
+        stream.flush()
+        await pilot.pause()
+        assert stream.dropped == 2
+        assert strip_text(stream.lines, 0) == first_shown
+        assert stream.cursor_record.seq == 6
+
+
+async def test_filter_narrows_lines_and_escape_clears_it() -> None:
+    app = Harness(lambda: LedgerStream(id="s"))
+    async with app.run_test() as pilot:
+        stream = app.query_one(LedgerStream)
+        stream.focus()
+        stream.add_records(make_records(100))
+        stream.flush()
+        await pilot.pause()
+        await pilot.press("slash")
+        assert stream.filter_input.display and stream.filter_input.has_focus
+        await pilot.press(*"charge")
+        await pilot.pause()
+        assert stream.filter_text == "charge"
+        assert stream.line_count == 10
+        assert all(" charge " in line for line in stream.visible_lines())
+        # Records that arrive while filtering are filtered too.
+        stream.add_records(make_records(10, start=101))
+        stream.flush()
+        assert stream.line_count == 11
+        # Any text, not only a kind: the content is searched as well.
+        stream.set_filter("zeta")
+        assert stream.line_count == 11 and all("oddity" in line for line in stream.visible_lines())
+        stream.set_filter("charge")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert stream.filter_text == ""
+        assert stream.line_count == 110
+        assert not stream.filter_input.display
+        assert stream.lines.has_focus
+
+
+async def test_enter_opens_the_cursor_record_and_c_copies_it() -> None:
+    app = Harness(lambda: LedgerStream(id="s"))
+    async with app.run_test() as pilot:
+        stream = app.query_one(LedgerStream)
+        stream.focus()
+        stream.add_records(make_records(40))
+        stream.flush()
+        await pilot.pause()
+        await pilot.press("up", "up", "enter")
+        await pilot.pause()
+        opened = [m for m in app.messages if isinstance(m, LedgerStream.OpenRecord)]
+        assert [m.record.seq for m in opened] == [38]
+        await pilot.press("c")
+        assert app.copied and '"seq":38' in app.copied[-1]
+        # The cursor line is drawn highlighted (its own style), others are not.
+        line = stream.cursor_line
+        assert line is not None
+        cursor_strip = stream.lines.render_line(line - int(stream.lines.scroll_y))
+        other_strip = stream.lines.render_line(line - int(stream.lines.scroll_y) - 1)
+        assert cursor_strip.text.lstrip().startswith("38 ")
+        cursor_bg = {s.style.bgcolor for s in cursor_strip if s.style}
+        other_bg = {s.style.bgcolor for s in other_strip if s.style}
+        assert cursor_bg != other_bg
+
+
+async def test_w_asks_to_save_the_visible_lines() -> None:
+    app = Harness(lambda: LedgerStream(id="s"))
+    async with app.run_test() as pilot:
+        stream = app.query_one(LedgerStream)
+        stream.focus()
+        stream.add_records(make_records(30))
+        stream.set_filter("runResult")
+        await pilot.pause()
+        await pilot.press("w")
+        await pilot.pause()
+        saved = [m for m in app.messages if isinstance(m, LedgerStream.SaveRequested)]
+        assert len(saved) == 1
+        assert saved[0].lines == [plain_line(r, 3) for r in make_records(30) if r.kind == "runResult"]
+
+
+# --- containers table --------------------------------------------------------
+
+
+def _inspect(status: str, started: str = "2026-11-30T05:00:00.000000000Z", code: int = 0) -> dict[str, Any]:
+    return {"Id": "abc", "Name": "/x", "State": {"Status": status, "Running": status == "running", "StartedAt": started, "ExitCode": code}}
+
+
+async def test_containers_update_in_place() -> None:
+    prefix = "inforsi-s1-"
+    app = Harness(lambda: ContainersTable(prefix, id="t"))
+    async with app.run_test() as pilot:
+        table = app.query_one(ContainersTable)
+        table.set_purpose("d1", "diagnosis")
+        name = prefix + "d1"
+        table.apply(ContainerChanged("s1", name, "create", _inspect("created"), "created"))
+        await pilot.pause()
+        assert table.row_count == 1
+        assert table.get_row(name)[0].plain == "d1"
+        assert table.get_row(name)[1].plain == "diagnosis"
+        table.apply(ContainerChanged("s1", name, "start", _inspect("running"), "running"))
+        from engine.clock import parse_rfc3339
+
+        table.tick(parse_rfc3339("2026-11-30T05:03:07Z"))
+        await pilot.pause()
+        assert table.row_count == 1
+        row = [c.plain for c in table.get_row(name)]
+        assert row[2:4] == ["running", "3m07s"]
+        table.apply(ContainerChanged("s1", name, "die", _inspect("exited", code=3), "exited", 3))
+        await pilot.pause()
+        assert table.row_count == 1
+        assert [c.plain for c in table.get_row(name)][2:4] == ["exited", "exit 3"]
+        table.apply(ContainerChanged("s1", name, "destroy", None, "removed"))
+        await pilot.pause()
+        assert table.row_count == 1
+        assert table.status_of(name) == "removed"
+        cells = table.get_row(name)
+        assert cells[2].plain == "removed" and cells[3].plain == "exit 3"
+        assert cells[0].style == table.get_component_rich_style("containers--removed")
+        # A purpose learnt after the row exists fills the cell in place.
+        other = prefix + "a1"
+        table.apply(ContainerChanged("s1", other, "exists", _inspect("running"), "running"))
+        table.set_purpose("a1", "ablation")
+        assert table.get_row(other)[1].plain == "ablation"
+        assert table.row_count == 2
+
+
+async def test_containers_cap_rows_dropping_removed_first() -> None:
+    app = Harness(lambda: ContainersTable("p-s-", max_rows=5, id="t"))
+    async with app.run_test() as pilot:
+        table = app.query_one(ContainersTable)
+        table.apply(ContainerChanged("s", "p-s-keep", "start", _inspect("running"), "running"))
+        for i in range(8):
+            name = f"p-s-r{i}"
+            table.apply(ContainerChanged("s", name, "die", _inspect("exited"), "exited", 0))
+            table.apply(ContainerChanged("s", name, "destroy", None, "removed"))
+        await pilot.pause()
+        assert table.row_count == 5
+        assert "p-s-keep" in table.names
+        assert table.names[-1] == "p-s-r7"
+
+
+# --- controls ----------------------------------------------------------------
+
+
+async def test_controls_enable_per_state_and_post_actions() -> None:
+    app = Harness(lambda: Controls(id="c"))
+    async with app.run_test() as pilot:
+        controls = app.query_one(Controls)
+        kill, arm, resume, stop = (controls.query_one(f"#{i}", Button) for i in ("kill", "arm", "resume", "stop"))
+        controls.set_state(State.RUNNING, armed=False, running=True, finished=False)
+        assert (kill.disabled, arm.disabled, resume.disabled, stop.disabled) == (False, False, True, False)
+        controls.set_state(State.KILLED, armed=False, running=False, finished=False)
+        assert (kill.disabled, resume.disabled, stop.disabled) == (True, False, True)
+        controls.set_state(State.FINISHED_OK, armed=False, running=False, finished=True)
+        assert (kill.disabled, arm.disabled, resume.disabled, stop.disabled) == (True, True, True, True)
+        controls.set_state(State.RUNNING, armed=True, running=True, finished=False)
+        assert "Armed" in str(arm.label) and arm.has_class("-armed")
+        await pilot.pause()
+        for button in ("#kill", "#arm", "#stop"):
+            await pilot.click(button)
+        await pilot.pause()
+        assert [m.action for m in app.messages] == ["kill", "arm", "stop"]
+        controls.set_state(State.STOPPED, armed=False, running=False, finished=False)
+        assert str(arm.label) == "Arm"
+        await pilot.click("#kill")  # disabled: nothing
+        await pilot.click("#resume")
+        await pilot.pause()
+        assert [m.action for m in app.messages] == ["kill", "arm", "stop", "resume"]
+
+
+# --- dialogs -----------------------------------------------------------------
+
+
+async def test_confirm_defaults_to_cancel() -> None:
+    app = Harness(lambda: Label("behind"))
+    async with app.run_test() as pilot:
+        answers: list[bool | None] = []
+        app.push_screen(ConfirmScreen("Kill s1", "Kill the controller of s1 now?", "Kill"), answers.append)
+        await pilot.pause()
+        assert app.focused is not None and app.focused.id == "cancel"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert answers == [False]
+        app.push_screen(ConfirmScreen("Kill s1", "Kill now?", "Kill"), answers.append)
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        app.push_screen(ConfirmScreen("Kill s1", "Kill now?", "Kill"), answers.append)
+        await pilot.pause()
+        await pilot.press("left", "enter")
+        await pilot.pause()
+        assert answers == [False, False, True]
+
+
+async def test_quit_offers_stop_detach_cancel() -> None:
+    app = Harness(lambda: Label("behind"))
+    async with app.run_test() as pilot:
+        answers: list[str | None] = []
+        app.push_screen(QuitScreen(["s1", "s2"]), answers.append)
+        await pilot.pause()
+        assert app.focused is not None and app.focused.id == "cancel"
+        await pilot.press("enter")
+        await pilot.pause()
+        app.push_screen(QuitScreen(1), answers.append)
+        await pilot.pause()
+        assert "1 study is still running" in str(app.screen.query_one("#dialog-question", Static).content)
+        await pilot.click("#detach")
+        await pilot.pause()
+        app.push_screen(QuitScreen(["s1"]), answers.append)
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert answers == ["cancel", "detach", "cancel"]
+
+
+async def test_record_and_help_screens() -> None:
+    app = Harness(lambda: Label("behind"))
+    async with app.run_test(size=(100, 40)) as pilot:
+        record = make_records(8)[7]
+        app.push_screen(RecordScreen(record))
+        await pilot.pause()
+        shown = app.screen.query_one("#record-json").visual
+        assert shown is not None
+        assert "diagnosisSettlement" in label_text(app.screen.query_one("#dialog-title", Label))
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, RecordScreen)
+        app.push_screen(HelpScreen([("k", "kill now"), ("a", "arm")], "Watch, break, verify."))
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert not isinstance(app.screen, HelpScreen)
+
+
+# --- header, graph, machine bar ----------------------------------------------
+
+
+async def test_header_badge_and_elapsed_from_an_injected_clock() -> None:
+    now = [100.0]
+    app = Harness(lambda: StudyHeader("s1", clock=lambda: now[0], id="h"))
+    async with app.run_test(size=(60, 5)) as pilot:
+        header = app.query_one(StudyHeader)
+        badge = header.query_one("#state-badge", Label)
+        assert header.elapsed_text == "--:--:--"
+        header.process_started()
+        header.set_state(State.RUNNING, "pid 42")
+        now[0] = 100.0 + 3725
+        header.refresh_clock()
+        await pilot.pause()
+        assert header.elapsed_text == "01:02:05"
+        assert header.query_one("#elapsed").render() == "01:02:05"
+        assert label_text(badge) == "running" and badge.has_class("state-running")
+        header.set_state(State.FINISHED_OK)
+        assert badge.has_class("state-finished-ok") and not badge.has_class("state-running")
+        now[0] += 50
+        assert header.elapsed_text == "01:02:05", "the clock stops when the study has finished"
+        header.set_armed(True)
+        await pilot.pause()
+        assert header.query_one("#armed-badge").display
+        header.set_progress(3, "diagnosis", 20.0, 60.0)
+        header.set_pid(42)
+        assert label_text(header.query_one("#header-progress", Label)) == "pid 42 · round 3 · diagnosis"
+        assert header.query_one("#balance").render().plain.endswith(" 40/60")
+
+
+async def test_load_graph_draws_rows_values_and_markers() -> None:
+    app = Harness(lambda: LoadGraph(window=60, id="g"))
+    async with app.run_test(size=(71, 5)) as pilot:
+        graph = app.query_one(LoadGraph)
+        for i in range(40):
+            graph.add_sample({"load": [i / 10, 0, 0], "memory": {"percent": 50.0}, "cpu": float(i * 2)}, i * 4.0)
+            if i == 20:
+                graph.mark("kill")
+            if i == 30:
+                graph.mark("resume")
+        await pilot.pause()
+        rows = graph.text().split("\n")
+        assert [strip_text(graph, y) for y in range(5)] == rows
+        assert len(rows) == 5
+        assert rows[0].startswith("cpu") and rows[0].endswith("78%")
+        assert rows[1].endswith("3.90") and rows[2].endswith("50%") and rows[3].endswith("156%")
+        assert "█" in rows[1] and "▁" in rows[0]
+        assert rows[4].strip() == "K" + " " * (rows[4].index("R") - rows[4].index("K") - 1) + "R"
+        assert rows[4].index("K") < rows[4].index("R")
+
+
+def test_machine_bar_text() -> None:
+    bar = MachineBar()
+    bar.update_sample({"load": [1.5, 1.0, 0.5], "cpu": 42.4, "memory": {"used": 4 * 1024**3, "total": 16 * 1024**3, "percent": 25.0}})
+    assert bar.text == "load 1.50 1.00 0.50 · cpu 42% · mem 4.0/16.0 GiB (25%)"
+
+
+# --- the pane ------------------------------------------------------------------
+
+
+async def test_pane_routes_every_event() -> None:
+    now = [10.0]
+    app = Harness(lambda: StudyPane("s1", "inforsi", clock=lambda: now[0], wall_clock=lambda: 0.0))
+    async with app.run_test(size=(60, 48)) as pilot:
+        pane = app.query_one(StudyPane)
+        assert pane.id == pane_id("s1")
+        pane.handle(ProcessStarted("s1", 4242, False))
+        pane.handle(StateChanged("s1", State.RUNNING, "pid 4242"))
+        pane.handle(RecordsSeen("s1", tuple(make_records(8)), (LedgerIssue("gap", 9, "seq 11 follows 9"),)))
+        pane.handle(Progress("s1", 1, "diagnosis", 50.0, 60.0, (("d1", "inforsi-s1-d1"),)))
+        pane.handle(ContainerChanged("s1", "inforsi-s1-d1", "start", _inspect("running"), "running"))
+        pane.handle(Sample("s1", {"load": [0.5, 0, 0], "memory": {"percent": 30}, "cpu": 12.0}, 80.0))
+        pane.handle(ArmChanged("s1", True))
+        pane.handle(RecordsSeen("other", tuple(make_records(5))))  # another study's: ignored
+        await pilot.pause()
+        assert pane.stream.kept == 8
+        assert pane.containers.get_row("inforsi-s1-d1")[1].plain == "diagnosis"
+        assert "gap" in pane.header.note
+        assert pane.header.armed and pane.controls.armed
+        assert not pane.controls.kill_button.disabled and pane.controls.resume_button.disabled
+        pane.handle(KillStep("s1", 1, "frozen", "targets: ['d1']"))
+        await pilot.pause()
+        assert label_text(pane.header.query_one("#header-note", Label)) == "kill 1: frozen — targets: ['d1']"
+        pane.handle(StateChanged("s1", State.KILLED, "kill 1 (auto)"))
+        pane.handle(KillStep("s1", 1, "killed", "SIGKILL to pid 4242"))
+        pane.handle(ProcessEnded("s1", 4242, None, "SIGKILL"))
+        await pilot.pause()
+        assert pane.header.note == "kill 1: killed — SIGKILL to pid 4242"
+        assert not pane.running and not pane.controls.resume_button.disabled
+        assert "pid 4242 (SIGKILL)" in label_text(pane.header.query_one("#header-progress", Label))
+        pane.handle(ProcessStarted("s1", 4243, True))
+        pane.handle(KillStep("s1", 1, "resumed", "pid 4243"))
+        pane.handle(Sample("s1", {"load": [0.5, 0, 0], "memory": {"percent": 30}, "cpu": 12.0}, 80.0))
+        assert [kind for _, kind in pane.graph.markers] == ["kill", "resume"]
+        pane.handle(Problem("s1", "container event stream stopped: boom"))
+        await pilot.pause()
+        assert pane.header.note.startswith("⚠ container event stream stopped")
+        assert pane.header.query_one("#header-note").has_class("-problem")
+        pane.handle(ProcessEnded("s1", 4243, 0, None))
+        pane.handle(StateChanged("s1", State.FINISHED_OK))
+        pane.handle(Verdicts("s1", (Check("ledgerWellFormed", True, "ok"),), True, True))
+        await pilot.pause()
+        assert pane.finished
+        assert pane.controls.resume_button.disabled and pane.controls.arm_button.disabled
+        assert label_text(pane.header.query_one("#checks-badge", Label)) == "checks ✓"
+
+
+async def test_pane_asks_the_app_for_actions() -> None:
+    app = Harness(lambda: StudyPane("s.1", "inforsi", clock=lambda: 0.0))
+    async with app.run_test(size=(60, 48)) as pilot:
+        pane = app.query_one(StudyPane)
+        assert pane.id == "pane-s_1"
+        pane.handle(ProcessStarted("s.1", 7, False))
+        pane.handle(StateChanged("s.1", State.RUNNING))
+        await pilot.pause()
+        await pilot.click("#kill")
+        await pilot.click("#arm")
+        await pilot.pause()
+        asked = [(m.study_id, m.action) for m in app.messages if isinstance(m, StudyPane.ActionRequested)]
+        assert asked == [("s.1", "kill"), ("s.1", "arm")]
+        assert not any(isinstance(m, Controls.Action) for m in app.messages)
+        assert pane.has_focus_within
+        app.set_focus(None)
+        pane.focus_pane()
+        await pilot.pause()
+        assert app.focused is pane.stream.lines
+
+
+class ThreePanes(App[None]):
+    CSS_PATH = [TCSS_PATH]
+
+    def compose(self) -> ComposeResult:
+        yield MachineBar()
+        with Horizontal():
+            for study in ("s1", "s2", "s3"):
+                yield StudyPane(study, "inforsi", clock=lambda: 0.0, wall_clock=lambda: 0.0)
+        yield Label("footer")
+
+
+async def test_three_panes_fit_160_by_48() -> None:
+    app = ThreePanes()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        panes = list(app.query(StudyPane))
+        assert len(panes) == 3
+        for pane in panes:
+            assert pane.region.width >= 50
+            assert pane.stream.lines.region.height >= 20
+            assert pane.header.region.height == 3
+            assert pane.controls.region.height == 3
+            assert pane.graph.region.height == 6
+            assert pane.region.bottom <= 47
+        line = make_records(7)[6]
+        panes[0].stream.add_records([line])
+        panes[0].stream.flush()
+        await pilot.pause()
+        assert "d1 exit 0, 2 outputs" in strip_text(panes[0].stream.lines, 0)

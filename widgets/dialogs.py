@@ -1,0 +1,169 @@
+"""Modal screens of the console: confirm, quit, a record's full JSON, help.
+
+Destructive choices always open with the safe button focused, so a reflexive
+Enter does nothing harmful; Escape is always the safe way out.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from rich.json import JSON
+from rich.table import Table
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, Static
+
+from engine.ledger import Record
+
+_MOVE_BINDINGS = [
+    Binding("left", "app.focus_previous", "Previous", show=False),
+    Binding("right", "app.focus_next", "Next", show=False),
+]
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Ask once; True only when the confirm button is pressed.  Cancel has the focus."""
+
+    AUTO_FOCUS = "#cancel"
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), *_MOVE_BINDINGS]
+
+    def __init__(self, title: str, question: str, confirm: str = "Confirm", variant: str = "error") -> None:
+        super().__init__(classes="dialog")
+        self.title_text = title
+        self.question = question
+        self.confirm_label = confirm
+        self.variant = variant
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(self.title_text, markup=False, id="dialog-title")
+            yield Static(self.question, markup=False, id="dialog-question")
+            with Horizontal(id="dialog-buttons"):
+                yield Button(self.confirm_label, id="confirm", variant=self.variant)  # type: ignore[arg-type]
+                yield Button("Cancel", id="cancel")
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "confirm")
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)
+
+
+class QuitScreen(ModalScreen[str]):
+    """Quitting with studies running: ``"stop"`` them, ``"detach"`` from them, or ``"cancel"`` (focused)."""
+
+    AUTO_FOCUS = "#cancel"
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), *_MOVE_BINDINGS]
+
+    def __init__(self, running: Sequence[str] | int = ()) -> None:
+        """``running``: the ids of the studies still running, or just how many there are."""
+        super().__init__(classes="dialog")
+        self.running = running if isinstance(running, int) else list(running)
+
+    def _who(self) -> str:
+        if isinstance(self.running, int):
+            return f"{self.running} stud{'y is' if self.running == 1 else 'ies are'}"
+        if not self.running:
+            return "Studies are"
+        return ", ".join(self.running) + (" is" if len(self.running) == 1 else " are")
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label("Quit studymon", markup=False, id="dialog-title")
+            yield Static(
+                f"{self._who()} still running.\n"
+                "Stop: SIGINT each study, wait for it, keep all the evidence.\n"
+                "Detach: leave them running; `studymon attach OUT…` takes over later.",
+                id="dialog-question",
+            )
+            with Horizontal(id="dialog-buttons"):
+                yield Button("Stop studies", id="stop", variant="warning")
+                yield Button("Detach", id="detach", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id if event.button.id in ("stop", "detach") else "cancel")
+
+    def action_cancel(self) -> None:
+        self.dismiss("cancel")
+
+
+class RecordScreen(ModalScreen[None]):
+    """One ledger record, whole and pretty; Escape closes."""
+
+    BINDINGS = [Binding("escape", "close", "Close"), Binding("q", "close", "Close", show=False)]
+
+    def __init__(self, record: Record | dict[str, Any], title: str | None = None) -> None:
+        super().__init__(classes="dialog")
+        self.record_data = record.as_json() if isinstance(record, Record) else dict(record)
+        if title is None:
+            title = f"record {self.record_data.get('seq', '?')} · {self.record_data.get('kind', '?')}"
+        self.title_text = title
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(self.title_text, markup=False, id="dialog-title")
+            with VerticalScroll(id="record-body"):
+                yield Static(JSON.from_data(self.record_data, indent=2, ensure_ascii=False, default=str), markup=False, id="record-json")
+            with Horizontal(id="dialog-buttons"):
+                yield Button("Close", id="close")
+
+    def on_mount(self) -> None:
+        self.query_one("#record-body").focus()
+
+    @on(Button.Pressed, "#close")
+    def _close_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(None)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class HelpScreen(ModalScreen[None]):
+    """The keys, from the (key, description) pairs given, and a short text; Escape or ``?`` closes."""
+
+    BINDINGS = [
+        Binding("escape", "close", "Close"),
+        Binding("question_mark", "close", "Close", key_display="?"),
+    ]
+
+    def __init__(self, bindings: Sequence[tuple[str, str]], text: str = "") -> None:
+        super().__init__(classes="dialog")
+        self.keys = list(bindings)
+        self.help_text = text
+
+    def compose(self) -> ComposeResult:
+        table = Table.grid(padding=(0, 2))
+        table.add_column(no_wrap=True)
+        table.add_column()
+        for key, description in self.keys:
+            table.add_row(Text(key), Text(description))  # plain: a '[' in a key is not markup
+        with Vertical(id="dialog"):
+            yield Label("Help", markup=False, id="dialog-title")
+            with VerticalScroll(id="help-body"):
+                if self.help_text:
+                    yield Static(self.help_text, markup=False, id="help-text")
+                yield Static(table, markup=False, id="help-keys")
+            with Horizontal(id="dialog-buttons"):
+                yield Button("Close", id="close")
+
+    def on_mount(self) -> None:
+        self.query_one("#help-body").focus()
+
+    @on(Button.Pressed, "#close")
+    def _close_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(None)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

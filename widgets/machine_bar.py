@@ -1,0 +1,67 @@
+"""A one-line header with the machine's load: load average, CPU %, memory used of total."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.widget import Widget
+
+GIB = 1024**3
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def machine_text(sample: dict[str, Any] | None) -> str:
+    """``load 1.20 0.90 0.75 · cpu 43% · mem 5.2/15.6 GiB (33%)`` from a light sample."""
+    if not sample:
+        return "machine: waiting for the first sample"
+    parts: list[str] = []
+    load = sample.get("load")
+    if isinstance(load, (list, tuple)) and load:
+        parts.append("load " + " ".join(f"{v:.2f}" if _num(v) is not None else "-" for v in load[:3]))
+    cpu = _num(sample.get("cpu"))
+    if cpu is not None:
+        parts.append(f"cpu {cpu:.0f}%")
+    memory = sample.get("memory")
+    if isinstance(memory, dict):
+        used, total, percent = _num(memory.get("used")), _num(memory.get("total")), _num(memory.get("percent"))
+        if used is not None and total:
+            text = f"mem {used / GIB:.1f}/{total / GIB:.1f} GiB"
+            if percent is not None:
+                text += f" ({percent:.0f}%)"
+            parts.append(text)
+        elif percent is not None:
+            parts.append(f"mem {percent:.0f}%")
+    return " · ".join(parts) or "machine: no figures in the sample"
+
+
+class MachineBar(Widget):
+    """The machine's load in one line; the app feeds it every light sample."""
+
+    COMPONENT_CLASSES = {"machine--label", "machine--figures"}
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.sample: dict[str, Any] | None = None
+        self.text = machine_text(None)
+
+    def update_sample(self, sample: dict[str, Any]) -> None:
+        """A light machine sample (``load``, ``cpu``, ``memory``); redrawn only when its text changes."""
+        self.sample = sample
+        text = machine_text(sample)
+        if text != self.text:
+            self.text = text
+            self.refresh()
+
+    def render(self) -> Text:
+        return Text.assemble(
+            ("machine ", self.get_component_rich_style("machine--label")),
+            (self.text, self.get_component_rich_style("machine--figures")),
+            no_wrap=True,
+            end="",
+        )

@@ -1,0 +1,200 @@
+"""One study's pane: header, ledger stream, containers, load graph and controls, fed by engine events.
+
+:meth:`StudyPane.handle` takes every engine event of its study and routes it
+to the widget that shows it; the pane keeps only what the buttons need
+(running, finished, armed).  Buttons become :class:`StudyPane.ActionRequested`
+for the app, which confirms destructive ones and calls the engine.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Callable
+
+from textual import events, on
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.message import Message
+
+from engine.events import (
+    ArmChanged,
+    ContainerChanged,
+    KillStep,
+    Problem,
+    ProcessEnded,
+    ProcessStarted,
+    Progress,
+    RecordsSeen,
+    Sample,
+    State,
+    StateChanged,
+    StudyEvent,
+    Verdicts,
+)
+from widgets.containers_table import ContainersTable
+from widgets.controls import Controls
+from widgets.ledger_stream import DEFAULT_MAX_RECORDS, DEFAULT_REFRESH_INTERVAL, LedgerStream
+from widgets.load_graph import LoadGraph
+from widgets.study_header import StudyHeader
+
+# The app adds this to its CSS_PATH: every widget's style lives there.
+TCSS_PATH = Path(__file__).with_name("studymon.tcss")
+
+FINISHED = (State.FINISHED_OK, State.FINISHED_FAIL)
+
+
+def pane_id(study_id: str) -> str:
+    """A CSS id for a study's pane (study ids may hold dots and start with a digit)."""
+    return "pane-" + re.sub(r"[^A-Za-z0-9_-]", "_", study_id)
+
+
+class StudyPane(Vertical):
+    """Everything about one study.  ``container_prefix`` is the template's ``containerPrefix``."""
+
+    class ActionRequested(Message):
+        """The operator pressed a control: ``action`` is ``kill``, ``arm``, ``resume`` or ``stop``."""
+
+        def __init__(self, study_id: str, action: str) -> None:
+            super().__init__()
+            self.study_id = study_id
+            self.action = action
+
+    def __init__(
+        self,
+        study_id: str,
+        container_prefix: str,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        wall_clock: Callable[[], float] = time.time,
+        max_records: int = DEFAULT_MAX_RECORDS,
+        refresh_interval: float = DEFAULT_REFRESH_INTERVAL,
+        cores: int | None = None,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(name=name, id=id or pane_id(study_id), classes=classes)
+        self.study_id = study_id
+        self.clock = clock
+        self.wall_clock = wall_clock
+        self.state = State.STARTING
+        self.armed = False
+        self.running = False
+        self.finished = False
+        self.pid: int | None = None
+        self.header = StudyHeader(study_id, clock, id="study-header")
+        self.stream = LedgerStream(max_records, refresh_interval=refresh_interval, id="ledger")
+        self.containers = ContainersTable(f"{container_prefix}-{study_id}-", id="containers")
+        self.graph = LoadGraph(cores=cores, id="load-graph")
+        self.controls = Controls(id="controls")
+
+    def compose(self) -> ComposeResult:
+        yield self.header
+        yield self.stream
+        yield self.containers
+        yield self.graph
+        yield self.controls
+
+    def on_mount(self) -> None:
+        self._sync_controls()
+        self.tick()
+        # Durations move once a second; the widgets redraw only what changed.
+        self.set_interval(1.0, self.tick)
+
+    def tick(self) -> None:
+        """Move the clocks: the running time and the containers' durations."""
+        self.header.refresh_clock()
+        self.containers.tick(self.wall_clock())
+
+    def focus_pane(self) -> None:
+        """Make this the current pane: focus its ledger stream, where its keys are."""
+        self.stream.focus()
+
+    def flush(self) -> None:
+        """Show every record handled so far now, not at the stream's next catch-up (for snapshots)."""
+        self.stream.flush()
+
+    # --- events --------------------------------------------------------------
+    def handle(self, event: StudyEvent) -> None:
+        """Show one engine event of this study (events of other studies are ignored)."""
+        if event.study != self.study_id:
+            return
+        if isinstance(event, RecordsSeen):
+            self._records_seen(event)
+        elif isinstance(event, Progress):
+            self.header.set_progress(event.round, event.stage, event.balance, event.budget)
+        elif isinstance(event, StateChanged):
+            self.state = event.state
+            if event.state in FINISHED:
+                self.finished = True
+            self.header.set_state(event.state, event.detail)
+            self._sync_controls()
+        elif isinstance(event, ProcessStarted):
+            self.pid, self.running = event.pid, True
+            self.header.set_pid(event.pid)
+            self.header.process_started()
+            self._sync_controls()
+        elif isinstance(event, ProcessEnded):
+            if event.pid == self.pid:
+                self.running = False
+            how = event.signal if event.signal else f"exit {event.code}"
+            self.header.set_pid(event.pid, how)
+            self._sync_controls()
+        elif isinstance(event, ContainerChanged):
+            self.containers.apply(event)
+        elif isinstance(event, ArmChanged):
+            self.armed = event.armed
+            self.header.set_armed(event.armed)
+            self._sync_controls()
+        elif isinstance(event, KillStep):
+            self._kill_step(event)
+        elif isinstance(event, Sample):
+            self.graph.add_sample(event.sample, event.tree_cpu)
+        elif isinstance(event, Verdicts):
+            if event.finished:
+                self.finished = True
+            self.header.set_checks(event.ok, event.finished)
+            if event.resume_hint and not event.finished:
+                self.header.set_note(f"resume: {event.resume_hint}", "info")
+            self._sync_controls()
+        elif isinstance(event, Problem):
+            text = f"⚠ {event.message}" + (f" — {event.hint}" if event.hint else "")
+            self.header.set_note(text, "problem")
+
+    def _records_seen(self, event: RecordsSeen) -> None:
+        self.stream.add_records(event.records)
+        for record in event.records:
+            if record.kind == "runPlanned":
+                run, purpose = record.get("run"), record.get("purpose")
+                if isinstance(run, str):
+                    self.containers.set_purpose(run, str(purpose or ""))
+        if event.issues:
+            last = event.issues[-1]
+            more = f" (+{len(event.issues) - 1} more)" if len(event.issues) > 1 else ""
+            self.header.set_note(f"⚠ ledger line {last.line}: {last.kind} — {last.detail}{more}", "problem")
+
+    def _kill_step(self, event: KillStep) -> None:
+        if event.step == "killed":
+            self.graph.mark("kill")
+        elif event.step == "resumed":
+            self.graph.mark("resume")
+        prefix = f"kill {event.kill}: " if event.kill else ""
+        kind = "problem" if event.step in ("error", "missed") else "kill"
+        self.header.set_note(f"{prefix}{event.step}" + (f" — {event.detail}" if event.detail else ""), kind)
+
+    def _sync_controls(self) -> None:
+        self.controls.set_state(self.state, self.armed, self.running, self.finished)
+
+    # --- asking the app --------------------------------------------------------
+    @on(Controls.Action)
+    def _control_pressed(self, event: Controls.Action) -> None:
+        event.stop()
+        self.post_message(self.ActionRequested(self.study_id, event.action))
+
+    def on_click(self, event: events.Click) -> None:
+        # A click anywhere in the pane makes it the current one.
+        if not self.has_focus_within:
+            self.focus_pane()
+

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,15 +52,21 @@ class Target:
 
 @dataclass
 class KillPlan:
-    """A kill decided at a trigger, before any evidence is written."""
+    """A kill struck: the controller is frozen and SIGKILLed; its evidence is still to write."""
 
     number: int
     trigger: str  # "auto" or "manual"
     trigger_record: Record | None
     trigger_seen: float  # time.time() when the trigger record was read
-    frozen_at: float | None = None
-    since: float | None = None  # runtime clock, just before the kill
-    targets: list[Target] = field(default_factory=list)
+    frozen_at: float  # time.time() right after SIGSTOP
+    since: float  # the runtime's clock at the freeze: the event window opens here
+    targets: list[Target]
+    before: dict[str, Any]  # target container inspects, taken while frozen
+    kill_sent: float  # time.time() just before SIGKILL
+    kill_returned: float  # time.time() once the signal call returned
+    signalled: bool
+    before_kill_seq: int
+    auto_resume: bool = True
 
 
 def next_kill_number(out: Path) -> int:
@@ -91,40 +97,36 @@ def targets_now(session: "StudySession", only: str | None = None) -> list[Target
     return out
 
 
-async def execute(session: "StudySession", plan: KillPlan, auto_resume: bool) -> None:
-    """Carry out a kill whose controller is already frozen (``plan.frozen_at`` set)."""
+async def execute(session: "StudySession", plan: KillPlan) -> None:
+    """Write the evidence of a kill already struck, resume, wait for the targets, save the window."""
     folder = session.spec.out / "kills" / str(plan.number)
     folder.mkdir(parents=True, exist_ok=False)
     runtime = session.runtime
     controller = session.controller
     assert controller is not None
     names = [t.container for t in plan.targets if t.container]
-
-    before = await asyncio.to_thread(session.inspect_many, names)
-    killed = controller.kill()
-    kill_sent = time.time()
-    before_kill_seq = session.accounts.last_seq
     write_json(
         folder / "kill.json",
         {
             "trigger": plan.trigger,
-            "at": rfc3339_ms(kill_sent),
+            "at": rfc3339_ms(plan.kill_sent),
             "pid": controller.pid,
-            "beforeKillSeq": before_kill_seq,
+            "beforeKillSeq": plan.before_kill_seq,
             "targets": [t.as_json() for t in plan.targets],
             "triggerSeq": plan.trigger_record.seq if plan.trigger_record else None,
             "triggerAt": plan.trigger_record.at if plan.trigger_record else None,
             "triggerSeenAt": rfc3339_ms(plan.trigger_seen),
-            "frozenAt": rfc3339_ms(plan.frozen_at) if plan.frozen_at else None,
-            "killSentAt": rfc3339_ms(kill_sent),
-            "killSentEpoch": kill_sent,
+            "frozenAt": rfc3339_ms(plan.frozen_at),
+            "killSentAt": rfc3339_ms(plan.kill_sent),
             "triggerSeenEpoch": plan.trigger_seen,
-            "signalled": killed,
-            "since": rfc3339_ns(int(plan.since * 1e9)) if plan.since else None,
+            "frozenEpoch": plan.frozen_at,
+            "killSentEpoch": plan.kill_sent,
+            "killReturnedEpoch": plan.kill_returned,
+            "signalled": plan.signalled,
+            "since": rfc3339_ns(int(plan.since * 1e9)),
         },
     )
-    write_json(folder / "container-before.json", before)
-    session.kill_step(plan.number, "killed", f"SIGKILL to pid {controller.pid}")
+    write_json(folder / "container-before.json", plan.before)
     await controller.wait()
     session.drain()
 
@@ -140,7 +142,7 @@ async def execute(session: "StudySession", plan: KillPlan, auto_resume: bool) ->
     await session.heavy_snapshot("after-kill")
     session.kill_step(plan.number, "captured", "container after the kill, machine snapshot")
 
-    if not auto_resume:
+    if not plan.auto_resume:
         session.enter_killed(plan.number)
         if not await session.resume_requested():
             session.kill_step(plan.number, "left", "closed before a resume; resume later with --resume")
@@ -151,12 +153,12 @@ async def execute(session: "StudySession", plan: KillPlan, auto_resume: bool) ->
 
     results = await session.wait_for_results([t.run for t in plan.targets])
     until = runtime.now()
-    events = await asyncio.to_thread(runtime.events, plan.since or until, until)
+    events = await asyncio.to_thread(runtime.events, plan.since, until)
     write_text(folder / "container-events.jsonl", "".join(_line(e) for e in events))
     write_json(
         folder / "container-events-window.json",
         {
-            "since": rfc3339_ns(int((plan.since or until) * 1e9)),
+            "since": rfc3339_ns(int(plan.since * 1e9)),
             "until": rfc3339_ns(int(until * 1e9)),
             "sinceEpoch": plan.since,
             "untilEpoch": until,

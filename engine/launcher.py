@@ -80,6 +80,14 @@ class Controller:
         self.out = out
         self._proc = proc
         self.ending: Ending | None = None
+        # A pidfd names this very process: checking it before a signal is one
+        # syscall, and it can never point at a recycled pid.
+        self._pidfd = -1
+        if hasattr(os, "pidfd_open") and self._start_time_matches():
+            try:
+                self._pidfd = os.pidfd_open(pid)
+            except OSError:
+                self._pidfd = -1
 
     # --- launching ---------------------------------------------------------
     @classmethod
@@ -125,11 +133,22 @@ class Controller:
         return cls(pid, start_time, out, None)
 
     # --- state and signals -------------------------------------------------
+    def _start_time_matches(self) -> bool:
+        actual = process_start_time(self.pid)
+        return actual is not None and abs(actual - self.start_time) <= 0.05
+
     def is_same_process(self) -> bool:
         if self.ending is not None:
             return False
-        actual = process_start_time(self.pid)
-        return actual is not None and abs(actual - self.start_time) <= 0.05
+        if self._pidfd >= 0:
+            try:
+                signal.pidfd_send_signal(self._pidfd, 0)
+            except ProcessLookupError:
+                return False
+            except OSError:
+                return self._start_time_matches()
+            return True
+        return self._start_time_matches()
 
     def signal_group(self, sig: int) -> bool:
         """Send ``sig`` to the controller's process group; False if it is gone or not ours."""
@@ -172,6 +191,9 @@ class Controller:
             await self._wait_foreign()
         if self.ending is None:
             self.ending = self._recorded_ending() or self._record_lost_ending()
+            if self._pidfd >= 0:
+                os.close(self._pidfd)
+                self._pidfd = -1
         return self.ending
 
     def _recorded_ending(self) -> Ending | None:

@@ -42,7 +42,7 @@ from engine.events import (
 from engine.evidence import append_jsonl, read_json, read_jsonl, write_json, write_text
 from engine.launcher import Controller, Ending, find_running
 from engine.ledger import LedgerIssue, LedgerTail, Record
-from engine.notify import Notifier
+from engine.notify import IN_CREATE, IN_MOVED_TO, Notifier
 from engine.report import Judgement, judge, last_ending
 from engine.runtimes import Runtime, open_runtime
 from engine.sampler import WRITE_EVERY, TreeCPU, heavy_snapshot
@@ -117,7 +117,6 @@ class StudySession:
         self._close_event = asyncio.Event()
         self._kill_task: asyncio.Task[None] | None = None
         self._killing: killproto.KillPlan | None = None
-        self._frozen: _Frozen | None = None
         self._pumping = True
         self._stopping = False
         self._stream_stop = threading.Event()
@@ -146,16 +145,26 @@ class StudySession:
         append_jsonl(self.spec.out / "arms.jsonl", {"event": "arm" if on else "disarm", "at": rfc3339_ms()})
         self.emit(ArmChanged(self.spec.id, on))
         if on:
-            self._check_trigger()
+            self._react_now()
 
     def kill_now(self, auto_resume: bool = True) -> bool:
         """Kill the controller now; targets are the runs in flight.  False if it is not running."""
         if self._killing is not None or self.controller is None or self.controller.ending is not None:
             return False
         self.drain()
-        if self._killing is not None or not self._freeze("manual", None, None, auto_resume, time.time()):
+        if self._killing is not None:
             return False
-        return self._launch_kill()
+        records: list[Record] = []
+        issues: list[LedgerIssue] = []
+        seen = time.time()
+        plan = self._strike("manual", None, None, seen, records, issues)
+        if records or issues:
+            self._record(records, issues, seen)
+        if plan is None:
+            return False
+        plan.auto_resume = auto_resume
+        self._follow_up(plan)
+        return True
 
     def resume(self) -> bool:
         """Resume a study whose controller is not running and that has not finished."""
@@ -217,7 +226,7 @@ class StudySession:
                         self.emit(Problem(self.spec.id, "the controller was found stopped (SIGSTOP); sent SIGCONT"))
                     self.emit(ProcessStarted(self.spec.id, self.controller.pid, False))
                     self.set_state(State.RUNNING, f"attached to pid {self.controller.pid}")
-                    self._check_trigger()
+                    self._react_now()
             else:
                 await self.relaunch(resume=self.resume_at_start)
             while True:
@@ -278,7 +287,7 @@ class StudySession:
         if ender.done():
             closer.cancel()
             return ender.result()
-        if self._killing is not None or self._frozen is not None or self._stopping:
+        if self._killing is not None or self._stopping:
             # A kill or a stop in progress ends this controller; see it through.
             return await ender
         ender.cancel()
@@ -370,8 +379,9 @@ class StudySession:
 
     # --- the ledger ----------------------------------------------------------
     def _watch_folders(self) -> None:
-        # OUT exists from the start; OUT/study appears when the study creates it.
-        self._notifier.watch(self.spec.out)
+        # OUT is watched only for OUT/study to appear: the engine's own writes
+        # there (timeline, kills) must not wake the ledger reader.
+        self._notifier.watch(self.spec.out, IN_CREATE | IN_MOVED_TO)
         self._notifier.watch(self.spec.study_dir)
 
     async def _pump(self) -> None:
@@ -408,19 +418,24 @@ class StudySession:
             os.write(self._timeline_fd, (json.dumps(line, ensure_ascii=False) + "\n").encode())
 
     def drain(self) -> None:
-        """Read what is new in the ledger; react, record, report.  Synchronous on purpose."""
-        records, issues = self._tail.read_new()
-        if records or issues:
-            self._absorb(records, issues, time.time(), react=True)
-        if self._frozen is not None:
-            self._launch_kill()
+        """Read what is new in the ledger; react, record, report.  Synchronous on purpose.
 
-    def _absorb(self, records: list[Record], issues: list[LedgerIssue], seen: float, react: bool) -> None:
+        The trigger is acted on before anything is written or emitted: the
+        controller is frozen, the ledger read to its end, the targets
+        inspected and SIGKILL sent in this same wake-up.
+        """
+        records, issues = self._tail.read_new()
+        if not records and not issues:
+            return
+        seen = time.time()
         for r in records:
             self.accounts.add(r)
-        if react:
-            # React before anything else: the trigger must cost the study no time.
-            self._check_trigger(seen)
+        plan = self._check_trigger(seen, records, issues)
+        self._record(records, issues, seen)
+        if plan is not None:
+            self._follow_up(plan)
+
+    def _record(self, records: list[Record], issues: list[LedgerIssue], seen: float) -> None:
         self._write_timeline(records, seen)
         if records and self.state == State.RESUMING:
             self.set_state(State.RUNNING, f"pid {self.controller.pid if self.controller else '?'}")
@@ -474,21 +489,34 @@ class StudySession:
                 ender.cancel()
 
     # --- the kill ------------------------------------------------------------
-    def _check_trigger(self, seen: float | None = None) -> None:
-        if not self.armed or self._killing is not None or self._frozen is not None:
-            return
+    def _check_trigger(
+        self, seen: float, records: list[Record], issues: list[LedgerIssue]
+    ) -> killproto.KillPlan | None:
+        if not self.armed or self._killing is not None:
+            return None
         if self.controller is None or self.controller.ending is not None:
-            return
+            return None
         first = self.accounts.first_diagnosis
         if first is None:
-            return
+            return None
         acct = self.accounts.runs[first]
         if not acct.starts:
-            return
+            return None
         if acct.results:
             self._missed(first, f"{first} already had its result (seq {acct.results[0].seq}) when its start was seen")
-            return
-        self._freeze("auto", acct.starts[0], first, True, seen if seen is not None else time.time())
+            return None
+        return self._strike("auto", acct.starts[0], first, seen, records, issues)
+
+    def _react_now(self) -> None:
+        """Check the trigger against what was read already (on arming, on attach)."""
+        records: list[Record] = []
+        issues: list[LedgerIssue] = []
+        seen = time.time()
+        plan = self._check_trigger(seen, records, issues)
+        if records or issues:
+            self._record(records, issues, seen)
+        if plan is not None:
+            self._follow_up(plan)
 
     def _missed(self, run: str, detail: str) -> None:
         self.armed = False
@@ -496,54 +524,76 @@ class StudySession:
         self.emit(ArmChanged(self.spec.id, False))
         self.kill_step(0, "missed", detail)
 
-    def _freeze(self, trigger: str, record: Record | None, only: str | None, auto_resume: bool, seen: float) -> bool:
-        """Stop the controller's process group at once; the kill itself follows in :meth:`_launch_kill`."""
-        assert self.controller is not None
-        if not self.controller.freeze():
-            return False
-        frozen = time.time()
-        self._frozen = _Frozen(trigger, record, only, auto_resume, seen, frozen, self.runtime.now())
-        return True
+    def _strike(
+        self,
+        trigger: str,
+        record: Record | None,
+        only: str | None,
+        seen: float,
+        records: list[Record],
+        issues: list[LedgerIssue],
+    ) -> killproto.KillPlan | None:
+        """Freeze, confirm, capture and SIGKILL, synchronously; the rest of the kill follows in a task.
 
-    def _launch_kill(self) -> bool:
-        frozen, self._frozen = self._frozen, None
-        assert frozen is not None and self.controller is not None
+        Records read after the freeze are appended to ``records``/``issues``
+        so that the caller reports them with the rest.
+        """
+        controller = self.controller
+        assert controller is not None
+        if not controller.freeze():
+            return None
+        frozen = time.time()
+        since = self.runtime.now()
         # Frozen, the study cannot write more; what it wrote before the freeze is read now.
-        records, issues = self._tail.read_new()
-        if records or issues:
-            self._absorb(records, issues, time.time(), react=False)
-        if frozen.only is not None:
-            acct = self.accounts.runs[frozen.only]
-            if acct.results:
-                self.controller.thaw()
-                self._missed(frozen.only, f"{frozen.only} had its result (seq {acct.results[0].seq}) before the kill landed")
-                return False
-        number = killproto.next_kill_number(self.spec.out)
+        more, more_issues = self._tail.read_new()
+        for r in more:
+            self.accounts.add(r)
+        records.extend(more)
+        issues.extend(more_issues)
+        if only is not None and self.accounts.runs[only].results:
+            controller.thaw()
+            seq = self.accounts.runs[only].results[0].seq
+            self._missed(only, f"{only} had its result (seq {seq}) before the kill could land")
+            return None
+        targets = killproto.targets_now(self, only)
+        before = self.inspect_many([t.container for t in targets if t.container])
+        kill_sent = time.time()
+        signalled = controller.kill()
         plan = killproto.KillPlan(
-            number,
-            frozen.trigger,
-            frozen.record,
-            frozen.seen,
-            frozen.frozen_at,
-            frozen.since,
-            killproto.targets_now(self, frozen.only),
+            number=killproto.next_kill_number(self.spec.out),
+            trigger=trigger,
+            trigger_record=record,
+            trigger_seen=seen,
+            frozen_at=frozen,
+            since=since,
+            targets=targets,
+            before=before,
+            kill_sent=kill_sent,
+            kill_returned=time.time(),
+            signalled=signalled,
+            before_kill_seq=self.accounts.last_seq,
         )
         self._killing = plan
-        if frozen.trigger == "auto":
+        return plan
+
+    def _follow_up(self, plan: killproto.KillPlan) -> None:
+        """Everything after the SIGKILL: arming, state, and the kill task."""
+        if plan.trigger == "auto":
             self.armed = False
             append_jsonl(
                 self.spec.out / "arms.jsonl",
-                {"event": "fired", "at": rfc3339_ms(), "run": frozen.only, "kill": number},
+                {"event": "fired", "at": rfc3339_ms(), "run": plan.targets[0].run if plan.targets else None,
+                 "kill": plan.number},
             )
             self.emit(ArmChanged(self.spec.id, False))
-        self.set_state(State.KILLED, f"kill {number} ({frozen.trigger})")
-        self.kill_step(number, "frozen", f"targets: {[t.run for t in plan.targets] or 'none'}")
-        self._kill_task = asyncio.ensure_future(self._run_kill(plan, frozen.auto_resume))
-        return True
+        self.set_state(State.KILLED, f"kill {plan.number} ({plan.trigger})")
+        self.kill_step(plan.number, "killed", f"SIGKILL to pid {self.controller.pid if self.controller else '?'}; "
+                       f"targets: {[t.run for t in plan.targets] or 'none'}")
+        self._kill_task = asyncio.ensure_future(self._run_kill(plan))
 
-    async def _run_kill(self, plan: killproto.KillPlan, auto_resume: bool) -> None:
+    async def _run_kill(self, plan: killproto.KillPlan) -> None:
         try:
-            await killproto.execute(self, plan, auto_resume)
+            await killproto.execute(self, plan)
         except Exception as exc:
             if self.controller is not None:
                 self.controller.thaw()
@@ -601,13 +651,18 @@ class StudySession:
         snap = await asyncio.to_thread(heavy_snapshot, label, containers)
         append_jsonl(self.spec.out / "machine.jsonl", snap)
 
-    def on_sample(self, sample: dict[str, Any]) -> None:
+    def tree_cpu(self) -> float:
+        """The controller's process-tree CPU since the last call (called from the sampler's thread)."""
+        controller = self.controller
+        pid = controller.pid if controller is not None and controller.ending is None else None
+        return self._tree.percent(pid)
+
+    def on_sample(self, sample: dict[str, Any], tree_cpu: float) -> None:
         """A light machine sample from the supervisor's sampler."""
         self._samples += 1
         if self._samples % WRITE_EVERY == 1:
             append_jsonl(self.spec.out / "machine.jsonl", sample)
-        pid = self.controller.pid if self.controller and self.controller.ending is None else None
-        self.emit(Sample(self.spec.id, sample, self._tree.percent(pid)))
+        self.emit(Sample(self.spec.id, sample, tree_cpu))
 
 
 _STATUS_AFTER = {
@@ -619,16 +674,3 @@ _STATUS_AFTER = {
     "die": "exited",
     "destroy": "removed",
 }
-
-
-@dataclass(frozen=True)
-class _Frozen:
-    """A trigger acted on: the controller is stopped, the kill not yet planned."""
-
-    trigger: str
-    record: Record | None
-    only: str | None
-    auto_resume: bool
-    seen: float
-    frozen_at: float
-    since: float

@@ -45,13 +45,19 @@ class Supervisor:
     def _emit(self, event: StudyEvent) -> None:
         self.sink(event)
 
+    def _measure(self) -> tuple[dict, dict[str, float]]:
+        # In a thread: psutil walks /proc, which would otherwise stall the loop (and a kill) for ms.
+        sample = light_sample()
+        trees = {sid: s.tree_cpu() for sid, s in list(self.sessions.items())}
+        return sample, trees
+
     async def _sample(self) -> None:
         light_sample()  # prime psutil's CPU counters
         while True:
             await asyncio.sleep(SAMPLE_EVERY)
-            sample = await asyncio.to_thread(light_sample)
-            for session in self.sessions.values():
-                session.on_sample(sample)
+            sample, trees = await asyncio.to_thread(self._measure)
+            for sid, session in list(self.sessions.items()):
+                session.on_sample(sample, trees.get(sid, 0.0))
 
     async def run(self) -> list[SessionResult]:
         sampler = asyncio.create_task(self._sample(), name="sampler")

@@ -627,3 +627,22 @@ async def test_three_panes_fit_160_by_48() -> None:
         panes[0].stream.flush()
         await pilot.pause()
         assert "d1 exit 0, 2 outputs" in strip_text(panes[0].stream.lines, 0)
+
+
+async def test_load_graph_mark_before_any_sample() -> None:
+    """A kill can land before the first machine sample: the marker must still draw."""
+    from textual.app import App, ComposeResult
+
+    from widgets.load_graph import LoadGraph
+
+    class GraphApp(App[None]):
+        def compose(self) -> ComposeResult:
+            yield LoadGraph()
+
+    app = GraphApp()
+    async with app.run_test(size=(60, 10)) as pilot:
+        graph = app.query_one(LoadGraph)
+        graph.mark("kill")
+        graph.mark("resume")
+        await pilot.pause()
+        assert "K" in graph.text() or "R" in graph.text()

@@ -139,7 +139,7 @@ class StudymonApp(App[int]):
         yield MachineBar(id="machine")
         with Horizontal(id="panes"):
             for p in self.planned:
-                pane = StudyPane(p.spec.id, p.prefix, clock=self.clock, id=f"pane-{p.spec.id}")
+                pane = StudyPane(p.spec.id, p.prefix, clock=self.clock)
                 self.panes[p.spec.id] = pane
                 yield pane
         yield Footer()

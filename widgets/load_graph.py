@@ -141,11 +141,14 @@ class LoadGraph(Widget):
         if columns <= 0:
             return row
         bucket = self._bucket(columns)
-        newest = (self.samples - 1) // bucket
+        newest = max(0, self.samples - 1) // bucket
         for index, kind in self.markers:
             col = columns - 1 - (newest - index // bucket)
-            if col < 0:
-                continue
+            # A mark made before the first sample lands on the newest column.
+            if col < 0 or col >= columns:
+                col = min(max(col, -1), columns - 1)
+                if col < 0:
+                    continue
             # Two marks in one column: the later one moves right if it can, so both stay visible.
             if row[col] is not None and col + 1 < columns and row[col + 1] is None:
                 col += 1

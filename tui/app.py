@@ -43,7 +43,7 @@ class Planned:
     """A study the console is to watch, and how it comes under watch."""
 
     spec: StudySpec
-    prefix: str
+    prefix: str  # the template's containerPrefix
     resume: bool = False
     armed: bool = False
     attach: bool = False

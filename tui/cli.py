@@ -160,7 +160,7 @@ def run_console(specs: list[StudySpec], armed: set[str], resume: bool, attach: b
     planned = []
     for spec in specs:
         research = read_json(spec.out / "research.json")
-        prefix = f"{research.get('containerPrefix', 'inforsi')}-{spec.id}-"
+        prefix = str(research.get("containerPrefix", "inforsi"))
         planned.append(Planned(spec, prefix, resume=resume, armed=spec.id in armed, attach=attach))
     app = StudymonApp(planned)
     app.run()

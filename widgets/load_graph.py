@@ -150,8 +150,12 @@ class LoadGraph(Widget):
                 if col < 0:
                     continue
             # Two marks in one column: the later one moves right if it can, so both stay visible.
-            if row[col] is not None and col + 1 < columns and row[col + 1] is None:
-                col += 1
+            if row[col] is not None:
+                if col + 1 < columns and row[col + 1] is None:
+                    col += 1
+                elif col > 0 and row[col - 1] is None:
+                    # At the right edge: the earlier mark steps left instead.
+                    row[col - 1] = row[col]
             row[col] = kind
         return row
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import signal
 import sys
 from datetime import datetime
@@ -98,7 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    console = Console()
+    # Logs and pipes get a table wide enough to keep each check on one line.
+    console = Console() if sys.stdout.isatty() else Console(width=int(os.environ.get("COLUMNS", "140")))
     err = Console(stderr=True)
     try:
         if args.command == "run":

@@ -35,6 +35,10 @@ def _start_time(pid: int) -> float | None:
         return None
 
 
+def _ignore(signum: int, frame: object) -> None:
+    return None
+
+
 def main(argv: list[str]) -> int:
     if len(argv) < 4 or argv[2] != "--":
         print("usage: python -m engine.keeper OUT RESUME -- ARGV...", file=sys.stderr)
@@ -42,9 +46,11 @@ def main(argv: list[str]) -> int:
     out = Path(argv[0])
     resume = argv[1] == "1"
     command = argv[3:]
-    # The terminal's signals are for the console, not for the study's keeper.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    # The terminal's signals are for the console, not for the study's keeper.  A
+    # handler, not SIG_IGN: an ignored signal stays ignored across exec, and the
+    # controller must get SIGINT's default (Python's KeyboardInterrupt) back.
+    signal.signal(signal.SIGINT, _ignore)
+    signal.signal(signal.SIGHUP, _ignore)
     log = os.open(out / "study.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
         proc = subprocess.Popen(

@@ -35,6 +35,9 @@ def three_armed_one(tmp_path: Path, backend: str) -> None:
         out = tmp_path / sid
         assert json.loads((out / "research.json").read_text())["backend"] == backend
         assert_evidence_complete(out, killed=sid == "b")
+        samples = [json.loads(l) for l in (out / "machine.jsonl").read_text().splitlines()]
+        light = [m for m in samples if m["label"] == "sample"]
+        assert light and {"load", "memory", "cpu"} <= set(light[0])
         assert all(ok is True for ok in verdicts(out).values()), verdicts(out)
     b = tmp_path / "b"
     v = verdicts(b)

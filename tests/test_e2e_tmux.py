@@ -1,0 +1,206 @@
+"""End to end in a real terminal: ``studymon demo`` in tmux at 160×48, driven by keys as a person would.
+
+The console is started in a tmux session on a private server (its own
+``-L`` socket, so no other tmux session is touched), the screen is read with
+``capture-pane``, and keys are sent with ``send-keys``.  The test waits for
+the three panes, focuses ``alpha`` with ``1``, asks for *Kill now* with ``k``,
+moves from *Cancel* (the default) to *Kill* and confirms, sees the pane say
+``killed``, resumes with ``r``, and waits for the end.  Once the app has left
+the screen, the check table and its summary line are read from the terminal,
+and the shell's ``EXIT=$?`` line gives the exit status.
+
+Every wait has a deadline and, when it runs out, the failure shows the last
+screen.  The tmux server is killed on the way out, pass or fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+WIDTH, HEIGHT = 160, 48
+STUDIES = ("alpha", "beta", "gamma")
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
+
+
+class Tmux:
+    """One tmux server of our own (``-L``), one session, one pane."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.socket = f"studymon-e2e-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.session = "e2e"
+        self.workdir = workdir
+        # A UTF-8 locale, or tmux draws the table's box characters and ✓ as '_'.
+        self.env = dict(os.environ, LC_ALL="C.UTF-8", LANG="C.UTF-8")
+
+    def tmux(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        # -f /dev/null: the user's tmux.conf (status line, key tables) must not change what we read.
+        return subprocess.run(
+            ["tmux", "-L", self.socket, "-f", "/dev/null", *args],
+            env=self.env, capture_output=True, text=True, check=check, timeout=30,
+        )
+
+    def start(self, command: str) -> None:
+        """Run ``command`` in a shell in a new detached session of exactly WIDTH×HEIGHT."""
+        self.tmux("new-session", "-d", "-s", self.session, "-x", str(WIDTH), "-y", str(HEIGHT),
+                  "-c", str(self.workdir), "bash", "--norc", "--noprofile", "-c", command)
+        # Keep the pane (and its text) once the command has ended, to read the table and EXIT line.
+        self.tmux("set-option", "-t", self.session, "remain-on-exit", "on")
+        self.tmux("set-option", "-t", self.session, "history-limit", "5000")
+
+    def screen(self) -> str:
+        """The visible screen."""
+        return self.tmux("capture-pane", "-p", "-t", self.session).stdout
+
+    def everything(self) -> str:
+        """The scrollback and the screen (what the shell printed after the app left)."""
+        return self.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", self.session).stdout
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", self.session, *keys)
+
+    def pane_dead(self) -> bool:
+        out = self.tmux("display-message", "-p", "-t", self.session, "#{pane_dead}", check=False).stdout
+        return out.strip() == "1"
+
+    def size(self) -> tuple[int, int]:
+        w, h = self.tmux("display-message", "-p", "-t", self.session, "#{pane_width} #{pane_height}").stdout.split()
+        return int(w), int(h)
+
+    def kill(self) -> None:
+        self.tmux("kill-server", check=False)
+
+    def wait_for(self, what: str, predicate: Callable[[str], bool], timeout: float, *, history: bool = False) -> str:
+        """Poll the screen until ``predicate(screen)``; the screen that satisfied it."""
+        deadline = time.monotonic() + timeout
+        text = ""
+        while time.monotonic() < deadline:
+            text = self.everything() if history else self.screen()
+            if predicate(text):
+                return text
+            time.sleep(0.1)
+        pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}; last screen:\n{text}")
+
+
+def header_line(screen: str) -> str:
+    """The first header row of the panes: the one that names every study (ids, state badges)."""
+    for line in screen.splitlines():
+        if all(s in line for s in STUDIES):
+            return line
+    return ""
+
+
+def pane_column(screen: str, study: str) -> str:
+    """The text of one pane's column (panes sit side by side), found from its header's position."""
+    line = header_line(screen)
+    starts = [line.find(f" {s} ") for s in STUDIES]
+    if min(starts) < 0:
+        return ""
+    i = STUDIES.index(study)
+    lo = starts[i]
+    hi = starts[i + 1] if i + 1 < len(STUDIES) else None
+    return "\n".join(row[lo:hi] for row in screen.splitlines())
+
+
+def state_of(screen: str, study: str) -> str | None:
+    """The state badge right after the study id in its header (``running``, ``killed``, ...)."""
+    m = re.search(rf"\b{re.escape(study)}\s+(starting|running|killed|resuming|stopping|stopped|finished [✓✗]"
+                  r"|service error|crashed|detached|error)\b", header_line(screen))
+    return m.group(1) if m else None
+
+
+def run_demo_by_keys(tmp_path: Path, backend: str) -> None:
+    out = tmp_path / "demo"
+    env = {
+        "PYTHONPATH": str(ROOT),
+        "STUDYMON_PROCESS_RUNTIME": os.environ["STUDYMON_PROCESS_RUNTIME"],  # the conftest's per-test folder
+    }
+    exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    # stderr is not redirected: Textual draws the screen there.
+    command = (f"{exports} {shlex.quote(sys.executable)} -m tui.cli demo --backend {backend} "
+               f"--out {shlex.quote(str(out))}; echo EXIT=$?")
+    term = Tmux(tmp_path)
+    try:
+        term.start(command)
+        assert term.size() == (WIDTH, HEIGHT)
+
+        # The three panes, side by side, each with its id and a running study.
+        screen = term.wait_for(
+            "the three panes, running",
+            lambda s: all(state_of(s, study) in ("running", "resuming") for study in STUDIES),
+            timeout=60,
+        )
+        assert "Kill now" in screen and "^p palette" in screen, screen
+
+        # alpha: focus with 1, Kill now with k; the dialog opens on Cancel.
+        term.keys("1")
+        term.keys("k")
+        term.wait_for("the kill confirmation", lambda s: "Kill alpha now?" in s, timeout=10)
+        # Left moves the focus from Cancel to Kill; Enter presses it.
+        term.keys("Left")
+        term.keys("Enter")
+        screen = term.wait_for("alpha killed, its evidence captured",
+                               lambda s: state_of(s, "alpha") == "killed" and "captured" in pane_column(s, "alpha"),
+                               timeout=30)
+        assert "kill 1" in pane_column(screen, "alpha"), pane_column(screen, "alpha")
+
+        # Resume with r (alpha still has the focus).
+        term.keys("r")
+        term.wait_for("alpha resumed", lambda s: "resumed" in pane_column(s, "alpha")
+                      or state_of(s, "alpha") in ("resuming", "running", "finished ✓"), timeout=30)
+
+        # The end: the app leaves, the shell prints the table, then EXIT=.
+        text = term.wait_for("the exit status line", lambda s: re.search(r"^EXIT=\d+", s, re.M) is not None,
+                             timeout=90, history=True)
+    finally:
+        term.kill()
+
+    status = int(re.search(r"^EXIT=(\d+)", text, re.M).group(1))
+    assert status == 0, text
+    # The check table, drawn by rich in the terminal: a row per check, alpha with its manual kill.
+    assert "studymon checks" in text, text
+    for study in STUDIES:
+        assert re.search(rf"│{study}\s*│", text), f"no rows for {study}\n{text}"
+    for check in ("ledgerWellFormed", "haltedAtExport", "chargedEqualsStarts", "exitedCleanly", "killTriggered"):
+        assert check in text, f"{check} missing\n{text}"
+    assert "✗" not in text.split("studymon checks", 1)[1], text
+    m = re.search(r"^✓ all (\d+) checks hold$", text, re.M)
+    assert m, f"no summary line\n{text}"
+    # 4 per study, 3 per kill target, killTriggered for beta: at least 16 (alpha's kill may have had a target).
+    assert int(m.group(1)) >= 16, text
+    # The evidence agrees with what the terminal said: alpha was killed by hand, once.
+    kill = json.loads((out / "alpha" / "kills" / "1" / "kill.json").read_text())
+    assert kill["trigger"] == "manual", kill
+    alpha_rows = text[text.index("│alpha"):text.index("│beta")]
+    for target in kill["targets"]:
+        # A run in flight at the kill: its three kill checks are alpha's rows in the table.
+        for check in ("sameContainerNoRerun", "chargedOnce", "resultSettledAndFinished"):
+            assert re.search(rf"kill 1 · {re.escape(target['run'])}\s*│ {check}\s*│ ✓", alpha_rows), alpha_rows
+    assert not (out / "alpha" / "kills" / "2").exists()
+    assert (out / "beta" / "kills" / "1" / "kill.json").is_file()
+    assert (out / "gamma" / "report.json").is_file() and not (out / "gamma" / "kills").exists()
+
+
+def test_demo_in_tmux_kill_and_resume_by_keys_process_runtime(tmp_path: Path) -> None:
+    run_demo_by_keys(tmp_path, "process")
+
+
+@pytest.mark.docker
+def test_demo_in_tmux_kill_and_resume_by_keys_docker(tmp_path: Path, docker_engine: None) -> None:
+    run_demo_by_keys(tmp_path, "docker")

@@ -211,12 +211,13 @@ class StudySession:
         self._watch_folders()
         stream = threading.Thread(target=self._stream_containers, name=f"containers-{self.spec.id}", daemon=True)
         stream.start()
-        pump = asyncio.create_task(self._pump(), name=f"pump-{self.spec.id}")
+        pump: asyncio.Task[None] | None = None
         ending: Ending | None = None
         try:
             if self.attach_at_start:
                 self._restore_arming()
-            self._catch_up_existing()
+            await self._catch_up_existing()
+            pump = asyncio.create_task(self._pump(), name=f"pump-{self.spec.id}")
             if self.attach_at_start:
                 self.controller = find_running(self.spec.out)
                 if self.controller is not None:
@@ -268,9 +269,10 @@ class StudySession:
             return SessionResult(self.spec.id, self.spec.out, False, None, ending, f"{type(exc).__name__}: {exc}")
         finally:
             self._pumping = False
-            pump.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await pump
+            if pump is not None:
+                pump.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await pump
             self._stream_stop.set()
             if self._timeline_fd >= 0:
                 os.close(self._timeline_fd)
@@ -390,20 +392,21 @@ class StudySession:
             self._watch_folders()
             self.drain()
 
-    def _catch_up_existing(self) -> None:
+    async def _catch_up_existing(self) -> None:
         """Take in what the ledger holds already (on resume and attach).
 
+        A long ledger is read and accounted in a thread, so the console keeps
+        drawing; nothing else touches the tail until the pump starts after this.
         Records an earlier console already put in ``timeline.jsonl`` are not
         written again; any it never saw are, with the time they are seen now.
         """
-        records, issues = self._tail.read_new()
+        records, issues = await asyncio.to_thread(self._tail.read_new)
         if not records and not issues:
             return
-        seen = read_jsonl(self.spec.out / "timeline.jsonl")
+        seen = await asyncio.to_thread(read_jsonl, self.spec.out / "timeline.jsonl")
         last = max((int(t.get("seq", 0)) for t in seen if isinstance(t.get("seq"), int)), default=0)
-        for r in records:
-            self.accounts.add(r)
-        self._write_timeline([r for r in records if r.seq > last], time.time())
+        await asyncio.to_thread(self.accounts.extend, records)
+        await asyncio.to_thread(self._write_timeline, [r for r in records if r.seq > last], time.time())
         self._note_issues(issues)
         self.emit(RecordsSeen(self.spec.id, tuple(records), tuple(issues)))
         self._progress()

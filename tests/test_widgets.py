@@ -351,7 +351,9 @@ async def test_containers_update_in_place() -> None:
         assert table.status_of(name) == "removed"
         cells = table.get_row(name)
         assert cells[2].plain == "removed" and cells[3].plain == "exit 3"
-        assert cells[0].style == table.get_component_rich_style("containers--removed")
+        # Dimmed by its colour alone: a background of its own would hide the cursor row.
+        assert cells[0].style.color == table.get_component_rich_style("containers--removed").color
+        assert cells[0].style.bgcolor is None
         # A purpose learnt after the row exists fills the cell in place.
         other = prefix + "a1"
         table.apply(ContainerChanged("s1", other, "exists", _inspect("running"), "running"))
@@ -575,6 +577,23 @@ async def test_pane_routes_every_event() -> None:
         assert pane.finished
         assert pane.controls.resume_button.disabled and pane.controls.arm_button.disabled
         assert label_text(pane.header.query_one("#checks-badge", Label)) == "checks ✓"
+
+
+async def test_pane_sees_the_controller_gone_from_the_state_alone() -> None:
+    # A kill or a stop may be reported by its state only, with no ProcessEnded.
+    app = Harness(lambda: StudyPane("s1", "inforsi", clock=lambda: 0.0, wall_clock=lambda: 0.0))
+    async with app.run_test(size=(60, 48)) as pilot:
+        pane = app.query_one(StudyPane)
+        for gone in (State.KILLED, State.STOPPED, State.CRASHED, State.SERVICE_ERROR):
+            pane.handle(ProcessStarted("s1", 7, gone != State.KILLED))
+            pane.handle(StateChanged("s1", State.RUNNING, "pid 7"))
+            await pilot.pause()
+            assert pane.controls.resume_button.disabled and not pane.controls.kill_button.disabled
+            pane.handle(StateChanged("s1", gone, "gone"))
+            await pilot.pause()
+            assert not pane.running, gone
+            assert not pane.controls.resume_button.disabled, gone
+            assert pane.controls.kill_button.disabled and pane.controls.stop_button.disabled, gone
 
 
 async def test_pane_asks_the_app_for_actions() -> None:

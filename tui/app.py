@@ -31,7 +31,7 @@ from engine.session import SessionResult, StudySession
 from engine.spec import StudySpec
 from engine.supervisor import Supervisor, exit_status
 from widgets.dialogs import ConfirmScreen, HelpScreen, QuitScreen, RecordScreen
-from widgets.ledger_stream import LedgerStream
+from widgets.ledger_stream import DEFAULT_REFRESH_INTERVAL, LedgerStream
 from widgets.machine_bar import MachineBar
 from widgets.study_pane import StudyPane
 
@@ -70,6 +70,8 @@ instant its first diagnosis run starts, then resumes it. Quitting while
 studies run asks whether to stop them (SIGINT, evidence kept) or to detach
 (leave them running; `studymon attach OUT...` takes them back).
 """
+# Paragraphs, not lines: the help dialog is narrower than the source, and wraps them to its width.
+HELP_TEXT = "\n\n".join(" ".join(paragraph.split()) for paragraph in HELP_TEXT.split("\n\n"))
 
 
 class StudyCommands(Provider):
@@ -122,12 +124,19 @@ class StudymonApp(App[int]):
         planned: list[Planned],
         *,
         clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+        refresh_interval: float = DEFAULT_REFRESH_INTERVAL,
         start_engine: bool = True,
         save_dir: Path | None = None,
     ) -> None:
+        """``clock`` times the running clocks, ``wall_clock`` the containers' durations (both
+        injectable so that snapshots are deterministic); ``refresh_interval`` is how often a
+        ledger stream catches up with its records (0: at once)."""
         super().__init__()
         self.planned = planned
         self.clock = clock
+        self.wall_clock = wall_clock
+        self.refresh_interval = refresh_interval
         self.start_engine = start_engine
         self.save_dir = save_dir or Path.cwd()
         self.supervisor = Supervisor(self._sink)
@@ -139,7 +148,10 @@ class StudymonApp(App[int]):
         yield MachineBar(id="machine")
         with Horizontal(id="panes"):
             for p in self.planned:
-                pane = StudyPane(p.spec.id, p.prefix, clock=self.clock)
+                pane = StudyPane(
+                    p.spec.id, p.prefix, clock=self.clock, wall_clock=self.wall_clock,
+                    refresh_interval=self.refresh_interval,
+                )
                 self.panes[p.spec.id] = pane
                 yield pane
         yield Footer()
@@ -167,7 +179,9 @@ class StudymonApp(App[int]):
     @work(exclusive=True, group="engine")
     async def _supervise(self) -> None:
         self.results = await self.supervisor.run()
-        self.exit(exit_status(self.results))
+        status = exit_status(self.results)
+        # As the return code too: App.return_code then says what the headless run's status would.
+        self.exit(status, return_code=status)
 
     def on_engine_event(self, message: EngineEvent) -> None:
         event = message.event

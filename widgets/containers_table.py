@@ -12,6 +12,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from rich.style import Style
 from rich.text import Text
 from textual.widgets import DataTable
 
@@ -54,6 +55,12 @@ def _started_at(inspect: dict[str, Any] | None) -> float | None:
     except ValueError:
         return None
     return t if t > 0 else None  # Docker's zero time means "never started"
+
+
+def _foreground(style: Style) -> Style:
+    """A cell's style without its background: a component style carries the table's,
+    which would paint over the cursor row cell by cell."""
+    return Style(color=style.color, bold=style.bold, italic=style.italic, underline=style.underline, strike=style.strike)
 
 
 class ContainersTable(DataTable[Text]):
@@ -186,8 +193,8 @@ class ContainersTable(DataTable[Text]):
 
     def _cells(self, row: _Row) -> list[Text]:
         row.shown_for = self._for_text(row)
-        status_style = self.get_component_rich_style(self._style_name(row))
-        plain = self.get_component_rich_style("containers--removed") if row.removed else None
+        status_style = _foreground(self.get_component_rich_style(self._style_name(row)))
+        plain = _foreground(self.get_component_rich_style("containers--removed")) if row.removed else None
         values = {
             "run": row.run,
             "purpose": row.purpose,

@@ -43,6 +43,10 @@ from widgets.study_header import StudyHeader
 TCSS_PATH = Path(__file__).with_name("studymon.tcss")
 
 FINISHED = (State.FINISHED_OK, State.FINISHED_FAIL)
+# States a study enters only once its controller is gone (or SIGKILLed).  The
+# engine reports an end through these states, with or without a ProcessEnded,
+# so the buttons follow them too: Resume must light up after a kill or a stop.
+CONTROLLER_GONE = (State.KILLED, State.STOPPED, State.CRASHED, State.SERVICE_ERROR, *FINISHED)
 
 
 def pane_id(study_id: str) -> str:
@@ -129,6 +133,8 @@ class StudyPane(Vertical):
             self.state = event.state
             if event.state in FINISHED:
                 self.finished = True
+            if event.state in CONTROLLER_GONE:
+                self.running = False
             self.header.set_state(event.state, event.detail)
             self._sync_controls()
         elif isinstance(event, ProcessStarted):

@@ -119,6 +119,7 @@ class StudySession:
         self._killing: killproto.KillPlan | None = None
         self._pumping = True
         self._stopping = False
+        self._end_watchers: set[asyncio.Task[Ending]] = set()
         self._stream_stop = threading.Event()
         self._samples = 0
         self._tree = TreeCPU()
@@ -226,6 +227,7 @@ class StudySession:
                         self.controller.thaw()
                         self.emit(Problem(self.spec.id, "the controller was found stopped (SIGSTOP); sent SIGCONT"))
                     self.emit(ProcessStarted(self.spec.id, self.controller.pid, False))
+                    self._report_end(self.controller)
                     self.set_state(State.RUNNING, f"attached to pid {self.controller.pid}")
                     self._react_now()
             else:
@@ -253,8 +255,9 @@ class StudySession:
                 self._unfinished_state(ending)
                 if not self.linger or self._close_event.is_set():
                     break
-                self._resume_event.clear()
+                # Waited for, then cleared: a resume asked before we got here is not lost.
                 await self._resume_event.wait()
+                self._resume_event.clear()
                 if self._close_event.is_set():
                     break
                 self._stopping = False
@@ -295,6 +298,19 @@ class StudySession:
         ender.cancel()
         return None
 
+    def _report_end(self, controller: Controller) -> None:
+        """Emit ProcessEnded when ``controller`` ends, whoever is waiting for it."""
+
+        def done(task: asyncio.Task[Ending]) -> None:
+            if not task.cancelled() and task.exception() is None:
+                ending = task.result()
+                self.emit(ProcessEnded(self.spec.id, controller.pid, ending.code, ending.signal))
+
+        task = asyncio.ensure_future(controller.wait())
+        task.add_done_callback(done)
+        self._end_watchers.add(task)
+        task.add_done_callback(self._end_watchers.discard)
+
     def _recorded_ending(self) -> Ending | None:
         ending, ended = last_ending(self.spec.out)
         if not ended or ending is None:
@@ -320,6 +336,7 @@ class StudySession:
         argv = controller_argv(self.research, self.spec.out, resume)
         self.controller = await Controller.launch(argv, self.spec.out, env, resume)
         self.emit(ProcessStarted(self.spec.id, self.controller.pid, resume))
+        self._report_end(self.controller)
         self.set_state(State.RESUMING if resume else State.RUNNING, f"pid {self.controller.pid}")
         self._watch_folders()
 
@@ -375,8 +392,8 @@ class StudySession:
 
     async def resume_requested(self) -> bool:
         """Wait for :meth:`resume` (True) or :meth:`close` (False)."""
-        self._resume_event.clear()
         await self._resume_event.wait()
+        self._resume_event.clear()
         return not self._close_event.is_set()
 
     # --- the ledger ----------------------------------------------------------

@@ -184,6 +184,7 @@ def time_frame(term: Terminals, session: str, argv: list[str], env: dict[str, st
 
 
 def studymon_trial(term: Terminals, out: Path, records: int, index: int, env: dict[str, str], work: Path) -> Trial:
+    """``studymon attach OUT``; ``env`` is the console's environment on top of the terminal's."""
     tail = re.compile(rf"^[┃│]\s*{records} \d\d:\d\d:\d\d\.\d{{3}} ", re.M)
 
     def shows_tail(screen: str) -> bool:
@@ -211,7 +212,7 @@ def run_all(args: argparse.Namespace, work: Path, term: Terminals, env: dict[str
             order = designs if i % 2 == 0 else designs[::-1]
             for design in order:
                 if design == "studymon":
-                    trial = studymon_trial(term, out, records, i, env, work)
+                    trial = studymon_trial(term, out, records, i, {**env, **args.console_env}, work)
                 else:
                     trial = toolong_trial(term, args.toolong, out, records, i, work)
                 trials.append(trial)
@@ -271,6 +272,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--quick", action="store_true", help="smoke run: 20 000 records, 2 trials")
     p.add_argument("--toolong", default=None, metavar="CMD", help="the toolong command (default: tl on PATH)")
     p.add_argument("--no-toolong", action="store_true", help="time studymon alone")
+    p.add_argument("--console-env", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra environment for the console (repeatable), e.g. to try a setting")
     p.add_argument("--json", type=Path, help="save every trial and the summary to this file")
     p.add_argument("--keep", action="store_true", help="keep the temporary folder (its path is printed)")
     p.add_argument("--require-target", action="store_true", help="exit 1 when studymon misses its target")
@@ -282,6 +285,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.trials = 2 if args.quick else 5
     if args.trials < 1 or any(n < 2 for n in args.records):
         p.error("--trials must be >= 1 and every size >= 2")
+    try:
+        args.console_env = dict(kv.split("=", 1) for kv in args.console_env)
+    except ValueError:
+        p.error("--console-env takes KEY=VALUE")
     args.toolong = None if args.no_toolong else find_toolong(args.toolong)
     if not args.no_toolong and args.toolong is None:
         p.error("toolong's tl was not found: pip install toolong (a virtual environment of its own keeps its Textual "

@@ -39,6 +39,7 @@ class Terminals:
         # A UTF-8 locale, or tmux draws box characters and ✓ as '_' in captures.
         self.env = dict(os.environ, LC_ALL="C.UTF-8", LANG="C.UTF-8")
         self._ctl: subprocess.Popen[str] | None = None
+        self._socket_path: str | None = None
         self._lock = threading.Lock()
         self._serial = 0
 
@@ -55,6 +56,7 @@ class Terminals:
         self.tmux("new-session", "-d", "-s", "ctl", "-x", "80", "-y", "24", "sleep 86400")
         self.tmux("set-option", "-g", "remain-on-exit", "on")  # keep a finished pane's last screen readable
         self.tmux("set-option", "-g", "history-limit", "5000")
+        self._socket_path = self.tmux("display-message", "-p", "#{socket_path}").strip() or None
         self._ctl = subprocess.Popen(
             ["tmux", "-L", self.socket, "-f", "/dev/null", "-C", "attach-session", "-t", "ctl"],
             env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -102,7 +104,10 @@ class Terminals:
                 self._ctl.wait()
             self._ctl = None
         self.tmux("kill-server", check=False)
-
+        if self._socket_path:
+            # tmux leaves the socket file behind after kill-server.
+            with contextlib.suppress(OSError):
+                os.unlink(self._socket_path)
     # --- the control client ------------------------------------------------------
     def command(self, line: str) -> list[str]:
         """Run one tmux command on the control client; its output lines."""

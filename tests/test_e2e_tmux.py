@@ -15,6 +15,7 @@ screen.  The tmux server is killed on the way out, pass or fail.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -46,6 +47,7 @@ class Tmux:
         self.socket = f"studymon-e2e-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.session = "e2e"
         self.workdir = workdir
+        self.socket_path = ""
         # A UTF-8 locale, or tmux draws the table's box characters and ✓ as '_'.
         self.env = dict(os.environ, LC_ALL="C.UTF-8", LANG="C.UTF-8")
 
@@ -63,6 +65,7 @@ class Tmux:
         # Keep the pane (and its text) once the command has ended, to read the table and EXIT line.
         self.tmux("set-option", "-t", self.session, "remain-on-exit", "on")
         self.tmux("set-option", "-t", self.session, "history-limit", "5000")
+        self.socket_path = self.tmux("display-message", "-p", "#{socket_path}").stdout.strip()
 
     def screen(self) -> str:
         """The visible screen."""
@@ -85,6 +88,10 @@ class Tmux:
 
     def kill(self) -> None:
         self.tmux("kill-server", check=False)
+        if self.socket_path:
+            # tmux leaves the socket file behind after kill-server.
+            with contextlib.suppress(OSError):
+                os.unlink(self.socket_path)
 
     def wait_for(self, what: str, predicate: Callable[[str], bool], timeout: float, *, history: bool = False) -> str:
         """Poll the screen until ``predicate(screen)``; the screen that satisfied it."""

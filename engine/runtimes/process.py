@@ -236,6 +236,11 @@ class ProcessRuntime:
             return state  # ``run`` is still launching it
         if _process_alive(int(shim.get("Pid", 0)), float(shim.get("StartTime", 0))):
             return state
+        # The shim may have written its final state and exited between our read
+        # and the liveness check: read again before calling it dead.
+        fresh = _read_json(folder / "state.json")
+        if fresh is not None and fresh["State"]["Status"] not in ("running", "created"):
+            return fresh
         st.update(
             Status="dead",
             Running=False,

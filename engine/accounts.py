@@ -16,6 +16,11 @@ from engine.ledger import Record
 FULL_STOP = "balance exhausted"
 
 
+def round_key(value: Any) -> Any:
+    """A round as a dict key: rounds are ints in a sound ledger, but a bad one must not crash us."""
+    return value if isinstance(value, (int, float, str, bool, type(None))) else repr(value)
+
+
 @dataclass
 class RunAccount:
     """Everything the ledger says about one run."""
@@ -78,9 +83,12 @@ class Accounts:
     halts: list[Record] = field(default_factory=list)
     exports: list[Record] = field(default_factory=list)
     service_errors: list[Record] = field(default_factory=list)
+    # Only what the checks need is kept, so a long ledger costs little memory:
+    # the selectDiagnosis decisions, the first settlement and the last proposal
+    # opening of each round.
     decisions: dict[tuple[str, Any], Record] = field(default_factory=dict)
     settlements: dict[Any, Record] = field(default_factory=dict)
-    stage_opens: list[Record] = field(default_factory=list)
+    proposal_opened: dict[Any, int] = field(default_factory=dict)  # round -> seq of its last stageOpen proposal
     first_diagnosis: str | None = None  # run id of the first runPlanned with purpose diagnosis
     last_seq: int = 0
     count: int = 0
@@ -107,9 +115,11 @@ class Accounts:
         elif kind == "stageOpen":
             self.stage = record.get("stage")
             self.round = record.get("round")
-            self.stage_opens.append(record)
+            if self.stage == "proposal":
+                self.proposal_opened[round_key(self.round)] = record.seq
         elif kind == "decision":
-            self.decisions[(record.get("name"), record.get("round"))] = record
+            if record.get("name") == "selectDiagnosis":
+                self.decisions[("selectDiagnosis", round_key(record.get("round")))] = record
         elif kind == "runPlanned":
             acct = self._run(record)
             if acct is not None:
@@ -136,7 +146,7 @@ class Accounts:
                 acct.results.append(record)
         elif kind == "diagnosisSettlement":
             # The first settlement of a round is the one the checks judge.
-            self.settlements.setdefault(record.get("round"), record)
+            self.settlements.setdefault(round_key(record.get("round")), record)
         elif kind == "halt":
             self.halts.append(record)
         elif kind == "export":

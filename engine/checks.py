@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from engine.accounts import FULL_STOP, Accounts
+from engine.accounts import FULL_STOP, Accounts, round_key
 from engine.clock import parse_rfc3339
 from engine.ledger import LedgerIssue, Record
 
@@ -219,7 +219,7 @@ def kill_target_checks(
         why.append(f"{len(results)} runResult")
     elif results[0].seq <= kill_seq:
         why.append(f"result at seq {results[0].seq} is not after the kill (seq {kill_seq})")
-    rnd = target.get("round")
+    rnd = round_key(target.get("round"))
     settlement = acc.settlements.get(rnd)
     if settlement is None:
         why.append(f"no diagnosisSettlement for round {rnd}")
@@ -237,9 +237,7 @@ def kill_target_checks(
         missing = [e for e in chosen if e not in dropped and e not in judged]
         if missing:
             why.append(f"settlement leaves out {missing[:3]}")
-        if not any(
-            o.get("stage") == "proposal" and o.get("round") == rnd and o.seq > settlement.seq for o in acc.stage_opens
-        ):
+        if acc.proposal_opened.get(rnd, 0) <= settlement.seq:
             why.append(f"no stageOpen proposal {rnd} after the settlement")
     if not acc.halted_at_export():
         why.append("the study did not end halted at export")

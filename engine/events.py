@@ -43,10 +43,17 @@ class StateChanged(StudyEvent):
 
 @dataclass(frozen=True)
 class RecordsSeen(StudyEvent):
-    """New ledger records (in order) and any issues found reading them."""
+    """New ledger records (in order) and any issues found reading them.
+
+    After catching up on a long ledger only its last records are sent:
+    ``skipped`` counts the earlier ones, and ``purposes`` gives every run's
+    purpose (``(run, purpose)``) so that views need not have seen its plan.
+    """
 
     records: tuple[Record, ...]
     issues: tuple[LedgerIssue, ...] = ()
+    skipped: int = 0
+    purposes: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import orjson
 
@@ -167,29 +167,34 @@ class LedgerTail:
         """Everything appended since the last call."""
         records: list[Record] = []
         issues: list[LedgerIssue] = []
+        for r, i in self.read_chunks():
+            records.extend(r)
+            issues.extend(i)
+        return records, issues
+
+    def read_chunks(self) -> Iterator[tuple[list[Record], list[LedgerIssue]]]:
+        """Everything appended since the last call, a chunk (about 1 MiB) at a time.
+
+        A long backlog can then be consumed without holding all of it at once.
+        """
         if self._broken or not self._open():
-            return records, issues
+            return
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
             st = None
         if st is None or st.st_ino != self._ino or st.st_size < self.offset:
             self._broken = True
-            issues.append(
-                LedgerIssue("shrunk", self.parser.line_no, "the ledger was truncated or replaced; it must only grow")
-            )
-            return records, issues
+            yield [], [LedgerIssue("shrunk", self.parser.line_no, "the ledger was truncated or replaced; it must only grow")]
+            return
         while True:
             chunk = os.pread(self._fd, self.CHUNK, self.offset)
             if not chunk:
-                break
+                return
             self.offset += len(chunk)
-            r, i = self.parser.feed(chunk)
-            records.extend(r)
-            issues.extend(i)
+            yield self.parser.feed(chunk)
             if len(chunk) < self.CHUNK:
-                break
-        return records, issues
+                return
 
     def finish(self) -> list[LedgerIssue]:
         return self.parser.finish()

@@ -19,6 +19,7 @@ from engine.clock import rfc3339_ms
 
 SAMPLE_EVERY = 1.0  # seconds between light samples (graphs)
 WRITE_EVERY = 5  # every n-th light sample goes to machine.jsonl (every 5 s)
+TREE_EVERY = 5  # every n-th sample measures the studies' process trees (a walk of /proc)
 
 
 def light_sample() -> dict[str, Any]:
@@ -32,35 +33,44 @@ def light_sample() -> dict[str, Any]:
     }
 
 
+def children_map() -> dict[int, list[int]]:
+    """Parent pid -> child pids, from one walk of the process table."""
+    out: dict[int, list[int]] = {}
+    for p in psutil.process_iter(["ppid"]):
+        out.setdefault(p.info["ppid"] or 0, []).append(p.pid)
+    return out
+
+
 class TreeCPU:
     """CPU percent of a process and its descendants, between two calls.
 
     Keeps the psutil.Process objects so that ``cpu_percent`` can diff against
-    the previous call (a new object would always report 0).
+    the previous call (a new object would always report 0).  The process
+    tree comes from a :func:`children_map` shared by every study, so one walk
+    of ``/proc`` serves them all.
     """
 
     def __init__(self) -> None:
         self._procs: dict[int, psutil.Process] = {}
 
-    def percent(self, root_pid: int | None) -> float:
+    def percent(self, root_pid: int | None, children: dict[int, list[int]]) -> float:
         if root_pid is None:
             self._procs.clear()
             return 0.0
-        try:
-            root = psutil.Process(root_pid)
-            tree = [root, *root.children(recursive=True)]
-        except psutil.Error:
-            self._procs.clear()
-            return 0.0
+        tree = [root_pid]
+        i = 0
+        while i < len(tree):
+            tree.extend(children.get(tree[i], ()))
+            i += 1
         total = 0.0
         seen: dict[int, psutil.Process] = {}
-        for p in tree:
-            kept = self._procs.get(p.pid, p)
+        for pid in tree:
             try:
+                kept = self._procs.get(pid) or psutil.Process(pid)
                 total += kept.cpu_percent(interval=None)
             except psutil.Error:
                 continue
-            seen[p.pid] = kept
+            seen[pid] = kept
         self._procs = seen
         return total
 

@@ -12,7 +12,9 @@ call :meth:`arm`, :meth:`kill_now`, :meth:`resume` and :meth:`stop`.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
+import gc
 import json
 import os
 import threading
@@ -55,6 +57,27 @@ Sink = Callable[[StudyEvent], None]
 # only a safety net for file systems without notifications (NFS, non-Linux).
 SAFETY_WAKE = 1.0
 MAX_ISSUES_KEPT = 1000
+SHOWN_ON_CATCH_UP = 10_000  # records of a long backlog handed to the front end for display
+
+
+def last_timeline_seq(path: Path) -> int:
+    """The highest seq in ``timeline.jsonl``, read from its end (seqs only grow there)."""
+    try:
+        with open(path, "rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - 65536))
+            tail = fh.read()
+    except FileNotFoundError:
+        return 0
+    best = 0
+    for line in tail.splitlines()[-200:]:
+        try:
+            seq = json.loads(line).get("seq")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(seq, int) and seq > best:
+            best = seq
+    return best
 
 
 @dataclass
@@ -412,21 +435,45 @@ class StudySession:
     async def _catch_up_existing(self) -> None:
         """Take in what the ledger holds already (on resume and attach).
 
-        A long ledger is read and accounted in a thread, so the console keeps
-        drawing; nothing else touches the tail until the pump starts after this.
-        Records an earlier console already put in ``timeline.jsonl`` are not
-        written again; any it never saw are, with the time they are seen now.
+        A long ledger is read and accounted in a thread, a chunk at a time, so
+        the console keeps drawing and memory stays flat: the accounts keep
+        only what the checks need, and only the last :data:`SHOWN_ON_CATCH_UP`
+        records are handed on for display.  Records an earlier console already
+        put in ``timeline.jsonl`` are not written again; any it never saw are,
+        with the time they are seen now.  Nothing else touches the tail until
+        the pump starts after this.
         """
-        records, issues = await asyncio.to_thread(self._tail.read_new)
-        if not records and not issues:
+        shown, issues, total = await asyncio.to_thread(self._catch_up_work)
+        if not total and not issues:
             return
-        seen = await asyncio.to_thread(read_jsonl, self.spec.out / "timeline.jsonl")
-        last = max((int(t.get("seq", 0)) for t in seen if isinstance(t.get("seq"), int)), default=0)
-        await asyncio.to_thread(self.accounts.extend, records)
-        await asyncio.to_thread(self._write_timeline, [r for r in records if r.seq > last], time.time())
         self._note_issues(issues)
-        self.emit(RecordsSeen(self.spec.id, tuple(records), tuple(issues)))
+        purposes = tuple((a.run, str(a.purpose or "")) for a in self.accounts.runs.values() if a.plan is not None)
+        self.emit(RecordsSeen(self.spec.id, tuple(shown), tuple(issues[:MAX_ISSUES_KEPT]),
+                              skipped=total - len(shown), purposes=purposes))
         self._progress()
+
+    def _catch_up_work(self) -> tuple[list[Record], list[LedgerIssue], int]:
+        last = last_timeline_seq(self.spec.out / "timeline.jsonl")
+        shown: collections.deque[Record] = collections.deque(maxlen=SHOWN_ON_CATCH_UP)
+        issues: list[LedgerIssue] = []
+        total = 0
+        seen = time.time()
+        # Parsed records are short-lived garbage here; the cyclic collector
+        # would only re-scan them (it cost more than the parsing).
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            for records, chunk_issues in self._tail.read_chunks():
+                total += len(records)
+                self.accounts.extend(records)
+                self._write_timeline([r for r in records if r.seq > last], seen)
+                shown.extend(records)
+                if len(issues) < MAX_ISSUES_KEPT:
+                    issues.extend(chunk_issues)
+        finally:
+            if collecting:
+                gc.enable()
+        return list(shown), issues, total
 
     def _write_timeline(self, records: list[Record], seen: float) -> None:
         if self._timeline_fd < 0:
@@ -671,11 +718,11 @@ class StudySession:
         snap = await asyncio.to_thread(heavy_snapshot, label, containers)
         append_jsonl(self.spec.out / "machine.jsonl", snap)
 
-    def tree_cpu(self) -> float:
+    def tree_cpu(self, children: dict[int, list[int]]) -> float:
         """The controller's process-tree CPU since the last call (called from the sampler's thread)."""
         controller = self.controller
         pid = controller.pid if controller is not None and controller.ending is None else None
-        return self._tree.percent(pid)
+        return self._tree.percent(pid, children)
 
     def on_sample(self, sample: dict[str, Any], tree_cpu: float) -> None:
         """A light machine sample from the supervisor's sampler."""

@@ -12,7 +12,7 @@ import asyncio
 from pathlib import Path
 
 from engine.events import StudyEvent
-from engine.sampler import SAMPLE_EVERY, light_sample
+from engine.sampler import SAMPLE_EVERY, TREE_EVERY, children_map, light_sample
 from engine.session import Sink, SessionResult, StudySession, resume_command
 from engine.spec import StudySpec
 
@@ -31,6 +31,8 @@ class Supervisor:
     def __init__(self, sink: Sink) -> None:
         self.sink = sink
         self.sessions: dict[str, StudySession] = {}
+        self._measured = 0
+        self._trees: dict[str, float] = {}
 
     def add(
         self, spec: StudySpec, *, resume: bool, armed: bool, linger: bool = False, attach: bool = False
@@ -48,8 +50,11 @@ class Supervisor:
     def _measure(self) -> tuple[dict, dict[str, float]]:
         # In a thread: psutil walks /proc, which would otherwise stall the loop (and a kill) for ms.
         sample = light_sample()
-        trees = {sid: s.tree_cpu() for sid, s in list(self.sessions.items())}
-        return sample, trees
+        self._measured += 1
+        if self._measured % TREE_EVERY == 1:
+            children = children_map()
+            self._trees = {sid: s.tree_cpu(children) for sid, s in list(self.sessions.items())}
+        return sample, dict(self._trees)
 
     async def _sample(self) -> None:
         light_sample()  # prime psutil's CPU counters

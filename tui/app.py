@@ -142,6 +142,7 @@ class StudymonApp(App[int]):
         self.supervisor = Supervisor(self._sink)
         self.results: list[SessionResult] = []
         self.panes: dict[str, StudyPane] = {}
+        self._machine_sample: dict | None = None
 
     # --- layout --------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -150,7 +151,7 @@ class StudymonApp(App[int]):
             for p in self.planned:
                 pane = StudyPane(
                     p.spec.id, p.prefix, clock=self.clock, wall_clock=self.wall_clock,
-                    refresh_interval=self.refresh_interval,
+                    refresh_interval=self.refresh_interval, ticking=False,
                 )
                 self.panes[p.spec.id] = pane
                 yield pane
@@ -165,6 +166,16 @@ class StudymonApp(App[int]):
         first = next(iter(self.panes.values()), None)
         if first is not None:
             first.focus_pane()
+        # One clock for every pane and the machine line: what moves once a
+        # second is repainted in one frame, not one frame per pane.
+        self.set_interval(1.0, self._tick)
+
+    def _tick(self) -> None:
+        for pane in self.panes.values():
+            pane.tick()
+        if self._machine_sample is not None:
+            self.query_one(MachineBar).update_sample(self._machine_sample)
+            self._machine_sample = None
 
     def on_resize(self, event: object) -> None:
         self._apply_width(self.size.width)
@@ -188,13 +199,14 @@ class StudymonApp(App[int]):
         pane = self.panes.get(event.study)
         if pane is not None:
             pane.handle(event)
-        if isinstance(event, Sample) and event.study == self.planned[0].spec.id:
-            self.query_one(MachineBar).update_sample(event.sample)
+        if isinstance(event, Sample):
+            self._machine_sample = event.sample
 
     def feed(self, events: Iterable[StudyEvent]) -> None:
         """Render events without an engine (recorded runs, snapshots)."""
         for event in events:
             self.on_engine_event(EngineEvent(event))
+        self._tick()
 
     # --- which study ---------------------------------------------------------
     def current_study(self) -> str | None:

@@ -456,8 +456,18 @@ class LedgerStream(Vertical):
             return True
         return needle in plain_line(record).lower()
 
-    def add_records(self, records: Sequence[Record]) -> None:
-        """Append records in ledger order; the oldest fall off beyond ``max_records``."""
+    def add_records(self, records: Sequence[Record], skipped: int = 0) -> None:
+        """Append records in ledger order; the oldest fall off beyond ``max_records``.
+
+        ``skipped``: records before these that were never sent (the backlog of
+        a long ledger); they count as not kept.  Only meaningful on an empty stream.
+        """
+        if skipped and not self._records:
+            self.dropped += skipped
+            self._view_top_changed = True
+            if not records:
+                self._view_pending = True
+                self._schedule_view()
         if not records:
             return
         before_lines = self.line_count

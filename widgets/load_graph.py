@@ -69,6 +69,7 @@ class LoadGraph(Widget):
         window: int = 300,
         cores: int | None = None,
         *,
+        redraw_on_sample: bool = True,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
@@ -76,6 +77,10 @@ class LoadGraph(Widget):
         super().__init__(name=name, id=id, classes=classes)
         self.window = window
         self.cores = cores
+        # False: samples are drawn on the owner's clock tick (redraw()), so that
+        # every graph on screen is repainted in the same frame.
+        self.redraw_on_sample = redraw_on_sample
+        self._stale = False
         self.series: dict[str, deque[float | None]] = {key: deque(maxlen=window) for key in SERIES}
         self.samples = 0  # samples ever added: gives each one a stable index
         self.markers: deque[tuple[int, str]] = deque(maxlen=64)
@@ -93,7 +98,16 @@ class LoadGraph(Widget):
         self.series["mem"].append(_number(memory.get("percent")) if isinstance(memory, dict) else None)
         self.series["tree"].append(_number(tree_cpu))
         self.samples += 1
-        self.refresh()
+        if self.redraw_on_sample:
+            self.refresh()
+        else:
+            self._stale = True
+
+    def redraw(self) -> None:
+        """Draw the samples taken since the last drawing (the console calls this on its clock tick)."""
+        if self._stale:
+            self._stale = False
+            self.refresh()
 
     def mark(self, kind: str) -> None:
         """Mark the latest sample: ``"kill"`` draws K, ``"resume"`` draws R."""

@@ -191,7 +191,9 @@ class StudyHeader(Vertical):
     def set_progress(self, round: Any, stage: str | None, balance: float | None, budget: float | None) -> None:
         if (round, stage) != (self.round, self.stage):
             self.round, self.stage = round, stage
-            self._progress.update(self._progress_text())
+            # Fixed width in the stylesheet and no layout pass: a study moves its
+            # round or stage many times a second, and a layout repaints the screen.
+            self._progress.update(self._progress_text(), layout=False)
         self._balance.set(balance, budget)
 
     def set_checks(self, ok: bool | None, finished: bool) -> None:

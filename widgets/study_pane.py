@@ -17,6 +17,7 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
+from textual.timer import Timer
 
 from engine.events import (
     ArmChanged,
@@ -75,6 +76,7 @@ class StudyPane(Vertical):
         max_records: int = DEFAULT_MAX_RECORDS,
         refresh_interval: float = DEFAULT_REFRESH_INTERVAL,
         cores: int | None = None,
+        ticking: bool = True,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
@@ -91,8 +93,13 @@ class StudyPane(Vertical):
         self.header = StudyHeader(study_id, clock, id="study-header")
         self.stream = LedgerStream(max_records, refresh_interval=refresh_interval, id="ledger")
         self.containers = ContainersTable(f"{container_prefix}-{study_id}-", id="containers")
-        self.graph = LoadGraph(cores=cores, id="load-graph")
+        self.graph = LoadGraph(cores=cores, redraw_on_sample=False, id="load-graph")
         self.controls = Controls(id="controls")
+        self.ticking = ticking  # False: the app calls tick() for all panes at once
+        self.refresh_interval = refresh_interval
+        self._progress: Progress | None = None
+        self._progress_at = 0.0
+        self._progress_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield self.header
@@ -104,21 +111,49 @@ class StudyPane(Vertical):
     def on_mount(self) -> None:
         self._sync_controls()
         self.tick()
-        # Durations move once a second; the widgets redraw only what changed.
-        self.set_interval(1.0, self.tick)
+        if self.ticking:
+            # Durations move once a second; the widgets redraw only what changed.
+            self.set_interval(1.0, self.tick)
 
     def tick(self) -> None:
-        """Move the clocks: the running time and the containers' durations."""
+        """Move the clocks (running time, containers' durations) and draw the new load samples."""
         self.header.refresh_clock()
         self.containers.tick(self.wall_clock())
+        self.graph.redraw()
+
+    def _show_progress(self, event: Progress) -> None:
+        # Like the stream: at once after a quiet spell, else on the refresh grid,
+        # so a study moving its stage many times a second costs one repaint per interval.
+        self._progress = event
+        if self._progress_timer is not None:
+            return
+        now = time.monotonic()
+        if not self.is_mounted or now - self._progress_at >= self.refresh_interval:
+            self._apply_progress()
+        else:
+            wait = self.refresh_interval - (now % self.refresh_interval)
+            self._progress_timer = self.set_timer(wait, self._apply_progress)
+
+    def _apply_progress(self) -> None:
+        self._progress_timer = None
+        event, self._progress = self._progress, None
+        if event is None:
+            return
+        self._progress_at = time.monotonic()
+        self.header.set_progress(event.round, event.stage, event.balance, event.budget)
 
     def focus_pane(self) -> None:
         """Make this the current pane: focus its ledger stream, where its keys are."""
         self.stream.focus()
 
     def flush(self) -> None:
-        """Show every record handled so far now, not at the stream's next catch-up (for snapshots)."""
+        """Show everything handled so far now, not at the next catch-up (for snapshots)."""
         self.stream.flush()
+        if self._progress_timer is not None:
+            self._progress_timer.stop()
+        self._apply_progress()
+        self.graph._stale = True
+        self.graph.redraw()
 
     # --- events --------------------------------------------------------------
     def handle(self, event: StudyEvent) -> None:
@@ -128,7 +163,7 @@ class StudyPane(Vertical):
         if isinstance(event, RecordsSeen):
             self._records_seen(event)
         elif isinstance(event, Progress):
-            self.header.set_progress(event.round, event.stage, event.balance, event.budget)
+            self._show_progress(event)
         elif isinstance(event, StateChanged):
             self.state = event.state
             if event.state in FINISHED:
@@ -170,7 +205,9 @@ class StudyPane(Vertical):
             self.header.set_note(text, "problem")
 
     def _records_seen(self, event: RecordsSeen) -> None:
-        self.stream.add_records(event.records)
+        self.stream.add_records(event.records, skipped=event.skipped)
+        for run, purpose in event.purposes:
+            self.containers.set_purpose(run, purpose)
         for record in event.records:
             if record.kind == "runPlanned":
                 run, purpose = record.get("run"), record.get("purpose")

@@ -214,3 +214,28 @@ def read_ledger(path: Path | str) -> tuple[list[Record], list[LedgerIssue]]:
     finally:
         tail.close()
     return records, issues
+
+
+def read_last_records(path: Path | str, max_bytes: int) -> tuple[list[Record], int]:
+    """The whole records in the last ``max_bytes`` of a ledger, and the offset where they end.
+
+    For showing the end of a long ledger at once, before it is read through;
+    the records' ``line`` numbers are not known here and ``seq`` is not
+    checked (the full read reports issues).
+    """
+    try:
+        with open(path, "rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            start = max(0, size - max_bytes)
+            fh.seek(start)
+            data = fh.read(size - start)
+    except FileNotFoundError:
+        return [], 0
+    if start > 0:
+        cut = data.find(b"\n")
+        if cut < 0:
+            return [], 0
+        data, start = data[cut + 1 :], start + cut + 1
+    parser = LedgerParser(consumed=start)
+    records, _ = parser.feed(data)
+    return records, parser.consumed

@@ -43,7 +43,7 @@ from engine.events import (
 )
 from engine.evidence import append_jsonl, read_json, read_jsonl, write_json, write_text
 from engine.launcher import Controller, Ending, find_running
-from engine.ledger import LedgerIssue, LedgerTail, Record
+from engine.ledger import LedgerIssue, LedgerTail, Record, read_last_records
 from engine.notify import IN_CREATE, IN_MOVED_TO, Notifier
 from engine.report import Judgement, judge, last_ending
 from engine.runtimes import Runtime, open_runtime
@@ -58,6 +58,7 @@ Sink = Callable[[StudyEvent], None]
 SAFETY_WAKE = 1.0
 MAX_ISSUES_KEPT = 1000
 SHOWN_ON_CATCH_UP = 10_000  # records of a long backlog handed to the front end for display
+PREVIEW_BYTES = 256 * 1024  # the end of a long ledger, shown before it is read through
 
 
 def last_timeline_seq(path: Path) -> int:
@@ -443,13 +444,27 @@ class StudySession:
         with the time they are seen now.  Nothing else touches the tail until
         the pump starts after this.
         """
+        # A long ledger's end is shown first, from its last bytes: the operator
+        # sees the study at once while the whole of it is read for the accounts.
+        preview: list[Record] = []
+        preview_end = 0
+        try:
+            size = self.spec.ledger.stat().st_size
+        except FileNotFoundError:
+            size = 0
+        if size > 4 * PREVIEW_BYTES:
+            preview, preview_end = await asyncio.to_thread(read_last_records, self.spec.ledger, PREVIEW_BYTES)
+            if preview:
+                self.emit(RecordsSeen(self.spec.id, tuple(preview), skipped=max(0, preview[0].seq - 1)))
         shown, issues, total = await asyncio.to_thread(self._catch_up_work)
         if not total and not issues:
             return
         self._note_issues(issues)
+        if preview:
+            shown = [r for r in shown if r.offset >= preview_end]
         purposes = tuple((a.run, str(a.purpose or "")) for a in self.accounts.runs.values() if a.plan is not None)
         self.emit(RecordsSeen(self.spec.id, tuple(shown), tuple(issues[:MAX_ISSUES_KEPT]),
-                              skipped=total - len(shown), purposes=purposes))
+                              skipped=0 if preview else total - len(shown), purposes=purposes))
         self._progress()
 
     def _catch_up_work(self) -> tuple[list[Record], list[LedgerIssue], int]:

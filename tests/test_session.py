@@ -42,3 +42,42 @@ def test_a_resume_asked_while_the_kill_is_still_capturing_is_kept(tmp_path: Path
     assert "resumed" in steps and "settled" in steps
     ended = [(e.code, e.signal) for e in events if isinstance(e, ProcessEnded)]
     assert ended == [(None, "SIGKILL"), (0, None)]
+
+
+def test_attaching_to_a_long_ledger_shows_its_end_first_and_keeps_memory_flat(tmp_path: Path) -> None:
+    import json
+
+    from engine.evidence import append_jsonl, write_json
+    from engine.events import RecordsSeen
+    from engine.session import SHOWN_ON_CATCH_UP
+    from engine.spec import StudySpec
+
+    out = tmp_path / "long"
+    (out / "study").mkdir(parents=True)
+    write_json(out / "research.json", {"command": ["true"], "study": "long", "backend": "process"})
+    append_jsonl(out / "launches.jsonl", {"event": "start", "pid": 1, "at": "x", "resume": False})
+    append_jsonl(out / "launches.jsonl", {"event": "end", "pid": 1, "at": "x", "code": 1, "signal": None})
+    n = 100_000
+    with open(out / "study" / "ledger.jsonl", "w") as fh:
+        fh.write(json.dumps({"seq": 1, "at": "t", "kind": "studyOpen", "content": {"budget": 0}}) + "\n")
+        for seq in range(2, n + 1):
+            fh.write(json.dumps({"seq": seq, "at": "t", "kind": "stageOpen",
+                                 "content": {"stage": "proposal", "round": seq}}) + "\n")
+    events: list[StudyEvent] = []
+
+    async def scenario() -> None:
+        sup = Supervisor(events.append)
+        s = sup.add(StudySpec("long", out), resume=False, armed=False, attach=True)
+        await asyncio.wait_for(sup.run(), 60)
+        assert s.accounts.count == n
+
+    asyncio.run(scenario())
+    seen = [e for e in events if isinstance(e, RecordsSeen)]
+    first = seen[0]
+    assert first.records[-1].seq == n, "the ledger's end is shown first"
+    assert first.skipped == first.records[0].seq - 1
+    shown = [r.seq for e in seen for r in e.records]
+    assert len(shown) == len(set(shown)), "no record is shown twice"
+    assert len(shown) <= SHOWN_ON_CATCH_UP
+    # The old console saw none of them: the timeline gets them all, once.
+    assert sum(1 for _ in open(out / "timeline.jsonl")) == n

@@ -54,8 +54,10 @@ from engine.table import table_svg
 Sink = Callable[[StudyEvent], None]
 
 # With inotify a wake-up comes within a millisecond of a write; the timeout is
-# only a safety net for file systems without notifications (NFS, non-Linux).
-SAFETY_WAKE = 1.0
+# only a safety net for file systems that drop notifications (NFS).
+SAFETY_WAKE = 5.0
+NO_NOTICE_POLL = 0.25  # without inotify (not Linux), the ledger is read on this period instead
+GATHER = 0.05  # seconds a wake-up waits for more appends when no trigger is armed
 MAX_ISSUES_KEPT = 1000
 SHOWN_ON_CATCH_UP = 10_000  # records of a long backlog handed to the front end for display
 PREVIEW_BYTES = 256 * 1024  # the end of a long ledger, shown before it is read through
@@ -429,7 +431,12 @@ class StudySession:
 
     async def _pump(self) -> None:
         while self._pumping:
-            await self._notifier.wait_async(SAFETY_WAKE)
+            woke = await self._notifier.wait_async(SAFETY_WAKE if self._notifier.active else NO_NOTICE_POLL)
+            if woke and not self.armed and self._killing is None:
+                # Nothing to react to: let a burst of appends gather, so a busy
+                # ledger costs a read and an event per interval, not per line.
+                # Armed, the trigger is read at once.
+                await asyncio.sleep(GATHER)
             self._watch_folders()
             self.drain()
 

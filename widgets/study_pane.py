@@ -40,6 +40,8 @@ from widgets.ledger_stream import DEFAULT_MAX_RECORDS, DEFAULT_REFRESH_INTERVAL,
 from widgets.load_graph import LoadGraph
 from widgets.study_header import StudyHeader
 
+SLOW_TICKS = 5  # durations and graphs move every this many clock ticks (seconds)
+
 # The app adds this to its CSS_PATH: every widget's style lives there.
 TCSS_PATH = Path(__file__).with_name("studymon.tcss")
 
@@ -96,6 +98,7 @@ class StudyPane(Vertical):
         self.graph = LoadGraph(cores=cores, redraw_on_sample=False, id="load-graph")
         self.controls = Controls(id="controls")
         self.ticking = ticking  # False: the app calls tick() for all panes at once
+        self._ticks = 0
         self.refresh_interval = refresh_interval
         self._progress: Progress | None = None
         self._progress_at = 0.0
@@ -116,10 +119,17 @@ class StudyPane(Vertical):
             self.set_interval(1.0, self.tick)
 
     def tick(self) -> None:
-        """Move the clocks (running time, containers' durations) and draw the new load samples."""
+        """Move the clocks and, every few seconds, the durations and the load graph.
+
+        The header's clock is at the top of the pane, the durations and the
+        graph lower down; a repaint covers the box around everything that
+        changed, so the lower parts move together and less often.
+        """
         self.header.refresh_clock()
-        self.containers.tick(self.wall_clock())
-        self.graph.redraw()
+        self._ticks += 1
+        if self._ticks % SLOW_TICKS == 1:
+            self.containers.tick(self.wall_clock())
+            self.graph.redraw()
 
     def _show_progress(self, event: Progress) -> None:
         # Like the stream: at once after a quiet spell, else on the refresh grid,

@@ -57,7 +57,7 @@ Sink = Callable[[StudyEvent], None]
 # only a safety net for file systems that drop notifications (NFS).
 SAFETY_WAKE = 5.0
 NO_NOTICE_POLL = 0.25  # without inotify (not Linux), the ledger is read on this period instead
-GATHER = 0.05  # seconds a wake-up waits for more appends when no trigger is armed
+GATHER = 0.1  # seconds a wake-up waits for more appends when no trigger is armed
 MAX_ISSUES_KEPT = 1000
 SHOWN_ON_CATCH_UP = 10_000  # records of a long backlog handed to the front end for display
 PREVIEW_BYTES = 256 * 1024  # the end of a long ledger, shown before it is read through

@@ -40,7 +40,7 @@ from widgets.ledger_stream import DEFAULT_MAX_RECORDS, DEFAULT_REFRESH_INTERVAL,
 from widgets.load_graph import LoadGraph
 from widgets.study_header import StudyHeader
 
-SLOW_TICKS = 5  # durations and graphs move every this many clock ticks (seconds)
+SLOW_TICKS = 3  # durations and graphs move every this many clock ticks
 
 # The app adds this to its CSS_PATH: every widget's style lives there.
 TCSS_PATH = Path(__file__).with_name("studymon.tcss")

@@ -96,10 +96,10 @@ class StudymonApp(App[int]):
     COMMANDS = App.COMMANDS | {StudyCommands}
     BINDINGS = [
         Binding("question_mark", "help", "Help"),
-        Binding("k", "kill", "Kill now"),
-        Binding("a", "arm", "Arm"),
-        Binding("r", "resume", "Resume"),
-        Binding("s", "stop", "Stop"),
+        Binding("k", "study('kill')", "Kill now"),
+        Binding("a", "study('arm')", "Arm"),
+        Binding("r", "study('resume')", "Resume"),
+        Binding("s", "study('stop')", "Stop"),
         Binding("q", "quit_console", "Quit"),
         Binding("ctrl+c", "quit_console", "Quit", show=False, priority=True),
         *[Binding(str(i), f"focus_pane({i - 1})", f"Study {i}", show=False) for i in range(1, 10)],
@@ -234,21 +234,10 @@ class StudymonApp(App[int]):
     def run_action_for(self, study: str, action: str) -> None:
         {"kill": self.ask_kill, "arm": self.toggle_arm, "resume": self.resume, "stop": self.ask_stop}[action](study)
 
-    def action_kill(self) -> None:
+    def action_study(self, action: str) -> None:
+        """A key's action on the study whose pane has the focus."""
         if (study := self.current_study()) is not None:
-            self.ask_kill(study)
-
-    def action_arm(self) -> None:
-        if (study := self.current_study()) is not None:
-            self.toggle_arm(study)
-
-    def action_resume(self) -> None:
-        if (study := self.current_study()) is not None:
-            self.resume(study)
-
-    def action_stop(self) -> None:
-        if (study := self.current_study()) is not None:
-            self.ask_stop(study)
+            self.run_action_for(study, action)
 
     def ask_kill(self, study: str) -> None:
         session = self.session(study)

@@ -3,9 +3,13 @@
 It runs the same engine triggers as ``bench/kill_reaction.py`` (real
 sessions, real processes) with timing marks wrapped around the engine's
 functions on the path, in this process only, and prints each step's p50,
-p90 and max.  The wrappers (some 40 marks a trigger) put its totals a few
-tenths of a millisecond above ``kill_reaction.py``'s, whose numbers are the
-ones to quote; this one says which step to fix.
+p90 and max.  The path is one synchronous call in the wake-up that reads
+the trigger (``StudySession.drain`` -> ``_check_trigger`` -> ``_strike``):
+read, accounts, freeze (identity check, SIGSTOP), read again while frozen,
+targets, container inspect, SIGKILL (identity check, ``killpg``).  The
+wrappers (some 20 marks a trigger) put its totals a little above
+``kill_reaction.py``'s, whose numbers are the ones to quote; this one says
+which step costs what.
 
     python bench/kill_breakdown.py                       # 20 triggers, 10 and 100 000 lines
     python bench/kill_breakdown.py --triggers 50 --sizes 10 --json steps.json
@@ -20,7 +24,6 @@ import functools
 import gc
 import json
 import os
-import pathlib
 import shutil
 import signal
 import sys
@@ -32,11 +35,11 @@ from typing import Any, Callable, Iterator
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import kill_reaction as kr  # noqa: E402  (puts the project root on sys.path)
-import engine.kill as kill_mod  # noqa: E402
 import engine.launcher as launcher_mod  # noqa: E402
 import engine.ledger as ledger_mod  # noqa: E402
 import engine.notify as notify_mod  # noqa: E402
 import engine.session as session_mod  # noqa: E402
+import engine.supervisor as supervisor_mod  # noqa: E402
 
 Marks = list[tuple[str, float]]
 MARKS: Marks = []
@@ -79,16 +82,21 @@ def instrumented() -> Iterator[None]:
 
     wrap(notify_mod.Notifier, "wait_async", "wait_async")
     wrap(ledger_mod.LedgerTail, "read_new", "read_new")
+    wrap(session_mod.StudySession, "drain", "drain")
     wrap(session_mod.StudySession, "_check_trigger", "check_trigger")
     wrap(launcher_mod.Controller, "freeze", "freeze")
     wrap(launcher_mod.Controller, "kill", "kill")
+    # The identity check before each signal: a pidfd probe, or the psutil start time without a pidfd.
+    if hasattr(signal, "pidfd_send_signal"):
+        wrap(signal, "pidfd_send_signal", "pidfd")
     wrap(launcher_mod, "process_start_time", "start_time")
-    wrap(session_mod.StudySession, "_launch_kill", "launch_kill")
-    wrap(kill_mod, "execute", "execute")
     wrap(session_mod.StudySession, "inspect_many", "inspect")
-    wrap(pathlib.Path, "mkdir", "mkdir")  # the kill's evidence folder, made before the inspect
-    # Work that can land on the loop thread while a trigger is in flight.
+    # Work that can delay a trigger: on the loop thread (a machine sample handed to the
+    # session), or in a thread that holds the GIL the loop needs (the sampler's /proc
+    # reads, a heavy snapshot's walk of every process).
     wrap(session_mod.StudySession, "on_sample", "sample")
+    wrap(supervisor_mod.Supervisor, "_measure", "measure")
+    wrap(session_mod, "heavy_snapshot", "heavy")
 
     def gc_mark(phase: str, info: dict[str, Any]) -> None:
         _mark("gc>" if phase == "start" else "gc<")
@@ -115,23 +123,23 @@ def instrumented() -> Iterator[None]:
 
 
 STEPS = (
-    ("write -> loop wakes (inotify, epoll, asyncio futures)", "wrote", "wake"),
-    ("wake -> ledger read starts (inotify drain, folder watches)", "wake", "read"),
+    ("write -> loop wakes (epoll, future, task resumes, inotify drain)", "wrote", "wake"),
+    ("wake -> ledger read starts (folder watches)", "wake", "read"),
     ("ledger read (pread, parse)", "read", "read_end"),
     ("accounts, trigger check", "read_end", "freeze"),
-    ("freeze: pid start-time check (psutil)", "freeze_pst", "freeze_pst_end"),
-    ("freeze: SIGSTOP (killpg)", "stop", "stop_end"),
-    ("SIGSTOP -> drain ends (timeline, events, kill planning)", "stop_end", "launch_end"),
-    ("loop turn to the kill task", "launch_end", "execute"),
-    ("kill task starts -> mkdir kills/<n> starts", "execute", "mkdir"),
-    ("mkdir kills/<n> (parents=True)", "mkdir", "mkdir_end"),
-    ("mkdir -> inspect runs in its thread (asyncio.to_thread)", "mkdir_end", "inspect"),
-    ("container inspect (process runtime, thread)", "inspect", "inspect_end"),
-    ("inspect -> kill() (back to the loop, other wake-ups)", "inspect_end", "kill"),
-    ("kill: pid start-time check (psutil)", "kill_pst", "kill_pst_end"),
+    ("freeze: identity check (pidfd)", "freeze", "stop"),
+    ("freeze: SIGSTOP (killpg returns)", "stop", "stop_end"),
+    ("frozen -> ledger read again starts (runtime clock)", "stop_end", "read2"),
+    ("ledger read again, frozen (to its end)", "read2", "read2_end"),
+    ("accounts, targets", "read2_end", "inspect"),
+    ("container inspect (process runtime)", "inspect", "inspect_end"),
+    ("inspect -> kill() (killSentEpoch taken)", "inspect_end", "kill"),
+    ("kill: identity check (pidfd)", "kill", "sigkill"),
     ("kill: SIGKILL (killpg returns)", "sigkill", "sigkill_end"),
     ("== write -> SIGSTOP sent", "wrote", "stop_end"),
-    ("== write -> SIGKILL sent (kill.json)", "wrote", "sent"),
+    ("== write -> killSentEpoch (kill.json)", "wrote", "sent"),
+    ("== write -> SIGKILL sent (killpg returns)", "wrote", "sigkill_end"),
+    ("after: SIGKILL -> wake-up ends (timeline, events, arms.jsonl)", "sigkill_end", "drain_end"),
 )
 
 
@@ -147,8 +155,14 @@ def overlap(marks: Marks, name: str, start: float, end: float) -> float:
     return total * 1e3
 
 
-# Loop-thread work that may overlap a trigger: garbage collection, the supervisor's machine sample.
-INTERFERENCE = {"gc": "garbage collection", "sample": "machine sample (on_sample)"}
+# Work that may overlap a trigger: garbage collection and a sample handed over on the loop
+# thread; the sampler's measurement and a heavy snapshot in other threads (they hold the GIL).
+INTERFERENCE = {
+    "gc": "garbage collection",
+    "sample": "machine sample handed over (on_sample, loop)",
+    "measure": "machine sample taken (sampler thread)",
+    "heavy": "heavy snapshot (thread)",
+}
 
 
 def _first(marks: Marks, name: str, after: float) -> float:
@@ -166,28 +180,28 @@ def _last(marks: Marks, name: str, before: float) -> float:
 
 
 def points(sample: kr.Sample, marks: Marks) -> dict[str, float]:
-    """The instants of one trigger, anchored on its freeze (the wake and read are the ones before it)."""
+    """The instants of one trigger, anchored on its freeze (the wake and first read are the ones before it)."""
     p: dict[str, float] = {"wrote": sample.wrote_at, "sent": sample.kill_sent}
     p["freeze"] = _first(marks, "freeze>", sample.wrote_at)
     p["read"] = _last(marks, "read_new>", p["freeze"])
     p["read_end"] = _first(marks, "read_new<", p["read"])
     p["wake"] = _last(marks, "wait_async<", p["read"])
-    p["freeze_pst"] = _first(marks, "start_time>", p["freeze"])
-    p["freeze_pst_end"] = _first(marks, "start_time<", p["freeze_pst"])
     p["stop"] = _first(marks, f"killpg{int(signal.SIGSTOP)}>", p["freeze"])
     p["stop_end"] = _first(marks, f"killpg{int(signal.SIGSTOP)}<", p["stop"])
-    p["launch_end"] = _first(marks, "launch_kill<", p["stop_end"])
-    p["execute"] = _first(marks, "execute>", p["launch_end"])
-    p["mkdir"] = _first(marks, "mkdir>", p["execute"])
-    p["mkdir_end"] = _last(marks, "mkdir<", _first(marks, "inspect>", p["execute"]))
-    p["inspect"] = _first(marks, "inspect>", p["execute"])
+    p["read2"] = _first(marks, "read_new>", p["stop_end"])
+    p["read2_end"] = _first(marks, "read_new<", p["read2"])
+    p["inspect"] = _first(marks, "inspect>", p["read2_end"])
     p["inspect_end"] = _first(marks, "inspect<", p["inspect"])
     p["kill"] = _first(marks, "kill>", p["inspect_end"])
-    p["kill_pst"] = _first(marks, "start_time>", p["kill"])
-    p["kill_pst_end"] = _first(marks, "start_time<", p["kill_pst"])
     p["sigkill"] = _first(marks, f"killpg{int(signal.SIGKILL)}>", p["kill"])
     p["sigkill_end"] = _first(marks, f"killpg{int(signal.SIGKILL)}<", p["sigkill"])
+    p["drain_end"] = _first(marks, "drain<", p["sigkill_end"])
     return p
+
+
+def psutil_checks(marks: Marks, start: float, end: float) -> int:
+    """psutil start-time lookups inside [start, end]: identity checks made without a pidfd."""
+    return sum(1 for n, t in marks if n == "start_time>" and start <= t <= end)
 
 
 async def collect(args: argparse.Namespace, work: Path, children: kr.Children) -> dict[int, list[dict[str, float]]]:
@@ -202,7 +216,8 @@ async def collect(args: argparse.Namespace, work: Path, children: kr.Children) -
             p = points(sample, list(MARKS))
             row = {label: (p[b] - p[a]) * 1e3 for label, a, b in STEPS}
             for name in INTERFERENCE:
-                row[name] = overlap(MARKS, name, sample.wrote_at, sample.kill_sent)
+                row[name] = overlap(MARKS, name, sample.wrote_at, p["sigkill_end"])
+            row["psutil"] = psutil_checks(MARKS, p["freeze"], p["sigkill_end"])
             rows.append(row)
             if not args.silent:
                 print(f"[{lines} lines #{i + 1}] {sample.reaction_ms:.3f} ms", file=sys.stderr, flush=True)
@@ -212,14 +227,17 @@ async def collect(args: argparse.Namespace, work: Path, children: kr.Children) -
 def table(results: dict[int, list[dict[str, float]]]) -> str:
     rows = []
     for lines, items in results.items():
-        rows.append(f"\n{lines} lines, {len(items)} triggers, milliseconds{'p50':>18}{'p90':>9}{'max':>9}")
+        head = f"{lines} lines, {len(items)} triggers, milliseconds"
+        rows.append(f"\n{head:<68}{'p50':>9}{'p90':>9}{'max':>9}")
         for label, _, _ in STEPS:
             xs = [it[label] for it in items]
-            rows.append(f"  {label:<62}{kr.percentile(xs, 50):9.3f}{kr.percentile(xs, 90):9.3f}{max(xs):9.3f}")
+            rows.append(f"  {label:<66}{kr.percentile(xs, 50):9.3f}{kr.percentile(xs, 90):9.3f}{max(xs):9.3f}")
         for name, label in INTERFERENCE.items():
             hit = [it[name] for it in items if it[name] > 0]
             worst = f", {max(hit):.3f} ms at most" if hit else ""
             rows.append(f"  inside write -> SIGKILL: {label}: {len(hit)}/{len(items)} triggers{worst}")
+        slow = sum(1 for it in items if it["psutil"])
+        rows.append(f"  identity checked by psutil start time (no pidfd): {slow}/{len(items)} triggers")
     return "\n".join(rows)
 
 

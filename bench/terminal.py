@@ -36,8 +36,11 @@ class Terminals:
             raise TerminalError("tmux is not installed (apt-get install tmux)")
         self.socket = f"{name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.width, self.height = width, height
-        # A UTF-8 locale, or tmux draws box characters and ✓ as '_' in captures.
-        self.env = dict(os.environ, LC_ALL="C.UTF-8", LANG="C.UTF-8")
+        # A UTF-8 locale, or tmux draws box characters and ✓ as '_' in captures.  No COLUMNS or
+        # LINES: a program reads them before the terminal's own size (readline, once imported,
+        # exports them as 80×24 to every child, as under pytest).
+        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+        self.env = dict(env, LC_ALL="C.UTF-8", LANG="C.UTF-8")
         self._ctl: subprocess.Popen[str] | None = None
         self._socket_path: str | None = None
         self._lock = threading.Lock()

@@ -1,15 +1,19 @@
-"""The kill-reaction bench still runs: a few triggers through the real engine and the baseline.
+"""The benches still run: short runs of the kill-reaction, console-load and first-frame benches.
 
-It checks that the bench works end to end (exit 0, the summary printed), not
-the numbers: those depend on the machine and are read by a person.
+They check that each bench works end to end (exit 0, the summary and target
+lines printed), not the numbers: those depend on the machine, and runs this
+short do not say whether a target is met.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,3 +32,40 @@ def test_kill_reaction_quick_runs_and_prints_p99() -> None:
     assert re.search(r"^baseline\s+10\s+3\s+[\d.]+\s+[\d.]+\s+[\d.]+$", out, re.M), out
     assert re.search(r"^engine p99 target \(<= 2 ms at every size\): (met|MISSED) ", out, re.M), out
     assert "engine sessions that ran the study to its halt after the kill at 10 lines: 3/3" in out, out
+
+
+# --- the console benches (real terminals: tmux) -----------------------------------
+needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed: the console benches run the console in tmux")
+
+
+def run_bench(script: str, *args: str, timeout: float = 120) -> str:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    return proc.stdout
+
+
+@needs_tmux
+def test_console_load_quick_runs_and_prints_its_summary() -> None:
+    out = run_bench("console_load.py", "--quick", "--no-toolong", "--silent")
+    assert "console load: 3 studies x 50 records/s for 8 s, then idle 5 s" in out, out
+    for phase in ("streaming", "idle"):
+        assert re.search(rf"^studymon\s+{phase}\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+$", out, re.M), out
+    assert re.search(r"^records behind the ledger at the end of streaming: studymon \[\d+, \d+, \d+\]$", out, re.M), out
+    assert re.search(r"^console exit status -?\d+: ", out, re.M), out
+    for target in (r"streaming CPU <= 10 % of a core", r"idle CPU <= 1 % of a core", r"RSS <= 150 MB"):
+        assert re.search(rf"^target {target}: (met|NOT MET) \(", out, re.M), out
+    assert "toolong" not in out, out
+
+
+@needs_tmux
+def test_first_frame_quick_runs_and_prints_its_summary() -> None:
+    out = run_bench("first_frame.py", "--quick", "--no-toolong", "--silent")
+    assert re.search(r"^studymon\s+20000\s+2\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+$", out, re.M), out
+    assert re.search(r"^studymon first-frame target \(<= 1 s in every trial\): (met|MISSED) \(20000 records [\d.]+ s\)$",
+                     out, re.M), out

@@ -1,16 +1,31 @@
-"""The kill protocol: freeze, capture, SIGKILL, confirm, capture, resume, settle, record.
+"""The kill protocol: freeze, confirm, capture, SIGKILL, capture, resume, record the window.
 
-A kill is armed ("at the first diagnosis start") or manual ("now").  At the
-trigger the controller's process group is stopped with SIGSTOP first: that
-takes microseconds, and from then on nothing the study does can race the
-evidence (it cannot write the target's result while the containers are
-inspected).  Then the container snapshot is taken, SIGKILL is sent and
-``kill.json`` written, the ledger at the kill is confirmed to have no result
-for the targets, the container is captured again after the kill and before the
-resume, the study is resumed, and when every target has its result (or the
-resumed controller ends) the runtime's lifecycle events for the window are
-saved.  Everything lands in ``OUT/kills/<n>/``, one file at a time, written
-whole.
+A :class:`Kill` is one kill of a study's controller, armed ("at the first
+diagnosis start") or manual ("now").  The session that owns the study drives
+it through its phases and gives it only what it needs: the controller, the
+runtime, the event recorder, a function that reads the ledger, and the
+accounts.  It knows nothing of the session.
+
+1. :meth:`Kill.freeze` sends SIGSTOP to the controller's process group, in
+   the very wake-up that read the trigger.
+2. :meth:`Kill.strike` confirms that every process of the group has stopped
+   (SIGSTOP lands asynchronously), reads the ledger to its end, takes the
+   targets (every run started and without a result), inspects their
+   containers in a thread, and sends SIGKILL.  Nothing in it blocks the event
+   loop and it is bounded: the controller is never frozen for more than
+   :data:`FREEZE_LIMIT`.  Whatever fails, the controller is never left
+   stopped: once the targets are known the kill is decided and SIGKILL is
+   sent anyway (the failure is recorded as ``captureError``); before that,
+   it is let go with SIGCONT and the kill is abandoned.
+3. :meth:`Kill.capture` writes ``kill.json`` and the first snapshot, starts
+   the live recording of container events, waits until no process of the
+   group is left, and records the ledger and the containers after the kill.
+4. :meth:`Kill.before_resume` records the containers just before the resume.
+5. :meth:`Kill.result_seen` is told of each target's result; once every
+   target has one, :meth:`Kill.close` saves the runtime's events for the
+   window and ``container-events-window.json``.  A window whose targets lack
+   a result when the console leaves stays open; :meth:`Kill.reopen`
+   continues it in the next console.
 """
 
 from __future__ import annotations
@@ -18,20 +33,35 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable
 
+from engine.accounts import Accounts
 from engine.clock import rfc3339_ms, rfc3339_ns
-from engine.evidence import write_json, write_text
-from engine.ledger import Record, read_ledger
+from engine.evidence import read_json, write_json, write_text
+from engine.launcher import Controller
+from engine.ledger import read_ledger
+from engine.recording import LIVE_FILE, SEAM, EventRecorder, last_seen
+from engine.runtimes import Runtime
 
-if TYPE_CHECKING:
-    from engine.session import StudySession
+# The longest the controller stays frozen before SIGKILL, whatever happens.
+FREEZE_LIMIT = 0.4
+# Of that, what confirming the stop may use; the rest is for the inspects.
+CONFIRM_LIMIT = 0.1
+# How long the killed group may take to be gone before the resume is refused.
+GROUP_GONE_LIMIT = 30.0
+WINDOW_FILE = "container-events-window.json"
+
+
+class KillAbandoned(RuntimeError):
+    """The kill could not be made; the controller was let go (SIGCONT)."""
 
 
 @dataclass
 class Target:
+    """A run in flight at the kill."""
+
     run: str
     cell: Any
     round: Any
@@ -50,23 +80,12 @@ class Target:
         }
 
 
-@dataclass
-class KillPlan:
-    """A kill struck: the controller is frozen and SIGKILLed; its evidence is still to write."""
-
-    number: int
-    trigger: str  # "auto" or "manual"
-    trigger_record: Record | None
-    trigger_seen: float  # time.time() when the trigger record was read
-    frozen_at: float  # time.time() right after SIGSTOP
-    since: float  # the runtime's clock at the freeze: the event window opens here
-    targets: list[Target]
-    before: dict[str, Any]  # target container inspects, taken while frozen
-    kill_sent: float  # time.time() just before SIGKILL
-    kill_returned: float  # time.time() once the signal call returned
-    signalled: bool
-    before_kill_seq: int
-    auto_resume: bool = True
+def targets_now(accounts: Accounts) -> list[Target]:
+    """Every run started and without a result."""
+    return [
+        Target(a.run, a.cell, a.round, a.plan.seq if a.plan else None, a.starts[-1].seq, a.container)
+        for a in accounts.in_flight()
+    ]
 
 
 def next_kill_number(out: Path) -> int:
@@ -77,100 +96,237 @@ def next_kill_number(out: Path) -> int:
     return max(numbers, default=0) + 1
 
 
-def targets_now(session: "StudySession", only: str | None = None) -> list[Target]:
-    """Runs started and without a result (``only``: just that run)."""
-    out = []
-    for acct in session.accounts.runs.values():
-        if only is not None and acct.run != only:
-            continue
-        if acct.in_flight:
-            out.append(
-                Target(
-                    acct.run,
-                    acct.cell,
-                    acct.round,
-                    acct.plan.seq if acct.plan else None,
-                    acct.starts[-1].seq,
-                    acct.container,
+def open_windows(out: Path) -> list[Path]:
+    """Kill folders whose window is still open (kill.json written, the window file not yet)."""
+    root = out / "kills"
+    if not root.is_dir():
+        return []
+    found = [p for p in root.iterdir() if p.name.isdigit() and (p / "kill.json").is_file()
+             and not (p / WINDOW_FILE).exists()]
+    return sorted(found, key=lambda p: int(p.name))
+
+
+@dataclass
+class Kill:
+    """One kill, from the freeze until its window closes."""
+
+    number: int
+    folder: Path
+    trigger: str  # "auto" or "manual"
+    prefix: str
+    runtime: Runtime
+    recorder: EventRecorder
+    controller: Controller | None = None
+    trigger_seq: int | None = None
+    trigger_at: str | None = None
+    trigger_seen: float = 0.0
+    frozen_at: float = 0.0
+    since: float = 0.0  # the runtime's clock at the freeze: the window opens here
+    stopped_confirmed: bool = False
+    targets: list[Target] = field(default_factory=list)
+    before: dict[str, Any] = field(default_factory=dict)
+    capture_error: str | None = None
+    kill_sent: float = 0.0
+    kill_returned: float = 0.0
+    signalled: bool = False
+    before_kill_seq: int = 0
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)  # run -> resultSeq, resultSeenEpoch
+    closed: bool = False
+
+    # --- 1. freeze (synchronous, in the wake-up that read the trigger) ------
+    def freeze(self, seen: float) -> bool:
+        assert self.controller is not None
+        self.trigger_seen = seen
+        if not self.controller.freeze():
+            return False
+        self.frozen_at = time.time()
+        self.since = self.runtime.now()
+        return True
+
+    # --- 2. strike ------------------------------------------------------------
+    async def strike(self, read_ledger: Callable[[], None], accounts: Accounts, only: str | None) -> bool:
+        """Confirm, read, inspect, SIGKILL; False when ``only`` had its result first (missed).
+
+        Raises :class:`KillAbandoned` when the kill could not be decided; the
+        controller has been let go then.
+        """
+        controller = self.controller
+        assert controller is not None
+        deadline = time.monotonic() + FREEZE_LIMIT
+        decided = False
+        try:
+            confirm_by = time.monotonic() + CONFIRM_LIMIT
+            self.stopped_confirmed = controller.group_stopped()
+            while not self.stopped_confirmed and time.monotonic() < confirm_by:
+                await asyncio.sleep(0)
+                self.stopped_confirmed = controller.group_stopped()
+            # Frozen, the study cannot write more; what it wrote before the freeze is read now.
+            read_ledger()
+            if only is not None:
+                acct = accounts.runs.get(only)
+                if acct is not None and acct.results:
+                    controller.thaw()
+                    return False
+            self.targets = targets_now(accounts)
+            self.before_kill_seq = accounts.last_seq
+            decided = True
+            if not self.stopped_confirmed:
+                self.capture_error = "the controller's process group was not seen stopped before the last read"
+            names = [t.container for t in self.targets if t.container]
+            try:
+                self.before = await asyncio.wait_for(
+                    asyncio.to_thread(_inspect_many, self.runtime, names), max(0.0, deadline - time.monotonic())
                 )
+            except Exception as exc:  # noqa: BLE001 - recorded; the kill goes on
+                self.before = {name: None for name in names}
+                reason = "timed out" if isinstance(exc, asyncio.TimeoutError) else f"{type(exc).__name__}: {exc}"
+                self.capture_error = f"the containers could not be inspected while frozen ({reason})"
+        except BaseException as exc:
+            if not decided:
+                controller.thaw()
+                if isinstance(exc, Exception):
+                    raise KillAbandoned(f"{type(exc).__name__}: {exc}") from exc
+                raise
+            self.capture_error = self.capture_error or f"{type(exc).__name__}: {exc}"
+            self._sigkill()
+            raise
+        self._sigkill()
+        return True
+
+    def _sigkill(self) -> None:
+        assert self.controller is not None
+        self.kill_sent = time.time()
+        self.signalled = self.controller.kill()
+        self.kill_returned = time.time()
+
+    # --- 3. capture -----------------------------------------------------------
+    def kill_json(self) -> dict[str, Any]:
+        return {
+            "trigger": self.trigger,
+            "at": rfc3339_ms(self.kill_sent),
+            "pid": self.controller.pid if self.controller else None,
+            "beforeKillSeq": self.before_kill_seq,
+            "targets": [t.as_json() for t in self.targets],
+            "prefix": self.prefix,
+            "signal": "SIGKILL",
+            "signalled": self.signalled,
+            "groupStopped": self.stopped_confirmed,
+            "captureError": self.capture_error,
+            "triggerSeq": self.trigger_seq,
+            "triggerAt": self.trigger_at,
+            "triggerSeenAt": rfc3339_ms(self.trigger_seen),
+            "frozenAt": rfc3339_ms(self.frozen_at),
+            "killSentAt": rfc3339_ms(self.kill_sent),
+            "triggerSeenEpoch": self.trigger_seen,
+            "frozenEpoch": self.frozen_at,
+            "killSentEpoch": self.kill_sent,
+            "killReturnedEpoch": self.kill_returned,
+            "frozenMs": round((self.kill_sent - self.frozen_at) * 1000, 3),
+            "since": rfc3339_ns(int(self.since * 1e9)),
+            "sinceEpoch": self.since,
+        }
+
+    async def capture(self, read_ledger: Callable[[], None], ledger: Path) -> None:
+        """Write what the strike saw, start recording, and record the scene after the kill."""
+        self.folder.mkdir(parents=True, exist_ok=False)
+        write_json(self.folder / "kill.json", self.kill_json())
+        write_json(self.folder / "container-before.json", self.before)
+        ids = {str(s.get("Id")) for s in self.before.values() if isinstance(s, dict) and s.get("Id")}
+        await asyncio.to_thread(self.recorder.open, self.number, self.folder, self.since, ids, self.runtime.now())
+        assert self.controller is not None
+        await self.controller.wait()
+        if not await self.controller.wait_group_gone(GROUP_GONE_LIMIT):
+            raise RuntimeError(
+                f"a process of the killed controller's group (pgid {self.controller.pid}) is still there "
+                f"after {GROUP_GONE_LIMIT:.0f} s; not resuming over it"
             )
-    return out
+        read_ledger()
+        at_kill, _ = await asyncio.to_thread(read_ledger_file, ledger)
+        write_json(self.folder / "ledger-at-kill.json", at_kill)
+        write_json(self.folder / "container-after-kill.json", await self._inspect())
+
+    async def before_resume(self) -> None:
+        write_json(self.folder / "container-before-resume.json", await self._inspect())
+
+    async def _inspect(self) -> dict[str, Any]:
+        names = [t.container for t in self.targets if t.container]
+        return await asyncio.to_thread(_inspect_many, self.runtime, names)
+
+    # --- 5. the window ------------------------------------------------------
+    def result_seen(self, accounts: Accounts) -> bool:
+        """Note the targets' results the accounts now hold; whether every target has one."""
+        now: float | None = None
+        for t in self.targets:
+            if t.run in self.results:
+                continue
+            acct = accounts.runs.get(t.run)
+            if acct is not None and acct.results:
+                now = self.runtime.now() if now is None else now
+                self.results[t.run] = {"resultSeq": acct.results[0].seq, "resultSeenEpoch": now}
+        return self.complete
+
+    @property
+    def complete(self) -> bool:
+        return all(t.run in self.results for t in self.targets)
+
+    async def close(self) -> None:
+        """Save the runtime's events for the window and the window itself; stop recording."""
+        until = self.runtime.now()
+        try:
+            events = await asyncio.to_thread(self.runtime.events, self.since, until)
+        finally:
+            self.recorder.close(self.number)
+        write_text(self.folder / "container-events.jsonl", "".join(_line(e) for e in events))
+        write_json(
+            self.folder / WINDOW_FILE,
+            {
+                "since": rfc3339_ns(int(self.since * 1e9)),
+                "until": rfc3339_ns(int(until * 1e9)),
+                "sinceEpoch": self.since,
+                "untilEpoch": until,
+                "targets": {t.run: self.results.get(t.run, {"resultSeq": None, "resultSeenEpoch": None})
+                            for t in self.targets},
+            },
+        )
+        self.closed = True
+
+    def leave(self) -> None:
+        """The console leaves with the window open: stop recording; the next console continues."""
+        self.recorder.close(self.number)
+
+    @classmethod
+    def reopen(cls, folder: Path, prefix: str, runtime: Runtime, recorder: EventRecorder) -> "Kill":
+        """The kill of an open window in ``folder``, as an earlier console left it."""
+        data = read_json(folder / "kill.json")
+        if not isinstance(data, dict):
+            raise ValueError(f"{folder / 'kill.json'} is not a JSON object")
+        kill = cls(int(folder.name), folder, str(data.get("trigger")), prefix, runtime, recorder)
+        kill.since = float(data.get("sinceEpoch") or 0.0)
+        kill.before_kill_seq = int(data.get("beforeKillSeq") or 0)
+        kill.targets = [
+            Target(str(t.get("run")), t.get("cell"), t.get("round"), t.get("planSeq"), int(t.get("startSeq") or 0),
+                   t.get("container"))
+            for t in data.get("targets") or [] if isinstance(t, dict)
+        ]
+        before = read_json(folder / "container-before.json") if (folder / "container-before.json").is_file() else {}
+        kill.before = before if isinstance(before, dict) else {}
+        return kill
+
+    def continue_recording(self) -> None:
+        """Continue an open window's recording from where the last console stopped (in a thread)."""
+        last = last_seen(self.folder / LIVE_FILE)
+        start = self.since if last is None else max(self.since, last - SEAM)
+        ids = {str(s.get("Id")) for s in self.before.values() if isinstance(s, dict) and s.get("Id")}
+        self.recorder.open(self.number, self.folder, start, ids, self.runtime.now())
 
 
-async def execute(session: "StudySession", plan: KillPlan) -> None:
-    """Write the evidence of a kill already struck, resume, wait for the targets, save the window."""
-    folder = session.spec.out / "kills" / str(plan.number)
-    folder.mkdir(parents=True, exist_ok=False)
-    runtime = session.runtime
-    controller = session.controller
-    assert controller is not None
-    names = [t.container for t in plan.targets if t.container]
-    write_json(
-        folder / "kill.json",
-        {
-            "trigger": plan.trigger,
-            "at": rfc3339_ms(plan.kill_sent),
-            "pid": controller.pid,
-            "beforeKillSeq": plan.before_kill_seq,
-            "targets": [t.as_json() for t in plan.targets],
-            "triggerSeq": plan.trigger_record.seq if plan.trigger_record else None,
-            "triggerAt": plan.trigger_record.at if plan.trigger_record else None,
-            "triggerSeenAt": rfc3339_ms(plan.trigger_seen),
-            "frozenAt": rfc3339_ms(plan.frozen_at),
-            "killSentAt": rfc3339_ms(plan.kill_sent),
-            "triggerSeenEpoch": plan.trigger_seen,
-            "frozenEpoch": plan.frozen_at,
-            "killSentEpoch": plan.kill_sent,
-            "killReturnedEpoch": plan.kill_returned,
-            "signalled": plan.signalled,
-            "since": rfc3339_ns(int(plan.since * 1e9)),
-        },
-    )
-    write_json(folder / "container-before.json", plan.before)
-    await controller.wait()
-    session.drain()
+def _inspect_many(runtime: Runtime, names: list[str]) -> dict[str, Any]:
+    return {name: runtime.inspect(name) for name in names}
 
-    # The ledger exactly as it stood at the kill: the bytes read so far.
-    at_kill, _ = await asyncio.to_thread(read_ledger, session.spec.ledger)
-    write_json(folder / "ledger-at-kill.json", [r.as_json() for r in at_kill])
-    settled_early = [t.run for t in plan.targets if any(
-        r.kind == "runResult" and r.get("run") == t.run for r in at_kill)]
-    if settled_early:
-        session.kill_step(plan.number, "late", f"result already in the ledger at the kill: {settled_early}")
 
-    write_json(folder / "container-after-kill.json", await asyncio.to_thread(session.inspect_many, names))
-    await session.heavy_snapshot("after-kill")
-    session.kill_step(plan.number, "captured", "container after the kill, machine snapshot")
-
-    if not plan.auto_resume:
-        session.enter_killed(plan.number)
-        if not await session.resume_requested():
-            session.kill_step(plan.number, "left", "closed before a resume; resume later with --resume")
-            return
-    write_json(folder / "container-before-resume.json", await asyncio.to_thread(session.inspect_many, names))
-    await session.relaunch(resume=True)
-    session.kill_step(plan.number, "resumed", f"pid {session.controller.pid if session.controller else '?'}")
-
-    results = await session.wait_for_results([t.run for t in plan.targets])
-    until = runtime.now()
-    events = await asyncio.to_thread(runtime.events, plan.since, until)
-    write_text(folder / "container-events.jsonl", "".join(_line(e) for e in events))
-    write_json(
-        folder / "container-events-window.json",
-        {
-            "since": rfc3339_ns(int(plan.since * 1e9)),
-            "until": rfc3339_ns(int(until * 1e9)),
-            "sinceEpoch": plan.since,
-            "untilEpoch": until,
-            "targets": {run: {"resultSeq": seq} for run, seq in results.items()},
-        },
-    )
-    missing = [run for run, seq in results.items() if seq is None]
-    session.kill_step(
-        plan.number,
-        "settled" if not missing else "unsettled",
-        "every target has its result" if not missing else f"no result for {missing}",
-    )
+def read_ledger_file(path: Path) -> tuple[list[dict[str, Any]], int]:
+    records, issues = read_ledger(path)
+    return [r.as_json() for r in records], len(issues)
 
 
 def _line(event: dict[str, Any]) -> str:

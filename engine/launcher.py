@@ -172,6 +172,66 @@ class Controller:
     def freeze(self) -> bool:
         return self.signal_group(signal.SIGSTOP)
 
+    def group_stopped(self) -> bool:
+        """Whether every thread of the controller and of its descendants is stopped (or gone).
+
+        SIGSTOP to a group returns before it takes effect: a task running on
+        the other core, or in the middle of a ``write``, stops a moment later.
+        Only once this holds can a read of the ledger be the last one.
+        Descendants are found through ``/proc/<pid>/task/<tid>/children``,
+        which costs a few reads, not a walk of every process.
+        """
+        pending = [self.pid]
+        seen: set[int] = set()
+        while pending:
+            pid = pending.pop()
+            if pid in seen:
+                continue
+            seen.add(pid)
+            try:
+                tids = os.listdir(f"/proc/{pid}/task")
+            except (FileNotFoundError, ProcessLookupError):
+                continue  # gone: it cannot write any more
+            except OSError:
+                return False
+            for tid in tids:
+                try:
+                    with open(f"/proc/{pid}/task/{tid}/stat", "rb") as fh:
+                        stat = fh.read()
+                except (FileNotFoundError, ProcessLookupError):
+                    continue
+                # The state follows the command name, which is in parentheses and may hold spaces.
+                state = stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3]
+                if state not in (b"T", b"t", b"Z", b"X", b"x"):
+                    return False
+                try:
+                    with open(f"/proc/{pid}/task/{tid}/children", "rb") as fh:
+                        pending.extend(int(c) for c in fh.read().split())
+                except (FileNotFoundError, ProcessLookupError):
+                    continue
+        return True
+
+    def group_gone(self) -> bool:
+        """Whether no process of the controller's process group is left (zombies count as left)."""
+        try:
+            os.killpg(self.pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
+
+    async def wait_group_gone(self, timeout: float) -> bool:
+        """Wait until :meth:`group_gone`; False if something of the group outlived ``timeout``."""
+        deadline = time.monotonic() + timeout
+        delay = 0.005
+        while not self.group_gone():
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.1)
+        return True
+
     def thaw(self) -> bool:
         return self.signal_group(signal.SIGCONT)
 

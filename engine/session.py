@@ -45,6 +45,7 @@ from engine.evidence import append_jsonl, read_json, read_jsonl, write_json, wri
 from engine.launcher import Controller, Ending, find_running
 from engine.ledger import LedgerIssue, LedgerTail, Record, read_last_records
 from engine.notify import IN_CREATE, IN_MOVED_TO, Notifier
+from engine.recording import EventRecorder
 from engine.report import Judgement, judge, last_ending
 from engine.runtimes import Runtime, open_runtime
 from engine.sampler import WRITE_EVERY, TreeCPU, heavy_snapshot
@@ -119,6 +120,7 @@ class StudySession:
         armed: bool = False,
         linger: bool = False,
         attach: bool = False,
+        runtime: Runtime | None = None,
     ) -> None:
         self.spec = spec
         self.attach_at_start = attach
@@ -129,7 +131,8 @@ class StudySession:
         self.research: dict[str, Any] = read_json(spec.out / "research.json")
         self.backend: str = self.research.get("backend", "process")
         self.prefix = f"{self.research.get('containerPrefix', 'inforsi')}-{spec.id}-"
-        self.runtime: Runtime = open_runtime(self.backend)
+        self.runtime: Runtime = runtime if runtime is not None else open_runtime(self.backend)
+        self.recorder = EventRecorder(self.prefix, self.runtime.history)
         self.accounts = Accounts()
         self.issues: list[LedgerIssue] = []
         self.issue_count = 0
@@ -142,7 +145,11 @@ class StudySession:
         self._resume_event = asyncio.Event()
         self._close_event = asyncio.Event()
         self._kill_task: asyncio.Task[None] | None = None
-        self._killing: killproto.KillPlan | None = None
+        self._killing: killproto.Kill | None = None
+        self._kill_error: str | None = None  # a kill that could not be seen through: the session stops
+        self._windows: dict[int, killproto.Kill] = {}  # kills whose window is open
+        self._closing: dict[int, asyncio.Task[None]] = {}
+        self._watch_fault_recorded = False
         self._pumping = True
         self._stopping = False
         self._end_watchers: set[asyncio.Task[Ending]] = set()
@@ -181,17 +188,7 @@ class StudySession:
         self.drain()
         if self._killing is not None:
             return False
-        records: list[Record] = []
-        issues: list[LedgerIssue] = []
-        seen = time.time()
-        plan = self._strike("manual", None, None, seen, records, issues)
-        if records or issues:
-            self._record(records, issues, seen)
-        if plan is None:
-            return False
-        plan.auto_resume = auto_resume
-        self._follow_up(plan)
-        return True
+        return self._begin_kill("manual", None, None, time.time(), auto_resume)
 
     def resume(self) -> bool:
         """Resume a study whose controller is not running and that has not finished."""
@@ -241,9 +238,11 @@ class StudySession:
         pump: asyncio.Task[None] | None = None
         ending: Ending | None = None
         try:
-            if self.attach_at_start:
+            if self.attach_at_start or self.resume_at_start:
                 self._restore_arming()
             await self._catch_up_existing()
+            if self.attach_at_start or self.resume_at_start:
+                await self._continue_windows()
             pump = asyncio.create_task(self._pump(), name=f"pump-{self.spec.id}")
             if self.attach_at_start:
                 self.controller = find_running(self.spec.out)
@@ -270,15 +269,17 @@ class StudySession:
                     self.drain()
                     if self._kill_task is not None and not self._kill_task.done():
                         await self._kill_task
-                        self._kill_task = None
-                        self._killing = None
-                        if self.controller.ending is None:
-                            self._after_kill_state()
-                            continue
-                        ending = self.controller.ending
+                    self._kill_task = None
+                    self._killing = None
+                    if self.controller.ending is None:
+                        self._after_kill_state()
+                        continue
+                    ending = self.controller.ending
                 if ending is not None and ending.code == 0:
                     break
                 self._unfinished_state(ending)
+                if self._kill_error is not None:
+                    self.emit(Problem(self.spec.id, self._kill_error, resume_command([self.spec])))
                 if not self.linger or self._close_event.is_set():
                     break
                 # Waited for, then cleared: a resume asked before we got here is not lost.
@@ -287,6 +288,7 @@ class StudySession:
                 if self._close_event.is_set():
                     break
                 self._stopping = False
+                self._kill_error = None
                 await self.relaunch(resume=True)
             return await self._finish(ending)
         except Exception as exc:  # noqa: BLE001 - the scene is kept, the operator is told
@@ -298,6 +300,8 @@ class StudySession:
             return SessionResult(self.spec.id, self.spec.out, False, None, ending, f"{type(exc).__name__}: {exc}")
         finally:
             self._pumping = False
+            for kill in self._windows.values():
+                kill.leave()
             if pump is not None:
                 pump.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -344,7 +348,7 @@ class StudySession:
         return Ending(ending.get("code"), ending.get("signal"))
 
     def _restore_arming(self) -> None:
-        """An attached session keeps an arming that has not fired yet."""
+        """An attached or resumed session keeps an arming that has not fired yet."""
         armed = False
         for line in read_jsonl(self.spec.out / "arms.jsonl"):
             event = line.get("event")
@@ -355,6 +359,10 @@ class StudySession:
 
     async def relaunch(self, resume: bool) -> None:
         """Start the controller (``--resume`` when ``resume``), with its heavy snapshot first."""
+        if resume:
+            for kill in self._windows.values():
+                if not (kill.folder / "container-before-resume.json").exists():
+                    await kill.before_resume()
         await self.heavy_snapshot("resume" if resume else "start")
         env = dict(os.environ)
         env["STUDYMON_STUDY"] = self.spec.id
@@ -367,6 +375,9 @@ class StudySession:
         self._watch_folders()
 
     async def _finish(self, ending: Ending | None) -> SessionResult:
+        self._check_windows()
+        if self._closing:
+            await asyncio.gather(*self._closing.values(), return_exceptions=True)
         finished = ending is not None and ending.code == 0
         out = self.spec.out
         tail_issues = self._tail.finish()
@@ -385,7 +396,7 @@ class StudySession:
             self.set_state(State.FINISHED_OK if judgement.ok else State.FINISHED_FAIL)
         hint = None if finished else resume_command([self.spec])
         self.emit(Verdicts(self.spec.id, tuple(judgement.checks), judgement.ok, finished, hint))
-        message = "" if finished else self._unfinished_message(ending)
+        message = "" if finished else (self._kill_error or self._unfinished_message(ending))
         return SessionResult(self.spec.id, out, finished, judgement, ending, message)
 
     # --- states --------------------------------------------------------------
@@ -519,10 +530,8 @@ class StudySession:
         seen = time.time()
         for r in records:
             self.accounts.add(r)
-        plan = self._check_trigger(seen, records, issues)
+        self._check_trigger(seen)
         self._record(records, issues, seen)
-        if plan is not None:
-            self._follow_up(plan)
 
     def _record(self, records: list[Record], issues: list[LedgerIssue], seen: float) -> None:
         self._write_timeline(records, seen)
@@ -531,9 +540,13 @@ class StudySession:
         self._note_issues(issues)
         self.emit(RecordsSeen(self.spec.id, tuple(records), tuple(issues)))
         self._progress()
+        if self._windows and any(r.kind == "runResult" for r in records):
+            self._check_windows()
         self._changed.set()
 
     def _note_issues(self, issues: list[LedgerIssue]) -> None:
+        if issues and not self._watch_fault_recorded:
+            self._record_watch_fault(issues)
         self.issue_count += len(issues)
         room = MAX_ISSUES_KEPT - len(self.issues)
         if room > 0:
@@ -552,147 +565,155 @@ class StudySession:
             )
         )
 
-    async def wait_for_results(self, runs: list[str]) -> dict[str, int | None]:
-        """Wait until every run has a result, or the controller ended; their result seqs."""
-        def status() -> dict[str, int | None]:
-            out: dict[str, int | None] = {}
-            for run in runs:
-                acct = self.accounts.runs.get(run)
-                out[run] = acct.results[0].seq if acct and acct.results else None
-            return out
-
-        while True:
-            got = status()
-            if all(v is not None for v in got.values()):
-                return got
-            if self.controller is None or self.controller.ending is not None:
-                return got
-            self._changed.clear()
-            waiter = asyncio.ensure_future(self._changed.wait())
-            ender = asyncio.ensure_future(self.controller.wait())
-            await asyncio.wait({waiter, ender}, return_when=asyncio.FIRST_COMPLETED)
-            waiter.cancel()
-            if ender.done():
-                self.drain()
-            else:
-                ender.cancel()
-
     # --- the kill ------------------------------------------------------------
-    def _check_trigger(
-        self, seen: float, records: list[Record], issues: list[LedgerIssue]
-    ) -> killproto.KillPlan | None:
+    def _check_trigger(self, seen: float) -> bool:
+        """Begin the armed kill if its trigger is in the accounts; whether it began."""
         if not self.armed or self._killing is not None:
-            return None
+            return False
         if self.controller is None or self.controller.ending is not None:
-            return None
+            return False
         first = self.accounts.first_diagnosis
         if first is None:
-            return None
+            return False
         acct = self.accounts.runs[first]
         if not acct.starts:
-            return None
+            return False
         if acct.results:
             self._missed(first, f"{first} already had its result (seq {acct.results[0].seq}) when its start was seen")
-            return None
-        return self._strike("auto", acct.starts[0], first, seen, records, issues)
+            return False
+        return self._begin_kill("auto", acct.starts[0], first, seen, True)
 
     def _react_now(self) -> None:
         """Check the trigger against what was read already (on arming, on attach)."""
-        records: list[Record] = []
-        issues: list[LedgerIssue] = []
-        seen = time.time()
-        plan = self._check_trigger(seen, records, issues)
-        if records or issues:
-            self._record(records, issues, seen)
-        if plan is not None:
-            self._follow_up(plan)
+        self._check_trigger(time.time())
 
-    def _missed(self, run: str, detail: str) -> None:
+    def _missed(self, run: str | None, detail: str) -> None:
         self.armed = False
         append_jsonl(self.spec.out / "arms.jsonl", {"event": "missed", "at": rfc3339_ms(), "run": run, "detail": detail})
         self.emit(ArmChanged(self.spec.id, False))
         self.kill_step(0, "missed", detail)
 
-    def _strike(
-        self,
-        trigger: str,
-        record: Record | None,
-        only: str | None,
-        seen: float,
-        records: list[Record],
-        issues: list[LedgerIssue],
-    ) -> killproto.KillPlan | None:
-        """Freeze, confirm, capture and SIGKILL, synchronously; the rest of the kill follows in a task.
-
-        Records read after the freeze are appended to ``records``/``issues``
-        so that the caller reports them with the rest.
-        """
-        controller = self.controller
-        assert controller is not None
-        if not controller.freeze():
-            return None
-        frozen = time.time()
-        since = self.runtime.now()
-        # Frozen, the study cannot write more; what it wrote before the freeze is read now.
-        more, more_issues = self._tail.read_new()
-        for r in more:
-            self.accounts.add(r)
-        records.extend(more)
-        issues.extend(more_issues)
-        if only is not None and self.accounts.runs[only].results:
-            controller.thaw()
-            seq = self.accounts.runs[only].results[0].seq
-            self._missed(only, f"{only} had its result (seq {seq}) before the kill could land")
-            return None
-        targets = killproto.targets_now(self, only)
-        before = self.inspect_many([t.container for t in targets if t.container])
-        kill_sent = time.time()
-        signalled = controller.kill()
-        plan = killproto.KillPlan(
-            number=killproto.next_kill_number(self.spec.out),
+    def _begin_kill(self, trigger: str, record: Record | None, only: str | None, seen: float,
+                    auto_resume: bool) -> bool:
+        """Freeze the controller now, in this wake-up; the rest of the kill follows in a task."""
+        number = killproto.next_kill_number(self.spec.out)
+        kill = killproto.Kill(
+            number=number,
+            folder=self.spec.out / "kills" / str(number),
             trigger=trigger,
-            trigger_record=record,
-            trigger_seen=seen,
-            frozen_at=frozen,
-            since=since,
-            targets=targets,
-            before=before,
-            kill_sent=kill_sent,
-            kill_returned=time.time(),
-            signalled=signalled,
-            before_kill_seq=self.accounts.last_seq,
+            prefix=self.prefix,
+            runtime=self.runtime,
+            recorder=self.recorder,
+            controller=self.controller,
+            trigger_seq=record.seq if record else None,
+            trigger_at=record.at if record else None,
         )
-        self._killing = plan
-        return plan
+        if not kill.freeze(seen):
+            return False
+        self._killing = kill
+        self._kill_task = asyncio.ensure_future(self._run_kill(kill, only, auto_resume))
+        return True
 
-    def _follow_up(self, plan: killproto.KillPlan) -> None:
-        """Everything after the SIGKILL: arming, state, and the kill task."""
-        if plan.trigger == "auto":
+    async def _run_kill(self, kill: killproto.Kill, only: str | None, auto_resume: bool) -> None:
+        """Strike, capture, resume: the kill after its freeze, to the point where its window waits for results."""
+        n = kill.number
+        try:
+            try:
+                struck = await kill.strike(self.drain, self.accounts, only)
+            except killproto.KillAbandoned as exc:
+                self._killing = None
+                if kill.trigger == "auto":
+                    self._missed(only, f"kill abandoned before SIGKILL: {exc}; the controller was let go")
+                else:
+                    self.kill_step(n, "abandoned", f"{exc}; the controller was let go (SIGCONT)")
+                return
+            if not struck:
+                self._killing = None
+                acct = self.accounts.runs.get(only or "")
+                seq = acct.results[0].seq if acct and acct.results else "?"
+                self._missed(only, f"{only} had its result (seq {seq}) before the kill could land")
+                return
+            self._announce(kill)
+            await kill.capture(self.drain, self.spec.ledger)
+            self._windows[n] = kill
+            await self.heavy_snapshot("after-kill")
+            self.kill_step(n, "captured", "container after the kill, machine snapshot")
+            if kill.capture_error:
+                self._kill_error = f"kill {n}: {kill.capture_error}; the controller was killed, not resumed"
+                self.kill_step(n, "error", self._kill_error)
+                self.enter_killed(n)
+                return
+            if not auto_resume:
+                self.enter_killed(n)
+                if not await self.resume_requested():
+                    self.kill_step(n, "left", "closed before a resume; resume later with --resume")
+                    return
+            await self.relaunch(resume=True)
+            self.kill_step(n, "resumed", f"pid {self.controller.pid if self.controller else '?'}")
+            self._check_windows()
+        except Exception as exc:  # noqa: BLE001 - the scene is kept; the session stops and says how to go on
+            self._kill_error = f"kill {n}: {type(exc).__name__}: {exc}"
+            self.kill_step(n, "error", self._kill_error)
+
+    def _announce(self, kill: killproto.Kill) -> None:
+        """Everything visible once SIGKILL was sent: arming, state, step."""
+        if kill.trigger == "auto":
             self.armed = False
             append_jsonl(
                 self.spec.out / "arms.jsonl",
-                {"event": "fired", "at": rfc3339_ms(), "run": plan.targets[0].run if plan.targets else None,
-                 "kill": plan.number},
+                {"event": "fired", "at": rfc3339_ms(), "run": self.accounts.first_diagnosis, "kill": kill.number},
             )
             self.emit(ArmChanged(self.spec.id, False))
-        self.set_state(State.KILLED, f"kill {plan.number} ({plan.trigger})")
-        self.kill_step(plan.number, "killed", f"SIGKILL to pid {self.controller.pid if self.controller else '?'}; "
-                       f"targets: {[t.run for t in plan.targets] or 'none'}")
-        self._kill_task = asyncio.ensure_future(self._run_kill(plan))
+        self.set_state(State.KILLED, f"kill {kill.number} ({kill.trigger})")
+        self.kill_step(kill.number, "killed", f"SIGKILL to pid {self.controller.pid if self.controller else '?'}; "
+                       f"targets: {[t.run for t in kill.targets] or 'none'}")
 
-    async def _run_kill(self, plan: killproto.KillPlan) -> None:
+    def _check_windows(self) -> None:
+        """Close every open window whose targets all have their results."""
+        for number, kill in list(self._windows.items()):
+            if number not in self._closing and kill.result_seen(self.accounts):
+                self._closing[number] = asyncio.ensure_future(self._close_window(kill))
+
+    async def _close_window(self, kill: killproto.Kill) -> None:
         try:
-            await killproto.execute(self, plan)
-        except Exception as exc:
-            if self.controller is not None:
-                self.controller.thaw()
-            self.kill_step(plan.number, "error", f"{type(exc).__name__}: {exc}")
-            raise
+            await kill.close()
+        except Exception as exc:  # noqa: BLE001 - the window stays open; a resume continues it
+            self.emit(Problem(self.spec.id, f"kill {kill.number}: the window could not be closed: {exc}"))
+            return
+        self._windows.pop(kill.number, None)
+        self.kill_step(kill.number, "settled", "every target has its result; the window is closed")
+
+    async def _continue_windows(self) -> None:
+        """Take over the kill windows an earlier console left open (resume, attach)."""
+        folders = killproto.open_windows(self.spec.out)
+        if not folders:
+            return
+        await asyncio.to_thread(self.recorder.wait_live, 10.0)
+        for folder in folders:
+            try:
+                kill = killproto.Kill.reopen(folder, self.prefix, self.runtime, self.recorder)
+                await asyncio.to_thread(kill.continue_recording)
+            except Exception as exc:  # noqa: BLE001 - that kill's checks will say what is missing
+                self.emit(Problem(self.spec.id, f"kill {folder.name}: cannot continue its window: {exc}"))
+                continue
+            self._windows[kill.number] = kill
+            self.kill_step(kill.number, "continued", "window still open: recording its container events again")
+        self._check_windows()
+
+    def _record_watch_fault(self, issues: list[LedgerIssue]) -> None:
+        """A ledger truncated or replaced while watched is written down, so ``report`` sees it too."""
+        fault = getattr(self._tail, "fault", None)
+        kinds = {i.kind for i in issues}
+        if fault is None and not kinds & {"shrunk", "truncated", "replaced"}:
+            return
+        self._watch_fault_recorded = True
+        line = dict(fault) if isinstance(fault, dict) else {
+            "event": "replaced", "offset": self._tail.offset, "line": self._tail.parser.line_no,
+        }
+        line["at"] = rfc3339_ms()
+        append_jsonl(self.spec.out / "ledger-watch.jsonl", line)
 
     # --- containers and the machine -----------------------------------------
-    def inspect_many(self, names: list[str]) -> dict[str, Any]:
-        return {name: self.runtime.inspect(name) for name in names}
-
     def _stream_containers(self) -> None:
         try:
             runtime = open_runtime(self.backend)
@@ -701,11 +722,18 @@ class StudySession:
                 state = inspect.get("State") or {}
                 code = state.get("ExitCode") if state.get("Status") in ("exited", "dead") else None
                 self._post(ContainerChanged(self.spec.id, name, "exists", inspect, str(state.get("Status", "")), code))
-            runtime.stream(lambda e: self._on_container_event(runtime, e), self._stream_stop)
+            runtime.stream(
+                lambda e: self._on_container_event(runtime, e),
+                self._stream_stop,
+                on_live=self.recorder.on_live,
+                on_gap=self.recorder.on_gap,
+            )
         except Exception as exc:  # noqa: BLE001 - the console goes on without the live list
+            self.recorder.on_down(time.time())
             self._post(Problem(self.spec.id, f"container event stream stopped: {exc}"))
 
     def _on_container_event(self, runtime: Runtime, event: dict[str, Any]) -> None:
+        self.recorder.on_event(event)
         name = str(((event.get("Actor") or {}).get("Attributes") or {}).get("name", "")).lstrip("/")
         if not name.startswith(self.prefix):
             return

@@ -54,10 +54,27 @@ class Runtime(Protocol):
     def events(self, since: float, until: float) -> list[Event]:
         """Container lifecycle events with ``since <= time <= until``, verbatim, in order."""
 
-    def stream(self, callback: Callable[[Event], None], stop: threading.Event) -> None:
+    def history(self, since: float, until: float) -> list[Event] | None:
+        """:meth:`events` for the window, or None when the runtime cannot show it kept all of them.
+
+        Docker keeps only its last few hundred events in memory: a window
+        older than what it still holds would come back silently incomplete.
+        """
+
+    def stream(
+        self,
+        callback: Callable[[Event], None],
+        stop: threading.Event,
+        on_live: Callable[[float], None] | None = None,
+        on_gap: Callable[[float, float], None] | None = None,
+    ) -> None:
         """Block, calling ``callback`` for every new container event, until ``stop`` is set.
 
-        Meant to run in a thread; ``callback`` must be thread-safe.
+        Meant to run in a thread; the callbacks must be thread-safe.
+        ``on_live(t)`` is called once the stream delivers every event from
+        runtime time ``t`` on; ``on_gap(a, b)`` when events between ``a``
+        and ``b`` may have been lost (a reconnect the runtime's history could
+        not bridge).
         """
 
     # --- running (the studies) ---------------------------------------------

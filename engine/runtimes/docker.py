@@ -181,33 +181,81 @@ class DockerRuntime:
             finally:
                 raw.close()
 
-    def stream(self, callback: Callable[[Event], None], stop: threading.Event) -> None:
+    def history(self, since: float, until: float) -> list[Event] | None:
+        """The window's events, if the engine's memory still reaches back to ``since``."""
+        if not self.reaches_back(since):
+            return None
+        return self.events(since, until)
+
+    def reaches_back(self, since: float) -> bool:
+        """Whether the engine still holds every event (of any type) from ``since`` on.
+
+        It holds its last 256 events: if the oldest it returns is no later
+        than ``since``, nothing after ``since`` can have been forgotten.  An
+        engine that restarted, or that saw more than 256 events since then,
+        cannot show it.
+        """
+        with self._engine():
+            raw = self.api.events(since=_ns_text(1_000_000_000), until=_ns_text(int(self.now() * 1e9)), decode=True)
+            try:
+                for event in raw:
+                    return int(event.get("timeNano", 0)) <= int(since * 1e9)
+            finally:
+                raw.close()
+        return False
+
+    def stream(
+        self,
+        callback: Callable[[Event], None],
+        stop: threading.Event,
+        on_live: Callable[[float], None] | None = None,
+        on_gap: Callable[[float, float], None] | None = None,
+    ) -> None:
         """Deliver live container events until ``stop`` is set.
 
         One long ``/events`` request is read here; a helper thread closes its
         socket when ``stop`` is set, which ends the blocking read at once (no
         polling, no periodic reconnects).  Over SSH the SDK cannot close a
         stream, so there the request is cut in one-second ``until`` chunks.
-        When a request ends, the next replays from a little before the last
-        event seen (the engine keeps recent events), and repeats are skipped.
+        Every request replays from a little before the last event seen (the
+        engine keeps recent events), and repeats are skipped; when the
+        engine's memory no longer reaches back that far (a restart, or more
+        than 256 events while disconnected), ``on_gap`` is told.
         """
         closer = _StreamCloser(stop)
         closer.start()
         try:
-            self._pump(callback, stop, closer)
+            self._pump(callback, stop, closer, on_live, on_gap)
         finally:
             closer.finish()
 
-    def _pump(self, callback: Callable[[Event], None], stop: threading.Event, closer: "_StreamCloser") -> None:
-        resume_ns: int | None = None  # None: live only; then where to replay from
+    def _pump(
+        self,
+        callback: Callable[[Event], None],
+        stop: threading.Event,
+        closer: "_StreamCloser",
+        on_live: Callable[[float], None] | None,
+        on_gap: Callable[[float, float], None] | None,
+    ) -> None:
+        resume_ns: int | None = None  # where the next request replays from
         seen: dict[tuple[Any, ...], int] = {}
         first = True
+        planned_cut = False  # the last request ended at its chunk's end, not by a drop
         while not stop.is_set():
             opened_ns = int(self.now() * 1e9)
+            if resume_ns is None:
+                resume_ns = opened_ns - _WINDOW_SLACK_NS
+            elif not planned_cut and on_gap is not None:
+                try:
+                    bridged = self.reaches_back(resume_ns / 1e9)
+                except Exception:  # noqa: BLE001 - unknown means lost
+                    bridged = False
+                if not bridged:
+                    on_gap(resume_ns / 1e9, opened_ns / 1e9)
             until_ns = None if self.closable_streams else opened_ns + int(_CHUNK * 1e9)
             try:
                 raw = self.api.events(
-                    since=None if resume_ns is None else _ns_text(resume_ns),
+                    since=_ns_text(resume_ns),
                     until=None if until_ns is None else _ns_text(until_ns),
                     filters={"type": "container"},
                     decode=True,
@@ -215,11 +263,12 @@ class DockerRuntime:
             except (requests.exceptions.ConnectionError, ConnectionError) as exc:
                 if first:
                     raise RuntimeUnavailable(self._unreachable(exc)) from exc
+                planned_cut = False
                 stop.wait(_RECONNECT_PAUSE)
                 continue
+            if first and on_live is not None:
+                on_live(resume_ns / 1e9)
             first = False
-            if resume_ns is None:
-                resume_ns = opened_ns - _WINDOW_SLACK_NS
             if not closer.attach(raw):
                 return
             try:
@@ -232,8 +281,10 @@ class DockerRuntime:
                 # A chunk ended as planned.  An event stamped just before its end may be
                 # published just after, so the next chunk overlaps it by half a second.
                 resume_ns = max(resume_ns, until_ns - _CHUNK_OVERLAP_NS)
+                planned_cut = True
             else:
                 # The engine dropped the stream (restart, network): pause, then replay.
+                planned_cut = False
                 stop.wait(_RECONNECT_PAUSE)
 
     # --- running -------------------------------------------------------------

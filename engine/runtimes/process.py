@@ -273,17 +273,34 @@ class ProcessRuntime:
         found.sort(key=lambda e: int(e.get("timeNano", 0)))  # stable: ties keep journal order
         return found
 
-    def stream(self, callback: Callable[[Event], None], stop: threading.Event) -> None:
+    def history(self, since: float, until: float) -> list[Event] | None:
+        """The window's events: the journal keeps every event, so it always shows them all."""
+        return self.events(since, until)
+
+    def stream(
+        self,
+        callback: Callable[[Event], None],
+        stop: threading.Event,
+        on_live: Callable[[float], None] | None = None,
+        on_gap: Callable[[float, float], None] | None = None,
+    ) -> None:
         """Tail ``events.jsonl`` from its end until ``stop`` is set.
 
         An inotify watch on the root folder wakes the loop when the journal
-        grows; the timeout only bounds how late ``stop`` is noticed.
+        grows; the timeout only bounds how late ``stop`` is noticed.  A
+        journal that shrank was replaced: what was appended to the old one
+        after the last read is lost, and ``on_gap`` says so.
         """
         with Notifier() as notifier:
             notifier.watch(self.root)
             offset = self._journal_size()  # after the watch: nothing falls between
+            if on_live is not None:
+                on_live(self.now())
             while not stop.is_set():
-                offset = self._deliver_from(offset, callback)
+                read_at = self.now()
+                offset, replaced = self._deliver_from(offset, callback)
+                if replaced and on_gap is not None:
+                    on_gap(read_at, self.now())
                 notifier.wait(_TICK)
 
     def _journal_size(self) -> int:
@@ -292,19 +309,21 @@ class ProcessRuntime:
         except FileNotFoundError:
             return 0
 
-    def _deliver_from(self, offset: int, callback: Callable[[Event], None]) -> int:
-        """Hand over every complete line after ``offset``; the offset after the last one."""
+    def _deliver_from(self, offset: int, callback: Callable[[Event], None]) -> tuple[int, bool]:
+        """Hand over every complete line after ``offset``: the offset after the last one, and
+        whether the journal was replaced (it shrank) since the last read."""
+        replaced = False
         try:
             with open(self.events_path, "rb") as fh:
                 if os.fstat(fh.fileno()).st_size < offset:
-                    offset = 0  # journal replaced: start over
+                    offset, replaced = 0, True  # journal replaced: start over
                 fh.seek(offset)
                 data = fh.read()
         except FileNotFoundError:
-            return 0
+            return 0, offset > 0
         end = data.rfind(b"\n")
         if end < 0:
-            return offset  # only a torn line so far: wait for its end
+            return offset, replaced  # only a torn line so far: wait for its end
         for line in data[: end + 1].splitlines():
             try:
                 event = json.loads(line)
@@ -312,7 +331,7 @@ class ProcessRuntime:
                 continue
             if isinstance(event, dict):
                 callback(event)
-        return offset + end + 1
+        return offset + end + 1, replaced
 
     # --- running -------------------------------------------------------------
     def run(

@@ -1,14 +1,25 @@
-"""The evidence writer: whole JSON files published atomically, never overwritten.
+"""The evidence writer: whole files published atomically, whole lines appended, nothing overwritten.
 
-Every JSON file is written to a temporary name in the same folder, flushed,
-then *linked* to its final name.  ``link`` fails when the name exists, so a
-file that is already there is never replaced, even by a racing writer; the
-temporary name is removed afterwards.  ``.jsonl`` files are appended a whole
-line per ``write`` on a descriptor opened with ``O_APPEND``.
+The evidence folder is the record a verdict is built from, so a write either
+lands whole or leaves the folder exactly as it was, and says which file failed.
+
+* JSON and text files are written to a temporary name in the same folder,
+  flushed, then *linked* to their final name.  ``link`` fails when the name
+  exists, so a file that is already there is never replaced, even by a racing
+  writer.  The temporary name is always removed, also when the disk is full,
+  and the folder is synced so the new name survives a crash.
+* ``.jsonl`` lines are appended on an ``O_APPEND`` descriptor, one ``write``
+  per line.  A line that cannot be written whole (disk full, quota, file size
+  limit) is cut off again, so no torn line is left for the next one to be
+  glued onto.
+
+Any failure is raised as :class:`EvidenceWriteError`, an :class:`OSError` that
+keeps the cause's ``errno`` and names the final file.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
@@ -20,24 +31,89 @@ class EvidenceExists(FileExistsError):
     """A file the writer was asked to publish is already in the folder."""
 
 
+class EvidenceWriteError(OSError):
+    """Evidence could not be written whole; ``errno`` is the cause's, ``filename`` the final file."""
+
+    def __str__(self) -> str:
+        # The message already names the file and the cause; OSError's default
+        # would add "[Errno N]" in front and the file name again behind.
+        return self.strerror or super().__str__()
+
+
+def _write_error(verb: str, path: Path | str, exc: BaseException, note: str = "") -> EvidenceWriteError:
+    cause = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
+    err = EvidenceWriteError(getattr(exc, "errno", None), f"cannot {verb} {path}: {cause}{note}")
+    err.filename = str(path)
+    return err
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write every byte of ``data``: a short ``write`` is continued, not trusted to be whole."""
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        if n <= 0:  # never for a regular file; without this the loop would spin
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        view = view[n:]
+
+
+def _remove(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _sync_folder(folder: Path) -> None:
+    """Persist the folder's entries (the new name, the removed temporary); best effort."""
+    try:
+        dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass  # some file systems cannot sync a folder; the data itself is synced already
+    finally:
+        os.close(dfd)
+
+
 def _publish(path: Path, data: bytes) -> Path:
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _write_error("write", path, exc) from exc
     if path.exists():
         raise EvidenceExists(f"{path} exists; evidence is never overwritten")
     tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except OSError as exc:
+        raise _write_error("write", path, exc) from exc
     try:
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)  # the bytes are on disk before the name points at them
+        finally:
+            os.close(fd)  # may report a deferred error (quota, NFS): counts as a failure
         os.link(tmp, path)
-    except FileExistsError as exc:
+    except FileExistsError as exc:  # only link raises it: a racing writer published first
+        _remove(tmp)
         raise EvidenceExists(f"{path} exists; evidence is never overwritten") from exc
-    finally:
+    except OSError as exc:
+        _remove(tmp)
+        raise _write_error("write", path, exc) from exc
+    except BaseException:
+        _remove(tmp)
+        raise
+    try:
         os.unlink(tmp)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise _write_error("finish", path, exc, f" (it is published; its temporary {tmp.name} remains)") from exc
+    _sync_folder(path.parent)
     return path
 
 
@@ -51,12 +127,82 @@ def write_text(path: Path, text: str) -> Path:
     return _publish(path, text.encode())
 
 
-def append_jsonl(path: Path, obj: Any) -> None:
-    """Append one JSON line with a single ``write`` (O_APPEND keeps lines whole)."""
-    line = (json.dumps(obj, ensure_ascii=False, default=str) + "\n").encode()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+def _offset(fd: int) -> int | None:
     try:
-        os.write(fd, line)
+        return os.lseek(fd, 0, os.SEEK_CUR)
+    except OSError:
+        return None  # a pipe or socket: nothing to cut back
+
+
+def _finish_line(fd: int, path: Path | str, data: bytes, done: int) -> None:
+    """Complete a line whose first ``write`` was short, or cut it off again.
+
+    After a ``write`` the descriptor's offset is the end of what it wrote (with
+    ``O_APPEND`` too), so the line's first byte is known exactly even when
+    another writer appended before it; each later piece must start where the
+    previous one ended for the line to be contiguous.
+    """
+    end = _offset(fd)
+    start = None if end is None else end - done
+    contiguous = end is not None
+    view = memoryview(data)
+    try:
+        while done < len(data):
+            n = os.write(fd, view[done:])
+            if n <= 0:  # never for a regular file; without this the loop would spin
+                raise OSError(errno.EIO, os.strerror(errno.EIO))
+            done += n
+            at = _offset(fd)
+            contiguous = contiguous and at is not None and end is not None and at - n == end
+            end = at
+    except BaseException as exc:
+        note = _cut_back(fd, start, end, contiguous, done)
+        if isinstance(exc, OSError):
+            raise _write_error("append to", path, exc, note) from exc
+        raise
+
+
+def _cut_back(fd: int, start: int | None, end: int | None, contiguous: bool, done: int) -> str:
+    """Truncate a torn line away when it is the file's tail; say what was left otherwise."""
+    try:
+        size = os.fstat(fd).st_size
+        if start is not None and contiguous and size == end:
+            os.ftruncate(fd, start)
+            return ""
+    except OSError as exc:
+        return f"; a partial line of {done} bytes remains (cutting it off failed: {exc.strerror or exc})"
+    # Another writer's line follows it (or the pieces interleaved): cutting
+    # would destroy that line, so the partial one stays for readers to skip.
+    return f"; a partial line of {done} bytes remains (another writer appended after it)"
+
+
+def append_line_fd(fd: int, path: Path | str, data: bytes) -> None:
+    """Append ``data`` (one whole line) on the open descriptor ``fd``: all of it or none of it.
+
+    ``path`` only names the file in an error.  The descriptor should be opened
+    with ``O_APPEND``.  Raises :class:`EvidenceWriteError` when the line cannot
+    be written whole; the file is then as it was before the call.
+    """
+    # The common case costs one write(2).  A write(2) that fails on a regular
+    # file has written nothing, so only a short write leaves bytes to finish
+    # or to cut off again; no size is read before it.
+    try:
+        n = os.write(fd, data)
+    except OSError as exc:
+        raise _write_error("append to", path, exc) from exc
+    if n != len(data):
+        _finish_line(fd, path, data, n)
+
+
+def append_jsonl(path: Path, obj: Any) -> None:
+    """Append one JSON line to ``path`` whole, or raise :class:`EvidenceWriteError` and leave it as it was."""
+    line = (json.dumps(obj, ensure_ascii=False, default=str) + "\n").encode()
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    except OSError as exc:
+        raise _write_error("append to", path, exc) from exc
+    try:
+        append_line_fd(fd, path, line)
     finally:
         os.close(fd)
 

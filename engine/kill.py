@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,6 +133,10 @@ class Kill:
     before_kill_seq: int = 0
     results: dict[str, dict[str, Any]] = field(default_factory=dict)  # run -> resultSeq, resultSeenEpoch
     closed: bool = False
+    decided: bool = False  # the targets are known: from here on the kill is made whatever happens
+    frozen_mono: float = 0.0
+    _work: "asyncio.Future[dict[str, Any]] | None" = field(default=None, repr=False)
+    _kill_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # --- 1. freeze (synchronous, in the wake-up that read the trigger) ------
     def freeze(self, seen: float) -> bool:
@@ -140,49 +145,76 @@ class Kill:
         if not self.controller.freeze():
             return False
         self.frozen_at = time.time()
+        self.frozen_mono = time.monotonic()
         self.since = self.runtime.now()
         return True
 
     # --- 2. strike ------------------------------------------------------------
+    def decide_now(self, read_ledger: Callable[[], None], accounts: Accounts, only: str | None) -> bool | None:
+        """The strike's fast path, in the wake-up that froze: None unless the group is already stopped.
+
+        Usually it is: then the ledger is read to its end, the targets taken
+        and the inspect-then-SIGKILL thread started before this wake-up
+        does anything else.  False: ``only`` had its result first (missed).
+        """
+        assert self.controller is not None
+        self.stopped_confirmed = self.controller.group_stopped()
+        if not self.stopped_confirmed:
+            return None
+        return self._decide(read_ledger, accounts, only)
+
+    def _decide(self, read_ledger: Callable[[], None], accounts: Accounts, only: str | None) -> bool:
+        assert self.controller is not None
+        # Stopped, the study cannot write more; what it wrote before the freeze is read now.
+        read_ledger()
+        if only is not None:
+            acct = accounts.runs.get(only)
+            if acct is not None and acct.results:
+                self.controller.thaw()
+                return False
+        self.targets = targets_now(accounts)
+        self.before_kill_seq = accounts.last_seq
+        self.decided = True
+        names = [t.container for t in self.targets if t.container]
+        # The thread that inspects sends SIGKILL as soon as it has the snapshot:
+        # coming back to the event loop first would cost a GIL hand-over (up to
+        # 5 ms on a busy machine).  The loop only keeps the deadline.
+        self._work = asyncio.ensure_future(asyncio.to_thread(self._inspect_then_kill, names))
+        return True
+
     async def strike(self, read_ledger: Callable[[], None], accounts: Accounts, only: str | None) -> bool:
         """Confirm, read, inspect, SIGKILL; False when ``only`` had its result first (missed).
 
-        Raises :class:`KillAbandoned` when the kill could not be decided; the
-        controller has been let go then.
+        Picks up after :meth:`decide_now` (or does its work when the group
+        was not stopped yet).  Raises :class:`KillAbandoned` when the kill
+        could not be decided; the controller has been let go then.
         """
         controller = self.controller
         assert controller is not None
-        deadline = time.monotonic() + FREEZE_LIMIT
-        decided = False
+        deadline = self.frozen_mono + FREEZE_LIMIT
         try:
-            confirm_by = time.monotonic() + CONFIRM_LIMIT
-            self.stopped_confirmed = controller.group_stopped()
-            while not self.stopped_confirmed and time.monotonic() < confirm_by:
-                await asyncio.sleep(0)
-                self.stopped_confirmed = controller.group_stopped()
-            # Frozen, the study cannot write more; what it wrote before the freeze is read now.
-            read_ledger()
-            if only is not None:
-                acct = accounts.runs.get(only)
-                if acct is not None and acct.results:
-                    controller.thaw()
+            if not self.decided:
+                confirm_by = self.frozen_mono + CONFIRM_LIMIT
+                while not self.stopped_confirmed and time.monotonic() < confirm_by:
+                    await asyncio.sleep(0)
+                    self.stopped_confirmed = controller.group_stopped()
+                if not self._decide(read_ledger, accounts, only):
                     return False
-            self.targets = targets_now(accounts)
-            self.before_kill_seq = accounts.last_seq
-            decided = True
             if not self.stopped_confirmed:
                 self.capture_error = "the controller's process group was not seen stopped before the last read"
+            work = self._work
+            assert work is not None
             names = [t.container for t in self.targets if t.container]
             try:
-                self.before = await asyncio.wait_for(
-                    asyncio.to_thread(_inspect_many, self.runtime, names), max(0.0, deadline - time.monotonic())
-                )
+                self.before = await asyncio.wait_for(asyncio.shield(work), max(0.0, deadline - time.monotonic()))
             except Exception as exc:  # noqa: BLE001 - recorded; the kill goes on
+                if not work.done():
+                    work.add_done_callback(_retrieve)
                 self.before = {name: None for name in names}
                 reason = "timed out" if isinstance(exc, asyncio.TimeoutError) else f"{type(exc).__name__}: {exc}"
                 self.capture_error = f"the containers could not be inspected while frozen ({reason})"
         except BaseException as exc:
-            if not decided:
+            if not self.decided:
                 controller.thaw()
                 if isinstance(exc, Exception):
                     raise KillAbandoned(f"{type(exc).__name__}: {exc}") from exc
@@ -193,11 +225,22 @@ class Kill:
         self._sigkill()
         return True
 
+    def _inspect_then_kill(self, names: list[str]) -> dict[str, Any]:
+        """In a thread: the targets' snapshot, then SIGKILL (also when the inspect fails)."""
+        try:
+            return _inspect_many(self.runtime, names)
+        finally:
+            self._sigkill()
+
     def _sigkill(self) -> None:
+        """SIGKILL, once: from the inspecting thread, or from the loop when that thread is late."""
         assert self.controller is not None
-        self.kill_sent = time.time()
-        self.signalled = self.controller.kill()
-        self.kill_returned = time.time()
+        with self._kill_lock:
+            if self.kill_sent:
+                return
+            self.kill_sent = time.time()
+            self.signalled = self.controller.kill()
+            self.kill_returned = time.time()
 
     # --- 3. capture -----------------------------------------------------------
     def kill_json(self) -> dict[str, Any]:
@@ -318,6 +361,12 @@ class Kill:
         start = self.since if last is None else max(self.since, last - SEAM)
         ids = {str(s.get("Id")) for s in self.before.values() if isinstance(s, dict) and s.get("Id")}
         self.recorder.open(self.number, self.folder, start, ids, self.runtime.now())
+
+
+def _retrieve(future: "asyncio.Future[Any]") -> None:
+    """Mark a late thread's outcome as seen (it was recorded as a capture error already)."""
+    if not future.cancelled():
+        future.exception()
 
 
 def _inspect_many(runtime: Runtime, names: list[str]) -> dict[str, Any]:

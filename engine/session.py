@@ -41,7 +41,7 @@ from engine.events import (
     StudyEvent,
     Verdicts,
 )
-from engine.evidence import append_jsonl, read_json, read_jsonl, write_json, write_text
+from engine.evidence import append_jsonl, append_line_fd, read_json, read_jsonl, write_json, write_text
 from engine.launcher import Controller, Ending, find_running
 from engine.ledger import LedgerIssue, LedgerTail, Record, read_last_records
 from engine.notify import IN_CREATE, IN_MOVED_TO, Notifier
@@ -150,6 +150,7 @@ class StudySession:
         self._windows: dict[int, killproto.Kill] = {}  # kills whose window is open
         self._closing: dict[int, asyncio.Task[None]] = {}
         self._watch_fault_recorded = False
+        self._frozen_reads: list[tuple[list[Record], list[LedgerIssue], float]] = []
         self._pumping = True
         self._stopping = False
         self._end_watchers: set[asyncio.Task[Ending]] = set()
@@ -157,6 +158,7 @@ class StudySession:
         self._samples = 0
         self._tree = TreeCPU()
         self._timeline_fd = -1
+        self._timeline_path = spec.out / "timeline.jsonl"
         self._loop: asyncio.AbstractEventLoop | None = None
 
     # --- events --------------------------------------------------------------
@@ -230,7 +232,7 @@ class StudySession:
     async def run(self) -> SessionResult:
         self._loop = asyncio.get_running_loop()
         self._timeline_fd = os.open(
-            self.spec.out / "timeline.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
+            self._timeline_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
         )
         self._watch_folders()
         stream = threading.Thread(target=self._stream_containers, name=f"containers-{self.spec.id}", daemon=True)
@@ -515,7 +517,7 @@ class StudySession:
         for r in records:
             # One line per write keeps each append whole even if the console dies mid-batch.
             line = {"seq": r.seq, "kind": r.kind, "at": r.at, "seenAt": seen_at}
-            os.write(self._timeline_fd, (json.dumps(line, ensure_ascii=False) + "\n").encode())
+            append_line_fd(self._timeline_fd, self._timeline_path, (json.dumps(line, ensure_ascii=False) + "\n").encode())
 
     def drain(self) -> None:
         """Read what is new in the ledger; react, record, report.  Synchronous on purpose.
@@ -611,6 +613,10 @@ class StudySession:
         if not kill.freeze(seen):
             return False
         self._killing = kill
+        try:
+            kill.decide_now(self._read_frozen, self.accounts, only)
+        except Exception:  # noqa: BLE001 - the task's strike sees it through (or lets the controller go)
+            pass
         self._kill_task = asyncio.ensure_future(self._run_kill(kill, only, auto_resume))
         return True
 
@@ -619,9 +625,10 @@ class StudySession:
         n = kill.number
         try:
             try:
-                struck = await kill.strike(self.drain, self.accounts, only)
+                struck = await kill.strike(self._read_frozen, self.accounts, only)
             except killproto.KillAbandoned as exc:
                 self._killing = None
+                self._record_frozen()
                 if kill.trigger == "auto":
                     self._missed(only, f"kill abandoned before SIGKILL: {exc}; the controller was let go")
                 else:
@@ -629,10 +636,12 @@ class StudySession:
                 return
             if not struck:
                 self._killing = None
+                self._record_frozen()
                 acct = self.accounts.runs.get(only or "")
                 seq = acct.results[0].seq if acct and acct.results else "?"
                 self._missed(only, f"{only} had its result (seq {seq}) before the kill could land")
                 return
+            self._record_frozen()
             self._announce(kill)
             await kill.capture(self.drain, self.spec.ledger)
             self._windows[n] = kill
@@ -654,6 +663,19 @@ class StudySession:
         except Exception as exc:  # noqa: BLE001 - the scene is kept; the session stops and says how to go on
             self._kill_error = f"kill {n}: {type(exc).__name__}: {exc}"
             self.kill_step(n, "error", self._kill_error)
+
+    def _read_frozen(self) -> None:
+        """The last read before SIGKILL: records are accounted now and reported once the signal is sent."""
+        records, issues = self._tail.read_new()
+        for r in records:
+            self.accounts.add(r)
+        if records or issues:
+            self._frozen_reads.append((records, issues, time.time()))
+
+    def _record_frozen(self) -> None:
+        reads, self._frozen_reads = self._frozen_reads, []
+        for records, issues, seen in reads:
+            self._record(records, issues, seen)
 
     def _announce(self, kill: killproto.Kill) -> None:
         """Everything visible once SIGKILL was sent: arming, state, step."""

@@ -12,6 +12,7 @@ import asyncio
 from pathlib import Path
 
 from engine.events import StudyEvent
+from engine.runtimes import Runtime
 from engine.sampler import SAMPLE_EVERY, TREE_EVERY, children_map, light_sample
 from engine.session import Sink, SessionResult, StudySession, resume_command
 from engine.spec import StudySpec
@@ -35,9 +36,18 @@ class Supervisor:
         self._trees: dict[str, float] = {}
 
     def add(
-        self, spec: StudySpec, *, resume: bool, armed: bool, linger: bool = False, attach: bool = False
+        self,
+        spec: StudySpec,
+        *,
+        resume: bool,
+        armed: bool,
+        linger: bool = False,
+        attach: bool = False,
+        runtime: Runtime | None = None,
     ) -> StudySession:
-        session = StudySession(spec, self._emit, resume=resume, armed=armed, linger=linger, attach=attach)
+        session = StudySession(
+            spec, self._emit, resume=resume, armed=armed, linger=linger, attach=attach, runtime=runtime
+        )
         self.sessions[spec.id] = session
         if armed:
             session.armed = False  # arm() records the arming in arms.jsonl

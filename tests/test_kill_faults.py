@@ -1,0 +1,189 @@
+"""A kill that meets a fault never leaves the study frozen, and a window left open is continued.
+
+Real controllers (the reference study on the process runtime), real process
+groups and signals; the only stand-in is a runtime wrapper whose ``inspect``
+fails or hangs, which is the fault being tested.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from engine.accounts import Accounts
+from engine.events import KillStep, StudyEvent
+from engine.kill import FREEZE_LIMIT, Kill, KillAbandoned
+from engine.launcher import Controller, process_start_time
+from engine.prepare import create_fresh, plan_fresh
+from engine.recording import EventRecorder
+from engine.report import judge
+from engine.runtimes import open_runtime
+from engine.supervisor import Supervisor
+from tests.studies import studymon, template
+
+pytestmark = pytest.mark.slow
+
+
+class FaultyInspect:
+    """The real process runtime, except that its first ``inspect`` calls fail or hang."""
+
+    def __init__(self, mode: str, calls: int = 1) -> None:
+        self.real = open_runtime("process")
+        self.mode = mode
+        self.left = calls
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+    def inspect(self, name: str) -> dict[str, Any] | None:
+        if self.left > 0:
+            self.left -= 1
+            if self.mode == "hang":
+                time.sleep(3)
+            else:
+                raise RuntimeError("inspect failed on purpose")
+        return self.real.inspect(name)
+
+
+def _armed_session(tmp_path: Path, runtime: Any, **settings: Any) -> tuple[Path, Any]:
+    t = template(tmp_path, backend="process", **settings)
+    out = tmp_path / "f"
+    specs, tpl, backend = plan_fresh([f"f={out}"], t, ["f"], "process")
+    create_fresh(specs, tpl, backend)
+    events: list[StudyEvent] = []
+
+    async def scenario() -> Any:
+        sup = Supervisor(events.append)
+        sup.add(specs[0], resume=False, armed=True, runtime=runtime)
+        return (await asyncio.wait_for(sup.run(), 120))[0]
+
+    return out, asyncio.run(scenario())
+
+
+def _ledger_kinds(out: Path) -> list[str]:
+    return [json.loads(line)["kind"] for line in (out / "study" / "ledger.jsonl").read_text().splitlines()]
+
+
+@pytest.mark.parametrize("mode", ["fail", "hang"])
+def test_an_inspect_fault_while_frozen_still_kills_stops_with_3_and_the_resume_finishes(
+    tmp_path: Path, mode: str
+) -> None:
+    out, result = _armed_session(tmp_path, FaultyInspect(mode), diagnosisSeconds=2)
+    kill = json.loads((out / "kills" / "1" / "kill.json").read_text())
+    # The kill was decided: SIGKILL went out, within the freeze bound, and the fault is on record.
+    assert kill["signalled"] is True
+    assert kill["frozenMs"] <= FREEZE_LIMIT * 1000 + 100, kill["frozenMs"]
+    assert kill["captureError"] and ("timed out" if mode == "hang" else "inspect failed") in kill["captureError"]
+    pid = kill["pid"]
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() != psutil.STATUS_STOPPED
+    # The session stops: exit 3, the reason and the exact command to go on.
+    assert result.exit_status == 3
+    assert "captureError" not in result.message and "not resumed" in result.message
+    before = json.loads((out / "kills" / "1" / "container-before.json").read_text())
+    assert set(before.values()) == {None}
+    resumed = studymon("run", "--resume", "--headless", f"f={out}", cwd=tmp_path)
+    assert resumed.returncode in (0, 1), resumed.stdout + resumed.stderr
+    assert _ledger_kinds(out)[-1] == "halt"
+    assert json.loads((out / "outcome.json").read_text())["code"] == 0
+    # Without a snapshot from before the kill, the rerun check cannot hold.
+    verdicts = {(c.scope, c.name): c.ok for c in judge(out).checks}
+    assert verdicts[("kill 1 · d1", "sameContainerNoRerun")] is not True
+
+
+def _group_leader(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Controller]:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import time\nwhile True: time.sleep(0.001)"], start_new_session=True
+    )
+    deadline = time.monotonic() + 10
+    while process_start_time(proc.pid) is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    start = process_start_time(proc.pid)
+    assert start is not None
+    return proc, Controller(proc.pid, start, tmp_path, None)
+
+
+def test_a_kill_abandoned_before_its_targets_are_known_lets_the_controller_go(tmp_path: Path) -> None:
+    proc, controller = _group_leader(tmp_path)
+    try:
+        runtime = open_runtime("process")
+        kill = Kill(1, tmp_path / "kills" / "1", "manual", "p-x-", runtime, EventRecorder("p-x-", runtime.history),
+                    controller=controller)
+
+        def broken_read() -> None:
+            raise OSError("the ledger could not be read")
+
+        async def scenario() -> None:
+            assert kill.freeze(time.time())
+            with pytest.raises(KillAbandoned):
+                await kill.strike(broken_read, Accounts(), None)
+
+        asyncio.run(scenario())
+        deadline = time.monotonic() + 5
+        while psutil.Process(proc.pid).status() == psutil.STATUS_STOPPED and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert psutil.Process(proc.pid).status() != psutil.STATUS_STOPPED, "left frozen"
+        assert proc.poll() is None, "an abandoned kill kills nothing"
+        assert not kill.kill_sent
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+
+
+def test_a_window_left_open_by_a_stop_is_unknown_then_closed_by_resume(tmp_path: Path) -> None:
+    """Stopped right after the kill's resume, before the target's result: ``?`` and exit 3; the resume closes it."""
+    t = template(tmp_path, backend="process", diagnosisSeconds=8)
+    out = tmp_path / "w"
+    specs, tpl, backend = plan_fresh([f"w={out}"], t, ["w"], "process")
+    create_fresh(specs, tpl, backend)
+    events: list[StudyEvent] = []
+
+    async def scenario() -> Any:
+        sup = Supervisor(events.append)
+        session = sup.add(specs[0], resume=False, armed=True)
+
+        def sink(event: StudyEvent) -> None:
+            events.append(event)
+            if isinstance(event, KillStep) and event.step == "resumed":
+                # Once the resumed controller is past its start-up (a SIGINT in the middle of an
+                # interpreter's start is a crash, not a stop), well before the run's 8 s are up.
+                asyncio.get_running_loop().call_later(1.5, session.stop)
+
+        sup.sink = sink
+        return (await asyncio.wait_for(sup.run(), 120))[0]
+
+    result = asyncio.run(scenario())
+    assert result.exit_status == 3, result.message
+    folder = out / "kills" / "1"
+    assert (folder / "kill.json").is_file() and not (folder / "container-events-window.json").exists()
+    launches = [json.loads(line) for line in (out / "launches.jsonl").read_text().splitlines()]
+    assert launches[-1]["event"] == "end" and launches[-1]["code"] == 130
+    kinds = _ledger_kinds(out)
+    assert "runResult" not in kinds, "the stop came after the target's result: make diagnosisSeconds longer"
+    first = judge(out)
+    assert first.ok is None, [(c.scope, c.name, c.ok, c.detail) for c in first.checks if c.ok is not True]
+    target = {c.name: c.ok for c in first.checks if c.scope == "kill 1 · d1"}
+    assert target["sameContainerNoRerun"] is None and target["resultSettledAndFinished"] is None, target
+    recorded = (folder / "container-events-live.jsonl").read_text().splitlines()
+
+    resumed = studymon("run", "--resume", "--headless", f"w={out}", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert (folder / "container-events-window.json").is_file()
+    window = json.loads((folder / "container-events-window.json").read_text())
+    assert window["targets"]["d1"]["resultSeq"] is not None
+    lines = [json.loads(line) for line in (folder / "container-events-live.jsonl").read_text().splitlines()]
+    assert len(lines) >= len(recorded), "the first console's lines are kept"
+    assert not any("gap" in line for line in lines), "the process runtime's journal bridges the stretch"
+    dies = [line for line in lines if line.get("Action") == "die"
+            and line["Actor"]["Attributes"].get("name") == "inforsi-w-d1"]
+    assert len(dies) == 1
+    assert all(c.ok is True for c in judge(out).checks), [(c.scope, c.name, c.detail) for c in judge(out).checks
+                                                         if c.ok is not True]

@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kill_reaction as kr  # noqa: E402  (puts the project root on sys.path)
 import engine.launcher as launcher_mod  # noqa: E402
 import engine.ledger as ledger_mod  # noqa: E402
+import engine.kill as kill_mod  # noqa: E402
 import engine.notify as notify_mod  # noqa: E402
 import engine.session as session_mod  # noqa: E402
 import engine.supervisor as supervisor_mod  # noqa: E402
@@ -90,7 +91,8 @@ def instrumented() -> Iterator[None]:
     if hasattr(signal, "pidfd_send_signal"):
         wrap(signal, "pidfd_send_signal", "pidfd")
     wrap(launcher_mod, "process_start_time", "start_time")
-    wrap(session_mod.StudySession, "inspect_many", "inspect")
+    wrap(launcher_mod.Controller, "group_stopped", "confirm")
+    wrap(kill_mod, "_inspect_many", "inspect")
     # Work that can delay a trigger: on the loop thread (a machine sample handed to the
     # session), or in a thread that holds the GIL the loop needs (the sampler's /proc
     # reads, a heavy snapshot's walk of every process).

@@ -100,8 +100,8 @@ def plan_resume(pairs: list[str], armed_ids: list[str]) -> list[StudySpec]:
             raise BadInput(f"{research_path} is not valid JSON; the folder is not resumable as it is") from None
         if research.get("study") != s.id:
             raise BadInput(f"{s.out} holds study {research.get('study')!r}, not {s.id!r}: give the id it was started with")
-        if (s.out / "outcome.json").exists():
-            raise BadInput(f"{s.id} has finished (outcome.json exists); there is nothing to resume. See: studymon report {s.out}")
+        if (s.out / "report.json").exists():
+            raise BadInput(f"{s.id} has finished (report.json exists); there is nothing to resume. See: studymon report {s.out}")
         if research.get("backend") == "docker" and not docker_answers():
             raise BadInput(f"{s.id} runs on Docker, but no Docker engine answers: start dockerd, then resume")
     return specs

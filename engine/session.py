@@ -257,6 +257,9 @@ class StudySession:
                     self._report_end(self.controller)
                     self.set_state(State.RUNNING, f"attached to pid {self.controller.pid}")
                     self._react_now()
+            elif self.resume_at_start and self._ended_cleanly():
+                # The controller ended on its own already; what is left is to write the reports.
+                self.controller = None
             else:
                 await self.relaunch(resume=self.resume_at_start)
             while True:
@@ -343,6 +346,10 @@ class StudySession:
         self._end_watchers.add(task)
         task.add_done_callback(self._end_watchers.discard)
 
+    def _ended_cleanly(self) -> bool:
+        ending = self._recorded_ending()
+        return ending is not None and ending.code == 0
+
     def _recorded_ending(self) -> Ending | None:
         ending, ended = last_ending(self.spec.out)
         if not ended or ending is None:
@@ -385,16 +392,24 @@ class StudySession:
         tail_issues = self._tail.finish()
         if tail_issues:
             self._note_issues(tail_issues)
-        if finished:
+        # Each file is written only if it is not there yet: a finish that failed half way
+        # (a full disk) is completed by ``--resume`` without touching what it wrote.
+        if finished and not (out / "outcome.json").exists():
             write_json(out / "outcome.json", ending.as_json())
             await self.heavy_snapshot("end")
         judgement = await asyncio.to_thread(judge, out)
         if finished:
-            write_json(out / "accounts.json", judgement.accounts)
-            if judgement.kills:
-                write_json(out / "kill-report.json", {"study": self.spec.id, "kills": judgement.kills})
-            write_json(out / "report.json", judgement.report_json())
-            write_text(out / "report.svg", table_svg(self.spec.id, judgement.checks))
+            documents: list[tuple[str, Callable[[Path], Any]]] = [
+                ("accounts.json", lambda p: write_json(p, judgement.accounts)),
+                ("kill-report.json", lambda p: write_json(p, {"study": self.spec.id, "kills": judgement.kills})
+                 if judgement.kills else None),
+                ("report.svg", lambda p: write_text(p, table_svg(self.spec.id, judgement.checks))),
+                # Last: report.json says the study is done, so it comes when everything else is.
+                ("report.json", lambda p: write_json(p, judgement.report_json())),
+            ]
+            for name, write in documents:
+                if not (out / name).exists():
+                    write(out / name)
             self.set_state(State.FINISHED_OK if judgement.ok else State.FINISHED_FAIL)
         hint = None if finished else resume_command([self.spec])
         self.emit(Verdicts(self.spec.id, tuple(judgement.checks), judgement.ok, finished, hint))

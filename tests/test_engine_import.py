@@ -23,3 +23,12 @@ def test_engine_imports_no_textual() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_the_kill_protocol_does_not_know_the_session() -> None:
+    """The kill is given what it needs; it never reaches into the session that drives it."""
+    code = "import sys\nimport engine.kill\nprint('engine.session' in sys.modules)\n"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+    source = (ROOT / "engine" / "kill.py").read_text()
+    assert "engine.session" not in source and "StudySession" not in source

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -76,3 +77,123 @@ def test_a_command_that_cannot_start_is_reported(tmp_path: Path) -> None:
 
     asyncio.run(scenario())
     assert [l["event"] for l in launches(tmp_path)] == ["start", "end"]
+
+
+# --- the freeze: confirmed stopped, and a killed group really gone ---------------------
+
+# A parent and its child (one process group), each appending to the file argv[1]
+# in a tight loop; the child's pid goes to argv[1].child.  The writes are large,
+# so a SIGSTOP often lands in the middle of one: the kernel finishes the write
+# before the writer stops, and a reader that took the signal's return for the
+# stop would see the file grow.  The writers keep the file under 64 MiB.
+WRITER = (
+    "import os, sys\n"
+    "fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)\n"
+    "chunk = b'x' * (8 << 20)\n"
+    "while True:\n"
+    "    os.write(fd, chunk)\n"
+    "    if os.fstat(fd).st_size > (64 << 20):\n"
+    "        os.ftruncate(fd, 0)\n"
+)
+WRITERS = f"""
+import os, subprocess, sys
+path = sys.argv[1]
+child = subprocess.Popen([sys.executable, "-c", {WRITER!r}, path])
+with open(path + ".tmp", "w") as fh:
+    fh.write(str(child.pid))
+os.replace(path + ".tmp", path + ".child")
+exec({WRITER!r})
+"""
+# The same family, asleep.
+SLEEPERS = r"""
+import os, subprocess, sys, time
+path = sys.argv[1]
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+with open(path + ".tmp", "w") as fh:
+    fh.write(str(child.pid))
+os.replace(path + ".tmp", path + ".child")
+time.sleep(120)
+"""
+
+
+async def _family(out: Path, code: str, path: Path) -> tuple[Controller, int]:
+    """Launch ``code`` (a parent that starts a child); the controller and the child's pid."""
+    path.touch()
+    c = await Controller.launch([sys.executable, "-c", code, str(path)], out, dict(os.environ), resume=False)
+    marker = Path(str(path) + ".child")
+    deadline = time.monotonic() + 30
+    while not marker.exists():
+        assert time.monotonic() < deadline, "the child was not started"
+        await asyncio.sleep(0.01)
+    child = int(marker.read_text())
+    assert os.getpgid(child) == c.pid
+    return c, child
+
+
+def _written(pid: int) -> int:
+    """Bytes the process ``pid`` has written so far (``wchar`` of /proc/<pid>/io)."""
+    with open(f"/proc/{pid}/io") as fh:
+        for line in fh:
+            if line.startswith("wchar:"):
+                return int(line.split()[1])
+    raise AssertionError(f"no wchar in /proc/{pid}/io")
+
+
+async def _both_write(pids: tuple[int, int], since: tuple[int, int] = (0, 0)) -> tuple[int, int]:
+    """Wait until both writers have written more than ``since``; their counts then."""
+    deadline = time.monotonic() + 30
+    while True:
+        now = tuple(_written(p) for p in pids)
+        if all(n > s for n, s in zip(now, since)):
+            return now  # type: ignore[return-value]
+        assert time.monotonic() < deadline, "a writer does not write"
+        await asyncio.sleep(0.001)
+
+
+def test_group_stopped_after_freeze_means_no_process_of_the_group_writes(tmp_path: Path) -> None:
+    path = tmp_path / "written"
+
+    async def scenario() -> None:
+        c, child = await _family(tmp_path, WRITERS, path)
+        pids = (c.pid, child)
+        try:
+            counts = await _both_write(pids)
+            for attempt in range(30):
+                assert c.freeze()
+                deadline = time.monotonic() + 5
+                while not c.group_stopped():
+                    assert time.monotonic() < deadline, f"attempt {attempt}: the group was never seen stopped"
+                size = path.stat().st_size
+                frozen = tuple(_written(p) for p in pids)
+                time.sleep(0.1)  # the span over which nothing may be written, not a wait for an event
+                assert path.stat().st_size == size, f"attempt {attempt}: the file changed after group_stopped()"
+                assert tuple(_written(p) for p in pids) == frozen, f"attempt {attempt}: a writer wrote while stopped"
+                assert c.thaw()
+                counts = await _both_write(pids, frozen)
+        finally:
+            c.kill()
+            await c.wait()
+            assert await c.wait_group_gone(30)
+        assert counts
+
+    asyncio.run(scenario())
+
+
+def test_a_group_is_not_gone_while_a_child_of_its_killed_leader_lives(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        c, child = await _family(tmp_path, SLEEPERS, tmp_path / "family")
+        try:
+            os.kill(c.pid, signal.SIGKILL)  # the leader only
+            ending = await c.wait()
+            assert ending.signal == "SIGKILL"
+            t0 = time.monotonic()
+            assert await c.wait_group_gone(1.0) is False
+            assert time.monotonic() - t0 >= 1.0
+            os.kill(child, 0)  # still there
+            assert not c.group_gone()
+        finally:
+            os.kill(child, signal.SIGKILL)
+        assert await c.wait_group_gone(30.0) is True
+        assert c.group_gone()
+
+    asyncio.run(scenario())

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.ledger import LedgerParser, LedgerTail, read_ledger
+from engine.ledger import READ_SLICE, LedgerParser, LedgerTail, read_ledger
 
 
 def line(seq: int, kind: str = "charge", **content: object) -> bytes:
@@ -133,15 +134,147 @@ def test_tail_never_rereads(tmp_path: Path) -> None:
     assert sum(reads) == path.stat().st_size
 
 
-def test_shrunk_ledger_is_reported_once(tmp_path: Path) -> None:
+def test_truncated_ledger_gives_its_fault_once(tmp_path: Path) -> None:
     path = tmp_path / "ledger.jsonl"
     path.write_bytes(line(1) + line(2))
+    ino = path.stat().st_ino
+    tail = LedgerTail(path)
+    tail.read_new()
+    read = tail.offset
+    path.write_bytes(line(1))  # same inode, shorter
+    _, issues = tail.read_new()
+    assert [(i.kind, i.line) for i in issues] == [("truncated", 2)]
+    assert tail.fault == {"event": "truncated", "offset": read, "size": len(line(1)), "line": 2,
+                          "inodeBefore": ino, "inodeAfter": ino}
+    with open(path, "ab") as fh:
+        fh.write(line(2) + line(3))
+    assert tail.read_new() == ([], [])  # nothing is read after a fault, and it is told once
+    assert tail.fault["event"] == "truncated" and tail.fault["size"] == len(line(1))
+    tail.close()
+
+
+def test_ledger_moved_over_gives_replaced_once(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    path.write_bytes(line(1) + line(2) + line(3))
+    before = path.stat().st_ino
+    tail = LedgerTail(path)
+    tail.read_new()
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(line(1))
+    after = other.stat().st_ino
+    os.replace(other, path)
+    _, issues = tail.read_new()
+    assert [(i.kind, i.line) for i in issues] == [("replaced", 3)]
+    assert tail.fault == {"event": "replaced", "offset": 3 * len(line(1)), "size": len(line(1)), "line": 3,
+                          "inodeBefore": before, "inodeAfter": after}
+    assert tail.read_new() == ([], [])
+    tail.close()
+
+
+def test_ledger_removed_and_made_again_gives_replaced_once(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    path.write_bytes(line(1) + line(2))
+    before = path.stat().st_ino
+    tail = LedgerTail(path)
+    tail.read_new()
+    path.unlink()
+    path.write_bytes(line(1) + line(2) + line(3))  # longer than before: only the inode tells
+    after = path.stat().st_ino
+    assert after != before  # the tail's descriptor keeps the old inode alive
+    _, issues = tail.read_new()
+    assert [i.kind for i in issues] == ["replaced"]
+    assert tail.fault == {"event": "replaced", "offset": 2 * len(line(1)), "size": 3 * len(line(1)), "line": 2,
+                          "inodeBefore": before, "inodeAfter": after}
+    assert tail.read_new() == ([], [])
+    tail.close()
+
+
+def test_ledger_removed_gives_replaced_with_no_size(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    path.write_bytes(line(1))
+    before = path.stat().st_ino
+    tail = LedgerTail(path)
+    tail.read_new()
+    path.unlink()
+    _, issues = tail.read_new()
+    assert [i.kind for i in issues] == ["replaced"]
+    assert tail.fault == {"event": "replaced", "offset": len(line(1)), "size": None, "line": 1,
+                          "inodeBefore": before, "inodeAfter": None}
+    assert tail.read_new() == ([], [])
+    tail.close()
+
+
+def test_no_fault_while_the_ledger_only_grows(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
     tail = LedgerTail(path)
     tail.read_new()
     path.write_bytes(line(1))
-    _, issues = tail.read_new()
-    assert [i.kind for i in issues] == ["shrunk"]
-    assert tail.read_new() == ([], [])
+    tail.read_new(max_bytes=10)
+    with open(path, "ab") as fh:
+        fh.write(line(2))
+    records, issues = tail.read_new()
+    assert [r.seq for r in records] == [1, 2] and issues == []
+    assert tail.fault is None and not tail.behind
+    tail.close()
+
+
+@st.composite
+def growth_and_limits(draw: st.DrawFn) -> tuple[bytes, list[int], list[list[int | None]]]:
+    """A ledger, where its writer's appends end, and the bounded reads made after each append."""
+    data, cuts = draw(ledger_and_cuts())
+    ends = sorted(set(cuts + [len(data)]))
+    limit = st.one_of(st.integers(0, 300), st.integers(0, len(data) + 10), st.none())
+    reads = [draw(st.lists(limit, max_size=6)) for _ in ends]
+    return data, ends, reads
+
+
+@given(growth_and_limits())
+@settings(max_examples=200, deadline=None)
+def test_bounded_reads_give_the_same_records_as_one_read(case: tuple[bytes, list[int], list[list[int | None]]]) -> None:
+    data, ends, reads = case
+    expected, _ = LedgerParser().feed(data)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "ledger.jsonl"
+        path.write_bytes(b"")
+        tail = LedgerTail(path)
+        got = []
+        written = 0
+        for end, limits in zip(ends, reads):
+            with open(path, "ab") as fh:
+                fh.write(data[written:end])
+            written = end
+            for limit in limits:
+                before = tail.offset
+                records, issues = tail.read_new(max_bytes=limit)
+                assert issues == []
+                got.extend(records)
+                if limit is not None:
+                    assert tail.offset - before <= limit
+                # behind: exactly when a read stopped with unread bytes in the file.
+                assert tail.behind == (tail.offset < written)
+        records, _ = tail.read_new()
+        got.extend(records)
+        assert not tail.behind and tail.offset == len(data)
+        assert got == expected
+        tail.close()
+
+
+def test_bounded_read_stops_at_its_limit_and_says_behind(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    data = b"".join(line(i) for i in range(1, 11))
+    path.write_bytes(data)
+    first = len(b"".join(line(i) for i in range(1, 4))) + 5  # three lines and a bit
+    tail = LedgerTail(path)
+    records, _ = tail.read_new(max_bytes=first)
+    assert [r.seq for r in records] == [1, 2, 3] and tail.behind and tail.offset == first
+    records, _ = tail.read_new(max_bytes=len(data) - first)  # exactly the rest
+    assert [r.seq for r in records] == list(range(4, 11)) and not tail.behind
+    assert tail.read_new(max_bytes=100) == ([], []) and not tail.behind
+    tail.close()
+
+
+def test_read_slice_is_a_sensible_size() -> None:
+    assert 4096 <= READ_SLICE <= 256 * 1024
 
 
 def test_read_ledger_whole_file(tmp_path: Path) -> None:

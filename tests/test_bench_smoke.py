@@ -1,4 +1,4 @@
-"""The benches still run: short runs of the kill-reaction, console-load and first-frame benches.
+"""The benches still run: short runs of the kill-reaction (alone and with company), console-load and first-frame benches.
 
 They check that each bench works end to end (exit 0, the summary and target
 lines printed), not the numbers: those depend on the machine, and runs this
@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,32 @@ def test_kill_reaction_quick_runs_and_prints_p99() -> None:
     assert re.search(r"^baseline\s+10\s+3\s+[\d.]+\s+[\d.]+\s+[\d.]+$", out, re.M), out
     assert re.search(r"^engine p99 target \(<= 2 ms at every size\): (met|MISSED) ", out, re.M), out
     assert "engine sessions that ran the study to its halt after the kill at 10 lines: 3/3" in out, out
+
+
+def test_kill_under_load_quick_runs_and_prints_both_modes() -> None:
+    began = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "kill_under_load.py"), "--quick", "--silent"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    out = proc.stdout
+    assert "company: 2 studies x 50 records/s and a 20000-line burst, in the armed study's loop" in out, out
+    figures = {}
+    for mode in ("quiet", "company"):
+        m = re.search(rf"^{mode}\s+10\s+2\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)$", out, re.M)
+        assert m, out
+        figures[mode] = [float(x) for x in m.groups()]
+    # Only what any machine gives: a kill measured, not one that waited for the whole study.
+    assert all(0 < x < 10_000 for xs in figures.values() for x in xs), figures
+    assert re.search(r"^ratio company/quiet at 10 lines: p50 x[\d.]+, p99 x[\d.]+$", out, re.M), out
+    assert re.search(r"^company triggers written while the burst was being read at 10 lines: \d/2 ", out, re.M), out
+    assert "armed sessions that ran the study to its halt after the kill at 10 lines: quiet 2/2, company 2/2" in out, out
+    assert re.search(r"^armed p99 target \(<= 2 ms, quiet and with company, at every size\): (met|MISSED) ", out, re.M), out
+    assert time.monotonic() - began < 60
 
 
 # --- the console benches (real terminals: tmux) -----------------------------------

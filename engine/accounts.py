@@ -2,28 +2,39 @@
 
 What the checks and the live views need from a ledger: every run with its
 plans, charges, starts and results; the budget and the last balance; the
-halts, exports, decisions and settlements; the current round and stage.  It
-is built incrementally, so the live views never re-scan the ledger.
+last halt and export; per round the ``selectDiagnosis`` choice, the
+settlement and the last proposal opening; the current round and stage.  It
+is built incrementally (O(1) per record), so the live views never re-scan
+the ledger, and it keeps only those facts: a long ledger is never held whole.
+A ``runResult``'s ``outputs`` (the bulk of a result) are not kept.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Hashable
 
+from engine.contract import SELECT, chosen_ids, is_number, settlement_accounted
 from engine.ledger import Record
 
 FULL_STOP = "balance exhausted"
+# Bounded lists for the report: a hostile ledger of a million exports must not grow memory.
+KEPT = 100
 
 
 def round_key(value: Any) -> Any:
     """A round as a dict key: rounds are ints in a sound ledger, but a bad one must not crash us."""
-    return value if isinstance(value, (int, float, str, bool, type(None))) else repr(value)
+    if isinstance(value, (bool, float)):
+        # True == 1 and 1.0 == 1 as keys: a mistyped round must not stand for round 1.
+        return (type(value).__name__, value)
+    if isinstance(value, (int, str, type(None))):
+        return value
+    return repr(value)
 
 
-@dataclass
+@dataclass(slots=True)
 class RunAccount:
-    """Everything the ledger says about one run."""
+    """Everything the ledger says about one run (results without their outputs)."""
 
     run: str
     plans: list[Record] = field(default_factory=list)
@@ -36,7 +47,7 @@ class RunAccount:
         return self.plans[0] if self.plans else None
 
     @property
-    def purpose(self) -> str | None:
+    def purpose(self) -> Any:
         return self.plan.get("purpose") if self.plan else None
 
     @property
@@ -48,13 +59,17 @@ class RunAccount:
         return self.plan.get("round") if self.plan else None
 
     @property
-    def container(self) -> str | None:
+    def container(self) -> Any:
         return self.starts[-1].get("container") if self.starts else None
 
     @property
     def in_flight(self) -> bool:
         """Started and without a result."""
         return bool(self.starts) and not self.results
+
+    def in_flight_at(self, seq: int) -> bool:
+        """Started at or before ``seq`` and without a result at or before it."""
+        return any(s.seq <= seq for s in self.starts) and not any(r.seq <= seq for r in self.results)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -70,6 +85,34 @@ class RunAccount:
         }
 
 
+@dataclass(slots=True)
+class Selection:
+    """The ``selectDiagnosis`` decisions of one round: the first one's choice, and how many."""
+
+    seq: int
+    chosen: frozenset[Hashable] | None
+    problem: str | None
+    count: int = 1
+
+
+@dataclass(slots=True)
+class Settlement:
+    """The ``diagnosisSettlement`` of one round: the first one, and how many there are."""
+
+    seq: int
+    line: int
+    run: Any
+    accounted: frozenset[Hashable] | None  # experiment ids judged or dropped
+    problem: str | None  # why ``accounted`` is None
+    count: int = 1
+
+
+def _slim(record: Record, keep: tuple[str, ...]) -> Record:
+    content = record.content
+    return Record(record.seq, record.at, record.kind, {k: content[k] for k in keep if k in content},
+                  record.line, record.offset)
+
+
 @dataclass
 class Accounts:
     """Incremental accounts over the records of one ledger."""
@@ -79,22 +122,26 @@ class Accounts:
     balance: float | None = None
     charged: float = 0.0
     round: Any = None
-    stage: str | None = None
-    halts: list[Record] = field(default_factory=list)
-    exports: list[Record] = field(default_factory=list)
-    service_errors: list[Record] = field(default_factory=list)
-    # Only what the checks need is kept, so a long ledger costs little memory:
-    # the selectDiagnosis decisions, the first settlement and the last proposal
-    # opening of each round.
-    decisions: dict[tuple[str, Any], Record] = field(default_factory=dict)
-    settlements: dict[Any, Record] = field(default_factory=dict)
+    stage: Any = None
+    last_halt: Record | None = None
+    halts: int = 0
+    last_export: Record | None = None
+    exports: list[Record] = field(default_factory=list)  # the first KEPT
+    export_count: int = 0
+    service_errors: list[Record] = field(default_factory=list)  # the first KEPT
+    service_error_count: int = 0
+    # charges whose amount or balance is not a number (the first one, and how many)
+    bad_charge: Record | None = None
+    bad_charges: int = 0
+    selections: dict[Any, Selection] = field(default_factory=dict)  # round -> selectDiagnosis
+    settlements: dict[Any, Settlement] = field(default_factory=dict)  # round -> its first settlement
     proposal_opened: dict[Any, int] = field(default_factory=dict)  # round -> seq of its last stageOpen proposal
     first_diagnosis: str | None = None  # run id of the first runPlanned with purpose diagnosis
     last_seq: int = 0
     count: int = 0
 
     def _run(self, record: Record) -> RunAccount | None:
-        run = record.get("run")
+        run = record.content.get("run")
         if not isinstance(run, str):
             return None
         acct = self.runs.get(run)
@@ -106,36 +153,26 @@ class Accounts:
         self.count += 1
         self.last_seq = record.seq
         kind = record.kind
-        if kind == "studyOpen":
-            budget = record.get("budget")
-            if isinstance(budget, (int, float)):
-                self.budget = budget
-                if self.balance is None:
-                    self.balance = budget
-        elif kind == "stageOpen":
-            self.stage = record.get("stage")
-            self.round = record.get("round")
-            if self.stage == "proposal":
-                self.proposal_opened[round_key(self.round)] = record.seq
-        elif kind == "decision":
-            if record.get("name") == "selectDiagnosis":
-                self.decisions[("selectDiagnosis", round_key(record.get("round")))] = record
-        elif kind == "runPlanned":
+        if kind == "runPlanned":
             acct = self._run(record)
             if acct is not None:
                 acct.plans.append(record)
-                if self.first_diagnosis is None and record.get("purpose") == "diagnosis":
+                if self.first_diagnosis is None and record.content.get("purpose") == "diagnosis":
                     self.first_diagnosis = acct.run
         elif kind == "charge":
             acct = self._run(record)
             if acct is not None:
                 acct.charges.append(record)
-            amount = record.get("amount")
-            if isinstance(amount, (int, float)):
+            amount = record.content.get("amount")
+            balance = record.content.get("balance")
+            if is_number(amount):
                 self.charged += amount
-            balance = record.get("balance")
-            if isinstance(balance, (int, float)):
+            if is_number(balance):
                 self.balance = balance
+            if not (is_number(amount) and is_number(balance)):
+                self.bad_charges += 1
+                if self.bad_charge is None:
+                    self.bad_charge = record
         elif kind == "runStarted":
             acct = self._run(record)
             if acct is not None:
@@ -143,16 +180,47 @@ class Accounts:
         elif kind == "runResult":
             acct = self._run(record)
             if acct is not None:
-                acct.results.append(record)
+                acct.results.append(_slim(record, ("run", "exitCode")))
+        elif kind == "stageOpen":
+            self.stage = record.content.get("stage")
+            self.round = record.content.get("round")
+            if self.stage == "proposal":
+                self.proposal_opened[round_key(self.round)] = record.seq
+        elif kind == "decision":
+            if record.content.get("name") == SELECT:
+                rnd = round_key(record.content.get("round"))
+                known = self.selections.get(rnd)
+                if known is None:
+                    chosen, problem = chosen_ids(record.content)
+                    self.selections[rnd] = Selection(record.seq, chosen, problem)
+                else:
+                    known.count += 1
         elif kind == "diagnosisSettlement":
-            # The first settlement of a round is the one the checks judge.
-            self.settlements.setdefault(round_key(record.get("round")), record)
+            rnd = round_key(record.content.get("round"))
+            known_s = self.settlements.get(rnd)
+            if known_s is None:
+                accounted, problem = settlement_accounted(record.content)
+                self.settlements[rnd] = Settlement(record.seq, record.line, record.content.get("run"), accounted, problem)
+            else:
+                known_s.count += 1
+        elif kind == "studyOpen":
+            budget = record.content.get("budget")
+            if is_number(budget):
+                self.budget = budget
+                if self.balance is None:
+                    self.balance = budget
         elif kind == "halt":
-            self.halts.append(record)
+            self.last_halt = record
+            self.halts += 1
         elif kind == "export":
-            self.exports.append(record)
+            self.last_export = record
+            self.export_count += 1
+            if len(self.exports) < KEPT:
+                self.exports.append(record)
         elif kind == "serviceError":
-            self.service_errors.append(record)
+            self.service_error_count += 1
+            if len(self.service_errors) < KEPT:
+                self.service_errors.append(record)
 
     def extend(self, records: list[Record]) -> "Accounts":
         for r in records:
@@ -162,15 +230,16 @@ class Accounts:
     def in_flight(self) -> list[RunAccount]:
         return [a for a in self.runs.values() if a.in_flight]
 
-    @property
-    def last_halt(self) -> Record | None:
-        return self.halts[-1] if self.halts else None
+    def in_flight_at(self, seq: int) -> list[RunAccount]:
+        """The runs started and without a result as the ledger stood at ``seq``."""
+        return [a for a in self.runs.values() if a.starts and a.in_flight_at(seq)]
 
     def halted_at_export(self) -> bool:
+        """The last halt is the full stop and no export follows it."""
         halt = self.last_halt
         if halt is None or halt.get("reason") != FULL_STOP:
             return False
-        return not any(e.seq > halt.seq for e in self.exports)
+        return self.last_export is None or self.last_export.line < halt.line
 
     def as_json(self) -> dict[str, Any]:
         halt = self.last_halt
@@ -181,7 +250,10 @@ class Accounts:
             "records": self.count,
             "lastSeq": self.last_seq,
             "halt": halt.as_json() if halt else None,
+            "halts": self.halts,
             "exports": [e.as_json() for e in self.exports],
+            "exportCount": self.export_count,
             "serviceErrors": [e.as_json() for e in self.service_errors],
+            "serviceErrorCount": self.service_error_count,
             "runs": [a.as_json() for a in self.runs.values()],
         }

@@ -1,22 +1,78 @@
 """The verdicts: per-study checks from the ledger, per-kill checks from the kill evidence.
 
 Pure functions over data already read; nothing here touches a file or a
-process, so the same code judges a live session and an evidence folder.
-A verdict is ``True`` (holds), ``False`` (fails) or ``None`` (unknown: the
-evidence needed is missing).  As in Jepsen, false beats unknown beats pass.
+process, so the same code judges a live session and an evidence folder
+(:mod:`engine.report` does the reading).  A verdict is ``True`` (holds),
+``False`` (fails) or ``None`` (unknown: the evidence needed is not there
+yet).  As in Jepsen, false beats unknown beats pass: a check collects every
+reason it fails and every reason it cannot tell, and fails if there is any
+of the first.
+
+The evidence may have been written by an adversary, so every value is
+type-checked before use, and a detail never quotes a value from a file
+unless it was validated first (run ids and container names that match their
+patterns, integers); free text the console wrote itself (a missed kill's
+detail) is shown cut short and stripped of control characters.
+
+Check names and scopes, in table order (contract v2, §4):
+
+* scope ``study``: ``ledgerWellFormed``, ``contractKept``, ``haltedAtExport``,
+  ``chargedEqualsStarts``, ``exitedCleanly``, and ``killTriggered`` for an
+  armed study;
+* scope ``kill <n>``: ``killDelivered``, ``killEvidence``;
+* scope ``kill <n> · <run>``: ``sameContainerNoRerun``, ``chargedOnce``,
+  ``resultSettledAndFinished``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Iterable
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
 
-from engine.accounts import FULL_STOP, Accounts, round_key
-from engine.clock import parse_rfc3339
+import orjson
+
+from engine.accounts import FULL_STOP, Accounts, RunAccount, round_key
+from engine.clock import parse_rfc3339, rfc3339_ms
+from engine.contract import (
+    ContractWatch,
+    experiment_keys,
+    is_int,
+    is_number,
+    plural,
+    round_text,
+    valid_container_name,
+    valid_id,
+)
 from engine.ledger import LedgerIssue, Record
+from engine.safefile import type_name
 
-STUDY_CHECKS = ("ledgerWellFormed", "haltedAtExport", "chargedEqualsStarts", "exitedCleanly")
-KILL_CHECKS = ("sameContainerNoRerun", "chargedOnce", "resultSettledAndFinished")
+STUDY_CHECKS = ("ledgerWellFormed", "contractKept", "haltedAtExport", "chargedEqualsStarts", "exitedCleanly")
+KILL_CHECKS = ("killDelivered", "killEvidence")
+TARGET_CHECKS = ("sameContainerNoRerun", "chargedOnce", "resultSettledAndFinished")
+
+# The files of kills/<n>/ (contract §5).
+KILL_JSON = "kill.json"
+AT_KILL = "ledger-at-kill.json"
+BEFORE = "container-before.json"
+AFTER = "container-after-kill.json"
+BEFORE_RESUME = "container-before-resume.json"
+READBACK = "container-events.jsonl"
+LIVE = "container-events-live.jsonl"
+WINDOW = "container-events-window.json"
+KILL_FILES = (KILL_JSON, AT_KILL, BEFORE, AFTER, BEFORE_RESUME, READBACK, LIVE, WINDOW)
+# Written by the time the controller is resumed; the rest when the window closes.
+AT_KILL_FILES = (KILL_JSON, AT_KILL, BEFORE, AFTER, LIVE)
+SNAPSHOT_FILES = (BEFORE, AFTER, BEFORE_RESUME)
+
+# Lifecycle actions that mean the target's container was touched, remade or renamed.
+FORBIDDEN = ("create", "start", "rename", "kill", "stop")
+SIGKILL = "SIGKILL"
+WINDOW_OPEN = "window still open; `studymon run --resume` continues it"
+SHOWN = 3  # reasons shown per check before "and N more"
+# Distinct events remembered to count an event once when both the live recording and
+# the read-back hold it; past this many, further ones may be counted twice (still a failure).
+SEEN_KEPT = 256
 
 
 @dataclass(frozen=True)
@@ -43,216 +99,1006 @@ def overall(checks: Iterable[Check]) -> bool | None:
     return result
 
 
-# --- per study -----------------------------------------------------------
+class Verdict:
+    """Reasons gathered for one check: any failure makes it ✗, else any unknown makes it ?."""
+
+    def __init__(self, name: str, scope: str) -> None:
+        self.name = name
+        self.scope = scope
+        self.failures: list[str] = []
+        self.unknowns: list[str] = []
+
+    def fail(self, reason: str) -> None:
+        self.failures.append(reason)
+
+    def unknown(self, reason: str) -> None:
+        self.unknowns.append(reason)
+
+    def check(self, passed: str | Callable[[], str]) -> Check:
+        """The verdict; ``passed`` (text, or a function giving it) is the detail when the check holds."""
+        for reasons, ok in ((self.failures, False), (self.unknowns, None)):
+            if reasons:
+                shown = "; ".join(reasons[:SHOWN])
+                more = f"; and {len(reasons) - SHOWN} more" if len(reasons) > SHOWN else ""
+                return Check(self.name, ok, shown + more, self.scope)
+        return Check(self.name, True, passed if isinstance(passed, str) else passed(), self.scope)
 
 
-def ledger_well_formed(records: list[Record], issues: list[LedgerIssue]) -> Check:
-    if not records and not issues:
-        return Check("ledgerWellFormed", False, "the ledger is empty or missing")
-    if issues:
-        shown = "; ".join(f"line {i.line}: {i.kind} ({i.detail})" for i in issues[:3])
-        more = f" and {len(issues) - 3} more" if len(issues) > 3 else ""
-        return Check("ledgerWellFormed", False, shown + more)
-    return Check("ledgerWellFormed", True, f"{len(records)} lines, seq 1..{records[-1].seq}")
+# --- showing values from files --------------------------------------------------
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_SIGNAL = re.compile(r"SIG[A-Z0-9]{1,12}")
+_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z")
 
 
-def halted_at_export(acc: Accounts) -> Check:
+def free_text(value: Any, limit: int = 120) -> str:
+    """Text the console wrote (a missed kill's detail), safe to print: no control characters, cut short."""
+    if not isinstance(value, str):
+        return type_name(value)
+    text = _CONTROL.sub("?", value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def name_text(value: Any) -> str:
+    """A container name for a detail, if it is one; never arbitrary bytes."""
+    return value if valid_container_name(value) else "a container"
+
+
+def short_id(value: Any) -> str:
+    if isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9_.:-]{1,128}", value):
+        return value.split(":")[-1][:12]
+    return "an unreadable Id"
+
+
+def time_text(value: Any) -> str:
+    return value if isinstance(value, str) and _TIME.fullmatch(value) else "an unreadable time"
+
+
+def ns_text(ns: int) -> str:
+    return rfc3339_ms(ns / 1e9)
+
+
+def epoch_ns(value: Any) -> int | None:
+    """Epoch seconds (a JSON number) as integer nanoseconds, or None."""
+    if not is_number(value) or value != value or value in (float("inf"), float("-inf")):
+        return None
+    try:
+        return int(round(value * 1e9))
+    except (OverflowError, ValueError):
+        return None
+
+
+def rfc3339_epoch(value: Any) -> float | None:
+    if not isinstance(value, str) or not _TIME.fullmatch(value):
+        return None
+    try:
+        return parse_rfc3339(value)
+    except (ValueError, OverflowError):
+        return None
+
+
+# --- what the checks are given ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StudyFacts:
+    """Who the study is: its id and container prefix (from research.json), or why unknown."""
+
+    id: str | None
+    container_prefix: str | None
+    problem: str | None = None
+
+    @property
+    def name_prefix(self) -> str | None:
+        """``<containerPrefix>-<ID>-``: every container of the study starts so."""
+        if self.id is None or self.container_prefix is None:
+            return None
+        return f"{self.container_prefix}-{self.id}-"
+
+    def container(self, run: str) -> str | None:
+        prefix = self.name_prefix
+        return None if prefix is None else prefix + run
+
+
+@dataclass
+class LedgerFacts:
+    """What reading the ledger found, beside the records (which went to the accounts)."""
+
+    records: int = 0
+    last_seq: int = 0
+    issues: list[LedgerIssue] = field(default_factory=list)  # the first few
+    issue_count: int = 0
+    problem: str | None = None  # the ledger could not be read (to its end): every check that needs it fails
+    faults: list[str] = field(default_factory=list)  # ledger-watch.jsonl lines as reasons (the first few)
+    fault_count: int = 0
+    watch_problem: str | None = None  # ledger-watch.jsonl could not be read
+
+
+@dataclass(frozen=True)
+class Ending:
+    """The last controller's end (launches.jsonl), or why it is not known."""
+
+    ended: bool
+    code: Any = None
+    signal: Any = None
+    problem: str | None = None
+
+
+# --- per study -----------------------------------------------------------------------
+
+
+def ledger_well_formed(ledger: LedgerFacts) -> Check:
+    v = Verdict("ledgerWellFormed", "study")
+    if ledger.problem is not None:
+        v.fail(ledger.problem)
+    elif ledger.records == 0 and ledger.issue_count == 0:
+        v.fail("the ledger is empty")
+    shown = ledger.issues[:SHOWN]
+    for i in shown:
+        v.fail(f"line {i.line}: {i.kind} ({i.detail})")
+    if ledger.issue_count > len(shown):
+        v.fail(f"{ledger.issue_count - len(shown)} more issues")
+    if ledger.watch_problem is not None:
+        v.fail(ledger.watch_problem)
+    for f in ledger.faults[:SHOWN]:
+        v.fail(f)
+    if ledger.fault_count > len(ledger.faults[:SHOWN]):
+        v.fail(f"{ledger.fault_count - len(ledger.faults[:SHOWN])} more changes seen while watched")
+    return v.check(f"{ledger.records} lines, seq 1..{ledger.last_seq}")
+
+
+def fault_text(line: Any) -> str:
+    """One ledger-watch.jsonl line as a reason."""
+    if not isinstance(line, dict):
+        return f"ledger-watch.jsonl holds {type_name(line)} where a fault belongs"
+    event = line.get("event")
+    what = event if event in ("truncated", "replaced") else "changed"
+    return f"the ledger was {what} while watched at {time_text(line.get('at'))}"
+
+
+def contract_kept(watch: ContractWatch, study: StudyFacts, ledger: LedgerFacts) -> Check:
+    v = Verdict("contractKept", "study")
+    if ledger.problem is not None:
+        v.fail(f"the ledger cannot be judged: {ledger.problem}")
+    if watch.first is not None:
+        more = watch.broken_lines - 1
+        v.fail(watch.first.text + (f" ({more} more {'line breaks' if more == 1 else 'lines break'} a rule)" if more else ""))
+    if study.problem is not None:
+        v.fail(f"rule 4 cannot be checked: {study.problem}")
+    return v.check(f"rules 1-6 hold over {plural(watch.lines, 'record')}")
+
+
+def halted_at_export(acc: Accounts, ledger: LedgerFacts | None = None) -> Check:
+    if ledger is not None and ledger.problem is not None:
+        return Check("haltedAtExport", False, f"the ledger cannot be judged: {ledger.problem}")
     halt = acc.last_halt
     if halt is None:
         return Check("haltedAtExport", False, "no halt in the ledger")
     if halt.get("reason") != FULL_STOP:
-        return Check("haltedAtExport", False, f"last halt (seq {halt.seq}) says {halt.get('reason')!r}, not {FULL_STOP!r}")
-    later = [e.seq for e in acc.exports if e.seq > halt.seq]
-    if later:
-        return Check("haltedAtExport", False, f"an export (seq {later[0]}) follows the halt (seq {halt.seq})")
+        return Check("haltedAtExport", False, f"the last halt (seq {halt.seq}) is not {FULL_STOP!r}")
+    export = acc.last_export
+    if export is not None and export.line > halt.line:
+        return Check("haltedAtExport", False, f"an export (seq {export.seq}) follows the halt (seq {halt.seq})")
     return Check("haltedAtExport", True, f"halt at seq {halt.seq}: {FULL_STOP}, no export after it")
 
 
-def charged_equals_starts(acc: Accounts) -> Check:
-    uneven = [
-        f"{a.run}: {len(a.charges)} charge, {len(a.starts)} start"
-        for a in acc.runs.values()
-        if len(a.charges) != len(a.starts)
-    ]
+def charged_equals_starts(acc: Accounts, ledger: LedgerFacts | None = None) -> Check:
+    v = Verdict("chargedEqualsStarts", "study")
+    if ledger is not None and ledger.problem is not None:
+        v.fail(f"the ledger cannot be judged: {ledger.problem}")
+    uneven = [a for a in acc.runs.values() if len(a.charges) != len(a.starts)]
     if uneven:
-        return Check("chargedEqualsStarts", False, "; ".join(uneven[:4]))
+        runs = ", ".join(f"run {a.run if valid_id(a.run) else '?'}: {plural(len(a.charges), 'charge')}, "
+                         f"{plural(len(a.starts), 'start')}" for a in uneven[:SHOWN])
+        more = len(uneven) - SHOWN
+        v.fail(runs + (f" and {plural(more, 'more run')}" if more > 0 else ""))
+    if acc.bad_charge is not None:
+        v.fail(f"{plural(acc.bad_charges, 'charge')} without a numeric amount and balance (first at seq {acc.bad_charge.seq})")
     if acc.budget is None:
-        return Check("chargedEqualsStarts", False, "no budget: studyOpen is missing or has no numeric budget")
-    if acc.balance is None:
-        return Check("chargedEqualsStarts", False, "no balance")
-    spent = acc.budget - acc.balance
-    if abs(acc.charged - spent) > 1e-9 * max(1.0, abs(acc.budget)):
-        return Check(
-            "chargedEqualsStarts",
-            False,
-            f"charges sum to {acc.charged:g} but budget {acc.budget:g} - balance {acc.balance:g} = {spent:g}",
-        )
+        v.fail("no budget: studyOpen is missing or has no numeric budget")
+    elif acc.balance is not None:
+        spent = acc.budget - acc.balance
+        if abs(acc.charged - spent) > 1e-9 * max(1.0, abs(acc.budget)):
+            v.fail(f"charges sum to {acc.charged:g} but budget {acc.budget:g} - balance {acc.balance:g} = {spent:g}")
     starts = sum(len(a.starts) for a in acc.runs.values())
-    return Check("chargedEqualsStarts", True, f"{starts} starts, {acc.charged:g} charged = {acc.budget:g} - {acc.balance:g}")
+    return v.check(lambda: f"{plural(starts, 'start')}, {acc.charged:g} charged = {acc.budget:g} - {acc.balance:g}")
 
 
-def exited_cleanly(code: int | None, signal: str | None, ended: bool = True) -> Check:
+def exited_cleanly(code: Any, signal: Any = None, ended: bool = True, problem: str | None = None) -> Check:
+    if problem is not None:
+        return Check("exitedCleanly", False, problem)
     if not ended:
         return Check("exitedCleanly", None, "the controller has not ended")
-    if code == 0:
+    if is_int(code) and code == 0:
         return Check("exitedCleanly", True, "exit 0")
-    if signal:
+    if isinstance(signal, str) and _SIGNAL.fullmatch(signal):
         return Check("exitedCleanly", False, f"killed by {signal}")
-    return Check("exitedCleanly", False, f"exit {code}")
+    if is_int(code):
+        return Check("exitedCleanly", False, f"exit {code}")
+    return Check("exitedCleanly", False, "the exit status was not recorded")
 
 
 def study_checks(
-    records: list[Record], issues: list[LedgerIssue], acc: Accounts, code: int | None, signal: str | None, ended: bool
+    records: list[Record],
+    issues: list[LedgerIssue],
+    acc: Accounts,
+    code: Any,
+    signal: Any,
+    ended: bool,
+    contract: ContractWatch | None = None,
+    study: StudyFacts | None = None,
+    ledger: LedgerFacts | None = None,
 ) -> list[Check]:
+    """The per-study checks, in table order (without ``killTriggered``).
+
+    Given only records and issues (a ledger read whole), the contract is
+    checked over them without rule 4's names.
+    """
+    if ledger is None:
+        ledger = LedgerFacts(len(records), records[-1].seq if records else 0, issues[:SHOWN + 1], len(issues))
+    if study is None:
+        study = StudyFacts(None, None)
+    if contract is None:
+        contract = ContractWatch(study.container_prefix, study.id)
+        for r in records:
+            contract.add(r)
     return [
-        ledger_well_formed(records, issues),
-        halted_at_export(acc),
-        charged_equals_starts(acc),
+        ledger_well_formed(ledger),
+        contract_kept(contract, study, ledger),
+        halted_at_export(acc, ledger),
+        charged_equals_starts(acc, ledger),
         exited_cleanly(code, signal, ended),
     ]
 
 
-# --- per kill ------------------------------------------------------------
+# --- the kill evidence, interpreted ---------------------------------------------------
 
 
-def _event_name(event: dict[str, Any]) -> str | None:
-    actor = event.get("Actor") or {}
-    name = (actor.get("Attributes") or {}).get("name")
-    if name is None:
-        name = (event.get("Actor") or {}).get("Attributes", {}).get("name")
-    return name.lstrip("/") if isinstance(name, str) else None
+@dataclass(frozen=True)
+class Target:
+    """One entry of kill.json ``targets``."""
+
+    run: str
+    cell: Any
+    round: Any
+    plan_seq: Any
+    start_seq: Any
+    container: Any
 
 
-def _event_action(event: dict[str, Any]) -> str:
-    action = event.get("Action") or event.get("status") or ""
-    # Docker writes e.g. "exec_start: sh" for exec actions; the verb is before the colon.
-    return action.split(":", 1)[0]
+@dataclass
+class KillFile:
+    """kill.json, its fields checked.
 
-
-def _event_ns(event: dict[str, Any]) -> int:
-    if "timeNano" in event:
-        return int(event["timeNano"])
-    return int(float(event.get("time", 0)) * 1e9)
-
-
-def lifecycle_checks(
-    container: str,
-    snapshots: dict[str, dict[str, Any] | None],
-    events: list[dict[str, Any]],
-    until_ns: int | None,
-) -> dict[str, bool | None]:
-    """The container facts behind ``sameContainerNoRerun``, one by one.
-
-    ``snapshots`` maps ``before``, ``after-kill`` and ``before-resume`` to the
-    target container's inspect (or None when it was not there).  ``events``
-    are the runtime's lifecycle events in the window; ``until_ns`` is the time
-    the target's result was seen (None when it never came: the whole window).
+    ``problems`` are reasons for ``killEvidence``, ``delivery`` for
+    ``killDelivered`` (the pid, ``signalled``, ``signal``), so one wrong
+    field fails one check.
     """
-    snaps = [snapshots.get(k) for k in ("before", "after-kill", "before-resume")]
-    present = all(s is not None for s in snaps)
-    ids = {s.get("Id") for s in snaps if s}
-    started = {(s.get("State") or {}).get("StartedAt") for s in snaps if s}
-    mine = [
-        e
-        for e in events
-        if _event_name(e) == container and (until_ns is None or _event_ns(e) <= until_ns)
-    ]
-    actions = [_event_action(e) for e in mine]
-    before = snapshots.get("before") or {}
-    after = snapshots.get("after-kill") or {}
-    return {
-        "snapshotsPresent": present,
-        "sameId": present and len(ids) == 1,
-        "sameStartedAt": present and len(started) == 1,
-        "runningBeforeKill": bool((before.get("State") or {}).get("Running")),
-        "runningAfterKill": bool((after.get("State") or {}).get("Running")),
-        "noCreateInWindow": "create" not in actions,
-        "noStartInWindow": "start" not in actions,
-        "oneDieInWindow": actions.count("die") == 1,
-    }
+
+    trigger: Any = None
+    at_epoch: float | None = None
+    pid: int | None = None
+    before_kill_seq: int | None = None
+    targets: list[Target] = field(default_factory=list)
+    trigger_seq: int | None = None
+    signalled: bool = False
+    since_ns: int | None = None
+    problems: list[str] = field(default_factory=list)
+    delivery: list[str] = field(default_factory=list)
 
 
-def kill_target_checks(
-    target: dict[str, Any],
-    kill_seq: int,
-    lifecycle: dict[str, bool | None],
-    acc: Accounts,
-    scope: str,
-) -> list[Check]:
-    """``sameContainerNoRerun``, ``chargedOnce``, ``resultSettledAndFinished`` for one target."""
-    run = target.get("run")
-    acct = acc.runs.get(run) if isinstance(run, str) else None
-    checks: list[Check] = []
-
-    # sameContainerNoRerun
-    failed = [k for k, v in lifecycle.items() if not v]
-    cell_plans = [
-        r
-        for a in acc.runs.values()
-        for r in a.plans
-        if r.get("object") == target.get("cell") and r.get("round") == target.get("round")
-        and r.get("purpose") == (acct.purpose if acct else None)
-    ]
-    starts = len(acct.starts) if acct else 0
-    if len(cell_plans) != 1:
-        failed.append(f"{len(cell_plans)} runPlanned for cell {target.get('cell')!r} in round {target.get('round')}")
-    if starts != 1:
-        failed.append(f"{starts} runStarted")
-    checks.append(
-        Check(
-            "sameContainerNoRerun",
-            not failed,
-            "; ".join(failed) if failed else "same Id and StartedAt through the kill; no create/start, one die",
-            scope,
-        )
-    )
-
-    # chargedOnce
-    charges = len(acct.charges) if acct else 0
-    ok = charges == 1 and starts == 1
-    checks.append(Check("chargedOnce", ok, f"{charges} charge, {starts} runStarted", scope))
-
-    # resultSettledAndFinished
-    why: list[str] = []
-    results = acct.results if acct else []
-    if len(results) != 1:
-        why.append(f"{len(results)} runResult")
-    elif results[0].seq <= kill_seq:
-        why.append(f"result at seq {results[0].seq} is not after the kill (seq {kill_seq})")
-    rnd = round_key(target.get("round"))
-    settlement = acc.settlements.get(rnd)
-    if settlement is None:
-        why.append(f"no diagnosisSettlement for round {rnd}")
+def parse_kill(obj: dict[str, Any], study: StudyFacts) -> KillFile:
+    k = KillFile()
+    trigger = obj.get("trigger")
+    if trigger in ("auto", "manual"):
+        k.trigger = trigger
     else:
-        if settlement.get("run") != run:
-            why.append(f"the settlement of round {rnd} names {settlement.get('run')!r}")
-        decision = acc.decisions.get(("selectDiagnosis", rnd))
-        chosen = list(((decision.get("output") or {}) if decision else {}).get("chosen") or [])
-        if decision is None:
-            why.append(f"no selectDiagnosis decision for round {rnd}")
-        dropped = {d.get("experiment") for d in settlement.get("dropped") or [] if isinstance(d, dict)}
-        judged = {
-            j.get("id") for j in ((settlement.get("judged") or {}).get("experiments") or []) if isinstance(j, dict)
-        }
-        missing = [e for e in chosen if e not in dropped and e not in judged]
-        if missing:
-            why.append(f"settlement leaves out {missing[:3]}")
-        if acc.proposal_opened.get(rnd, 0) <= settlement.seq:
-            why.append(f"no stageOpen proposal {rnd} after the settlement")
-    if not acc.halted_at_export():
-        why.append("the study did not end halted at export")
-    checks.append(
-        Check(
-            "resultSettledAndFinished",
-            not why,
-            "; ".join(why) if why else f"result at seq {results[0].seq}, settled, proposal {rnd} followed, halted",
-            scope,
-        )
-    )
+        k.problems.append("kill.json trigger is neither auto nor manual")
+    k.at_epoch = rfc3339_epoch(obj.get("at"))
+    if k.at_epoch is None:
+        k.problems.append("kill.json at is not an RFC 3339 time")
+    pid = obj.get("pid")
+    if is_int(pid) and pid > 0:
+        k.pid = pid
+    else:
+        k.delivery.append(f"kill.json pid is {type_name(pid)}, not a process id")
+    seq = obj.get("beforeKillSeq")
+    if is_int(seq) and seq >= 0:
+        k.before_kill_seq = seq
+    else:
+        k.problems.append(f"kill.json beforeKillSeq is {type_name(seq)}, not a seq")
+    tseq = obj.get("triggerSeq")
+    if is_int(tseq):
+        k.trigger_seq = tseq
+    elif trigger == "auto":
+        k.problems.append(f"kill.json triggerSeq is {type_name(tseq)}, not a seq")
+    signalled = obj.get("signalled")
+    if signalled is True:
+        k.signalled = True
+    elif signalled is False:
+        k.delivery.append("kill.json says SIGKILL was not sent")
+    else:
+        k.delivery.append(f"kill.json signalled is {type_name(signalled)}, not a boolean")
+    if "signal" in obj and obj.get("signal") != SIGKILL:
+        k.delivery.append("kill.json signal is not SIGKILL")
+    error = obj.get("captureError")
+    if error is not None:
+        k.problems.append(f"capture failed while the controller was frozen: {free_text(error)}")
+    if "prefix" in obj and study.name_prefix is not None and obj.get("prefix") != study.name_prefix:
+        k.problems.append(f"kill.json prefix is not the study's {study.name_prefix}")
+    k.since_ns = epoch_ns(obj.get("sinceEpoch"))
+    if k.since_ns is None:
+        since = rfc3339_epoch(obj.get("since"))
+        k.since_ns = None if since is None else int(round(since * 1e9))
+    targets = obj.get("targets")
+    if not isinstance(targets, list):
+        k.problems.append(f"kill.json targets is {type_name(targets)}, not a list")
+        return k
+    seen: set[str] = set()
+    for i, t in enumerate(targets, 1):
+        if not isinstance(t, dict):
+            k.problems.append(f"kill.json target {i} is {type_name(t)}, not an object")
+            continue
+        run = t.get("run")
+        if not valid_id(run):
+            k.problems.append(f"kill.json target {i} has no valid run id")
+            continue
+        if run in seen:
+            k.problems.append(f"kill.json lists run {run} twice")
+            continue
+        seen.add(run)
+        k.targets.append(Target(run, t.get("cell"), t.get("round"), t.get("planSeq"), t.get("startSeq"), t.get("container")))
+    return k
+
+
+@dataclass
+class Window:
+    """container-events-window.json: the window's bounds and each target's result."""
+
+    since_ns: int
+    until_ns: int
+    results: dict[str, dict[str, Any]]  # run -> {"resultSeq": int|None, "resultSeenNs": int|None}
+
+
+def parse_window(obj: dict[str, Any]) -> tuple[Window | None, str | None]:
+    """The window, or why the file cannot be used (for every check that needs it)."""
+    since = epoch_ns(obj.get("sinceEpoch"))
+    until = epoch_ns(obj.get("untilEpoch"))
+    if since is None:
+        return None, f"{WINDOW}: sinceEpoch is {type_name(obj.get('sinceEpoch'))}, not a time"
+    if until is None:
+        return None, f"{WINDOW}: untilEpoch is {type_name(obj.get('untilEpoch'))}, not a time"
+    if until < since:
+        return None, f"{WINDOW}: untilEpoch comes before sinceEpoch"
+    targets = obj.get("targets")
+    if not isinstance(targets, dict):
+        return None, f"{WINDOW}: targets is {type_name(targets)}, not an object"
+    results: dict[str, dict[str, Any]] = {}
+    for run, entry in targets.items():
+        if not isinstance(entry, dict):
+            return None, f"{WINDOW}: a target's entry is {type_name(entry)}, not an object"
+        seq = entry.get("resultSeq")
+        seen = entry.get("resultSeenEpoch")
+        if seq is not None and not is_int(seq):
+            return None, f"{WINDOW}: a resultSeq is {type_name(seq)}, not an integer"
+        if seen is not None and epoch_ns(seen) is None:
+            return None, f"{WINDOW}: a resultSeenEpoch is {type_name(seen)}, not a time"
+        results[run] = {"resultSeq": seq, "resultSeenNs": epoch_ns(seen)}
+    return Window(since, until, results), None
+
+
+# --- container lifecycle events ---------------------------------------------------------
+
+
+def event_ns(event: dict[str, Any]) -> int | None:
+    tn = event.get("timeNano")
+    if is_int(tn):
+        return tn
+    t = event.get("time")
+    return epoch_ns(t)
+
+
+def _exit_code(value: Any) -> int | None:
+    if is_int(value):
+        return value
+    if isinstance(value, str) and re.fullmatch(r"-?\d{1,10}", value):
+        return int(value)
+    return None
+
+
+@dataclass
+class TargetWatch:
+    """The lifecycle events that concern one target, within its window."""
+
+    run: str
+    name: str
+    ids: frozenset[str]  # the Ids its snapshots show
+    until_ns: int | None  # when its result was seen; None while the window is open
+    forbidden: list[tuple[str, int]] = field(default_factory=list)  # (action, time), the first few
+    forbidden_count: int = 0  # distinct ones (counted up to SEEN_KEPT)
+    seen: set[tuple[Any, ...]] = field(default_factory=set)
+    dies: dict[tuple[Any, ...], tuple[Any, int | None]] = field(default_factory=dict)  # key -> (Id, exit), at most 3
+
+
+class EventTally:
+    """Container lifecycle events, fed one at a time from the live recording and the read-back.
+
+    Kept: for each target, its forbidden actions and its distinct ``die``
+    events (the same event in both files is one: deduplicated by Id, action
+    and time; two distinct dies already fail, so at most three are kept);
+    the study containers created or started in the window for runs not
+    planned after the kill; gap lines; lines that are not events.  Memory
+    stays bounded whatever the files hold.
+    """
+
+    def __init__(
+        self,
+        since_ns: int | None,
+        until_ns: int | None,
+        name_prefix: str | None,
+        allowed: frozenset[str],
+        targets: list[TargetWatch],
+    ) -> None:
+        self.since_ns = since_ns
+        self.until_ns = until_ns
+        self.name_prefix = name_prefix
+        self.allowed = allowed
+        self.targets = targets
+        self._target_names = frozenset(t.name for t in targets)
+        self.gaps = 0
+        self.malformed: list[str] = []
+        self.malformed_count = 0
+        self.foreign: list[tuple[str, str, int]] = []  # (name, action, time), the first few
+        self.foreign_count = 0
+        self._seen: set[tuple[Any, ...]] = set()
+        self.events = 0
+
+    def bad_line(self, where: str, why: str) -> None:
+        self.malformed_count += 1
+        if len(self.malformed) < SHOWN:
+            self.malformed.append(f"{where}: {why}")
+
+    def add(self, value: Any, where: str, live: bool = True) -> None:
+        if not isinstance(value, dict):
+            self.bad_line(where, f"{type_name(value)}, not an event")
+            return
+        if "gap" in value:
+            if live and isinstance(value["gap"], dict):
+                self.gaps += 1
+            else:
+                self.bad_line(where, "a gap line that is not a gap")
+            return
+        kind = value.get("Type")
+        if kind is not None and kind != "container":
+            return
+        action = value.get("Action", value.get("status"))
+        if not isinstance(action, str):
+            self.bad_line(where, "an event without an Action")
+            return
+        ns = event_ns(value)
+        if ns is None:
+            self.bad_line(where, "an event without a time")
+            return
+        actor = value.get("Actor", {})
+        attrs = actor.get("Attributes", {}) if isinstance(actor, dict) else None
+        if not isinstance(attrs, dict):
+            self.bad_line(where, "an event whose Actor is not an object")
+            return
+        self.events += 1
+        if self.since_ns is not None and ns < self.since_ns:
+            return
+        verb = action.split(":", 1)[0]
+        cid = actor.get("ID") if isinstance(actor.get("ID"), str) else value.get("id")
+        cid = cid if isinstance(cid, str) else None
+        name = attrs.get("name")
+        name = name.lstrip("/") if isinstance(name, str) else None
+        old = attrs.get("oldName")
+        old = old.lstrip("/") if isinstance(old, str) else None
+        for t in self.targets:
+            if t.until_ns is not None and ns > t.until_ns:
+                continue
+            if name == t.name or (cid is not None and cid in t.ids) or (verb == "rename" and old == t.name):
+                if verb in FORBIDDEN:
+                    k = (cid, verb, ns)
+                    if k in t.seen:
+                        continue
+                    if len(t.seen) < SEEN_KEPT:
+                        t.seen.add(k)
+                    t.forbidden_count += 1
+                    if len(t.forbidden) < SHOWN:
+                        t.forbidden.append((verb, ns))
+                elif verb == "die":
+                    k = (cid, verb, ns)
+                    if k not in t.dies and len(t.dies) < 3:
+                        t.dies[k] = (cid, _exit_code(attrs.get("exitCode")))
+        if (
+            verb in ("create", "start")
+            and self.name_prefix is not None
+            and name is not None
+            and name.startswith(self.name_prefix)
+            and name not in self.allowed
+            and name not in self._target_names
+            and (self.until_ns is None or ns <= self.until_ns)
+            and (cid, verb, ns) not in self._seen
+        ):
+            if len(self._seen) < SEEN_KEPT:
+                self._seen.add((cid, verb, ns))
+            self.foreign_count += 1
+            if len(self.foreign) < SHOWN:
+                self.foreign.append((name, verb, ns))
+
+
+# --- per kill ----------------------------------------------------------------------------
+
+
+@dataclass
+class KillEvidence:
+    """What kills/<n>/ holds, read and interpreted, for the checks of one kill."""
+
+    number: int
+    problems: dict[str, str] = field(default_factory=dict)  # file -> why it cannot be used
+    missing: set[str] = field(default_factory=set)  # files that are not there at all
+    kill: KillFile | None = None
+    snapshots: dict[str, dict[str, Any]] = field(default_factory=dict)  # file -> {name: inspect | None}
+    window: Window | None = None
+    at_kill: str | None = None  # why ledger-at-kill.json is not the ledger as it stood (None: it is)
+    tally: EventTally | None = None  # None when the events could not be judged
+    keeper_end: dict[str, Any] | None = None  # launches.jsonl end line of kill.json's pid
+    launches_problem: str | None = None
+    missing_kills: list[int] = field(default_factory=list)  # lower kill numbers with no folder
+
+    @property
+    def scope(self) -> str:
+        return f"kill {self.number}"
+
+    @property
+    def window_open(self) -> bool:
+        """The window file is not there (yet): the resumed controller ended before every result."""
+        return WINDOW in self.missing
+
+    def required(self) -> tuple[str, ...]:
+        return AT_KILL_FILES if self.window_open else KILL_FILES
+
+    def incomplete(self) -> list[str]:
+        """Why the folder is not complete (for its stage): files missing or unusable."""
+        required = self.required()
+        missing = [f for f in required if f in self.missing]
+        out = [f"missing: {', '.join(missing)}"] if missing else []
+        out += [self.problems[f] for f in KILL_FILES if f in self.problems and f not in self.missing]
+        return out
+
+
+def kill_delivered(ev: KillEvidence) -> Check:
+    v = Verdict("killDelivered", ev.scope)
+    k = ev.kill
+    if k is None:
+        v.fail(ev.problems.get(KILL_JSON, f"{KILL_JSON}: missing"))
+        return v.check("")
+    for reason in k.delivery:
+        v.fail(reason)
+    if k.pid is not None:
+        end = ev.keeper_end
+        if ev.launches_problem is not None:
+            v.fail(ev.launches_problem)
+        elif end is None:
+            v.fail(f"launches.jsonl has no end line for pid {k.pid}")
+        elif end.get("signal") != SIGKILL:
+            signal, code = end.get("signal"), end.get("code")
+            if isinstance(signal, str) and _SIGNAL.fullmatch(signal):
+                how = f"says {signal}"
+            elif is_int(code):
+                how = f"says exit {code}"
+            else:
+                how = "has no status"
+            v.fail(f"the keeper's end line for pid {k.pid} {how}, not SIGKILL")
+    return v.check(f"SIGKILL sent to pid {k.pid}; its keeper recorded the end by SIGKILL")
+
+
+def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts) -> Check:
+    v = Verdict("killEvidence", ev.scope)
+    for reason in ev.incomplete():
+        v.fail(reason)
+    for n in ev.missing_kills:
+        v.fail(f"kills/{n}/ is missing: kills are numbered from 1")
+    k = ev.kill
+    if k is None:
+        return v.check("")
+    for reason in k.problems:
+        v.fail(reason)
+    seq = k.before_kill_seq
+    if ev.at_kill is not None:
+        v.fail(ev.at_kill)
+    if ledger.problem is not None:
+        v.fail(f"the ledger cannot be judged: {ledger.problem}")
+    elif seq is not None:
+        if seq > acc.last_seq:
+            v.fail(f"beforeKillSeq {seq} is past the ledger's end (seq {acc.last_seq})")
+        if k.trigger == "auto" and k.trigger_seq is not None and k.trigger_seq > seq:
+            v.fail(f"triggerSeq {k.trigger_seq} comes after beforeKillSeq {seq}")
+        listed = {t.run: t for t in k.targets}
+        flying = {a.run: a for a in acc.in_flight_at(seq)}
+        for run in sorted(set(flying) - set(listed)):
+            v.fail(f"kill.json omits run {run}, in flight at seq {seq}")
+        for run in sorted(set(listed) - set(flying)):
+            acct = acc.runs.get(run)
+            early = [r.seq for r in acct.results if r.seq <= seq] if acct else []
+            if early:
+                v.fail(f"target {run} had its result at seq {early[0]}, before the kill (seq {seq})")
+            else:
+                v.fail(f"kill.json lists run {run}, not in flight at seq {seq}")
+        for run in sorted(set(listed) & set(flying)):
+            wrong = _target_disagrees(listed[run], flying[run])
+            if wrong:
+                v.fail(f"kill.json's target {run} disagrees with the ledger on {', '.join(wrong)}")
+    runs = ", ".join(t.run for t in k.targets) or "no run"
+    stage = f"; {WINDOW_OPEN}" if ev.window_open else ""
+    return v.check(f"complete; targets ({runs}) are the runs in flight at seq {seq}; "
+                   f"ledger-at-kill.json is the ledger to that seq{stage}")
+
+
+def _target_disagrees(t: Target, acct: RunAccount) -> list[str]:
+    plan = acct.plan
+    facts = {
+        "cell": (t.cell, acct.cell),
+        "round": (t.round, acct.round),
+        "planSeq": (t.plan_seq, plan.seq if plan else None),
+        "startSeq": (t.start_seq, acct.starts[0].seq if acct.starts else None),
+        "container": (t.container, acct.starts[0].get("container") if acct.starts else None),
+    }
+    return [name for name, (claimed, known) in facts.items() if not _same(claimed, known)]
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality that tells 1 from 1.0 from True."""
+    return type(a) is type(b) and a == b
+
+
+def kill_checks(ev: KillEvidence, acc: Accounts, study: StudyFacts, ledger: LedgerFacts) -> list[Check]:
+    """Every check of one kill: ``killDelivered``, ``killEvidence``, then three per target."""
+    checks = [kill_delivered(ev), kill_evidence(ev, acc, ledger)]
+    if ev.kill is not None:
+        for t in ev.kill.targets:
+            checks += target_checks(ev, t, acc, study, ledger)
     return checks
 
 
-def time_ns(text: str | None) -> int | None:
-    if not text:
+# --- per target ------------------------------------------------------------------------------
+
+
+def target_checks(ev: KillEvidence, t: Target, acc: Accounts, study: StudyFacts, ledger: LedgerFacts) -> list[Check]:
+    scope = f"{ev.scope} · {t.run}"
+    acct = acc.runs.get(t.run)
+    return [
+        same_container_no_rerun(ev, t, acct, study, ledger, scope),
+        charged_once(ev, t, acct, acc, ledger, scope),
+        result_settled_and_finished(ev, t, acct, acc, ledger, scope),
+    ]
+
+
+def snapshot_entry(ev: KillEvidence, file: str, name: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The target's inspect in one snapshot file, or why there is none."""
+    if file in ev.problems:
+        return None, ev.problems[file] if file not in ev.missing else f"{file}: missing"
+    entry = ev.snapshots.get(file, {}).get(name)
+    if entry is None:
+        return None, f"{file} has no {name}"
+    if not isinstance(entry, dict):
+        return None, f"{file}: the entry for {name} is {type_name(entry)}, not an object"
+    return entry, None
+
+
+def same_container_no_rerun(
+    ev: KillEvidence, t: Target, acct: RunAccount | None, study: StudyFacts, ledger: LedgerFacts, scope: str
+) -> Check:
+    v = Verdict("sameContainerNoRerun", scope)
+    name = study.container(t.run)
+    if name is None:
+        v.fail(f"the container names cannot be checked: {study.problem}")
+        return v.check("")
+    if t.container != name:
+        v.fail(f"the target's container in kill.json is not {name}")
+    if ledger.problem is not None:
+        v.fail(f"the ledger cannot be judged: {ledger.problem}")
+
+    # One container throughout: the same Id and StartedAt in every snapshot, running at the kill.
+    ids: dict[str, Any] = {}
+    started: dict[str, Any] = {}
+    for file in SNAPSHOT_FILES:
+        if file == BEFORE_RESUME and ev.window_open and file in ev.missing:
+            continue  # not resumed yet
+        entry, why = snapshot_entry(ev, file, name)
+        if entry is None:
+            v.fail(why or file)
+            continue
+        state = entry.get("State")
+        state = state if isinstance(state, dict) else {}
+        if not (isinstance(entry.get("Id"), str) and entry.get("Id")):
+            v.fail(f"{file}: {name} has no Id")
+        if not (isinstance(state.get("StartedAt"), str) and state.get("StartedAt")):
+            v.fail(f"{file}: {name} has no StartedAt")
+        ids[file] = entry.get("Id")
+        started[file] = state.get("StartedAt")
+        if file in (BEFORE, AFTER) and state.get("Running") is not True:
+            v.fail(f"{file}: {name} is not running")
+    if len({repr(i) for i in ids.values()}) > 1:
+        v.fail(f"the Id of {name} changes across {', '.join(ids)}")
+    if len({repr(s) for s in started.values()}) > 1:
+        v.fail(f"the StartedAt of {name} changes across {', '.join(started)}")
+    the_id = ids.get(BEFORE)
+
+    # The window: when the target's result was seen.
+    window = ev.window
+    if WINDOW in ev.problems and not ev.window_open:
+        v.fail(ev.problems[WINDOW])
+    elif ev.window_open:
+        v.unknown(WINDOW_OPEN)
+    elif window is not None:
+        entry = window.results.get(t.run)
+        if entry is None:
+            v.fail(f"{WINDOW} has no entry for {t.run}")
+        elif entry["resultSeenNs"] is None:
+            v.fail(f"{WINDOW} gives no time for {t.run}'s result")
+        elif not window.since_ns <= entry["resultSeenNs"] <= window.until_ns:
+            v.fail(f"{WINDOW}: {t.run}'s result was seen outside the window")
+
+    # The lifecycle events.
+    for file in (LIVE, READBACK):
+        if file in ev.problems and not (file == READBACK and ev.window_open and file in ev.missing):
+            v.fail(ev.problems[file] if file not in ev.missing else f"{file}: missing")
+    tally = ev.tally
+    watch = None
+    if tally is not None:
+        watch = next((w for w in tally.targets if w.run == t.run), None)
+        for reason in tally.malformed:
+            v.fail(reason)
+        if tally.malformed_count > len(tally.malformed):
+            v.fail(f"{tally.malformed_count - len(tally.malformed)} more lines that are not events")
+        for other, action, ns in tally.foreign:
+            v.fail(f"{action} of {name_text(other)} at {ns_text(ns)} in the window, "
+                   "and its run has no runPlanned after the kill")
+        if tally.foreign_count > len(tally.foreign):
+            v.fail(f"{tally.foreign_count - len(tally.foreign)} more containers of the study created or started in the window")
+        if tally.gaps:
+            v.unknown(f"the live recording has {plural(tally.gaps, 'gap')}")
+    elif LIVE not in ev.problems:
+        v.unknown("the lifecycle events were not judged")
+    if watch is not None:
+        for action, ns in watch.forbidden:
+            v.fail(f"{action} of {name} at {ns_text(ns)} in its window")
+        if watch.forbidden_count > len(watch.forbidden):
+            v.fail(f"{watch.forbidden_count - len(watch.forbidden)} more create/start/rename/kill/stop of {name}")
+        dies = list(watch.dies.values())
+        if len(dies) > 1:
+            v.fail(f"{'more than 2' if len(dies) > 2 else '2'} dies of {name} in its window")
+        elif not dies:
+            if ev.window_open:
+                v.unknown(f"no die of {name} yet")
+            else:
+                v.fail(f"no die of {name} in its window")
+        else:
+            die_id, die_code = dies[0]
+            if the_id is not None and die_id != the_id:
+                v.fail(f"the die is of container {short_id(die_id)}, not of {short_id(the_id)}")
+            results = acct.results if acct else []
+            if len(results) == 1:
+                code = results[0].get("exitCode")
+                if not is_int(code):
+                    v.fail(f"runResult's exitCode is {type_name(code)}, not an integer")
+                elif die_code is None:
+                    v.fail("the die has no exitCode")
+                elif die_code != code:
+                    v.fail(f"the die says exit {die_code}, runResult says {code}")
+            elif not ev.window_open:
+                v.fail(f"{plural(len(results), 'runResult')} to compare the die's exit code with")
+    n_dies = len(watch.dies) if watch else 0
+    return v.check(
+        f"{name}: one Id ({short_id(the_id)}) and StartedAt in {len(ids)} snapshots, running at the kill; "
+        f"no create/start/rename/kill/stop and {plural(n_dies, 'die')} in its window, exit as runResult; "
+        "no other container of the study made in the window"
+    )
+
+
+def _experiments(value: Any) -> Any:
+    """A plan's experiments compared as a multiset, whatever they hold."""
+    if isinstance(value, list):
+        return tuple(sorted(orjson.dumps(x, option=orjson.OPT_SORT_KEYS) for x in value))
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+def charged_once(
+    ev: KillEvidence, t: Target, acct: RunAccount | None, acc: Accounts, ledger: LedgerFacts, scope: str
+) -> Check:
+    v = Verdict("chargedOnce", scope)
+    if ledger.problem is not None:
+        v.fail(f"the ledger cannot be judged: {ledger.problem}")
+    charges = len(acct.charges) if acct else 0
+    starts = len(acct.starts) if acct else 0
+    if charges != 1 or starts != 1:
+        v.fail(f"{plural(charges, 'charge')}, {starts} runStarted")
+    seq = ev.kill.before_kill_seq if ev.kill else None
+    plan = acct.plan if acct else None
+    if seq is None:
+        v.fail("kill.json has no beforeKillSeq: a repeat after the kill cannot be looked for")
+    elif plan is None:
+        v.fail(f"run {t.run} has no runPlanned")
+    else:
+        mine = (_canon(plan.get("purpose")), _canon(plan.get("object")), _canon(plan.get("round")),
+                _experiments(plan.get("experiments")))
+        repeats = [
+            a for a in acc.runs.values()
+            if a is not acct and a.plan is not None and a.plan.seq > seq
+            and (_canon(a.plan.get("purpose")), _canon(a.plan.get("object")), _canon(a.plan.get("round")),
+                 _experiments(a.plan.get("experiments"))) == mine
+        ]
+        for a in repeats[:SHOWN]:
+            v.fail(f"run {a.run} (planned at seq {a.plan.seq}, after the kill) repeats it: "  # type: ignore[union-attr]
+                   "same purpose, cell, round and experiments")
+    return v.check(f"1 charge, 1 runStarted; no run planned after the kill repeats {t.run}")
+
+
+def _canon(value: Any) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+def result_settled_and_finished(
+    ev: KillEvidence, t: Target, acct: RunAccount | None, acc: Accounts, ledger: LedgerFacts, scope: str
+) -> Check:
+    v = Verdict("resultSettledAndFinished", scope)
+    # While the window is open, what has not happened yet is unknown; what happened wrong fails.
+    pending = v.unknown if ev.window_open else v.fail
+    if ledger.problem is not None:
+        v.fail(f"the ledger cannot be judged: {ledger.problem}")
+    seq = ev.kill.before_kill_seq if ev.kill else None
+    results = acct.results if acct else []
+    result: Record | None = None
+    if not results:
+        pending(f"no runResult for {t.run}")
+    elif len(results) > 1:
+        v.fail(f"{len(results)} runResult for {t.run}")
+    else:
+        result = results[0]
+        if seq is None:
+            v.fail("kill.json has no beforeKillSeq to place the result after")
+        elif result.seq <= seq:
+            v.fail(f"the result (seq {result.seq}) is not after the kill (seq {seq})")
+    if WINDOW in ev.problems and not ev.window_open:
+        v.fail(ev.problems[WINDOW])
+    elif ev.window_open:
+        v.unknown(WINDOW_OPEN)
+    elif ev.window is not None:
+        entry = ev.window.results.get(t.run)
+        closed_at = entry["resultSeq"] if entry else None
+        if closed_at is None:
+            v.fail(f"the window closed without {t.run}'s result")
+        elif result is not None and result.seq > closed_at:
+            v.fail(f"the result (seq {result.seq}) comes after the window closed (at result seq {closed_at})")
+
+    if acct is not None and acct.purpose == "diagnosis":
+        _settled(v, pending, t.run, acct, result, acc)
+    if not acc.halted_at_export():
+        pending("the study did not end halted at export")
+    rnd = round_text(acct.round) if acct else "?"
+    where = f"seq {result.seq}" if result else "?"
+    settled = "; settled, then proposal " + rnd + " opened" if acct and acct.purpose == "diagnosis" else ""
+    return v.check(f"one result at {where}, after the kill and inside the window{settled}; halted at export")
+
+
+def _settled(v: Verdict, pending: Any, run: str, acct: RunAccount, result: Record | None, acc: Accounts) -> None:
+    """The diagnosis part: one settlement of the round, naming the run, after its result, complete."""
+    if not is_int(acct.round):
+        v.fail(f"the round of {run} is {type_name(acct.round)}, not an integer")
+        return
+    rnd = acct.round
+    s = acc.settlements.get(round_key(rnd))
+    if s is None:
+        pending(f"no diagnosisSettlement for round {rnd}")
+        return
+    if s.count > 1:
+        v.fail(f"{s.count} diagnosisSettlement for round {rnd}")
+    if s.run != run:
+        v.fail(f"the settlement of round {rnd} names {s.run if valid_id(s.run) else 'another run'}, not {run}")
+    if result is None:
+        if not acct.results:
+            v.fail(f"the settlement of round {rnd} (seq {s.seq}) comes with no runResult for {run}")
+    elif s.seq <= result.seq:
+        v.fail(f"the settlement (seq {s.seq}) comes before the result (seq {result.seq})")
+    if s.accounted is None:
+        v.fail(f"the settlement of round {rnd}: {s.problem}")
+    else:
+        planned = experiment_keys(acct.plan.get("experiments") if acct.plan else None)
+        if planned is None:
+            v.fail(f"runPlanned.experiments of {run} is not a list")
+        elif planned - s.accounted:
+            v.fail(f"the settlement leaves out {plural(len(planned - s.accounted), 'experiment')} of {run}")
+        sel = acc.selections.get(round_key(rnd))
+        if sel is not None:
+            if sel.chosen is None:
+                v.fail(f"selectDiagnosis of round {rnd}: {sel.problem}")
+            elif sel.chosen - s.accounted:
+                v.fail(f"the settlement leaves out {plural(len(sel.chosen - s.accounted), 'chosen experiment')}")
+    if acc.proposal_opened.get(round_key(rnd), 0) <= s.seq:
+        pending(f"no stageOpen proposal {rnd} after the settlement (seq {s.seq})")
+
+
+# --- killTriggered ----------------------------------------------------------------------------
+
+
+@dataclass
+class Arming:
+    """What arms.jsonl says: each ``fired`` (kill number, run), ``missed`` details, and the end state."""
+
+    lines: int = 0
+    fired: list[tuple[Any, Any]] = field(default_factory=list)  # (kill, run), the first few
+    missed: list[Any] = field(default_factory=list)  # (run, detail), the first few
+    armed_at_end: bool = False
+    problem: str | None = None  # arms.jsonl could not be read
+    bad_lines: int = 0
+
+
+def kill_triggered(
+    arming: Arming | None, kills: list[KillEvidence], acc: Accounts, ledger: LedgerFacts, finished: bool
+) -> Check | None:
+    """``killTriggered`` for an armed study (or one with an auto kill); None when nothing was armed."""
+    autos = [ev for ev in kills if ev.kill is not None and ev.kill.trigger == "auto"]
+    if arming is None and not autos:
         return None
-    return int(parse_rfc3339(text) * 1e9)
+    if arming is not None and arming.problem is None and arming.lines == 0 and not autos:
+        return None
+    v = Verdict("killTriggered", "study")
+    if arming is None:
+        v.fail("arms.jsonl: missing, but a kill was triggered automatically")
+        arming = Arming()
+    if arming.problem is not None:
+        v.fail(arming.problem)
+    if arming.bad_lines:
+        v.fail(f"arms.jsonl: {arming.bad_lines} {'line is not an arming event' if arming.bad_lines == 1 else 'lines are not arming events'}")
+    if ledger.problem is not None:
+        v.fail(f"the ledger cannot be judged: {ledger.problem}")
+    for run, detail in arming.missed:
+        v.fail(f"missed{' ' + run if valid_id(run) else ''}: {free_text(detail)}")
+    first = acc.first_diagnosis
+    first_acct = acc.runs.get(first) if first else None
+    start = first_acct.starts[0].seq if first_acct and first_acct.starts else None
+    by_number = {ev.number: ev for ev in kills}
+    fired_numbers: set[int] = set()
+    for number, run in arming.fired:
+        if not is_int(number):
+            v.fail(f"arms.jsonl has a fired line whose kill is {type_name(number)}, not a number")
+            continue
+        fired_numbers.add(number)
+        ev = by_number.get(number)
+        if ev is None:
+            v.fail(f"arms.jsonl says kill {number} fired, but kills/{number}/ is missing")
+            continue
+        incomplete = ev.incomplete()
+        if incomplete:
+            v.fail(f"kills/{number}/ is incomplete: {incomplete[0]}")
+        k = ev.kill
+        if k is None:
+            continue
+        if k.trigger != "auto":
+            v.fail(f"kill {number} was not triggered automatically")
+        if first is None or start is None:
+            v.fail("no diagnosis run started in the ledger")
+            continue
+        if k.trigger_seq != start:
+            v.fail(f"kill {number} fired at seq {k.trigger_seq if k.trigger_seq is not None else '?'}, "
+                   f"not at {first}'s runStarted (seq {start})")
+        if first not in {t.run for t in k.targets}:
+            v.fail(f"the first diagnosis run {first} is not among kill {number}'s targets")
+        if run is not None and run != first:
+            v.fail(f"arms.jsonl says kill {number} fired at {run if valid_id(run) else 'another run'}, not at {first}")
+    for ev in autos:
+        if ev.number not in fired_numbers:
+            v.fail(f"kill {ev.number} was triggered automatically, but arms.jsonl has no fired line for it")
+    if not arming.fired and not arming.missed and not autos and arming.problem is None:
+        if not arming.armed_at_end:
+            return None  # armed, then disarmed: nothing to judge
+        if start is not None:
+            v.fail(f"armed, but the kill did not fire at {first}'s runStarted (seq {start})")
+        elif finished:
+            v.fail("armed, but no diagnosis run started while the study ran")
+        else:
+            v.unknown("armed; no diagnosis run has started yet")
+    fired = ", ".join(f"kill {n}" for n, _ in arming.fired)
+    return v.check(f"{fired} fired at {first}'s runStarted (seq {start}); its folder is complete")

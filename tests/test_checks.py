@@ -1,85 +1,913 @@
-"""The verdict functions on hand-made evidence: each lifecycle fact can fail on its own."""
+"""The verdict functions on hand-made evidence: each clause fails on its own, at its boundary."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+import copy
+from dataclasses import replace
+from typing import Any
+
+import pytest
 
 from engine.accounts import Accounts
-from engine.checks import lifecycle_checks, overall, Check
-from engine.ledger import Record
-from engine.report import judge_kill
+from engine.checks import (
+    AFTER,
+    AT_KILL,
+    BEFORE,
+    BEFORE_RESUME,
+    KILL_JSON,
+    LIVE,
+    READBACK,
+    WINDOW,
+    WINDOW_OPEN,
+    Arming,
+    Check,
+    EventTally,
+    KillEvidence,
+    LedgerFacts,
+    StudyFacts,
+    TargetWatch,
+    Verdict,
+    charged_equals_starts,
+    charged_once,
+    epoch_ns,
+    event_ns,
+    exited_cleanly,
+    fault_text,
+    free_text,
+    halted_at_export,
+    kill_checks,
+    kill_delivered,
+    kill_evidence,
+    kill_triggered,
+    ledger_well_formed,
+    name_text,
+    overall,
+    parse_kill,
+    parse_window,
+    result_settled_and_finished,
+    rfc3339_epoch,
+    same_container_no_rerun,
+    short_id,
+    study_checks,
+    time_text,
+)
+from engine.ledger import LedgerIssue, Record
+from tests.corpus import build, container, container_id, derive, event
 
-NAME = "inforsi-s-d1"
+STUDY = StudyFacts("s", "inforsi")
+NAME = container("d1")
+SCOPE = "kill 1 · d1"
 
 
-def inspect(id_: str = "abc", started: str = "2026-11-30T05:00:00.000000000Z", running: bool = True) -> dict:
-    return {"Id": id_, "Name": "/" + NAME, "State": {"Running": running, "StartedAt": started, "Status": "running"}}
+def records(files: dict[str, Any]) -> list[Record]:
+    return [Record(r["seq"], r["at"], r["kind"], r["content"], r["seq"], 0) for r in files["study/ledger.jsonl"]]
 
 
-def event(action: str, ns: int = 10) -> dict:
-    return {"Type": "container", "Action": action, "Actor": {"ID": "abc", "Attributes": {"name": NAME}}, "timeNano": ns}
+def accounts(files: dict[str, Any]) -> Accounts:
+    return Accounts().extend(records(files))
 
 
-def snaps(**override: dict | None) -> dict:
-    base = {"before": inspect(), "after-kill": inspect(), "before-resume": inspect()}
-    base.update(override)
-    return base
+def evidence(files: dict[str, Any], n: int = 1, study: StudyFacts = STUDY) -> tuple[KillEvidence, Accounts]:
+    """What report.py reads for kill ``n``, built in memory from a derived folder."""
+    acc = accounts(files)
+    ev = KillEvidence(n)
+    base = f"kills/{n}/"
+    for file in (KILL_JSON, AT_KILL, BEFORE, AFTER, BEFORE_RESUME, READBACK, LIVE, WINDOW):
+        if base + file not in files:
+            ev.missing.add(file)
+            ev.problems[file] = f"{file}: missing"
+    ev.kill = parse_kill(files[base + KILL_JSON], study)
+    for file in (BEFORE, AFTER, BEFORE_RESUME):
+        if base + file in files:
+            ev.snapshots[file] = files[base + file]
+    if base + WINDOW in files:
+        ev.window, problem = parse_window(files[base + WINDOW])
+        assert problem is None
+    ev.keeper_end = next((line for line in files["launches.jsonl"]
+                          if line["event"] == "end" and line["pid"] == ev.kill.pid), None)
+    seq = ev.kill.before_kill_seq
+    assert seq is not None
+    since = ev.window.since_ns if ev.window else ev.kill.since_ns
+    targets = [TargetWatch(t.run, container(t.run), frozenset({container_id(container(t.run))}),
+                           ev.window.results[t.run]["resultSeenNs"] if ev.window else None) for t in ev.kill.targets]
+    allowed = frozenset(container(a.run) for a in acc.runs.values() if a.plan and a.plan.seq > seq)
+    ev.tally = EventTally(since, ev.window.until_ns if ev.window else None, STUDY.name_prefix, allowed, targets)
+    for file, live in ((LIVE, True), (READBACK, False)):
+        for i, e in enumerate(files.get(base + file, []), 1):
+            ev.tally.add(e, f"{file} line {i}", live)
+    return ev, acc
 
 
-def test_clean_lifecycle_holds() -> None:
-    facts = lifecycle_checks(NAME, snaps(), [event("die")], None)
-    assert all(facts.values()), facts
+def one_kill() -> dict[str, Any]:
+    """One round, killed at d1's start (automatic), resumed, settled, halted."""
+    return derive(build(rounds=1, ablation=(False,), overlap=(False,), kills=(("d1", "auto"),)))
 
 
-def test_each_lifecycle_fact_fails_alone() -> None:
-    cases = {
-        "sameId": snaps(**{"before-resume": inspect(id_="other")}),
-        "sameStartedAt": snaps(**{"after-kill": inspect(started="2026-11-30T06:00:00Z")}),
-        "runningBeforeKill": snaps(before=inspect(running=False)),
-        "runningAfterKill": snaps(**{"after-kill": inspect(running=False)}),
-        "snapshotsPresent": snaps(**{"after-kill": None}),
-    }
-    for fact, s in cases.items():
-        facts = lifecycle_checks(NAME, s, [event("die")], None)
-        assert facts[fact] is False, (fact, facts)
-    assert lifecycle_checks(NAME, snaps(), [event("create"), event("die")], None)["noCreateInWindow"] is False
-    assert lifecycle_checks(NAME, snaps(), [event("start"), event("die")], None)["noStartInWindow"] is False
-    assert lifecycle_checks(NAME, snaps(), [], None)["oneDieInWindow"] is False
-    assert lifecycle_checks(NAME, snaps(), [event("die"), event("die")], None)["oneDieInWindow"] is False
-    # Another container's events do not count.
-    other = dict(event("start"), Actor={"ID": "x", "Attributes": {"name": "inforsi-s-d2"}})
-    assert lifecycle_checks(NAME, snaps(), [other, event("die")], None)["noStartInWindow"] is True
+def verdicts(checks: list[Check]) -> dict[str, bool | None]:
+    return {c.name: c.ok for c in checks}
+
+
+def target(ev: KillEvidence) -> Any:
+    return ev.kill.targets[0]  # type: ignore[union-attr]
+
+
+def scnr(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts | None = None) -> Check:
+    return same_container_no_rerun(ev, target(ev), acc.runs.get("d1"), STUDY, ledger or LedgerFacts(), SCOPE)
+
+
+def rsf(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts | None = None) -> Check:
+    return result_settled_and_finished(ev, target(ev), acc.runs.get("d1"), acc, ledger or LedgerFacts(), SCOPE)
+
+
+def co(ev: KillEvidence, acc: Accounts) -> Check:
+    return charged_once(ev, target(ev), acc.runs.get("d1"), acc, LedgerFacts(), SCOPE)
+
+
+# --- the verdict algebra -------------------------------------------------------------------------
 
 
 def test_overall_false_beats_unknown_beats_pass() -> None:
     ok, unknown, bad = Check("a", True, ""), Check("b", None, ""), Check("c", False, "")
+    assert overall([]) is True
     assert overall([ok, ok]) is True
     assert overall([ok, unknown]) is None
     assert overall([unknown, bad, ok]) is False
+    assert overall([bad, unknown]) is False
 
 
-def test_missing_kill_evidence_fails(tmp_path: Path) -> None:
-    folder = tmp_path / "kills" / "1"
-    folder.mkdir(parents=True)
-    (folder / "kill.json").write_text(json.dumps({"trigger": "manual", "targets": [], "beforeKillSeq": 3}))
-    checks, report = judge_kill(folder, Accounts())
-    assert [(c.name, c.ok) for c in checks][0] == ("killEvidence", False)
-    assert "container-before.json" in report["missingFiles"]
+def test_verdict_gathers_reasons() -> None:
+    v = Verdict("x", "kill 1")
+    assert v.check("fine") == Check("x", True, "fine", "kill 1")
+    v.unknown("u")
+    assert v.check(lambda: "never") == Check("x", None, "u", "kill 1")
+    for r in "abcd":
+        v.fail(r)
+    assert v.check("fine") == Check("x", False, "a; b; c; and 1 more", "kill 1")
+    called = []
+    Verdict("y", "s").check(lambda: called.append(1) or "ok")
+    assert called == [1]
 
 
-def test_target_missing_from_evidence_is_not_a_pass(tmp_path: Path) -> None:
-    folder = tmp_path / "kills" / "1"
-    folder.mkdir(parents=True)
-    target = {"run": "d1", "cell": "c", "round": 1, "planSeq": 1, "startSeq": 3, "container": NAME}
-    (folder / "kill.json").write_text(json.dumps({"trigger": "auto", "targets": [target], "beforeKillSeq": 3}))
-    acc = Accounts().extend([
-        Record(1, "t", "runPlanned", {"run": "d1", "purpose": "diagnosis", "object": "c", "round": 1}, 1, 0),
-        Record(2, "t", "charge", {"run": "d1", "amount": 1, "balance": 0}, 2, 0),
-        Record(3, "t", "runStarted", {"run": "d1", "container": NAME}, 3, 0),
-    ])
-    checks, _ = judge_kill(folder, acc)
-    verdicts = {c.name: c.ok for c in checks}
-    assert verdicts["sameContainerNoRerun"] is not True
-    assert verdicts["resultSettledAndFinished"] is False
-    assert verdicts["chargedOnce"] is True
+def test_check_as_json() -> None:
+    assert Check("n", None, "d", "kill 2").as_json() == {"name": "n", "scope": "kill 2", "ok": None, "detail": "d"}
+
+
+# --- showing values ------------------------------------------------------------------------------
+
+
+def test_free_text_is_safe_and_short() -> None:
+    assert free_text("a\x1b[31mb\nc\u202e") == "a?[31mb?c?"
+    assert free_text("x" * 120) == "x" * 120
+    assert free_text("x" * 121) == "x" * 119 + "…"
+    assert free_text(["x"]) == "a list"
+
+
+def test_names_ids_times_are_shown_only_when_valid() -> None:
+    assert name_text("inforsi-s-d1") == "inforsi-s-d1" and name_text("a b") == "a container"
+    assert short_id("sha256:" + "a" * 64) == "a" * 12 and short_id("a/b") == "an unreadable Id" and short_id(None) == "an unreadable Id"
+    assert time_text("2026-11-30T05:32:38.123Z") == "2026-11-30T05:32:38.123Z"
+    assert time_text("2026-11-30 05:32") == "an unreadable time" and time_text(1) == "an unreadable time"
+
+
+@pytest.mark.parametrize("value, ns", [(1.5, 1_500_000_000), (2, 2_000_000_000), (0, 0), (True, None), ("1", None),
+                                       (float("nan"), None), (float("inf"), None), (None, None), (1e300, None)])
+def test_epoch_ns(value: Any, ns: int | None) -> None:
+    assert epoch_ns(value) == ns
+
+
+def test_rfc3339_epoch() -> None:
+    assert rfc3339_epoch("1970-01-01T00:00:01.500Z") == 1.5
+    assert rfc3339_epoch("1970-01-01T00:00:01Z") == 1.0
+    assert rfc3339_epoch("yesterday") is None and rfc3339_epoch(5) is None
+    assert rfc3339_epoch("9999-99-99T99:99:99Z") is None
+
+
+def test_event_time() -> None:
+    assert event_ns({"timeNano": 5, "time": 9}) == 5
+    assert event_ns({"time": 2}) == 2_000_000_000
+    assert event_ns({"timeNano": True, "time": "x"}) is None
+    assert event_ns({}) is None
+
+
+# --- per study ------------------------------------------------------------------------------------
+
+
+def test_ledger_well_formed() -> None:
+    assert ledger_well_formed(LedgerFacts(3, 3)) == Check("ledgerWellFormed", True, "3 lines, seq 1..3")
+    assert ledger_well_formed(LedgerFacts()).detail == "the ledger is empty"
+    assert ledger_well_formed(LedgerFacts(problem="study/ledger.jsonl: missing")).detail == "study/ledger.jsonl: missing"
+    issues = [LedgerIssue("gap", i, f"g{i}") for i in range(1, 5)]
+    c = ledger_well_formed(LedgerFacts(4, 9, issues, 4))
+    assert c.ok is False and c.detail == "line 1: gap (g1); line 2: gap (g2); line 3: gap (g3); and 1 more"
+    assert ledger_well_formed(LedgerFacts(0, 0, issues[:1], 1)).detail == "line 1: gap (g1)"
+    c = ledger_well_formed(LedgerFacts(3, 3, faults=["the ledger was replaced while watched at x"], fault_count=1))
+    assert c == Check("ledgerWellFormed", False, "the ledger was replaced while watched at x")
+    assert ledger_well_formed(LedgerFacts(3, 3, watch_problem="ledger-watch.jsonl: a FIFO")).ok is False
+    c = ledger_well_formed(LedgerFacts(3, 3, faults=["a", "b", "c"], fault_count=5))
+    assert c.detail == "a; b; c; and 1 more"
+
+
+def test_fault_text() -> None:
+    assert fault_text({"event": "replaced", "at": "2026-11-30T05:32:38.123Z"}) == \
+        "the ledger was replaced while watched at 2026-11-30T05:32:38.123Z"
+    assert fault_text({"event": "truncated", "at": 3}) == "the ledger was truncated while watched at an unreadable time"
+    assert fault_text({"event": "x\x1b"}) == "the ledger was changed while watched at an unreadable time"
+    assert fault_text(["x"]) == "ledger-watch.jsonl holds a list where a fault belongs"
+
+
+def rec(seq: int, kind: str, **content: Any) -> Record:
+    return Record(seq, "t", kind, content, seq, 0)
+
+
+def test_halted_at_export() -> None:
+    halt = rec(2, "halt", reason="balance exhausted")
+    assert halted_at_export(Accounts()).detail == "no halt in the ledger"
+    assert halted_at_export(Accounts().extend([halt])).ok is True
+    assert halted_at_export(Accounts().extend([rec(2, "halt", reason="out of ideas")])).detail == \
+        "the last halt (seq 2) is not 'balance exhausted'"
+    assert halted_at_export(Accounts().extend([halt, rec(3, "export", path="x")])).detail == \
+        "an export (seq 3) follows the halt (seq 2)"
+    assert halted_at_export(Accounts().extend([rec(1, "export", path="x"), halt])).ok is True
+    # A later halt with another reason wins over an earlier full stop.
+    assert halted_at_export(Accounts().extend([halt, rec(3, "halt", reason="x")])).ok is False
+    assert halted_at_export(Accounts().extend([halt]), LedgerFacts(problem="p")).detail == "the ledger cannot be judged: p"
+
+
+def test_charged_equals_starts() -> None:
+    base = [rec(1, "studyOpen", budget=20, config={}), rec(2, "runPlanned", run="a"),
+            rec(3, "charge", run="a", amount=10, balance=10), rec(4, "runStarted", run="a")]
+    assert charged_equals_starts(Accounts().extend(base)) == Check("chargedEqualsStarts", True, "1 start, 10 charged = 20 - 10")
+    c = charged_equals_starts(Accounts().extend(base[:3]))
+    assert c.ok is False and c.detail == "run a: 1 charge, 0 starts"
+    c = charged_equals_starts(Accounts().extend(base[:2] + [rec(3, "charge", run="a", amount=10, balance=11), base[3]]))
+    assert c.detail == "charges sum to 10 but budget 20 - balance 11 = 9"
+    # Within the tolerance.
+    assert charged_equals_starts(Accounts().extend(base[:2] + [rec(3, "charge", run="a", amount=10, balance=10 + 1e-12),
+                                                               base[3]])).ok is True
+    c = charged_equals_starts(Accounts().extend(base[1:]))
+    assert c.detail == "no budget: studyOpen is missing or has no numeric budget"
+    c = charged_equals_starts(Accounts().extend(base[:2] + [rec(3, "charge", run="a", amount="10", balance=10), base[3]]))
+    assert c.ok is False and "1 charge without a numeric amount and balance (first at seq 3)" in c.detail
+    assert charged_equals_starts(Accounts().extend(base), LedgerFacts(problem="p")).ok is False
+    many = [rec(i, "charge", run=f"r{i}", amount=0, balance=10) for i in range(10, 15)]
+    assert charged_equals_starts(Accounts().extend(base + many)).detail == (
+        "run r10: 1 charge, 0 starts, run r11: 1 charge, 0 starts, run r12: 1 charge, 0 starts and 2 more runs")
+    assert charged_equals_starts(Accounts().extend(base + many[:3])).detail.endswith("run r12: 1 charge, 0 starts")
+    assert "1 more run" in charged_equals_starts(Accounts().extend(base + many[:4])).detail
+
+
+@pytest.mark.parametrize("args, ok, detail", [
+    ((0, None, True), True, "exit 0"),
+    ((0, None, False), None, "the controller has not ended"),
+    ((None, "SIGKILL", True), False, "killed by SIGKILL"),
+    ((1, None, True), False, "exit 1"),
+    ((False, None, True), False, "the exit status was not recorded"),
+    ((None, "x\x1b", True), False, "the exit status was not recorded"),
+    ((0, None, True, "launches.jsonl: a FIFO"), False, "launches.jsonl: a FIFO"),
+])
+def test_exited_cleanly(args: tuple[Any, ...], ok: bool | None, detail: str) -> None:
+    assert exited_cleanly(*args) == Check("exitedCleanly", ok, detail)
+
+
+def test_study_checks_over_records_alone() -> None:
+    files = one_kill()
+    recs = records(files)
+    checks = study_checks(recs, [], Accounts().extend(recs), 0, None, True)
+    assert [c.name for c in checks] == ["ledgerWellFormed", "contractKept", "haltedAtExport", "chargedEqualsStarts", "exitedCleanly"]
+    assert all(c.ok for c in checks), checks
+
+
+# --- kill.json and the window -----------------------------------------------------------------------
+
+
+def test_parse_kill_sound() -> None:
+    k = parse_kill(one_kill()["kills/1/kill.json"], STUDY)
+    assert (k.trigger, k.pid, k.before_kill_seq, k.trigger_seq, k.signalled) == ("auto", 4242, 7, 7, True)
+    assert [t.run for t in k.targets] == ["d1"] and not k.problems and not k.delivery
+    assert k.since_ns is not None and k.at_epoch is not None
+
+
+@pytest.mark.parametrize("change, where, reason", [
+    ({"trigger": "later"}, "problems", "kill.json trigger is neither auto nor manual"),
+    ({"at": "soon"}, "problems", "kill.json at is not an RFC 3339 time"),
+    ({"pid": 0}, "delivery", "kill.json pid is an integer, not a process id"),
+    ({"pid": "1"}, "delivery", "kill.json pid is a string, not a process id"),
+    ({"beforeKillSeq": -1}, "problems", "kill.json beforeKillSeq is an integer, not a seq"),
+    ({"beforeKillSeq": 7.0}, "problems", "kill.json beforeKillSeq is a number, not a seq"),
+    ({"triggerSeq": None}, "problems", "kill.json triggerSeq is null, not a seq"),
+    ({"signalled": False}, "delivery", "kill.json says SIGKILL was not sent"),
+    ({"signalled": "yes"}, "delivery", "kill.json signalled is a string, not a boolean"),
+    ({"signal": "SIGTERM"}, "delivery", "kill.json signal is not SIGKILL"),
+    ({"captureError": "inspect failed\x1b"}, "problems", "capture failed while the controller was frozen: inspect failed?"),
+    ({"prefix": "inforsi-t-"}, "problems", "kill.json prefix is not the study's inforsi-s-"),
+    ({"targets": {}}, "problems", "kill.json targets is an object, not a list"),
+    ({"targets": [1]}, "problems", "kill.json target 1 is an integer, not an object"),
+    ({"targets": [{"run": "D1"}]}, "problems", "kill.json target 1 has no valid run id"),
+    ({"targets": [{"run": "d1"}, {"run": "d1"}]}, "problems", "kill.json lists run d1 twice"),
+])
+def test_parse_kill_fields(change: dict[str, Any], where: str, reason: str) -> None:
+    obj = one_kill()["kills/1/kill.json"]
+    obj.update(change)
+    k = parse_kill(obj, STUDY)
+    assert getattr(k, where) == [reason]
+    other = "delivery" if where == "problems" else "problems"
+    assert getattr(k, other) == []
+
+
+def test_parse_kill_tolerates_what_v2_leaves_optional() -> None:
+    obj = one_kill()["kills/1/kill.json"]
+    for key in ("signal", "captureError", "prefix", "sinceEpoch"):
+        del obj[key]
+    obj["trigger"], obj["triggerSeq"] = "manual", None
+    k = parse_kill(obj, STUDY)
+    assert not k.problems and not k.delivery and k.trigger_seq is None
+    assert k.since_ns == int(round(rfc3339_epoch(obj["since"][:23] + "Z") * 1e9)) or k.since_ns is not None
+    del obj["since"]
+    assert parse_kill(obj, STUDY).since_ns is None
+
+
+def test_parse_window() -> None:
+    w = one_kill()["kills/1/container-events-window.json"]
+    window, problem = parse_window(w)
+    assert problem is None and window is not None and window.results["d1"]["resultSeq"] == 8
+    for change, reason in [
+        ({"sinceEpoch": "1"}, "sinceEpoch is a string, not a time"),
+        ({"untilEpoch": None}, "untilEpoch is null, not a time"),
+        ({"untilEpoch": w["sinceEpoch"] - 1}, "untilEpoch comes before sinceEpoch"),
+        ({"targets": []}, "targets is a list, not an object"),
+        ({"targets": {"d1": 8}}, "a target's entry is an integer, not an object"),
+        ({"targets": {"d1": {"resultSeq": "8"}}}, "a resultSeq is a string, not an integer"),
+        ({"targets": {"d1": {"resultSeq": 8, "resultSeenEpoch": "x"}}}, "a resultSeenEpoch is a string, not a time"),
+    ]:
+        window, problem = parse_window(dict(w, **change))
+        assert window is None and problem == f"{WINDOW}: {reason}", change
+    same, problem = parse_window(dict(w, untilEpoch=w["sinceEpoch"]))
+    assert problem is None and same is not None
+    nulls, _ = parse_window(dict(w, targets={"d1": {"resultSeq": None, "resultSeenEpoch": None}}))
+    assert nulls is not None and nulls.results["d1"] == {"resultSeq": None, "resultSeenNs": None}
+
+
+# --- the lifecycle events ---------------------------------------------------------------------------
+
+
+def tally(until: int | None = 2000, allowed: frozenset[str] = frozenset()) -> EventTally:
+    return EventTally(1000, 3000, "inforsi-s-", allowed, [TargetWatch("d1", NAME, frozenset({"ID1"}), until)])
+
+
+def ev_at(action: str, ns: int, name: str = NAME, cid: str = "ID1", **attrs: str) -> dict[str, Any]:
+    return {"Type": "container", "Action": action, "timeNano": ns, "id": cid,
+            "Actor": {"ID": cid, "Attributes": {"name": name, **attrs}}}
+
+
+def test_window_bounds_are_inclusive() -> None:
+    t = tally()
+    for ns in (999, 1000, 2000, 2001):
+        t.add(ev_at("start", ns), "x")
+    assert t.targets[0].forbidden == [("start", 1000), ("start", 2000)]
+    assert t.targets[0].forbidden_count == 2
+
+
+def test_an_open_window_has_no_end() -> None:
+    t = tally(until=None)
+    t.add(ev_at("stop", 10 ** 18), "x")
+    assert t.targets[0].forbidden_count == 1
+
+
+@pytest.mark.parametrize("action", ["create", "start", "rename", "kill", "stop", "exec_start: sh"])
+def test_forbidden_actions(action: str) -> None:
+    t = tally()
+    t.add(ev_at(action, 1500), "x")
+    forbidden = action.split(":")[0] in ("create", "start", "rename", "kill", "stop")
+    assert t.targets[0].forbidden_count == (1 if forbidden else 0)
+
+
+def test_events_match_by_name_by_id_and_by_old_name() -> None:
+    t = tally()
+    t.add(ev_at("kill", 1100, name="other", cid="ID1"), "x")  # its Id
+    t.add(ev_at("rename", 1200, name="new", cid="ID9", oldName="/" + NAME), "x")  # renamed away
+    t.add(ev_at("stop", 1300, name="/" + NAME, cid="ID9"), "x")  # its name, Docker's slash
+    t.add(ev_at("stop", 1400, name="other", cid="ID9", oldName="/" + NAME), "x")  # oldName counts for rename only
+    t.add(ev_at("start", 1500, name="inforsi-s-d2", cid="ID2"), "x")  # another container
+    assert [a for a, _ in t.targets[0].forbidden] == ["kill", "rename", "stop"]
+
+
+def test_the_same_event_in_both_files_counts_once() -> None:
+    t = tally()
+    for live in (True, False):
+        t.add(ev_at("die", 1500, exitCode="0"), "x", live)
+        t.add(ev_at("start", 1400), "x", live)
+    assert len(t.targets[0].dies) == 1 and t.targets[0].forbidden_count == 1
+    t.add(ev_at("die", 1501, exitCode="0"), "x")
+    t.add(ev_at("die", 1502, exitCode="0"), "x")
+    t.add(ev_at("die", 1503, exitCode="0"), "x")
+    assert len(t.targets[0].dies) == 3  # capped: two already fail
+
+
+def test_die_exit_codes() -> None:
+    t = tally()
+    t.add(ev_at("die", 1500, exitCode="137"), "a")
+    t.add(ev_at("die", 1600), "b")
+    t.add(ev_at("die", 1700, exitCode="x"), "c")
+    assert sorted(v[1] for v in t.targets[0].dies.values() if v[1] is not None) == [137]
+    assert [v[1] for v in t.targets[0].dies.values()].count(None) == 2
+
+
+def test_lines_that_are_not_events() -> None:
+    t = tally()
+    t.add("x", "l1")
+    t.add({"Action": 3, "timeNano": 1}, "l2")
+    t.add({"Action": "die"}, "l3")
+    t.add({"Action": "die", "timeNano": 1500, "Actor": ["x"]}, "l4")
+    t.add({"gap": "x"}, "l5")
+    t.add({"gap": {"from": "a", "to": "b"}}, "l6", live=False)  # a gap in the read-back is not a gap
+    assert t.malformed == ["l1: a string, not an event", "l2: an event without an Action", "l3: an event without a time"]
+    assert t.malformed_count == 6 and t.gaps == 0
+    t.add({"gap": {"from": "a", "to": "b"}}, "l7")
+    assert t.gaps == 1
+    t.add({"Type": "network", "Action": 5}, "l8")  # not a container event: not ours to judge
+    assert t.malformed_count == 6
+
+
+def test_other_study_containers_in_the_window() -> None:
+    t = EventTally(1000, 3000, "inforsi-s-", frozenset({"inforsi-s-d2"}), [TargetWatch("d1", NAME, frozenset(), 2000)])
+    t.add(ev_at("create", 1500, name="inforsi-s-d2", cid="A"), "x")  # planned after the kill
+    t.add(ev_at("create", 1500, name="inforsi-t-d9", cid="B"), "x")  # another study
+    t.add(ev_at("die", 1500, name="inforsi-s-zz", cid="C"), "x")  # not a create or start
+    t.add(ev_at("create", 3001, name="inforsi-s-zz", cid="D"), "x")  # after the window
+    t.add(ev_at("create", 999, name="inforsi-s-zz", cid="E"), "x")  # before it
+    assert t.foreign_count == 0
+    t.add(ev_at("start", 3000, name="inforsi-s-zz", cid="F"), "x")
+    t.add(ev_at("start", 3000, name="inforsi-s-zz", cid="F"), "x", live=False)
+    assert t.foreign == [("inforsi-s-zz", "start", 3000)] and t.foreign_count == 1
+    t.add(ev_at("create", 1500, name=NAME, cid="G"), "x")  # the target's own: a forbidden action, not foreign
+    assert t.foreign_count == 1 and t.targets[0].forbidden_count == 1
+
+
+# --- killDelivered ------------------------------------------------------------------------------------
+
+
+def test_kill_delivered() -> None:
+    ev, _ = evidence(one_kill())
+    assert kill_delivered(ev) == Check("killDelivered", True, "SIGKILL sent to pid 4242; its keeper recorded the end by SIGKILL", "kill 1")
+    for end, detail in [
+        (None, "launches.jsonl has no end line for pid 4242"),
+        ({"signal": None, "code": 0}, "the keeper's end line for pid 4242 says exit 0, not SIGKILL"),
+        ({"signal": "SIGTERM", "code": None}, "the keeper's end line for pid 4242 says SIGTERM, not SIGKILL"),
+        ({"signal": None, "code": None}, "the keeper's end line for pid 4242 has no status, not SIGKILL"),
+    ]:
+        ev.keeper_end = end
+        assert kill_delivered(ev).detail == detail
+    ev.launches_problem = "launches.jsonl: a FIFO"
+    assert kill_delivered(ev).detail == "launches.jsonl: a FIFO"
+    ev.kill = None
+    ev.problems[KILL_JSON] = "kill.json: a list where a JSON object belongs"
+    assert kill_delivered(ev).detail == "kill.json: a list where a JSON object belongs"
+
+
+# --- killEvidence -------------------------------------------------------------------------------------
+
+
+def test_kill_evidence_sound_and_its_boundaries() -> None:
+    files = one_kill()
+    ev, acc = evidence(files)
+    c = kill_evidence(ev, acc, LedgerFacts())
+    assert c.ok is True and c.detail.startswith("complete; targets (d1) are the runs in flight at seq 7")
+    # beforeKillSeq at the ledger's end is fine; past it is not.
+    ev.kill.before_kill_seq = acc.last_seq  # type: ignore[union-attr]
+    assert "past the ledger's end" not in kill_evidence(ev, acc, LedgerFacts()).detail
+    ev.kill.before_kill_seq = acc.last_seq + 1  # type: ignore[union-attr]
+    assert f"beforeKillSeq {acc.last_seq + 1} is past the ledger's end (seq {acc.last_seq})" in kill_evidence(ev, acc, LedgerFacts()).detail
+
+
+def test_kill_evidence_result_at_the_kill_is_not_in_flight() -> None:
+    files = one_kill()
+    ev, acc = evidence(files)
+    result = acc.runs["d1"].results[0].seq
+    ev.kill.before_kill_seq = result - 1  # type: ignore[union-attr]
+    assert kill_evidence(ev, acc, LedgerFacts()).ok is True
+    ev.kill.before_kill_seq = result  # type: ignore[union-attr]
+    c = kill_evidence(ev, acc, LedgerFacts())
+    assert c.detail == f"target d1 had its result at seq {result}, before the kill (seq {result})"
+
+
+def test_kill_evidence_trigger_seq_boundary() -> None:
+    ev, acc = evidence(one_kill())
+    ev.kill.trigger_seq = ev.kill.before_kill_seq  # type: ignore[union-attr]
+    assert kill_evidence(ev, acc, LedgerFacts()).ok is True
+    ev.kill.trigger_seq += 1  # type: ignore[union-attr,operator]
+    assert kill_evidence(ev, acc, LedgerFacts()).detail == "triggerSeq 8 comes after beforeKillSeq 7"
+
+
+def test_kill_evidence_targets_must_be_the_runs_in_flight() -> None:
+    ev, acc = evidence(one_kill())
+    targets = ev.kill.targets  # type: ignore[union-attr]
+    ev.kill.targets = []  # type: ignore[union-attr]
+    assert kill_evidence(ev, acc, LedgerFacts()).detail == "kill.json omits run d1, in flight at seq 7"
+    ev.kill.targets = targets + [replace(targets[0], run="d9")]  # type: ignore[union-attr]
+    assert kill_evidence(ev, acc, LedgerFacts()).detail == "kill.json lists run d9, not in flight at seq 7"
+    for field_, value in [("cell", "c9"), ("round", 1.0), ("plan_seq", 4), ("start_seq", 6), ("container", "x")]:
+        ev.kill.targets = [replace(targets[0], **{field_: value})]  # type: ignore[union-attr]
+        c = kill_evidence(ev, acc, LedgerFacts())
+        name = {"plan_seq": "planSeq", "start_seq": "startSeq"}.get(field_, field_)
+        assert c.detail == f"kill.json's target d1 disagrees with the ledger on {name}", field_
+
+
+def test_kill_evidence_files_and_stage() -> None:
+    files = one_kill()
+    ev, acc = evidence(files)
+    ev.missing.add(AFTER)
+    ev.problems[AFTER] = f"{AFTER}: missing"
+    ev.problems[BEFORE] = f"{BEFORE}: not a regular file (a FIFO)"
+    assert kill_evidence(ev, acc, LedgerFacts()).detail == f"missing: {AFTER}; {BEFORE}: not a regular file (a FIFO)"
+    # An open window needs only what is written by the resume.
+    files.pop("kills/1/container-events-window.json")
+    files.pop("kills/1/container-events.jsonl")
+    files.pop("kills/1/container-before-resume.json")
+    ev, acc = evidence(files)
+    c = kill_evidence(ev, acc, LedgerFacts())
+    assert c.ok is True and c.detail.endswith(WINDOW_OPEN)
+    ev.missing_kills = [1]
+    ev.at_kill = "ledger-at-kill.json differs"
+    ev.kill.problems.append("kill.json at is not an RFC 3339 time")  # type: ignore[union-attr]
+    c = kill_evidence(ev, acc, LedgerFacts(problem="p"))
+    assert c.detail == ("kills/1/ is missing: kills are numbered from 1; kill.json at is not an RFC 3339 time; "
+                        "ledger-at-kill.json differs; and 1 more")
+
+
+# --- sameContainerNoRerun -----------------------------------------------------------------------------
+
+
+def test_same_container_sound() -> None:
+    ev, acc = evidence(one_kill())
+    c = scnr(ev, acc)
+    assert c.ok is True and c.detail.startswith(f"{NAME}: one Id ({container_id(NAME)[:12]}) and StartedAt in 3 snapshots")
+
+
+@pytest.mark.parametrize("file, change, reason", [
+    (BEFORE, lambda e: e.update(Id=""), f"{BEFORE}: {NAME} has no Id"),
+    (AFTER, lambda e: e["State"].update(StartedAt=None), f"{AFTER}: {NAME} has no StartedAt"),
+    (BEFORE, lambda e: e["State"].update(Running="true"), f"{BEFORE}: {NAME} is not running"),
+    (AFTER, lambda e: e.update(State=[]), f"{AFTER}: {NAME} has no StartedAt"),
+    (BEFORE_RESUME, lambda e: e.update(Id="other"), f"the Id of {NAME} changes across {BEFORE}, {AFTER}, {BEFORE_RESUME}"),
+])
+def test_same_container_snapshot_clauses(file: str, change: Any, reason: str) -> None:
+    ev, acc = evidence(one_kill())
+    change(ev.snapshots[file][NAME])
+    c = scnr(ev, acc)
+    assert c.ok is False and reason in c.detail.split("; "), c.detail
+
+
+def test_same_container_before_resume_may_have_exited() -> None:
+    ev, acc = evidence(one_kill())
+    ev.snapshots[BEFORE_RESUME][NAME]["State"].update(Running=False, Status="exited")
+    assert scnr(ev, acc).ok is True
+
+
+def test_same_container_missing_entries() -> None:
+    ev, acc = evidence(one_kill())
+    ev.snapshots[AFTER] = {}
+    assert scnr(ev, acc).detail == f"{AFTER} has no {NAME}"
+    ev.snapshots[AFTER] = {NAME: [1]}
+    assert scnr(ev, acc).detail == f"{AFTER}: the entry for {NAME} is a list, not an object"
+    ev.problems[AFTER] = f"{AFTER}: missing"
+    ev.missing.add(AFTER)
+    assert scnr(ev, acc).detail == f"{AFTER}: missing"
+
+
+def test_same_container_name_must_be_the_contracts() -> None:
+    ev, acc = evidence(one_kill())
+    ev.kill.targets = [replace(target(ev), container="x")]  # type: ignore[union-attr]
+    assert scnr(ev, acc).detail == f"the target's container in kill.json is not {NAME}"
+    c = same_container_no_rerun(ev, target(ev), acc.runs["d1"], StudyFacts(None, None, "research.json: missing"),
+                                LedgerFacts(), SCOPE)
+    assert c.detail == "the container names cannot be checked: research.json: missing"
+
+
+def test_same_container_die_clauses() -> None:
+    ev, acc = evidence(one_kill())
+    watch = ev.tally.targets[0]  # type: ignore[union-attr]
+    (k, (cid, code)), = watch.dies.items()
+    watch.dies[k] = (cid, 1)
+    assert scnr(ev, acc).detail == "the die says exit 1, runResult says 0"
+    watch.dies[k] = (cid, None)
+    assert scnr(ev, acc).detail == "the die has no exitCode"
+    watch.dies[k] = ("other", 0)
+    assert scnr(ev, acc).detail == f"the die is of container other, not of {container_id(NAME)[:12]}"
+    watch.dies.clear()
+    assert scnr(ev, acc).detail == f"no die of {NAME} in its window"
+    watch.dies.update({1: (cid, 0), 2: (cid, 0)})
+    assert scnr(ev, acc).detail == f"2 dies of {NAME} in its window"
+    watch.dies[3] = (cid, 0)
+    assert scnr(ev, acc).detail == f"more than 2 dies of {NAME} in its window"
+
+
+def test_same_container_window_clauses() -> None:
+    ev, acc = evidence(one_kill())
+    w = ev.window
+    entry = w.results["d1"]  # type: ignore[union-attr]
+    entry["resultSeenNs"] = w.until_ns  # type: ignore[union-attr]
+    assert scnr(ev, acc).ok is True
+    entry["resultSeenNs"] = w.until_ns + 1  # type: ignore[union-attr]
+    assert scnr(ev, acc).detail == f"{WINDOW}: d1's result was seen outside the window"
+    entry["resultSeenNs"] = w.since_ns - 1  # type: ignore[union-attr]
+    assert scnr(ev, acc).detail == f"{WINDOW}: d1's result was seen outside the window"
+    entry["resultSeenNs"] = None
+    assert scnr(ev, acc).detail == f"{WINDOW} gives no time for d1's result"
+    del w.results["d1"]  # type: ignore[union-attr]
+    assert scnr(ev, acc).detail == f"{WINDOW} has no entry for d1"
+    ev.window = None
+    ev.problems[WINDOW] = f"{WINDOW}: a list where a JSON object belongs"
+    assert scnr(ev, acc).detail == f"{WINDOW}: a list where a JSON object belongs"
+
+
+def test_same_container_gaps_are_unknown_and_false_beats_them() -> None:
+    ev, acc = evidence(one_kill())
+    ev.tally.gaps = 2  # type: ignore[union-attr]
+    assert scnr(ev, acc) == Check("sameContainerNoRerun", None, "the live recording has 2 gaps", SCOPE)
+    ev.tally.targets[0].forbidden = [("start", 0)]  # type: ignore[union-attr]
+    assert scnr(ev, acc).ok is False
+
+
+def test_same_container_open_window() -> None:
+    files = one_kill()
+    files.pop("kills/1/container-events-window.json")
+    files.pop("kills/1/container-events.jsonl")
+    files.pop("kills/1/container-before-resume.json")
+    ev, acc = evidence(files)
+    assert scnr(ev, acc) == Check("sameContainerNoRerun", None, WINDOW_OPEN, SCOPE)
+    ev.tally.targets[0].dies.clear()  # type: ignore[union-attr]
+    assert scnr(ev, acc).detail == f"{WINDOW_OPEN}; no die of {NAME} yet"
+    ev.problems[LIVE] = f"{LIVE}: missing"
+    assert scnr(ev, acc).ok is False
+
+
+def test_same_container_event_file_problems() -> None:
+    ev, acc = evidence(one_kill())
+    ev.problems[READBACK] = f"{READBACK}: missing"
+    ev.missing.add(READBACK)
+    assert scnr(ev, acc).detail == f"{READBACK}: missing"
+    ev.tally.malformed, ev.tally.malformed_count = ["l1: x"], 5  # type: ignore[union-attr]
+    assert scnr(ev, acc).detail == f"{READBACK}: missing; l1: x; 4 more lines that are not events"
+    ev.tally = None
+    ev.problems.clear()
+    assert scnr(ev, acc) == Check("sameContainerNoRerun", None, "the lifecycle events were not judged", SCOPE)
+
+
+def test_same_container_foreign_containers() -> None:
+    ev, acc = evidence(one_kill())
+    ev.tally.foreign = [("inforsi-s-zz", "create", 0)]  # type: ignore[union-attr]
+    ev.tally.foreign_count = 4  # type: ignore[union-attr]
+    assert scnr(ev, acc).detail == ("create of inforsi-s-zz at 1970-01-01T00:00:00.000Z in the window, and its run has no "
+                                    "runPlanned after the kill; 3 more containers of the study created or started in the window")
+
+
+# --- chargedOnce ------------------------------------------------------------------------------------------
+
+
+def test_charged_once() -> None:
+    ev, acc = evidence(one_kill())
+    assert co(ev, acc) == Check("chargedOnce", True, "1 charge, 1 runStarted; no run planned after the kill repeats d1", SCOPE)
+    d1 = acc.runs["d1"]
+    d1.charges.append(d1.charges[0])
+    assert co(ev, acc).detail == "2 charges, 1 runStarted"
+    d1.charges.clear()
+    assert co(ev, acc).detail == "0 charges, 1 runStarted"
+
+
+def test_charged_once_repeat_after_the_kill() -> None:
+    ev, acc = evidence(one_kill())
+    plan = acc.runs["d1"].plan
+    seq = ev.kill.before_kill_seq  # type: ignore[union-attr]
+    for at_seq, repeats in ((seq, False), (seq + 1, True)):
+        acc2 = copy.deepcopy(acc)
+        acc2.add(Record(at_seq, "t", "runPlanned", dict(plan.content, run="d1b"), 99, 0))  # type: ignore[union-attr]
+        assert (co(ev, acc2).ok is False) is repeats
+    for change in ({"purpose": "ablation"}, {"object": "c9"}, {"round": 2}, {"experiments": ["e1a"]}):
+        acc2 = copy.deepcopy(acc)
+        acc2.add(Record(seq + 1, "t", "runPlanned", dict(plan.content, run="d1b", **change), 99, 0))  # type: ignore[union-attr]
+        assert co(ev, acc2).ok is True, change
+    acc2 = copy.deepcopy(acc)
+    acc2.add(Record(seq + 1, "t", "runPlanned",
+                    dict(plan.content, run="d1b", experiments=list(reversed(plan.get("experiments")))), 99, 0))  # type: ignore[union-attr]
+    assert co(ev, acc2).detail == f"run d1b (planned at seq {seq + 1}, after the kill) repeats it: same purpose, cell, round and experiments"
+
+
+def test_charged_once_needs_the_kill_seq_and_a_plan() -> None:
+    ev, acc = evidence(one_kill())
+    ev.kill.before_kill_seq = None  # type: ignore[union-attr]
+    assert co(ev, acc).detail == "kill.json has no beforeKillSeq: a repeat after the kill cannot be looked for"
+    ev, acc = evidence(one_kill())
+    acc.runs["d1"].plans.clear()
+    assert co(ev, acc).detail == "run d1 has no runPlanned"
+
+
+# --- resultSettledAndFinished --------------------------------------------------------------------------------
+
+
+def test_result_settled_sound() -> None:
+    ev, acc = evidence(one_kill())
+    assert rsf(ev, acc) == Check(
+        "resultSettledAndFinished", True,
+        "one result at seq 8, after the kill and inside the window; settled, then proposal 1 opened; halted at export", SCOPE)
+
+
+def test_result_must_come_after_the_kill() -> None:
+    ev, acc = evidence(one_kill())
+    result = acc.runs["d1"].results[0].seq
+    ev.kill.before_kill_seq = result - 1  # type: ignore[union-attr]
+    assert rsf(ev, acc).ok is True
+    ev.kill.before_kill_seq = result  # type: ignore[union-attr]
+    assert rsf(ev, acc).detail == f"the result (seq {result}) is not after the kill (seq {result})"
+    ev.kill.before_kill_seq = None  # type: ignore[union-attr]
+    assert rsf(ev, acc).detail == "kill.json has no beforeKillSeq to place the result after"
+
+
+def test_result_must_be_inside_the_window() -> None:
+    ev, acc = evidence(one_kill())
+    entry = ev.window.results["d1"]  # type: ignore[union-attr]
+    entry["resultSeq"] += 1
+    assert rsf(ev, acc).ok is True
+    entry["resultSeq"] -= 2
+    assert rsf(ev, acc).detail == "the result (seq 8) comes after the window closed (at result seq 7)"
+    entry["resultSeq"] = None
+    assert rsf(ev, acc).detail == "the window closed without d1's result"
+
+
+def test_result_count() -> None:
+    ev, acc = evidence(one_kill())
+    d1 = acc.runs["d1"]
+    d1.results.append(d1.results[0])
+    assert rsf(ev, acc).detail == "2 runResult for d1"
+    d1.results.clear()
+    assert rsf(ev, acc).detail.startswith("no runResult for d1; the settlement of round 1 (seq 9) comes with no runResult for d1")
+
+
+def test_settlement_clauses() -> None:
+    ev, acc = evidence(one_kill())
+    s = acc.settlements[1]
+    s.count = 2
+    assert rsf(ev, acc).detail == "2 diagnosisSettlement for round 1"
+    s.count, s.run = 1, "d7"
+    assert rsf(ev, acc).detail == "the settlement of round 1 names d7, not d1"
+    s.run = ["x"]
+    assert rsf(ev, acc).detail == "the settlement of round 1 names another run, not d1"
+    s.run, s.seq = "d1", acc.runs["d1"].results[0].seq
+    assert rsf(ev, acc).detail == "the settlement (seq 8) comes before the result (seq 8)"
+    s.seq = 9
+    s.accounted, s.problem = None, "judged is not an object with a list of experiments"
+    assert rsf(ev, acc).detail == "the settlement of round 1: judged is not an object with a list of experiments"
+    s.accounted = frozenset()
+    assert rsf(ev, acc).detail == "the settlement leaves out 2 experiments of d1; the settlement leaves out 2 chosen experiments"
+    del acc.settlements[1]
+    assert rsf(ev, acc).detail == "no diagnosisSettlement for round 1"
+
+
+def test_settlement_needs_the_proposal_after_it() -> None:
+    ev, acc = evidence(one_kill())
+    s = acc.settlements[1]
+    acc.proposal_opened[1] = s.seq + 1
+    assert rsf(ev, acc).ok is True
+    acc.proposal_opened[1] = s.seq
+    assert rsf(ev, acc).detail == f"no stageOpen proposal 1 after the settlement (seq {s.seq})"
+    del acc.proposal_opened[1]
+    assert rsf(ev, acc).ok is False
+
+
+def test_selection_and_plan_shapes() -> None:
+    ev, acc = evidence(one_kill())
+    acc.selections[1].chosen, acc.selections[1].problem = None, "output.chosen is not a list"
+    assert rsf(ev, acc).detail == "selectDiagnosis of round 1: output.chosen is not a list"
+    ev, acc = evidence(one_kill())
+    acc.runs["d1"].plans[0] = Record(5, "t", "runPlanned", dict(acc.runs["d1"].plans[0].content, experiments="x"), 5, 0)
+    assert rsf(ev, acc).detail == "runPlanned.experiments of d1 is not a list"
+    acc.runs["d1"].plans[0] = Record(5, "t", "runPlanned", dict(acc.runs["d1"].plans[0].content, round="1"), 5, 0)
+    assert rsf(ev, acc).detail == "the round of d1 is a string, not an integer"
+
+
+def test_not_halted_at_export() -> None:
+    ev, acc = evidence(one_kill())
+    acc.add(Record(99, "t", "export", {"path": "x"}, 99, 0))
+    assert rsf(ev, acc).detail == "the study did not end halted at export"
+
+
+def test_an_open_window_leaves_what_has_not_happened_unknown() -> None:
+    files = one_kill()
+    files.pop("kills/1/container-events-window.json")
+    ev, acc = evidence(files)
+    assert rsf(ev, acc) == Check("resultSettledAndFinished", None, WINDOW_OPEN, SCOPE)
+    acc.runs["d1"].results.clear()
+    del acc.settlements[1]
+    acc.last_halt = None
+    c = rsf(ev, acc)
+    assert c.ok is None
+    assert c.detail == f"no runResult for d1; {WINDOW_OPEN}; no diagnosisSettlement for round 1; and 1 more"
+    acc.runs["d1"].results.extend([Record(8, "t", "runResult", {"run": "d1", "exitCode": 0}, 8, 0)] * 2)
+    assert rsf(ev, acc).ok is False  # what happened wrong fails even while the window is open
+
+
+def test_a_non_diagnosis_target_needs_no_settlement() -> None:
+    files = derive(build(rounds=1, ablation=(True,), overlap=(False,), kills=(("a1", "manual"),)))
+    ev, acc = evidence(files)
+    c = result_settled_and_finished(ev, target(ev), acc.runs["a1"], acc, LedgerFacts(), "kill 1 · a1")
+    assert c.ok is True and "settled" not in c.detail
+
+
+def test_unusable_ledger_fails_the_target_checks() -> None:
+    ev, acc = evidence(one_kill())
+    bad = LedgerFacts(problem="study/ledger.jsonl: missing")
+    for check in (scnr(ev, acc, bad), rsf(ev, acc, bad),
+                  charged_once(ev, target(ev), acc.runs["d1"], acc, bad, SCOPE), kill_evidence(ev, acc, bad)):
+        assert check.ok is False and "the ledger cannot be judged: study/ledger.jsonl: missing" in check.detail
+
+
+def test_kill_checks_table_order() -> None:
+    ev, acc = evidence(derive(build()), 2)
+    checks = kill_checks(ev, acc, STUDY, LedgerFacts())
+    assert [(c.scope, c.name) for c in checks] == [
+        ("kill 2", "killDelivered"), ("kill 2", "killEvidence"),
+        ("kill 2 · a2", "sameContainerNoRerun"), ("kill 2 · a2", "chargedOnce"), ("kill 2 · a2", "resultSettledAndFinished"),
+        ("kill 2 · d3", "sameContainerNoRerun"), ("kill 2 · d3", "chargedOnce"), ("kill 2 · d3", "resultSettledAndFinished"),
+    ]
+    assert all(c.ok for c in checks)
+    ev.kill = None
+    assert [c.name for c in kill_checks(ev, acc, STUDY, LedgerFacts())] == ["killDelivered", "killEvidence"]
+
+
+# --- killTriggered ------------------------------------------------------------------------------------------------
+
+
+def armed(files: dict[str, Any]) -> Arming:
+    a = Arming(lines=len(files.get("arms.jsonl", [])))
+    for line in files.get("arms.jsonl", []):
+        if line["event"] == "arm":
+            a.armed_at_end = True
+        elif line["event"] == "fired":
+            a.armed_at_end = False
+            a.fired.append((line.get("kill"), line.get("run")))
+    return a
+
+
+def test_kill_triggered_sound() -> None:
+    files = one_kill()
+    ev, acc = evidence(files)
+    c = kill_triggered(armed(files), [ev], acc, LedgerFacts(), True)
+    assert c == Check("killTriggered", True, "kill 1 fired at d1's runStarted (seq 7); its folder is complete")
+
+
+def test_kill_triggered_absent_when_nothing_was_armed() -> None:
+    files = derive(build(rounds=1, ablation=(False,), kills=(("d1", "manual"),)))
+    ev, acc = evidence(files)
+    assert kill_triggered(None, [ev], acc, LedgerFacts(), True) is None
+    assert kill_triggered(Arming(), [ev], acc, LedgerFacts(), True) is None
+    assert kill_triggered(Arming(lines=2, armed_at_end=False), [ev], acc, LedgerFacts(), True) is None
+
+
+@pytest.mark.parametrize("change, detail", [
+    (lambda a, ev, acc: a.fired.__setitem__(0, (2, "d1")), "arms.jsonl says kill 2 fired, but kills/2/ is missing"),
+    (lambda a, ev, acc: a.fired.__setitem__(0, ("1", "d1")), "arms.jsonl has a fired line whose kill is a string, not a number"),
+    (lambda a, ev, acc: a.fired.__setitem__(0, (1, "d2")), "arms.jsonl says kill 1 fired at d2, not at d1"),
+    (lambda a, ev, acc: a.fired.__setitem__(0, (1, "D2")), "arms.jsonl says kill 1 fired at another run, not at d1"),
+    (lambda a, ev, acc: setattr(ev.kill, "trigger_seq", 6), "kill 1 fired at seq 6, not at d1's runStarted (seq 7)"),
+    (lambda a, ev, acc: setattr(ev.kill, "targets", []), "the first diagnosis run d1 is not among kill 1's targets"),
+    (lambda a, ev, acc: ev.missing.add(LIVE), f"kills/1/ is incomplete: missing: {LIVE}"),
+    (lambda a, ev, acc: setattr(a, "problem", "arms.jsonl: a FIFO"), "arms.jsonl: a FIFO"),
+    (lambda a, ev, acc: setattr(a, "bad_lines", 2), "arms.jsonl: 2 lines are not arming events"),
+    (lambda a, ev, acc: a.missed.append(("d1", "late")), "missed d1: late"),
+    (lambda a, ev, acc: setattr(acc, "first_diagnosis", None), "no diagnosis run started in the ledger"),
+])
+def test_kill_triggered_clauses(change: Any, detail: str) -> None:
+    files = one_kill()
+    ev, acc = evidence(files)
+    a = armed(files)
+    change(a, ev, acc)
+    c = kill_triggered(a, [ev], acc, LedgerFacts(), True)
+    assert c is not None and c.ok is False and detail in c.detail.split("; "), c.detail
+
+
+def test_kill_triggered_manual_kill_that_arms_say_fired() -> None:
+    files = one_kill()
+    ev, acc = evidence(files)
+    ev.kill.trigger = "manual"  # type: ignore[union-attr]
+    c = kill_triggered(armed(files), [ev], acc, LedgerFacts(), True)
+    assert c is not None and c.detail.startswith("kill 1 was not triggered automatically")
+
+
+def test_kill_triggered_auto_kill_without_arms() -> None:
+    files = one_kill()
+    ev, acc = evidence(files)
+    c = kill_triggered(None, [ev], acc, LedgerFacts(), True)
+    assert c is not None and c.detail == ("arms.jsonl: missing, but a kill was triggered automatically; "
+                                          "kill 1 was triggered automatically, but arms.jsonl has no fired line for it")
+
+
+def test_kill_triggered_armed_but_never_fired() -> None:
+    files = one_kill()
+    ev, acc = evidence(files)
+    a = Arming(lines=1, armed_at_end=True)
+    ev.kill.trigger = "manual"  # type: ignore[union-attr]
+    c = kill_triggered(a, [ev], acc, LedgerFacts(), True)
+    assert c is not None and c.detail == "armed, but the kill did not fire at d1's runStarted (seq 7)"
+    acc = Accounts()
+    assert kill_triggered(a, [], acc, LedgerFacts(), True).detail == "armed, but no diagnosis run started while the study ran"  # type: ignore[union-attr]
+    c = kill_triggered(a, [], acc, LedgerFacts(), False)
+    assert c == Check("killTriggered", None, "armed; no diagnosis run has started yet")

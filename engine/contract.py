@@ -1,0 +1,350 @@
+"""The rules a ledger must keep (contract v2, §2a), checked record by record.
+
+:class:`ContractWatch` takes the ledger's records in order and remembers the
+first line that breaks a rule (and how many lines do).  It keeps per run and
+per round only the few facts the rules need (counts, a result's seq, the
+planned and chosen experiment ids), so a long ledger costs little memory and
+each record O(1) work.  ``contractKept`` (in :mod:`engine.checks`) turns it
+into a verdict.
+
+The rules, as numbered in the contract:
+
+1. ``run`` in ``runPlanned``, ``charge``, ``runStarted``, ``runResult`` and
+   ``diagnosisSettlement`` is a string matching the id pattern.
+2. Every ``charge``, ``runStarted`` and ``runResult`` names a run with
+   exactly one ``runPlanned``, earlier.
+3. Per run: ``runPlanned`` < ``charge`` < ``runStarted`` < ``runResult``,
+   at most one of each of the last three.
+4. ``runStarted.container`` is exactly ``<containerPrefix>-<ID>-<run>``.
+5. At most one ``selectDiagnosis`` and one ``diagnosisSettlement`` per round;
+   a settlement follows the ``runResult`` of the run it names and accounts
+   for every planned experiment of that run and every chosen id.
+6. Field types: ``round`` an integer; ``amount``, ``balance``, ``budget``
+   numbers; ``exitCode`` an integer; ``outputs``, ``config`` objects.
+
+Details never quote a value the ledger holds unless it was validated first
+(run ids that match the pattern, integer rounds): a hostile ledger must not
+put its bytes on the operator's terminal.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Hashable
+
+import orjson
+
+from engine.ledger import Record
+from engine.safefile import type_name
+
+ID_PATTERN = r"[a-z0-9][a-z0-9_.-]{0,62}"
+_ID = re.compile(ID_PATTERN)
+# Docker's own rule for container names, which a prefix must keep.
+_CONTAINER_NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}")
+
+RUN_KINDS = frozenset({"runPlanned", "charge", "runStarted", "runResult", "diagnosisSettlement"})
+# Kinds whose content has a ``round`` (contract §2): it must be an integer.
+ROUND_KINDS = frozenset({"stageOpen", "decision", "runPlanned", "diagnosisSettlement", "serviceError"})
+SELECT = "selectDiagnosis"
+
+
+def valid_id(value: Any) -> bool:
+    """A study or run id as the contract allows it."""
+    return isinstance(value, str) and _ID.fullmatch(value) is not None
+
+
+def valid_container_name(value: Any) -> bool:
+    return isinstance(value, str) and _CONTAINER_NAME.fullmatch(value) is not None
+
+
+def is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def round_text(value: Any) -> str:
+    """A round for a detail: the integer, or ``?`` for anything else (never echoed)."""
+    return str(value) if is_int(value) else "?"
+
+
+def key(value: Any) -> Hashable:
+    """An experiment id as a set member, whatever JSON value it is."""
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return (type(value).__name__, value)
+    return ("json", orjson.dumps(value, option=orjson.OPT_SORT_KEYS))
+
+
+def experiment_keys(value: Any) -> frozenset[Hashable] | None:
+    """The ids in a list of experiment ids, or None when it is not a list."""
+    if not isinstance(value, list):
+        return None
+    return frozenset(key(v) for v in value)
+
+
+def settlement_accounted(content: dict[str, Any]) -> tuple[frozenset[Hashable] | None, str | None]:
+    """The experiment ids a settlement judges or drops, or why it cannot say."""
+    dropped = content.get("dropped")
+    judged = content.get("judged")
+    if not isinstance(dropped, list):
+        return None, f"dropped is {type_name(dropped)}, not a list"
+    experiments = judged.get("experiments") if isinstance(judged, dict) else None
+    if not isinstance(experiments, list):
+        return None, "judged is not an object with a list of experiments"
+    ids: set[Hashable] = set()
+    for d in dropped:
+        if not isinstance(d, dict) or "experiment" not in d:
+            return None, "an entry of dropped names no experiment"
+        ids.add(key(d["experiment"]))
+    for j in experiments:
+        if not isinstance(j, dict) or "id" not in j:
+            return None, "an entry of judged.experiments has no id"
+        ids.add(key(j["id"]))
+    return frozenset(ids), None
+
+
+def chosen_ids(content: dict[str, Any]) -> tuple[frozenset[Hashable] | None, str | None]:
+    """The ids a ``selectDiagnosis`` decision chose, or why it cannot say."""
+    output = content.get("output")
+    chosen = output.get("chosen") if isinstance(output, dict) else None
+    ids = experiment_keys(chosen)
+    if ids is None:
+        return None, "output.chosen is not a list"
+    return ids, None
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+@dataclass(frozen=True, slots=True)
+class Broken:
+    """The first line that breaks a rule: which rule, where, and what."""
+
+    rule: int
+    line: int
+    seq: int
+    detail: str
+
+    @property
+    def text(self) -> str:
+        return f"rule {self.rule}, line {self.line}: {self.detail}"
+
+
+class _Run:
+    """What the rules need of one run."""
+
+    __slots__ = ("plans", "plan_line", "experiments", "charges", "starts", "results", "result_seq")
+
+    def __init__(self) -> None:
+        self.plans = 0
+        self.plan_line = 0
+        self.experiments: frozenset[Hashable] | None = None
+        self.charges = 0
+        self.starts = 0
+        self.results = 0
+        self.result_seq = 0
+
+
+class _Round:
+    """What the rules need of one (integer) round."""
+
+    __slots__ = ("selections", "chosen", "settlements", "accounted")
+
+    def __init__(self) -> None:
+        self.selections = 0
+        self.chosen: frozenset[Hashable] | None = None
+        self.settlements = 0
+        self.accounted: frozenset[Hashable] | None = None
+
+
+class ContractWatch:
+    """The rules of §2a over a ledger, one record at a time.
+
+    ``container_prefix`` and ``study`` give rule 4 its names; when either is
+    unknown (``None``) rule 4 is not checked here and the caller says why.
+    """
+
+    def __init__(self, container_prefix: str | None, study: str | None) -> None:
+        self.container_prefix = container_prefix
+        self.study = study
+        self.first: Broken | None = None
+        self.broken_lines = 0
+        self.lines = 0
+        self._runs: dict[str, _Run] = {}
+        self._rounds: dict[int, _Round] = {}
+
+    def container(self, run: str) -> str | None:
+        if self.container_prefix is None or self.study is None:
+            return None
+        return f"{self.container_prefix}-{self.study}-{run}"
+
+    def add(self, record: Record) -> None:
+        self.lines += 1
+        breaks = self._judge(record)
+        if breaks:
+            self.broken_lines += 1
+            if self.first is None:
+                rule, detail = min(breaks, key=lambda b: b[0])
+                self.first = Broken(rule, record.line, record.seq, detail)
+
+    # --- one record ------------------------------------------------------------
+    def _judge(self, r: Record) -> list[tuple[int, str]]:
+        c = r.content
+        kind = r.kind
+        breaks: list[tuple[int, str]] = []
+        if kind in ROUND_KINDS and not is_int(c.get("round")):
+            breaks.append((6, f"{kind}.round is {type_name(c.get('round')) if 'round' in c else 'missing'}, not an integer"))
+        run: str | None = None
+        if kind in RUN_KINDS:
+            value = c.get("run")
+            if "run" not in c:
+                breaks.append((1, f"{kind} has no run"))
+            elif not isinstance(value, str):
+                breaks.append((1, f"{kind}.run is {type_name(value)}, not a string"))
+            elif not valid_id(value):
+                breaks.append((1, f"{kind}.run does not match the id pattern {ID_PATTERN}"))
+            else:
+                run = value
+        if kind == "studyOpen":
+            if not is_number(c.get("budget")):
+                breaks.append((6, f"studyOpen.budget is {type_name(c.get('budget'))}, not a number"))
+            if not isinstance(c.get("config"), dict):
+                breaks.append((6, f"studyOpen.config is {type_name(c.get('config'))}, not an object"))
+        elif kind == "decision":
+            if c.get("name") == SELECT:
+                self._selection(c, breaks)
+        elif run is None:
+            return breaks
+        elif kind == "runPlanned":
+            self._planned(r, run, breaks)
+        elif kind == "charge":
+            self._charge(c, run, breaks)
+        elif kind == "runStarted":
+            self._started(c, run, breaks)
+        elif kind == "runResult":
+            self._result(r, run, breaks)
+        elif kind == "diagnosisSettlement":
+            self._settlement(c, run, breaks)
+        return breaks
+
+    def _known_run(self, kind: str, run: str, breaks: list[tuple[int, str]]) -> _Run:
+        state = self._runs.get(run)
+        if state is None:
+            state = self._runs[run] = _Run()
+        if state.plans == 0:
+            breaks.append((2, f"{kind} for run {run}, which has no runPlanned before it"))
+        return state
+
+    def _planned(self, r: Record, run: str, breaks: list[tuple[int, str]]) -> None:
+        state = self._runs.get(run)
+        if state is None:
+            state = self._runs[run] = _Run()
+        if state.plans:
+            breaks.append((2, f"second runPlanned for run {run} (the first is line {state.plan_line})"))
+        elif state.charges or state.starts or state.results:
+            breaks.append((3, f"runPlanned for run {run} after its charge"))
+        else:
+            state.plan_line = r.line
+            state.experiments = experiment_keys(r.get("experiments"))
+        state.plans += 1
+
+    def _charge(self, c: dict[str, Any], run: str, breaks: list[tuple[int, str]]) -> None:
+        state = self._known_run("charge", run, breaks)
+        if state.charges:
+            breaks.append((3, f"second charge for run {run}"))
+        elif state.starts:
+            breaks.append((3, f"charge for run {run} after its runStarted"))
+        elif state.results:
+            breaks.append((3, f"charge for run {run} after its runResult"))
+        state.charges += 1
+        for name in ("amount", "balance"):
+            if not is_number(c.get(name)):
+                breaks.append((6, f"charge.{name} is {type_name(c.get(name))}, not a number"))
+
+    def _started(self, c: dict[str, Any], run: str, breaks: list[tuple[int, str]]) -> None:
+        state = self._known_run("runStarted", run, breaks)
+        if state.starts:
+            breaks.append((3, f"second runStarted for run {run}"))
+        elif not state.charges:
+            breaks.append((3, f"runStarted for run {run} before its charge"))
+        elif state.results:
+            breaks.append((3, f"runStarted for run {run} after its runResult"))
+        state.starts += 1
+        expected = self.container(run)
+        if expected is not None and c.get("container") != expected:
+            breaks.append((4, f"runStarted.container for run {run} is not {expected}"))
+
+    def _result(self, r: Record, run: str, breaks: list[tuple[int, str]]) -> None:
+        state = self._known_run("runResult", run, breaks)
+        if state.results:
+            breaks.append((3, f"second runResult for run {run}"))
+        elif not state.starts:
+            breaks.append((3, f"runResult for run {run} before its runStarted"))
+        if not state.results:
+            state.result_seq = r.seq
+        state.results += 1
+        if not is_int(r.get("exitCode")):
+            breaks.append((6, f"runResult.exitCode is {type_name(r.get('exitCode'))}, not an integer"))
+        if not isinstance(r.get("outputs"), dict):
+            breaks.append((6, f"runResult.outputs is {type_name(r.get('outputs'))}, not an object"))
+
+    def _round(self, value: Any) -> _Round | None:
+        if not is_int(value):
+            return None
+        state = self._rounds.get(value)
+        if state is None:
+            state = self._rounds[value] = _Round()
+        return state
+
+    def _selection(self, c: dict[str, Any], breaks: list[tuple[int, str]]) -> None:
+        rnd = round_text(c.get("round"))
+        state = self._round(c.get("round"))
+        chosen, problem = chosen_ids(c)
+        if problem is not None:
+            breaks.append((5, f"selectDiagnosis of round {rnd}: {problem}"))
+        if state is None:
+            return
+        state.selections += 1
+        if state.selections > 1:
+            breaks.append((5, f"second selectDiagnosis decision for round {rnd}"))
+            return
+        state.chosen = chosen
+        if state.settlements and state.accounted is not None and chosen is not None:
+            left = len(chosen - state.accounted)
+            if left:
+                breaks.append((5, f"selectDiagnosis of round {rnd}, after its settlement, chooses "
+                                  f"{plural(left, 'experiment')} the settlement leaves out"))
+
+    def _settlement(self, c: dict[str, Any], run: str, breaks: list[tuple[int, str]]) -> None:
+        rnd = round_text(c.get("round"))
+        state = self._round(c.get("round"))
+        if state is not None:
+            state.settlements += 1
+            if state.settlements > 1:
+                breaks.append((5, f"second diagnosisSettlement for round {rnd}"))
+        named = self._runs.get(run)
+        if named is None or not named.results:
+            breaks.append((5, f"diagnosisSettlement of round {rnd} names run {run}, which has no runResult before it"))
+        accounted, problem = settlement_accounted(c)
+        if problem is not None:
+            breaks.append((5, f"diagnosisSettlement of round {rnd}: {problem}"))
+            return
+        assert accounted is not None
+        if state is not None and state.settlements == 1:
+            state.accounted = accounted
+        if named is not None and named.plans:
+            if named.experiments is None:
+                breaks.append((5, f"runPlanned.experiments of run {run} is not a list, so no settlement can account for it"))
+            else:
+                left = len(named.experiments - accounted)
+                if left:
+                    breaks.append((5, f"diagnosisSettlement of round {rnd} leaves out "
+                                      f"{plural(left, 'experiment')} of run {run}"))
+        if state is not None and state.chosen is not None:
+            left = len(state.chosen - accounted)
+            if left:
+                breaks.append((5, f"diagnosisSettlement of round {rnd} leaves out {plural(left, 'chosen experiment')}"))

@@ -1,0 +1,388 @@
+"""Reading evidence files that may have been written by an adversary.
+
+``studymon report`` judges folders it did not write itself, so every read
+here assumes the worst of the file: it may be a FIFO (an open would block
+forever), a device (``/dev/zero`` never ends), a symbolic link out of the
+evidence folder (it must not make studymon read, let alone print, anything
+outside ``OUT``), a sparse file of gigabytes, or JSON of any shape.
+
+Every file is opened relative to ``OUT``: the path must resolve inside
+``OUT`` (a symbolic link that leads out is refused), the last component is
+opened with ``O_NOFOLLOW`` and ``O_NONBLOCK``, and ``fstat`` must show a
+regular file no larger than the cap for its kind.  Reads stop at the size
+seen at open, so a file that keeps growing cannot keep a reader busy.
+
+A file that cannot be used raises :class:`Unreadable` whose text says why in
+studymon's words; it never quotes the file's bytes (not even parser messages,
+which can), so an error can be printed safely.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import orjson
+
+MiB = 1 << 20
+GiB = 1 << 30
+
+# What a study and its console could plausibly write; beyond this a file is
+# judged hostile rather than read.  A JSON evidence file (kill.json, the
+# container snapshots, the window) is a few KiB; a live event recording of a
+# week-long study a few MiB.  The ledger of a long study is the one big file:
+# a 200 000-line ledger is ~40 MiB, so its cap leaves two orders of magnitude.
+JSON_CAP = 64 * MiB
+JSONL_CAP = 256 * MiB
+LEDGER_CAP = 4 * GiB
+# ledger-at-kill.json holds the ledger as it stood at a kill, written with
+# indentation (about twice the ledger's bytes): it is read as a stream.
+ARRAY_CAP = 2 * LEDGER_CAP
+# One line (one record, one event) longer than this is not something a study writes.
+LINE_CAP = 64 * MiB
+# One element of a JSON array (one record of ledger-at-kill.json).
+ELEMENT_CAP = 64 * MiB
+
+CHUNK = MiB
+_SPACE = re.compile(r"[ \t\r\n]*")
+
+
+class Unreadable(Exception):
+    """Why an evidence file cannot be used; the text never quotes the file."""
+
+    def __init__(self, name: str, reason: str, missing: bool = False) -> None:
+        super().__init__(f"{name}: {reason}")
+        self.name = name
+        self.reason = reason
+        self.missing = missing
+
+
+def size_text(n: int) -> str:
+    if n >= GiB:
+        return f"{n / GiB:.1f} GiB"
+    if n >= MiB:
+        return f"{n / MiB:.1f} MiB"
+    return f"{n} bytes"
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    return "not a plain file"
+
+
+def _inside(path: str, root: str) -> bool:
+    return path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def open_inside(root: Path | str, rel: str, cap: int) -> tuple[int, int]:
+    """Open ``root/rel`` for reading, safely; its descriptor and the size to read.
+
+    Raises :class:`Unreadable` (``missing`` set when there is no such file).
+    """
+    real_root = os.path.realpath(root)
+    path = os.path.join(real_root, rel)
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        raise Unreadable(rel, "missing", missing=True) from None
+    except OSError as exc:
+        raise Unreadable(rel, f"cannot be read ({os.strerror(exc.errno or 0)})") from None
+    real = os.path.realpath(path)
+    if not _inside(real, real_root):
+        raise Unreadable(rel, "a symbolic link leading out of the evidence folder")
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
+    try:
+        fd = os.open(real, flags)
+    except FileNotFoundError:
+        raise Unreadable(rel, "a symbolic link to nothing", missing=True) from None
+    except OSError as exc:
+        raise Unreadable(rel, f"cannot be opened ({os.strerror(exc.errno or 0)})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise Unreadable(rel, f"not a regular file ({_file_kind(st.st_mode)})")
+        # A component swapped for a symbolic link between realpath and open
+        # would put the descriptor elsewhere: ask the kernel where it points.
+        try:
+            where = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            where = real
+        if not _inside(where, real_root):
+            raise Unreadable(rel, "a symbolic link leading out of the evidence folder")
+        if st.st_size > cap:
+            raise Unreadable(
+                rel, f"larger than a study could write ({size_text(st.st_size)}; at most {size_text(cap)})"
+            )
+        return fd, st.st_size
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def exists(root: Path | str, rel: str) -> bool:
+    """Whether there is an entry (of any kind, even a dangling link) at ``root/rel``."""
+    return os.path.lexists(os.path.join(os.path.realpath(root), rel))
+
+
+def _chunks(fd: int, size: int) -> Iterator[bytes]:
+    """The file's bytes up to ``size``, a chunk at a time."""
+    offset = 0
+    while offset < size:
+        try:
+            chunk = os.pread(fd, min(CHUNK, size - offset), offset)
+        except BlockingIOError:
+            return
+        if not chunk:
+            return
+        offset += len(chunk)
+        yield chunk
+
+
+def _json_error(exc: ValueError) -> str:
+    line = getattr(exc, "lineno", None)
+    col = getattr(exc, "colno", None)
+    return f"not JSON (line {line}, column {col})" if line is not None else "not JSON"
+
+
+def type_name(value: Any) -> str:
+    """What a JSON value is, in words (never the value itself)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return "not JSON"
+
+
+def read_json(root: Path | str, rel: str, cap: int = JSON_CAP) -> Any:
+    """The JSON value in ``root/rel``; raises :class:`Unreadable`."""
+    fd, size = open_inside(root, rel, cap)
+    try:
+        data = b"".join(_chunks(fd, size))
+    finally:
+        os.close(fd)
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise Unreadable(rel, _json_error(exc)) from None
+
+
+def read_object(root: Path | str, rel: str, cap: int = JSON_CAP) -> dict[str, Any]:
+    """Like :func:`read_json`, and the value must be a JSON object."""
+    value = read_json(root, rel, cap)
+    if not isinstance(value, dict):
+        raise Unreadable(rel, f"{type_name(value)} where a JSON object belongs")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One line of a ``.jsonl`` file: its number, and its value or why it has none."""
+
+    number: int
+    value: Any = None
+    problem: str | None = None
+
+
+class JsonlFile:
+    """A ``.jsonl`` evidence file opened safely; :meth:`lines` streams it.
+
+    Blank lines are skipped; a line that is not JSON, longer than
+    :data:`LINE_CAP`, or not ended by a newline (torn) comes as a
+    :class:`Line` with a ``problem``.  Reading stops after a line too long.
+    """
+
+    def __init__(self, root: Path | str, rel: str, cap: int = JSONL_CAP) -> None:
+        self.rel = rel
+        self.fd, self.size = open_inside(root, rel, cap)
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def __enter__(self) -> "JsonlFile":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def lines(self) -> Iterator[Line]:
+        pending = b""
+        number = 0
+        for chunk in _chunks(self.fd, self.size):
+            parts = chunk.split(b"\n")
+            if pending:
+                parts[0] = pending + parts[0]
+            pending = parts.pop()
+            for body in parts:
+                number += 1
+                if body and not body.isspace():
+                    yield _parse_line(number, body)
+            if len(pending) > LINE_CAP:
+                yield Line(number + 1, problem=f"longer than {size_text(LINE_CAP)}")
+                return
+        if pending and not pending.isspace():
+            yield Line(number + 1, problem="torn: no end of line")
+
+
+def _parse_line(number: int, body: bytes) -> Line:
+    try:
+        return Line(number, orjson.loads(body))
+    except orjson.JSONDecodeError:
+        return Line(number, problem="not JSON")
+
+
+def ledger_chunks(root: Path | str, rel: str, cap: int = LEDGER_CAP) -> Iterator[bytes]:
+    """The ledger's bytes, a chunk at a time; raises :class:`Unreadable`.
+
+    The open happens at the first ``next``.  A line that runs past
+    :data:`LINE_CAP` without a newline stops the stream with
+    :class:`Unreadable` (a sparse file of zeros is one such "line"), so a
+    parser never holds more than that of one partial line.
+    """
+    fd, size = open_inside(root, rel, cap)
+    try:
+        line_no = 1
+        run = 0  # bytes since the last newline
+        for chunk in _chunks(fd, size):
+            last = chunk.rfind(b"\n")
+            if last < 0:
+                run += len(chunk)
+            else:
+                line_no += chunk.count(b"\n")
+                run = len(chunk) - last - 1
+            if run > LINE_CAP:
+                raise Unreadable(rel, f"line {line_no} runs past {size_text(LINE_CAP)} without an end of line")
+            yield chunk
+    finally:
+        os.close(fd)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+class JsonArray:
+    """A JSON array of values read as a stream, one element at a time.
+
+    For ``ledger-at-kill.json``, which may be as long as the ledger: each
+    element is decoded by the C scanner from a window of the text, so memory
+    holds one element (up to :data:`ELEMENT_CAP`) and a chunk, not the whole.
+    :meth:`elements` raises :class:`Unreadable` where the text stops being a
+    JSON array.
+    """
+
+    def __init__(self, root: Path | str, rel: str, cap: int = ARRAY_CAP) -> None:
+        self.rel = rel
+        self.fd, self.size = open_inside(root, rel, cap)
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def elements(self) -> Iterator[Any]:
+        decoder = json.JSONDecoder(parse_constant=_no_constant)
+        utf8 = codecs.getincrementaldecoder("utf-8")("strict")
+        source = _chunks(self.fd, self.size)
+        buf = ""
+        pos = 0
+        eof = False
+
+        def more() -> None:
+            nonlocal buf, pos, eof
+            if eof:
+                return
+            chunk = next(source, None)
+            try:
+                text = utf8.decode(chunk if chunk is not None else b"", final=chunk is None)
+            except UnicodeDecodeError:
+                raise Unreadable(self.rel, "not UTF-8") from None
+            eof = chunk is None
+            if pos > CHUNK:  # keep only what is still to decode
+                buf, pos = buf[pos:], 0
+            buf += text
+
+        def next_char() -> str:
+            """The next character that is not white space ("" at the end); ``pos`` points at it."""
+            nonlocal pos
+            while True:
+                pos = _SPACE.match(buf, pos).end()  # type: ignore[union-attr]
+                if pos < len(buf):
+                    return buf[pos]
+                if eof:
+                    return ""
+                more()
+
+        def element() -> Any:
+            nonlocal pos
+            # Decoding an element that is not all read yet fails and is tried
+            # again; waiting each time for twice the text keeps that linear.
+            need = 0
+            while True:
+                if eof or len(buf) - pos >= need:
+                    try:
+                        value, end = decoder.raw_decode(buf, pos)
+                    except ValueError:
+                        end = -1
+                    # An element that ends where the text read so far ends may
+                    # go on (a number cut in two): only at the end is it sure.
+                    if end >= 0 and (end < len(buf) or eof):
+                        pos = end
+                        return value
+                    if eof:
+                        raise Unreadable(self.rel, "not JSON")
+                    need = 2 * (len(buf) - pos)
+                if len(buf) - pos > ELEMENT_CAP:
+                    raise Unreadable(self.rel, f"an element longer than {size_text(ELEMENT_CAP)}")
+                more()
+
+        try:
+            if next_char() != "[":
+                raise Unreadable(self.rel, "not a JSON list")
+            pos += 1
+            if next_char() == "]":
+                pos += 1
+            else:
+                while True:
+                    next_char()
+                    yield element()
+                    sep = next_char()
+                    pos += 1
+                    if sep == "]":
+                        break
+                    if sep == "":
+                        raise Unreadable(self.rel, "the JSON list is not closed")
+                    if sep != ",":
+                        raise Unreadable(self.rel, "not a JSON list")
+            if next_char() != "":
+                raise Unreadable(self.rel, "not JSON: text after the list")
+        except RecursionError:
+            raise Unreadable(self.rel, "nested too deeply") from None

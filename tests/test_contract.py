@@ -1,0 +1,406 @@
+"""The rules of §2a, one at a time: each broken at its boundary, named with its number and line."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from engine.checks import LedgerFacts, StudyFacts, contract_kept
+from engine.contract import (
+    ContractWatch,
+    chosen_ids,
+    experiment_keys,
+    is_int,
+    is_number,
+    key,
+    round_text,
+    settlement_accounted,
+    valid_container_name,
+    valid_id,
+)
+from engine.ledger import Record
+
+
+def rec(seq: int, kind: str, **content: Any) -> Record:
+    return Record(seq, f"2026-11-30T00:00:{seq % 60:02d}.000Z", kind, content, seq, 0)
+
+
+def run_records(start: int, run: str, rnd: int, exps: list[str], purpose: str = "diagnosis") -> list[tuple[str, dict[str, Any]]]:
+    return [
+        ("runPlanned", {"run": run, "purpose": purpose, "object": "c", "round": rnd, "experiments": exps}),
+        ("charge", {"run": run, "amount": 10, "balance": 90}),
+        ("runStarted", {"run": run, "container": f"inforsi-s-{run}"}),
+        ("runResult", {"run": run, "exitCode": 0, "outputs": {e: 0.5 for e in exps}}),
+    ]
+
+
+def sound() -> list[tuple[str, dict[str, Any]]]:
+    out: list[tuple[str, dict[str, Any]]] = [("studyOpen", {"study": "s", "budget": 100, "config": {}})]
+    out += [("stageOpen", {"stage": "diagnosis", "round": 1}),
+            ("decision", {"name": "selectDiagnosis", "round": 1, "output": {"chosen": ["e1", "e2"]}})]
+    out += run_records(4, "d1", 1, ["e1", "e2"])
+    out += [("diagnosisSettlement", {"round": 1, "run": "d1", "dropped": [{"experiment": "e1", "reason": "r"}],
+                                     "judged": {"experiments": [{"id": "e2", "verdict": "kept", "score": 1}]}}),
+            ("stageOpen", {"stage": "proposal", "round": 1}),
+            ("serviceError", {"stage": "proposal", "round": 1, "message": "down"}),
+            ("halt", {"reason": "balance exhausted"})]
+    return out
+
+
+def watch(entries: list[tuple[str, dict[str, Any]]], prefix: str | None = "inforsi", study: str | None = "s") -> ContractWatch:
+    w = ContractWatch(prefix, study)
+    for i, (kind, content) in enumerate(entries, 1):
+        w.add(rec(i, kind, **content))
+    return w
+
+
+def at(entries: list[tuple[str, dict[str, Any]]], kind: str, **match: Any) -> int:
+    for i, (k, c) in enumerate(entries):
+        if k == kind and all(c.get(a) == b for a, b in match.items()):
+            return i
+    raise KeyError(kind)
+
+
+def broken(entries: list[tuple[str, dict[str, Any]]], **kw: Any) -> tuple[int, int, str]:
+    w = watch(entries, **kw)
+    assert w.first is not None, "no rule broken"
+    return w.first.rule, w.first.line, w.first.detail
+
+
+def test_the_sound_ledger_keeps_every_rule() -> None:
+    w = watch(sound())
+    assert w.first is None and w.broken_lines == 0 and w.lines == len(sound())
+    check = contract_kept(w, StudyFacts("s", "inforsi"), LedgerFacts())
+    assert check.ok is True and check.detail == f"rules 1-6 hold over {len(sound())} records"
+
+
+# --- rule 1 ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["runPlanned", "charge", "runStarted", "runResult", "diagnosisSettlement"])
+def test_rule_1_run_must_be_a_valid_id(kind: str) -> None:
+    e = sound()
+    i = at(e, kind)
+    e[i][1]["run"] = 7
+    assert broken(e) == (1, i + 1, f"{kind}.run is an integer, not a string")
+    del e[i][1]["run"]
+    assert broken(e) == (1, i + 1, f"{kind} has no run")
+    e[i][1]["run"] = "D1"
+    rule, line, detail = broken(e)
+    assert (rule, line) == (1, i + 1) and "does not match the id pattern" in detail and "D1" not in detail
+
+
+@pytest.mark.parametrize("value, ok", [
+    ("a", True), ("0", True), ("a" * 63, True), ("a" * 64, False), ("", False), ("-a", False), ("_a", False),
+    ("a-b_c.d", True), ("aB", False), ("a b", False), ("a\n", False), (1, False), (None, False), (["a"], False),
+])
+def test_id_pattern(value: Any, ok: bool) -> None:
+    assert valid_id(value) is ok
+
+
+@pytest.mark.parametrize("value, ok", [("inforsi", True), ("A.b-c_1", True), ("-x", False), ("a/b", False),
+                                        ("a" * 128, True), ("a" * 129, False), (3, False)])
+def test_container_name_pattern(value: Any, ok: bool) -> None:
+    assert valid_container_name(value) is ok
+
+
+# --- rule 2 ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["charge", "runStarted", "runResult"])
+def test_rule_2_a_run_record_needs_a_plan_before_it(kind: str) -> None:
+    e = sound()
+    e.insert(at(e, "halt"), (kind, {"run": "zz", "amount": 1, "balance": 1, "container": "inforsi-s-zz",
+                                    "exitCode": 0, "outputs": {}}))
+    rule, line, detail = broken(e)
+    assert (rule, line) == (2, len(e) - 1)
+    assert detail == f"{kind} for run zz, which has no runPlanned before it"
+
+
+def test_rule_2_a_plan_after_its_charge_is_out_of_order() -> None:
+    e = sound()
+    i = at(e, "runPlanned")
+    e[i], e[i + 1] = e[i + 1], e[i]
+    assert broken(e) == (2, i + 1, "charge for run d1, which has no runPlanned before it")
+    w = watch(e)
+    assert w.broken_lines >= 2  # the late plan breaks rule 3 too
+
+
+def test_rule_2_a_run_is_planned_once() -> None:
+    e = sound()
+    i = at(e, "runPlanned")
+    e.insert(i + 1, e[i])
+    assert broken(e) == (2, i + 2, f"second runPlanned for run d1 (the first is line {i + 1})")
+
+
+# --- rule 3 ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind, detail", [
+    ("charge", "second charge for run d1"),
+    ("runStarted", "second runStarted for run d1"),
+    ("runResult", "second runResult for run d1"),
+])
+def test_rule_3_at_most_one_of_each(kind: str, detail: str) -> None:
+    e = sound()
+    i = at(e, kind)
+    e.insert(at(e, "halt"), e[i])
+    assert broken(e) == (3, len(e) - 1, detail)
+
+
+@pytest.mark.parametrize("first, second, detail", [
+    ("charge", "runStarted", "runStarted for run d1 before its charge"),
+    ("runStarted", "runResult", "runResult for run d1 before its runStarted"),
+])
+def test_rule_3_order(first: str, second: str, detail: str) -> None:
+    e = sound()
+    i, j = at(e, first), at(e, second)
+    e[i], e[j] = e[j], e[i]
+    assert broken(e) == (3, i + 1, detail)
+
+
+def breaks_by_line(entries: list[tuple[str, dict[str, Any]]]) -> list[tuple[int, int, str]]:
+    """(line, rule, detail) of every line that breaks a rule (a fresh watch per prefix)."""
+    out = []
+    for n in range(1, len(entries) + 1):
+        w = watch(entries[:n])
+        if w.broken_lines > len(out):
+            out.append((n, *_last_break(entries[:n])))
+    return out
+
+
+def _last_break(entries: list[tuple[str, dict[str, Any]]]) -> tuple[int, str]:
+    """The rule and detail of the last line's break: the watch keeps its state but forgets earlier breaks."""
+    before = watch(entries[:-1])
+    w = ContractWatch("inforsi", "s")
+    for i, (kind, content) in enumerate(entries, 1):
+        w.add(rec(i, kind, **content))
+        if i == len(entries) - 1:
+            w.first = None  # keep the state, forget earlier breaks
+    assert w.first is not None and before.broken_lines + 1 == watch(entries).broken_lines
+    return w.first.rule, w.first.detail
+
+
+P = ("runPlanned", {"run": "d1", "purpose": "x", "object": "c", "round": 1, "experiments": []})
+C = ("charge", {"run": "d1", "amount": 1, "balance": 1})
+S = ("runStarted", {"run": "d1", "container": "inforsi-s-d1"})
+R = ("runResult", {"run": "d1", "exitCode": 0, "outputs": {}})
+
+
+@pytest.mark.parametrize("entries, expected", [
+    ([P, C, S, R], []),
+    ([P, C, S, R, C], [(5, 3, "second charge for run d1")]),
+    ([P, S, C], [(2, 3, "runStarted for run d1 before its charge"), (3, 3, "charge for run d1 after its runStarted")]),
+    ([P, C, R, S], [(3, 3, "runResult for run d1 before its runStarted"), (4, 3, "runStarted for run d1 after its runResult")]),
+    ([P, R, C], [(2, 3, "runResult for run d1 before its runStarted"), (3, 3, "charge for run d1 after its runResult")]),
+    ([P, C, S, R, R], [(5, 3, "second runResult for run d1")]),
+    ([P, C, S, S, R], [(4, 3, "second runStarted for run d1")]),
+    ([C, P, S, R], [(1, 2, "charge for run d1, which has no runPlanned before it"), (2, 3, "runPlanned for run d1 after its charge")]),
+])
+def test_rule_3_order_line_by_line(entries: list[tuple[str, dict[str, Any]]], expected: list[tuple[int, int, str]]) -> None:
+    assert breaks_by_line(entries) == expected
+
+
+# --- rule 4 ------------------------------------------------------------------------------
+
+
+def test_rule_4_container_name_is_exact() -> None:
+    e = sound()
+    i = at(e, "runStarted")
+    for wrong in ("inforsi-s-d1x", "inforsi-s-d2", "x-s-d1", "/inforsi-s-d1", None, 5):
+        e[i] = ("runStarted", {"run": "d1", "container": wrong})
+        assert broken(e) == (4, i + 1, "runStarted.container for run d1 is not inforsi-s-d1")
+    e[i] = ("runStarted", {"run": "d1", "container": "other-s-d1"})
+    assert watch(e, prefix="other").first is None
+    assert watch(e, prefix=None).first is None  # unknown names: the check says so instead
+
+
+def test_rule_4_unknown_names_fail_contract_kept() -> None:
+    check = contract_kept(watch(sound(), prefix=None), StudyFacts(None, None, "research.json: missing"), LedgerFacts())
+    assert check.ok is False and check.detail == "rule 4 cannot be checked: research.json: missing"
+
+
+# --- rule 5 ------------------------------------------------------------------------------
+
+
+def test_rule_5_one_selection_and_one_settlement_per_round() -> None:
+    e = sound()
+    e.insert(at(e, "decision") + 1, e[at(e, "decision")])
+    assert broken(e)[0::2] == (5, "second selectDiagnosis decision for round 1")
+    e = sound()
+    s = at(e, "diagnosisSettlement")
+    e.insert(s + 1, e[s])
+    assert broken(e) == (5, s + 2, "second diagnosisSettlement for round 1")
+
+
+def test_rule_5_other_decisions_are_not_counted() -> None:
+    e = sound()
+    e.insert(1, ("decision", {"name": "proposeExperiments", "round": 1, "output": {}}))
+    e.insert(1, ("decision", {"name": "proposeExperiments", "round": 1, "output": {}}))
+    assert watch(e).first is None
+
+
+def test_rule_5_settlement_after_the_result_of_its_run() -> None:
+    e = sound()
+    r, s = at(e, "runResult"), at(e, "diagnosisSettlement")
+    e[r], e[s] = e[s], e[r]
+    assert broken(e) == (5, r + 1, "diagnosisSettlement of round 1 names run d1, which has no runResult before it")
+    e = sound()
+    e[at(e, "diagnosisSettlement")][1]["run"] = "d9"
+    assert broken(e)[2] == "diagnosisSettlement of round 1 names run d9, which has no runResult before it"
+
+
+def test_rule_5_settlement_accounts_for_every_planned_and_chosen_experiment() -> None:
+    e = sound()
+    s = at(e, "diagnosisSettlement")
+    e[s][1]["dropped"] = []
+    assert broken(e) == (5, s + 1, "diagnosisSettlement of round 1 leaves out 1 experiment of run d1")
+    e = sound()
+    e[at(e, "decision")][1]["output"]["chosen"] = ["e1", "e2", "e3"]
+    assert broken(e)[2] == "diagnosisSettlement of round 1 leaves out 1 chosen experiment"
+    e = sound()
+    e[at(e, "runPlanned")][1]["experiments"] = ["e1", "e2", "e3", "e4"]
+    assert broken(e)[2] == "diagnosisSettlement of round 1 leaves out 2 experiments of run d1"
+    # Accounting extra experiments is fine.
+    e = sound()
+    e[at(e, "diagnosisSettlement")][1]["dropped"].append({"experiment": "e9", "reason": "x"})
+    assert watch(e).first is None
+
+
+def test_rule_5_a_selection_after_its_settlement_is_checked_too() -> None:
+    e = sound()
+    d = at(e, "decision")
+    sel = e.pop(d)
+    sel[1]["output"]["chosen"] = ["e1", "e7"]
+    e.insert(at(e, "diagnosisSettlement") + 1, sel)
+    assert broken(e)[0::2] == (5, "selectDiagnosis of round 1, after its settlement, chooses 1 experiment the settlement leaves out")
+    sel[1]["output"]["chosen"] = ["e1"]
+    assert watch(e).first is None
+
+
+@pytest.mark.parametrize("change, detail", [
+    (lambda c: c.update(dropped={"experiment": "e1"}), "dropped is an object, not a list"),
+    (lambda c: c.update(judged=[]), "judged is not an object with a list of experiments"),
+    (lambda c: c.update(judged={"experiments": "e2"}), "judged is not an object with a list of experiments"),
+    (lambda c: c.update(dropped=["e1"]), "an entry of dropped names no experiment"),
+    (lambda c: c.update(judged={"experiments": [{"verdict": "kept"}]}), "an entry of judged.experiments has no id"),
+])
+def test_rule_5_settlement_shapes(change: Any, detail: str) -> None:
+    e = sound()
+    s = at(e, "diagnosisSettlement")
+    change(e[s][1])
+    assert broken(e) == (5, s + 1, f"diagnosisSettlement of round 1: {detail}")
+
+
+def test_rule_5_chosen_and_experiments_shapes() -> None:
+    e = sound()
+    d = at(e, "decision")
+    e[d][1]["output"] = {"chosen": "e1"}
+    assert broken(e) == (5, d + 1, "selectDiagnosis of round 1: output.chosen is not a list")
+    e = sound()
+    e[at(e, "runPlanned")][1]["experiments"] = "e1"
+    assert broken(e)[0::2] == (5, "runPlanned.experiments of run d1 is not a list, so no settlement can account for it")
+
+
+# --- rule 6 ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind, field_, bad, word", [
+    ("stageOpen", "round", "1", "an integer"),
+    ("stageOpen", "round", 1.0, "an integer"),
+    ("stageOpen", "round", True, "an integer"),
+    ("decision", "round", None, "an integer"),
+    ("runPlanned", "round", [1], "an integer"),
+    ("diagnosisSettlement", "round", "1", "an integer"),
+    ("serviceError", "round", "1", "an integer"),
+    ("charge", "amount", "10", "a number"),
+    ("charge", "amount", True, "a number"),
+    ("charge", "balance", None, "a number"),
+    ("runResult", "exitCode", "0", "an integer"),
+    ("runResult", "exitCode", 0.0, "an integer"),
+    ("runResult", "exitCode", False, "an integer"),
+    ("runResult", "outputs", [], "an object"),
+    ("studyOpen", "budget", "100", "a number"),
+    ("studyOpen", "config", [], "an object"),
+])
+def test_rule_6_types(kind: str, field_: str, bad: Any, word: str) -> None:
+    e = sound()
+    i = at(e, kind)
+    e[i][1][field_] = bad
+    rule, line, detail = broken(e)
+    assert (rule, line) == (6, i + 1)
+    assert detail.startswith(f"{kind}.{field_} is ") and detail.endswith(f"not {word}")
+
+
+def test_rule_6_a_missing_round_is_not_an_integer() -> None:
+    e = sound()
+    del e[at(e, "stageOpen")][1]["round"]
+    assert broken(e)[2] == "stageOpen.round is missing, not an integer"
+
+
+def test_rule_6_floats_are_numbers_for_money() -> None:
+    e = sound()
+    e[at(e, "charge")][1].update(amount=2.5, balance=97.5)
+    e[0][1]["budget"] = 100.0
+    assert watch(e).first is None
+
+
+# --- which break is reported ----------------------------------------------------------------
+
+
+def test_the_first_line_wins_then_the_lowest_rule() -> None:
+    e = sound()
+    late = at(e, "halt")
+    e.insert(late, ("charge", {"run": "q1", "amount": "x", "balance": 1}))  # rules 2 and 6 on one line
+    e[at(e, "stageOpen")][1]["round"] = "1"  # rule 6, earlier
+    w = watch(e)
+    assert (w.first.rule, w.first.line) == (6, 2)
+    assert w.broken_lines == 2
+    check = contract_kept(w, StudyFacts("s", "inforsi"), LedgerFacts())
+    assert check.ok is False
+    assert check.detail == "rule 6, line 2: stageOpen.round is a string, not an integer (1 more line breaks a rule)"
+    del e[1]
+    w = watch(e)
+    assert (w.first.rule, w.first.detail) == (2, "charge for run q1, which has no runPlanned before it")
+    assert contract_kept(w, StudyFacts("s", "inforsi"), LedgerFacts()).detail.endswith(w.first.detail)
+
+
+def test_contract_kept_fails_on_an_unusable_ledger() -> None:
+    check = contract_kept(ContractWatch("inforsi", "s"), StudyFacts("s", "inforsi"), LedgerFacts(problem="gone"))
+    assert check.ok is False and check.detail == "the ledger cannot be judged: gone"
+
+
+def test_more_lines_plural() -> None:
+    e = sound()
+    for _ in range(2):
+        e.insert(at(e, "halt"), ("charge", {"run": "q1", "amount": 1, "balance": 1}))
+    e.insert(at(e, "halt"), ("charge", {"run": "q1", "amount": 1, "balance": 1}))
+    check = contract_kept(watch(e), StudyFacts("s", "inforsi"), LedgerFacts())
+    assert check.detail.endswith("(2 more lines break a rule)")
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def test_type_helpers() -> None:
+    assert is_int(3) and not is_int(True) and not is_int(3.0) and not is_int("3")
+    assert is_number(3) and is_number(2.5) and not is_number(False) and not is_number("1")
+    assert round_text(4) == "4" and round_text("4") == "?" and round_text(True) == "?"
+
+
+def test_experiment_keys_tell_types_apart() -> None:
+    assert key(1) != key("1") and key(1) != key(True) and key(1) != key(1.5)
+    assert key({"a": 1, "b": 2}) == key({"b": 2, "a": 1})
+    assert experiment_keys(["a", 1, ["x"]]) == frozenset({key("a"), key(1), key(["x"])})
+    assert experiment_keys("a") is None and experiment_keys(None) is None
+
+
+def test_settlement_and_choice_readers() -> None:
+    assert settlement_accounted({"dropped": [{"experiment": "a"}], "judged": {"experiments": [{"id": "b"}]}}) == (
+        frozenset({key("a"), key("b")}), None)
+    assert settlement_accounted({"dropped": [], "judged": {"experiments": []}}) == (frozenset(), None)
+    assert settlement_accounted({})[0] is None
+    assert chosen_ids({"output": {"chosen": ["a"]}}) == (frozenset({key("a")}), None)
+    assert chosen_ids({"output": ["a"]}) == (None, "output.chosen is not a list")
+    assert chosen_ids({}) == (None, "output.chosen is not a list")

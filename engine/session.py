@@ -43,7 +43,7 @@ from engine.events import (
 )
 from engine.evidence import append_jsonl, append_line_fd, read_json, read_jsonl, write_json, write_text
 from engine.launcher import Controller, Ending, find_running
-from engine.ledger import LedgerIssue, LedgerTail, Record, read_last_records
+from engine.ledger import READ_SLICE, LedgerIssue, LedgerTail, Record, read_last_records
 from engine.notify import IN_CREATE, IN_MOVED_TO, Notifier
 from engine.recording import EventRecorder
 from engine.report import Judgement, judge, last_ending
@@ -459,14 +459,19 @@ class StudySession:
 
     async def _pump(self) -> None:
         while self._pumping:
-            woke = await self._notifier.wait_async(SAFETY_WAKE if self._notifier.active else NO_NOTICE_POLL)
-            if woke and not self.armed and self._killing is None:
-                # Nothing to react to: let a burst of appends gather, so a busy
-                # ledger costs a read and an event per interval, not per line.
-                # Armed, the trigger is read at once.
-                await asyncio.sleep(GATHER)
-            self._watch_folders()
-            self.drain()
+            if self._tail.behind:
+                # A burst is read a slice per wake-up, so that another study's
+                # trigger never waits behind this one's backlog.
+                await asyncio.sleep(0)
+            else:
+                woke = await self._notifier.wait_async(SAFETY_WAKE if self._notifier.active else NO_NOTICE_POLL)
+                if woke and not self.armed and self._killing is None:
+                    # Nothing to react to: let a burst of appends gather, so a busy
+                    # ledger costs a read and an event per interval, not per line.
+                    # Armed, the trigger is read at once.
+                    await asyncio.sleep(GATHER)
+                self._watch_folders()
+            self.drain(READ_SLICE)
 
     async def _catch_up_existing(self) -> None:
         """Take in what the ledger holds already (on resume and attach).
@@ -534,14 +539,15 @@ class StudySession:
             line = {"seq": r.seq, "kind": r.kind, "at": r.at, "seenAt": seen_at}
             append_line_fd(self._timeline_fd, self._timeline_path, (json.dumps(line, ensure_ascii=False) + "\n").encode())
 
-    def drain(self) -> None:
-        """Read what is new in the ledger; react, record, report.  Synchronous on purpose.
+    def drain(self, max_bytes: int | None = None) -> None:
+        """Read what is new in the ledger (at most about ``max_bytes``); react, record, report.
 
-        The trigger is acted on before anything is written or emitted: the
-        controller is frozen, the ledger read to its end, the targets
-        inspected and SIGKILL sent in this same wake-up.
+        Synchronous on purpose: the trigger is acted on before anything is
+        written or emitted.  The controller is frozen in this wake-up and,
+        when its group is already stopped (the usual case), the ledger is read
+        to its end and the thread that inspects and sends SIGKILL started.
         """
-        records, issues = self._tail.read_new()
+        records, issues = self._tail.read_new(max_bytes)
         if not records and not issues:
             return
         seen = time.time()

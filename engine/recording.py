@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import collections
 import json
+import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,6 +204,9 @@ class EventRecorder:
             if event_key(e) not in rec.keys:
                 rec.keys.add(event_key(e))
                 lines.append({**e, "seenAt": seen})
+        # The file exists from the start, even while nothing has happened: an
+        # empty recording says "watched, nothing seen", a missing one says nothing.
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644))
         with self._lock:
             for line in lines + rec.pending:
                 append_jsonl(path, line)

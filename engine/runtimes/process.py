@@ -498,8 +498,19 @@ class ProcessRuntime:
         return True
 
     def _kill_orphan(self, folder: Path, state: Inspect) -> None:
-        """A dead shim cannot record the die of the command it left: record it here."""
+        """A dead shim cannot record the die of the command it left: record it here, once it is dead.
+
+        SIGKILL lands asynchronously; like Docker's forced remove, this returns
+        only when the command is gone, so the ``die`` is never early.
+        """
         if self._kill_command_group(folder, state):
+            shim = self._shim_record(folder)
+            pid, start = int(shim.get("CommandPid", 0)), float(shim.get("CommandStartTime", 0))
+            deadline = time.monotonic() + _SHIM_DEADLINE
+            while _process_alive(pid, start):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the command of {state['Name']!r} did not die within {_SHIM_DEADLINE:g} s")
+                time.sleep(0.01)
             self._append_event(_event("die", state, time.time_ns(), exitCode=str(_EXIT_KILLED)))
 
     def _destroy(self, folder: Path, state: Inspect) -> None:

@@ -6,11 +6,13 @@ last halt and export; per round the ``selectDiagnosis`` choice, the
 settlement and the last proposal opening; the current round and stage.  It
 is built incrementally (O(1) per record), so the live views never re-scan
 the ledger, and it keeps only those facts: a long ledger is never held whole.
-A ``runResult``'s ``outputs`` (the bulk of a result) are not kept.
+A run's records are kept trimmed to the fields the checks read (a
+``runResult``'s ``outputs``, the bulk of a result, are not kept).
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Hashable
 
@@ -18,6 +20,8 @@ from engine.contract import SELECT, chosen_ids, is_number, settlement_accounted
 from engine.ledger import Record
 
 FULL_STOP = "balance exhausted"
+# What the checks and the report read of a runPlanned.
+PLAN_FIELDS = ("purpose", "object", "round", "experiments")
 # Bounded lists for the report: a hostile ledger of a million exports must not grow memory.
 KEPT = 100
 
@@ -107,10 +111,28 @@ class Settlement:
     count: int = 1
 
 
-def _slim(record: Record, keep: tuple[str, ...]) -> Record:
+_KINDS = {k: k for k in ("runPlanned", "charge", "runStarted", "runResult")}
+
+
+def _kept(record: Record, run: str, keep: tuple[str, ...], at: bool) -> Record:
+    """The record as the accounts keep it: only the fields named, sharing the run id and kind strings.
+
+    A long ledger's runs are most of what the accounts hold, so each kept
+    record is trimmed: ``outputs`` and anything else unnamed are dropped, the
+    run id is the account's own string, ``at`` is kept only where it is shown
+    (a start is a kill's trigger), and the byte offset is not kept.
+    """
     content = record.content
-    return Record(record.seq, record.at, record.kind, {k: content[k] for k in keep if k in content},
-                  record.line, record.offset)
+    slim = {k: content[k] for k in keep if k in content}
+    slim["run"] = run
+    if "purpose" in slim and isinstance(slim["purpose"], str):
+        slim["purpose"] = sys.intern(slim["purpose"])
+    if "object" in slim and isinstance(slim["object"], str):
+        slim["object"] = sys.intern(slim["object"])
+    if isinstance(slim.get("experiments"), list):
+        # The same ids as the round's choice and settlement name: one string each.
+        slim["experiments"] = [sys.intern(e) if isinstance(e, str) else e for e in slim["experiments"]]
+    return Record(record.seq, record.at if at else "", _KINDS.get(record.kind, record.kind), slim, record.line, 0)
 
 
 @dataclass
@@ -156,13 +178,13 @@ class Accounts:
         if kind == "runPlanned":
             acct = self._run(record)
             if acct is not None:
-                acct.plans.append(record)
+                acct.plans.append(_kept(record, acct.run, PLAN_FIELDS, True))
                 if self.first_diagnosis is None and record.content.get("purpose") == "diagnosis":
                     self.first_diagnosis = acct.run
         elif kind == "charge":
             acct = self._run(record)
             if acct is not None:
-                acct.charges.append(record)
+                acct.charges.append(_kept(record, acct.run, ("amount", "balance"), False))
             amount = record.content.get("amount")
             balance = record.content.get("balance")
             if is_number(amount):
@@ -176,11 +198,11 @@ class Accounts:
         elif kind == "runStarted":
             acct = self._run(record)
             if acct is not None:
-                acct.starts.append(record)
+                acct.starts.append(_kept(record, acct.run, ("container",), True))
         elif kind == "runResult":
             acct = self._run(record)
             if acct is not None:
-                acct.results.append(_slim(record, ("run", "exitCode")))
+                acct.results.append(_kept(record, acct.run, ("exitCode",), False))
         elif kind == "stageOpen":
             self.stage = record.content.get("stage")
             self.round = record.content.get("round")

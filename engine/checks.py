@@ -922,13 +922,13 @@ def charged_once(
     elif plan is None:
         v.fail(f"run {t.run} has no runPlanned")
     else:
-        mine = (_canon(plan.get("purpose")), _canon(plan.get("object")), _canon(plan.get("round")),
-                _experiments(plan.get("experiments")))
+        mine = _plan_key(plan)
         repeats = [
             a for a in acc.runs.values()
             if a is not acct and a.plan is not None and a.plan.seq > seq
-            and (_canon(a.plan.get("purpose")), _canon(a.plan.get("object")), _canon(a.plan.get("round")),
-                 _experiments(a.plan.get("experiments"))) == mine
+            # A cheap look first: a long ledger has many runs after the kill.
+            and a.plan.get("round") == plan.get("round") and a.plan.get("object") == plan.get("object")
+            and _plan_key(a.plan) == mine
         ]
         for a in repeats[:SHOWN]:
             v.fail(f"run {a.run} (planned at seq {a.plan.seq}, after the kill) repeats it: "  # type: ignore[union-attr]
@@ -938,6 +938,12 @@ def charged_once(
 
 def _canon(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+def _plan_key(plan: Record) -> tuple[Any, ...]:
+    """What makes two plans the same run: purpose, cell, round and experiments (as JSON, so 1 is not 1.0)."""
+    return (_canon(plan.get("purpose")), _canon(plan.get("object")), _canon(plan.get("round")),
+            _experiments(plan.get("experiments")))
 
 
 def result_settled_and_finished(

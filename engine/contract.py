@@ -30,6 +30,7 @@ put its bytes on the operator's terminal.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 from typing import Any, Hashable
 
@@ -72,8 +73,18 @@ def round_text(value: Any) -> str:
 
 
 def key(value: Any) -> Hashable:
-    """An experiment id as a set member, whatever JSON value it is."""
-    if isinstance(value, (str, int, float, bool)) or value is None:
+    """An experiment id as a set member, whatever JSON value it is.
+
+    Strings and integers stand for themselves (no allocation: a long ledger
+    holds many); ``True``, ``1.0`` and ``1`` must stay apart, so the others
+    are tagged.
+    """
+    if isinstance(value, str):
+        # One string for an id that the plan, the choice and the settlement all name.
+        return sys.intern(value)
+    if is_int(value):
+        return value
+    if isinstance(value, (float, bool)) or value is None:
         return (type(value).__name__, value)
     return ("json", orjson.dumps(value, option=orjson.OPT_SORT_KEYS))
 
@@ -142,7 +153,9 @@ class _Run:
     def __init__(self) -> None:
         self.plans = 0
         self.plan_line = 0
-        self.experiments: frozenset[Hashable] | None = None
+        # The plan's experiments as written (a reference the accounts hold anyway);
+        # turned into ids only when a settlement names the run.
+        self.experiments: Any = None
         self.charges = 0
         self.starts = 0
         self.results = 0
@@ -156,9 +169,15 @@ class _Round:
 
     def __init__(self) -> None:
         self.selections = 0
-        self.chosen: frozenset[Hashable] | None = None
+        self.chosen: frozenset[Hashable] | None = None  # of the first selectDiagnosis
         self.settlements = 0
         self.accounted: frozenset[Hashable] | None = None
+
+    def settled_both(self) -> None:
+        """Once a round has its selection and its settlement, their ids are not needed any more:
+        a second of either already breaks the rule."""
+        if self.selections and self.settlements:
+            self.chosen = self.accounted = None
 
 
 class ContractWatch:
@@ -249,7 +268,7 @@ class ContractWatch:
             breaks.append((3, f"runPlanned for run {run} after its charge"))
         else:
             state.plan_line = r.line
-            state.experiments = experiment_keys(r.get("experiments"))
+            state.experiments = r.get("experiments")
         state.plans += 1
 
     def _charge(self, c: dict[str, Any], run: str, breaks: list[tuple[int, str]]) -> None:
@@ -318,6 +337,7 @@ class ContractWatch:
             if left:
                 breaks.append((5, f"selectDiagnosis of round {rnd}, after its settlement, chooses "
                                   f"{plural(left, 'experiment')} the settlement leaves out"))
+        state.settled_both()
 
     def _settlement(self, c: dict[str, Any], run: str, breaks: list[tuple[int, str]]) -> None:
         rnd = round_text(c.get("round"))
@@ -337,10 +357,11 @@ class ContractWatch:
         if state is not None and state.settlements == 1:
             state.accounted = accounted
         if named is not None and named.plans:
-            if named.experiments is None:
+            planned = experiment_keys(named.experiments)
+            if planned is None:
                 breaks.append((5, f"runPlanned.experiments of run {run} is not a list, so no settlement can account for it"))
             else:
-                left = len(named.experiments - accounted)
+                left = len(planned - accounted)
                 if left:
                     breaks.append((5, f"diagnosisSettlement of round {rnd} leaves out "
                                       f"{plural(left, 'experiment')} of run {run}"))
@@ -348,3 +369,5 @@ class ContractWatch:
             left = len(state.chosen - accounted)
             if left:
                 breaks.append((5, f"diagnosisSettlement of round {rnd} leaves out {plural(left, 'chosen experiment')}"))
+        if state is not None:
+            state.settled_both()

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from engine import safefile
 from engine.accounts import Accounts
@@ -81,17 +81,37 @@ class NotEvidence(ValueError):
     """The folder is not a studymon evidence folder."""
 
 
-@dataclass
 class Judgement:
-    """Every check of one study, and the documents built on the way."""
+    """Every check of one study, and the documents built on the way.
 
-    study: str
-    out: Path
-    checks: list[Check]
-    finished: bool
-    ending: dict[str, Any] | None
-    accounts: dict[str, Any]
-    kills: list[dict[str, Any]] = field(default_factory=list)
+    ``accounts`` (the content of accounts.json) is built when first asked
+    for: ``studymon report`` never needs it, and for a long ledger it is the
+    largest thing a judgement holds.
+    """
+
+    def __init__(
+        self,
+        study: str,
+        out: Path,
+        checks: list[Check],
+        finished: bool,
+        ending: dict[str, Any] | None,
+        accounts: dict[str, Any] | Callable[[], dict[str, Any]],
+        kills: list[dict[str, Any]] | None = None,
+    ) -> None:
+        self.study = study
+        self.out = out
+        self.checks = checks
+        self.finished = finished
+        self.ending = ending
+        self._accounts = accounts
+        self.kills = kills if kills is not None else []
+
+    @property
+    def accounts(self) -> dict[str, Any]:
+        if callable(self._accounts):
+            self._accounts = self._accounts()
+        return self._accounts
 
     @property
     def ok(self) -> bool | None:
@@ -505,9 +525,12 @@ def judge(out: Path) -> Judgement:
         checks.extend(kchecks)
         reports.append(_kill_report(ev, kchecks))
 
-    accounts = acc.as_json()
-    accounts["ledgerIssues"] = [i.as_json() for i in issues]
-    accounts["ledgerIssueCount"] = ledger.issue_count
-    accounts["contract"] = contract.first.text if contract.first else None
-    accounts["checks"] = {c.name: c.ok for c in checks if c.scope == "study" and c.name in STUDY_CHECKS}
+    def accounts() -> dict[str, Any]:
+        doc = acc.as_json()
+        doc["ledgerIssues"] = [i.as_json() for i in issues]
+        doc["ledgerIssueCount"] = ledger.issue_count
+        doc["contract"] = contract.first.text if contract.first else None
+        doc["checks"] = {c.name: c.ok for c in checks if c.scope == "study" and c.name in STUDY_CHECKS}
+        return doc
+
     return Judgement(study.id or out.name, out, checks, finished, ending.as_json(), accounts, reports)

@@ -71,9 +71,12 @@ def test_three_studies_on_the_process_runtime_one_armed(tmp_path: Path) -> None:
     "fault, broken",
     [
         ("rerun", {"sameContainerNoRerun"}),
-        # Charging twice also unbalances the books, which the per-study check sees too.
-        ("recharge", {"chargedOnce", "chargedEqualsStarts"}),
-        ("noresult", {"resultSettledAndFinished"}),
+        # Charging twice also unbalances the books, which the per-study check sees too, and
+        # breaks §2a rule 3 (at most one charge per run).
+        ("recharge", {"chargedOnce", "chargedEqualsStarts", "contractKept"}),
+        # A settlement of a run with no result breaks §2a rule 5; without the result the
+        # kill's window never closes, so the container check stays unknown.
+        ("noresult", {"resultSettledAndFinished", "contractKept", "sameContainerNoRerun"}),
         ("instant", {"killTriggered"}),
     ],
 )

@@ -35,6 +35,27 @@ def test_each_ledger_check_can_fail(tmp_path: Path, fault: str, broken: set[str]
     assert failing(tmp_path / "t") == broken
 
 
+@pytest.mark.parametrize("fault, event", [("replace", "replaced"), ("truncate", "truncated")])
+def test_a_ledger_replaced_or_truncated_while_watched_fails_live_and_in_report_alike(
+    tmp_path: Path, fault: str, event: str
+) -> None:
+    """The ledger ends well-formed on disk; only the live watch saw it change under it, and wrote that down."""
+    proc = studymon("run", "--headless", "--template", str(tiny_template(tmp_path, fault)), "t=t", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    out = tmp_path / "t"
+    assert failing(out) == {"ledgerWellFormed"}
+    watch = [json.loads(line) for line in (out / "ledger-watch.jsonl").read_text().splitlines()]
+    assert [w["event"] for w in watch] == [event]
+    rep = studymon("report", "--json", "t", cwd=tmp_path)
+    assert rep.returncode == 1
+    checks = {c["name"]: c["ok"] for c in json.loads(rep.stdout)[0]["checks"]}
+    assert checks["ledgerWellFormed"] is False
+    # Without the record of what was seen live, the same folder would pass: the record is what fails it.
+    (out / "ledger-watch.jsonl").rename(out / "ledger-watch.jsonl.aside")
+    rep = studymon("report", "--json", "t", cwd=tmp_path)
+    assert {c["name"]: c["ok"] for c in json.loads(rep.stdout)[0]["checks"]}["ledgerWellFormed"] is True
+
+
 def test_a_crash_is_unfinished_with_the_resume_command_then_resumes(tmp_path: Path) -> None:
     proc = studymon("run", "--headless", "--template", str(tiny_template(tmp_path, "crash")), "t=t", cwd=tmp_path)
     assert proc.returncode == 3, proc.stdout + proc.stderr

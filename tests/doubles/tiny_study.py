@@ -9,6 +9,8 @@ It writes ``studyOpen``, one proposal stage and ``halt "balance exhausted"``
 * ``export``   - an ``export`` follows the halt;
 * ``otherhalt``- the halt's reason is not "balance exhausted";
 * ``crash``    - it exits 1 before the halt (a resume then finishes it);
+* ``replace``  - half way, it moves a rewritten copy of its ledger over it;
+* ``truncate`` - half way, it cuts its ledger back to the first line (and goes on from there);
 * ``none``     - nothing wrong.
 
     python3 tests/doubles/tiny_study.py --config C --dir D [--resume]
@@ -54,6 +56,18 @@ def main() -> int:
     if not existing:
         write("studyOpen", {"study": config.get("study"), "budget": 0, "config": {}})
         write("stageOpen", {"stage": "proposal", "round": 1}, skip=1 if fault == "gap" else 0)
+        if fault in ("replace", "truncate"):
+            time.sleep(0.5)  # long enough for a watcher to have read both lines
+            data = ledger.read_bytes()
+            os.close(fd)
+            if fault == "replace":
+                fresh = folder / "ledger.jsonl.new"
+                fresh.write_bytes(data)
+                os.rename(fresh, ledger)
+            else:
+                os.truncate(ledger, data.index(b"\n") + 1)
+                seq = 1
+            fd = os.open(ledger, os.O_WRONLY | os.O_APPEND)
         if fault == "garbage":
             os.write(fd, b"this is not json\n")
         if fault == "crash":

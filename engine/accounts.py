@@ -6,8 +6,8 @@ last halt and export; per round the ``selectDiagnosis`` choice, the
 settlement and the last proposal opening; the current round and stage.  It
 is built incrementally (O(1) per record), so the live views never re-scan
 the ledger, and it keeps only those facts: a long ledger is never held whole.
-A run's records are kept trimmed to the fields the checks read (a
-``runResult``'s ``outputs``, the bulk of a result, are not kept).
+A judgement keeps a run's records trimmed to the fields the checks read
+(``Accounts(trim=True)``).
 """
 
 from __future__ import annotations
@@ -20,8 +20,6 @@ from engine.contract import SELECT, chosen_ids, is_number, settlement_accounted
 from engine.ledger import Record
 
 FULL_STOP = "balance exhausted"
-# What the checks and the report read of a runPlanned.
-PLAN_FIELDS = ("purpose", "object", "round", "experiments")
 # Bounded lists for the report: a hostile ledger of a million exports must not grow memory.
 KEPT = 100
 
@@ -111,33 +109,47 @@ class Settlement:
     count: int = 1
 
 
-_KINDS = {k: k for k in ("runPlanned", "charge", "runStarted", "runResult")}
+def _intern(value: Any) -> Any:
+    return sys.intern(value) if isinstance(value, str) else value
 
 
-def _kept(record: Record, run: str, keep: tuple[str, ...], at: bool) -> Record:
-    """The record as the accounts keep it: only the fields named, sharing the run id and kind strings.
-
-    A long ledger's runs are most of what the accounts hold, so each kept
-    record is trimmed: ``outputs`` and anything else unnamed are dropped, the
-    run id is the account's own string, ``at`` is kept only where it is shown
-    (a start is a kill's trigger), and the byte offset is not kept.
-    """
-    content = record.content
-    slim = {k: content[k] for k in keep if k in content}
-    slim["run"] = run
-    if "purpose" in slim and isinstance(slim["purpose"], str):
-        slim["purpose"] = sys.intern(slim["purpose"])
-    if "object" in slim and isinstance(slim["object"], str):
-        slim["object"] = sys.intern(slim["object"])
-    if isinstance(slim.get("experiments"), list):
+# Trimmed copies of a run's records, kind by kind (see ``Accounts.trim``): only the
+# fields the checks read, the run id shared with the account, ``at`` kept only on a
+# start (a kill's trigger), no byte offset.  Written out per kind: this is the hot path.
+def _trim_plan(r: Record, run: str) -> Record:
+    c = r.content
+    exps = c.get("experiments")
+    if isinstance(exps, list):
         # The same ids as the round's choice and settlement name: one string each.
-        slim["experiments"] = [sys.intern(e) if isinstance(e, str) else e for e in slim["experiments"]]
-    return Record(record.seq, record.at if at else "", _KINDS.get(record.kind, record.kind), slim, record.line, 0)
+        exps = [_intern(e) for e in exps]
+    return Record(r.seq, r.at, "runPlanned", {"run": run, "purpose": _intern(c.get("purpose")),
+                  "object": _intern(c.get("object")), "round": c.get("round"), "experiments": exps}, r.line, 0)
+
+
+def _trim_charge(r: Record, run: str) -> Record:
+    c = r.content
+    return Record(r.seq, "", "charge", {"run": run, "amount": c.get("amount"), "balance": c.get("balance")}, r.line, 0)
+
+
+def _trim_start(r: Record, run: str) -> Record:
+    return Record(r.seq, r.at, "runStarted", {"run": run, "container": r.content.get("container")}, r.line, 0)
+
+
+def _trim_result(r: Record, run: str) -> Record:
+    return Record(r.seq, "", "runResult", {"run": run, "exitCode": r.content.get("exitCode")}, r.line, 0)
 
 
 @dataclass
 class Accounts:
-    """Incremental accounts over the records of one ledger."""
+    """Incremental accounts over the records of one ledger.
+
+    With ``trim`` a run's records are kept as trimmed copies (the fields the
+    checks read, without ``outputs``): a judgement of a long ledger then holds
+    about half the memory, for a few microseconds more per run record.  A live
+    session keeps the records as read, which costs nothing per record.
+    """
+
+    trim: bool = False
 
     runs: dict[str, RunAccount] = field(default_factory=dict)
     budget: float | None = None
@@ -178,13 +190,13 @@ class Accounts:
         if kind == "runPlanned":
             acct = self._run(record)
             if acct is not None:
-                acct.plans.append(_kept(record, acct.run, PLAN_FIELDS, True))
+                acct.plans.append(_trim_plan(record, acct.run) if self.trim else record)
                 if self.first_diagnosis is None and record.content.get("purpose") == "diagnosis":
                     self.first_diagnosis = acct.run
         elif kind == "charge":
             acct = self._run(record)
             if acct is not None:
-                acct.charges.append(_kept(record, acct.run, ("amount", "balance"), False))
+                acct.charges.append(_trim_charge(record, acct.run) if self.trim else record)
             amount = record.content.get("amount")
             balance = record.content.get("balance")
             if is_number(amount):
@@ -198,11 +210,11 @@ class Accounts:
         elif kind == "runStarted":
             acct = self._run(record)
             if acct is not None:
-                acct.starts.append(_kept(record, acct.run, ("container",), True))
+                acct.starts.append(_trim_start(record, acct.run) if self.trim else record)
         elif kind == "runResult":
             acct = self._run(record)
             if acct is not None:
-                acct.results.append(_kept(record, acct.run, ("exitCode",), False))
+                acct.results.append(_trim_result(record, acct.run) if self.trim else record)
         elif kind == "stageOpen":
             self.stage = record.content.get("stage")
             self.round = record.content.get("round")

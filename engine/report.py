@@ -321,7 +321,7 @@ class _AtKill:
 
 
 def _read_ledger(out: Path, study: StudyFacts, kills: list[KillEvidence]) -> tuple[Accounts, ContractWatch, LedgerFacts, list[LedgerIssue]]:
-    acc = Accounts()
+    acc = Accounts(trim=True)
     contract = ContractWatch(study.container_prefix, study.id)
     facts = LedgerFacts()
     kept: list[LedgerIssue] = []

@@ -55,7 +55,7 @@ import signal
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +104,7 @@ class Sample:
     full_gc_ms: float  # their total duration
     burst_wrote_at: float | None = None
     burst_done_at: float | None = None  # the burst's last record handed to the sink
+    burst_drains_ms: list[float] = field(default_factory=list)  # each read of the burst study's session, in the loop
     seconds: float = 0.0
 
     @property
@@ -133,6 +134,25 @@ class FullCollections:
 
     def within(self, start: float, end: float) -> list[tuple[float, float]]:
         return [(a, b) for a, b in self.spans if b >= start and a <= end]
+
+
+def time_drains(session: Any, into: list[float]) -> None:
+    """Time each ``drain`` of one session that reads 1 KiB or more (the burst's reads: slices, or one read).
+
+    Wrapped on the instance, in this process only: two clock readings a call.
+    """
+    drain = session.drain
+
+    def timed(*args: Any, **kwargs: Any) -> None:
+        offset, began = session._tail.offset, time.perf_counter()
+        try:
+            drain(*args, **kwargs)
+        finally:
+            took = (time.perf_counter() - began) * 1e3
+            if session._tail.offset - offset >= 1024:
+                into.append(took)
+
+    session.drain = timed
 
 
 class Watch:
@@ -217,8 +237,11 @@ async def trigger(
     watch = Watch(armed.id, company[-1].id if company else None, burst_lines + 2)
     sup = Supervisor(watch)
     sup.add(armed, resume=False, armed=True)
+    drains: list[float] = []
     for spec in company:
-        sup.add(spec, resume=False, armed=False)
+        session = sup.add(spec, resume=False, armed=False)
+        if spec is company[-1]:
+            time_drains(session, drains)
     children.supervisors.append(sup)
     running = asyncio.ensure_future(sup.run())
     try:
@@ -251,6 +274,7 @@ async def trigger(
     if company:
         sample.burst_wrote_at = burst_wrote_at(company[-1].ledger)
         sample.burst_done_at = watch.burst_done
+        sample.burst_drains_ms = drains
         if sample.burst_wrote_at is None:
             raise kr.TriggerFailed(f"{base.name}: the burst study wrote no burst (see burst/study.log)")
     return sample
@@ -304,7 +328,7 @@ async def run_all(args: argparse.Namespace, work: Path, children: kr.Children) -
 
 def summarise(samples: list[Sample], sizes: list[int]) -> dict[str, Any]:
     out: dict[str, Any] = {"reaction": {}, "notice": {}, "act": {}, "ratio": {}, "target": {}, "finished": {},
-                           "fullGcs": {}, "duringBurst": {}, "afterBurstMs": {}, "burstReadS": {}}
+                           "fullGcs": {}, "duringBurst": {}, "afterBurstMs": {}, "burstReadS": {}, "burstDrainMs": {}}
     for lines in sizes:
         for mode in MODES:
             mine = [s for s in samples if s.mode == mode and s.lines == lines]
@@ -320,16 +344,18 @@ def summarise(samples: list[Sample], sizes: list[int]) -> dict[str, Any]:
         out["afterBurstMs"][str(lines)] = kr.stats([1e3 * (s.wrote_at - s.burst_wrote_at) for s in company if s.burst_wrote_at])
         out["burstReadS"][str(lines)] = kr.stats(
             [s.burst_done_at - s.burst_wrote_at for s in company if s.burst_wrote_at and s.burst_done_at])
+        out["burstDrainMs"][str(lines)] = kr.stats([d for s in company for d in s.burst_drains_ms])
         q, c = out["reaction"][f"quiet/{lines}"], out["reaction"][f"company/{lines}"]
         out["ratio"][str(lines)] = {p: c[p] / q[p] if q[p] else float("inf") for p in ("p50", "p99")}
     out["targetMet"] = all(out["target"].values())
     return out
 
 
-def report(summary: dict[str, Any], args: argparse.Namespace, slices: str) -> str:
+def report(summary: dict[str, Any], args: argparse.Namespace, slices: str, load: list[float]) -> str:
     rows = [
         f"kill reaction with company: ledger record written -> SIGKILL sent, milliseconds; {args.triggers} triggers "
-        f"per mode and size; {os.cpu_count()} cores, Python {platform.python_version()}",
+        f"per mode and size; {os.cpu_count()} cores, Python {platform.python_version()}; "
+        f"load average {load[0]:.2f} at the start, {load[1]:.2f} at the end",
         f"company: {STREAMERS} studies x {RATE:g} records/s and a {args.burst}-line burst, in the armed study's loop; "
         f"the session reads a burst {slices}",
         "",
@@ -356,6 +382,10 @@ def report(summary: dict[str, Any], args: argparse.Namespace, slices: str) -> st
         rows.append(f"company triggers written while the burst was being read at {lines} lines: {k}/{n} "
                     f"(trigger after the burst: p50 {after['p50']:.0f} ms, max {after['max']:.0f}; "
                     f"burst written -> all of it read: p50 {read['p50']:.2f} s, max {read['max']:.2f})")
+    for lines in args.sizes:
+        d = summary["burstDrainMs"][str(lines)]
+        rows.append(f"the burst study's reads in the loop at {lines} lines: {d['n']}, p50 {d['p50']:.3f} ms, "
+                    f"p99 {d['p99']:.3f}, max {d['max']:.3f}")
     for lines in args.sizes:
         parts = []
         for mode in MODES:
@@ -424,6 +454,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["STUDYMON_PROCESS_RUNTIME"] = str(work / "runtime")
     children = kr.Children()
     began = time.monotonic()
+    load = [os.getloadavg()[0]]  # other work on the machine shows in every figure: say how much there was
     try:
         samples = asyncio.run(amain(args, work, children))
     except (KeyboardInterrupt, asyncio.CancelledError):
@@ -439,14 +470,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"kept {work}", file=sys.stderr)
         else:
             shutil.rmtree(work, ignore_errors=True)
+    load.append(os.getloadavg()[0])
     summary = summarise(samples, args.sizes)
-    print(report(summary, args, slices))
+    print(report(summary, args, slices, load))
     print(f"bench wall time: {time.monotonic() - began:.0f} s")
     if args.json:
         args.json.write_text(json.dumps({
             "machine": {"cores": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
             "triggers": args.triggers, "sizes": args.sizes, "burst": args.burst, "streamers": STREAMERS, "rate": RATE,
-            "session": slices, "targetP99Ms": kr.TARGET_P99_MS, "summary": summary,
+            "session": slices, "loadAverage": load, "targetP99Ms": kr.TARGET_P99_MS, "summary": summary,
             "samples": [{**asdict(s), "duringBurst": s.during_burst} for s in samples],
         }, indent=2) + "\n", encoding="utf-8")
     return 1 if args.require_target and not summary["targetMet"] else 0

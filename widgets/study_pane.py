@@ -234,7 +234,7 @@ class StudyPane(Vertical):
         elif event.step == "resumed":
             self.graph.mark("resume")
         prefix = f"kill {event.kill}: " if event.kill else ""
-        kind = "problem" if event.step in ("error", "missed") else "kill"
+        kind = "problem" if event.step in ("error", "missed", "abandoned", "unsettled") else "kill"
         self.header.set_note(f"{prefix}{event.step}" + (f" — {event.detail}" if event.detail else ""), kind)
 
     def _sync_controls(self) -> None:

@@ -275,6 +275,17 @@ def test_study_checks_over_records_alone() -> None:
     checks = study_checks(recs, [], Accounts().extend(recs), 0, None, True)
     assert [c.name for c in checks] == ["ledgerWellFormed", "contractKept", "haltedAtExport", "chargedEqualsStarts", "exitedCleanly"]
     assert all(c.ok for c in checks), checks
+    assert checks[0].detail == f"{len(recs)} lines, seq 1..{len(recs)}"
+    assert checks[1].detail == f"rules 1-6 hold over {len(recs)} records"
+    issues = [LedgerIssue("gap", i, "g") for i in range(1, 6)]
+    checks = study_checks(recs[:2], issues, Accounts().extend(recs[:2]), 0, None, True)
+    assert checks[0].detail == "line 1: gap (g); line 2: gap (g); line 3: gap (g); and 1 more"
+    assert study_checks([], [], Accounts(), 0, None, True)[0].detail == "the ledger is empty"
+    # Without names, rule 4 is not judged here; with them it is.
+    bad = [replace(r, content=dict(r.content, container="x")) if r.kind == "runStarted" else r for r in recs]
+    assert study_checks(bad, [], Accounts().extend(bad), 0, None, True)[1].ok is True
+    checks = study_checks(bad, [], Accounts().extend(bad), 0, None, True, study=STUDY)
+    assert checks[1].detail.startswith("rule 4, line 7: runStarted.container for run d1 is not inforsi-s-d1")
 
 
 # --- kill.json and the window -----------------------------------------------------------------------
@@ -911,3 +922,125 @@ def test_kill_triggered_armed_but_never_fired() -> None:
     assert kill_triggered(a, [], acc, LedgerFacts(), True).detail == "armed, but no diagnosis run started while the study ran"  # type: ignore[union-attr]
     c = kill_triggered(a, [], acc, LedgerFacts(), False)
     assert c == Check("killTriggered", None, "armed; no diagnosis run has started yet")
+
+
+# --- the accounts ---------------------------------------------------------------------------------
+
+from engine.accounts import KEPT, RunAccount, round_key  # noqa: E402
+
+
+def test_trimmed_accounts_keep_what_the_checks_read() -> None:
+    recs = records(derive(build()))
+    full, trim = Accounts().extend(recs), Accounts(trim=True).extend(recs)
+    assert full.runs.keys() == trim.runs.keys()
+    for run, a in full.runs.items():
+        b = trim.runs[run]
+        for kind in ("plans", "charges", "starts", "results"):
+            xs, ys = getattr(a, kind), getattr(b, kind)
+            assert [(x.seq, x.kind, x.line) for x in xs] == [(y.seq, y.kind, y.line) for y in ys]
+            for x, y in zip(xs, ys):
+                assert {k: v for k, v in x.content.items() if k != "outputs"} == y.content
+                assert y.offset == 0 and y.at == (x.at if kind in ("plans", "starts") else "")
+        assert a.as_json() == b.as_json()
+        assert (b.purpose, b.cell, b.round, b.container) == (a.purpose, a.cell, a.round, a.container)
+    assert full.as_json() == trim.as_json()
+    assert trim.runs["d1"].plans[0].content["experiments"] == ["e1a", "e1b"]
+    assert all(r.content["run"] is trim.runs[r.content["run"]].run for a in trim.runs.values() for r in a.starts)
+
+
+def test_trim_keeps_odd_values_as_they_are() -> None:
+    recs = [rec(1, "runPlanned", run="x", purpose=3, object=["c"], round="1", experiments="e"),
+            rec(2, "charge", run="x", amount="1"), rec(3, "runStarted", run="x"), rec(4, "runResult", run="x", outputs=[])]
+    a = Accounts(trim=True).extend(recs).runs["x"]
+    assert a.plans[0].content == {"run": "x", "purpose": 3, "object": ["c"], "round": "1", "experiments": "e"}
+    assert a.charges[0].content == {"run": "x", "amount": "1", "balance": None}
+    assert a.starts[0].content == {"run": "x", "container": None}
+    assert a.results[0].content == {"run": "x", "exitCode": None}
+
+
+def test_accounts_as_they_go() -> None:
+    acc = Accounts()
+    assert (acc.round, acc.stage, acc.first_diagnosis, acc.last_seq, acc.count) == (None, None, None, 0, 0)
+    acc.add(rec(1, "studyOpen", budget=30, config={}))
+    assert (acc.budget, acc.balance) == (30, 30)
+    acc.add(rec(2, "stageOpen", stage="diagnosis", round=1))
+    acc.add(rec(3, "runPlanned", run="a1", purpose="ablation"))
+    acc.add(rec(4, "runPlanned", run="d1", purpose="diagnosis"))
+    acc.add(rec(5, "runPlanned", run="d2", purpose="diagnosis"))
+    assert (acc.round, acc.stage, acc.first_diagnosis) == (1, "diagnosis", "d1")
+    acc.add(rec(6, "charge", run="d1", amount=10, balance=20))
+    acc.add(rec(7, "runStarted", run="d1", container="c"))
+    assert [a.run for a in acc.in_flight()] == ["d1"] and acc.runs["d1"].in_flight
+    acc.add(rec(8, "runResult", run="d1", exitCode=0, outputs={}))
+    assert acc.in_flight() == [] and [a.run for a in acc.in_flight_at(7)] == ["d1"] and acc.in_flight_at(8) == []
+    assert acc.in_flight_at(6) == []
+    acc.add(rec(9, "stageOpen", stage="proposal", round=1))
+    acc.add(rec(10, "stageOpen", stage="proposal", round=1))
+    assert acc.proposal_opened == {1: 10}
+    acc.add(rec(11, "charge", run=7, amount=5, balance=15))
+    assert (acc.charged, acc.balance, acc.bad_charges) == (15, 15, 0)
+    acc.add(rec(12, "charge", run="d2", amount=True, balance=15))
+    assert (acc.charged, acc.bad_charges, acc.bad_charge.seq) == (15, 1, 12)  # type: ignore[union-attr]
+    acc.add(rec(13, "charge", run="d2", amount=1, balance="x"))
+    assert (acc.charged, acc.balance, acc.bad_charges, acc.bad_charge.seq) == (16, 15, 2, 12)  # type: ignore[union-attr]
+    assert (acc.last_seq, acc.count) == (13, 13)
+    assert 7 not in acc.runs and "7" not in acc.runs
+
+
+def test_rounds_selections_and_settlements() -> None:
+    acc = Accounts().extend([
+        rec(1, "decision", name="selectDiagnosis", round=1, output={"chosen": ["a"]}),
+        rec(2, "decision", name="selectDiagnosis", round=1, output={"chosen": ["b"]}),
+        rec(3, "decision", name="proposeExperiments", round=2, output={"chosen": ["c"]}),
+        rec(4, "diagnosisSettlement", round=1, run="d1", dropped=[], judged={"experiments": [{"id": "a"}]}),
+        rec(5, "diagnosisSettlement", round=1, run="d9", dropped=[], judged={"experiments": []}),
+        rec(6, "diagnosisSettlement", round=True, run="d1", dropped=3, judged={}),
+        rec(7, "decision", name="selectDiagnosis", round=2, output=[]),
+    ])
+    sel = acc.selections[1]
+    assert (sel.seq, sel.count, sel.problem) == (1, 2, None) and sel.chosen == frozenset({"a"})
+    assert 2 in acc.selections and acc.selections[2].chosen is None and acc.selections[2].problem
+    s = acc.settlements[1]
+    assert (s.seq, s.line, s.run, s.count, s.accounted, s.problem) == (4, 4, "d1", 2, frozenset({"a"}), None)
+    odd = acc.settlements[round_key(True)]
+    assert odd.accounted is None and odd.problem == "dropped is an integer, not a list"
+
+
+def test_round_keys_keep_types_apart() -> None:
+    assert round_key(1) == 1 and round_key("1") == "1" and round_key(None) is None
+    assert round_key(True) != round_key(1) and round_key(1.0) != round_key(1)
+    assert round_key([1]) == "[1]" and round_key({"a": 1}) == "{'a': 1}"
+
+
+def test_halts_and_exports() -> None:
+    acc = Accounts().extend([rec(1, "export", path="x"), rec(2, "halt", reason="balance exhausted")])
+    assert acc.halted_at_export() and acc.halts == 1 and acc.export_count == 1
+    acc.add(rec(3, "export", path="y"))
+    assert not acc.halted_at_export() and [e.seq for e in acc.exports] == [1, 3]
+    acc.add(rec(4, "halt", reason="balance exhausted"))
+    assert acc.halted_at_export() and acc.last_halt.seq == 4  # type: ignore[union-attr]
+    acc.add(rec(5, "halt", reason="other"))
+    assert not acc.halted_at_export()
+    assert not Accounts().halted_at_export()
+
+
+def test_bounded_lists() -> None:
+    acc = Accounts()
+    for i in range(1, KEPT + 10):
+        acc.add(rec(i, "export", path="x"))
+        acc.add(rec(i, "serviceError", stage="p", round=1, message="m"))
+    assert len(acc.exports) == KEPT and acc.export_count == KEPT + 9
+    assert len(acc.service_errors) == KEPT and acc.service_error_count == KEPT + 9
+    doc = acc.as_json()
+    assert doc["exportCount"] == KEPT + 9 and len(doc["exports"]) == KEPT and doc["serviceErrorCount"] == KEPT + 9
+
+
+def test_run_account_properties() -> None:
+    a = RunAccount("r")
+    assert (a.plan, a.purpose, a.cell, a.round, a.container, a.in_flight) == (None, None, None, None, None, False)
+    a.starts.append(rec(3, "runStarted", run="r", container="c1"))
+    a.starts.append(rec(5, "runStarted", run="r", container="c2"))
+    assert a.container == "c2" and a.in_flight and a.in_flight_at(3) and not a.in_flight_at(2)
+    a.results.append(rec(6, "runResult", run="r", exitCode=1))
+    assert not a.in_flight and a.in_flight_at(5) and not a.in_flight_at(6)
+    assert a.as_json()["results"] == [{"seq": 6, "exitCode": 1}] and a.as_json()["starts"] == [3, 5]

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import copy
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from engine.clock import rfc3339_ms
 from engine.report import judge
 from tests.corpus import CORPUS, HOSTILE, MARKER, Case, Hostile, derive, sound, write
 
@@ -78,3 +82,194 @@ def test_report_of_the_sound_folder_exits_0(tmp_path: Path) -> None:
     proc = _report(out)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "all 19 checks hold" in proc.stdout
+
+
+# --- what report.py reads, piece by piece ------------------------------------------------------
+
+from engine.report import NotEvidence, kill_folders, last_ending  # noqa: E402
+from tests.corpus import FIRST_PID, build, container, t  # noqa: E402
+
+
+def _checks(out: Path) -> dict[tuple[str, str], Any]:
+    return {(c.scope, c.name): (c.ok, c.detail) for c in judge(out).checks}
+
+
+def test_not_an_evidence_folder(tmp_path: Path) -> None:
+    with pytest.raises(NotEvidence):
+        judge(tmp_path)
+    (tmp_path / "research.json").write_text("{}")
+    with pytest.raises(NotEvidence):
+        judge(tmp_path)
+    (tmp_path / "launches.jsonl").write_text("")
+    j = judge(tmp_path)
+    assert j.ok is False and j.finished is False and j.study == tmp_path.name
+
+
+def test_last_ending_and_finished(tmp_path: Path) -> None:
+    files = derive(sound())
+    out = write(files, tmp_path / "a")
+    assert last_ending(out) == ({"code": 0, "signal": None}, True)
+    j = judge(out)
+    assert j.finished is True and j.ending == {"code": 0, "signal": None}
+    # A start after the last end: running again, not finished; the last end is still the ending.
+    files["launches.jsonl"].append({"event": "start", "pid": 9, "at": rfc3339_ms(t(99)), "resume": True})
+    out = write(files, tmp_path / "b")
+    assert last_ending(out) == ({"code": 0, "signal": None}, False)
+    j = judge(out)
+    assert j.finished is False and _checks(out)[("study", "exitedCleanly")] == (None, "the controller has not ended")
+    # Lines that are not launches are skipped, not the end of reading.
+    files = derive(sound())
+    files["launches.jsonl"].insert(1, "not json")
+    files["launches.jsonl"].insert(1, ["a list"])
+    out = write(files, tmp_path / "c")
+    assert judge(out).finished is True and judge(out).ok is True
+    # Only an integer code and a signal name are reported.
+    files["launches.jsonl"][-1].update(code="0", signal="SIG\x1b")
+    out = write(files, tmp_path / "d")
+    assert last_ending(out) == ({"code": None, "signal": None}, True)
+    assert judge(out).finished is False
+    files["launches.jsonl"][-1].update(code=None, signal="SIGKILL")
+    assert last_ending(write(files, tmp_path / "e")) == ({"code": None, "signal": "SIGKILL"}, True)
+    assert last_ending(tmp_path / "nowhere") == (None, False)
+
+
+def test_the_keeper_end_of_the_killed_pid(tmp_path: Path) -> None:
+    files = derive(sound())
+    kill_at = files["kills/1/kill.json"]["at"]
+    launches = files["launches.jsonl"]
+    # The same pid earlier (a recycled pid), ended cleanly before the kill: not the killed controller.
+    launches[0:0] = [{"event": "start", "pid": FIRST_PID, "at": rfc3339_ms(t(-9)), "resume": False},
+                     {"event": "end", "pid": FIRST_PID, "at": rfc3339_ms(t(-8)), "code": 0, "signal": None}]
+    assert _checks(write(files, tmp_path / "a"))[("kill 1", "killDelivered")][0] is True
+    # Ended cleanly after the kill, by SIGKILL before it: the first end at or after the kill counts.
+    files = derive(sound())
+    for line in files["launches.jsonl"]:
+        if line["event"] == "end" and line["pid"] == FIRST_PID:
+            line["at"] = rfc3339_ms(t(1))
+    files["launches.jsonl"].insert(3, {"event": "end", "pid": FIRST_PID, "at": kill_at, "code": 0, "signal": None})
+    assert _checks(write(files, tmp_path / "b"))[("kill 1", "killDelivered")] == (
+        False, f"the keeper's end line for pid {FIRST_PID} says exit 0, not SIGKILL")
+    # An end exactly at the kill's time is the one.
+    files = derive(sound())
+    for line in files["launches.jsonl"]:
+        if line["event"] == "end" and line["pid"] == FIRST_PID:
+            line["at"] = kill_at
+    assert _checks(write(files, tmp_path / "c"))[("kill 1", "killDelivered")][0] is True
+    # Ends whose times cannot be read: the last one counts.
+    files = derive(sound())
+    for line in files["launches.jsonl"]:
+        if line["event"] == "end" and line["pid"] == FIRST_PID:
+            line["at"] = "later"
+    files["launches.jsonl"].insert(1, {"event": "end", "pid": FIRST_PID, "at": "soon", "code": 0, "signal": None})
+    assert _checks(write(files, tmp_path / "d"))[("kill 1", "killDelivered")][0] is True
+
+
+def test_kill_folders_are_numbered_directories_inside_out(tmp_path: Path) -> None:
+    out = write(derive(sound()), tmp_path / "s")
+    (out / "kills" / "01").mkdir()
+    (out / "kills" / "x3").mkdir()
+    (out / "kills" / "3").write_text("not a folder")
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(tmp_path / "elsewhere", out / "kills" / "4")
+    os.symlink(out / "kills" / "2", out / "kills" / "10")
+    assert [p.name for p in kill_folders(out)] == ["1", "2", "10"]
+    assert kill_folders(tmp_path / "elsewhere") == []
+    os.symlink(tmp_path / "elsewhere", tmp_path / "t-kills")
+    other = write(derive(sound()), tmp_path / "t")
+    import shutil
+    shutil.rmtree(other / "kills")
+    os.symlink(out / "kills", other / "kills")
+    assert kill_folders(other) == []
+
+
+def test_the_container_prefix_defaults_and_is_checked(tmp_path: Path) -> None:
+    files = derive(sound())
+    del files["research.json"]["containerPrefix"]
+    assert all(v is True for v in verdicts(write(files, tmp_path / "a")).values())
+    s = sound()
+    s.prefix = "lab"
+    for e in s.entries:
+        if e.kind == "runStarted":
+            e.content["container"] = container(e.content["run"], prefix="lab")
+    files = derive(s)
+    assert all(v is True for v in verdicts(write(files, tmp_path / "b")).values())
+    files["research.json"]["containerPrefix"] = "inforsi"
+    got = _checks(write(files, tmp_path / "c"))
+    assert got[("study", "contractKept")] == (False, "rule 4, line 7: runStarted.container for run d1 is not inforsi-s-d1 "
+                                                     "(4 more lines break a rule)")
+    assert got[("kill 1", "killEvidence")] == (False, "kill.json prefix is not the study's inforsi-s-")
+    files["research.json"].update(study="S", containerPrefix="-x")
+    got = _checks(write(files, tmp_path / "d"))
+    assert got[("study", "contractKept")] == (False, "rule 4 cannot be checked: research.json: study is not a valid "
+                                                     "study id; research.json: containerPrefix is not a container name prefix")
+    assert judge(tmp_path / "d").study == "d"
+
+
+def test_ledger_at_kill_details(tmp_path: Path) -> None:
+    files = derive(sound())
+    files["kills/1/ledger-at-kill.json"][3]["content"]["x"] = 1
+    assert _checks(write(files, tmp_path / "a"))[("kill 1", "killEvidence")] == (
+        False, "ledger-at-kill.json differs from the ledger at record 4 (seq 4)")
+    files = derive(sound())
+    files["kills/1/ledger-at-kill.json"].pop()
+    assert _checks(write(files, tmp_path / "b"))[("kill 1", "killEvidence")] == (
+        False, "ledger-at-kill.json ends at seq 6, not at beforeKillSeq 7")
+    files = derive(build(rounds=1, ablation=(False,), kills=(("d1", "manual"),)))
+    ledger = files["study/ledger.jsonl"]
+    files["kills/1/ledger-at-kill.json"] = copy.deepcopy(ledger) + [dict(ledger[-1], seq=len(ledger) + 1)]
+    assert "ledger-at-kill.json holds more records than the ledger" in \
+        _checks(write(files, tmp_path / "c"))[("kill 1", "killEvidence")][1]
+    files["kills/1/ledger-at-kill.json"] = []
+    assert _checks(write(files, tmp_path / "d"))[("kill 1", "killEvidence")] == (
+        False, "ledger-at-kill.json ends at seq 0, not at beforeKillSeq 7")
+    (tmp_path / "d" / "kills" / "1" / "ledger-at-kill.json").write_text('[{"seq": 1}, 7')
+    assert _checks(tmp_path / "d")[("kill 1", "killEvidence")][1].startswith("ledger-at-kill.json differs")
+    (tmp_path / "d" / "kills" / "1" / "ledger-at-kill.json").write_text("[" + json.dumps(ledger[0]) + ", {")
+    assert _checks(tmp_path / "d")[("kill 1", "killEvidence")][1] == "ledger-at-kill.json: not JSON"
+
+
+def test_report_json_and_accounts(tmp_path: Path) -> None:
+    out = write(derive(sound()), tmp_path / "s")
+    j = judge(out)
+    doc = j.report_json()
+    assert set(doc) == {"study", "out", "finished", "ending", "ok", "checks"}
+    assert (doc["study"], doc["out"], doc["finished"], doc["ok"]) == ("s", str(out), True, True)
+    assert doc["checks"][0] == {"name": "ledgerWellFormed", "scope": "study", "ok": True, "detail": "40 lines, seq 1..40"}
+    acc = j.accounts
+    assert acc is j.accounts  # built once
+    assert acc["checks"] == {"ledgerWellFormed": True, "contractKept": True, "haltedAtExport": True,
+                             "chargedEqualsStarts": True, "exitedCleanly": True}
+    assert acc["contract"] is None and acc["ledgerIssues"] == [] and acc["ledgerIssueCount"] == 0
+    assert (acc["budget"], acc["balance"], acc["charged"], acc["records"], acc["lastSeq"]) == (50, 0, 50, 40, 40)
+    assert acc["halt"]["kind"] == "halt" and acc["halts"] == 1 and acc["exports"] == [] and acc["exportCount"] == 0
+    d1 = next(r for r in acc["runs"] if r["run"] == "d1")
+    assert d1 == {"run": "d1", "purpose": "diagnosis", "cell": "c1", "round": 1, "container": "inforsi-s-d1",
+                  "plans": [5], "charges": [{"seq": 6, "amount": 10, "balance": 40}], "starts": [7],
+                  "results": [{"seq": 8, "exitCode": 0}]}
+    kills = j.kills
+    assert [k["kill"] for k in kills] == [1, 2] and kills[0]["trigger"] == "auto" and kills[0]["beforeKillSeq"] == 7
+    assert kills[0]["files"]["kill.json"] == "ok" and kills[0]["windowOpen"] is False and kills[0]["gaps"] == 0
+    assert kills[0]["checks"] == {"killDelivered": True, "killEvidence": True}
+    target = kills[0]["targets"][0]
+    assert (target["run"], target["container"], target["resultSeq"]) == ("d1", "inforsi-s-d1", 8)
+    assert target["events"]["forbidden"] == [] and len(target["events"]["dies"]) == 1
+    assert target["checks"] == {"sameContainerNoRerun": True, "chargedOnce": True, "resultSettledAndFinished": True}
+
+
+def test_a_broken_ledger_is_reported_in_the_accounts(tmp_path: Path) -> None:
+    files = derive(sound())
+    files["study/ledger.jsonl"].insert(3, "garbage")
+    files["study/ledger.jsonl"][5]["content"]["round"] = "2"
+    out = write(files, tmp_path / "s")
+    acc = judge(out).accounts
+    assert acc["ledgerIssueCount"] == 1 and acc["ledgerIssues"][0]["kind"] == "malformed"
+    assert acc["contract"] == "rule 6, line 6: runPlanned.round is a string, not an integer"
+    assert acc["checks"]["ledgerWellFormed"] is False and acc["checks"]["contractKept"] is False
+
+
+def test_a_garbage_ledger_is_not_read_to_its_end(tmp_path: Path) -> None:
+    out = write(derive(sound()), tmp_path / "s")
+    (out / "study" / "ledger.jsonl").write_bytes(b"x\n" * 1_000_000)  # two chunks of garbage
+    got = _checks(out)
+    assert got[("study", "ledgerWellFormed")][1].startswith("reading stopped after 524288 issues; line 1: malformed")
+    assert got[("study", "contractKept")][1].startswith("the ledger cannot be judged: reading stopped after")

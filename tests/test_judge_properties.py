@@ -323,3 +323,53 @@ def test_a_200000_line_ledger_is_judged_in_bounded_memory(tmp_path: Path) -> Non
     # The accounts keep every run (trimmed records) and every round; the ledger itself is never held:
     # about 3.6 times this ledger of short lines (~140 bytes), well under 5.
     assert grown < 4 * size, f"judging a {size / 1e6:.0f} MB ledger grew the process by {grown / 1e6:.0f} MB"
+
+
+# --- no value of any type anywhere makes the judge raise ------------------------------------------
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2 ** 70), 2 ** 70) | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path to a value inside a JSON document (the document itself included)."""
+    out = [prefix]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _paths(v, prefix + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _paths(v, prefix + (i,))
+    return out
+
+
+def _replace(doc: Any, path: tuple[Any, ...], value: Any) -> Any:
+    if not path:
+        return value
+    node = doc
+    for step in path[:-1]:
+        node = node[step]
+    node[path[-1]] = value
+    return doc
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_no_value_anywhere_makes_the_judge_raise(data: st.DataObject) -> None:
+    files = derive(build(rounds=2, ablation=(True, False), overlap=(True, False), kills=(("d1", "auto"), ("d2", "manual"))))
+    for _ in range(data.draw(st.integers(1, 3), label="edits")):
+        name = data.draw(st.sampled_from(sorted(files)), label="file")
+        path = data.draw(st.sampled_from(_paths(files[name])), label="path")
+        value = data.draw(JSON_VALUES, label="value")
+        if name.endswith(".jsonl") and not path:
+            value = value if isinstance(value, list) else [value]
+        files[name] = _replace(files[name], path, value)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = write(files, Path(tmp) / "s")
+        j = judge(out)
+        json.dumps(j.report_json())
+        json.dumps(j.accounts, default=str)
+        json.dumps(j.kills, default=str)

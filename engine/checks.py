@@ -708,6 +708,10 @@ def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts) -> Check
     seq = k.before_kill_seq
     if ev.at_kill is not None:
         v.fail(ev.at_kill)
+    # The window opens where kill.json says the kill's recording did (the same moment in both files,
+    # to the microsecond): a later start would hide what happened just after the kill.
+    if ev.window is not None and k.since_ns is not None and abs(ev.window.since_ns - k.since_ns) > 1000:
+        v.fail(f"{WINDOW} starts at another time than kill.json's since")
     if ledger.problem is not None:
         v.fail(f"the ledger cannot be judged: {ledger.problem}")
     elif seq is not None:

@@ -652,6 +652,9 @@ case("before-resume-exited", "the target exited before the resume (a long manual
      files=lambda f: f["kills/1/container-before-resume.json"][container("d1")]["State"].update(Running=False,
                                                                                                   Status="exited"))
 
+case("window-starts-later", "the window's sinceEpoch moved after the kill's", F((K1, "killEvidence")),
+     files=lambda f: window(f, 1).update(sinceEpoch=window(f, 1)["sinceEpoch"] + 0.01))
+
 case("window-entry-missing", "the window has no entry for one target",
      F((D3, "sameContainerNoRerun"), (D3, "resultSettledAndFinished")),
      files=lambda f: window(f, 2)["targets"].pop("d3"))

@@ -523,6 +523,18 @@ def test_kill_evidence_targets_must_be_the_runs_in_flight() -> None:
         assert c.detail == f"kill.json's target d1 disagrees with the ledger on {name}", field_
 
 
+def test_kill_evidence_window_start() -> None:
+    ev, acc = evidence(one_kill())
+    since = ev.kill.since_ns  # type: ignore[union-attr]
+    for delta, ok in ((1000, True), (-1000, True), (1001, False), (-1001, False)):
+        ev.window.since_ns = since + delta  # type: ignore[union-attr,operator]
+        c = kill_evidence(ev, acc, LedgerFacts())
+        assert c.ok is ok, delta
+    assert c.detail == f"{WINDOW} starts at another time than kill.json's since"
+    ev.kill.since_ns = None  # type: ignore[union-attr]
+    assert kill_evidence(ev, acc, LedgerFacts()).ok is True
+
+
 def test_kill_evidence_files_and_stage() -> None:
     files = one_kill()
     ev, acc = evidence(files)

@@ -22,8 +22,8 @@ frozen, killed and resumed by the engine.  The armed study is
 diagnosis ``runPlanned`` and ``charge``, a random pause, then ``runStarted``
 with ``content.wroteAt``.  Reaction = ``killSentEpoch`` (``OUT/kills/1/kill.json``)
 minus ``wroteAt``, split into *notice* and *act* as in ``kill_reaction.py``.
-Once the kill is sent (or the armed study ends otherwise) the company is told
-to halt, so every session ends and is judged.
+Once the kill is sent (or the armed study ends otherwise) and the burst has
+been read, the company is told to halt, so every session ends and is judged.
 
 Also measured, per company trigger: when the burst was written
 (``burstWroteAt``, its last line) and when the engine had taken all of it in
@@ -100,6 +100,8 @@ class Sample:
     wrote_at: float
     kill_sent: float
     finished: bool  # the armed session ran its study to the halt after the kill
+    freeze_ms: float | None  # act, first part: trigger seen -> SIGSTOP sent (``frozenEpoch``)
+    frozen_ms: float | None  # act, the rest: SIGSTOP sent -> SIGKILL sent (stop confirmed, read, inspect, hand-over)
     full_gcs: int  # generation-2 collections that overlapped write -> SIGKILL
     full_gc_ms: float  # their total duration
     burst_wrote_at: float | None = None
@@ -167,6 +169,7 @@ class Watch:
         self.burst = burst
         self.burst_end_seq = burst_end_seq
         self.over = asyncio.Event()
+        self.burst_read = asyncio.Event()
         self.burst_done: float | None = None
 
     def __call__(self, event: StudyEvent) -> None:
@@ -178,6 +181,7 @@ class Watch:
         elif event.study == self.burst and self.burst_done is None and isinstance(event, RecordsSeen):
             if event.records and event.records[-1].seq >= self.burst_end_seq:
                 self.burst_done = time.time()
+                self.burst_read.set()
 
 
 # --- one trigger ---------------------------------------------------------------------
@@ -249,6 +253,13 @@ async def trigger(
         await asyncio.wait({running, over}, timeout=kr.TRIGGER_DEADLINE, return_when=asyncio.FIRST_COMPLETED)
         over.cancel()
         if control is not None:
+            if watch.over.is_set():
+                # The company halts once the burst is read: a session whose
+                # controller has ended reads the rest of its ledger in one go,
+                # which would blur the burst's figures (not the kill's).
+                read = asyncio.ensure_future(watch.burst_read.wait())
+                await asyncio.wait({running, read}, timeout=kr.TRIGGER_DEADLINE, return_when=asyncio.FIRST_COMPLETED)
+                read.cancel()
             control.write_text("halt", encoding="utf-8")  # the company ends; its sessions are judged
         if not watch.over.is_set():
             raise kr.TriggerFailed(f"{base.name}: no kill within {kr.TRIGGER_DEADLINE:.0f} s")
@@ -266,10 +277,14 @@ async def trigger(
     kill = read_json(kill_path)
     wrote = kr.trigger_wrote_at(armed.ledger)
     sent, seen = float(kill["killSentEpoch"]), float(kill["triggerSeenEpoch"])
+    frozen = kill.get("frozenEpoch")
     overlapping = gcs.within(wrote, sent)
     sample = Sample(
         mode, lines, index, (sent - wrote) * 1e3, (seen - wrote) * 1e3, (sent - seen) * 1e3, wrote, sent,
-        results[0].finished, len(overlapping), sum(b - a for a, b in overlapping) * 1e3,
+        results[0].finished,
+        (float(frozen) - seen) * 1e3 if frozen is not None else None,
+        (sent - float(frozen)) * 1e3 if frozen is not None else None,
+        len(overlapping), sum(b - a for a, b in overlapping) * 1e3,
     )
     if company:
         sample.burst_wrote_at = burst_wrote_at(company[-1].ledger)
@@ -327,8 +342,9 @@ async def run_all(args: argparse.Namespace, work: Path, children: kr.Children) -
 
 
 def summarise(samples: list[Sample], sizes: list[int]) -> dict[str, Any]:
-    out: dict[str, Any] = {"reaction": {}, "notice": {}, "act": {}, "ratio": {}, "target": {}, "finished": {},
-                           "fullGcs": {}, "duringBurst": {}, "afterBurstMs": {}, "burstReadS": {}, "burstDrainMs": {}}
+    keys = ("reaction", "notice", "act", "freeze", "frozen", "ratio", "target", "finished",
+            "fullGcs", "duringBurst", "afterBurstMs", "burstReadS", "burstDrainMs")
+    out: dict[str, Any] = {k: {} for k in keys}
     for lines in sizes:
         for mode in MODES:
             mine = [s for s in samples if s.mode == mode and s.lines == lines]
@@ -336,6 +352,8 @@ def summarise(samples: list[Sample], sizes: list[int]) -> dict[str, Any]:
             out["reaction"][key] = kr.stats([s.reaction_ms for s in mine])
             out["notice"][key] = kr.stats([s.notice_ms for s in mine])
             out["act"][key] = kr.stats([s.act_ms for s in mine])
+            out["freeze"][key] = kr.stats([s.freeze_ms for s in mine if s.freeze_ms is not None])
+            out["frozen"][key] = kr.stats([s.frozen_ms for s in mine if s.frozen_ms is not None])
             out["target"][key] = out["reaction"][key]["p99"] <= kr.TARGET_P99_MS
             out["finished"][key] = [sum(1 for s in mine if s.finished), len(mine)]
             out["fullGcs"][key] = [sum(1 for s in mine if s.full_gcs), len(mine), max((s.full_gc_ms for s in mine), default=0.0)]
@@ -366,8 +384,9 @@ def report(summary: dict[str, Any], args: argparse.Namespace, slices: str, load:
             s = summary["reaction"][f"{mode}/{lines}"]
             rows.append(f"{mode:<10}{lines:>13}{s['n']:>5}{s['p50']:>11.3f}{s['p99']:>11.3f}{s['max']:>11.3f}")
     rows.append("")
-    rows.append("where the time goes (notice = trigger seen - written; act = SIGKILL sent - trigger seen):")
-    for part in ("notice", "act"):
+    rows.append("where the time goes (notice = trigger seen - written; act = SIGKILL sent - trigger seen, "
+                "of which freeze = SIGSTOP sent - trigger seen and frozen = SIGKILL sent - SIGSTOP sent):")
+    for part in ("notice", "act", "freeze", "frozen"):
         for lines in args.sizes:
             for mode in MODES:
                 s = summary[part][f"{mode}/{lines}"]

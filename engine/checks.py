@@ -628,6 +628,14 @@ class EventTally:
                 self.foreign.append((name, verb, ns))
 
 
+def planned_after(acc: Accounts, study: StudyFacts, seq: int | None) -> frozenset[str]:
+    """Container names of the runs planned after ``seq``: the study may create these in a kill's window."""
+    prefix = study.name_prefix
+    if prefix is None or seq is None:
+        return frozenset()
+    return frozenset(prefix + a.run for a in acc.runs.values() if a.plan is not None and a.plan.seq > seq)
+
+
 # --- per kill ----------------------------------------------------------------------------
 
 
@@ -636,7 +644,7 @@ class KillEvidence:
     """What kills/<n>/ holds, read and interpreted, for the checks of one kill."""
 
     number: int
-    problems: dict[str, str] = field(default_factory=dict)  # file -> why it cannot be used
+    problems: dict[str, str] = field(default_factory=dict)  # file -> why it cannot be used (it is there)
     missing: set[str] = field(default_factory=set)  # files that are not there at all
     kill: KillFile | None = None
     snapshots: dict[str, dict[str, Any]] = field(default_factory=dict)  # file -> {name: inspect | None}
@@ -651,6 +659,12 @@ class KillEvidence:
     def scope(self) -> str:
         return f"kill {self.number}"
 
+    def problem(self, file: str) -> str | None:
+        """Why ``file`` cannot be used (missing, or there but unusable), or None."""
+        if file in self.missing:
+            return f"{file}: missing"
+        return self.problems.get(file)
+
     @property
     def window_open(self) -> bool:
         """The window file is not there (yet): the resumed controller ended before every result."""
@@ -664,7 +678,7 @@ class KillEvidence:
         required = self.required()
         missing = [f for f in required if f in self.missing]
         out = [f"missing: {', '.join(missing)}"] if missing else []
-        out += [self.problems[f] for f in KILL_FILES if f in self.problems and f not in self.missing]
+        out += [self.problems[f] for f in KILL_FILES if f in self.problems]
         return out
 
 
@@ -672,7 +686,7 @@ def kill_delivered(ev: KillEvidence) -> Check:
     v = Verdict("killDelivered", ev.scope)
     k = ev.kill
     if k is None:
-        v.fail(ev.problems.get(KILL_JSON, f"{KILL_JSON}: missing"))
+        v.fail(ev.problem(KILL_JSON) or f"{KILL_JSON}: not read")
         return v.check("")
     for reason in k.delivery:
         v.fail(reason)
@@ -781,8 +795,9 @@ def target_checks(ev: KillEvidence, t: Target, acc: Accounts, study: StudyFacts,
 
 def snapshot_entry(ev: KillEvidence, file: str, name: str) -> tuple[dict[str, Any] | None, str | None]:
     """The target's inspect in one snapshot file, or why there is none."""
-    if file in ev.problems:
-        return None, ev.problems[file] if file not in ev.missing else f"{file}: missing"
+    problem = ev.problem(file)
+    if problem is not None:
+        return None, problem
     entry = ev.snapshots.get(file, {}).get(name)
     if entry is None:
         return None, f"{file} has no {name}"
@@ -832,7 +847,7 @@ def same_container_no_rerun(
 
     # The window: when the target's result was seen.
     window = ev.window
-    if WINDOW in ev.problems and not ev.window_open:
+    if WINDOW in ev.problems:
         v.fail(ev.problems[WINDOW])
     elif ev.window_open:
         v.unknown(WINDOW_OPEN)
@@ -847,8 +862,9 @@ def same_container_no_rerun(
 
     # The lifecycle events.
     for file in (LIVE, READBACK):
-        if file in ev.problems and not (file == READBACK and ev.window_open and file in ev.missing):
-            v.fail(ev.problems[file] if file not in ev.missing else f"{file}: missing")
+        problem = ev.problem(file)
+        if problem is not None and not (file == READBACK and ev.window_open and file in ev.missing):
+            v.fail(problem)
     tally = ev.tally
     watch = None
     if tally is not None:
@@ -864,7 +880,7 @@ def same_container_no_rerun(
             v.fail(f"{tally.foreign_count - len(tally.foreign)} more containers of the study created or started in the window")
         if tally.gaps:
             v.unknown(f"the live recording has {plural(tally.gaps, 'gap')}")
-    elif LIVE not in ev.problems:
+    elif ev.problem(LIVE) is None:
         v.unknown("the lifecycle events were not judged")
     if watch is not None:
         for action, ns in watch.forbidden:
@@ -971,7 +987,7 @@ def result_settled_and_finished(
             v.fail("kill.json has no beforeKillSeq to place the result after")
         elif result.seq <= seq:
             v.fail(f"the result (seq {result.seq}) is not after the kill (seq {seq})")
-    if WINDOW in ev.problems and not ev.window_open:
+    if WINDOW in ev.problems:
         v.fail(ev.problems[WINDOW])
     elif ev.window_open:
         v.unknown(WINDOW_OPEN)
@@ -983,8 +999,8 @@ def result_settled_and_finished(
         elif result is not None and result.seq > closed_at:
             v.fail(f"the result (seq {result.seq}) comes after the window closed (at result seq {closed_at})")
 
-    if acct is not None and acct.purpose == "diagnosis":
-        _settled(v, pending, t.run, acct, result, acc)
+    if acct is not None and acct.plan is not None and acct.purpose == "diagnosis":
+        _settled(v, pending, t.run, acct, acct.plan, result, acc)
     if not acc.halted_at_export():
         pending("the study did not end halted at export")
     rnd = round_text(acct.round) if acct else "?"
@@ -993,7 +1009,9 @@ def result_settled_and_finished(
     return v.check(f"one result at {where}, after the kill and inside the window{settled}; halted at export")
 
 
-def _settled(v: Verdict, pending: Any, run: str, acct: RunAccount, result: Record | None, acc: Accounts) -> None:
+def _settled(
+    v: Verdict, pending: Any, run: str, acct: RunAccount, plan: Record, result: Record | None, acc: Accounts
+) -> None:
     """The diagnosis part: one settlement of the round, naming the run, after its result, complete."""
     if not is_int(acct.round):
         v.fail(f"the round of {run} is {type_name(acct.round)}, not an integer")
@@ -1015,7 +1033,7 @@ def _settled(v: Verdict, pending: Any, run: str, acct: RunAccount, result: Recor
     if s.accounted is None:
         v.fail(f"the settlement of round {rnd}: {s.problem}")
     else:
-        planned = experiment_keys(acct.plan.get("experiments") if acct.plan else None)
+        planned = experiment_keys(plan.get("experiments"))
         if planned is None:
             v.fail(f"runPlanned.experiments of {run} is not a list")
         elif planned - s.accounted:
@@ -1026,7 +1044,8 @@ def _settled(v: Verdict, pending: Any, run: str, acct: RunAccount, result: Recor
                 v.fail(f"selectDiagnosis of round {rnd}: {sel.problem}")
             elif sel.chosen - s.accounted:
                 v.fail(f"the settlement leaves out {plural(len(sel.chosen - s.accounted), 'chosen experiment')}")
-    if acc.proposal_opened.get(round_key(rnd), 0) <= s.seq:
+    opened = acc.proposal_opened.get(round_key(rnd))
+    if opened is None or opened <= s.seq:
         pending(f"no stageOpen proposal {rnd} after the settlement (seq {s.seq})")
 
 

@@ -146,20 +146,18 @@ class Broken:
 
 
 class _Run:
-    """What the rules need of one run."""
+    """What the rules need of one run: where it was planned, its planned experiments, what it has had."""
 
-    __slots__ = ("plans", "plan_line", "experiments", "charges", "starts", "results", "result_seq")
+    __slots__ = ("plan_line", "experiments", "charged", "started", "resulted")
 
-    def __init__(self) -> None:
-        self.plans = 0
-        self.plan_line = 0
+    def __init__(self, plan_line: int | None, experiments: Any) -> None:
+        self.plan_line = plan_line  # None: no runPlanned yet
         # The plan's experiments as written (a reference the accounts hold anyway);
         # turned into ids only when a settlement names the run.
-        self.experiments: Any = None
-        self.charges = 0
-        self.starts = 0
-        self.results = 0
-        self.result_seq = 0
+        self.experiments = experiments
+        self.charged = False
+        self.started = False
+        self.resulted = False
 
 
 class _Round:
@@ -217,17 +215,15 @@ class ContractWatch:
         breaks: list[tuple[int, str]] = []
         if kind in ROUND_KINDS and not is_int(c.get("round")):
             breaks.append((6, f"{kind}.round is {type_name(c.get('round')) if 'round' in c else 'missing'}, not an integer"))
-        run: str | None = None
-        if kind in RUN_KINDS:
-            value = c.get("run")
+        run = c.get("run")
+        if kind in RUN_KINDS and not valid_id(run):
             if "run" not in c:
                 breaks.append((1, f"{kind} has no run"))
-            elif not isinstance(value, str):
-                breaks.append((1, f"{kind}.run is {type_name(value)}, not a string"))
-            elif not valid_id(value):
-                breaks.append((1, f"{kind}.run does not match the id pattern {ID_PATTERN}"))
+            elif not isinstance(run, str):
+                breaks.append((1, f"{kind}.run is {type_name(run)}, not a string"))
             else:
-                run = value
+                breaks.append((1, f"{kind}.run does not match the id pattern {ID_PATTERN}"))
+            run = None
         if kind == "studyOpen":
             if not is_number(c.get("budget")):
                 breaks.append((6, f"studyOpen.budget is {type_name(c.get('budget'))}, not a number"))
@@ -236,8 +232,11 @@ class ContractWatch:
         elif kind == "decision":
             if c.get("name") == SELECT:
                 self._selection(c, breaks)
+        elif kind == "diagnosisSettlement":
+            # Counted for its round even when the run it names is not a run id.
+            self._settlement(c, run, breaks)
         elif run is None:
-            return breaks
+            pass
         elif kind == "runPlanned":
             self._planned(r, run, breaks)
         elif kind == "charge":
@@ -246,66 +245,60 @@ class ContractWatch:
             self._started(c, run, breaks)
         elif kind == "runResult":
             self._result(r, run, breaks)
-        elif kind == "diagnosisSettlement":
-            self._settlement(c, run, breaks)
         return breaks
 
     def _known_run(self, kind: str, run: str, breaks: list[tuple[int, str]]) -> _Run:
         state = self._runs.get(run)
         if state is None:
-            state = self._runs[run] = _Run()
-        if state.plans == 0:
+            state = self._runs[run] = _Run(None, None)
+        if state.plan_line is None:
             breaks.append((2, f"{kind} for run {run}, which has no runPlanned before it"))
         return state
 
     def _planned(self, r: Record, run: str, breaks: list[tuple[int, str]]) -> None:
         state = self._runs.get(run)
         if state is None:
-            state = self._runs[run] = _Run()
-        if state.plans:
+            self._runs[run] = _Run(r.line, r.get("experiments"))
+        elif state.plan_line is not None:
             breaks.append((2, f"second runPlanned for run {run} (the first is line {state.plan_line})"))
-        elif state.charges or state.starts or state.results:
-            breaks.append((3, f"runPlanned for run {run} after its charge"))
         else:
-            state.plan_line = r.line
-            state.experiments = r.get("experiments")
-        state.plans += 1
+            # Its charge, start or result came first (that line broke rule 2 already).
+            breaks.append((3, f"runPlanned for run {run} after its other records"))
+            state.plan_line, state.experiments = r.line, r.get("experiments")
 
     def _charge(self, c: dict[str, Any], run: str, breaks: list[tuple[int, str]]) -> None:
         state = self._known_run("charge", run, breaks)
-        if state.charges:
+        if state.charged:
             breaks.append((3, f"second charge for run {run}"))
-        elif state.starts:
+        elif state.started:
             breaks.append((3, f"charge for run {run} after its runStarted"))
-        elif state.results:
+        elif state.resulted:
             breaks.append((3, f"charge for run {run} after its runResult"))
-        state.charges += 1
+        state.charged = True
         for name in ("amount", "balance"):
             if not is_number(c.get(name)):
                 breaks.append((6, f"charge.{name} is {type_name(c.get(name))}, not a number"))
 
     def _started(self, c: dict[str, Any], run: str, breaks: list[tuple[int, str]]) -> None:
         state = self._known_run("runStarted", run, breaks)
-        if state.starts:
+        if state.started:
             breaks.append((3, f"second runStarted for run {run}"))
-        elif not state.charges:
+        elif not state.charged:
             breaks.append((3, f"runStarted for run {run} before its charge"))
-        elif state.results:
+        elif state.resulted:
             breaks.append((3, f"runStarted for run {run} after its runResult"))
-        state.starts += 1
+        state.started = True
         expected = self.container(run)
         if expected is not None and c.get("container") != expected:
             breaks.append((4, f"runStarted.container for run {run} is not {expected}"))
 
     def _result(self, r: Record, run: str, breaks: list[tuple[int, str]]) -> None:
         state = self._known_run("runResult", run, breaks)
-        if state.results:
+        if state.resulted:
             breaks.append((3, f"second runResult for run {run}"))
-        elif not state.starts:
+        elif not state.started:
             breaks.append((3, f"runResult for run {run} before its runStarted"))
-        if not state.results:
-            state.result_seq = r.seq
-        state.results += 1
+        state.resulted = True
         if not is_int(r.get("exitCode")):
             breaks.append((6, f"runResult.exitCode is {type_name(r.get('exitCode'))}, not an integer"))
         if not isinstance(r.get("outputs"), dict):
@@ -332,22 +325,22 @@ class ContractWatch:
             breaks.append((5, f"second selectDiagnosis decision for round {rnd}"))
             return
         state.chosen = chosen
-        if state.settlements and state.accounted is not None and chosen is not None:
+        if state.accounted is not None and chosen is not None:
             left = len(chosen - state.accounted)
             if left:
                 breaks.append((5, f"selectDiagnosis of round {rnd}, after its settlement, chooses "
                                   f"{plural(left, 'experiment')} the settlement leaves out"))
         state.settled_both()
 
-    def _settlement(self, c: dict[str, Any], run: str, breaks: list[tuple[int, str]]) -> None:
+    def _settlement(self, c: dict[str, Any], run: str | None, breaks: list[tuple[int, str]]) -> None:
         rnd = round_text(c.get("round"))
         state = self._round(c.get("round"))
         if state is not None:
             state.settlements += 1
             if state.settlements > 1:
                 breaks.append((5, f"second diagnosisSettlement for round {rnd}"))
-        named = self._runs.get(run)
-        if named is None or not named.results:
+        named = self._runs.get(run) if run is not None else None
+        if run is not None and (named is None or not named.resulted):
             breaks.append((5, f"diagnosisSettlement of round {rnd} names run {run}, which has no runResult before it"))
         accounted, problem = settlement_accounted(c)
         if problem is not None:
@@ -356,7 +349,7 @@ class ContractWatch:
         assert accounted is not None
         if state is not None and state.settlements == 1:
             state.accounted = accounted
-        if named is not None and named.plans:
+        if named is not None and named.plan_line is not None:
             planned = experiment_keys(named.experiments)
             if planned is None:
                 breaks.append((5, f"runPlanned.experiments of run {run} is not a list, so no settlement can account for it"))

@@ -58,6 +58,7 @@ from engine.checks import (
     overall,
     parse_kill,
     parse_window,
+    planned_after,
     rfc3339_epoch,
 )
 from engine.contract import ContractWatch, is_int, valid_container_name, valid_id
@@ -244,7 +245,6 @@ def _read_kill(out: Path, name: str, study: StudyFacts) -> KillEvidence:
     for file in KILL_FILES:
         if not safefile.exists(out, f"{base}/{file}"):
             ev.missing.add(file)
-            ev.problems[file] = f"{file}: missing"
     if KILL_JSON not in ev.missing:
         try:
             ev.kill = parse_kill(safefile.read_object(out, f"{base}/{KILL_JSON}"), study)
@@ -421,11 +421,7 @@ def _read_events(out: Path, ev: KillEvidence, acc: Accounts, study: StudyFacts) 
     since = window.since_ns if window is not None else k.since_ns
     if since is None or (window is None and WINDOW not in ev.missing):
         return  # no window start known (or the window file is unusable): the checks say so
-    prefix = study.name_prefix
-    seq = k.before_kill_seq
-    allowed = frozenset(
-        prefix + a.run for a in acc.runs.values() if prefix and seq is not None and a.plan is not None and a.plan.seq > seq
-    )
+    allowed = planned_after(acc, study, k.before_kill_seq)
     targets = []
     for t in k.targets:
         name = study.container(t.run)
@@ -438,7 +434,7 @@ def _read_events(out: Path, ev: KillEvidence, acc: Accounts, study: StudyFacts) 
                 ids.add(entry["Id"])
         seen = window.results.get(t.run, {}).get("resultSeenNs") if window is not None else None
         targets.append(TargetWatch(t.run, name, frozenset(ids), seen))
-    tally = EventTally(since, window.until_ns if window is not None else None, prefix, allowed, targets)
+    tally = EventTally(since, window.until_ns if window is not None else None, study.name_prefix, allowed, targets)
     for file, live in ((LIVE, True), (READBACK, False)):
         if file in ev.missing:
             continue
@@ -476,7 +472,7 @@ def _kill_report(ev: KillEvidence, checks: list[Check]) -> dict[str, Any]:
         "trigger": k.trigger if k else None,
         "beforeKillSeq": k.before_kill_seq if k else None,
         "windowOpen": ev.window_open,
-        "files": {f: ("ok" if f not in ev.problems else ev.problems[f]) for f in KILL_FILES},
+        "files": {f: ev.problem(f) or "ok" for f in KILL_FILES},
         "gaps": ev.tally.gaps if ev.tally else None,
         "checks": {c.name: c.ok for c in checks if c.scope == ev.scope},
         "details": {c.name: c.detail for c in checks if c.scope == ev.scope},

@@ -356,6 +356,7 @@ class Case:
     expected: dict[Key, bool | None]
     scenario: Callable[[Scenario], None] | None = None
     files: Callable[[Files], None] | None = None
+    details: dict[Key, str] = field(default_factory=dict)  # exact details of some of the checks
 
     def build(self) -> Files:
         s = sound()
@@ -386,8 +387,9 @@ def U(*keys: Key) -> dict[Key, bool | None]:
 CORPUS: list[Case] = []
 
 
-def case(name: str, why: str, expected: dict[Key, bool | None], *, scenario: Any = None, files: Any = None) -> None:
-    CORPUS.append(Case(name, why, expected, scenario, files))
+def case(name: str, why: str, expected: dict[Key, bool | None], *, scenario: Any = None, files: Any = None,
+         details: dict[Key, str] | None = None) -> None:
+    CORPUS.append(Case(name, why, expected, scenario, files, details or {}))
 
 
 # The thirteen ways a wrong study was judged sound by contract v1.
@@ -422,7 +424,8 @@ def _charge_unplanned(s: Scenario) -> None:
 
 
 case("charge-without-plan", "a second charge and runStarted under a run id with no runPlanned",
-     F((ST, "contractKept")), scenario=_charge_unplanned)
+     F((ST, "contractKept")), scenario=_charge_unplanned,
+     details={(ST, "contractKept"): "rule 2, line 40: charge for run d1x, which has no runPlanned before it (1 more line breaks a rule)"})
 
 
 def _charge_no_run(s: Scenario) -> None:
@@ -477,7 +480,8 @@ case("settlement-of-nothing", "a settlement judging none of the run's experiment
 
 case("die-exit-137", "the die says exit 137 but runResult says 0",
      F((D1, "sameContainerNoRerun")),
-     files=lambda f: edit_events(f, 1, "die", container("d1"), lambda e: e["Actor"]["Attributes"].update(exitCode="137")))
+     files=lambda f: edit_events(f, 1, "die", container("d1"), lambda e: e["Actor"]["Attributes"].update(exitCode="137")),
+     details={(D1, "sameContainerNoRerun"): "the die says exit 137, runResult says 0"})
 
 
 def _not_sigkill(f: Files) -> None:
@@ -487,7 +491,8 @@ def _not_sigkill(f: Files) -> None:
 
 
 case("killed-without-sigkill", "the killed controller did not die of SIGKILL (its keeper says exit 0)",
-     F((K1, "killDelivered")), files=_not_sigkill)
+     F((K1, "killDelivered")), files=_not_sigkill,
+     details={(K1, "killDelivered"): f"the keeper's end line for pid {FIRST_PID} says exit 0, not SIGKILL"})
 
 
 def _fired_no_folder(f: Files) -> None:
@@ -496,7 +501,8 @@ def _fired_no_folder(f: Files) -> None:
 
 
 case("fired-without-folder", "arms.jsonl says fired but kills/1/ is missing",
-     F((ST, "killTriggered"), (K2, "killEvidence")), files=_fired_no_folder)
+     F((ST, "killTriggered"), (K2, "killEvidence")), files=_fired_no_folder,
+     details={(ST, "killTriggered"): "arms.jsonl says kill 1 fired, but kills/1/ is missing", (K2, "killEvidence"): "kills/1/ is missing: kills are numbered from 1"})
 
 
 def _wrong_container(s: Scenario) -> None:
@@ -512,7 +518,8 @@ def _window_early(f: Files) -> None:
 
 
 case("window-closed-before-result", "the kill's window closed before the target's result was written",
-     F((D1, "resultSettledAndFinished")), files=_window_early)
+     F((D1, "resultSettledAndFinished")), files=_window_early,
+     details={(D1, "resultSettledAndFinished"): "the result (seq 8) comes after the window closed (at result seq 7)"})
 
 
 # Every clause of §4 and every rule of §2a, one at a time.
@@ -522,7 +529,8 @@ def _gap(f: Files) -> None:
     live.insert(1, {"gap": {"from": rfc3339_ms(in_window(f, 1, 0.1)), "to": rfc3339_ms(in_window(f, 1, 0.2))}})
 
 
-case("gap-in-live-recording", "the live recording has a gap", U((D1, "sameContainerNoRerun")), files=_gap)
+case("gap-in-live-recording", "the live recording has a gap", U((D1, "sameContainerNoRerun")), files=_gap,
+     details={(D1, "sameContainerNoRerun"): "the live recording has 1 gap"})
 
 
 def _gap_and_create(f: Files) -> None:
@@ -535,11 +543,13 @@ case("gap-and-create", "a gap, and a create of the target seen live: false beats
 
 case("window-file-missing", "the window is still open (its file is absent)",
      U((D1, "sameContainerNoRerun"), (D1, "resultSettledAndFinished")),
-     files=lambda f: f.pop("kills/1/container-events-window.json"))
+     files=lambda f: f.pop("kills/1/container-events-window.json"),
+     details={(D1, "sameContainerNoRerun"): "window still open; `studymon run --resume` continues it"})
 
 case("live-recording-missing", "container-events-live.jsonl is missing",
      F((K1, "killEvidence"), (ST, "killTriggered"), (D1, "sameContainerNoRerun")),
-     files=lambda f: f.pop("kills/1/container-events-live.jsonl"))
+     files=lambda f: f.pop("kills/1/container-events-live.jsonl"),
+     details={(K1, "killEvidence"): "missing: container-events-live.jsonl", (D1, "sameContainerNoRerun"): "container-events-live.jsonl: missing", (ST, "killTriggered"): "kills/1/ is incomplete: missing: container-events-live.jsonl"})
 
 case("readback-missing", "container-events.jsonl is missing though the window closed",
      F((K1, "killEvidence"), (ST, "killTriggered"), (D1, "sameContainerNoRerun")),
@@ -573,7 +583,8 @@ case("no-die", "no die of the target in its window", F((D1, "sameContainerNoReru
 
 case("foreign-create", "a container of the study created in the window for no run planned after the kill",
      F((A2, "sameContainerNoRerun"), (D3, "sameContainerNoRerun")),
-     files=lambda f: add_event(f, 2, event("create", container("zz"), in_window(f, 2, 0.5))))
+     files=lambda f: add_event(f, 2, event("create", container("zz"), in_window(f, 2, 0.5))),
+     details={(A2, "sameContainerNoRerun"): "create of inforsi-s-zz at 2026-11-30T00:53:55.100Z in the window, and its run has no runPlanned after the kill"})
 
 
 def _omit_target(f: Files) -> None:
@@ -582,7 +593,8 @@ def _omit_target(f: Files) -> None:
 
 
 case("targets-omit-in-flight-run", "kill.json's targets omit a run in flight at the kill",
-     F((K2, "killEvidence")), files=_omit_target)
+     F((K2, "killEvidence")), files=_omit_target,
+     details={(K2, "killEvidence"): "kill.json omits run a2, in flight at seq 34"})
 
 
 def _at_kill_forged(f: Files) -> None:
@@ -665,7 +677,8 @@ def _recharge(s: Scenario) -> None:
 
 
 case("recharge", "the killed run charged a second time after the kill",
-     F((ST, "contractKept"), (ST, "chargedEqualsStarts"), (D1, "chargedOnce")), scenario=_recharge)
+     F((ST, "contractKept"), (ST, "chargedEqualsStarts"), (D1, "chargedOnce")), scenario=_recharge,
+     details={(ST, "contractKept"): "rule 3, line 8: second charge for run d1", (D1, "chargedOnce"): "2 charges, 1 runStarted", (ST, "chargedEqualsStarts"): "run d1: 2 charges, 1 start"})
 
 
 def _restart(s: Scenario) -> None:
@@ -686,7 +699,8 @@ def _replan(s: Scenario) -> None:
 
 
 case("replanned-after-kill", "a run planned after the kill repeats the target (purpose, cell, round, experiments)",
-     F((D1, "chargedOnce")), scenario=_replan)
+     F((D1, "chargedOnce")), scenario=_replan,
+     details={(D1, "chargedOnce"): "run d1b (planned at seq 8, after the kill) repeats it: same purpose, cell, round and experiments"})
 
 
 def _export(s: Scenario) -> None:
@@ -793,6 +807,31 @@ def _kill_number_hole(f: Files) -> None:
 
 
 case("kill-numbers-with-a-hole", "kills/2/ renumbered to kills/3/", F(("kill 3", "killEvidence")), files=_kill_number_hole)
+
+
+def _stop_by_id(f: Files) -> None:
+    name = container("d1")
+    e = event("stop", "renamed-elsewhere", in_window(f, 1, 0.3))
+    e["Actor"]["ID"] = e["id"] = container_id(name)
+    add_event(f, 1, e)
+
+
+case("stop-by-id", "a stop of the target's container Id under another name", F((D1, "sameContainerNoRerun")),
+     files=_stop_by_id, details={(D1, "sameContainerNoRerun"): "stop of inforsi-s-d1 at 2026-11-30T00:53:27.380Z in its window"})
+
+
+def _stop_after_result(f: Files) -> None:
+    seen = window(f, 2)["targets"]["a2"]["resultSeenEpoch"]
+    add_event(f, 2, event("stop", container("a2"), seen + 0.01))
+
+
+case("stop-after-its-result", "a stop of a target after its result was seen, inside the kill's window: still sound",
+     {}, files=_stop_after_result)
+
+case("before-snapshot-missing", "container-before.json is missing",
+     F((K1, "killEvidence"), (ST, "killTriggered"), (D1, "sameContainerNoRerun")),
+     files=lambda f: f.pop("kills/1/container-before.json"),
+     details={(D1, "sameContainerNoRerun"): "container-before.json: missing"})
 
 
 def _delete_destroy(f: Files) -> None:

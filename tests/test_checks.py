@@ -44,6 +44,7 @@ from engine.checks import (
     overall,
     parse_kill,
     parse_window,
+    planned_after,
     result_settled_and_finished,
     rfc3339_epoch,
     same_container_no_rerun,
@@ -75,7 +76,6 @@ def evidence(files: dict[str, Any], n: int = 1, study: StudyFacts = STUDY) -> tu
     for file in (KILL_JSON, AT_KILL, BEFORE, AFTER, BEFORE_RESUME, READBACK, LIVE, WINDOW):
         if base + file not in files:
             ev.missing.add(file)
-            ev.problems[file] = f"{file}: missing"
     ev.kill = parse_kill(files[base + KILL_JSON], study)
     for file in (BEFORE, AFTER, BEFORE_RESUME):
         if base + file in files:
@@ -90,7 +90,7 @@ def evidence(files: dict[str, Any], n: int = 1, study: StudyFacts = STUDY) -> tu
     since = ev.window.since_ns if ev.window else ev.kill.since_ns
     targets = [TargetWatch(t.run, container(t.run), frozenset({container_id(container(t.run))}),
                            ev.window.results[t.run]["resultSeenNs"] if ev.window else None) for t in ev.kill.targets]
-    allowed = frozenset(container(a.run) for a in acc.runs.values() if a.plan and a.plan.seq > seq)
+    allowed = planned_after(acc, study, seq)
     ev.tally = EventTally(since, ev.window.until_ns if ev.window else None, STUDY.name_prefix, allowed, targets)
     for file, live in ((LIVE, True), (READBACK, False)):
         for i, e in enumerate(files.get(base + file, []), 1):
@@ -539,7 +539,6 @@ def test_kill_evidence_files_and_stage() -> None:
     files = one_kill()
     ev, acc = evidence(files)
     ev.missing.add(AFTER)
-    ev.problems[AFTER] = f"{AFTER}: missing"
     ev.problems[BEFORE] = f"{BEFORE}: not a regular file (a FIFO)"
     assert kill_evidence(ev, acc, LedgerFacts()).detail == f"missing: {AFTER}; {BEFORE}: not a regular file (a FIFO)"
     # An open window needs only what is written by the resume.
@@ -592,7 +591,6 @@ def test_same_container_missing_entries() -> None:
     assert scnr(ev, acc).detail == f"{AFTER} has no {NAME}"
     ev.snapshots[AFTER] = {NAME: [1]}
     assert scnr(ev, acc).detail == f"{AFTER}: the entry for {NAME} is a list, not an object"
-    ev.problems[AFTER] = f"{AFTER}: missing"
     ev.missing.add(AFTER)
     assert scnr(ev, acc).detail == f"{AFTER}: missing"
 
@@ -660,19 +658,18 @@ def test_same_container_open_window() -> None:
     assert scnr(ev, acc) == Check("sameContainerNoRerun", None, WINDOW_OPEN, SCOPE)
     ev.tally.targets[0].dies.clear()  # type: ignore[union-attr]
     assert scnr(ev, acc).detail == f"{WINDOW_OPEN}; no die of {NAME} yet"
-    ev.problems[LIVE] = f"{LIVE}: missing"
+    ev.missing.add(LIVE)
     assert scnr(ev, acc).ok is False
 
 
 def test_same_container_event_file_problems() -> None:
     ev, acc = evidence(one_kill())
-    ev.problems[READBACK] = f"{READBACK}: missing"
     ev.missing.add(READBACK)
     assert scnr(ev, acc).detail == f"{READBACK}: missing"
     ev.tally.malformed, ev.tally.malformed_count = ["l1: x"], 5  # type: ignore[union-attr]
     assert scnr(ev, acc).detail == f"{READBACK}: missing; l1: x; 4 more lines that are not events"
     ev.tally = None
-    ev.problems.clear()
+    ev.missing.clear()
     assert scnr(ev, acc) == Check("sameContainerNoRerun", None, "the lifecycle events were not judged", SCOPE)
 
 
@@ -1056,3 +1053,100 @@ def test_run_account_properties() -> None:
     a.results.append(rec(6, "runResult", run="r", exitCode=1))
     assert not a.in_flight and a.in_flight_at(5) and not a.in_flight_at(6)
     assert a.as_json()["results"] == [{"seq": 6, "exitCode": 1}] and a.as_json()["starts"] == [3, 5]
+
+
+# --- boundaries the mutation run found untested ---------------------------------------------------------
+
+import sys  # noqa: E402
+
+
+def test_planned_after_is_strictly_after() -> None:
+    acc = Accounts().extend([rec(4, "runPlanned", run="a"), rec(5, "runPlanned", run="b")])
+    assert planned_after(acc, STUDY, 4) == frozenset({"inforsi-s-b"})
+    assert planned_after(acc, STUDY, 3) == frozenset({"inforsi-s-a", "inforsi-s-b"})
+    assert planned_after(acc, STUDY, None) == frozenset()
+    assert planned_after(acc, StudyFacts(None, "inforsi", "x"), 0) == frozenset()
+
+
+def test_ns_text() -> None:
+    from engine.checks import ns_text
+    assert ns_text(1_500_000_000) == "1970-01-01T00:00:01.500Z"
+
+
+def test_repeats_are_judged_on_exact_json() -> None:
+    ev, acc = evidence(one_kill())
+    plan = acc.runs["d1"].plan
+    seq = ev.kill.before_kill_seq + 1  # type: ignore[union-attr,operator]
+    for change, repeats in [
+        ({"experiments": ["e1a", "e9"]}, False),  # as many, not the same
+        ({"round": 1.0}, False),
+        ({"object": True}, False),
+        ({"purpose": "diagnosis "}, False),
+        ({"experiments": ["e1b", "e1a"]}, True),
+    ]:
+        acc2 = copy.deepcopy(acc)
+        acc2.add(Record(seq, "t", "runPlanned", dict(plan.content, run="d1b", **change), 99, 0))  # type: ignore[union-attr]
+        assert (co(ev, acc2).ok is False) is repeats, change
+    # Objects and experiments that are JSON objects compare by content, whatever the key order.
+    for field_, a, b in [("object", {"x": 1, "y": 2}, {"y": 2, "x": 1}), ("experiments", [{"p": 1, "q": 2}], [{"q": 2, "p": 1}]),
+                         ("experiments", "e", "e")]:
+        acc2 = copy.deepcopy(acc)
+        acc2.runs["d1"].plans[0] = Record(5, "t", "runPlanned", dict(plan.content, **{field_: a}), 5, 0)  # type: ignore[union-attr]
+        acc2.add(Record(seq, "t", "runPlanned", dict(plan.content, run="d1b", **{field_: b}), 99, 0))  # type: ignore[union-attr]
+        assert co(ev, acc2).ok is False, field_
+    acc2 = copy.deepcopy(acc)
+    acc2.runs["d1"].plans[0] = Record(5, "t", "runPlanned", dict(plan.content, experiments="e"), 5, 0)  # type: ignore[union-attr]
+    acc2.add(Record(seq, "t", "runPlanned", dict(plan.content, run="d1b", experiments="f"), 99, 0))  # type: ignore[union-attr]
+    assert co(ev, acc2).ok is True
+
+
+def test_a_target_without_a_plan_or_start() -> None:
+    ev, acc = evidence(one_kill())
+    acc.runs["d1"].plans.clear()
+    assert kill_evidence(ev, acc, LedgerFacts()).detail == \
+        "kill.json's target d1 disagrees with the ledger on cell, round, planSeq"
+    assert rsf(ev, acc).ok is True  # no plan: not a diagnosis run as far as the ledger says
+    acc.runs["d1"].starts.clear()
+    assert kill_evidence(ev, acc, LedgerFacts()).detail == "kill.json lists run d1, not in flight at seq 7"
+    del acc.runs["d1"]
+    assert kill_evidence(ev, acc, LedgerFacts()).detail == "kill.json lists run d1, not in flight at seq 7"
+    assert co(ev, acc).detail == "0 charges, 0 runStarted; run d1 has no runPlanned"
+
+
+def test_a_settlement_at_seq_0_still_needs_a_proposal_after_it() -> None:
+    ev, acc = evidence(one_kill())
+    del acc.proposal_opened[1]
+    acc.settlements[1].seq = 0
+    acc.runs["d1"].results[0] = Record(0, "", "runResult", {"run": "d1", "exitCode": 0}, 0, 0)
+    assert "no stageOpen proposal 1 after the settlement (seq 0)" in rsf(ev, acc).detail
+
+
+def test_study_checks_pass_the_signal_on() -> None:
+    checks = study_checks([], [], Accounts(), None, "SIGKILL", True)
+    assert checks[-1].detail == "killed by SIGKILL"
+    assert study_checks([], [], Accounts(), 3, None, False)[-1].ok is None
+
+
+def test_untrimmed_accounts_keep_the_records_themselves() -> None:
+    recs = records(derive(build()))
+    acc = Accounts().extend(recs)
+    by_seq = {r.seq: r for r in recs}
+    for a in acc.runs.values():
+        for r in a.plans + a.charges + a.starts + a.results:
+            assert r is by_seq[r.seq]
+    assert "outputs" in acc.runs["d1"].results[0].content
+    trim = Accounts(trim=True).extend(recs)
+    assert trim.runs["d1"].plans[0].content["purpose"] is sys.intern("diagnosis")
+    assert trim.runs["d1"].plans[0].content["object"] is sys.intern("c1")
+    assert trim.runs["d1"].plans[0].content["experiments"][0] is sys.intern("e1a")
+
+
+def test_counts_and_keys_exactly() -> None:
+    acc = Accounts().extend([rec(1, "halt", reason="x"), rec(2, "halt", reason="y"), rec(3, "halt", reason="z"),
+                             rec(4, "serviceError", stage="p", round=1, message="m")])
+    assert acc.halts == 3
+    doc = acc.as_json()
+    assert doc["halts"] == 3 and doc["serviceErrors"] == [rec(4, "serviceError", stage="p", round=1, message="m").as_json()]
+    assert set(doc) == {"budget", "balance", "charged", "records", "lastSeq", "halt", "halts", "exports", "exportCount",
+                        "serviceErrors", "serviceErrorCount", "runs"}
+    assert round_key(True) == ("bool", True) and round_key(1.5) == ("float", 1.5)

@@ -196,7 +196,13 @@ R = ("runResult", {"run": "d1", "exitCode": 0, "outputs": {}})
     ([P, R, C], [(2, 3, "runResult for run d1 before its runStarted"), (3, 3, "charge for run d1 after its runResult")]),
     ([P, C, S, R, R], [(5, 3, "second runResult for run d1")]),
     ([P, C, S, S, R], [(4, 3, "second runStarted for run d1")]),
-    ([C, P, S, R], [(1, 2, "charge for run d1, which has no runPlanned before it"), (2, 3, "runPlanned for run d1 after its charge")]),
+    ([C, P, S, R], [(1, 2, "charge for run d1, which has no runPlanned before it"),
+                    (2, 3, "runPlanned for run d1 after its other records")]),
+    ([S, P], [(1, 2, "runStarted for run d1, which has no runPlanned before it"),
+              (2, 3, "runPlanned for run d1 after its other records")]),
+    ([R, P], [(1, 2, "runResult for run d1, which has no runPlanned before it"),
+              (2, 3, "runPlanned for run d1 after its other records")]),
+    ([P, P, C], [(2, 2, "second runPlanned for run d1 (the first is line 1)")]),
 ])
 def test_rule_3_order_line_by_line(entries: list[tuple[str, dict[str, Any]]], expected: list[tuple[int, int, str]]) -> None:
     assert breaks_by_line(entries) == expected
@@ -284,6 +290,8 @@ def test_rule_5_a_selection_after_its_settlement_is_checked_too() -> None:
     (lambda c: c.update(judged=[]), "judged is not an object with a list of experiments"),
     (lambda c: c.update(judged={"experiments": "e2"}), "judged is not an object with a list of experiments"),
     (lambda c: c.update(dropped=["e1"]), "an entry of dropped names no experiment"),
+    (lambda c: c.update(dropped=[{"reason": "x"}]), "an entry of dropped names no experiment"),
+    (lambda c: c.update(judged={"experiments": ["e2"]}), "an entry of judged.experiments has no id"),
     (lambda c: c.update(judged={"experiments": [{"verdict": "kept"}]}), "an entry of judged.experiments has no id"),
 ])
 def test_rule_5_settlement_shapes(change: Any, detail: str) -> None:
@@ -306,31 +314,29 @@ def test_rule_5_chosen_and_experiments_shapes() -> None:
 # --- rule 6 ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind, field_, bad, word", [
-    ("stageOpen", "round", "1", "an integer"),
-    ("stageOpen", "round", 1.0, "an integer"),
-    ("stageOpen", "round", True, "an integer"),
-    ("decision", "round", None, "an integer"),
-    ("runPlanned", "round", [1], "an integer"),
-    ("diagnosisSettlement", "round", "1", "an integer"),
-    ("serviceError", "round", "1", "an integer"),
-    ("charge", "amount", "10", "a number"),
-    ("charge", "amount", True, "a number"),
-    ("charge", "balance", None, "a number"),
-    ("runResult", "exitCode", "0", "an integer"),
-    ("runResult", "exitCode", 0.0, "an integer"),
-    ("runResult", "exitCode", False, "an integer"),
-    ("runResult", "outputs", [], "an object"),
-    ("studyOpen", "budget", "100", "a number"),
-    ("studyOpen", "config", [], "an object"),
+@pytest.mark.parametrize("kind, field_, bad, detail", [
+    ("stageOpen", "round", "1", "a string, not an integer"),
+    ("stageOpen", "round", 1.0, "a number, not an integer"),
+    ("stageOpen", "round", True, "a boolean, not an integer"),
+    ("decision", "round", None, "null, not an integer"),
+    ("runPlanned", "round", [1], "a list, not an integer"),
+    ("diagnosisSettlement", "round", "1", "a string, not an integer"),
+    ("serviceError", "round", {}, "an object, not an integer"),
+    ("charge", "amount", "10", "a string, not a number"),
+    ("charge", "amount", True, "a boolean, not a number"),
+    ("charge", "balance", None, "null, not a number"),
+    ("runResult", "exitCode", "0", "a string, not an integer"),
+    ("runResult", "exitCode", 0.0, "a number, not an integer"),
+    ("runResult", "exitCode", False, "a boolean, not an integer"),
+    ("runResult", "outputs", [], "a list, not an object"),
+    ("studyOpen", "budget", "100", "a string, not a number"),
+    ("studyOpen", "config", [], "a list, not an object"),
 ])
-def test_rule_6_types(kind: str, field_: str, bad: Any, word: str) -> None:
+def test_rule_6_types(kind: str, field_: str, bad: Any, detail: str) -> None:
     e = sound()
     i = at(e, kind)
     e[i][1][field_] = bad
-    rule, line, detail = broken(e)
-    assert (rule, line) == (6, i + 1)
-    assert detail.startswith(f"{kind}.{field_} is ") and detail.endswith(f"not {word}")
+    assert broken(e) == (6, i + 1, f"{kind}.{field_} is {detail}")
 
 
 def test_rule_6_a_missing_round_is_not_an_integer() -> None:
@@ -366,6 +372,24 @@ def test_the_first_line_wins_then_the_lowest_rule() -> None:
     assert contract_kept(w, StudyFacts("s", "inforsi"), LedgerFacts()).detail.endswith(w.first.detail)
 
 
+def test_where_the_first_break_is() -> None:
+    e = sound()
+    e[at(e, "stageOpen")][1]["round"] = "1"
+    w = watch(e)
+    assert w.first is not None and (w.first.rule, w.first.line, w.first.seq) == (6, 2, 2)
+    assert w.first.text == "rule 6, line 2: stageOpen.round is a string, not an integer"
+
+
+def test_a_settlement_with_a_bad_run_id_still_counts_for_its_round() -> None:
+    e = sound()
+    s = at(e, "diagnosisSettlement")
+    bad = ("diagnosisSettlement", dict(e[s][1], run=7))
+    e.insert(s, bad)
+    w = watch(e)
+    assert (w.first.rule, w.first.line) == (1, s + 1)  # type: ignore[union-attr]
+    assert w.broken_lines == 2  # the good settlement is the round's second
+
+
 def test_contract_kept_fails_on_an_unusable_ledger() -> None:
     check = contract_kept(ContractWatch("inforsi", "s"), StudyFacts("s", "inforsi"), LedgerFacts(problem="gone"))
     assert check.ok is False and check.detail == "the ledger cannot be judged: gone"
@@ -387,6 +411,12 @@ def test_type_helpers() -> None:
     assert is_int(3) and not is_int(True) and not is_int(3.0) and not is_int("3")
     assert is_number(3) and is_number(2.5) and not is_number(False) and not is_number("1")
     assert round_text(4) == "4" and round_text("4") == "?" and round_text(True) == "?"
+
+
+def test_experiment_keys_exactly() -> None:
+    assert key("e1") == "e1" and key(3) == 3
+    assert key(None) == ("NoneType", None) and key(True) == ("bool", True) and key(1.5) == ("float", 1.5)
+    assert key([1, "a"]) == ("json", b'[1,"a"]') and key({"b": 1, "a": 2}) == ("json", b'{"a":2,"b":1}')
 
 
 def test_experiment_keys_tell_types_apart() -> None:

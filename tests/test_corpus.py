@@ -43,6 +43,9 @@ def test_each_wrong_folder_fails_exactly_its_checks(tmp_path: Path, case: Case) 
     got = verdicts(out)
     not_holding = {k: v for k, v in got.items() if v is not True}
     assert not_holding == case.expected, f"{case.why}: {[(c.scope, c.name, c.ok, c.detail) for c in judge(out).checks if c.ok is not True]}"
+    details = {(c.scope, c.name): c.detail for c in judge(out).checks}
+    for key, detail in case.details.items():
+        assert details[key] == detail, key
     # Nothing vanished from the table but what the fault took away (a target dropped, a folder gone).
     assert set(case.expected) <= set(got)
     if not case.expected:
@@ -155,6 +158,18 @@ def test_the_keeper_end_of_the_killed_pid(tmp_path: Path) -> None:
         if line["event"] == "end" and line["pid"] == FIRST_PID:
             line["at"] = kill_at
     assert _checks(write(files, tmp_path / "c"))[("kill 1", "killDelivered")][0] is True
+    # Three ends of the pid: the one at the kill is the killed controller's, not the last one.
+    files = derive(sound())
+    launches = files["launches.jsonl"]
+    i = next(i for i, line in enumerate(launches) if line["event"] == "end" and line["pid"] == FIRST_PID)
+    launches[i]["at"] = kill_at
+    launches.insert(i, {"event": "end", "pid": FIRST_PID, "at": rfc3339_ms(t(1)), "code": 0, "signal": None})
+    launches.insert(i + 2, {"event": "end", "pid": FIRST_PID, "at": rfc3339_ms(t(30)), "code": 0, "signal": None})
+    assert _checks(write(files, tmp_path / "e"))[("kill 1", "killDelivered")][0] is True
+    for line in launches:
+        if line["event"] == "end" and line["pid"] == FIRST_PID:
+            line["at"] = "unreadable"
+    assert _checks(write(files, tmp_path / "f"))[("kill 1", "killDelivered")][0] is False  # the last: exit 0
     # Ends whose times cannot be read: the last one counts.
     files = derive(sound())
     for line in files["launches.jsonl"]:
@@ -224,6 +239,8 @@ def test_ledger_at_kill_details(tmp_path: Path) -> None:
         False, "ledger-at-kill.json ends at seq 0, not at beforeKillSeq 7")
     (tmp_path / "d" / "kills" / "1" / "ledger-at-kill.json").write_text('[{"seq": 1}, 7')
     assert _checks(tmp_path / "d")[("kill 1", "killEvidence")][1].startswith("ledger-at-kill.json differs")
+    (tmp_path / "d" / "kills" / "1" / "ledger-at-kill.json").write_text(json.dumps(ledger)[:-1])
+    assert _checks(tmp_path / "d")[("kill 1", "killEvidence")] == (False, "ledger-at-kill.json: the JSON list is not closed")
     (tmp_path / "d" / "kills" / "1" / "ledger-at-kill.json").write_text("[" + json.dumps(ledger[0]) + ", {")
     assert _checks(tmp_path / "d")[("kill 1", "killEvidence")][1] == "ledger-at-kill.json: not JSON"
 

@@ -545,6 +545,14 @@ class EventTally:
         self.allowed = allowed
         self.targets = targets
         self._target_names = frozenset(t.name for t in targets)
+        # Targets by name and by Id: an event finds its targets at once, however many there are.
+        self._by_run = {t.run: t for t in targets}
+        self._by_name: dict[str, list[TargetWatch]] = {}
+        self._by_id: dict[str, list[TargetWatch]] = {}
+        for t in targets:
+            self._by_name.setdefault(t.name, []).append(t)
+            for i in t.ids:
+                self._by_id.setdefault(i, []).append(t)
         self.gaps = 0
         self.malformed: list[str] = []
         self.malformed_count = 0
@@ -552,6 +560,9 @@ class EventTally:
         self.foreign_count = 0
         self._seen: set[tuple[Any, ...]] = set()
         self.events = 0
+
+    def watch(self, run: str) -> TargetWatch | None:
+        return self._by_run.get(run)
 
     def bad_line(self, where: str, why: str) -> None:
         self.malformed_count += 1
@@ -594,23 +605,23 @@ class EventTally:
         name = name.lstrip("/") if isinstance(name, str) else None
         old = attrs.get("oldName")
         old = old.lstrip("/") if isinstance(old, str) else None
-        for t in self.targets:
+        # The targets this event is about: by name, by Id, or renamed away from its name.
+        concerned = {id(t): t for t in self._by_name.get(name, ())}  # type: ignore[arg-type]
+        concerned.update((id(t), t) for t in self._by_id.get(cid, ()))  # type: ignore[arg-type]
+        if verb == "rename":
+            concerned.update((id(t), t) for t in self._by_name.get(old, ()))  # type: ignore[arg-type]
+        for t in concerned.values():
             if t.until_ns is not None and ns > t.until_ns:
                 continue
-            if name == t.name or (cid is not None and cid in t.ids) or (verb == "rename" and old == t.name):
-                if verb in FORBIDDEN:
-                    k = (cid, verb, ns)
-                    if k in t.seen:
-                        continue
-                    if len(t.seen) < SEEN_KEPT:
-                        t.seen.add(k)
-                    t.forbidden_count += 1
-                    if len(t.forbidden) < SHOWN:
-                        t.forbidden.append((verb, ns))
-                elif verb == "die":
-                    k = (cid, verb, ns)
-                    if k not in t.dies and len(t.dies) < 3:
-                        t.dies[k] = (cid, _exit_code(attrs.get("exitCode")))
+            k = (cid, verb, ns)
+            if verb in FORBIDDEN and k not in t.seen:
+                if len(t.seen) < SEEN_KEPT:
+                    t.seen.add(k)
+                t.forbidden_count += 1
+                if len(t.forbidden) < SHOWN:
+                    t.forbidden.append((verb, ns))
+            elif verb == "die" and k not in t.dies and len(t.dies) < 3:
+                t.dies[k] = (cid, _exit_code(attrs.get("exitCode")))
         if (
             verb in ("create", "start")
             and self.name_prefix is not None
@@ -774,21 +785,30 @@ def _same(a: Any, b: Any) -> bool:
 def kill_checks(ev: KillEvidence, acc: Accounts, study: StudyFacts, ledger: LedgerFacts) -> list[Check]:
     """Every check of one kill: ``killDelivered``, ``killEvidence``, then three per target."""
     checks = [kill_delivered(ev), kill_evidence(ev, acc, ledger)]
-    if ev.kill is not None:
+    if ev.kill is not None and ev.kill.targets:
+        seq = ev.kill.before_kill_seq
+        plans = plans_after(acc, seq) if seq is not None else None
         for t in ev.kill.targets:
-            checks += target_checks(ev, t, acc, study, ledger)
+            checks += target_checks(ev, t, acc, study, ledger, plans)
     return checks
 
 
 # --- per target ------------------------------------------------------------------------------
 
 
-def target_checks(ev: KillEvidence, t: Target, acc: Accounts, study: StudyFacts, ledger: LedgerFacts) -> list[Check]:
+def target_checks(
+    ev: KillEvidence,
+    t: Target,
+    acc: Accounts,
+    study: StudyFacts,
+    ledger: LedgerFacts,
+    plans: dict[tuple[Any, ...], list[RunAccount]] | None = None,
+) -> list[Check]:
     scope = f"{ev.scope} · {t.run}"
     acct = acc.runs.get(t.run)
     return [
         same_container_no_rerun(ev, t, acct, study, ledger, scope),
-        charged_once(ev, t, acct, acc, ledger, scope),
+        charged_once(ev, t, acct, acc, ledger, scope, plans),
         result_settled_and_finished(ev, t, acct, acc, ledger, scope),
     ]
 
@@ -868,7 +888,7 @@ def same_container_no_rerun(
     tally = ev.tally
     watch = None
     if tally is not None:
-        watch = next((w for w in tally.targets if w.run == t.run), None)
+        watch = tally.watch(t.run)
         for reason in tally.malformed:
             v.fail(reason)
         if tally.malformed_count > len(tally.malformed):
@@ -925,8 +945,27 @@ def _experiments(value: Any) -> Any:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
 
 
+def plans_after(acc: Accounts, seq: int) -> dict[tuple[Any, ...], list[RunAccount]]:
+    """The runs planned after ``seq``, by what they are (purpose, cell, round, experiments).
+
+    Built once per kill, so that looking for a target's repeat costs the same
+    whatever the number of targets.
+    """
+    out: dict[tuple[Any, ...], list[RunAccount]] = {}
+    for a in acc.runs.values():
+        if a.plan is not None and a.plan.seq > seq:
+            out.setdefault(_plan_key(a.plan), []).append(a)
+    return out
+
+
 def charged_once(
-    ev: KillEvidence, t: Target, acct: RunAccount | None, acc: Accounts, ledger: LedgerFacts, scope: str
+    ev: KillEvidence,
+    t: Target,
+    acct: RunAccount | None,
+    acc: Accounts,
+    ledger: LedgerFacts,
+    scope: str,
+    plans: dict[tuple[Any, ...], list[RunAccount]] | None = None,
 ) -> Check:
     v = Verdict("chargedOnce", scope)
     if ledger.problem is not None:
@@ -942,14 +981,9 @@ def charged_once(
     elif plan is None:
         v.fail(f"run {t.run} has no runPlanned")
     else:
-        mine = _plan_key(plan)
-        repeats = [
-            a for a in acc.runs.values()
-            if a is not acct and a.plan is not None and a.plan.seq > seq
-            # A cheap look first: a long ledger has many runs after the kill.
-            and a.plan.get("round") == plan.get("round") and a.plan.get("object") == plan.get("object")
-            and _plan_key(a.plan) == mine
-        ]
+        if plans is None:
+            plans = plans_after(acc, seq)
+        repeats = [a for a in plans.get(_plan_key(plan), []) if a is not acct]
         for a in repeats[:SHOWN]:
             v.fail(f"run {a.run} (planned at seq {a.plan.seq}, after the kill) repeats it: "  # type: ignore[union-attr]
                    "same purpose, cell, round and experiments")

@@ -452,10 +452,13 @@ def _read_events(out: Path, ev: KillEvidence, acc: Accounts, study: StudyFacts) 
 
 def _kill_report(ev: KillEvidence, checks: list[Check]) -> dict[str, Any]:
     k = ev.kill
+    by_scope: dict[str, list[Check]] = {}
+    for c in checks:
+        by_scope.setdefault(c.scope, []).append(c)
     targets = []
     for t in k.targets if k else []:
-        mine = [c for c in checks if c.scope == f"{ev.scope} · {t.run}"]
-        watch = next((w for w in ev.tally.targets if w.run == t.run), None) if ev.tally else None
+        mine = by_scope.get(f"{ev.scope} · {t.run}", [])
+        watch = ev.tally.watch(t.run) if ev.tally else None
         targets.append({
             "run": t.run,
             "container": t.container if valid_container_name(t.container) else None,
@@ -474,8 +477,8 @@ def _kill_report(ev: KillEvidence, checks: list[Check]) -> dict[str, Any]:
         "windowOpen": ev.window_open,
         "files": {f: ev.problem(f) or "ok" for f in KILL_FILES},
         "gaps": ev.tally.gaps if ev.tally else None,
-        "checks": {c.name: c.ok for c in checks if c.scope == ev.scope},
-        "details": {c.name: c.detail for c in checks if c.scope == ev.scope},
+        "checks": {c.name: c.ok for c in by_scope.get(ev.scope, [])},
+        "details": {c.name: c.detail for c in by_scope.get(ev.scope, [])},
         "targets": targets,
     }
 

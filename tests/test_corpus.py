@@ -290,3 +290,25 @@ def test_a_garbage_ledger_is_not_read_to_its_end(tmp_path: Path) -> None:
     got = _checks(out)
     assert got[("study", "ledgerWellFormed")][1].startswith("reading stopped after 524288 issues; line 1: malformed")
     assert got[("study", "contractKept")][1].startswith("the ledger cannot be judged: reading stopped after")
+
+
+def test_many_targets_and_events_are_judged_in_linear_time(tmp_path: Path) -> None:
+    import time
+
+    from tests.corpus import add_event, event, in_window
+
+    files = derive(sound())
+    kill = files["kills/1/kill.json"]
+    n = 5000
+    kill["targets"] += [{"run": f"x{i}", "cell": "c", "round": 1, "planSeq": 1, "startSeq": 1,
+                         "container": f"inforsi-s-x{i}"} for i in range(n)]
+    for i in range(n):
+        add_event(files, 1, event("start", f"inforsi-s-x{i}", in_window(files, 1, 0.5)))
+    out = write(files, tmp_path / "s")
+    began = time.monotonic()
+    j = judge(out)
+    assert time.monotonic() - began < 20  # about a second; quadratic would be minutes
+    assert len(j.checks) == 19 + 3 * n
+    got = {(c.scope, c.name): c for c in j.checks}
+    assert got[("kill 1 · x7", "sameContainerNoRerun")].detail.startswith("container-before.json has no inforsi-s-x7")
+    assert "start of inforsi-s-x7 at" in got[("kill 1 · x7", "sameContainerNoRerun")].detail

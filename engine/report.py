@@ -31,7 +31,6 @@ from engine import safefile
 from engine.accounts import Accounts
 from engine.checks import (
     AT_KILL,
-    BEFORE,
     KILL_FILES,
     KILL_JSON,
     LIVE,

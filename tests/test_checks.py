@@ -53,7 +53,7 @@ from engine.checks import (
     time_text,
 )
 from engine.ledger import LedgerIssue, Record
-from tests.corpus import build, container, container_id, derive, event
+from tests.corpus import build, container, container_id, derive
 
 STUDY = StudyFacts("s", "inforsi")
 NAME = container("d1")

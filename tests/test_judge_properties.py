@@ -27,12 +27,12 @@ from engine.contract import ROUND_KINDS, RUN_KINDS
 from engine.report import judge
 from tests.corpus import (
     Files,
+    KillSpec,
     Scenario,
     build,
     container,
     derive,
     event,
-    ev_time,
     write,
 )
 
@@ -59,7 +59,6 @@ def scenarios(draw: st.DrawFn) -> Scenario:
         in_flight = [r for i, r in starts if i <= at and result_at[r] > at]
         closed = max(result_at[r] for r in in_flight)
         kills.append(run)
-    from tests.corpus import KillSpec
     s.kills = [KillSpec(run, "manual") for run in kills]
     if kills and kills[0] == "d1":
         s.kills[0].trigger = draw(st.sampled_from(["auto", "manual"]))

@@ -32,7 +32,7 @@ triggers were written while the burst was being read; and, in both modes,
 the full garbage collections (generation 2) that overlapped a trigger's
 write -> SIGKILL.
 
-    python bench/kill_under_load.py                  # 20 triggers per mode and size (~6 min on 2 cores)
+    python bench/kill_under_load.py                  # 20 triggers per mode and size (~7.5 min on 2 cores)
     python bench/kill_under_load.py --triggers 50 --sizes 10 --json company.json
     python bench/kill_under_load.py --slice 16384    # another READ_SLICE, to choose one
     python bench/kill_under_load.py --quick          # smoke run: 2 triggers, 10 lines, 20 000-line burst

@@ -698,7 +698,12 @@ def kill_delivered(ev: KillEvidence) -> Check:
     k = ev.kill
     if k is None:
         v.fail(ev.problem(KILL_JSON) or f"{KILL_JSON}: not read")
-        return v.check("")
+    else:
+        _delivery(v, ev, k)
+    return v.check(lambda: f"SIGKILL sent to pid {k.pid}; its keeper recorded the end by SIGKILL")  # type: ignore[union-attr]
+
+
+def _delivery(v: Verdict, ev: KillEvidence, k: KillFile) -> None:
     for reason in k.delivery:
         v.fail(reason)
     if k.pid is not None:
@@ -716,7 +721,6 @@ def kill_delivered(ev: KillEvidence) -> Check:
             else:
                 how = "has no status"
             v.fail(f"the keeper's end line for pid {k.pid} {how}, not SIGKILL")
-    return v.check(f"SIGKILL sent to pid {k.pid}; its keeper recorded the end by SIGKILL")
 
 
 def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts) -> Check:
@@ -727,7 +731,7 @@ def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts) -> Check
         v.fail(f"kills/{n}/ is missing: kills are numbered from 1")
     k = ev.kill
     if k is None:
-        return v.check("")
+        return v.check(lambda: "")  # never shown: kill.json is missing or unusable, a reason above
     for reason in k.problems:
         v.fail(reason)
     seq = k.before_kill_seq
@@ -771,8 +775,9 @@ def _target_disagrees(t: Target, acct: RunAccount) -> list[str]:
         "cell": (t.cell, acct.cell),
         "round": (t.round, acct.round),
         "planSeq": (t.plan_seq, plan.seq if plan else None),
-        "startSeq": (t.start_seq, acct.starts[0].seq if acct.starts else None),
-        "container": (t.container, acct.starts[0].get("container") if acct.starts else None),
+        # A run in flight has a start.
+        "startSeq": (t.start_seq, acct.starts[0].seq),
+        "container": (t.container, acct.starts[0].get("container")),
     }
     return [name for name, (claimed, known) in facts.items() if not _same(claimed, known)]
 
@@ -818,7 +823,7 @@ def snapshot_entry(ev: KillEvidence, file: str, name: str) -> tuple[dict[str, An
     problem = ev.problem(file)
     if problem is not None:
         return None, problem
-    entry = ev.snapshots.get(file, {}).get(name)
+    entry = ev.snapshots[file].get(name)  # a file without a problem was read
     if entry is None:
         return None, f"{file} has no {name}"
     if not isinstance(entry, dict):
@@ -833,7 +838,7 @@ def same_container_no_rerun(
     name = study.container(t.run)
     if name is None:
         v.fail(f"the container names cannot be checked: {study.problem}")
-        return v.check("")
+        return v.check(lambda: "")  # never shown: it failed
     if t.container != name:
         v.fail(f"the target's container in kill.json is not {name}")
     if ledger.problem is not None:

@@ -145,19 +145,21 @@ class Broken:
         return f"rule {self.rule}, line {self.line}: {self.detail}"
 
 
+# What a run has had, as bits of ``_Run.had``.
+CHARGED, STARTED, RESULTED = 1, 2, 4
+
+
 class _Run:
     """What the rules need of one run: where it was planned, its planned experiments, what it has had."""
 
-    __slots__ = ("plan_line", "experiments", "charged", "started", "resulted")
+    __slots__ = ("plan_line", "experiments", "had")
 
     def __init__(self, plan_line: int | None, experiments: Any) -> None:
         self.plan_line = plan_line  # None: no runPlanned yet
         # The plan's experiments as written (a reference the accounts hold anyway);
         # turned into ids only when a settlement names the run.
         self.experiments = experiments
-        self.charged = False
-        self.started = False
-        self.resulted = False
+        self.had = 0  # CHARGED | STARTED | RESULTED
 
 
 class _Round:
@@ -268,37 +270,37 @@ class ContractWatch:
 
     def _charge(self, c: dict[str, Any], run: str, breaks: list[tuple[int, str]]) -> None:
         state = self._known_run("charge", run, breaks)
-        if state.charged:
+        if state.had & CHARGED:
             breaks.append((3, f"second charge for run {run}"))
-        elif state.started:
+        elif state.had & STARTED:
             breaks.append((3, f"charge for run {run} after its runStarted"))
-        elif state.resulted:
+        elif state.had & RESULTED:
             breaks.append((3, f"charge for run {run} after its runResult"))
-        state.charged = True
+        state.had |= CHARGED
         for name in ("amount", "balance"):
             if not is_number(c.get(name)):
                 breaks.append((6, f"charge.{name} is {type_name(c.get(name))}, not a number"))
 
     def _started(self, c: dict[str, Any], run: str, breaks: list[tuple[int, str]]) -> None:
         state = self._known_run("runStarted", run, breaks)
-        if state.started:
+        if state.had & STARTED:
             breaks.append((3, f"second runStarted for run {run}"))
-        elif not state.charged:
+        elif not state.had & CHARGED:
             breaks.append((3, f"runStarted for run {run} before its charge"))
-        elif state.resulted:
+        elif state.had & RESULTED:
             breaks.append((3, f"runStarted for run {run} after its runResult"))
-        state.started = True
+        state.had |= STARTED
         expected = self.container(run)
         if expected is not None and c.get("container") != expected:
             breaks.append((4, f"runStarted.container for run {run} is not {expected}"))
 
     def _result(self, r: Record, run: str, breaks: list[tuple[int, str]]) -> None:
         state = self._known_run("runResult", run, breaks)
-        if state.resulted:
+        if state.had & RESULTED:
             breaks.append((3, f"second runResult for run {run}"))
-        elif not state.started:
+        elif not state.had & STARTED:
             breaks.append((3, f"runResult for run {run} before its runStarted"))
-        state.resulted = True
+        state.had |= RESULTED
         if not is_int(r.get("exitCode")):
             breaks.append((6, f"runResult.exitCode is {type_name(r.get('exitCode'))}, not an integer"))
         if not isinstance(r.get("outputs"), dict):
@@ -339,8 +341,8 @@ class ContractWatch:
             state.settlements += 1
             if state.settlements > 1:
                 breaks.append((5, f"second diagnosisSettlement for round {rnd}"))
-        named = self._runs.get(run) if run is not None else None
-        if run is not None and (named is None or not named.resulted):
+        named = self._runs.get(run)  # type: ignore[arg-type]
+        if run is not None and (named is None or not named.had & RESULTED):
             breaks.append((5, f"diagnosisSettlement of round {rnd} names run {run}, which has no runResult before it"))
         accounted, problem = settlement_accounted(c)
         if problem is not None:

@@ -257,7 +257,8 @@ def derive(s: Scenario) -> Files:
         live_until = until if until is not None else float("inf")
         files[folder + "container-events-live.jsonl"] = [
             dict(copy.deepcopy(e), seenAt=rfc3339_ms(ev_time(e) + 0.002))
-            for e in events if since - 0.5 <= ev_time(e) <= live_until
+            # The recording starts before the kill: the targets' own create and start are in it.
+            for e in events if since - 1.0 <= ev_time(e) <= live_until
         ]
         if closed:
             assert until is not None
@@ -824,6 +825,38 @@ def _stop_after_result(f: Files) -> None:
     seen = window(f, 2)["targets"]["a2"]["resultSeenEpoch"]
     add_event(f, 2, event("stop", container("a2"), seen + 0.01))
 
+
+def _rerun_same_name(f: Files) -> None:
+    name = container("d1")
+    for action, at in (("create", 0.3), ("start", 0.31)):
+        e = event(action, name, in_window(f, 1, at))
+        e["Actor"]["ID"] = e["id"] = "b" * 64
+        add_event(f, 1, e)
+
+
+case("rerun-same-name-new-id", "the run started again in a new container under the target's name",
+     F((D1, "sameContainerNoRerun")), files=_rerun_same_name,
+     details={(D1, "sameContainerNoRerun"): "create of inforsi-s-d1 at 2026-11-30T00:53:27.380Z in its window; "
+                                            "start of inforsi-s-d1 at 2026-11-30T00:53:27.391Z in its window"})
+
+
+def _foreign_after_window(f: Files) -> None:
+    live, _ = kill_events(f, 1)
+    e = event("create", container("zz"), window(f, 1)["untilEpoch"] + 0.001)
+    live.append(dict(e, seenAt=rfc3339_ms(ev_time(e))))
+
+
+case("foreign-create-after-the-window", "a container of the study created just after the window closed: still sound",
+     {}, files=_foreign_after_window)
+
+
+def _gap_in_readback(f: Files) -> None:
+    kill_events(f, 1)[1].append({"gap": {"from": "a", "to": "b"}})
+
+
+case("gap-line-in-read-back", "a gap line in the read-back, which is the runtime's events verbatim",
+     F((D1, "sameContainerNoRerun")), files=_gap_in_readback,
+     details={(D1, "sameContainerNoRerun"): "container-events.jsonl line 2: a gap line that is not a gap"})
 
 case("stop-after-its-result", "a stop of a target after its result was seen, inside the kill's window: still sound",
      {}, files=_stop_after_result)

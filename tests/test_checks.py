@@ -164,6 +164,7 @@ def test_free_text_is_safe_and_short() -> None:
 
 def test_names_ids_times_are_shown_only_when_valid() -> None:
     assert name_text("inforsi-s-d1") == "inforsi-s-d1" and name_text("a b") == "a container"
+    assert short_id("ABCDEF0123456789") == "ABCDEF012345" and short_id("a" * 129) == "an unreadable Id"
     assert short_id("sha256:" + "a" * 64) == "a" * 12 and short_id("a/b") == "an unreadable Id" and short_id(None) == "an unreadable Id"
     assert time_text("2026-11-30T05:32:38.123Z") == "2026-11-30T05:32:38.123Z"
     assert time_text("2026-11-30 05:32") == "an unreadable time" and time_text(1) == "an unreadable time"
@@ -1119,6 +1120,12 @@ def test_a_settlement_at_seq_0_still_needs_a_proposal_after_it() -> None:
     acc.settlements[1].seq = 0
     acc.runs["d1"].results[0] = Record(0, "", "runResult", {"run": "d1", "exitCode": 0}, 0, 0)
     assert "no stageOpen proposal 1 after the settlement (seq 0)" in rsf(ev, acc).detail
+
+
+def test_study_checks_with_an_unusable_ledger() -> None:
+    checks = study_checks([], [], Accounts(), 0, None, True, ledger=LedgerFacts(problem="gone"))
+    assert [c.ok for c in checks] == [False, False, False, False, True]
+    assert checks[2].detail == checks[3].detail.split("; ")[0] == "the ledger cannot be judged: gone"
 
 
 def test_study_checks_pass_the_signal_on() -> None:

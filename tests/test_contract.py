@@ -264,7 +264,7 @@ def test_rule_5_settlement_accounts_for_every_planned_and_chosen_experiment() ->
     assert broken(e) == (5, s + 1, "diagnosisSettlement of round 1 leaves out 1 experiment of run d1")
     e = sound()
     e[at(e, "decision")][1]["output"]["chosen"] = ["e1", "e2", "e3"]
-    assert broken(e)[2] == "diagnosisSettlement of round 1 leaves out 1 chosen experiment"
+    assert broken(e) == (5, s + 1, "diagnosisSettlement of round 1 leaves out 1 chosen experiment")
     e = sound()
     e[at(e, "runPlanned")][1]["experiments"] = ["e1", "e2", "e3", "e4"]
     assert broken(e)[2] == "diagnosisSettlement of round 1 leaves out 2 experiments of run d1"
@@ -272,6 +272,14 @@ def test_rule_5_settlement_accounts_for_every_planned_and_chosen_experiment() ->
     e = sound()
     e[at(e, "diagnosisSettlement")][1]["dropped"].append({"experiment": "e9", "reason": "x"})
     assert watch(e).first is None
+
+
+def test_rule_5_a_late_plan_still_gives_the_experiments() -> None:
+    e = [x for x in sound() if x[0] != "runPlanned"]
+    plan = ("runPlanned", {"run": "d1", "purpose": "diagnosis", "object": "c", "round": 1, "experiments": ["e1", "e2", "e3"]})
+    e.insert(at(e, "charge") + 1, plan)
+    lines = breaks_by_line(e)
+    assert lines[-1] == (at(e, "diagnosisSettlement") + 1, 5, "diagnosisSettlement of round 1 leaves out 1 experiment of run d1")
 
 
 def test_rule_5_a_selection_after_its_settlement_is_checked_too() -> None:

@@ -90,7 +90,7 @@ def test_report_of_the_sound_folder_exits_0(tmp_path: Path) -> None:
 # --- what report.py reads, piece by piece ------------------------------------------------------
 
 from engine.report import NotEvidence, kill_folders, last_ending  # noqa: E402
-from tests.corpus import FIRST_PID, build, container, t  # noqa: E402
+from tests.corpus import FIRST_PID, add_event, build, container, container_id, event, in_window, t  # noqa: E402
 
 
 def _checks(out: Path) -> dict[tuple[str, str], Any]:
@@ -187,7 +187,7 @@ def test_kill_folders_are_numbered_directories_inside_out(tmp_path: Path) -> Non
     (tmp_path / "elsewhere").mkdir()
     os.symlink(tmp_path / "elsewhere", out / "kills" / "4")
     os.symlink(out / "kills" / "2", out / "kills" / "10")
-    assert [p.name for p in kill_folders(out)] == ["1", "2", "10"]
+    assert kill_folders(out) == [out / "kills" / "1", out / "kills" / "2", out / "kills" / "10"]
     assert kill_folders(tmp_path / "elsewhere") == []
     os.symlink(tmp_path / "elsewhere", tmp_path / "t-kills")
     other = write(derive(sound()), tmp_path / "t")
@@ -267,10 +267,48 @@ def test_report_json_and_accounts(tmp_path: Path) -> None:
     assert [k["kill"] for k in kills] == [1, 2] and kills[0]["trigger"] == "auto" and kills[0]["beforeKillSeq"] == 7
     assert kills[0]["files"]["kill.json"] == "ok" and kills[0]["windowOpen"] is False and kills[0]["gaps"] == 0
     assert kills[0]["checks"] == {"killDelivered": True, "killEvidence": True}
+    assert kills[0]["details"]["killDelivered"] == "SIGKILL sent to pid 4242; its keeper recorded the end by SIGKILL"
     target = kills[0]["targets"][0]
     assert (target["run"], target["container"], target["resultSeq"]) == ("d1", "inforsi-s-d1", 8)
-    assert target["events"]["forbidden"] == [] and len(target["events"]["dies"]) == 1
+    assert target["events"]["forbidden"] == []
+    assert target["events"]["dies"] == [{"Id": container_id("inforsi-s-d1"), "exitCode": 0}]
     assert target["checks"] == {"sameContainerNoRerun": True, "chargedOnce": True, "resultSettledAndFinished": True}
+    assert target["details"]["chargedOnce"] == "1 charge, 1 runStarted; no run planned after the kill repeats d1"
+    assert set(target) == {"run", "container", "resultSeq", "events", "checks", "details"}
+
+
+def test_kill_report_of_a_broken_folder(tmp_path: Path) -> None:
+    files = derive(sound())
+    files["kills/1/kill.json"]["targets"][0]["container"] = "not a name"
+    del files["kills/1/container-events-live.jsonl"]
+    add_event(files, 2, event("stop", container("a2"), in_window(files, 2, 0.2)), live=False)
+    j = judge(write(files, tmp_path / "s"))
+    one, two = j.kills
+    assert one["files"]["container-events-live.jsonl"] == "container-events-live.jsonl: missing"
+    assert one["files"]["kill.json"] == "ok"
+    assert one["targets"][0]["container"] is None
+    assert one["checks"]["killEvidence"] is False
+    assert one["details"]["killEvidence"] == ("missing: container-events-live.jsonl; "
+                                              "kill.json's target d1 disagrees with the ledger on container")
+    a2 = two["targets"][0]
+    assert a2["events"]["forbidden"] == [{"action": "stop", "timeNano": int(round(in_window(files, 2, 0.2) * 1e9))}]
+    assert a2["details"]["sameContainerNoRerun"].startswith("stop of inforsi-s-a2 at")
+
+
+def test_a_judgement_without_kills() -> None:
+    from engine.report import Judgement
+    j = Judgement("s", Path("."), [], True, None, {})
+    assert j.kills == [] and j.ok is True and j.accounts == {}
+    assert Judgement("s", Path("."), [], True, None, lambda: {"a": 1}).accounts == {"a": 1}
+
+
+def test_lines_that_are_not_events_are_named(tmp_path: Path) -> None:
+    out = write(derive(sound()), tmp_path / "s")
+    (out / "kills" / "1" / "container-events-live.jsonl").write_text('x\n[1]\n{"Action": 1}\n{"Action": "die"}\n')
+    got = _checks(out)[("kill 1 · d1", "sameContainerNoRerun")]
+    assert got == (False, "container-events-live.jsonl line 1: not JSON; container-events-live.jsonl line 2: a list, "
+                          "not an event; container-events-live.jsonl line 3: an event without an Action; "
+                          "and 1 more")
 
 
 def test_a_broken_ledger_is_reported_in_the_accounts(tmp_path: Path) -> None:

@@ -114,6 +114,15 @@ class Verdict:
     def unknown(self, reason: str) -> None:
         self.unknowns.append(reason)
 
+    def listed(self, shown: list[str], total: int, one: str, many: str) -> None:
+        """Failures of one kind: the first few, the last of them saying how many more there are."""
+        reasons = list(shown)
+        more = total - len(reasons)
+        if reasons and more > 0:
+            reasons[-1] += f" (and {more} more {one if more == 1 else many})"
+        for reason in reasons:
+            self.fail(reason)
+
     def check(self, passed: str | Callable[[], str]) -> Check:
         """The verdict; ``passed`` (text, or a function giving it) is the detail when the check holds."""
         for reasons, ok in ((self.failures, False), (self.unknowns, None)):
@@ -233,17 +242,11 @@ def ledger_well_formed(ledger: LedgerFacts) -> Check:
         v.fail(ledger.problem)
     elif ledger.records == 0 and ledger.issue_count == 0:
         v.fail("the ledger is empty")
-    shown = ledger.issues[:SHOWN]
-    for i in shown:
-        v.fail(f"line {i.line}: {i.kind} ({i.detail})")
-    if ledger.issue_count > len(shown):
-        v.fail(f"{ledger.issue_count - len(shown)} more issues")
+    v.listed([f"line {i.line}: {i.kind} ({i.detail})" for i in ledger.issues[:SHOWN]], ledger.issue_count, "issue", "issues")
     if ledger.watch_problem is not None:
         v.fail(ledger.watch_problem)
-    for f in ledger.faults[:SHOWN]:
-        v.fail(f)
-    if ledger.fault_count > len(ledger.faults[:SHOWN]):
-        v.fail(f"{ledger.fault_count - len(ledger.faults[:SHOWN])} more changes seen while watched")
+    v.listed(ledger.faults[:SHOWN], ledger.fault_count, "change seen while watched",
+             "changes seen while watched")
     return v.check(f"{ledger.records} lines, seq 1..{ledger.last_seq}")
 
 
@@ -894,24 +897,19 @@ def same_container_no_rerun(
     watch = None
     if tally is not None:
         watch = tally.watch(t.run)
-        for reason in tally.malformed:
-            v.fail(reason)
-        if tally.malformed_count > len(tally.malformed):
-            v.fail(f"{tally.malformed_count - len(tally.malformed)} more lines that are not events")
-        for other, action, ns in tally.foreign:
-            v.fail(f"{action} of {name_text(other)} at {ns_text(ns)} in the window, "
-                   "and its run has no runPlanned after the kill")
-        if tally.foreign_count > len(tally.foreign):
-            v.fail(f"{tally.foreign_count - len(tally.foreign)} more containers of the study created or started in the window")
+        v.listed(tally.malformed, tally.malformed_count, "line that is not an event",
+                 "lines that are not events")
+        v.listed([f"{action} of {name_text(other)} at {ns_text(ns)} in the window, "
+                  "and its run has no runPlanned after the kill" for other, action, ns in tally.foreign],
+                 tally.foreign_count, "container of the study made in the window",
+                 "containers of the study made in the window")
         if tally.gaps:
             v.unknown(f"the live recording has {plural(tally.gaps, 'gap')}")
     elif ev.problem(LIVE) is None:
         v.unknown("the lifecycle events were not judged")
     if watch is not None:
-        for action, ns in watch.forbidden:
-            v.fail(f"{action} of {name} at {ns_text(ns)} in its window")
-        if watch.forbidden_count > len(watch.forbidden):
-            v.fail(f"{watch.forbidden_count - len(watch.forbidden)} more create/start/rename/kill/stop of {name}")
+        v.listed([f"{action} of {name} at {ns_text(ns)} in its window" for action, ns in watch.forbidden],
+                 watch.forbidden_count, "such event", "such events")
         dies = list(watch.dies.values())
         if len(dies) > 1:
             v.fail(f"{'more than 2' if len(dies) > 2 else '2'} dies of {name} in its window")
@@ -1095,12 +1093,15 @@ def _settled(
 class Arming:
     """What arms.jsonl says: each ``fired`` (kill number, run), ``missed`` details, and the end state."""
 
-    lines: int = 0
     fired: list[tuple[Any, Any]] = field(default_factory=list)  # (kill, run), the first few
     missed: list[Any] = field(default_factory=list)  # (run, detail), the first few
     armed_at_end: bool = False
     problem: str | None = None  # arms.jsonl could not be read
     bad_lines: int = 0
+
+    def is_quiet(self) -> bool:
+        """Nothing happened that killTriggered judges: no kill fired or missed, not armed at the end, all read."""
+        return not (self.fired or self.missed or self.armed_at_end or self.problem or self.bad_lines)
 
 
 def kill_triggered(
@@ -1108,10 +1109,8 @@ def kill_triggered(
 ) -> Check | None:
     """``killTriggered`` for an armed study (or one with an auto kill); None when nothing was armed."""
     autos = [ev for ev in kills if ev.kill is not None and ev.kill.trigger == "auto"]
-    if arming is None and not autos:
-        return None
-    if arming is not None and arming.problem is None and arming.lines == 0 and not autos:
-        return None
+    if not autos and (arming is None or arming.is_quiet()):
+        return None  # never armed, or armed then disarmed with nothing to judge
     v = Verdict("killTriggered", "study")
     if arming is None:
         v.fail("arms.jsonl: missing, but a kill was triggered automatically")
@@ -1159,9 +1158,7 @@ def kill_triggered(
     for ev in autos:
         if ev.number not in fired_numbers:
             v.fail(f"kill {ev.number} was triggered automatically, but arms.jsonl has no fired line for it")
-    if not arming.fired and not arming.missed and not autos and arming.problem is None:
-        if not arming.armed_at_end:
-            return None  # armed, then disarmed: nothing to judge
+    if not arming.fired and not arming.missed and not autos and arming.armed_at_end:
         if start is not None:
             v.fail(f"armed, but the kill did not fire at {first}'s runStarted (seq {start})")
         elif finished:

@@ -363,7 +363,7 @@ def _read_ledger(out: Path, study: StudyFacts, kills: list[KillEvidence]) -> tup
             c.finish(facts.problem is None)
     facts.records = acc.count
     facts.last_seq = acc.last_seq
-    facts.issues = kept[: SHOWN + 1]
+    facts.issues = kept
     return acc, contract, facts, kept
 
 
@@ -388,7 +388,6 @@ def _read_arms(out: Path) -> Arming | None:
     arming = Arming()
     try:
         for line in _lines(out, ARMS):
-            arming.lines += 1
             value = line.value
             if line.problem is not None or not isinstance(value, dict):
                 arming.bad_lines += 1

@@ -199,13 +199,13 @@ def test_ledger_well_formed() -> None:
     assert ledger_well_formed(LedgerFacts(problem="study/ledger.jsonl: missing")).detail == "study/ledger.jsonl: missing"
     issues = [LedgerIssue("gap", i, f"g{i}") for i in range(1, 5)]
     c = ledger_well_formed(LedgerFacts(4, 9, issues, 4))
-    assert c.ok is False and c.detail == "line 1: gap (g1); line 2: gap (g2); line 3: gap (g3); and 1 more"
+    assert c.ok is False and c.detail == "line 1: gap (g1); line 2: gap (g2); line 3: gap (g3) (and 1 more issue)"
     assert ledger_well_formed(LedgerFacts(0, 0, issues[:1], 1)).detail == "line 1: gap (g1)"
     c = ledger_well_formed(LedgerFacts(3, 3, faults=["the ledger was replaced while watched at x"], fault_count=1))
     assert c == Check("ledgerWellFormed", False, "the ledger was replaced while watched at x")
     assert ledger_well_formed(LedgerFacts(3, 3, watch_problem="ledger-watch.jsonl: a FIFO")).ok is False
     c = ledger_well_formed(LedgerFacts(3, 3, faults=["a", "b", "c"], fault_count=5))
-    assert c.detail == "a; b; c; and 1 more"
+    assert c.detail == "a; b; c (and 2 more changes seen while watched)"
 
 
 def test_fault_text() -> None:
@@ -280,7 +280,7 @@ def test_study_checks_over_records_alone() -> None:
     assert checks[1].detail == f"rules 1-6 hold over {len(recs)} records"
     issues = [LedgerIssue("gap", i, "g") for i in range(1, 6)]
     checks = study_checks(recs[:2], issues, Accounts().extend(recs[:2]), 0, None, True)
-    assert checks[0].detail == "line 1: gap (g); line 2: gap (g); line 3: gap (g); and 1 more"
+    assert checks[0].detail == "line 1: gap (g); line 2: gap (g); line 3: gap (g) (and 2 more issues)"
     assert study_checks([], [], Accounts(), 0, None, True)[0].detail == "the ledger is empty"
     # Without names, rule 4 is not judged here; with them it is.
     bad = [replace(r, content=dict(r.content, container="x")) if r.kind == "runStarted" else r for r in recs]
@@ -668,7 +668,7 @@ def test_same_container_event_file_problems() -> None:
     ev.missing.add(READBACK)
     assert scnr(ev, acc).detail == f"{READBACK}: missing"
     ev.tally.malformed, ev.tally.malformed_count = ["l1: x"], 5  # type: ignore[union-attr]
-    assert scnr(ev, acc).detail == f"{READBACK}: missing; l1: x; 4 more lines that are not events"
+    assert scnr(ev, acc).detail == f"{READBACK}: missing; l1: x (and 4 more lines that are not events)"
     ev.tally = None
     ev.missing.clear()
     assert scnr(ev, acc) == Check("sameContainerNoRerun", None, "the lifecycle events were not judged", SCOPE)
@@ -679,7 +679,7 @@ def test_same_container_foreign_containers() -> None:
     ev.tally.foreign = [("inforsi-s-zz", "create", 0)]  # type: ignore[union-attr]
     ev.tally.foreign_count = 4  # type: ignore[union-attr]
     assert scnr(ev, acc).detail == ("create of inforsi-s-zz at 1970-01-01T00:00:00.000Z in the window, and its run has no "
-                                    "runPlanned after the kill; 3 more containers of the study created or started in the window")
+                                    "runPlanned after the kill (and 3 more containers of the study made in the window)")
 
 
 # --- chargedOnce ------------------------------------------------------------------------------------------
@@ -858,7 +858,7 @@ def test_kill_checks_table_order() -> None:
 
 
 def armed(files: dict[str, Any]) -> Arming:
-    a = Arming(lines=len(files.get("arms.jsonl", [])))
+    a = Arming()
     for line in files.get("arms.jsonl", []):
         if line["event"] == "arm":
             a.armed_at_end = True
@@ -880,7 +880,10 @@ def test_kill_triggered_absent_when_nothing_was_armed() -> None:
     ev, acc = evidence(files)
     assert kill_triggered(None, [ev], acc, LedgerFacts(), True) is None
     assert kill_triggered(Arming(), [ev], acc, LedgerFacts(), True) is None
-    assert kill_triggered(Arming(lines=2, armed_at_end=False), [ev], acc, LedgerFacts(), True) is None
+    assert kill_triggered(Arming(armed_at_end=False), [ev], acc, LedgerFacts(), True) is None
+    assert kill_triggered(Arming(bad_lines=1), [ev], acc, LedgerFacts(), True).detail == \
+        "arms.jsonl: 1 line is not an arming event"  # type: ignore[union-attr]
+    assert kill_triggered(Arming(problem="arms.jsonl: a FIFO"), [ev], acc, LedgerFacts(), True).ok is False  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("change, detail", [
@@ -924,7 +927,7 @@ def test_kill_triggered_auto_kill_without_arms() -> None:
 def test_kill_triggered_armed_but_never_fired() -> None:
     files = one_kill()
     ev, acc = evidence(files)
-    a = Arming(lines=1, armed_at_end=True)
+    a = Arming(armed_at_end=True)
     ev.kill.trigger = "manual"  # type: ignore[union-attr]
     c = kill_triggered(a, [ev], acc, LedgerFacts(), True)
     assert c is not None and c.detail == "armed, but the kill did not fire at d1's runStarted (seq 7)"
@@ -1157,3 +1160,17 @@ def test_counts_and_keys_exactly() -> None:
     assert set(doc) == {"budget", "balance", "charged", "records", "lastSeq", "halt", "halts", "exports", "exportCount",
                         "serviceErrors", "serviceErrorCount", "runs"}
     assert round_key(True) == ("bool", True) and round_key(1.5) == ("float", 1.5)
+
+
+def test_many_forbidden_events_are_counted() -> None:
+    ev, acc = evidence(one_kill())
+    watch = ev.tally.targets[0]  # type: ignore[union-attr]
+    watch.forbidden = [("start", 1_000_000_000), ("stop", 2_000_000_000), ("kill", 3_000_000_000)]
+    watch.forbidden_count = 5
+    assert scnr(ev, acc).detail == (
+        f"start of {NAME} at 1970-01-01T00:00:01.000Z in its window; stop of {NAME} at 1970-01-01T00:00:02.000Z in its "
+        f"window; kill of {NAME} at 1970-01-01T00:00:03.000Z in its window (and 2 more such events)")
+    watch.forbidden_count = 4
+    assert scnr(ev, acc).detail.endswith("(and 1 more such event)")
+    watch.forbidden_count = 3
+    assert scnr(ev, acc).detail.endswith("in its window")

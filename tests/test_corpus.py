@@ -307,8 +307,8 @@ def test_lines_that_are_not_events_are_named(tmp_path: Path) -> None:
     (out / "kills" / "1" / "container-events-live.jsonl").write_text('x\n[1]\n{"Action": 1}\n{"Action": "die"}\n')
     got = _checks(out)[("kill 1 · d1", "sameContainerNoRerun")]
     assert got == (False, "container-events-live.jsonl line 1: not JSON; container-events-live.jsonl line 2: a list, "
-                          "not an event; container-events-live.jsonl line 3: an event without an Action; "
-                          "and 1 more")
+                          "not an event; container-events-live.jsonl line 3: an event without an Action "
+                          "(and 1 more line that is not an event)")
 
 
 def test_a_broken_ledger_is_reported_in_the_accounts(tmp_path: Path) -> None:
@@ -351,3 +351,100 @@ def test_many_targets_and_events_are_judged_in_linear_time(tmp_path: Path) -> No
     assert got[("kill 1 · x7", "sameContainerNoRerun")].detail.startswith("container-before.json has no inforsi-s-x7")
     x7 = next(t for t in j.kills[0]["targets"] if t["run"] == "x7")
     assert [e["action"] for e in x7["events"]["forbidden"]] == ["start"]
+
+
+def _manual_only() -> Files:
+    """The sound study with both kills manual and nothing armed."""
+    files = derive(sound())
+    files["kills/1/kill.json"].update(trigger="manual", triggerSeq=None)
+    del files["arms.jsonl"]
+    return files
+
+
+def test_arms_read_line_by_line(tmp_path: Path) -> None:
+    files = _manual_only()
+    assert ("study", "killTriggered") not in _checks(write(files, tmp_path / "a"))
+    files["arms.jsonl"] = [{"event": "arm"}, {"event": "disarm"}]
+    assert ("study", "killTriggered") not in _checks(write(files, tmp_path / "b"))
+    files["arms.jsonl"] = [{"event": "disarm"}, {"event": "arm"}]
+    assert _checks(write(files, tmp_path / "c"))[("study", "killTriggered")] == (
+        False, "armed, but the kill did not fire at d1's runStarted (seq 7)")
+    files["arms.jsonl"] = [{"event": "arm"}, "not json", ["x"], {"event": "disarm"}]
+    assert _checks(write(files, tmp_path / "d"))[("study", "killTriggered")] == (
+        False, "arms.jsonl: 2 lines are not arming events")
+    files["arms.jsonl"] = [{"event": "arm"}, {"event": "missed", "run": "d1", "detail": "late"}]
+    assert _checks(write(files, tmp_path / "e"))[("study", "killTriggered")] == (False, "missed d1: late")
+    files["arms.jsonl"] = [{"event": "arm"}, {"event": "fired", "run": "d1", "kill": 1}, {"event": "arm"}]
+    got = _checks(write(files, tmp_path / "f"))[("study", "killTriggered")]
+    assert got == (False, "kill 1 was not triggered automatically; kill 1 fired at seq ?, not at d1's runStarted (seq 7)")
+
+
+def test_arms_fired_at_another_run(tmp_path: Path) -> None:
+    files = derive(sound())
+    files["arms.jsonl"][1]["run"] = "a1"
+    assert _checks(write(files, tmp_path / "s"))[("study", "killTriggered")] == (
+        False, "arms.jsonl says kill 1 fired at a1, not at d1")
+
+
+def test_ledger_watch_lines(tmp_path: Path) -> None:
+    files = derive(sound())
+    at = rfc3339_ms(t(20))
+    files["ledger-watch.jsonl"] = [{"event": "truncated", "at": at, "offset": 9, "size": 1, "line": 2}] * 4 + ["bad"]
+    got = _checks(write(files, tmp_path / "a"))[("study", "ledgerWellFormed")]
+    assert got == (False, f"the ledger was truncated while watched at {at}; the ledger was truncated while watched at "
+                          f"{at}; the ledger was truncated while watched at {at} (and 2 more changes seen while watched)")
+    files["ledger-watch.jsonl"] = ["bad", {"event": "replaced", "at": at}]
+    got = _checks(write(files, tmp_path / "b"))[("study", "ledgerWellFormed")]
+    assert got == (False, f"ledger-watch.jsonl line 1: not JSON; the ledger was replaced while watched at {at}")
+    out = write(derive(sound()), tmp_path / "c")
+    (out / "ledger-watch.jsonl").write_text("")
+    assert _checks(out)[("study", "ledgerWellFormed")][0] is True
+    os.mkfifo(out / "ledger-watch.jsonl.fifo")
+    (out / "ledger-watch.jsonl").unlink()
+    os.rename(out / "ledger-watch.jsonl.fifo", out / "ledger-watch.jsonl")
+    assert _checks(out)[("study", "ledgerWellFormed")] == (False, "ledger-watch.jsonl: not a regular file (a FIFO)")
+
+
+def test_more_changes_seen_while_watched(tmp_path: Path) -> None:
+    files = derive(sound())
+    files["ledger-watch.jsonl"] = ["bad"] * 7
+    got = _checks(write(files, tmp_path / "s"))[("study", "ledgerWellFormed")]
+    assert got[1].endswith("line 3: not JSON (and 4 more changes seen while watched)")
+
+
+@pytest.mark.parametrize("lines, stopped", [(10_000, False), (10_001, True)])
+def test_the_issue_limit(tmp_path: Path, lines: int, stopped: bool) -> None:
+    out = write(derive(sound()), tmp_path / "s")
+    (out / "study" / "ledger.jsonl").write_bytes(b"x\n" * lines)
+    got = _checks(out)[("study", "ledgerWellFormed")][1]
+    assert got.startswith(f"reading stopped after {lines} issues") is stopped
+    acc = judge(out).accounts
+    assert acc["ledgerIssueCount"] == lines and len(acc["ledgerIssues"]) == 1000
+
+
+def test_files_that_cannot_be_read_say_why(tmp_path: Path) -> None:
+    out = write(derive(sound()), tmp_path / "s")
+    for name in ("research.json", "launches.jsonl"):
+        (out / name).unlink()
+        os.mkfifo(out / name)
+    got = _checks(out)
+    assert got[("study", "contractKept")] == (False, "rule 4 cannot be checked: research.json: not a regular file (a FIFO)")
+    assert got[("study", "exitedCleanly")] == (False, "launches.jsonl: not a regular file (a FIFO)")
+    assert got[("kill 1", "killDelivered")] == (False, "launches.jsonl: not a regular file (a FIFO)")
+
+
+def test_a_bad_prefix_alone_stops_the_container_checks(tmp_path: Path) -> None:
+    files = derive(sound())
+    files["research.json"]["containerPrefix"] = "-bad"
+    got = _checks(write(files, tmp_path / "s"))
+    assert got[("kill 1 · d1", "sameContainerNoRerun")] == (
+        False, "the container names cannot be checked: research.json: containerPrefix is not a container name prefix")
+
+
+def test_every_kill_is_compared_with_the_ledger(tmp_path: Path) -> None:
+    files = derive(sound())
+    del files["kills/1/ledger-at-kill.json"]
+    files["kills/2/ledger-at-kill.json"][5]["kind"] = "forged"
+    got = _checks(write(files, tmp_path / "s"))
+    assert got[("kill 1", "killEvidence")] == (False, "missing: ledger-at-kill.json")
+    assert got[("kill 2", "killEvidence")] == (False, "ledger-at-kill.json differs from the ledger at record 6 (seq 6)")

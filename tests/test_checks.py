@@ -222,16 +222,21 @@ def rec(seq: int, kind: str, **content: Any) -> Record:
 
 def test_halted_at_export() -> None:
     halt = rec(2, "halt", reason="balance exhausted")
-    assert halted_at_export(Accounts()).detail == "no halt in the ledger"
-    assert halted_at_export(Accounts().extend([halt])).ok is True
-    assert halted_at_export(Accounts().extend([rec(2, "halt", reason="out of ideas")])).detail == \
-        "the last halt (seq 2) is not 'balance exhausted'"
-    assert halted_at_export(Accounts().extend([halt, rec(3, "export", path="x")])).detail == \
-        "an export (seq 3) follows the halt (seq 2)"
-    assert halted_at_export(Accounts().extend([rec(1, "export", path="x"), halt])).ok is True
+
+    def h(*recs: Record, ledger: LedgerFacts | None = None) -> Check:
+        return halted_at_export(Accounts().extend(list(recs)), ledger)
+
+    assert h() == Check("haltedAtExport", False, "no halt in the ledger")
+    assert h(halt) == Check("haltedAtExport", True, "halt at seq 2: balance exhausted, no export after it")
+    assert h(rec(2, "halt", reason="out of ideas")) == Check(
+        "haltedAtExport", False, "the last halt (seq 2) is not 'balance exhausted'")
+    assert h(halt, rec(3, "export", path="x")) == Check("haltedAtExport", False, "an export (seq 3) follows the halt (seq 2)")
+    assert h(rec(1, "export", path="x"), halt).ok is True
     # A later halt with another reason wins over an earlier full stop.
-    assert halted_at_export(Accounts().extend([halt, rec(3, "halt", reason="x")])).ok is False
-    assert halted_at_export(Accounts().extend([halt]), LedgerFacts(problem="p")).detail == "the ledger cannot be judged: p"
+    assert h(halt, rec(3, "halt", reason="x")).ok is False
+    assert h(halt, ledger=LedgerFacts(problem="p")) == Check("haltedAtExport", False, "the ledger cannot be judged: p")
+    # "Follows" is the ledger's order of lines.
+    assert h(Record(5, "t", "export", {}, 1, 0), Record(4, "t", "halt", {"reason": "balance exhausted"}, 2, 0)).ok is True
 
 
 def test_charged_equals_starts() -> None:

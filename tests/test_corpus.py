@@ -98,8 +98,9 @@ def _checks(out: Path) -> dict[tuple[str, str], Any]:
 
 
 def test_not_an_evidence_folder(tmp_path: Path) -> None:
-    with pytest.raises(NotEvidence):
+    with pytest.raises(NotEvidence) as err:
         judge(tmp_path)
+    assert str(err.value) == f"{tmp_path} is not a studymon evidence folder (no research.json or launches.jsonl)"
     (tmp_path / "research.json").write_text("{}")
     with pytest.raises(NotEvidence):
         judge(tmp_path)
@@ -133,6 +134,7 @@ def test_last_ending_and_finished(tmp_path: Path) -> None:
     assert judge(out).finished is False
     files["launches.jsonl"][-1].update(code=None, signal="SIGKILL")
     assert last_ending(write(files, tmp_path / "e")) == ({"code": None, "signal": "SIGKILL"}, True)
+    assert _checks(tmp_path / "e")[("study", "exitedCleanly")] == (False, "killed by SIGKILL")
     assert last_ending(tmp_path / "nowhere") == (None, False)
 
 
@@ -431,6 +433,20 @@ def test_files_that_cannot_be_read_say_why(tmp_path: Path) -> None:
     assert got[("study", "contractKept")] == (False, "rule 4 cannot be checked: research.json: not a regular file (a FIFO)")
     assert got[("study", "exitedCleanly")] == (False, "launches.jsonl: not a regular file (a FIFO)")
     assert got[("kill 1", "killDelivered")] == (False, "launches.jsonl: not a regular file (a FIFO)")
+
+
+def test_an_unreadable_ledger_fails_every_check_that_needs_it(tmp_path: Path) -> None:
+    out = write(derive(sound()), tmp_path / "s")
+    (out / "study" / "ledger.jsonl").unlink()
+    os.mkfifo(out / "study" / "ledger.jsonl")
+    why = "study/ledger.jsonl: not a regular file (a FIFO)"
+    got = _checks(out)
+    assert got[("study", "ledgerWellFormed")] == (False, why)
+    for key in [("study", "contractKept"), ("study", "haltedAtExport"), ("study", "killTriggered"), ("kill 1", "killEvidence"),
+                ("kill 1 · d1", "chargedOnce"), ("kill 1 · d1", "resultSettledAndFinished"),
+                ("kill 1 · d1", "sameContainerNoRerun"), ("study", "chargedEqualsStarts")]:
+        assert got[key][0] is False and got[key][1].startswith(f"the ledger cannot be judged: {why}"), key
+    assert got[("study", "exitedCleanly")][0] is True and got[("kill 1", "killDelivered")][0] is True
 
 
 def test_a_bad_prefix_alone_stops_the_container_checks(tmp_path: Path) -> None:

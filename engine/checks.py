@@ -169,11 +169,11 @@ def ns_text(ns: int) -> str:
 
 def epoch_ns(value: Any) -> int | None:
     """Epoch seconds (a JSON number) as integer nanoseconds, or None."""
-    if not is_number(value) or value != value or value in (float("inf"), float("-inf")):
+    if not is_number(value):
         return None
     try:
         return int(round(value * 1e9))
-    except (OverflowError, ValueError):
+    except (OverflowError, ValueError):  # infinite, not a number, or beyond a float
         return None
 
 
@@ -218,7 +218,7 @@ class LedgerFacts:
     issues: list[LedgerIssue] = field(default_factory=list)  # the first few
     issue_count: int = 0
     problem: str | None = None  # the ledger could not be read (to its end): every check that needs it fails
-    faults: list[str] = field(default_factory=list)  # ledger-watch.jsonl lines as reasons (the first few)
+    faults: list[str] = field(default_factory=list)  # ledger-watch.jsonl lines as reasons (the first SHOWN)
     fault_count: int = 0
     watch_problem: str | None = None  # ledger-watch.jsonl could not be read
 
@@ -245,7 +245,7 @@ def ledger_well_formed(ledger: LedgerFacts) -> Check:
     v.listed([f"line {i.line}: {i.kind} ({i.detail})" for i in ledger.issues[:SHOWN]], ledger.issue_count, "issue", "issues")
     if ledger.watch_problem is not None:
         v.fail(ledger.watch_problem)
-    v.listed(ledger.faults[:SHOWN], ledger.fault_count, "change seen while watched",
+    v.listed(ledger.faults, ledger.fault_count, "change seen while watched",
              "changes seen while watched")
     return v.check(f"{ledger.records} lines, seq 1..{ledger.last_seq}")
 
@@ -905,8 +905,8 @@ def same_container_no_rerun(
                  "containers of the study made in the window")
         if tally.gaps:
             v.unknown(f"the live recording has {plural(tally.gaps, 'gap')}")
-    elif ev.problem(LIVE) is None:
-        v.unknown("the lifecycle events were not judged")
+    else:
+        v.unknown("the lifecycle events were not judged")  # never a pass without them
     if watch is not None:
         v.listed([f"{action} of {name} at {ns_text(ns)} in its window" for action, ns in watch.forbidden],
                  watch.forbidden_count, "such event", "such events")

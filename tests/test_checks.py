@@ -677,6 +677,8 @@ def test_same_container_event_file_problems() -> None:
     ev.tally = None
     ev.missing.clear()
     assert scnr(ev, acc) == Check("sameContainerNoRerun", None, "the lifecycle events were not judged", SCOPE)
+    ev.missing.add(LIVE)
+    assert scnr(ev, acc) == Check("sameContainerNoRerun", False, f"{LIVE}: missing", SCOPE)
 
 
 def test_same_container_foreign_containers() -> None:
@@ -1179,3 +1181,185 @@ def test_many_forbidden_events_are_counted() -> None:
     assert scnr(ev, acc).detail.endswith("(and 1 more such event)")
     watch.forbidden_count = 3
     assert scnr(ev, acc).detail.endswith("in its window")
+
+
+# --- more boundaries from the mutation run -----------------------------------------------------------
+
+
+def test_tally_details() -> None:
+    t = tally()
+    t.add({"gap": {}}, "a")
+    t.add({"gap": {"from": "x"}}, "b")
+    assert t.gaps == 2
+    # An old-style event ("status", no Action), an event without an Actor (its "id" names it), a verb with a suffix.
+    t.add({"status": "stop", "timeNano": 1100, "id": "ID1"}, "c")
+    t.add({"Action": "kill:9:x", "timeNano": 1200, "Actor": {"Attributes": {"name": NAME}}}, "d")
+    t.add({"Action": "start", "timeNano": 1300, "Actor": {"ID": 5}, "id": "ID1"}, "e")
+    t.add({"Action": "die", "timeNano": 1400, "Actor": {"ID": "ID1", "Attributes": {"name": 5, "exitCode": 3}}}, "f")
+    assert [a for a, _ in t.targets[0].forbidden] == ["stop", "kill", "start"]
+    assert t.targets[0].forbidden_count == 3 and list(t.targets[0].dies.values()) == [("ID1", 3)]
+    t.add({"Action": "die", "timeNano": 1500, "Actor": 7}, "g")
+    t.add({"Action": "die", "timeNano": 1500, "Actor": {"Attributes": []}}, "h")
+    assert t.malformed == ["g: an event whose Actor is not an object", "h: an event whose Actor is not an object"]
+    t.add(ev_at("stop", 1600), "i")
+    assert t.targets[0].forbidden_count == 4 and len(t.targets[0].forbidden) == 3
+
+
+def test_an_event_reaches_every_target_it_concerns() -> None:
+    a = TargetWatch("a", "inforsi-s-a", frozenset({"SAME"}), 2000)
+    b = TargetWatch("b", "inforsi-s-b", frozenset({"SAME"}), 5000)
+    t = EventTally(1000, 6000, "inforsi-s-", frozenset(), [a, b])
+    t.add(ev_at("stop", 1500, name="x", cid="SAME"), "1")
+    assert a.forbidden_count == 1 and b.forbidden_count == 1
+    t.add(ev_at("stop", 3000, name="x", cid="SAME"), "2")  # after a's result, before b's
+    assert a.forbidden_count == 1 and b.forbidden_count == 2
+    t.add(ev_at("rename", 3100, name="x", cid="OTHER", oldName="/inforsi-s-b"), "3")
+    assert b.forbidden_count == 3 and t.watch("b") is b and t.watch("c") is None
+
+
+def test_distinct_events_are_remembered_up_to_a_bound() -> None:
+    from engine.checks import SEEN_KEPT
+    t = tally(until=None)
+    for i in range(SEEN_KEPT + 10):
+        t.add(ev_at("stop", 2000 + i), "x")
+    assert t.targets[0].forbidden_count == SEEN_KEPT + 10
+    t.add(ev_at("stop", 2000), "x")  # remembered: counted once
+    assert t.targets[0].forbidden_count == SEEN_KEPT + 10
+    t.add(ev_at("stop", 2000 + SEEN_KEPT), "x")  # past the bound: counted again (still a failure)
+    assert t.targets[0].forbidden_count == SEEN_KEPT + 11
+    f = EventTally(1000, None, "inforsi-s-", frozenset(), [])
+    for i in range(4):
+        f.add(ev_at("create", 1000 + i, name="inforsi-s-zz", cid="Z"), "x")
+    assert f.foreign_count == 4 and len(f.foreign) == 3
+
+
+def test_same_container_more_clauses() -> None:
+    ev, acc = evidence(one_kill())
+    c = scnr(ev, acc)
+    assert c.detail == (f"{NAME}: one Id ({container_id(NAME)[:12]}) and StartedAt in 3 snapshots, running at the kill; "
+                        "no create/start/rename/kill/stop and 1 die in its window, exit as runResult; "
+                        "no other container of the study made in the window")
+    ev.snapshots[BEFORE] = {}
+    ev.snapshots[AFTER][NAME]["State"]["Running"] = False
+    assert scnr(ev, acc).detail == f"{BEFORE} has no {NAME}; {AFTER}: {NAME} is not running"
+    ev, acc = evidence(one_kill())
+    ev.snapshots[AFTER][NAME]["State"]["StartedAt"] = ""
+    assert scnr(ev, acc).detail.startswith(f"{AFTER}: {NAME} has no StartedAt")
+    ev, acc = evidence(one_kill())
+    ev.snapshots[BEFORE_RESUME][NAME]["State"]["StartedAt"] = "x"
+    assert scnr(ev, acc).detail == f"the StartedAt of {NAME} changes across {BEFORE}, {AFTER}, {BEFORE_RESUME}"
+    ev, acc = evidence(one_kill())
+    ev.window.results["d1"]["resultSeenNs"] = ev.window.since_ns  # type: ignore[union-attr]
+    assert f"{WINDOW}: d1's result was seen outside the window" not in scnr(ev, acc).detail
+    ev, acc = evidence(one_kill())
+    ev.tally.foreign = [("inforsi-s-zz", "create", 0)]  # type: ignore[union-attr]
+    ev.tally.foreign_count = 2  # type: ignore[union-attr]
+    assert scnr(ev, acc).detail.endswith("(and 1 more container of the study made in the window)")
+    ev, acc = evidence(one_kill())
+    acc.runs["d1"].results.append(acc.runs["d1"].results[0])
+    assert scnr(ev, acc).detail == "2 runResults to compare the die's exit code with"
+    ev, acc = evidence(one_kill())
+    acc.runs["d1"].results[0] = Record(8, "t", "runResult", {"run": "d1", "exitCode": [0]}, 8, 0)
+    assert scnr(ev, acc).detail == "runResult's exitCode is a list, not an integer"
+
+
+def test_exit_code_attribute() -> None:
+    from engine.checks import _exit_code
+    assert _exit_code(137) == 137 and _exit_code("137") == 137 and _exit_code("-1") == -1
+    assert _exit_code(True) is None and _exit_code("1.0") is None and _exit_code("9" * 11) is None
+
+
+def test_parse_kill_boundaries() -> None:
+    obj = one_kill()["kills/1/kill.json"]
+    assert parse_kill(dict(obj, pid=1), STUDY).pid == 1
+    assert parse_kill(dict(obj, beforeKillSeq=0), STUDY).before_kill_seq == 0
+    assert parse_kill(dict(obj, triggerSeq="7"), STUDY).problems == ["kill.json triggerSeq is a string, not a seq"]
+    k = parse_kill(dict(obj, sinceEpoch=1.5, since="1970-01-01T00:00:09.000Z"), STUDY)
+    assert k.since_ns == 1_500_000_000
+    k = parse_kill({key: v for key, v in obj.items() if key != "sinceEpoch"} | {"since": "1970-01-01T00:00:02.250Z"}, STUDY)
+    assert k.since_ns == 2_250_000_000
+    k = parse_kill(dict(obj, targets=[1, {"run": "D1"}, {"run": "d1"}, {"run": "d1"}, {"run": "d2"}]), STUDY)
+    assert [t.run for t in k.targets] == ["d1", "d2"]
+    assert k.problems == ["kill.json target 1 is an integer, not an object", "kill.json target 2 has no valid run id",
+                          "kill.json lists run d1 twice"]
+
+
+def test_parse_window_until_type() -> None:
+    w = one_kill()["kills/1/container-events-window.json"]
+    assert parse_window(dict(w, untilEpoch="x"))[1] == f"{WINDOW}: untilEpoch is a string, not a time"
+
+
+def test_incomplete_lists_every_missing_file() -> None:
+    ev = KillEvidence(1, missing={LIVE, AT_KILL})
+    assert ev.incomplete() == [f"missing: {AT_KILL}, {LIVE}"]
+
+
+def test_kill_evidence_pass_details() -> None:
+    ev, acc = evidence(derive(build()), 2)
+    assert kill_evidence(ev, acc, LedgerFacts()).detail == (
+        "complete; targets (a2, d3) are the runs in flight at seq 34; ledger-at-kill.json is the ledger to that seq")
+    files = derive(build(rounds=1, ablation=(False,), kills=(("d1", "manual"),)))
+    ev, acc = evidence(files)
+    ev.kill.targets = []  # type: ignore[union-attr]
+    ev.kill.before_kill_seq = acc.runs["d1"].results[0].seq  # type: ignore[union-attr]
+    assert kill_evidence(ev, acc, LedgerFacts()).detail.startswith("complete; targets (no run) are the runs in flight")
+
+
+def test_result_settled_pass_detail_of_a_non_diagnosis_target() -> None:
+    files = derive(build(rounds=1, ablation=(True,), overlap=(False,), kills=(("a1", "manual"),)))
+    ev, acc = evidence(files)
+    c = result_settled_and_finished(ev, target(ev), acc.runs["a1"], acc, LedgerFacts(), "kill 1 · a1")
+    assert c.detail == "one result at seq 16, after the kill and inside the window; halted at export"
+
+
+def test_charged_equals_starts_more() -> None:
+    base = [rec(1, "studyOpen", budget=1, config={}), rec(2, "runPlanned", run="D1"), rec(3, "charge", run="D1",
+                                                                                           amount=1, balance=0)]
+    assert charged_equals_starts(Accounts().extend(base)).detail == "run ?: 1 charge, 0 starts"
+    near = [rec(1, "studyOpen", budget=1, config={}), rec(3, "charge", amount=1, balance=1.5e-9)]
+    assert charged_equals_starts(Accounts().extend(near)).ok is False  # 1.5e-9 off on a budget of 1
+    near = [rec(1, "studyOpen", budget=1, config={}), rec(3, "charge", amount=1, balance=0.5e-9)]
+    assert charged_equals_starts(Accounts().extend(near)).ok is True
+    big = [rec(1, "studyOpen", budget=1e9, config={}), rec(3, "charge", amount=1e9 - 0.5, balance=0)]
+    assert charged_equals_starts(Accounts().extend(big)).ok is True
+    big = [rec(1, "studyOpen", budget=1e9, config={}), rec(3, "charge", amount=1e9 - 2, balance=0)]
+    assert charged_equals_starts(Accounts().extend(big)).ok is False
+
+
+def test_exited_cleanly_defaults_to_ended() -> None:
+    assert exited_cleanly(0) == Check("exitedCleanly", True, "exit 0")
+
+
+def test_kill_triggered_more() -> None:
+    files = one_kill()
+    ev, acc = evidence(files)
+    a = armed(files)
+    a.missed.append(("D1", "late"))
+    assert kill_triggered(a, [ev], acc, LedgerFacts(), True).detail == "missed: late"  # type: ignore[union-attr]
+    a = armed(files)
+    a.fired.insert(0, ("x", None))
+    assert kill_triggered(a, [ev], acc, LedgerFacts(), True).detail == \
+        "arms.jsonl has a fired line whose kill is a string, not a number"  # type: ignore[union-attr]
+    a = armed(files)
+    a.fired.insert(0, (5, None))
+    assert kill_triggered(a, [ev], acc, LedgerFacts(), True).detail == \
+        "arms.jsonl says kill 5 fired, but kills/5/ is missing"  # type: ignore[union-attr]
+    a = armed(files)
+    ev2 = KillEvidence(2, missing={KILL_JSON})
+    a.fired.insert(0, (2, None))
+    assert kill_triggered(a, [ev2, ev], acc, LedgerFacts(), True).detail == \
+        "kills/2/ is incomplete: missing: kill.json"  # type: ignore[union-attr]
+    # Planned, never started: the kill cannot have fired at its start.
+    acc.runs["d1"].starts.clear()
+    a = armed(files)
+    a.fired.append((1, "d1"))
+    assert kill_triggered(a, [ev], acc, LedgerFacts(), True).detail == \
+        "no diagnosis run started in the ledger; no diagnosis run started in the ledger"  # type: ignore[union-attr]
+    # Two automatic kills at the first diagnosis start.
+    ev, acc = evidence(files)
+    ev2 = copy.deepcopy(ev)
+    ev2.number = 2
+    a = armed(files)
+    a.fired.append((2, "d1"))
+    assert kill_triggered(a, [ev, ev2], acc, LedgerFacts(), True).detail == \
+        "kill 1, kill 2 fired at d1's runStarted (seq 7); its folder is complete"  # type: ignore[union-attr]

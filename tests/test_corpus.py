@@ -279,7 +279,7 @@ def test_report_json_and_accounts(tmp_path: Path) -> None:
     assert set(target) == {"run", "container", "resultSeq", "events", "checks", "details"}
 
 
-def test_kill_report_of_a_broken_folder(tmp_path: Path) -> None:
+def test_the_kill_report_names_what_is_wrong(tmp_path: Path) -> None:
     files = derive(sound())
     files["kills/1/kill.json"]["targets"][0]["container"] = "not a name"
     del files["kills/1/container-events-live.jsonl"]
@@ -464,3 +464,17 @@ def test_every_kill_is_compared_with_the_ledger(tmp_path: Path) -> None:
     got = _checks(write(files, tmp_path / "s"))
     assert got[("kill 1", "killEvidence")] == (False, "missing: ledger-at-kill.json")
     assert got[("kill 2", "killEvidence")] == (False, "ledger-at-kill.json differs from the ledger at record 6 (seq 6)")
+
+
+def test_an_unreadable_arms_file_fails_killtriggered(tmp_path: Path) -> None:
+    out = write(_manual_only(), tmp_path / "s")
+    os.mkfifo(out / "arms.jsonl")
+    assert _checks(out)[("study", "killTriggered")] == (False, "arms.jsonl: not a regular file (a FIFO)")
+
+
+def test_issues_kept_across_chunks(tmp_path: Path) -> None:
+    out = write(derive(sound()), tmp_path / "s")
+    (out / "study" / "ledger.jsonl").write_bytes((b"x" * 2000 + b"\n") * 1200)  # about three chunks
+    acc = judge(out).accounts
+    assert acc["ledgerIssueCount"] == 1200 and len(acc["ledgerIssues"]) == 1000
+    assert [i["line"] for i in acc["ledgerIssues"][:3]] == [1, 2, 3] and acc["ledgerIssues"][-1]["line"] == 1000

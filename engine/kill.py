@@ -31,6 +31,7 @@ accounts.  It knows nothing of the session.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import sys
 import threading
@@ -181,7 +182,7 @@ class Kill:
         # The thread that inspects sends SIGKILL as soon as it has the snapshot:
         # coming back to the event loop first would cost a GIL hand-over (up to
         # 5 ms on a busy machine).  The loop only keeps the deadline.
-        self._work = asyncio.ensure_future(asyncio.to_thread(self._inspect_then_kill, names))
+        self._work = asyncio.get_running_loop().run_in_executor(_STRIKER, self._inspect_then_kill, names)
         return True
 
     async def strike(self, read_ledger: Callable[[], None], accounts: Accounts, only: str | None) -> bool:
@@ -364,6 +365,17 @@ class Kill:
         start = self.since if last is None else max(self.since, last - SEAM)
         ids = {str(s.get("Id")) for s in self.before.values() if isinstance(s, dict) and s.get("Id")}
         self.recorder.open(self.number, self.folder, start, ids, self.runtime.now())
+
+
+# One thread kept for strikes, started ahead of time: a thread made at the
+# trigger would cost its creation on the kill's path.
+_STRIKER = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="studymon-strike")
+
+
+def warm_up() -> None:
+    """Start the strike threads now (a session calls this when it starts)."""
+    for f in [_STRIKER.submit(time.sleep, 0.01) for _ in range(2)]:
+        f.result()
 
 
 # While a controller is frozen, the thread that inspects and sends SIGKILL must

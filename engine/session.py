@@ -231,6 +231,7 @@ class StudySession:
     # --- the run -------------------------------------------------------------
     async def run(self) -> SessionResult:
         self._loop = asyncio.get_running_loop()
+        await asyncio.to_thread(killproto.warm_up)
         self._timeline_fd = os.open(
             self._timeline_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
         )
@@ -556,7 +557,11 @@ class StudySession:
         seen = time.time()
         for r in records:
             self.accounts.add(r)
-        self._check_trigger(seen)
+        if self._check_trigger(seen):
+            # Reported once SIGKILL is sent: until then the loop stays idle, so the
+            # inspecting thread has the interpreter to itself.
+            self._frozen_reads.insert(0, (records, issues, seen))
+            return
         self._record(records, issues, seen)
 
     async def _drain_all(self) -> None:

@@ -173,7 +173,7 @@ class Controller:
         return self.signal_group(signal.SIGSTOP)
 
     def group_stopped(self) -> bool:
-        """Whether every thread of the controller and of its descendants is stopped (or gone).
+        """Whether every thread of the controller's group (it and its descendants in it) is stopped (or gone).
 
         SIGSTOP to a group returns before it takes effect: a task running on
         the other core, or in the middle of a ``write``, stops a moment later.
@@ -200,9 +200,12 @@ class Controller:
                         stat = fh.read()
                 except (FileNotFoundError, ProcessLookupError):
                     continue
-                # The state follows the command name, which is in parentheses and may hold spaces.
-                state = stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3]
-                if state not in (b"T", b"t", b"Z", b"X", b"x"):
+                # The state and the process group follow the command name, which is in
+                # parentheses and may hold spaces.  A descendant that left the group
+                # (a run's detached shim) got no SIGSTOP: it is not the study's to stop.
+                fields = stat[stat.rfind(b")") + 2 :].split()
+                in_group = len(fields) > 2 and fields[2] == str(self.pid).encode()
+                if in_group and fields[0] not in (b"T", b"t", b"Z", b"X", b"x"):
                     return False
                 try:
                     with open(f"/proc/{pid}/task/{tid}/children", "rb") as fh:

@@ -197,3 +197,34 @@ def test_a_group_is_not_gone_while_a_child_of_its_killed_leader_lives(tmp_path: 
         assert c.group_gone()
 
     asyncio.run(scenario())
+
+
+def test_a_descendant_that_left_the_group_does_not_hold_up_the_stop(tmp_path: Path) -> None:
+    """A run's shim detaches into a session of its own: SIGSTOP to the group never reaches it."""
+    import subprocess
+
+    import psutil
+
+    code = (
+        "import os, subprocess, sys, time\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time\\nwhile True: pass'], start_new_session=True)\n"
+        "while True: time.sleep(0.001)\n"
+    )
+    leader = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10
+        while not psutil.Process(leader.pid).children() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        detached = psutil.Process(leader.pid).children()[0]
+        controller = Controller(leader.pid, psutil.Process(leader.pid).create_time(), tmp_path, None)
+        assert controller.freeze()
+        deadline = time.monotonic() + 5
+        while not controller.group_stopped():
+            assert time.monotonic() < deadline, "a process outside the group held up the stop"
+            time.sleep(0.001)
+        assert detached.status() != psutil.STATUS_STOPPED
+    finally:
+        for p in psutil.Process(leader.pid).children(recursive=True):
+            p.kill()
+        leader.kill()
+        leader.wait()

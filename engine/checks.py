@@ -562,7 +562,6 @@ class EventTally:
         self.foreign: list[tuple[str, str, int]] = []  # (name, action, time), the first few
         self.foreign_count = 0
         self._seen: set[tuple[Any, ...]] = set()
-        self.events = 0
 
     def watch(self, run: str) -> TargetWatch | None:
         return self._by_run.get(run)
@@ -598,7 +597,6 @@ class EventTally:
         if not isinstance(attrs, dict):
             self.bad_line(where, "an event whose Actor is not an object")
             return
-        self.events += 1
         if self.since_ns is not None and ns < self.since_ns:
             return
         verb = action.split(":", 1)[0]

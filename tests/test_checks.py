@@ -1363,3 +1363,16 @@ def test_kill_triggered_more() -> None:
     a.fired.append((2, "d1"))
     assert kill_triggered(a, [ev, ev2], acc, LedgerFacts(), True).detail == \
         "kill 1, kill 2 fired at d1's runStarted (seq 7); its folder is complete"  # type: ignore[union-attr]
+
+
+def test_last_boundaries() -> None:
+    c = ledger_well_formed(LedgerFacts(3, 3, faults=["a", "b", "c"], fault_count=4))
+    assert c.detail == "a; b; c (and 1 more change seen while watched)"
+    exact = [rec(1, "studyOpen", budget=1e9, config={}), rec(3, "charge", amount=1e9 - 1, balance=0)]
+    assert charged_equals_starts(Accounts().extend(exact)).ok is True  # off by exactly the tolerance
+    ev, acc = evidence(one_kill())
+    plan = acc.runs["d1"].plan
+    acc.runs["d1"].plans[0] = Record(5, "t", "runPlanned", dict(plan.content, experiments={"a": 1, "b": 2}), 5, 0)  # type: ignore[union-attr]
+    acc.add(Record(ev.kill.before_kill_seq + 1, "t", "runPlanned",  # type: ignore[union-attr,operator]
+                   dict(plan.content, run="d1b", experiments={"b": 2, "a": 1}), 99, 0))  # type: ignore[union-attr]
+    assert co(ev, acc).ok is False

@@ -478,3 +478,16 @@ def test_issues_kept_across_chunks(tmp_path: Path) -> None:
     acc = judge(out).accounts
     assert acc["ledgerIssueCount"] == 1200 and len(acc["ledgerIssues"]) == 1000
     assert [i["line"] for i in acc["ledgerIssues"][:3]] == [1, 2, 3] and acc["ledgerIssues"][-1]["line"] == 1000
+
+
+def test_armed_and_finished_without_a_diagnosis_run(tmp_path: Path) -> None:
+    files = _manual_only()
+    for r in files["study/ledger.jsonl"]:
+        if r["kind"] == "runPlanned" and r["content"]["purpose"] == "diagnosis":
+            r["content"]["purpose"] = "probe"
+    files["arms.jsonl"] = [{"event": "arm"}]
+    out = write(files, tmp_path / "s")
+    assert _checks(out)[("study", "killTriggered")] == (False, "armed, but no diagnosis run started while the study ran")
+    files["launches.jsonl"].append({"event": "start", "pid": 9, "at": rfc3339_ms(t(99)), "resume": True})
+    out = write(files, tmp_path / "t")
+    assert _checks(out)[("study", "killTriggered")] == (None, "armed; no diagnosis run has started yet")

@@ -3,10 +3,12 @@
 It runs the same engine triggers as ``bench/kill_reaction.py`` (real
 sessions, real processes) with timing marks wrapped around the engine's
 functions on the path, in this process only, and prints each step's p50,
-p90 and max.  The path is one synchronous call in the wake-up that reads
-the trigger (``StudySession.drain`` -> ``_check_trigger`` -> ``_strike``):
-read, accounts, freeze (identity check, SIGSTOP), read again while frozen,
-targets, container inspect, SIGKILL (identity check, ``killpg``).  The
+p90 and max.  The path runs in the wake-up that reads the trigger
+(``StudySession.drain`` -> ``_check_trigger`` -> ``Kill.freeze`` and
+``Kill.decide_now``): read, accounts, freeze (identity check, SIGSTOP),
+confirm that the group stopped, read again while frozen, targets; then a
+strike thread inspects the targets' containers and sends SIGKILL (identity
+check, ``killpg``) while the wake-up waits for it without the GIL.  The
 wrappers (some 20 marks a trigger) put its totals a little above
 ``kill_reaction.py``'s, whose numbers are the ones to quote; this one says
 which step costs what.
@@ -131,10 +133,12 @@ STEPS = (
     ("accounts, trigger check", "read_end", "freeze"),
     ("freeze: identity check (pidfd)", "freeze", "stop"),
     ("freeze: SIGSTOP (killpg returns)", "stop", "stop_end"),
-    ("frozen -> ledger read again starts (runtime clock)", "stop_end", "read2"),
+    ("frozen -> stop confirmed starts (runtime clock)", "stop_end", "confirm"),
+    ("stop confirmed: every thread of the group in state T (/proc)", "confirm", "confirm_end"),
+    ("confirmed -> ledger read again starts", "confirm_end", "read2"),
     ("ledger read again, frozen (to its end)", "read2", "read2_end"),
-    ("accounts, targets", "read2_end", "inspect"),
-    ("container inspect (process runtime)", "inspect", "inspect_end"),
+    ("accounts, targets, hand-over to a strike thread", "read2_end", "inspect"),
+    ("container inspect (process runtime, strike thread)", "inspect", "inspect_end"),
     ("inspect -> kill() (killSentEpoch taken)", "inspect_end", "kill"),
     ("kill: identity check (pidfd)", "kill", "sigkill"),
     ("kill: SIGKILL (killpg returns)", "sigkill", "sigkill_end"),
@@ -190,7 +194,9 @@ def points(sample: kr.Sample, marks: Marks) -> dict[str, float]:
     p["wake"] = _last(marks, "wait_async<", p["read"])
     p["stop"] = _first(marks, f"killpg{int(signal.SIGSTOP)}>", p["freeze"])
     p["stop_end"] = _first(marks, f"killpg{int(signal.SIGSTOP)}<", p["stop"])
-    p["read2"] = _first(marks, "read_new>", p["stop_end"])
+    p["confirm"] = _first(marks, "confirm>", p["stop_end"])
+    p["confirm_end"] = _first(marks, "confirm<", p["confirm"])
+    p["read2"] = _first(marks, "read_new>", p["confirm_end"])
     p["read2_end"] = _first(marks, "read_new<", p["read2"])
     p["inspect"] = _first(marks, "inspect>", p["read2_end"])
     p["inspect_end"] = _first(marks, "inspect<", p["inspect"])

@@ -183,6 +183,7 @@ class Controller:
         """
         pending = [self.pid]
         seen: set[int] = set()
+        group = str(self.pid).encode()
         while pending:
             pid = pending.pop()
             if pid in seen:
@@ -195,23 +196,20 @@ class Controller:
             except OSError:
                 return False
             for tid in tids:
-                try:
-                    with open(f"/proc/{pid}/task/{tid}/stat", "rb") as fh:
-                        stat = fh.read()
-                except (FileNotFoundError, ProcessLookupError):
+                # os.open/os.read: a third of open()'s cost, and this runs while the study is frozen.
+                stat = _read_proc(f"/proc/{pid}/task/{tid}/stat")
+                if stat is None:
                     continue
                 # The state and the process group follow the command name, which is in
                 # parentheses and may hold spaces.  A descendant that left the group
                 # (a run's detached shim) got no SIGSTOP: it is not the study's to stop.
-                fields = stat[stat.rfind(b")") + 2 :].split()
-                in_group = len(fields) > 2 and fields[2] == str(self.pid).encode()
+                fields = stat[stat.rfind(b")") + 2 :].split(maxsplit=3)
+                in_group = len(fields) > 2 and fields[2] == group
                 if in_group and fields[0] not in (b"T", b"t", b"Z", b"X", b"x"):
                     return False
-                try:
-                    with open(f"/proc/{pid}/task/{tid}/children", "rb") as fh:
-                        pending.extend(int(c) for c in fh.read().split())
-                except (FileNotFoundError, ProcessLookupError):
-                    continue
+                children = _read_proc(f"/proc/{pid}/task/{tid}/children")
+                if children:
+                    pending.extend(int(c) for c in children.split())
         return True
 
     def group_gone(self) -> bool:
@@ -298,3 +296,17 @@ class Controller:
         except asyncio.TimeoutError:
             self.kill()
             return await self.wait()
+
+
+def _read_proc(path: str) -> bytes | None:
+    """A small /proc file's content, or None when its process or thread is gone."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    try:
+        return os.read(fd, 4096)
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    finally:
+        os.close(fd)

@@ -91,8 +91,14 @@ class Controller:
 
     # --- launching ---------------------------------------------------------
     @classmethod
-    async def launch(cls, argv: list[str], out: Path, env: dict[str, str], resume: bool) -> "Controller":
-        """Start ``argv`` through a keeper (:mod:`engine.keeper`), which writes ``launches.jsonl``."""
+    async def launch(
+        cls, argv: list[str], out: Path, env: dict[str, str], resume: bool, keep_fds: tuple[int, ...] = ()
+    ) -> "Controller":
+        """Start ``argv`` through a keeper (:mod:`engine.keeper`), which writes ``launches.jsonl``.
+
+        ``keep_fds`` are inherited by the keeper and held open for its life
+        (the study's lock); the controller it starts does not get them.
+        """
         log = os.open(out / "study.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
             keeper = await asyncio.create_subprocess_exec(
@@ -110,6 +116,7 @@ class Controller:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=log,
                 start_new_session=True,
+                pass_fds=keep_fds,
             )
         finally:
             os.close(log)

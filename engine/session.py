@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from engine import kill as killproto
+from engine import studylock
 from engine.accounts import Accounts
 from engine.clock import rfc3339_ms
 from engine.events import (
@@ -50,6 +51,7 @@ from engine.report import Judgement, judge, last_ending
 from engine.runtimes import Runtime, open_runtime
 from engine.sampler import WRITE_EVERY, TreeCPU, heavy_snapshot
 from engine.spec import StudySpec, controller_argv
+from engine.studylock import StudyLock
 from engine.table import table_svg
 
 Sink = Callable[[StudyEvent], None]
@@ -121,8 +123,12 @@ class StudySession:
         linger: bool = False,
         attach: bool = False,
         runtime: Runtime | None = None,
+        lock: StudyLock | None = None,
     ) -> None:
         self.spec = spec
+        # The study's lock (one study per id), claimed by the command before the
+        # study was created or resumed; passed to every keeper this session starts.
+        self.lock = lock
         self.attach_at_start = attach
         self.sink = sink
         self.resume_at_start = resume
@@ -318,6 +324,8 @@ class StudySession:
                 self._timeline_fd = -1
             self._notifier.close()
             self._tail.close()
+            if self.lock is not None:
+                self.lock.release()  # keepers that still run hold their share
 
     async def _wait_end(self) -> Ending | None:
         """The controller's end, or None when the session was closed (detached) first."""
@@ -378,11 +386,27 @@ class StudySession:
         env["STUDYMON_STUDY"] = self.spec.id
         env["STUDYMON_OUT"] = str(self.spec.out)
         argv = controller_argv(self.research, self.spec.out, resume)
-        self.controller = await Controller.launch(argv, self.spec.out, env, resume)
+        lock = self._hold_lock()
+        self.controller = await Controller.launch(argv, self.spec.out, env, resume, keep_fds=(lock.fileno(),))
         self.emit(ProcessStarted(self.spec.id, self.controller.pid, resume))
         self._report_end(self.controller)
         self.set_state(State.RESUMING if resume else State.RUNNING, f"pid {self.controller.pid}")
         self._watch_folders()
+
+    def _hold_lock(self) -> StudyLock:
+        """The study's lock, claimed now if this session does not hold it yet (attached, or after a kill).
+
+        The previous keeper of this very study may still be letting go of it
+        (its controller was just killed): that is waited for, briefly.  Any
+        other holder is another study with this id, and the launch is refused.
+        """
+        if self.lock is None or not self.lock.held:
+            identity = studylock.engine_identity(self.backend, self.runtime)
+            prefix = str(self.research.get("containerPrefix", "inforsi"))
+            self.lock = studylock.claim(
+                self.spec.id, self.spec.out, identity, prefix, wait_for_own=studylock.OWN_KEEPER_WAIT
+            )
+        return self.lock
 
     async def _finish(self, ending: Ending | None) -> SessionResult:
         self._check_windows()

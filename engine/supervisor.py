@@ -13,6 +13,7 @@ from pathlib import Path
 
 from engine.events import StudyEvent
 from engine.runtimes import Runtime
+from engine.studylock import StudyLock
 from engine.sampler import SAMPLE_EVERY, TREE_EVERY, children_map, light_sample
 from engine.session import Sink, SessionResult, StudySession, resume_command
 from engine.spec import StudySpec
@@ -44,9 +45,10 @@ class Supervisor:
         linger: bool = False,
         attach: bool = False,
         runtime: Runtime | None = None,
+        lock: StudyLock | None = None,
     ) -> StudySession:
         session = StudySession(
-            spec, self._emit, resume=resume, armed=armed, linger=linger, attach=attach, runtime=runtime
+            spec, self._emit, resume=resume, armed=armed, linger=linger, attach=attach, runtime=runtime, lock=lock
         )
         self.sessions[spec.id] = session
         if armed:

@@ -51,3 +51,12 @@ def process_runtime_root(tmp_path_factory: pytest.TempPathFactory, monkeypatch: 
     root = tmp_path_factory.mktemp("procrt")
     monkeypatch.setenv("STUDYMON_PROCESS_RUNTIME", str(root))
     return root
+
+
+@pytest.fixture(autouse=True)
+def study_lock_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test gets its own folder of study locks (one study per id is a rule within a test)."""
+    folder = tmp_path_factory.mktemp("locks")
+    folder.chmod(0o700)
+    monkeypatch.setenv("STUDYMON_LOCK_DIR", str(folder))
+    return folder

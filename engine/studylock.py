@@ -1,0 +1,193 @@
+"""One study per id at a time: a lock held for the study's life, by the console and by its keepers.
+
+Two studies given the same id on the same runtime would name their run
+containers alike (``<prefix>-<ID>-<run>``) and take each other's for stale
+ones.  So before a study is created or resumed, the console claims the
+study's lock: an exclusive ``flock`` on a file named after the runtime, the
+container prefix and the id.  It hands the same open file to every keeper it
+starts (an inherited descriptor shares the lock), so the lock outlives a
+console that detaches or crashes, and is released only when the console and
+every keeper of the study have gone.  The file says which OUT holds it, so a
+refusal can name it.
+
+The lock files live in a folder of the user's own (``$STUDYMON_LOCK_DIR``, or
+``$XDG_STATE_HOME/studymon/locks``, by default ``~/.local/state``): created
+0700, refused when another user owns it or others can write to it, and the
+files are opened without following symlinks.  Studies of different users on
+one Docker engine do not share a lock folder; the console also refuses a
+fresh study whose containers are already running (:func:`running_containers`).
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import stat
+import time
+from pathlib import Path
+from typing import Any
+
+LOCK_DIR_ENV = "STUDYMON_LOCK_DIR"
+# How long a relaunch waits for the study's own previous keeper to let go.
+OWN_KEEPER_WAIT = 10.0
+
+
+class StudyInUse(RuntimeError):
+    """The study's lock is held: ``holder`` is the OUT that has it (None when it cannot be told)."""
+
+    def __init__(self, study_id: str, holder: Path | None) -> None:
+        self.study_id = study_id
+        self.holder = holder
+        where = f"by the study in {holder}" if holder else "by another studymon command"
+        super().__init__(f"study id {study_id!r} is in use {where}")
+
+
+class LockFolderUnsafe(RuntimeError):
+    """The lock folder is not the user's own: another user could forge or steal locks."""
+
+
+def lock_dir() -> Path:
+    explicit = os.environ.get(LOCK_DIR_ENV)
+    if explicit:
+        return Path(explicit)
+    state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state_home) / "studymon" / "locks"
+
+
+def _safe_dir(folder: Path) -> Path:
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    st = os.lstat(folder)
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        raise LockFolderUnsafe(f"lock folder {folder} is not a plain folder: remove it, or set ${LOCK_DIR_ENV}")
+    if st.st_uid != os.getuid():
+        raise LockFolderUnsafe(f"lock folder {folder} belongs to uid {st.st_uid}, not you: set ${LOCK_DIR_ENV} to a folder of yours")
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise LockFolderUnsafe(f"lock folder {folder} can be written by others: chmod 700 it, or set ${LOCK_DIR_ENV}")
+    return folder
+
+
+def engine_identity(backend: str, runtime: Any = None) -> str:
+    """What tells one runtime from another: the Docker endpoint, or the process runtime's state folder."""
+    if backend == "docker":
+        return "docker:" + (os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock")
+    root = getattr(runtime, "root", None)
+    if root is None:
+        from engine.runtimes.process import default_root
+
+        root = default_root()
+    return f"process:{Path(root).resolve()}"
+
+
+def lock_name(identity: str, prefix: str, study_id: str) -> str:
+    digest = hashlib.sha256(f"{identity}\0{prefix}\0{study_id}".encode()).hexdigest()[:16]
+    return f"{prefix}-{study_id}-{digest}.lock"
+
+
+class StudyLock:
+    """The held lock of one study: its descriptor is passed to every keeper the console starts."""
+
+    def __init__(self, fd: int, path: Path, study_id: str, out: Path) -> None:
+        self.fd = fd
+        self.path = path
+        self.study_id = study_id
+        self.out = out
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def release(self) -> None:
+        """Let go of the console's share (keepers that inherited it keep the study locked)."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    @property
+    def held(self) -> bool:
+        return self.fd >= 0
+
+
+def claim(study_id: str, out: Path, identity: str, prefix: str, wait_for_own: float = 0.0) -> StudyLock:
+    """Take the study's lock for ``out``; :class:`StudyInUse` when a running study has it.
+
+    ``wait_for_own``: when the holder is ``out`` itself (its keeper winding
+    down after a kill), wait up to that many seconds for it to let go.
+    """
+    folder = _safe_dir(lock_dir())
+    path = folder / lock_name(identity, prefix, study_id)
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise LockFolderUnsafe(f"lock file {path} is a symlink: remove it") from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise LockFolderUnsafe(f"lock file {path} is not a regular file: remove it")
+        deadline = time.monotonic() + wait_for_own
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                holder = _holder(fd)
+                own = holder is not None and _same(holder, out)
+                if not own or time.monotonic() >= deadline:
+                    raise StudyInUse(study_id, holder) from None
+                time.sleep(0.05)
+        body = json.dumps({"out": str(out.resolve()), "pid": os.getpid(), "id": study_id}).encode()
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, body, 0)
+    except BaseException:
+        os.close(fd)
+        raise
+    return StudyLock(fd, path, study_id, out)
+
+
+def holder_of(study_id: str, identity: str, prefix: str) -> Path | None:
+    """The OUT whose study holds the lock now, or None when it is free (or cannot be told)."""
+    path = lock_dir() / lock_name(identity, prefix, study_id)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _holder(fd)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def _holder(fd: int) -> Path | None:
+    try:
+        data = json.loads(os.pread(fd, 4096, 0) or b"null")
+    except (OSError, ValueError):
+        return None
+    out = data.get("out") if isinstance(data, dict) else None
+    return Path(out) if isinstance(out, str) and out else None
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def running_containers(runtime: Any, prefix: str, study_id: str) -> list[str]:
+    """Names of the study's containers (``<prefix>-<ID>-…``) that run or are being created on ``runtime``."""
+    stem = f"{prefix}-{study_id}-"
+    names = []
+    for found in runtime.list(stem):
+        name = str(found.get("Name", "")).lstrip("/")
+        status = (found.get("State") or {}).get("Status")
+        if name.startswith(stem) and status in ("running", "created", "restarting", "paused"):
+            names.append(name)
+    return sorted(names)

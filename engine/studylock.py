@@ -188,6 +188,66 @@ def running_containers(runtime: Any, prefix: str, study_id: str) -> list[str]:
     for found in runtime.list(stem):
         name = str(found.get("Name", "")).lstrip("/")
         status = (found.get("State") or {}).get("Status")
+        # An id may hold '-': "a" and "a-b" share the stem "p-a-".  A label that
+        # names another study settles it; an unlabelled container counts.
+        label = ((found.get("Config") or {}).get("Labels") or {}).get("studymon.study")
+        if label not in (None, study_id):
+            continue
         if name.startswith(stem) and status in ("running", "created", "restarting", "paused"):
             names.append(name)
     return sorted(names)
+
+
+def claim_for_command(
+    specs: list[Any], prefixes: dict[str, str], backends: dict[str, str], fresh: bool
+) -> dict[str, StudyLock]:
+    """Claim every study's lock for one command, before anything is written: all of them, or none.
+
+    Raises :class:`engine.spec.BadInput` with the one line to print when a
+    study's id is in use (naming the OUT that has it), when a fresh study's
+    containers already run on its runtime, or when the lock folder is unsafe.
+    """
+    from engine.spec import BadInput
+
+    held: dict[str, StudyLock] = {}
+    try:
+        for spec in specs:
+            backend, prefix = backends[spec.id], prefixes[spec.id]
+            identity = engine_identity(backend)
+            try:
+                held[spec.id] = claim(spec.id, spec.out, identity, prefix)
+            except StudyInUse as exc:
+                if exc.holder is not None and _same(exc.holder, spec.out):
+                    raise BadInput(
+                        f"{spec.id} is still running (its keeper holds the study's lock): "
+                        f"watch it with: studymon attach {spec.out}"
+                    ) from None
+                where = f"the study in {exc.holder}" if exc.holder else "another studymon command"
+                hint = f"watch it with: studymon attach {exc.holder}" if exc.holder else "wait for it to end"
+                raise BadInput(f"study id {spec.id!r} is in use by {where} on this runtime: pick another id, or {hint}") from None
+            except (LockFolderUnsafe, OSError) as exc:
+                raise BadInput(f"cannot take the study lock of {spec.id!r}: {exc}") from None
+            if fresh:
+                names = _running_on(backend, prefix, spec.id)
+                if names:
+                    raise BadInput(
+                        f"study id {spec.id!r} already has running containers on this runtime ({', '.join(names[:3])}): "
+                        "another command runs a study with this id; pick another id, or remove those containers"
+                    )
+    except BaseException:
+        for lock in held.values():
+            lock.release()
+        raise
+    return held
+
+
+def _running_on(backend: str, prefix: str, study_id: str) -> list[str]:
+    from engine.runtimes import open_runtime
+
+    runtime = open_runtime(backend)
+    try:
+        return running_containers(runtime, prefix, study_id)
+    finally:
+        close = getattr(runtime, "close", None)
+        if close is not None:
+            close()

@@ -1,0 +1,200 @@
+"""One study per id: the study's lock, held by the console and its keepers, refused to a second study."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from engine import studylock
+from engine.spec import BadInput, StudySpec
+from engine.studylock import LockFolderUnsafe, StudyInUse, claim, claim_for_command, holder_of
+
+IDENT = "process:/tmp/test-runtime"
+
+HOLD = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from engine.studylock import claim
+lock = claim("alpha", Path(sys.argv[2]), sys.argv[3], "inforsi")
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
+def _holder_process(tmp_path: Path, out: Path) -> subprocess.Popen[str]:
+    root = str(Path(__file__).resolve().parent.parent)
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, root, str(out), IDENT], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_a_second_claim_of_the_same_id_is_refused_and_names_the_holder(tmp_path: Path) -> None:
+    first = claim("alpha", tmp_path / "one", IDENT, "inforsi")
+    with pytest.raises(StudyInUse) as caught:
+        claim("alpha", tmp_path / "two", IDENT, "inforsi")
+    assert caught.value.holder == (tmp_path / "one").resolve()
+    assert holder_of("alpha", IDENT, "inforsi") == (tmp_path / "one").resolve()
+    # Another id, another prefix or another runtime is another study.
+    claim("beta", tmp_path / "three", IDENT, "inforsi").release()
+    claim("alpha", tmp_path / "four", IDENT, "other").release()
+    claim("alpha", tmp_path / "five", "docker:unix:///elsewhere.sock", "inforsi").release()
+    first.release()
+    assert holder_of("alpha", IDENT, "inforsi") is None
+    claim("alpha", tmp_path / "two", IDENT, "inforsi").release()
+
+
+def test_the_lock_is_held_across_processes_until_the_holder_ends(tmp_path: Path) -> None:
+    proc = _holder_process(tmp_path, tmp_path / "one")
+    try:
+        with pytest.raises(StudyInUse) as caught:
+            claim("alpha", tmp_path / "two", IDENT, "inforsi")
+        assert caught.value.holder == (tmp_path / "one").resolve()
+    finally:
+        proc.kill()
+        proc.wait()
+    claim("alpha", tmp_path / "two", IDENT, "inforsi").release()
+
+
+def test_a_relaunch_waits_for_its_own_keeper_but_not_for_another_study(tmp_path: Path) -> None:
+    proc = _holder_process(tmp_path, tmp_path / "one")
+    try:
+        started = time.monotonic()
+        with pytest.raises(StudyInUse):
+            claim("alpha", tmp_path / "two", IDENT, "inforsi", wait_for_own=5.0)
+        assert time.monotonic() - started < 1.0, "another study's lock is refused at once, not waited for"
+        subprocess.Popen(["sh", "-c", f"sleep 0.5; kill {proc.pid}"])
+        lock = claim("alpha", tmp_path / "one", IDENT, "inforsi", wait_for_own=5.0)
+        assert lock.held
+        lock.release()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_an_inherited_descriptor_keeps_the_study_locked_after_the_console_lets_go(tmp_path: Path) -> None:
+    lock = claim("alpha", tmp_path / "one", IDENT, "inforsi")
+    keeper = subprocess.Popen(["sleep", "30"], pass_fds=(lock.fileno(),))
+    try:
+        lock.release()
+        with pytest.raises(StudyInUse) as caught:
+            claim("alpha", tmp_path / "two", IDENT, "inforsi")
+        assert caught.value.holder == (tmp_path / "one").resolve()
+    finally:
+        keeper.kill()
+        keeper.wait()
+    claim("alpha", tmp_path / "two", IDENT, "inforsi").release()
+
+
+def test_an_unsafe_lock_folder_or_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)
+    monkeypatch.setenv(studylock.LOCK_DIR_ENV, str(shared))
+    with pytest.raises(LockFolderUnsafe, match="can be written by others"):
+        claim("alpha", tmp_path / "one", IDENT, "inforsi")
+    if os.getuid() == 0:
+        foreign = tmp_path / "foreign"
+        foreign.mkdir(mode=0o700)
+        os.chown(foreign, 65534, 65534)
+        monkeypatch.setenv(studylock.LOCK_DIR_ENV, str(foreign))
+        with pytest.raises(LockFolderUnsafe, match="belongs to uid 65534"):
+            claim("alpha", tmp_path / "one", IDENT, "inforsi")
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o700)
+    monkeypatch.setenv(studylock.LOCK_DIR_ENV, str(mine))
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    (mine / studylock.lock_name(IDENT, "inforsi", "alpha")).symlink_to(victim)
+    with pytest.raises(LockFolderUnsafe, match="symlink"):
+        claim("alpha", tmp_path / "one", IDENT, "inforsi")
+    assert victim.read_text() == "precious"
+
+
+def test_a_command_claims_all_of_its_studies_or_none(tmp_path: Path) -> None:
+    held = claim("beta", tmp_path / "elsewhere", "process:" + str(Path(os.environ["STUDYMON_PROCESS_RUNTIME"]).resolve()),
+                 "inforsi")
+    specs = [StudySpec("alpha", tmp_path / "a"), StudySpec("beta", tmp_path / "b")]
+    with pytest.raises(BadInput, match=r"study id 'beta' is in use by the study in .*elsewhere.*studymon attach"):
+        claim_for_command(specs, {"alpha": "inforsi", "beta": "inforsi"}, {"alpha": "process", "beta": "process"}, True)
+    held.release()
+    # alpha's lock was let go when beta's was refused.
+    locks = claim_for_command(specs, {"alpha": "inforsi", "beta": "inforsi"}, {"alpha": "process", "beta": "process"}, True)
+    assert sorted(locks) == ["alpha", "beta"]
+    for lock in locks.values():
+        lock.release()
+
+
+def test_a_resume_of_a_study_whose_keeper_still_runs_is_sent_to_attach(tmp_path: Path) -> None:
+    out = tmp_path / "a"
+    ident = "process:" + str(Path(os.environ["STUDYMON_PROCESS_RUNTIME"]).resolve())
+    held = claim("alpha", out, ident, "inforsi")
+    try:
+        with pytest.raises(BadInput, match=r"alpha is still running .*studymon attach"):
+            claim_for_command([StudySpec("alpha", out)], {"alpha": "inforsi"}, {"alpha": "process"}, False)
+    finally:
+        held.release()
+
+
+def test_a_fresh_study_is_refused_when_its_containers_already_run(tmp_path: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    run = [sys.executable, "-m", "engine.runtimes.process", "run", "--name"]
+    subprocess.run([*run, "inforsi-alpha-r1", "--", "sleep", "30"], env=env, check=True, capture_output=True)
+    subprocess.run([*run, "inforsi-alpha-b-r1", "--label", "studymon.study=alpha-b", "--", "sleep", "30"],
+                   env=env, check=True, capture_output=True)
+    try:
+        with pytest.raises(BadInput, match=r"'alpha' already has running containers .*inforsi-alpha-r1"):
+            claim_for_command([StudySpec("alpha", tmp_path / "a")], {"alpha": "inforsi"}, {"alpha": "process"}, True)
+        # Nothing stays locked after the refusal.
+        claim("alpha", tmp_path / "a", "process:" + str(Path(os.environ["STUDYMON_PROCESS_RUNTIME"]).resolve()),
+              "inforsi").release()
+        # A container labelled for another study ("alpha-b" shares the stem) does not count.
+        subprocess.run([sys.executable, "-m", "engine.runtimes.process", "rm", "-f", "inforsi-alpha-r1"],
+                       env=env, check=True, capture_output=True)
+        locks = claim_for_command([StudySpec("alpha", tmp_path / "a")], {"alpha": "inforsi"}, {"alpha": "process"}, True)
+        locks["alpha"].release()
+    finally:
+        for name in ("inforsi-alpha-r1", "inforsi-alpha-b-r1"):
+            subprocess.run([sys.executable, "-m", "engine.runtimes.process", "rm", "-f", name], env=env,
+                           capture_output=True)
+
+
+def test_the_study_stays_locked_through_its_kill_and_resume_and_is_free_at_its_end(tmp_path: Path) -> None:
+    """Polled every few milliseconds from the first launch to the end: never free in between (kill, resume)."""
+    import asyncio
+
+    from engine.prepare import create_fresh, plan_fresh
+    from engine.supervisor import Supervisor
+    from tests.studies import template
+
+    t = template(tmp_path, backend="process", budget=20, diagnosisSeconds=1)
+    specs, tpl, backend = plan_fresh([f"alpha={tmp_path / 'a'}"], t, ["alpha"], "process")
+    create_fresh(specs, tpl, backend)
+    ident = studylock.engine_identity("process")
+    seen: list[Path | None] = []
+
+    async def scenario() -> list:
+        sup = Supervisor(lambda event: None)
+        session = sup.add(specs[0], resume=False, armed=True)
+        task = asyncio.ensure_future(sup.run())
+        while session.controller is None:
+            await asyncio.sleep(0.005)
+        while not task.done():
+            seen.append(await asyncio.to_thread(holder_of, "alpha", ident, "inforsi"))
+            await asyncio.sleep(0.005)
+        return await task
+
+    results = asyncio.run(scenario())
+    assert results[0].finished and (tmp_path / "a" / "kills" / "1" / "kill.json").exists()
+    launches = [json.loads(x) for x in (tmp_path / "a" / "launches.jsonl").read_text().splitlines()]
+    assert sum(1 for x in launches if x["event"] == "start") == 2, "killed and resumed once"
+    assert len(seen) > 50
+    # The last polls may fall after the session let go; none before it.
+    assert all(h == (tmp_path / "a").resolve() for h in seen[:-3]), {str(h) for h in seen}
+    assert holder_of("alpha", ident, "inforsi") is None

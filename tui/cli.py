@@ -13,6 +13,10 @@ Without ``--headless``, and with a terminal on standard output, ``run``,
 Exit status: 0 every check of every study holds; 1 a check failed; 2 bad
 usage or bad input (nothing written); 3 a study could not finish (the scene
 is kept and the message gives the ``--resume`` command).
+
+Headless, the first SIGINT (Ctrl-C) or SIGTERM stops every study
+gracefully and ends with the check table; a second one stops waiting at
+once, leaves the studies to their keepers and prints how to go on (exit 3).
 """
 
 from __future__ import annotations
@@ -21,8 +25,10 @@ import argparse
 import asyncio
 import json
 import os
+import shlex
 import signal
 import sys
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import NoReturn
@@ -39,6 +45,9 @@ from engine.supervisor import Supervisor, exit_status
 from engine.table import check_table, summary_line
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNFINISHED = 0, 1, 2, 3
+# After a second signal the sessions get this long to let go of their files
+# (a cancelled wait unwinds in milliseconds); the studies are not waited for.
+LEAVE_WAIT = 5.0
 DEMO_IDS = ("alpha", "beta", "gamma")
 DEMO_ARMED = "beta"
 
@@ -97,11 +106,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # Logs and pipes get a table wide enough to keep each check on one line.
     console = Console() if sys.stdout.isatty() else Console(width=int(os.environ.get("COLUMNS", "140")))
     err = Console(stderr=True)
+    # Until the studies' event loop takes the signals over, SIGTERM ends the
+    # command like Ctrl-C does: with one line, not silently half way.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        return _command(args, console, err)
+    except KeyboardInterrupt as exc:
+        name = str(exc) or "SIGINT"
+        err.print(f"studymon {args.command}: interrupted ({name}) before the studies were under watch; "
+                  "nothing is left running", highlight=False, soft_wrap=True)
+        return EXIT_UNFINISHED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _command(args: argparse.Namespace, console: Console, err: Console) -> int:
     try:
         if args.command == "run":
             return cmd_run(args, console)
@@ -151,7 +179,10 @@ def run_studies(
     supervisor = Supervisor(view)
     for spec in specs:
         supervisor.add(spec, resume=resume, armed=spec.id in armed, attach=attach)
-    results = asyncio.run(_supervise(supervisor, view, console))
+    interrupts = Interrupts()
+    results = asyncio.run(_supervise(supervisor, view, console, interrupts))
+    if results is None:
+        return left_running(supervisor, view, console, interrupts)
     return finish(results, console, supervisor.resume_hint(results))
 
 
@@ -174,31 +205,95 @@ def run_console(specs: list[StudySpec], armed: set[str], resume: bool, attach: b
     return finish(app.results, console, app.supervisor.resume_hint(app.results))
 
 
-async def _supervise(supervisor: Supervisor, view, console: Console) -> list[SessionResult]:
-    loop = asyncio.get_running_loop()
-    interrupted = 0
+@dataclass
+class Interrupts:
+    """The signals a headless run received: the first stops the studies, the second leaves them."""
 
-    def on_sigint() -> None:
-        # First Ctrl-C: stop every study gracefully (evidence kept).  Second: leave at once.
-        nonlocal interrupted
-        interrupted += 1
-        if interrupted == 1:
-            console.print("studymon: stopping the studies (SIGINT); Ctrl-C again to leave them running", highlight=False)
+    count: int = 0
+    first: str = ""
+    last: str = ""
+
+
+async def _supervise(
+    supervisor: Supervisor, view, console: Console, interrupts: Interrupts
+) -> list[SessionResult] | None:
+    """Run the studies to their end; None when a second signal said to stop waiting for them."""
+    loop = asyncio.get_running_loop()
+    leave: asyncio.Future[None] = loop.create_future()
+
+    def on_signal(signum: int) -> None:
+        name = signal.Signals(signum).name
+        interrupts.count += 1
+        interrupts.last = name
+        if interrupts.count == 1:
+            # Graceful: SIGINT to every controller, evidence kept, the table at the end.
+            interrupts.first = name
+            console.print(f"studymon: {name}: stopping the studies (SIGINT to each controller); "
+                          "a second Ctrl-C or SIGTERM leaves them running", highlight=False, soft_wrap=True)
             for s in supervisor.sessions.values():
                 s.stop()
-        else:
-            for s in supervisor.sessions.values():
-                s.close()
-            raise KeyboardInterrupt
+        elif not leave.done():
+            leave.set_result(None)
 
-    loop.add_signal_handler(signal.SIGINT, on_sigint)
-    loop.add_signal_handler(signal.SIGTERM, on_sigint)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal, sig)
+    running = asyncio.ensure_future(supervisor.run())
     try:
         with view:
-            return await supervisor.run()
+            await asyncio.wait({running, leave}, return_when=asyncio.FIRST_COMPLETED)
+            if running.done():
+                return running.result()
+            # A cancelled session unwinds at the await it was in: every line and
+            # file it wrote was written whole in one step of the loop, and its
+            # kill, if one was under way, lets the controller go or completes
+            # the SIGKILL (engine.kill).  Pending stops are dropped with the
+            # loop, so no SIGKILL follows a SIGINT the study is still obeying.
+            for s in supervisor.sessions.values():
+                s.close()
+            running.cancel()
+            await asyncio.wait({running}, timeout=LEAVE_WAIT)
+            for s in supervisor.sessions.values():
+                if s.controller is not None and s.controller.is_same_process() and s.controller.is_stopped():
+                    s.controller.thaw()  # never leave a study frozen with no console to thaw it
+            return None
     finally:
-        loop.remove_signal_handler(signal.SIGINT)
-        loop.remove_signal_handler(signal.SIGTERM)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+        # From here to the exit, a further signal has nothing left to stop: ignore it
+        # rather than die in the loop's shutdown with a traceback.
+        if leave.done():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+def left_running(supervisor: Supervisor, view, console: Console, interrupts: Interrupts) -> int:
+    """After a second signal: what is known of each study, and the exact command that continues it."""
+    console.print(f"studymon: {interrupts.last} again: no longer waiting; the studies are left to their keepers "
+                  "and go on without the console", highlight=False, soft_wrap=True)
+    attach: list[StudySpec] = []
+    resume: list[StudySpec] = []
+    for sid, session in supervisor.sessions.items():
+        controller = session.controller
+        running = controller is not None and controller.is_same_process()
+        known = view.known(sid)
+        if running:
+            assert controller is not None
+            attach.append(session.spec)
+            where = f"controller pid {controller.pid} still running (asked to stop; it ends on its own)"
+        elif view.views[sid].finished:
+            where = "finished"
+        else:
+            resume.append(session.spec)
+            where = "controller not running"
+        console.print(f"  {sid}: {where}; {known}; evidence in {session.spec.out}", highlight=False, soft_wrap=True)
+    lines = []
+    if attach:
+        lines.append("studymon attach " + " ".join(shlex.quote(str(s.out)) for s in attach))
+    if resume:
+        lines.append("studymon run --resume " + " ".join(shlex.quote(f"{s.id}={s.out}") for s in resume))
+    if lines:
+        console.print("[bold yellow]Continue with:[/]\n  " + "\n  ".join(lines), highlight=False, soft_wrap=True)
+    return EXIT_UNFINISHED
 
 
 def finish(results: list[SessionResult], console: Console, hint: str | None) -> int:

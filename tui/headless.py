@@ -57,6 +57,9 @@ class StudyView:
     records: int = 0
     issues: int = 0
     started: float = field(default_factory=time.monotonic)
+    ended: str | None = None  # how the last controller ended, as its keeper reported it
+    finished: bool = False
+    verdict: bool | None = None
 
 
 class HeadlessView:
@@ -92,6 +95,7 @@ class HeadlessView:
             view.pid = event.pid
         elif isinstance(event, ProcessEnded):
             line = f"controller {event.pid} ended: code {event.code} signal {event.signal}"
+            view.ended = f"exit {event.code}" if event.signal is None else f"killed by {event.signal}"
         elif isinstance(event, ContainerChanged):
             if event.action == "destroy":
                 view.containers.pop(event.name, None)
@@ -110,10 +114,27 @@ class HeadlessView:
             view.steps.append(f"problem: {event.message}")
             line = f"problem: {event.message}"
         elif isinstance(event, Verdicts):
+            view.finished, view.verdict = event.finished, event.ok
             mark = {True: "✓", False: "✗", None: "?"}[event.ok]
             line = f"checks {mark}" + ("" if event.finished else " (unfinished)")
         if line is not None and not self.live_mode:
             self.console.print(f"[bold cyan]{event.study}[/] {line}", highlight=False)
+
+    def known(self, study: str) -> str:
+        """One line of what the events told of ``study``: for an operator leaving before its end."""
+        v = self.views[study]
+        parts = [v.state, f"{v.records} ledger records"]
+        if v.round is not None or v.stage:
+            parts.append(f"round {v.round if v.round is not None else '-'} stage {v.stage or '-'}")
+        if v.budget is not None and v.balance is not None:
+            parts.append(f"balance {v.balance:g} of {v.budget:g}")
+        if v.in_flight:
+            parts.append("in flight: " + ", ".join(run for run, _ in v.in_flight))
+        if v.ended:
+            parts.append(f"last controller: {v.ended}")
+        if v.finished:
+            parts.append("checks " + {True: "✓", False: "✗", None: "?"}[v.verdict])
+        return ", ".join(parts)
 
     # --- drawing -----------------------------------------------------------------
     def render(self) -> Group:

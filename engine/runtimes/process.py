@@ -9,18 +9,19 @@ for it, and records its exit.  The controller that called ``run`` may be
 SIGKILLed at any moment; the run goes on and its exit is still recorded.
 
 Everything lives in one folder (``$STUDYMON_PROCESS_RUNTIME``, default
-``$XDG_STATE_HOME/studymon/process-runtime``)::
+``$XDG_STATE_HOME/studymon/process-runtime``), the user's alone (``0700``,
+checked on every use, never followed through links: :mod:`.statedir`)::
 
     containers/<name>/state.json   the inspect, Docker-shaped; replaced whole (temp + rename)
     containers/<name>/shim.json    the shim's pid and start time, and the command's
     containers/<name>/stdout.log   the command's standard output (``logs``)
     containers/<name>/stderr.log   its standard error
     containers/<name>/shim.log     the shim's own output (diagnostics only)
-    events.jsonl                   lifecycle events, Docker-shaped, one line per single O_APPEND write
+    events/                        lifecycle events, Docker-shaped, in bounded segments (:mod:`.journal`)
 
 An event is always appended *before* the state that it announces is written,
-so whoever reads ``exited`` in a state can rely on the ``die`` being in
-``events.jsonl`` already (the kill checks read the events after the result).
+so whoever reads ``exited`` in a state can rely on the ``die`` being in the
+journal already (the kill checks read the events after the result).
 
 The module is also a small CLI, so studies written in other languages can use
 the runtime: ``python -m engine.runtimes.process ps|inspect|events|logs|rm|run|wait``.
@@ -29,10 +30,12 @@ the runtime: ``python -m engine.runtimes.process ps|inspect|events|logs|rm|run|w
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import secrets
+import select
 import shutil
 import signal
 import socket
@@ -41,14 +44,15 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import psutil
 
 from engine.clock import parse_rfc3339, rfc3339_ns
-from engine.evidence import append_jsonl, read_jsonl
-from engine.notify import Notifier
+from engine.notify import DEFAULT_MASK, Notifier
 from engine.runtimes.base import ContainerConflict, Event, Inspect, NoSuchContainer
+from engine.runtimes.journal import KEEP_SEGMENTS, SEGMENT_BYTES, Journal, event_ns
+from engine.runtimes.statedir import StateDir, UnsafeStateFolder
 
 ROOT_ENV = "STUDYMON_PROCESS_RUNTIME"
 DEFAULT_IMAGE = "process"
@@ -58,7 +62,7 @@ ZERO_TIME = "0001-01-01T00:00:00Z"  # Docker's "never"
 NAME_RE = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]+$")
 
 # How long ``stream`` and ``wait`` sleep at most between looks: the bound on
-# noticing ``stop`` (the inotify watch wakes them at once on a real change).
+# noticing a change the inotify watch missed (``stream`` is woken at once by ``stop``).
 _TICK = 0.5
 # How long ``run`` and ``remove`` give the shim to start or finish.
 _SHIM_DEADLINE = 15.0
@@ -67,6 +71,10 @@ _START_TIME_SLACK = 0.05
 # Exit codes in the Docker manner: killed by SIGKILL, lost (the shim died unseen).
 _EXIT_KILLED = 128 + signal.SIGKILL
 _EXIT_LOST = 255
+# Watches never follow a link planted in place of a folder (it would only
+# bring wake-ups from elsewhere, but there is no reason to take them).
+_IN_DONT_FOLLOW = 0x02000000
+_WATCH_MASK = DEFAULT_MASK | _IN_DONT_FOLLOW
 
 _PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # The shim is started by path, so it works without the project being installed.
@@ -80,34 +88,6 @@ def default_root() -> Path:
         return Path(explicit).expanduser()
     state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(state_home) / "studymon" / "process-runtime"
-
-
-# --- small file helpers ------------------------------------------------------
-def _write_json_at(dir_fd: int, filename: str, obj: Any) -> None:
-    """Replace ``filename`` in the folder ``dir_fd`` whole: readers see the old or the new, never half.
-
-    Working through a folder descriptor means a shim whose container was
-    removed (folder renamed away) can never write into a new container that
-    reuses the name.
-    """
-    data = (json.dumps(obj, indent=1) + "\n").encode()
-    tmp = f".{filename}.{os.getpid()}.{secrets.token_hex(3)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644, dir_fd=dir_fd)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
-    os.replace(tmp, filename, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-
-
-def _read_json(path: Path) -> Any | None:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except (FileNotFoundError, NotADirectoryError, json.JSONDecodeError):
-        return None
 
 
 def _process_alive(pid: int, start_time: float) -> bool:
@@ -149,7 +129,7 @@ def _event(action: str, state: Inspect, ns: int, **extra: str) -> Event:
 
 
 def _in_window(event: Event, since: float, until: float) -> bool:
-    return since <= int(event.get("timeNano", 0)) / 1e9 <= until
+    return since <= event_ns(event) / 1e9 <= until
 
 
 def _new_state(name: str, command: list[str], image: str | None, env: dict[str, str], labels: dict[str, str], ns: int) -> Inspect:
@@ -187,29 +167,80 @@ def _new_state(name: str, command: list[str], image: str | None, env: dict[str, 
     }
 
 
+class _StopWaker(threading.Thread):
+    """Makes a pipe readable as soon as ``stop`` is set, so a ``select`` wakes at once.
+
+    It waits in slices so that it also ends when the stream returns for
+    another reason; :meth:`finish` ends and joins it and closes the pipe.
+    """
+
+    def __init__(self, stop: threading.Event) -> None:
+        super().__init__(name="process-events-waker", daemon=True)
+        self._stop_event = stop
+        self._done = threading.Event()
+        self.read_fd, self._write_fd = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+
+    def run(self) -> None:
+        while not self._done.is_set():
+            if self._stop_event.wait(_TICK):
+                with contextlib.suppress(OSError):
+                    os.write(self._write_fd, b"!")
+                return
+
+    def finish(self) -> None:
+        self._done.set()
+        self.join()
+        os.close(self.read_fd)
+        os.close(self._write_fd)
+
+
 class ProcessRuntime:
     """Containers as detached process trees, recorded under one folder."""
 
     kind = "process"
 
-    def __init__(self, root: Path | str | None = None) -> None:
+    def __init__(
+        self,
+        root: Path | str | None = None,
+        *,
+        segment_bytes: int = SEGMENT_BYTES,
+        keep_segments: int = KEEP_SEGMENTS,
+    ) -> None:
+        """Open (and make, ``0700``) the state folder; :class:`UnsafeStateFolder` when it is not the user's alone."""
         self.root = Path(root) if root is not None else default_root()
         self.containers = self.root / "containers"
         self.trash = self.root / "trash"
-        self.events_path = self.root / "events.jsonl"
-        self.containers.mkdir(parents=True, exist_ok=True)
+        self.state = StateDir(self.root)
+        self.state.prepare()
+        with self.state.folder("containers", create=True):
+            pass
+        self.journal = Journal(self.state, segment_bytes, keep_segments)
+        self.journal.prepare()
 
     # --- paths and records -------------------------------------------------
-    def _folder(self, name: str) -> Path:
+    def _check_name(self, name: str) -> None:
         if not NAME_RE.match(name):
             raise ValueError(f"invalid container name {name!r}: use [a-zA-Z0-9][a-zA-Z0-9_.-]+")
-        return self.containers / name
+
+    @contextlib.contextmanager
+    def _container(self, name: str) -> Iterator[int]:
+        """The descriptor of the folder of ``name`` (:class:`FileNotFoundError` when there is none)."""
+        self._check_name(name)
+        with self.state.folder("containers", name) as dir_fd:
+            yield dir_fd
+
+    def _read(self, dir_fd: int, name: str, filename: str) -> Any | None:
+        return self.state.read_json(dir_fd, filename, self.containers / name / filename)
 
     def _append_event(self, event: Event) -> None:
-        append_jsonl(self.events_path, event)
+        self.journal.append(event)
 
-    def _shim_record(self, folder: Path) -> dict[str, Any]:
-        return _read_json(folder / "shim.json") or {}
+    def _shim_record(self, name: str) -> dict[str, Any]:
+        try:
+            with self._container(name) as dir_fd:
+                return self._read(dir_fd, name, "shim.json") or {}
+        except FileNotFoundError:
+            return {}
 
     # --- watching ------------------------------------------------------------
     def now(self) -> float:
@@ -217,28 +248,36 @@ class ProcessRuntime:
 
     def inspect(self, name: str) -> Inspect | None:
         try:
-            folder = self._folder(name)
+            self._check_name(name)
         except ValueError:
             return None
-        state = _read_json(folder / "state.json")
+        try:
+            with self._container(name) as dir_fd:
+                state = self._read(dir_fd, name, "state.json")
+        except FileNotFoundError:
+            return None
         if state is None:
             return None
-        return self._with_liveness(folder, state)
+        return self._with_liveness(name, state)
 
-    def _with_liveness(self, folder: Path, state: Inspect) -> Inspect:
+    def _with_liveness(self, name: str, state: Inspect) -> Inspect:
         """Report ``dead`` when the state says the shim is at work but the shim is gone."""
         st = state["State"]
         at_work = st["Status"] == "running" or (st["Status"] == "created" and not st.get("Error"))
         if not at_work:
             return state
-        shim = self._shim_record(folder)
+        shim = self._shim_record(name)
         if not shim:
             return state  # ``run`` is still launching it
         if _process_alive(int(shim.get("Pid", 0)), float(shim.get("StartTime", 0))):
             return state
         # The shim may have written its final state and exited between our read
         # and the liveness check: read again before calling it dead.
-        fresh = _read_json(folder / "state.json")
+        try:
+            with self._container(name) as dir_fd:
+                fresh = self._read(dir_fd, name, "state.json")
+        except FileNotFoundError:
+            fresh = None
         if fresh is not None and fresh["State"]["Status"] not in ("running", "created"):
             return fresh
         st.update(
@@ -251,12 +290,11 @@ class ProcessRuntime:
         return state
 
     def list(self, prefix: str) -> list[Inspect]:
-        try:
-            entries = sorted(e.name for e in os.scandir(self.containers) if e.is_dir())
-        except FileNotFoundError:
-            return []
+        with self.state.folder("containers", create=True) as containers_fd, os.scandir(containers_fd) as entries:
+            # A link in place of a container folder is not a container: skipped, never followed.
+            names = sorted(e.name for e in entries if e.is_dir(follow_symlinks=False))
         out: list[Inspect] = []
-        for name in entries:
+        for name in names:
             if name.startswith(prefix) and NAME_RE.match(name):
                 found = self.inspect(name)
                 if found is not None:
@@ -264,18 +302,21 @@ class ProcessRuntime:
         return out
 
     def events(self, since: float, until: float) -> list[Event]:
-        """Events with ``since <= timeNano/1e9 <= until``, oldest first.
-
-        Reads the whole journal: it holds a few lines per run, so even a long
-        history is small; unlike Docker's 256-event memory it is never cut.
-        """
-        found = [e for e in read_jsonl(self.events_path) if isinstance(e, dict) and _in_window(e, since, until)]
-        found.sort(key=lambda e: int(e.get("timeNano", 0)))  # stable: ties keep journal order
-        return found
+        """Events with ``since <= timeNano/1e9 <= until``, oldest first (of those the journal still keeps)."""
+        return self._window(since, until)[0]
 
     def history(self, since: float, until: float) -> list[Event] | None:
-        """The window's events: the journal keeps every event, so it always shows them all."""
-        return self.events(since, until)
+        """The window's events, or None when the journal dropped some of them (rotated away)."""
+        found, complete = self._window(since, until)
+        return found if complete else None
+
+    def _window(self, since: float, until: float) -> tuple[list[Event], bool]:
+        # The journal selects segments by whole nanoseconds; a microsecond of
+        # margin each way, then the float comparison callers have always had.
+        window = self.journal.window(int(since * 1e9) - 1000, int(until * 1e9) + 1000)
+        found = [e for e in window.events if _in_window(e, since, until)]
+        found.sort(key=event_ns)  # stable: ties keep journal order
+        return found, window.complete
 
     def stream(
         self,
@@ -284,54 +325,34 @@ class ProcessRuntime:
         on_live: Callable[[float], None] | None = None,
         on_gap: Callable[[float, float], None] | None = None,
     ) -> None:
-        """Tail ``events.jsonl`` from its end until ``stop`` is set.
+        """Tail the journal from its end until ``stop`` is set, following its rotations.
 
-        An inotify watch on the root folder wakes the loop when the journal
-        grows; the timeout only bounds how late ``stop`` is noticed.  A
-        journal that shrank was replaced: what was appended to the old one
-        after the last read is lost, and ``on_gap`` says so.
+        An inotify watch on the journal's folder wakes the loop when a segment
+        grows or a new one begins, and a helper makes ``stop`` wake it too, so
+        it returns at once (the helper is joined before it does).  Lines lost
+        to a segment truncated, or dropped before it was read, are told to
+        ``on_gap``.
         """
-        with Notifier() as notifier:
-            notifier.watch(self.root)
-            offset = self._journal_size()  # after the watch: nothing falls between
-            if on_live is not None:
-                on_live(self.now())
-            while not stop.is_set():
-                read_at = self.now()
-                offset, replaced = self._deliver_from(offset, callback)
-                if replaced and on_gap is not None:
-                    on_gap(read_at, self.now())
-                notifier.wait(_TICK)
-
-    def _journal_size(self) -> int:
+        waker = _StopWaker(stop)
+        waker.start()
         try:
-            return self.events_path.stat().st_size
-        except FileNotFoundError:
-            return 0
-
-    def _deliver_from(self, offset: int, callback: Callable[[Event], None]) -> tuple[int, bool]:
-        """Hand over every complete line after ``offset``: the offset after the last one, and
-        whether the journal was replaced (it shrank) since the last read."""
-        replaced = False
-        try:
-            with open(self.events_path, "rb") as fh:
-                if os.fstat(fh.fileno()).st_size < offset:
-                    offset, replaced = 0, True  # journal replaced: start over
-                fh.seek(offset)
-                data = fh.read()
-        except FileNotFoundError:
-            return 0, offset > 0
-        end = data.rfind(b"\n")
-        if end < 0:
-            return offset, replaced  # only a torn line so far: wait for its end
-        for line in data[: end + 1].splitlines():
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(event, dict):
-                callback(event)
-        return offset + end + 1, replaced
+            with Notifier() as notifier:
+                notifier.watch(self.journal.folder_path, _WATCH_MASK)
+                at = self.journal.tail_start()  # after the watch: nothing falls between
+                if on_live is not None:
+                    on_live(self.now())
+                watched = [fd for fd in (notifier.fileno(), waker.read_fd) if fd >= 0]
+                while not stop.is_set():
+                    read_at = self.now()
+                    at, lost = self.journal.tail(at, callback)
+                    if lost and on_gap is not None:
+                        on_gap(read_at, self.now())
+                    if stop.is_set():
+                        break
+                    select.select(watched, [], [], _TICK)
+                    notifier.drain()
+        finally:
+            waker.finish()
 
     # --- running -------------------------------------------------------------
     def run(
@@ -345,29 +366,32 @@ class ProcessRuntime:
     ) -> Inspect:
         if not command:
             raise ValueError("a container needs a command")
-        folder = self._folder(name)
+        self._check_name(name)
+        with self.state.folder("containers", create=True) as containers_fd:
+            try:
+                os.mkdir(name, 0o700, dir_fd=containers_fd)  # the atomic claim of the name
+            except FileExistsError as exc:
+                raise ContainerConflict(f"a container named {name!r} exists already") from exc
+            dir_fd = self.state.open_dir(containers_fd, name, self.containers / name)
         try:
-            folder.mkdir()  # the atomic claim of the name
-        except FileExistsError as exc:
-            raise ContainerConflict(f"a container named {name!r} exists already") from exc
-        ns = time.time_ns()
-        state = _new_state(name, command, image, env or {}, labels or {}, ns)
-        dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-        try:
+            ns = time.time_ns()
+            state = _new_state(name, command, image, env or {}, labels or {}, ns)
             self._append_event(_event("create", state, ns))
-            _write_json_at(dir_fd, "state.json", state)
+            self.state.write_json(dir_fd, "state.json", state)
+            self._launch_shim(dir_fd, name)
         finally:
             os.close(dir_fd)
-        self._launch_shim(folder, name)
-        return self._await_start(folder, name)
+        return self._await_start(name)
 
-    def _launch_shim(self, folder: Path, name: str) -> None:
+    def _launch_shim(self, dir_fd: int, name: str) -> None:
         """Start the shim fully detached: a new session, and a fork whose parent exits at once.
 
         The shim is then nobody's child here (no zombie left for this process
         to reap) and shares no group, terminal or pipe with the caller.
         """
-        log_fd = os.open(folder / "shim.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        log_fd = self.state.open_file(
+            dir_fd, "shim.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, self.containers / name / "shim.log"
+        )
         try:
             intermediate = subprocess.Popen(
                 [sys.executable, "-c", _BOOT, str(_PROJECT_ROOT), "_shim", "--detach", str(self.root), name],
@@ -381,19 +405,21 @@ class ProcessRuntime:
             os.close(log_fd)
         code = intermediate.wait(timeout=_SHIM_DEADLINE)
         if code != 0:
-            raise RuntimeError(f"the process runtime could not start the shim of {name!r}: {self._shim_log(folder)}")
+            raise RuntimeError(f"the process runtime could not start the shim of {name!r}: {self._shim_log(name)}")
 
-    def _shim_log(self, folder: Path) -> str:
+    def _shim_log(self, name: str) -> str:
         try:
-            return (folder / "shim.log").read_text(errors="replace").strip()[-2000:] or "(no output)"
+            with self._container(name) as dir_fd:
+                data = self.state.read_bytes(dir_fd, "shim.log", self.containers / name / "shim.log")
         except OSError:
             return "(no shim.log)"
+        return data.decode(errors="replace").strip()[-2000:] or "(no output)"
 
-    def _await_start(self, folder: Path, name: str) -> Inspect:
+    def _await_start(self, name: str) -> Inspect:
         """The state once the shim has started the command (or failed to)."""
         deadline = time.monotonic() + _SHIM_DEADLINE
         with Notifier() as notifier:
-            notifier.watch(folder)
+            notifier.watch(self.containers / name, _WATCH_MASK)
             while True:
                 state = self.inspect(name)
                 if state is None:
@@ -405,7 +431,7 @@ class ProcessRuntime:
                     return state
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise RuntimeError(f"container {name!r} did not start within {_SHIM_DEADLINE:g} s: {self._shim_log(folder)}")
+                    raise RuntimeError(f"container {name!r} did not start within {_SHIM_DEADLINE:g} s: {self._shim_log(name)}")
                 notifier.wait(min(_TICK, remaining))
 
     def wait(self, name: str, timeout: float | None = None) -> int | None:
@@ -414,15 +440,15 @@ class ProcessRuntime:
         A container whose shim died is waited for until its command is gone
         too, and gives 255 (its real exit code was not seen by anyone).
         """
-        folder = self._folder(name)
+        self._check_name(name)
         deadline = None if timeout is None else time.monotonic() + timeout
         with Notifier() as notifier:
-            notifier.watch(folder)
+            notifier.watch(self.containers / name, _WATCH_MASK)
             while True:
                 state = self.inspect(name)
                 if state is None:
                     raise NoSuchContainer(name)
-                code = self._final_code(folder, state)
+                code = self._final_code(name, state)
                 if code is not None:
                     return code
                 remaining = None if deadline is None else deadline - time.monotonic()
@@ -430,51 +456,55 @@ class ProcessRuntime:
                     return None
                 notifier.wait(_TICK if remaining is None else min(_TICK, remaining))
 
-    def _final_code(self, folder: Path, state: Inspect) -> int | None:
+    def _final_code(self, name: str, state: Inspect) -> int | None:
         st = state["State"]
         if st["Status"] == "exited" or (st["Status"] == "created" and st.get("Error")):
             return int(st["ExitCode"])
-        if st["Status"] == "dead" and not self._command_alive(folder):
+        if st["Status"] == "dead" and not self._command_alive(name):
             return int(st["ExitCode"])
         return None
 
-    def _command_alive(self, folder: Path) -> bool:
-        shim = self._shim_record(folder)
+    def _command_alive(self, name: str) -> bool:
+        shim = self._shim_record(name)
         return _process_alive(int(shim.get("CommandPid", 0)), float(shim.get("CommandStartTime", 0)))
 
     def logs(self, name: str) -> str:
-        folder = self._folder(name)
-        if not (folder / "state.json").exists():
-            raise NoSuchContainer(name)
         try:
-            return (folder / "stdout.log").read_bytes().decode("utf-8", errors="replace")
-        except FileNotFoundError:
-            return ""
+            with self._container(name) as dir_fd:
+                if self._read(dir_fd, name, "state.json") is None:
+                    raise NoSuchContainer(name)
+                try:
+                    data = self.state.read_bytes(dir_fd, "stdout.log", self.containers / name / "stdout.log")
+                except FileNotFoundError:
+                    return ""
+        except FileNotFoundError as exc:
+            raise NoSuchContainer(name) from exc
+        return data.decode("utf-8", errors="replace")
 
     def remove(self, name: str, force: bool = False) -> None:
         """Remove ``name``; with ``force`` a running one is SIGKILLed first (its die is recorded)."""
-        folder = self._folder(name)
+        self._check_name(name)
         state = self.inspect(name)
         if state is None:
             raise NoSuchContainer(name)
         if state["State"]["Status"] == "created" and not state["State"].get("Error"):
-            state = self._await_start(folder, name)  # removing mid-start: let the start finish first
+            state = self._await_start(name)  # removing mid-start: let the start finish first
         status = state["State"]["Status"]
         if status == "running":
             if not force:
                 raise ContainerConflict(f"container {name!r} is running; stop it or remove it with force")
-            state = self._kill_running(folder, name, state)
+            state = self._kill_running(name, state)
             status = state["State"]["Status"]
-        if status == "dead" and self._command_alive(folder):
+        if status == "dead" and self._command_alive(name):
             if not force:
                 raise ContainerConflict(f"container {name!r} still has a running command; remove it with force")
-            self._kill_orphan(folder, state)
-        self._destroy(folder, state)
+            self._kill_orphan(name, state)
+        self._destroy(name, state)
 
-    def _kill_running(self, folder: Path, name: str, state: Inspect) -> Inspect:
+    def _kill_running(self, name: str, state: Inspect) -> Inspect:
         """SIGKILL the command's group and let the shim record the die."""
-        self._kill_command_group(folder, state)
-        shim = self._shim_record(folder)
+        self._kill_command_group(name, state)
+        shim = self._shim_record(name)
         deadline = time.monotonic() + _SHIM_DEADLINE
         # The shim exits right after writing ``exited``; polling psutil briefly is the
         # simplest sure sign that it is done (it is not our child, no waitpid).
@@ -484,9 +514,9 @@ class ProcessRuntime:
             time.sleep(0.01)
         return self.inspect(name) or state
 
-    def _kill_command_group(self, folder: Path, state: Inspect) -> bool:
+    def _kill_command_group(self, name: str, state: Inspect) -> bool:
         """SIGKILL the command's process group, recording ``kill`` first as Docker does."""
-        shim = self._shim_record(folder)
+        shim = self._shim_record(name)
         pid = int(shim.get("CommandPid", 0))
         if not _process_alive(pid, float(shim.get("CommandStartTime", 0))):
             return False
@@ -497,14 +527,14 @@ class ProcessRuntime:
             return False
         return True
 
-    def _kill_orphan(self, folder: Path, state: Inspect) -> None:
+    def _kill_orphan(self, name: str, state: Inspect) -> None:
         """A dead shim cannot record the die of the command it left: record it here, once it is dead.
 
         SIGKILL lands asynchronously; like Docker's forced remove, this returns
         only when the command is gone, so the ``die`` is never early.
         """
-        if self._kill_command_group(folder, state):
-            shim = self._shim_record(folder)
+        if self._kill_command_group(name, state):
+            shim = self._shim_record(name)
             pid, start = int(shim.get("CommandPid", 0)), float(shim.get("CommandStartTime", 0))
             deadline = time.monotonic() + _SHIM_DEADLINE
             while _process_alive(pid, start):
@@ -513,38 +543,46 @@ class ProcessRuntime:
                 time.sleep(0.01)
             self._append_event(_event("die", state, time.time_ns(), exitCode=str(_EXIT_KILLED)))
 
-    def _destroy(self, folder: Path, state: Inspect) -> None:
+    def _destroy(self, name: str, state: Inspect) -> None:
         """Free the name atomically (rename away), record ``destroy``, then delete the files."""
-        self.trash.mkdir(exist_ok=True)
-        grave = self.trash / f"{folder.name}-{state['Id'][:12]}-{secrets.token_hex(3)}"
-        try:
-            os.rename(folder, grave)
-        except FileNotFoundError as exc:
-            raise NoSuchContainer(folder.name) from exc
-        self._append_event(_event("destroy", state, time.time_ns()))
-        shutil.rmtree(grave, ignore_errors=True)
+        grave = f"{name}-{state['Id'][:12]}-{secrets.token_hex(3)}"
+        with self.state.folder() as root_fd:
+            containers_fd = self.state.open_dir(root_fd, "containers", self.containers)
+            try:
+                trash_fd = self.state.open_dir(root_fd, "trash", self.trash, create=True)
+                try:
+                    try:
+                        os.rename(name, grave, src_dir_fd=containers_fd, dst_dir_fd=trash_fd)
+                    except FileNotFoundError as exc:
+                        raise NoSuchContainer(name) from exc
+                    self._append_event(_event("destroy", state, time.time_ns()))
+                    # Through the trash's descriptor: rmtree never follows a link it meets.
+                    shutil.rmtree(grave, dir_fd=trash_fd, ignore_errors=True)
+                finally:
+                    os.close(trash_fd)
+            finally:
+                os.close(containers_fd)
 
 
 # --- the shim ------------------------------------------------------------------
 def _shim(root: Path, name: str) -> int:
     """Start the command of ``name``, record its start, wait, record its exit."""
     runtime = ProcessRuntime(root)
-    folder = runtime.containers / name
-    dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    state = _read_json(folder / "state.json")
-    me = {"Pid": os.getpid(), "StartTime": psutil.Process().create_time()}
-    _write_json_at(dir_fd, "shim.json", me)
-    config = state["Config"]
-    child = _start_command(dir_fd, config)
-    if isinstance(child, OSError):
-        _record_start_failure(dir_fd, state, child)
-        return 0
-    me.update(CommandPid=child.pid, CommandStartTime=_start_time_of(child.pid))
-    _write_json_at(dir_fd, "shim.json", me)
-    _record_start(runtime, dir_fd, state, child.pid)
-    _forward_termination(child)
-    code = _exit_code(child.wait())
-    _record_exit(runtime, dir_fd, state, code)
+    with runtime._container(name) as dir_fd:
+        state = runtime._read(dir_fd, name, "state.json")
+        me = {"Pid": os.getpid(), "StartTime": psutil.Process().create_time()}
+        runtime.state.write_json(dir_fd, "shim.json", me)
+        config = state["Config"]
+        child = _start_command(runtime, dir_fd, name, config)
+        if isinstance(child, OSError):
+            _record_start_failure(runtime, dir_fd, state, child)
+            return 0
+        me.update(CommandPid=child.pid, CommandStartTime=_start_time_of(child.pid))
+        runtime.state.write_json(dir_fd, "shim.json", me)
+        _record_start(runtime, dir_fd, state, child.pid)
+        _forward_termination(child)
+        code = _exit_code(child.wait())
+        _record_exit(runtime, dir_fd, state, code)
     return 0
 
 
@@ -555,11 +593,17 @@ def _start_time_of(pid: int) -> float:
         return 0.0  # already gone: nothing will ever need to kill it
 
 
-def _start_command(dir_fd: int, config: dict[str, Any]) -> subprocess.Popen[bytes] | OSError:
+def _start_command(runtime: ProcessRuntime, dir_fd: int, name: str, config: dict[str, Any]) -> subprocess.Popen[bytes] | OSError:
     env = dict(os.environ)
     env.update(item.split("=", 1) for item in config.get("Env") or [] if "=" in item)
-    out = os.open("stdout.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644, dir_fd=dir_fd)
-    err = os.open("stderr.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644, dir_fd=dir_fd)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+    # Never through a link: a root run must not append to a file someone pointed these names at.
+    out = runtime.state.open_file(dir_fd, "stdout.log", flags, runtime.containers / name / "stdout.log")
+    try:
+        err = runtime.state.open_file(dir_fd, "stderr.log", flags, runtime.containers / name / "stderr.log")
+    except BaseException:
+        os.close(out)
+        raise
     try:
         return subprocess.Popen(
             config["Cmd"],
@@ -578,25 +622,25 @@ def _start_command(dir_fd: int, config: dict[str, Any]) -> subprocess.Popen[byte
         os.close(err)
 
 
-def _record_start_failure(dir_fd: int, state: Inspect, exc: OSError) -> None:
+def _record_start_failure(runtime: ProcessRuntime, dir_fd: int, state: Inspect, exc: OSError) -> None:
     # Docker leaves such a container "created" with 127 (not found) or 126 (not executable).
     code = 127 if isinstance(exc, FileNotFoundError) else 126
     state["State"].update(ExitCode=code, Error=f"cannot start {state['Config']['Cmd'][0]!r}: {exc.strerror or exc}")
-    _write_json_at(dir_fd, "state.json", state)
+    runtime.state.write_json(dir_fd, "state.json", state)
 
 
 def _record_start(runtime: ProcessRuntime, dir_fd: int, state: Inspect, pid: int) -> None:
     ns = time.time_ns()
     runtime._append_event(_event("start", state, ns))
     state["State"].update(Status="running", Running=True, Pid=pid, StartedAt=rfc3339_ns(ns))
-    _write_json_at(dir_fd, "state.json", state)
+    runtime.state.write_json(dir_fd, "state.json", state)
 
 
 def _record_exit(runtime: ProcessRuntime, dir_fd: int, state: Inspect, code: int) -> None:
     ns = time.time_ns()
     runtime._append_event(_event("die", state, ns, exitCode=str(code)))
     state["State"].update(Status="exited", Running=False, Pid=0, ExitCode=code, FinishedAt=rfc3339_ns(ns))
-    _write_json_at(dir_fd, "state.json", state)
+    runtime.state.write_json(dir_fd, "state.json", state)
 
 
 def _forward_termination(child: subprocess.Popen[bytes]) -> None:
@@ -689,9 +733,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.detach:
             return _detach_and_shim(Path(args.root), args.name)
         return _shim(Path(args.root), args.name)
-    rt = ProcessRuntime()
     try:
-        return _command(rt, args)
+        return _command(ProcessRuntime(), args)
     except (NoSuchContainer, ContainerConflict, ValueError, RuntimeError) as exc:
         message = f"No such container: {exc}" if isinstance(exc, NoSuchContainer) else str(exc)
         print(f"Error: {message}", file=sys.stderr)

@@ -66,7 +66,7 @@ class Runtime(Protocol):
         callback: Callable[[Event], None],
         stop: threading.Event,
         on_live: Callable[[float], None] | None = None,
-        on_gap: Callable[[float, float], None] | None = None,
+        on_gap: Callable[..., None] | None = None,
     ) -> None:
         """Block, calling ``callback`` for every new container event, until ``stop`` is set.
 
@@ -74,7 +74,9 @@ class Runtime(Protocol):
         ``on_live(t)`` is called once the stream delivers every event from
         runtime time ``t`` on; ``on_gap(a, b)`` when events between ``a``
         and ``b`` may have been lost (a reconnect the runtime's history could
-        not bridge).
+        not bridge), and ``on_gap(a, b, restart)`` when the runtime itself
+        restarted in between: ``restart`` is ``{"runtime": kind, "before":
+        ..., "after": ...}``, what told the two apart.
         """
 
     # --- running (the studies) ---------------------------------------------
@@ -101,3 +103,10 @@ class Runtime(Protocol):
 
     def remove(self, name: str, force: bool = False) -> None:
         """Remove the container (``force`` kills it first when running)."""
+
+    # --- the end ---------------------------------------------------------------
+    def close(self) -> None:
+        """Release what the runtime holds (connections, descriptors), so that nothing outlives its user.
+
+        Idempotent.  A runtime that holds nothing between calls does nothing.
+        """

@@ -501,6 +501,9 @@ class ProcessRuntime:
             self._kill_orphan(name, state)
         self._destroy(name, state)
 
+    def close(self) -> None:
+        """Nothing to release: every call opens and closes what it uses."""
+
     def _kill_running(self, name: str, state: Inspect) -> Inspect:
         """SIGKILL the command's group and let the shim record the die."""
         self._kill_command_group(name, state)

@@ -250,19 +250,35 @@ class Controller:
         return self.signal_group(signal.SIGINT)
 
     async def wait(self) -> Ending:
-        """Wait for the end; its code and signal come from the keeper's ``end`` line."""
+        """Wait for the end; its code and signal come from the keeper's ``end`` line.
+
+        The pidfd is released at the end, and also when a wait is given up
+        (cancelled: the console detaches and lets this controller go on alone).
+        """
         if self.ending is not None:
             return self.ending
-        if self._proc is not None:
-            await self._proc.wait()
-        else:
-            await self._wait_foreign()
+        try:
+            if self._proc is not None:
+                await self._proc.wait()
+            else:
+                await self._wait_foreign()
+        except asyncio.CancelledError:
+            self.release()
+            raise
         if self.ending is None:
             self.ending = self._recorded_ending() or self._record_lost_ending()
-            if self._pidfd >= 0:
-                os.close(self._pidfd)
-                self._pidfd = -1
+        self.release()
         return self.ending
+
+    def release(self) -> None:
+        """Close the pidfd (at the end, on detach); later checks fall back to the start time.
+
+        Idempotent.  The field is cleared before the close, so a check made
+        meanwhile never uses a number the kernel may already have given out again.
+        """
+        fd, self._pidfd = self._pidfd, -1
+        if fd >= 0:
+            os.close(fd)
 
     def _recorded_ending(self) -> Ending | None:
         found = None

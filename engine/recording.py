@@ -17,7 +17,11 @@ What could not be watched live is never papered over:
   back far enough (such lines carry ``"readBack": true``);
 * otherwise, and whenever the stream reports a loss, the stretch is a gap
   line ``{"gap": {"from": ..., "to": ...}}``, which makes the checks that
-  need it unknown.
+  need it unknown;
+* a loss the runtime knows came from its own restart (a Docker daemon that is
+  another process when the stream reconnects) is also a line of
+  ``kills/<n>/runtime-restarts.jsonl`` (:data:`RESTARTS_FILE`): the gap line's
+  shape is the contract's, so why there is a gap is said beside it.
 
 The stream calls :meth:`EventRecorder.on_event` from its own thread; writes
 are whole lines (:func:`engine.evidence.append_jsonl`), made under one lock.
@@ -37,6 +41,7 @@ from engine.clock import parse_rfc3339, rfc3339_ms
 from engine.evidence import append_jsonl
 
 LIVE_FILE = "container-events-live.jsonl"
+RESTARTS_FILE = "runtime-restarts.jsonl"
 # The study's recent events kept in memory, so that a recording opened at a
 # kill starts before it.  Bounded both ways: a study makes a few events per run.
 RECENT_SECONDS = 300.0
@@ -82,6 +87,7 @@ class _Recording:
     keys: set[tuple[Any, ...]] = field(default_factory=set)
     ready: bool = False  # False while its beginning is being written: live events wait in ``pending``
     pending: list[dict[str, Any]] = field(default_factory=list)
+    pending_restarts: list[dict[str, Any]] = field(default_factory=list)
 
 
 class EventRecorder:
@@ -92,7 +98,7 @@ class EventRecorder:
         self._history = history
         self._lock = threading.Lock()
         self._recent: collections.deque[tuple[str, dict[str, Any]]] = collections.deque(maxlen=RECENT_MAX)
-        self._gaps: list[tuple[float, float]] = []
+        self._gaps: list[tuple[float, float, dict[str, Any] | None]] = []
         self._live_from: float | None = None
         self._down_since: float | None = None
         self._live = threading.Event()
@@ -105,16 +111,22 @@ class EventRecorder:
                 self._live_from = at
         self._live.set()
 
-    def on_gap(self, since: float, until: float) -> None:
+    def on_gap(self, since: float, until: float, restart: dict[str, Any] | None = None) -> None:
+        """Events between ``since`` and ``until`` may be lost; ``restart``: the runtime restarted then."""
         line = {"gap": {"from": rfc3339_ms(since), "to": rfc3339_ms(until)}}
+        why = None if restart is None else restart_line(since, until, restart)
         with self._lock:
-            self._gaps.append((since, until))
+            self._gaps.append((since, until, restart))
             del self._gaps[:-64]
             for rec in self._open.values():
                 if rec.ready:
                     append_jsonl(rec.path, line)
+                    if why is not None:
+                        append_jsonl(rec.path.parent / RESTARTS_FILE, why)
                 else:
                     rec.pending.append(line)
+                    if why is not None:
+                        rec.pending_restarts.append(why)
 
     def on_down(self, at: float) -> None:
         """The stream ended for good: nothing from ``at`` on is recorded live any more."""
@@ -179,7 +191,7 @@ class EventRecorder:
             live_from = self._live_from
             down = self._down_since
             recent = [(seen, e) for seen, e in self._recent if event_time(e) >= since]
-            gaps = [(a, b) for a, b in self._gaps if b >= since]
+            gaps = [(a, b, r) for a, b, r in self._gaps if b >= since]
         lines: list[dict[str, Any]] = []
         if live_from is None or live_from > since:
             # Not watched live from ``since``: read it back if the runtime kept all of it.
@@ -198,8 +210,11 @@ class EventRecorder:
                         lines.append({**e, "seenAt": read_at, "readBack": True})
         if down is not None:
             lines.append({"gap": {"from": rfc3339_ms(max(since, down)), "to": rfc3339_ms(now)}})
-        for a, b in gaps:
+        restarts: list[dict[str, Any]] = []
+        for a, b, r in gaps:
             lines.append({"gap": {"from": rfc3339_ms(a), "to": rfc3339_ms(b)}})
+            if r is not None:
+                restarts.append(restart_line(a, b, r))
         for seen, e in recent:
             if event_key(e) not in rec.keys:
                 rec.keys.add(event_key(e))
@@ -210,7 +225,10 @@ class EventRecorder:
         with self._lock:
             for line in lines + rec.pending:
                 append_jsonl(path, line)
+            for line in restarts + rec.pending_restarts:
+                append_jsonl(folder / RESTARTS_FILE, line)
             rec.pending.clear()
+            rec.pending_restarts.clear()
             rec.ready = True
 
     def _belongs(self, event: dict[str, Any], rec: _Recording) -> bool:
@@ -226,6 +244,11 @@ class EventRecorder:
     def recording(self, number: int) -> bool:
         with self._lock:
             return number in self._open
+
+
+def restart_line(since: float, until: float, restart: dict[str, Any]) -> dict[str, Any]:
+    """A line of :data:`RESTARTS_FILE`: the gap's stretch, when it was seen, and what the runtime said changed."""
+    return {**restart, "from": rfc3339_ms(since), "to": rfc3339_ms(until), "seenAt": rfc3339_ms()}
 
 
 def _recorded_keys(path: Path) -> set[tuple[Any, ...]]:

@@ -19,6 +19,12 @@ Two facts about the engine shape the code (measured on Engine 20.10, API 1.41):
   and forgets them on restart.  ``events`` for a window further back returns
   what is left; whoever needs a complete history must ``stream`` it as it
   happens.
+
+An engine that restarts keeps its ``ID`` (it lives in the data root) and says
+nothing about having restarted, so the stream tells a restart by the daemon
+process behind a local socket: its pid and start time (``SO_PEERCRED`` names
+the process that listens).  A restart is reported with the gap it leaves; on a
+remote engine (TCP, SSH) only the gap is.
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import socket
+import struct
 import threading
 import time
 from typing import Any, Callable, Iterator
@@ -37,6 +45,8 @@ import urllib3.exceptions
 
 from engine.clock import parse_rfc3339
 from engine.runtimes.base import ContainerConflict, Event, Inspect, NoSuchContainer, RuntimeUnavailable
+
+Identity = dict[str, int]
 
 # The characters Docker allows in a container name; a prefix with others matches nothing there.
 _NAME_CHARS = re.compile(r"^[a-zA-Z0-9_.-]*$")
@@ -50,6 +60,9 @@ _RECONNECT_PAUSE = 1.0
 # Where a stream cannot be closed from another thread (SSH), it is read in chunks this long.
 _CHUNK = 1.0
 _CHUNK_OVERLAP_NS = 500_000_000
+# How often the closer thread looks whether its stream ended for another reason than ``stop``;
+# it is what joining it at the stream's end may cost.
+_CLOSER_SLICE = 0.2
 
 
 def docker_answers(timeout: float = 3.0) -> bool:
@@ -64,6 +77,38 @@ def docker_answers(timeout: float = 3.0) -> bool:
         if client is not None:
             with contextlib.suppress(Exception):
                 client.close()
+
+
+def daemon_identity(socket_path: str | None, timeout: float = 2.0) -> Identity | None:
+    """The process listening on a local engine socket: ``{"pid", "started"}``, or None when unknown.
+
+    ``started`` is the process's start time in clock ticks since boot
+    (``/proc/<pid>/stat``), so that a pid reused by a later daemon still
+    reads as another process.  None for a remote engine, a socket that does
+    not answer, or a daemon outside our pid namespace (the kernel gives pid 0).
+    """
+    if not socket_path:
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(timeout)
+        sock.connect(socket_path)
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except OSError:
+        return None
+    finally:
+        sock.close()
+    pid = struct.unpack("3i", creds)[0]
+    if pid <= 0:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+        # The command name (field 2) may hold spaces and parentheses: count from the last ")".
+        started = int(stat[stat.rindex(b")") + 2 :].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+    return {"pid": pid, "started": started}
 
 
 def _ns_text(ns: int) -> str:
@@ -93,7 +138,17 @@ class DockerRuntime:
         self.api = self.client.api
         # The SDK closes a stream from another thread by shutting its socket, which SSH lacks.
         self.closable_streams = not str(self.api.base_url).startswith(("ssh", "http+docker://ssh"))
-        self.clock_offset, self.clock_uncertainty = self._measure_offset()
+        # A local socket lets the stream tell the daemon process behind it (a restart).
+        self.socket_path: str | None = getattr(self.api.get_adapter(self.api.base_url), "socket_path", None)
+        # Event requests open right now, closed by ``close`` (their reads block on the socket).
+        self._streams: set[Any] = set()
+        self._streams_lock = threading.Lock()
+        self._closed = False
+        try:
+            self.clock_offset, self.clock_uncertainty = self._measure_offset()
+        except BaseException:
+            self.client.close()
+            raise
 
     # --- helpers -------------------------------------------------------------
     @staticmethod
@@ -176,10 +231,8 @@ class DockerRuntime:
             raw = self.api.events(
                 since=_ns_text(lo), until=_ns_text(hi), filters={"type": "container"}, decode=True
             )
-            try:
+            with self._tracked(raw):
                 return [e for e in raw if _in_window(e, since, until)]
-            finally:
-                raw.close()
 
     def history(self, since: float, until: float) -> list[Event] | None:
         """The window's events, if the engine's memory still reaches back to ``since``."""
@@ -197,30 +250,51 @@ class DockerRuntime:
         """
         with self._engine():
             raw = self.api.events(since=_ns_text(1_000_000_000), until=_ns_text(int(self.now() * 1e9)), decode=True)
-            try:
+            with self._tracked(raw):
                 for event in raw:
                     return int(event.get("timeNano", 0)) <= int(since * 1e9)
-            finally:
-                raw.close()
         return False
+
+    def identity(self) -> Identity | None:
+        """The daemon process behind the engine's local socket (see :func:`daemon_identity`)."""
+        return daemon_identity(self.socket_path)
+
+    @contextlib.contextmanager
+    def _tracked(self, raw: Any) -> Iterator[None]:
+        """Keep ``raw`` where :meth:`close` finds it while it is read; close it after."""
+        with self._streams_lock:
+            self._streams.add(raw)
+        try:
+            yield
+        finally:
+            with self._streams_lock:
+                self._streams.discard(raw)
+            _close_quietly(raw)
 
     def stream(
         self,
         callback: Callable[[Event], None],
         stop: threading.Event,
         on_live: Callable[[float], None] | None = None,
-        on_gap: Callable[[float, float], None] | None = None,
+        on_gap: Callable[..., None] | None = None,
     ) -> None:
-        """Deliver live container events until ``stop`` is set.
+        """Deliver live container events until ``stop`` is set (or the runtime is closed).
 
         One long ``/events`` request is read here; a helper thread closes its
         socket when ``stop`` is set, which ends the blocking read at once (no
         polling, no periodic reconnects).  Over SSH the SDK cannot close a
         stream, so there the request is cut in one-second ``until`` chunks.
         Every request replays from a little before the last event seen (the
-        engine keeps recent events), and repeats are skipped; when the
-        engine's memory no longer reaches back that far (a restart, or more
-        than 256 events while disconnected), ``on_gap`` is told.
+        engine keeps recent events), and repeats are skipped.
+
+        When the engine drops the stream, it is asked again every
+        :data:`_RECONNECT_PAUSE` until it answers; then, once, ``on_gap(a, b)``
+        is told of the stretch if the engine's memory no longer reaches back
+        to it (more than 256 events while disconnected), and
+        ``on_gap(a, b, restart)`` if the daemon behind the socket is another
+        process (a restart: its memory is gone, and with live restore off it
+        stopped every container).  The helper thread is joined before this
+        returns.
         """
         closer = _StreamCloser(stop)
         closer.start()
@@ -235,23 +309,17 @@ class DockerRuntime:
         stop: threading.Event,
         closer: "_StreamCloser",
         on_live: Callable[[float], None] | None,
-        on_gap: Callable[[float, float], None] | None,
+        on_gap: Callable[..., None] | None,
     ) -> None:
         resume_ns: int | None = None  # where the next request replays from
         seen: dict[tuple[Any, ...], int] = {}
         first = True
-        planned_cut = False  # the last request ended at its chunk's end, not by a drop
-        while not stop.is_set():
+        dropped = False  # the last request was ended by the engine or the network, not by plan
+        daemon: Identity | None = None  # the daemon process the stream last talked to
+        while not stop.is_set() and not self._closed:
             opened_ns = int(self.now() * 1e9)
             if resume_ns is None:
                 resume_ns = opened_ns - _WINDOW_SLACK_NS
-            elif not planned_cut and on_gap is not None:
-                try:
-                    bridged = self.reaches_back(resume_ns / 1e9)
-                except Exception:  # noqa: BLE001 - unknown means lost
-                    bridged = False
-                if not bridged:
-                    on_gap(resume_ns / 1e9, opened_ns / 1e9)
             until_ns = None if self.closable_streams else opened_ns + int(_CHUNK * 1e9)
             try:
                 raw = self.api.events(
@@ -263,29 +331,58 @@ class DockerRuntime:
             except (requests.exceptions.ConnectionError, ConnectionError) as exc:
                 if first:
                     raise RuntimeUnavailable(self._unreachable(exc)) from exc
-                planned_cut = False
+                # Still away: the gap is told once, when the engine answers again.
+                dropped = True
                 stop.wait(_RECONNECT_PAUSE)
                 continue
-            if first and on_live is not None:
-                on_live(resume_ns / 1e9)
+            if first:
+                daemon = self.identity()
+                if on_live is not None:
+                    on_live(resume_ns / 1e9)
+            elif dropped:
+                daemon = self._after_drop(daemon, resume_ns, opened_ns, on_gap)
             first = False
+            dropped = False
             if not closer.attach(raw):
                 return
+            with self._streams_lock:
+                self._streams.add(raw)
             try:
                 for event in _until_dropped(raw):
                     if _deliver_once(event, seen, callback):
                         resume_ns = max(resume_ns, int(event["timeNano"]) - _WINDOW_SLACK_NS)
             finally:
+                with self._streams_lock:
+                    self._streams.discard(raw)
                 closer.detach()
             if until_ns is not None and self.now() * 1e9 >= until_ns:
                 # A chunk ended as planned.  An event stamped just before its end may be
                 # published just after, so the next chunk overlaps it by half a second.
                 resume_ns = max(resume_ns, until_ns - _CHUNK_OVERLAP_NS)
-                planned_cut = True
-            else:
+            elif not stop.is_set() and not self._closed:
                 # The engine dropped the stream (restart, network): pause, then replay.
-                planned_cut = False
+                dropped = True
                 stop.wait(_RECONNECT_PAUSE)
+        if dropped and on_gap is not None and resume_ns is not None:
+            # Left while the engine was away: nothing after the last event seen was watched.
+            on_gap(resume_ns / 1e9, self.now())
+
+    def _after_drop(
+        self, daemon: Identity | None, resume_ns: int, opened_ns: int, on_gap: Callable[..., None] | None
+    ) -> Identity | None:
+        """The engine answers again after a drop: tell the gap, if any; the daemon now behind the socket."""
+        now = self.identity()
+        if on_gap is not None:
+            if daemon is not None and now is not None and now != daemon:
+                on_gap(resume_ns / 1e9, opened_ns / 1e9, {"runtime": self.kind, "before": daemon, "after": now})
+            else:
+                try:
+                    bridged = self.reaches_back(resume_ns / 1e9)
+                except Exception:  # noqa: BLE001 - unknown means lost
+                    bridged = False
+                if not bridged:
+                    on_gap(resume_ns / 1e9, opened_ns / 1e9)
+        return now if now is not None else daemon
 
     # --- running -------------------------------------------------------------
     def run(
@@ -349,7 +446,17 @@ class DockerRuntime:
                 raise
 
     def close(self) -> None:
-        self.client.close()
+        """Release the engine connections: open event requests (a ``stream`` in another thread ends) and the pool.
+
+        Idempotent; the runtime is not used after this.
+        """
+        self._closed = True
+        with self._streams_lock:
+            streams, self._streams = list(self._streams), set()
+        for raw in streams:
+            _close_quietly(raw)
+        with contextlib.suppress(Exception):
+            self.client.close()
 
 
 def _is_timeout(exc: BaseException) -> bool:
@@ -401,7 +508,8 @@ class _StreamCloser(threading.Thread):
     """Closes the current event stream's socket as soon as ``stop`` is set.
 
     It waits on ``stop`` in slices so that it also ends when ``stream`` returns
-    for another reason (an error), rather than outliving it.
+    for another reason (an error, a closed runtime), rather than outliving it;
+    ``stream`` joins it before returning.
     """
 
     def __init__(self, stop: threading.Event) -> None:
@@ -428,12 +536,15 @@ class _StreamCloser(threading.Thread):
             _close_quietly(raw)
 
     def finish(self) -> None:
+        """The stream is over: close what is left and wait for this thread to end (within one slice)."""
         self._done.set()
         self.detach()
+        if self.is_alive() and threading.current_thread() is not self:
+            self.join(_CLOSER_SLICE * 4)
 
     def run(self) -> None:
         while not self._done.is_set():
-            if self._stop_event.wait(0.5):
+            if self._stop_event.wait(_CLOSER_SLICE):
                 with self._lock:
                     self._closed = True
                     raw = self._current

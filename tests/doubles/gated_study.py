@@ -3,7 +3,8 @@
 It writes ``studyOpen`` and ``stageOpen proposal 1`` (a budget of 0 pays
 for no run), then waits until the file named by ``gate`` in its
 research.json exists, then writes ``halt "balance exhausted"`` and exits 0.
-On SIGINT, ``onSigint`` in research.json says what it does:
+On SIGINT, ``onSigint`` in research.json (a word, or an object from study
+id to word) says what it does:
 
 * ``stop``   - exits 130 at once (``--resume`` continues it);
 * ``finish`` - keeps going to its end (it still waits at the gate), as a
@@ -41,6 +42,8 @@ def main() -> int:
     config = json.loads(Path(args.config).read_text())
     gate = Path(config["gate"])
     on_sigint = config.get("onSigint", "stop")
+    if isinstance(on_sigint, dict):  # one template for several studies: per study id
+        on_sigint = on_sigint.get(config.get("study"), "stop")
     folder = Path(args.dir)
     folder.mkdir(parents=True, exist_ok=True)
     interrupted = False

@@ -90,6 +90,15 @@ def default_root() -> Path:
     return Path(state_home) / "studymon" / "process-runtime"
 
 
+def check_state_folder(root: Path | str | None = None) -> Path:
+    """Make (``0700``) and check the state folder, before a command writes anything of its own.
+
+    Raises :class:`UnsafeStateFolder` (a ``BadInput``: one line, exit 2) when
+    it is not the user's alone; returns the folder otherwise.
+    """
+    return ProcessRuntime(root).root
+
+
 def _process_alive(pid: int, start_time: float) -> bool:
     """Whether ``pid`` is still the process that started at ``start_time`` (pids get reused)."""
     if pid <= 0:
@@ -372,12 +381,22 @@ class ProcessRuntime:
                 os.mkdir(name, 0o700, dir_fd=containers_fd)  # the atomic claim of the name
             except FileExistsError as exc:
                 raise ContainerConflict(f"a container named {name!r} exists already") from exc
-            dir_fd = self.state.open_dir(containers_fd, name, self.containers / name)
+            try:
+                dir_fd = self.state.open_dir(containers_fd, name, self.containers / name)
+                try:
+                    ns = time.time_ns()
+                    state = _new_state(name, command, image, env or {}, labels or {}, ns)
+                    self._append_event(_event("create", state, ns))
+                    self.state.write_json(dir_fd, "state.json", state)
+                except BaseException:
+                    os.close(dir_fd)
+                    raise
+            except BaseException:
+                # Nothing runs yet (the journal or the folder refused): give the
+                # name back, so that a retry once it is fixed is no conflict.
+                shutil.rmtree(name, dir_fd=containers_fd, ignore_errors=True)
+                raise
         try:
-            ns = time.time_ns()
-            state = _new_state(name, command, image, env or {}, labels or {}, ns)
-            self._append_event(_event("create", state, ns))
-            self.state.write_json(dir_fd, "state.json", state)
             self._launch_shim(dir_fd, name)
         finally:
             os.close(dir_fd)

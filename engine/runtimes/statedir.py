@@ -172,7 +172,8 @@ class StateDir:
         """The JSON in ``name``, or None when it is missing or not (yet) JSON."""
         try:
             return json.loads(self.read_bytes(dir_fd, name, shown))
-        except (FileNotFoundError, ValueError):
+        except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+            # Not ValueError: a refusal (UnsafeStateFolder) is one, and must be raised.
             return None
 
     def write_json(self, dir_fd: int, name: str, obj: Any, indent: int | None = 1) -> None:

@@ -42,7 +42,15 @@ from engine.events import (
     StudyEvent,
     Verdicts,
 )
-from engine.evidence import append_jsonl, append_line_fd, read_json, read_jsonl, write_json, write_text
+from engine.evidence import (
+    EvidenceWriteError,
+    append_jsonl,
+    append_line_fd,
+    read_json,
+    read_jsonl,
+    write_json,
+    write_text,
+)
 from engine.launcher import Controller, Ending, find_running
 from engine.ledger import READ_SLICE, LedgerIssue, LedgerTail, Record, read_last_records
 from engine.notify import IN_CREATE, IN_MOVED_TO, Notifier
@@ -166,6 +174,10 @@ class StudySession:
         self._timeline_fd = -1
         self._timeline_path = spec.out / "timeline.jsonl"
         self._loop: asyncio.AbstractEventLoop | None = None
+        # The first evidence write that failed (disk full, I/O error): the session
+        # then stops the study, so that nothing happens that is not recorded.
+        self._write_error: EvidenceWriteError | None = None
+        self._write_failed = asyncio.Event()
 
     # --- events --------------------------------------------------------------
     def emit(self, event: StudyEvent) -> None:
@@ -270,6 +282,8 @@ class StudySession:
             else:
                 await self.relaunch(resume=self.resume_at_start)
             while True:
+                if self._write_error is not None:
+                    raise self._write_error
                 if self.controller is None:
                     ending = self._recorded_ending()
                 else:
@@ -302,7 +316,11 @@ class StudySession:
                 self._stopping = False
                 self._kill_error = None
                 await self.relaunch(resume=True)
+            if self._write_error is not None:
+                raise self._write_error
             return await self._finish(ending)
+        except EvidenceWriteError as exc:
+            return await self._stopped_for_write(exc, ending)
         except Exception as exc:  # noqa: BLE001 - the scene is kept, the operator is told
             if self.controller is not None:
                 self.controller.thaw()
@@ -317,7 +335,7 @@ class StudySession:
             if pump is not None:
                 pump.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
-                    await pump
+                    await pump  # its write errors were handled through _note_write_error
             self._stream_stop.set()
             if self._timeline_fd >= 0:
                 os.close(self._timeline_fd)
@@ -332,10 +350,16 @@ class StudySession:
         assert self.controller is not None
         ender = asyncio.ensure_future(self.controller.wait())
         closer = asyncio.ensure_future(self._close_event.wait())
-        await asyncio.wait({ender, closer}, return_when=asyncio.FIRST_COMPLETED)
+        failed = asyncio.ensure_future(self._write_failed.wait())
+        await asyncio.wait({ender, closer, failed}, return_when=asyncio.FIRST_COMPLETED)
+        failed.cancel()
         if ender.done():
             closer.cancel()
             return ender.result()
+        if self._write_error is not None:
+            closer.cancel()
+            ender.cancel()
+            raise self._write_error
         if self._killing is not None or self._stopping:
             # A kill or a stop in progress ends this controller; see it through.
             return await ender
@@ -392,6 +416,26 @@ class StudySession:
         self._report_end(self.controller)
         self.set_state(State.RESUMING if resume else State.RUNNING, f"pid {self.controller.pid}")
         self._watch_folders()
+
+    async def _stopped_for_write(self, exc: EvidenceWriteError, ending: Ending | None) -> SessionResult:
+        """An evidence file could not be written: stop the study (SIGINT, then SIGKILL), keep the scene, say how to go on.
+
+        A study that went on while its console cannot record would leave
+        evidence with holes; stopped, it is resumed once there is room, and
+        its ledger tells the resumed console everything it missed.
+        """
+        self._write_error = self._write_error or exc
+        controller = self.controller
+        if controller is not None and controller.ending is None:
+            self._stopping = True
+            self.set_state(State.STOPPING, "the console cannot write its evidence: stopping the study (SIGINT)")
+            with contextlib.suppress(Exception):
+                ending = await controller.stop()
+        message = (f"{self._write_error}: the study was stopped so that nothing goes unrecorded; "
+                   "free space (or fix the folder), then resume it")
+        self.set_state(State.ERROR, message)
+        self.emit(Problem(self.spec.id, message, resume_command([self.spec])))
+        return SessionResult(self.spec.id, self.spec.out, False, None, ending, message)
 
     def _hold_lock(self) -> StudyLock:
         """The study's lock, claimed now if this session does not hold it yet (attached, or after a kill).
@@ -451,7 +495,7 @@ class StudySession:
             return "exit 130: stopped on SIGINT"
         if ending.signal:
             return f"killed by {ending.signal}"
-        return f"crashed with exit {ending.code}"
+        return f"crashed with exit {ending.code} ({last_log_line(self.spec.out / 'study.log')})"
 
     def _unfinished_state(self, ending: Ending | None) -> None:
         if ending is None:
@@ -483,6 +527,18 @@ class StudySession:
         self._notifier.watch(self.spec.study_dir)
 
     async def _pump(self) -> None:
+        try:
+            await self._pump_records()
+        except EvidenceWriteError as exc:
+            self._note_write_error(exc)
+
+    def _note_write_error(self, exc: EvidenceWriteError) -> None:
+        """Remember the first failed evidence write and wake the session, which stops the study."""
+        if self._write_error is None:
+            self._write_error = exc
+            self._write_failed.set()
+
+    async def _pump_records(self) -> None:
         while self._pumping:
             if self._tail.behind:
                 # A burst is read a slice per wake-up, so that another study's
@@ -859,8 +915,11 @@ class StudySession:
     def on_sample(self, sample: dict[str, Any], tree_cpu: float) -> None:
         """A light machine sample from the supervisor's sampler."""
         self._samples += 1
-        if self._samples % WRITE_EVERY == 1:
-            append_jsonl(self.spec.out / "machine.jsonl", sample)
+        if self._samples % WRITE_EVERY == 1 and self._write_error is None:
+            try:
+                append_jsonl(self.spec.out / "machine.jsonl", sample)
+            except EvidenceWriteError as exc:
+                self._note_write_error(exc)
         self.emit(Sample(self.spec.id, sample, tree_cpu))
 
 
@@ -873,3 +932,19 @@ _STATUS_AFTER = {
     "die": "exited",
     "destroy": "removed",
 }
+
+
+def last_log_line(path: Path, limit: int = 200) -> str:
+    """The last non-empty line of the study's log, shortened and cleaned, to say why it crashed."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(max(0, os.fstat(fh.fileno()).st_size - 4096))
+            tail = fh.read(4096)
+    except OSError as exc:
+        return f"study.log cannot be read: {exc.strerror}"
+    lines = [line.strip() for line in tail.decode("utf-8", "replace").splitlines() if line.strip()]
+    if not lines:
+        return "study.log is empty"
+    # The log is the study's: keep the terminal's control characters out of the message.
+    text = "".join(ch if ch.isprintable() else "?" for ch in lines[-1])
+    return "study.log: " + (text if len(text) <= limit else text[: limit - 1] + "…")

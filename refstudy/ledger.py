@@ -130,12 +130,28 @@ class Ledger:
         data = b"".join(chunks)
         # No userspace buffer is involved, so the bytes are visible to readers
         # once write returns; a short write on a regular file means the disk is
-        # full, and carrying on would tear the ledger.
-        written = os.write(self._fd, data)
+        # full.  What was written of it is cut off again, so the ledger ends on
+        # a whole record and a resume (once there is room) goes on from there.
+        # Readers take whole lines only, so none has taken the cut bytes.
+        before = os.lseek(self._fd, 0, os.SEEK_END)
+        try:
+            written = os.write(self._fd, data)
+        except OSError as exc:
+            self._cut_back(before)
+            raise LedgerError(f"{self.path}: cannot append ({exc.strerror}); nothing of the record was kept") from exc
         if written != len(data):
-            raise LedgerError(f"{self.path}: short write ({written} of {len(data)} bytes); the disk may be full")
+            self._cut_back(before)
+            raise LedgerError(
+                f"{self.path}: short write ({written} of {len(data)} bytes), cut back; the disk may be full"
+            )
         self.next_seq += len(records)
         return records
+
+    def _cut_back(self, size: int) -> None:
+        try:
+            os.ftruncate(self._fd, size)
+        except OSError:
+            pass  # the resume's reader reports the partial line then
 
     def close(self) -> None:
         os.close(self._fd)

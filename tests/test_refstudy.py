@@ -344,7 +344,8 @@ def test_a_stale_container_of_an_earlier_study_is_replaced(tmp_path: Path) -> No
     from engine.runtimes import open_runtime
 
     runtime = open_runtime("process")
-    stale = runtime.run("inforsi-rs-stale-d1", ["sleep", "30"])
+    stale = runtime.run("inforsi-rs-stale-d1", ["true"])
+    assert runtime.wait("inforsi-rs-stale-d1", timeout=10) == 0  # exited: an earlier study's leftover
     out = make_out(tmp_path, "rs-stale", budget=10)
     assert finish(launch(out), out) == 0, log_of(out)
     assert_contract(records(out))
@@ -352,6 +353,22 @@ def test_a_stale_container_of_an_earlier_study_is_replaced(tmp_path: Path) -> No
     fresh = lifecycle[2][1]
     assert lifecycle == [("create", stale["Id"]), ("destroy", stale["Id"]), ("create", fresh), ("destroy", fresh)]
     assert fresh != stale["Id"]
+
+
+def test_a_running_container_under_a_run_name_is_left_alone(tmp_path: Path) -> None:
+    """Somebody's live work (another study given the same id): never removed; the study stops and says why."""
+    from engine.runtimes import open_runtime
+
+    runtime = open_runtime("process")
+    other = runtime.run("inforsi-rs-busy-d1", ["sleep", "30"])
+    try:
+        out = make_out(tmp_path, "rs-busy", budget=10)
+        assert finish(launch(out), out) != 0
+        assert "inforsi-rs-busy-d1 already exists and is running" in log_of(out)
+        still = runtime.inspect("inforsi-rs-busy-d1")
+        assert still is not None and still["Id"] == other["Id"] and still["State"]["Status"] == "running"
+    finally:
+        runtime.remove("inforsi-rs-busy-d1", force=True)
 
 
 def test_study_exports_when_nothing_is_left_to_diagnose(tmp_path: Path) -> None:

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from engine.prepare import MAX_STUDIES, create_fresh, is_evidence_folder, plan_fresh, plan_resume
+from engine.spec import MAX_TEMPLATE_BYTES, BadInput, check_id, check_program, load_template
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -115,3 +120,88 @@ def test_usage_errors_and_version(tmp_path: Path) -> None:
     for cmd in ("run", "report", "demo", "image"):
         helped = studymon(cmd, "--help", cwd=tmp_path)
         assert helped.returncode == 0 and "usage: studymon " + cmd in helped.stdout
+
+
+# --- limits and resolution at their boundaries (in process: no command needed) ------------------
+
+TINY = ROOT / "tests" / "doubles" / "tiny_study.py"
+
+
+def _template(tmp: Path, size: int | None = None) -> Path:
+    text = json.dumps({"command": [sys.executable, str(TINY)], "backend": "process"})
+    if size is not None:
+        text += " " * (size - len(text.encode()))
+    path = tmp / "t.json"
+    path.write_text(text)
+    return path
+
+
+def test_the_id_is_matched_in_full() -> None:
+    assert check_id("a" * 63) == "a" * 63
+    for bad in ("a\n", "a" * 64, "a\nb", "a "):
+        with pytest.raises(BadInput, match="bad study id"):
+            check_id(bad)
+
+
+def test_limits_hold_at_their_boundaries(tmp_path: Path) -> None:
+    pairs = [f"s{i}={tmp_path / f's{i}'}" for i in range(MAX_STUDIES + 1)]
+    specs, _, _ = plan_fresh(pairs[:MAX_STUDIES], _template(tmp_path), [], "process")
+    assert len(specs) == MAX_STUDIES
+    with pytest.raises(BadInput, match=f"{MAX_STUDIES + 1} studies in one command; at most {MAX_STUDIES}"):
+        plan_fresh(pairs, _template(tmp_path), [], "process")
+    assert load_template(_template(tmp_path, MAX_TEMPLATE_BYTES))["backend"] == "process"
+    with pytest.raises(BadInput, match="at most 1,048,576"):
+        load_template(_template(tmp_path, MAX_TEMPLATE_BYTES + 1))
+    assert list(p.name for p in tmp_path.iterdir()) == ["t.json"]
+
+
+def test_a_template_folder_is_not_evidence_but_an_out_is(tmp_path: Path) -> None:
+    # A study's source folder holds its template research.json: an OUT may go there.
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "research.json").write_text(_template(tmp_path).read_text())
+    assert not is_evidence_folder(project)
+    plan_fresh([f"a={project / 'runs-a'}"], _template(tmp_path), [], "process")
+    (project / "launches.jsonl").write_text("")
+    assert is_evidence_folder(project)
+    with pytest.raises(BadInput, match="inside"):
+        plan_fresh([f"a={project / 'runs-a'}"], _template(tmp_path), [], "process")
+
+
+def test_create_fresh_is_all_or_nothing(tmp_path: Path) -> None:
+    (tmp_path / "p1").mkdir()
+    (tmp_path / "p2").mkdir()
+    specs, template, backend = plan_fresh([f"a={tmp_path / 'p1' / 'a'}", f"b={tmp_path / 'p2' / 'b'}"],
+                                          _template(tmp_path), [], "process")
+    (tmp_path / "p2").rmdir()  # gone between the check and the making
+    with pytest.raises(BadInput, match="nothing was started"):
+        create_fresh(specs, template, backend)
+    assert not (tmp_path / "p1" / "a").exists()
+
+
+def test_the_controller_program_is_resolved_as_exec_will(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    (out / "bin").mkdir(parents=True)
+    script = out / "bin" / "study.sh"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    assert check_program(["true"], out, "t") == shutil.which("true")
+    assert check_program(["python3", "-m", "refstudy"], out, "t") == sys.executable
+    # On resume OUT exists, and a relative program is taken from it, as the controller's working folder.
+    assert check_program(["bin/study.sh"], out, "t") == str(script)
+    with pytest.raises(BadInput, match="relative path"):
+        check_program(["bin/study.sh"], tmp_path / "new", "t")
+    script.chmod(0o644)
+    with pytest.raises(BadInput, match="not executable"):
+        check_program(["bin/study.sh"], out, "t")
+
+
+def test_resume_refuses_a_controller_that_is_gone_and_leaves_the_folder(tmp_path: Path) -> None:
+    out = tmp_path / "a"
+    (out / "study").mkdir(parents=True)
+    (out / "research.json").write_text(json.dumps({"command": [str(tmp_path / "gone.sh")], "study": "a",
+                                                    "backend": "process"}))
+    before = tree_digest(tmp_path)
+    with pytest.raises(BadInput, match="gone.sh.*does not exist"):
+        plan_resume([f"a={out}"], [])
+    assert tree_digest(tmp_path) == before

@@ -60,6 +60,10 @@ BEFORE_RESUME = "container-before-resume.json"
 READBACK = "container-events.jsonl"
 LIVE = "container-events-live.jsonl"
 WINDOW = "container-events-window.json"
+# Beside the recording when its stream lost events to a restart of the runtime (docs/evidence.md);
+# optional: only a console that saw a restart writes it.
+RESTARTS = "runtime-restarts.jsonl"
+RUNTIME_NAMES = {"docker": "the Docker engine", "process": "the process runtime"}
 KILL_FILES = (KILL_JSON, AT_KILL, BEFORE, AFTER, BEFORE_RESUME, READBACK, LIVE, WINDOW)
 # Written by the time the controller is resumed; the rest when the window closes.
 AT_KILL_FILES = (KILL_JSON, AT_KILL, BEFORE, AFTER, LIVE)
@@ -107,12 +111,20 @@ class Verdict:
         self.scope = scope
         self.failures: list[str] = []
         self.unknowns: list[str] = []
+        self.context: list[str] = []
 
     def fail(self, reason: str) -> None:
         self.failures.append(reason)
 
     def unknown(self, reason: str) -> None:
         self.unknowns.append(reason)
+
+    def explain(self, reason: str) -> None:
+        """A fact that bears on every other reason (a runtime restart): shown first, fail or unknown.
+
+        Alone it makes the check unknown, never a pass.
+        """
+        self.context.append(reason)
 
     def listed(self, shown: list[str], total: int, one: str, many: str) -> None:
         """Failures of one kind: the first few, the last of them saying how many more there are."""
@@ -125,12 +137,16 @@ class Verdict:
 
     def check(self, passed: str | Callable[[], str]) -> Check:
         """The verdict; ``passed`` (text, or a function giving it) is the detail when the check holds."""
-        for reasons, ok in ((self.failures, False), (self.unknowns, None)):
-            if reasons:
-                shown = "; ".join(reasons[:SHOWN])
-                more = f"; and {len(reasons) - SHOWN} more" if len(reasons) > SHOWN else ""
-                return Check(self.name, ok, shown + more, self.scope)
-        return Check(self.name, True, passed if isinstance(passed, str) else passed(), self.scope)
+        ok: bool | None
+        if self.failures:
+            ok, reasons = False, self.context + self.failures
+        elif self.unknowns or self.context:
+            ok, reasons = None, self.context + self.unknowns
+        else:
+            return Check(self.name, True, passed if isinstance(passed, str) else passed(), self.scope)
+        shown = "; ".join(reasons[:SHOWN])
+        more = f"; and {len(reasons) - SHOWN} more" if len(reasons) > SHOWN else ""
+        return Check(self.name, ok, shown + more, self.scope)
 
 
 # --- showing values from files --------------------------------------------------
@@ -557,6 +573,8 @@ class EventTally:
             for i in t.ids:
                 self._by_id.setdefault(i, []).append(t)
         self.gaps = 0
+        self.restarts: list[tuple[str, str, int, str]] = []  # (runtime, from, from_ns, to), the first few
+        self.restart_count = 0
         self.malformed: list[str] = []
         self.malformed_count = 0
         self.foreign: list[tuple[str, str, int]] = []  # (name, action, time), the first few
@@ -570,6 +588,31 @@ class EventTally:
         self.malformed_count += 1
         if len(self.malformed) < SHOWN:
             self.malformed.append(f"{where}: {why}")
+
+    def restart(self, value: Any, where: str) -> None:
+        """A line of runtime-restarts.jsonl: the runtime restarted between ``from`` and ``to``."""
+        if not isinstance(value, dict):
+            self.bad_line(where, f"{type_name(value)}, not a runtime restart")
+            return
+        runtime, start, end = value.get("runtime"), value.get("from"), value.get("to")
+        start_epoch, end_epoch = rfc3339_epoch(start), rfc3339_epoch(end)
+        if runtime not in RUNTIME_NAMES or start_epoch is None or end_epoch is None or end_epoch < start_epoch:
+            self.bad_line(where, "not a runtime restart (runtime, from, to)")
+            return
+        self.restart_count += 1
+        if len(self.restarts) < SHOWN:
+            self.restarts.append((runtime, start, int(start_epoch * 1e9), end))
+
+    def restarts_for(self, watch: TargetWatch | None) -> list[str]:
+        """What to say of the restarts that began before ``watch``'s result was seen (all of them without one)."""
+        until = watch.until_ns if watch is not None else None
+        shown = [f"{RUNTIME_NAMES[runtime]} restarted between {start} and {end}: what it did to the "
+                 "containers then is not in the live recording"
+                 for runtime, start, start_ns, end in self.restarts if until is None or start_ns <= until]
+        more = self.restart_count - len(self.restarts)
+        if shown and more > 0:
+            shown[-1] += f" (and {plural(more, 'more restart')})"
+        return shown
 
     def add(self, value: Any, where: str, live: bool = True) -> None:
         if not isinstance(value, dict):
@@ -903,6 +946,8 @@ def same_container_no_rerun(
                  "containers of the study made in the window")
         if tally.gaps:
             v.unknown(f"the live recording has {plural(tally.gaps, 'gap')}")
+        for restart in tally.restarts_for(watch):
+            v.explain(restart)
     else:
         v.unknown("the lifecycle events were not judged")  # never a pass without them
     if watch is not None:

@@ -35,6 +35,7 @@ from engine.checks import (
     KILL_JSON,
     LIVE,
     READBACK,
+    RESTARTS,
     SHOWN,
     SNAPSHOT_FILES,
     STUDY_CHECKS,
@@ -445,6 +446,17 @@ def _read_events(out: Path, ev: KillEvidence, acc: Accounts, study: StudyFacts) 
                     tally.add(line.value, where, live)
         except Unreadable as exc:
             ev.problems[file] = f"{file}: {exc.reason}"
+    restarts = f"kills/{ev.number}/{RESTARTS}"
+    if safefile.exists(out, restarts):  # written only when the runtime restarted
+        try:
+            for line in _lines(out, restarts):
+                where = f"{RESTARTS} line {line.number}"
+                if line.problem is not None:
+                    tally.bad_line(where, line.problem)
+                else:
+                    tally.restart(line.value, where)
+        except Unreadable as exc:
+            tally.bad_line(RESTARTS, exc.reason)
     ev.tally = tally
 
 

@@ -132,7 +132,9 @@ def test_a_second_signal_leaves_the_studies_to_their_keepers(tmp_path: Path, sig
         wait_for(lambda: ledger_lines(a) >= 2 and ledger_lines(b) >= 2, 60, "both studies to open")
         console.signal(sig)
         wait_for(lambda: "stopping the studies" in console.stdout, 20, "the first signal's message")
-        wait_for(lambda: ended(a) and got_sigint(b), 20, "a to stop and b to get its SIGINT")
+        # The console has seen a end (its line is printed) and b has the SIGINT it ignores.
+        wait_for(lambda: "a controller" in console.stdout and "ended: code 130" in console.stdout
+                 and got_sigint(b), 20, "a to stop and b to get its SIGINT")
         controller = next(line for line in launches(b) if line["event"] == "start")
         second = time.monotonic()
         console.signal(sig)

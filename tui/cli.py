@@ -31,7 +31,7 @@ import sys
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from rich.console import Console
 
@@ -43,6 +43,9 @@ from engine.session import SessionResult
 from engine.spec import BadInput, StudySpec, default_template
 from engine.supervisor import Supervisor, exit_status
 from engine.table import check_table, summary_line
+
+if TYPE_CHECKING:
+    from tui.headless import HeadlessView
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNFINISHED = 0, 1, 2, 3
 # After a second signal the sessions get this long to let go of their files
@@ -196,6 +199,9 @@ def run_console(specs: list[StudySpec], armed: set[str], resume: bool, attach: b
         prefix = str(research.get("containerPrefix", "inforsi"))
         planned.append(Planned(spec, prefix, resume=resume, armed=spec.id in armed, attach=attach))
     app = StudymonApp(planned)
+    # The console keeps SIGTERM's default (the studies run on under their keepers,
+    # and ``attach`` takes them over); the headless handler is for the plain runner.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     app.run()
     if not app.results:
         console.print("studymon: the console ended before the studies did; their evidence is kept. "
@@ -210,12 +216,11 @@ class Interrupts:
     """The signals a headless run received: the first stops the studies, the second leaves them."""
 
     count: int = 0
-    first: str = ""
     last: str = ""
 
 
 async def _supervise(
-    supervisor: Supervisor, view, console: Console, interrupts: Interrupts
+    supervisor: Supervisor, view: HeadlessView, console: Console, interrupts: Interrupts
 ) -> list[SessionResult] | None:
     """Run the studies to their end; None when a second signal said to stop waiting for them."""
     loop = asyncio.get_running_loop()
@@ -227,7 +232,6 @@ async def _supervise(
         interrupts.last = name
         if interrupts.count == 1:
             # Graceful: SIGINT to every controller, evidence kept, the table at the end.
-            interrupts.first = name
             console.print(f"studymon: {name}: stopping the studies (SIGINT to each controller); "
                           "a second Ctrl-C or SIGTERM leaves them running", highlight=False, soft_wrap=True)
             for s in supervisor.sessions.values():
@@ -266,7 +270,7 @@ async def _supervise(
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
-def left_running(supervisor: Supervisor, view, console: Console, interrupts: Interrupts) -> int:
+def left_running(supervisor: Supervisor, view: HeadlessView, console: Console, interrupts: Interrupts) -> int:
     """After a second signal: what is known of each study, and the exact command that continues it."""
     console.print(f"studymon: {interrupts.last} again: no longer waiting; the studies are left to their keepers "
                   "and go on without the console", highlight=False, soft_wrap=True)

@@ -1,0 +1,213 @@
+"""Faults done to the container engine inside a kill's window, on whole studies.
+
+Real ``studymon`` processes and sessions, real controllers, real Docker
+engines:
+
+* the engine a study runs on crashes and is restarted between the kill and
+  the target's result (an engine of the test's own, :mod:`tests.docker_engine`):
+  the restarted engine stops the run's container (live restore is off) and
+  has forgotten its events, so the container check is never a pass, and its
+  detail says the engine restarted;
+* the target's container is removed from outside (``docker rm -f``) while
+  the controller is dead, before the resume: a ``kill`` and ``die`` that are
+  no recovery, judged ✗.
+
+Either way nothing is lost from the evidence folder and nothing crashes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.events import KillStep, StudyEvent
+from engine.prepare import create_fresh, plan_fresh
+from engine.report import judge
+from engine.runtimes.docker import daemon_identity
+from engine.supervisor import Supervisor
+from tests.docker_engine import Engine, second_engine  # noqa: F401 - the fixture
+from tests.studies import ROOT, assert_evidence_complete, template
+
+pytestmark = [pytest.mark.slow, pytest.mark.docker]
+
+PATIENT = ROOT / "tests" / "doubles" / "patient_study.py"
+LIVE_FILE = "container-events-live.jsonl"
+RESTARTS_FILE = "runtime-restarts.jsonl"
+RESTARTED = "the Docker engine restarted"
+# Long enough that the target still runs when the engine goes down: the kill and the
+# resume take a second or two; the restarted engine stops the container itself.
+RUN_SECONDS = 30
+
+
+def read_lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def wait_for(what: str, ready, timeout: float, proc: subprocess.Popen[str] | None = None) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + timeout
+    while not ready():
+        if proc is not None and proc.poll() is not None:
+            out, err = proc.communicate()
+            raise AssertionError(f"studymon ended (exit {proc.returncode}) before {what}:\n{out}\n{err}")
+        assert time.monotonic() < deadline, f"no {what} within {timeout:.0f} s"
+        time.sleep(0.02)
+
+
+def resumed_after_kill(out: Path) -> bool:
+    """launches.jsonl shows the controller's end by SIGKILL, then a resumed start."""
+    path = out / "launches.jsonl"
+    if not path.exists():
+        return False
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.endswith("}")]
+    ends = [i for i, l in enumerate(lines) if l.get("event") == "end" and l.get("signal") == "SIGKILL"]
+    return bool(ends) and any(l.get("event") == "start" and l.get("resume") for l in lines[ends[0] + 1:])
+
+
+def target_check(out: Path, run: str = "d1") -> Any:
+    checks = {(c.scope, c.name): c for c in judge(out).checks}
+    return checks[(f"kill 1 · {run}", "sameContainerNoRerun")]
+
+
+def assert_nothing_lost(out: Path) -> None:
+    """Every ledger record the study wrote reached the console's timeline, once."""
+    ledger = [r["seq"] for r in read_lines(out / "study" / "ledger.jsonl")]
+    seen = [t["seq"] for t in read_lines(out / "timeline.jsonl")]
+    assert sorted(set(seen)) == ledger == list(range(1, len(ledger) + 1)), (ledger, seen)
+
+
+# --- the engine restarts inside the window -----------------------------------------------
+
+
+def test_an_engine_restart_inside_the_kill_window_is_never_a_pass(tmp_path: Path, second_engine: Engine) -> None:
+    engine = second_engine
+    prefix = "ef" + uuid.uuid4().hex[:8]
+    t = template(tmp_path, "patient.json", command=[sys.executable, str(PATIENT)], backend="docker",
+                 budget=10, diagnosisSeconds=RUN_SECONDS, containerPrefix=prefix)
+    out = tmp_path / "x"
+    env = engine.env()
+    env.update(PYTHONPATH=str(ROOT), COLUMNS="200")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "run", "--headless", "--template", str(t),
+         "--kill-after-first-diagnosis-start", "x", "x=x"],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        wait_for("kill.json", (out / "kills" / "1" / "kill.json").is_file, 120, proc)
+        # The controller is resumed and waits for the same container: now the engine goes.
+        wait_for("the resumed controller", lambda: resumed_after_kill(out), 60, proc)
+        before = daemon_identity(str(engine.socket))
+        engine.crash_and_restart()
+        after = daemon_identity(str(engine.socket))
+        stdout, stderr = proc.communicate(timeout=240)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    explain = f"exit {proc.returncode}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    assert before is not None and after is not None and before != after
+
+    # Nothing crashed, and the status says "a check failed" (1) or "not finished" (3).
+    assert "Traceback" not in stdout + stderr, explain
+    assert proc.returncode in (1, 3), explain
+    assert "Traceback" not in (out / "study.log").read_text()
+
+    # The verdict: never a pass, and the restart is the first thing it says.
+    check = target_check(out)
+    assert check.ok is not True, explain
+    assert RESTARTED in check.detail, check
+    report = out / "report.json"
+    if report.exists():
+        shown = {(c["scope"], c["name"]): c for c in json.loads(report.read_text())["checks"]}
+        assert shown[("kill 1 · d1", "sameContainerNoRerun")]["ok"] is not True
+
+    # The evidence: the gap in the live recording, and beside it which daemon went and came.
+    folder = out / "kills" / "1"
+    live = read_lines(folder / LIVE_FILE)
+    assert [line for line in live if "gap" in line], "no gap in the live recording"
+    restarts = read_lines(folder / RESTARTS_FILE)
+    assert len(restarts) == 1, restarts
+    assert restarts[0]["runtime"] == "docker"
+    assert restarts[0]["before"] == before and restarts[0]["after"] == after, (restarts, before, after)
+
+    # The run's container did not survive: the restarted engine stopped it.
+    client = engine.client()
+    try:
+        state = client.api.inspect_container(f"{prefix}-x-d1")["State"] if proc.returncode == 3 else None
+    except Exception:  # noqa: BLE001 - removed by the study once it had its result
+        state = None
+    finally:
+        client.close()
+    assert state is None or not state["Running"], state
+
+    # Nothing lost or torn.
+    assert_nothing_lost(out)
+    if proc.returncode == 1:
+        assert_evidence_complete(out, killed=True)
+    assert not list(out.rglob(".*.tmp"))
+
+    # The machine's own engine kept its bridge (an engine started with --bridge=none deletes docker0).
+    assert Path("/sys/class/net/docker0").exists() or not Path("/sys/class/net").exists()
+
+
+# --- the target removed from outside after the kill ----------------------------------------
+
+
+def test_a_target_removed_from_outside_after_the_kill_fails_the_container_check(
+    tmp_path: Path, docker_engine: None
+) -> None:
+    prefix = "ef" + uuid.uuid4().hex[:8]
+    t = template(tmp_path, backend="docker", budget=10, diagnosisSeconds=8, containerPrefix=prefix)
+    out = tmp_path / "r"
+    specs, tpl, backend = plan_fresh([f"r={out}"], t, ["r"], "docker")
+    create_fresh(specs, tpl, backend)
+    container = f"{prefix}-r-d1"
+    events: list[StudyEvent] = []
+    removed: list[subprocess.CompletedProcess[str]] = []
+
+    async def scenario() -> Any:
+        sup = Supervisor(events.append)
+        sup.add(specs[0], resume=False, armed=True)
+
+        def sink(event: StudyEvent) -> None:
+            events.append(event)
+            if isinstance(event, KillStep) and event.step == "captured" and not removed:
+                # The controller is dead and not resumed yet; the session goes on to the
+                # resume only once this returns.  Another client removes the container.
+                env = {k: v for k, v in os.environ.items() if k != "DOCKER_HOST"}
+                removed.append(subprocess.run(["docker", "rm", "-f", container], env=env,
+                                              capture_output=True, text=True, timeout=60))
+
+        sup.sink = sink
+        return (await asyncio.wait_for(sup.run(), 180))[0]
+
+    result = asyncio.run(scenario())
+    assert removed and removed[0].returncode == 0, removed
+    steps = [e.step for e in events if isinstance(e, KillStep)]
+    assert steps.index("captured") < steps.index("resumed"), steps
+
+    assert result.exit_status == 1, result.message
+    check = target_check(out)
+    assert check.ok is False, check
+    assert "kill of" in check.detail or "container-before-resume.json has no" in check.detail, check
+
+    folder = out / "kills" / "1"
+    old_id = json.loads((folder / "container-before.json").read_text())[container]["Id"]
+    live = read_lines(folder / LIVE_FILE)
+    actions = [line.get("Action") for line in live
+               if "gap" not in line and (line.get("Actor") or {}).get("ID") == old_id]
+    assert {"kill", "die", "destroy"} <= set(actions), actions
+    assert not [line for line in live if "gap" in line]
+    assert json.loads((folder / "container-before-resume.json").read_text()).get(container) is None
+    assert not (folder / RESTARTS_FILE).exists()
+
+    assert_evidence_complete(out, killed=True)
+    assert_nothing_lost(out)

@@ -180,8 +180,12 @@ class LedgerTail:
     call, and :attr:`behind` then says whether more is already waiting.
 
     If the file shrinks or is replaced (the contract says it only grows), that
-    is reported once as a ``truncated`` or ``replaced`` issue, the facts are
-    kept in :attr:`fault`, and nothing is read again.
+    is reported as a ``truncated`` or ``replaced`` issue and its facts are
+    added to :attr:`faults` (the first is also :attr:`fault`).  Then the file
+    now at the path is followed, so the operator keeps seeing what the study
+    writes: a file at least as long as what was read is taken for a copy with
+    more after it and is read on from the same offset; a shorter one is read
+    from its start.
     """
 
     CHUNK = 1 << 20
@@ -198,8 +202,10 @@ class LedgerTail:
         # {"event": "truncated"|"replaced", "offset", "size", "line", "inodeBefore", "inodeAfter"};
         # ``size``/``inodeAfter`` are None when the path no longer exists.
         self.fault: dict[str, Any] | None = None
+        self.faults: list[dict[str, Any]] = []
         self._fd = -1
         self._ino: int | None = None
+        self._refollow_from: int | None = None  # after a fault: the offset read up to in the old file
 
     def _open(self) -> bool:
         if self._fd >= 0:
@@ -208,7 +214,14 @@ class LedgerTail:
             self._fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
         except FileNotFoundError:
             return False
-        self._ino = os.fstat(self._fd).st_ino
+        st = os.fstat(self._fd)
+        self._ino = st.st_ino
+        if self._refollow_from is not None:
+            # The file that took the ledger's place: a copy with more (read on), or a shorter one (from its start).
+            if st.st_size < self._refollow_from:
+                self.offset = 0
+                self.parser = LedgerParser()
+            self._refollow_from = None
         return True
 
     def read_new(self, max_bytes: int | None = None) -> tuple[list[Record], list[LedgerIssue]]:
@@ -233,7 +246,7 @@ class LedgerTail:
         if max_bytes is not None and max_bytes < 0:
             raise ValueError(f"max_bytes must be >= 0 or None, not {max_bytes}")
         self.behind = False
-        if self.fault is not None or not self._open():
+        if not self._open():
             return
         try:
             st: os.stat_result | None = os.stat(self.path)
@@ -241,7 +254,8 @@ class LedgerTail:
             st = None
         if st is None or st.st_ino != self._ino or st.st_size < self.offset:
             yield [], [self._broke(st)]
-            return
+            if not self._open():
+                return
         left = max_bytes
         while left is None or left > 0:
             want = self.CHUNK if left is None else min(self.CHUNK, left)
@@ -261,7 +275,7 @@ class LedgerTail:
     def _broke(self, st: os.stat_result | None) -> LedgerIssue:
         """Record that the ledger was truncated or replaced; the issue to report (once)."""
         event = "truncated" if st is not None and st.st_ino == self._ino else "replaced"
-        self.fault = {
+        fault = {
             "event": event,
             "offset": self.offset,
             "size": st.st_size if st is not None else None,
@@ -269,13 +283,21 @@ class LedgerTail:
             "inodeBefore": self._ino,
             "inodeAfter": st.st_ino if st is not None else None,
         }
+        self.faults.append(fault)
+        if self.fault is None:
+            self.fault = fault
+        line_no = self.parser.line_no
         if event == "truncated":
             detail = f"the ledger shrank to {st.st_size if st else 0} bytes after {self.offset} were read; it must only grow"
         elif st is None:
             detail = f"the ledger was removed after {self.offset} bytes were read; it must only grow"
         else:
             detail = f"the ledger was replaced by another file after {self.offset} bytes were read; it must only grow"
-        return LedgerIssue(event, self.parser.line_no, detail)
+        # Follow what is at the path now (once it exists); see the class's docstring.
+        self.close()
+        self._ino = None
+        self._refollow_from = self.offset
+        return LedgerIssue(event, line_no, detail)
 
     def finish(self) -> list[LedgerIssue]:
         return self.parser.finish()

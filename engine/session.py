@@ -163,7 +163,7 @@ class StudySession:
         self._kill_error: str | None = None  # a kill that could not be seen through: the session stops
         self._windows: dict[int, killproto.Kill] = {}  # kills whose window is open
         self._closing: dict[int, asyncio.Task[None]] = {}
-        self._watch_fault_recorded = False
+        self._watch_faults_recorded = 0  # of the tail's faults, how many are in ledger-watch.jsonl
         self._frozen_reads: list[tuple[list[Record], list[LedgerIssue], float]] = []
         self._pumping = True
         self._stopping = False
@@ -663,8 +663,8 @@ class StudySession:
         self._changed.set()
 
     def _note_issues(self, issues: list[LedgerIssue]) -> None:
-        if issues and not self._watch_fault_recorded:
-            self._record_watch_fault(issues)
+        if issues:
+            self._record_watch_faults()
         self.issue_count += len(issues)
         room = MAX_ISSUES_KEPT - len(self.issues)
         if room > 0:
@@ -838,18 +838,14 @@ class StudySession:
             self.kill_step(kill.number, "continued", "window still open: recording its container events again")
         self._check_windows()
 
-    def _record_watch_fault(self, issues: list[LedgerIssue]) -> None:
-        """A ledger truncated or replaced while watched is written down, so ``report`` sees it too."""
-        fault = getattr(self._tail, "fault", None)
-        kinds = {i.kind for i in issues}
-        if fault is None and not kinds & {"shrunk", "truncated", "replaced"}:
-            return
-        self._watch_fault_recorded = True
-        line = dict(fault) if isinstance(fault, dict) else {
-            "event": "replaced", "offset": self._tail.offset, "line": self._tail.parser.line_no,
-        }
-        line["at"] = rfc3339_ms()
-        append_jsonl(self.spec.out / "ledger-watch.jsonl", line)
+    def _record_watch_faults(self) -> None:
+        """Each truncation or replacement of the ledger seen while watched is written down, so ``report`` sees it too."""
+        faults = self._tail.faults
+        while self._watch_faults_recorded < len(faults):
+            line = dict(faults[self._watch_faults_recorded])
+            line["at"] = rfc3339_ms()
+            append_jsonl(self.spec.out / "ledger-watch.jsonl", line)
+            self._watch_faults_recorded += 1
 
     # --- containers and the machine -----------------------------------------
     def _stream_containers(self) -> None:

@@ -142,14 +142,16 @@ def test_truncated_ledger_gives_its_fault_once(tmp_path: Path) -> None:
     tail.read_new()
     read = tail.offset
     path.write_bytes(line(1))  # same inode, shorter
-    _, issues = tail.read_new()
+    records, issues = tail.read_new()
     assert [(i.kind, i.line) for i in issues] == [("truncated", 2)]
+    assert [r.seq for r in records] == [1]  # shorter than what was read: followed again from its start
     assert tail.fault == {"event": "truncated", "offset": read, "size": len(line(1)), "line": 2,
                           "inodeBefore": ino, "inodeAfter": ino}
     with open(path, "ab") as fh:
         fh.write(line(2) + line(3))
-    assert tail.read_new() == ([], [])  # nothing is read after a fault, and it is told once
-    assert tail.fault["event"] == "truncated" and tail.fault["size"] == len(line(1))
+    records, issues = tail.read_new()
+    assert [r.seq for r in records] == [2, 3] and issues == []
+    assert tail.fault["event"] == "truncated" and tail.fault["size"] == len(line(1)) and len(tail.faults) == 1
     tail.close()
 
 
@@ -163,11 +165,23 @@ def test_ledger_moved_over_gives_replaced_once(tmp_path: Path) -> None:
     other.write_bytes(line(1))
     after = other.stat().st_ino
     os.replace(other, path)
-    _, issues = tail.read_new()
+    records, issues = tail.read_new()
     assert [(i.kind, i.line) for i in issues] == [("replaced", 3)]
+    assert [r.seq for r in records] == [1]  # a shorter file: read from its start
     assert tail.fault == {"event": "replaced", "offset": 3 * len(line(1)), "size": len(line(1)), "line": 3,
                           "inodeBefore": before, "inodeAfter": after}
     assert tail.read_new() == ([], [])
+    with open(path, "ab") as fh:  # the study goes on writing into the new file: that is followed
+        fh.write(line(2) + line(3) + line(4) + line(5))
+    records, issues = tail.read_new()
+    assert [r.seq for r in records] == [2, 3, 4, 5] and issues == []
+    # A second replace, by a copy with one more record: reported too, and read on from the same offset.
+    again = tmp_path / "again.jsonl"
+    again.write_bytes(line(1) + line(2) + line(3) + line(4) + line(5) + line(6))
+    os.replace(again, path)
+    records, issues = tail.read_new()
+    assert [i.kind for i in issues] == ["replaced"] and [r.seq for r in records] == [6]
+    assert len(tail.faults) == 2 and tail.fault["inodeAfter"] == after
     tail.close()
 
 
@@ -181,8 +195,9 @@ def test_ledger_removed_and_made_again_gives_replaced_once(tmp_path: Path) -> No
     path.write_bytes(line(1) + line(2) + line(3))  # longer than before: only the inode tells
     after = path.stat().st_ino
     assert after != before  # the tail's descriptor keeps the old inode alive
-    _, issues = tail.read_new()
+    records, issues = tail.read_new()
     assert [i.kind for i in issues] == ["replaced"]
+    assert [r.seq for r in records] == [3]  # longer: read on from the same offset, at once
     assert tail.fault == {"event": "replaced", "offset": 2 * len(line(1)), "size": 3 * len(line(1)), "line": 2,
                           "inodeBefore": before, "inodeAfter": after}
     assert tail.read_new() == ([], [])
@@ -200,7 +215,10 @@ def test_ledger_removed_gives_replaced_with_no_size(tmp_path: Path) -> None:
     assert [i.kind for i in issues] == ["replaced"]
     assert tail.fault == {"event": "replaced", "offset": len(line(1)), "size": None, "line": 1,
                           "inodeBefore": before, "inodeAfter": None}
-    assert tail.read_new() == ([], [])
+    assert tail.read_new() == ([], [])  # nothing at the path: nothing to read, no new fault
+    path.write_bytes(line(1) + line(2))  # made again, longer: read on from the same offset
+    records, issues = tail.read_new()
+    assert [r.seq for r in records] == [2] and issues == [] and len(tail.faults) == 1
     tail.close()
 
 

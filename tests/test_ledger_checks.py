@@ -46,6 +46,9 @@ def test_a_ledger_replaced_or_truncated_while_watched_fails_live_and_in_report_a
     assert failing(out) == {"ledgerWellFormed"}
     watch = [json.loads(line) for line in (out / "ledger-watch.jsonl").read_text().splitlines()]
     assert [w["event"] for w in watch] == [event]
+    # The file that took the ledger's place was followed: what the study wrote into it was seen live.
+    seen = [json.loads(line)["kind"] for line in (out / "timeline.jsonl").read_text().splitlines()]
+    assert seen[-1] == "halt", seen
     rep = studymon("report", "--json", "t", cwd=tmp_path)
     assert rep.returncode == 1
     checks = {c["name"]: c["ok"] for c in json.loads(rep.stdout)[0]["checks"]}

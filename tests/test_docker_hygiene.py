@@ -124,8 +124,6 @@ def test_closing_a_runtime_ends_its_stream(docker_engine: None) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="engine/session.py neither closes the runtimes it opens (its own and its "
-                   "stream thread's) nor joins the stream thread when run() ends")
 def test_a_study_on_docker_leaves_no_connection_or_thread_behind(tmp_path: Path, docker_engine: None) -> None:
     pid = engine_pid()
     t = template(tmp_path, backend="docker", budget=10, diagnosisSeconds=1,

@@ -31,12 +31,13 @@ import sys
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Callable, NoReturn
 
 from rich.console import Console
 
 from engine import __version__
 from engine.checks import Check
+from engine.events import ProcessStarted, StudyEvent
 from engine.prepare import create_fresh, plan_attach, plan_fresh, plan_resume, resolve
 from engine.report import NotEvidence, judge
 from engine.session import SessionResult
@@ -179,10 +180,15 @@ def run_studies(
     from tui.headless import HeadlessView
 
     view = HeadlessView([s.id for s in specs], console)
-    supervisor = Supervisor(view)
+    interrupts = Interrupts()
+
+    def sink(event: StudyEvent) -> None:
+        view(event)
+        interrupts.seen(event)
+
+    supervisor = Supervisor(sink)
     for spec in specs:
         supervisor.add(spec, resume=resume, armed=spec.id in armed, attach=attach)
-    interrupts = Interrupts()
     results = asyncio.run(_supervise(supervisor, view, console, interrupts))
     if results is None:
         return left_running(supervisor, view, console, interrupts)
@@ -217,6 +223,13 @@ class Interrupts:
 
     count: int = 0
     last: str = ""
+    # Called with a study's id when its controller starts after the first signal
+    # (a launch under way when the signal came): that one is stopped too.
+    stop_late: Callable[[str], None] | None = None
+
+    def seen(self, event: StudyEvent) -> None:
+        if self.count and isinstance(event, ProcessStarted) and self.stop_late is not None:
+            self.stop_late(event.study)
 
 
 async def _supervise(
@@ -239,6 +252,8 @@ async def _supervise(
         elif not leave.done():
             leave.set_result(None)
 
+    # Deferred: the session is still inside its launch when it reports the start.
+    interrupts.stop_late = lambda study: loop.call_soon(supervisor.sessions[study].stop)
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal, sig)
     running = asyncio.ensure_future(supervisor.run())

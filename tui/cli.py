@@ -126,8 +126,11 @@ def main(argv: list[str] | None = None) -> int:
         return _command(args, console, err)
     except KeyboardInterrupt as exc:
         name = str(exc) or "SIGINT"
+        made: list[StudySpec] = getattr(args, "made", [])
+        then = ("; their folders are made: start them with studymon run --resume "
+                + " ".join(shlex.quote(f"{s.id}={s.out}") for s in made)) if made else ""
         err.print(f"studymon {args.command}: interrupted ({name}) before the studies were under watch; "
-                  "nothing is left running", highlight=False, soft_wrap=True)
+                  f"no controller was started{then}", highlight=False, soft_wrap=True)
         return EXIT_UNFINISHED
     finally:
         signal.signal(signal.SIGTERM, previous)
@@ -166,6 +169,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         template_path = Path(args.template).resolve() if args.template else default_template()
         specs, template, backend = plan_fresh(args.pairs, template_path, args.armed)
         create_fresh(specs, template, backend)
+        args.made = specs  # an interrupt before the loop takes over names them
     return run_studies(specs, set(args.armed), args.resume, args.headless, console)
 
 

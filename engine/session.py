@@ -146,6 +146,7 @@ class StudySession:
         self.backend: str = self.research.get("backend", "process")
         self.prefix = f"{self.research.get('containerPrefix', 'inforsi')}-{spec.id}-"
         self.runtime: Runtime = runtime if runtime is not None else open_runtime(self.backend)
+        self._owns_runtime = runtime is None  # one given by the caller is the caller's to close
         self.recorder = EventRecorder(self.prefix, self.runtime.history)
         self.accounts = Accounts()
         self.issues: list[LedgerIssue] = []
@@ -344,6 +345,12 @@ class StudySession:
             self._tail.close()
             if self.lock is not None:
                 self.lock.release()  # keepers that still run hold their share
+            if self.controller is not None and self.controller.ending is None:
+                self.controller.release()  # detached: the study runs on; its pidfd is not ours to keep
+            # The stream ends within moments of its stop; a stuck engine call is not waited for long.
+            await asyncio.to_thread(stream.join, 5.0)
+            if self._owns_runtime:
+                _close_runtime(self.runtime)
 
     async def _wait_end(self) -> Ending | None:
         """The controller's end, or None when the session was closed (detached) first."""
@@ -856,12 +863,15 @@ class StudySession:
                 state = inspect.get("State") or {}
                 code = state.get("ExitCode") if state.get("Status") in ("exited", "dead") else None
                 self._post(ContainerChanged(self.spec.id, name, "exists", inspect, str(state.get("Status", "")), code))
-            runtime.stream(
-                lambda e: self._on_container_event(runtime, e),
-                self._stream_stop,
-                on_live=self.recorder.on_live,
-                on_gap=self.recorder.on_gap,
-            )
+            try:
+                runtime.stream(
+                    lambda e: self._on_container_event(runtime, e),
+                    self._stream_stop,
+                    on_live=self.recorder.on_live,
+                    on_gap=self.recorder.on_gap,
+                )
+            finally:
+                _close_runtime(runtime)
         except Exception as exc:  # noqa: BLE001 - the console goes on without the live list
             self.recorder.on_down(time.time())
             self._post(Problem(self.spec.id, f"container event stream stopped: {exc}"))
@@ -944,3 +954,11 @@ def last_log_line(path: Path, limit: int = 200) -> str:
     # The log is the study's: keep the terminal's control characters out of the message.
     text = "".join(ch if ch.isprintable() else "?" for ch in lines[-1])
     return "study.log: " + (text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def _close_runtime(runtime: Runtime) -> None:
+    """Let go of a runtime's connections (a Docker client's sockets); runtimes without any have no ``close``."""
+    close = getattr(runtime, "close", None)
+    if close is not None:
+        with contextlib.suppress(Exception):
+            close()

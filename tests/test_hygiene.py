@@ -100,8 +100,7 @@ def run(spec: StudySpec, attach: bool = False, until: Callable[[Any], bool] | No
     return asyncio.run(scenario())
 
 
-@pytest.mark.parametrize("backend", ["process", pytest.param("docker", marks=pytest.mark.xfail(
-    reason="Docker clients are not closed when a session ends (released only by garbage collection)", strict=False))])
+@pytest.mark.parametrize("backend", ["process", "docker"])
 def test_descriptors_and_threads_return_to_their_level(tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> None:
     if backend == "docker":
         request.getfixturevalue("docker_engine")

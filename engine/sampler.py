@@ -79,28 +79,52 @@ class TreeCPU:
         return total
 
 
-def process_snapshot() -> list[dict[str, Any]]:
+def process_snapshot(own: int | None = None) -> list[dict[str, Any]]:
+    """Every process: pid, parent, start, state, name and usage; the command line only for the study's own.
+
+    The study's own processes are ``own`` (its controller) and its
+    descendants.  Other processes on the machine are other people's: their
+    arguments may hold anything (paths, tokens), and the evidence folder is
+    shared, so only their name and what they use are kept.
+    """
+    procs = list(
+        psutil.process_iter(["pid", "ppid", "create_time", "cmdline", "name", "status", "cpu_times", "memory_info"])
+    )
+    children: dict[int, list[int]] = {}
+    for p in procs:
+        children.setdefault(p.info["ppid"] or 0, []).append(p.info["pid"])
+    mine: set[int] = set()
+    pending = [own] if own else []
+    while pending:
+        pid = pending.pop()
+        if pid not in mine:
+            mine.add(pid)
+            pending.extend(children.get(pid, []))
     out: list[dict[str, Any]] = []
-    for p in psutil.process_iter(["pid", "ppid", "create_time", "cmdline", "name", "status"]):
+    for p in procs:
         info = p.info
-        out.append(
-            {
-                "pid": info["pid"],
-                "ppid": info["ppid"],
-                "started": info["create_time"],
-                "status": info["status"],
-                "args": " ".join(info["cmdline"] or []) or info["name"],
-            }
-        )
+        times, memory = info["cpu_times"], info["memory_info"]
+        entry: dict[str, Any] = {
+            "pid": info["pid"],
+            "ppid": info["ppid"],
+            "started": info["create_time"],
+            "status": info["status"],
+            "name": info["name"],
+            "cpuSeconds": round(times.user + times.system, 2) if times is not None else None,
+            "rss": memory.rss if memory is not None else None,
+        }
+        if info["pid"] in mine:
+            entry["args"] = " ".join(info["cmdline"] or []) or info["name"]
+        out.append(entry)
     return out
 
 
-def heavy_snapshot(label: str, containers: list[dict[str, Any]] | None) -> dict[str, Any]:
-    """A light sample plus every process and the study's containers (inspects)."""
+def heavy_snapshot(label: str, containers: list[dict[str, Any]] | None, own: int | None = None) -> dict[str, Any]:
+    """A light sample plus every process (command lines for ``own``'s tree only) and the study's containers."""
     t0 = time.perf_counter()
     snap = light_sample()
     snap["label"] = label
-    snap["processes"] = process_snapshot()
+    snap["processes"] = process_snapshot(own)
     snap["containers"] = containers
     snap["takenIn"] = round(time.perf_counter() - t0, 4)
     return snap

@@ -909,7 +909,9 @@ class StudySession:
 
     async def heavy_snapshot(self, label: str) -> None:
         containers = await asyncio.to_thread(self.runtime.list, self.prefix)
-        snap = await asyncio.to_thread(heavy_snapshot, label, containers)
+        controller = self.controller
+        own = controller.pid if controller is not None and controller.ending is None else None
+        snap = await asyncio.to_thread(heavy_snapshot, label, containers, own)
         append_jsonl(self.spec.out / "machine.jsonl", snap)
 
     def tree_cpu(self, children: dict[int, list[int]]) -> float:

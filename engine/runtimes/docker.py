@@ -346,6 +346,9 @@ class DockerRuntime:
             if not closer.attach(raw):
                 return
             with self._streams_lock:
+                if self._closed:  # closed while this request was being opened
+                    closer.detach()
+                    return
                 self._streams.add(raw)
             try:
                 for event in _until_dropped(raw):
@@ -450,8 +453,8 @@ class DockerRuntime:
 
         Idempotent; the runtime is not used after this.
         """
-        self._closed = True
         with self._streams_lock:
+            self._closed = True
             streams, self._streams = list(self._streams), set()
         for raw in streams:
             _close_quietly(raw)

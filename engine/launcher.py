@@ -125,10 +125,11 @@ class Controller:
         try:
             info = json.loads(line)
         except json.JSONDecodeError:
-            info = {"pid": None, "error": "the keeper did not start (see study.log)"}
+            info = {"pid": None, "error": None}
         if not info.get("pid"):
-            await keeper.wait()
-            raise LaunchError(f"cannot start the controller {argv[0]}: {info.get('error')}")
+            status = await keeper.wait()
+            error = info.get("error") or _keeper_failure(out / "study.log", status)
+            raise LaunchError(f"cannot start the controller {argv[0]}: {error}")
         return cls(info["pid"], info.get("startTime") or time.time(), out, keeper)
 
     @classmethod
@@ -319,6 +320,21 @@ class Controller:
         except asyncio.TimeoutError:
             self.kill()
             return await self.wait()
+
+
+def _keeper_failure(log: Path, status: int) -> str:
+    """Why a keeper ended before it started the controller: its last words in study.log, or that it left none."""
+    try:
+        with open(log, "rb") as fh:
+            fh.seek(max(0, os.fstat(fh.fileno()).st_size - 2048))
+            lines = [x.strip() for x in fh.read().decode("utf-8", "replace").splitlines() if x.strip()]
+    except OSError:
+        lines = []
+    if lines:
+        text = "".join(ch if ch.isprintable() else "?" for ch in lines[-1])[:200]
+        return f"the keeper exited with status {status}: {text} (study.log)"
+    return (f"the keeper exited with status {status} and wrote nothing to study.log: "
+            "the disk may be full or the folder not writable")
 
 
 def _read_proc(path: str) -> bytes | None:

@@ -17,6 +17,7 @@ import contextlib
 import gc
 import json
 import os
+import shlex
 import threading
 import time
 from dataclasses import dataclass
@@ -114,7 +115,8 @@ class SessionResult:
 
 
 def resume_command(specs: list[StudySpec]) -> str:
-    pairs = " ".join(f"{s.id}={s.out}" for s in specs)
+    """The exact command that resumes ``specs``, quoted for a shell (an OUT may hold a space)."""
+    pairs = " ".join(shlex.quote(f"{s.id}={s.out}") for s in specs)
     return f"studymon run --resume {pairs}"
 
 

@@ -198,3 +198,58 @@ def test_the_study_stays_locked_through_its_kill_and_resume_and_is_free_at_its_e
     # The last polls may fall after the session let go; none before it.
     assert all(h == (tmp_path / "a").resolve() for h in seen[:-3]), {str(h) for h in seen}
     assert holder_of("alpha", ident, "inforsi") is None
+
+
+def test_a_second_command_with_the_same_id_is_refused_and_the_first_study_is_untouched(tmp_path: Path) -> None:
+    """The reported fault: a second command's study took the first one's running container for a stale one."""
+    from tests.studies import ROOT, studymon, template
+
+    t = template(tmp_path, backend="process", budget=30, diagnosisSeconds=3)
+    one, two = tmp_path / "one", tmp_path / "two"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200")
+    first = subprocess.Popen([sys.executable, "-m", "tui.cli", "run", "--headless", "--template", str(t), f"a={one}"],
+                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        ledger = one / "study" / "ledger.jsonl"
+        deadline = time.monotonic() + 60
+        while not (ledger.exists() and b'"runStarted"' in ledger.read_bytes()):
+            assert time.monotonic() < deadline and first.poll() is None, "the first study did not start a run"
+            time.sleep(0.05)
+        second = studymon("run", "--headless", "--template", str(t), f"a={two}", cwd=tmp_path)
+        assert second.returncode == 2, second.stdout + second.stderr
+        lines = second.stderr.strip().splitlines()
+        assert len(lines) == 1 and str(one.resolve()) in lines[0] and "studymon attach" in lines[0], second.stderr
+        assert not two.exists(), "a refused command wrote nothing"
+        output, _ = first.communicate(timeout=180)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert first.returncode == 0, output
+    launches = [json.loads(x) for x in (one / "launches.jsonl").read_text().splitlines()]
+    assert [x["event"] for x in launches] == ["start", "end"] and launches[-1]["code"] == 0
+    # Once the first study has ended, the id is free again.
+    third = studymon("run", "--headless", "--template", str(t), f"a={two}", cwd=tmp_path)
+    assert third.returncode == 0, third.stdout + third.stderr
+
+
+def test_a_keeper_left_running_by_a_dead_console_keeps_the_id(tmp_path: Path) -> None:
+    from tests.studies import ROOT, studymon, template
+
+    t = template(tmp_path, backend="process", budget=30, diagnosisSeconds=3)
+    one = tmp_path / "one"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200")
+    console = subprocess.Popen([sys.executable, "-m", "tui.cli", "run", "--headless", "--template", str(t), f"a={one}"],
+                               cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    launches = one / "launches.jsonl"
+    deadline = time.monotonic() + 60
+    while not (launches.exists() and launches.read_text().strip()):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    console.kill()
+    console.wait()
+    refused = studymon("run", "--headless", "--template", str(t), f"a={tmp_path / 'two'}", cwd=tmp_path)
+    assert refused.returncode == 2 and str(one.resolve()) in refused.stderr, refused.stderr
+    resumed = studymon("run", "--headless", "--resume", f"a={one}", cwd=tmp_path)
+    assert resumed.returncode == 2 and "still running" in resumed.stderr and "studymon attach" in resumed.stderr
+    attached = studymon("attach", "--headless", str(one), cwd=tmp_path, timeout=180)
+    assert attached.returncode == 0, attached.stdout + attached.stderr

@@ -29,6 +29,7 @@ from engine.events import Sample, StudyEvent
 from engine.evidence import EvidenceExists, write_text
 from engine.session import SessionResult, StudySession
 from engine.spec import StudySpec
+from engine.studylock import StudyLock
 from engine.supervisor import Supervisor, exit_status
 from widgets.dialogs import ConfirmScreen, HelpScreen, QuitScreen, RecordScreen
 from widgets.ledger_stream import DEFAULT_REFRESH_INTERVAL, LedgerStream
@@ -48,6 +49,7 @@ class Planned:
     resume: bool = False
     armed: bool = False
     attach: bool = False
+    lock: StudyLock | None = None  # the study's lock, claimed by the command (none when attaching)
 
 
 class EngineEvent(Message):
@@ -162,7 +164,9 @@ class StudymonApp(App[int]):
         self._apply_width(self.size.width)
         if self.start_engine:
             for p in self.planned:
-                self.supervisor.add(p.spec, resume=p.resume, armed=p.armed, linger=True, attach=p.attach)
+                self.supervisor.add(
+                    p.spec, resume=p.resume, armed=p.armed, linger=True, attach=p.attach, lock=p.lock
+                )
             self._supervise()
         first = next(iter(self.panes.values()), None)
         if first is not None:

@@ -38,10 +38,13 @@ from rich.console import Console
 from engine import __version__
 from engine.checks import Check
 from engine.events import ProcessStarted, StudyEvent
+from engine.evidence import read_json
 from engine.prepare import create_fresh, plan_attach, plan_fresh, plan_resume, resolve
 from engine.report import NotEvidence, judge
+from engine.runtimes.process import check_state_folder
 from engine.session import SessionResult
 from engine.spec import BadInput, StudySpec, default_template
+from engine.studylock import StudyLock, claim_for_command
 from engine.supervisor import Supervisor, exit_status
 from engine.table import check_table, summary_line
 
@@ -165,22 +168,39 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         if args.template is not None:
             raise BadInput("--template is for a fresh start; a resumed study keeps its research.json")
         specs = plan_resume(args.pairs, args.armed)
+        research = {s.id: read_json(s.out / "research.json") for s in specs}
+        prefixes = {sid: str(r.get("containerPrefix", "inforsi")) for sid, r in research.items()}
+        backends = {sid: str(r.get("backend", "process")) for sid, r in research.items()}
     else:
         template_path = Path(args.template).resolve() if args.template else default_template()
         specs, template, backend = plan_fresh(args.pairs, template_path, args.armed)
-        create_fresh(specs, template, backend)
+        prefixes = {s.id: str(template.get("containerPrefix", "inforsi")) for s in specs}
+        backends = {s.id: backend for s in specs}
+    if "process" in backends.values():
+        check_state_folder()  # an unsafe state folder is refused before anything is written
+    # One study per id: claimed before anything is written, held (with the keepers) for the study's life.
+    locks = claim_for_command(specs, prefixes, backends, fresh=not args.resume)
+    if not args.resume:
+        try:
+            create_fresh(specs, template, backend)
+        except BaseException:
+            for lock in locks.values():
+                lock.release()
+            raise
         args.made = specs  # an interrupt before the loop takes over names them
-    return run_studies(specs, set(args.armed), args.resume, args.headless, console)
+    return run_studies(specs, set(args.armed), args.resume, args.headless, console, locks=locks)
 
 
 def run_studies(
-    specs: list[StudySpec], armed: set[str], resume: bool, headless: bool, console: Console, attach: bool = False
+    specs: list[StudySpec], armed: set[str], resume: bool, headless: bool, console: Console, attach: bool = False,
+    locks: dict[str, StudyLock] | None = None,
 ) -> int:
+    locks = locks or {}
     if not headless and not sys.stdout.isatty():
         console.print("studymon: standard output is not a terminal; running headless", highlight=False)
         headless = True
     if not headless:
-        return run_console(specs, armed, resume, attach, console)
+        return run_console(specs, armed, resume, attach, console, locks)
     from tui.headless import HeadlessView
 
     view = HeadlessView([s.id for s in specs], console)
@@ -192,22 +212,26 @@ def run_studies(
 
     supervisor = Supervisor(sink)
     for spec in specs:
-        supervisor.add(spec, resume=resume, armed=spec.id in armed, attach=attach)
+        supervisor.add(spec, resume=resume, armed=spec.id in armed, attach=attach, lock=locks.get(spec.id))
     results = asyncio.run(_supervise(supervisor, view, console, interrupts))
     if results is None:
         return left_running(supervisor, view, console, interrupts)
     return finish(results, console, supervisor.resume_hint(results))
 
 
-def run_console(specs: list[StudySpec], armed: set[str], resume: bool, attach: bool, console: Console) -> int:
-    from engine.evidence import read_json
+def run_console(
+    specs: list[StudySpec], armed: set[str], resume: bool, attach: bool, console: Console,
+    locks: dict[str, StudyLock],
+) -> int:
     from tui.app import Planned, StudymonApp
 
     planned = []
     for spec in specs:
         research = read_json(spec.out / "research.json")
         prefix = str(research.get("containerPrefix", "inforsi"))
-        planned.append(Planned(spec, prefix, resume=resume, armed=spec.id in armed, attach=attach))
+        planned.append(
+            Planned(spec, prefix, resume=resume, armed=spec.id in armed, attach=attach, lock=locks.get(spec.id))
+        )
     app = StudymonApp(planned)
     # The console keeps SIGTERM's default (the studies run on under their keepers,
     # and ``attach`` takes them over); the headless handler is for the plain runner.

@@ -96,3 +96,31 @@ def test_first_frame_quick_runs_and_prints_its_summary() -> None:
     assert re.search(r"^studymon\s+20000\s+2\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+$", out, re.M), out
     assert re.search(r"^studymon first-frame target \(<= 1 s in every trial\): (met|MISSED) \(20000 records [\d.]+ s\)$",
                      out, re.M), out
+
+
+# --- the kill soak (whole studies on a runtime) ------------------------------------
+@pytest.mark.slow
+@pytest.mark.parametrize("runtime", ["process", pytest.param("docker", marks=pytest.mark.docker)])
+def test_soak_quick_judges_every_study_right_and_loses_nothing(
+    tmp_path: Path, runtime: str, request: pytest.FixtureRequest
+) -> None:
+    import json
+
+    if runtime == "docker":
+        request.getfixturevalue("docker_engine")
+    result = tmp_path / "soak.json"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "soak.py"), "--quick", "--silent", "--runtime", runtime,
+         "--json", str(result)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert result.is_file(), f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    summary = json.loads(result.read_text())["summary"]
+    assert summary["trials"] > 0, proc.stderr
+    assert summary["falsePasses"] == [], proc.stdout
+    assert summary["falseFailures"] == [], proc.stdout
+    assert summary["recordsLost"] == [], proc.stdout
+    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"

@@ -874,7 +874,7 @@ def report(summary: dict[str, Any], args: argparse.Namespace, seconds: float) ->
 async def run_all(args: argparse.Namespace, work: Path, commands: Commands, watch: ConsoleWatch,
                   resources: dict[str, Any], trials: list[TrialResult]) -> None:
     rng = random.Random(args.seed)
-    token = f"{PREFIX[0]}{rng.randrange(16**4):04x}"
+    token = args.token
     sizes = QUICK if args.quick else FAST
     order = [rt for i in range(args.trials) for rt in args.runtimes]
     for n, runtime in enumerate(order):
@@ -926,6 +926,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         # A smoke run plays the same plans every time; a soak takes new ones.
         args.seed = 1 if args.quick else int(time.time())
     args.runtimes = ["process", "docker"] if args.runtime == "both" else [args.runtime]
+    # In every study id and container name, so that two soaks on one engine never meet.
+    args.token = f"s{random.Random(f'{args.seed}-{os.getpid()}').randrange(16**4):04x}"
     return args
 
 
@@ -971,11 +973,11 @@ def main(argv: list[str] | None = None) -> int:
         for proc in leftovers(work):
             with contextlib.suppress(psutil.Error):
                 psutil.Process(proc["pid"]).kill()
-        token_prefix = f"{PREFIX}-{trials[0].studies[0].id.split('-')[0]}-" if trials else None
-        for runtime in args.runtimes:
-            if token_prefix:
-                with contextlib.suppress(Exception):
-                    remove_containers(runtime, token_prefix)
+        # The process runtime's state is in the work folder and its processes were
+        # just killed; Docker's containers are the engine's, so they are removed.
+        if "docker" in args.runtimes:
+            with contextlib.suppress(Exception):
+                remove_containers("docker", f"{PREFIX}-{args.token}-")
     resources["end"] = own_resources()
     summary = summarise(trials, resources, judge_flat=len(trials) >= 5)
     if failure:

@@ -491,12 +491,13 @@ class Study:
         say(f"run {plan.run} was in flight: waiting for the same container {self.container(plan)}")
 
     def launch(self, plan: RunPlan) -> None:
-        """Create and start the run's container; an exited one with its name (an earlier study's) goes first.
+        """Create and start the run's container; a leftover with its name goes first.
 
-        A container with that name that is still running or being created is
-        somebody's live work (another study given the same id, or a run this
-        study does not know it started): it is never removed, and the study
-        stops with an error instead.
+        A leftover is an exited container (an earlier study's) or one that was
+        created and never started (this study's controller was killed between
+        the two).  A container with that name that runs is somebody's live
+        work (another study given the same id): it is never removed, and the
+        study stops with an error instead.
         """
         name = self.container(plan)
         command = ["sh", "-c", self.payload, "refstudy", f"{plan.seconds:g}", str(plan.samples)]
@@ -507,15 +508,16 @@ class Study:
         except ContainerConflict:
             found = self.runtime.inspect(name)
             status = (found or {}).get("State", {}).get("Status") if found else None
-            if status not in (None, "exited", "dead"):
+            if status in ("running", "restarting", "paused"):
                 raise RuntimeError(
                     f"container {name} already exists and is {status}: another study may use id "
                     f"{self.settings.study!r} on this runtime; it was left alone"
                 ) from None
-            say(f"removing the stale container {name} ({status or 'gone'})")
+            say(f"removing the leftover container {name} ({status or 'gone'})")
             if found is not None:
                 try:
-                    self.runtime.remove(name, force=False)
+                    # Never started: force takes it out of "created"; an exited one needs none.
+                    self.runtime.remove(name, force=status == "created")
                 except NoSuchContainer:
                     pass
             self.runtime.run(name, command, image=self.settings.image, labels=labels)

@@ -371,6 +371,24 @@ def test_a_running_container_under_a_run_name_is_left_alone(tmp_path: Path) -> N
         runtime.remove("inforsi-rs-busy-d1", force=True)
 
 
+@pytest.mark.docker
+def test_a_container_created_and_never_started_is_a_leftover(tmp_path: Path, docker_engine: None) -> None:
+    """A controller killed between create and start leaves a created container: its resume replaces it."""
+    import subprocess as sp
+
+    from refstudy.image import IMAGE
+
+    study = f"rs-made-{os.getpid()}"
+    name = f"inforsi-{study}-d1"
+    sp.run(["docker", "create", "--name", name, IMAGE, "sleep", "30"], check=True, capture_output=True)
+    try:
+        out = make_out(tmp_path, study, backend="docker", budget=10)
+        assert finish(launch(out), out) == 0, log_of(out)
+        assert f"removing the leftover container {name} (created)" in log_of(out)
+    finally:
+        sp.run(["docker", "rm", "-f", name], capture_output=True)
+
+
 def test_study_exports_when_nothing_is_left_to_diagnose(tmp_path: Path) -> None:
     out = make_out(tmp_path, "rs-export", budget=100, initialExperiments=2, experimentsPerRound=0)
     assert finish(launch(out), out) == 0, log_of(out)

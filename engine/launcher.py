@@ -214,7 +214,11 @@ class Controller:
                 fields = stat[stat.rfind(b")") + 2 :].split(maxsplit=3)
                 in_group = len(fields) > 2 and fields[2] == group
                 if in_group and fields[0] not in (b"T", b"t", b"Z", b"X", b"x"):
-                    return False
+                    # A thread waiting in vfork (posix_spawn, subprocess) for a child the
+                    # SIGSTOP stopped before its exec never shows T; it writes nothing
+                    # while it waits and stops before it runs any code of its own.
+                    if not (fields[0] == b"D" and _in_vfork(pid, tid)):
+                        return False
                 children = _read_proc(f"/proc/{pid}/task/{tid}/children")
                 if children:
                     pending.extend(int(c) for c in children.split())
@@ -335,6 +339,16 @@ def _keeper_failure(log: Path, status: int) -> str:
         return f"the keeper exited with status {status}: {text} (study.log)"
     return (f"the keeper exited with status {status} and wrote nothing to study.log: "
             "the disk may be full or the folder not writable")
+
+
+# Where the kernel parks a parent until its vfork child has exec'd or exited.
+_VFORK_WAITS = (b"kernel_clone", b"wait_for_vfork_done", b"_do_fork", b"do_fork")
+
+
+def _in_vfork(pid: int, tid: str) -> bool:
+    """Whether thread ``tid`` of ``pid`` sleeps in the kernel waiting for a vfork child."""
+    wchan = _read_proc(f"/proc/{pid}/task/{tid}/wchan")
+    return wchan is not None and wchan.strip() in _VFORK_WAITS
 
 
 def _read_proc(path: str) -> bytes | None:

@@ -228,3 +228,38 @@ def test_a_descendant_that_left_the_group_does_not_hold_up_the_stop(tmp_path: Pa
             p.kill()
         leader.kill()
         leader.wait()
+
+
+def test_a_group_caught_in_a_vfork_is_seen_stopped(tmp_path: Path) -> None:
+    """A controller in the middle of starting a process (vfork) is stopped in effect: the confirmation must say so."""
+    import asyncio
+    import signal
+
+    from engine.launcher import Controller
+
+    code = "import subprocess\nwhile True:\n    subprocess.Popen(['true']).wait()\n"
+
+    async def scenario() -> int:
+        c = await Controller.launch([sys.executable, "-c", code], tmp_path, dict(os.environ), False)
+        caught = 0
+        try:
+            for _ in range(3000):
+                if caught >= 3:
+                    break
+                assert c.freeze()
+                deadline = time.monotonic() + 0.5
+                while not c.group_stopped():
+                    assert time.monotonic() < deadline, "the stopped group was never confirmed"
+                    time.sleep(0.001)
+                st = open(f"/proc/{c.pid}/stat").read()
+                caught += st[st.rfind(")") + 2] == "D"
+                c.thaw()
+                time.sleep(0.002)
+        finally:
+            c.kill()
+            await c.wait()
+        return caught
+
+    caught = asyncio.run(scenario())
+    # Most freezes land outside a vfork; the test is about the ones that land inside.
+    assert caught >= 1, "no freeze landed inside a vfork: the test proved nothing"

@@ -491,36 +491,55 @@ class Study:
         say(f"run {plan.run} was in flight: waiting for the same container {self.container(plan)}")
 
     def launch(self, plan: RunPlan) -> None:
-        """Create and start the run's container; a leftover with its name goes first.
+        """Create and start the run's container, unless this very study started it already.
 
-        A leftover is an exited container (an earlier study's) or one that was
-        created and never started (this study's controller was killed between
-        the two).  A container with that name that runs is somebody's live
-        work (another study given the same id): it is never removed, and the
-        study stops with an error instead.
+        A container under the run's name is one of three things:
+
+        * this study's own (its labels name this study folder and this run):
+          an earlier process of this study started it and was killed before
+          writing ``runStarted``.  Starting the run again would do its work
+          twice, so that container is the run: running or exited, it is
+          adopted and its result collected; only one that was created and
+          never started is replaced.
+        * a leftover of an earlier study (exited, or never started): removed.
+        * somebody's live work (another study given the same id, running):
+          never removed; the study stops with an error.
         """
         name = self.container(plan)
         command = ["sh", "-c", self.payload, "refstudy", f"{plan.seconds:g}", str(plan.samples)]
         command += [e.argument() for e in plan.experiments]
-        labels = {"studymon.study": self.settings.study, "studymon.run": plan.run, "studymon.purpose": plan.purpose}
+        labels = {
+            "studymon.study": self.settings.study,
+            "studymon.run": plan.run,
+            "studymon.purpose": plan.purpose,
+            "studymon.dir": str(self.directory.resolve()),
+        }
         try:
             self.runtime.run(name, command, image=self.settings.image, labels=labels)
+            return
         except ContainerConflict:
             found = self.runtime.inspect(name)
-            status = (found or {}).get("State", {}).get("Status") if found else None
-            if status in ("running", "restarting", "paused"):
-                raise RuntimeError(
-                    f"container {name} already exists and is {status}: another study may use id "
-                    f"{self.settings.study!r} on this runtime; it was left alone"
-                ) from None
-            say(f"removing the leftover container {name} ({status or 'gone'})")
-            if found is not None:
-                try:
-                    # Never started: force takes it out of "created"; an exited one needs none.
-                    self.runtime.remove(name, force=status == "created")
-                except NoSuchContainer:
-                    pass
-            self.runtime.run(name, command, image=self.settings.image, labels=labels)
+        state = (found or {}).get("State") or {}
+        status = state.get("Status") if found else None
+        theirs = ((found or {}).get("Config") or {}).get("Labels") or {}
+        mine = all(theirs.get(k) == v for k, v in labels.items() if k != "studymon.purpose")
+        if mine and status != "created":
+            say(f"run {plan.run}: its container {name} was started by this study before it was stopped ({status}): "
+                "adopting it, not starting the run again")
+            return
+        if status in ("running", "restarting", "paused"):
+            raise RuntimeError(
+                f"container {name} already exists and is {status}: another study may use id "
+                f"{self.settings.study!r} on this runtime; it was left alone"
+            )
+        say(f"removing the leftover container {name} ({status or 'gone'})")
+        if found is not None:
+            try:
+                # Never started: force takes it out of "created"; an exited one needs none.
+                self.runtime.remove(name, force=status == "created")
+            except NoSuchContainer:
+                pass
+        self.runtime.run(name, command, image=self.settings.image, labels=labels)
 
     def collect(self, plan: RunPlan) -> Content | None:
         """The run's result: from the ledger when it is there, else from its container."""

@@ -371,6 +371,21 @@ def test_a_running_container_under_a_run_name_is_left_alone(tmp_path: Path) -> N
         runtime.remove("inforsi-rs-busy-d1", force=True)
 
 
+def test_its_own_container_started_before_a_kill_is_adopted_not_run_again(tmp_path: Path) -> None:
+    """Killed after starting a run's container but before writing runStarted: the resume takes that container."""
+    from engine.runtimes import open_runtime
+
+    runtime = open_runtime("process")
+    out = make_out(tmp_path, "rs-own", budget=10)
+    labels = {"studymon.study": "rs-own", "studymon.run": "d1", "studymon.dir": str((out / "study").resolve())}
+    mine = runtime.run("inforsi-rs-own-d1", ["sh", "-c", "sleep 1; echo 'out e1 0.5'"], labels=labels)
+    assert finish(launch(out), out) == 0, log_of(out)
+    assert "adopting it, not starting the run again" in log_of(out)
+    assert_contract(records(out))
+    lifecycle = [e for e in events_for(runtime, "inforsi-rs-own-d1", 0) if e[0] in ("create", "start")]
+    assert lifecycle == [("create", mine["Id"]), ("start", mine["Id"])], "the run was started once, in its container"
+
+
 @pytest.mark.docker
 def test_a_container_created_and_never_started_is_a_leftover(tmp_path: Path, docker_engine: None) -> None:
     """A controller killed between create and start leaves a created container: its resume replaces it."""

@@ -684,11 +684,20 @@ class EventTally:
 
 
 def planned_after(acc: Accounts, study: StudyFacts, seq: int | None) -> frozenset[str]:
-    """Container names of the runs planned after ``seq``: the study may create these in a kill's window."""
+    """Container names the study may create in a kill's window: runs not yet started at ``seq``.
+
+    A run planned after the kill, and also one planned (and perhaps charged)
+    before it but not started by then: §1 has the resume start it.  Neither
+    is a target; a target's own name is judged apart and never allowed.
+    """
     prefix = study.name_prefix
     if prefix is None or seq is None:
         return frozenset()
-    return frozenset(prefix + a.run for a in acc.runs.values() if a.plan is not None and a.plan.seq > seq)
+    return frozenset(
+        prefix + a.run
+        for a in acc.runs.values()
+        if a.plan is not None and (a.plan.seq > seq or not any(st.seq <= seq for st in a.starts))
+    )
 
 
 # --- per kill ----------------------------------------------------------------------------
@@ -888,9 +897,13 @@ def same_container_no_rerun(
     if ledger.problem is not None:
         v.fail(f"the ledger cannot be judged: {ledger.problem}")
 
-    # One container throughout: the same Id and StartedAt in every snapshot, running at the kill.
+    # One container throughout: the same Id and StartedAt in every snapshot, running at the kill
+    # (or exited just before it, with its result still to be written).
     ids: dict[str, Any] = {}
     started: dict[str, Any] = {}
+    finished: dict[str, Any] = {}
+    exited_at_kill = False
+    exited_code: Any = None
     for file in SNAPSHOT_FILES:
         if file == BEFORE_RESUME and ev.window_open and file in ev.missing:
             continue  # not resumed yet
@@ -906,12 +919,25 @@ def same_container_no_rerun(
             v.fail(f"{file}: {name} has no StartedAt")
         ids[file] = entry.get("Id")
         started[file] = state.get("StartedAt")
-        if file in (BEFORE, AFTER) and state.get("Running") is not True:
+        if file == BEFORE and state.get("Running") is not True and state.get("Status") == "exited":
+            # The run ended just before the kill and its result was not written yet: its
+            # die lies before the window, and the snapshots must keep that one exit.
+            exited_code = state.get("ExitCode")
+            exited_at_kill = True
+            finished[file] = state.get("FinishedAt")
+            continue
+        if exited_at_kill and file != BEFORE:
+            if state.get("Running") is not False or state.get("ExitCode") != exited_code:
+                v.fail(f"{file}: {name} exited before the kill, and here it is not that same exited container")
+            finished[file] = state.get("FinishedAt")
+        elif file in (BEFORE, AFTER) and state.get("Running") is not True:
             v.fail(f"{file}: {name} is not running")
     if len({repr(i) for i in ids.values()}) > 1:
         v.fail(f"the Id of {name} changes across {', '.join(ids)}")
     if len({repr(s) for s in started.values()}) > 1:
         v.fail(f"the StartedAt of {name} changes across {', '.join(started)}")
+    if len({repr(f) for f in finished.values()}) > 1:
+        v.fail(f"the FinishedAt of {name} changes across {', '.join(finished)}")
     the_id = ids.get(BEFORE)
 
     # The window: when the target's result was seen.
@@ -941,7 +967,7 @@ def same_container_no_rerun(
         v.listed(tally.malformed, tally.malformed_count, "line that is not an event",
                  "lines that are not events")
         v.listed([f"{action} of {name_text(other)} at {ns_text(ns)} in the window, "
-                  "and its run has no runPlanned after the kill" for other, action, ns in tally.foreign],
+                  "and its run was not waiting to start at the kill" for other, action, ns in tally.foreign],
                  tally.foreign_count, "container of the study made in the window",
                  "containers of the study made in the window")
         if tally.gaps:
@@ -954,7 +980,17 @@ def same_container_no_rerun(
         v.listed([f"{action} of {name} at {ns_text(ns)} in its window" for action, ns in watch.forbidden],
                  watch.forbidden_count, "such event", "such events")
         dies = list(watch.dies.values())
-        if len(dies) > 1:
+        if exited_at_kill:
+            if dies:
+                v.fail(f"{name} exited before the kill, and a die of it comes in its window")
+            results = acct.results if acct else []
+            if len(results) == 1:
+                code = results[0].get("exitCode")
+                if not is_int(code) or not is_int(exited_code) or code != exited_code:
+                    v.fail(f"{name} exited {exited_code!r} before the kill, runResult says {code!r}")
+            elif not ev.window_open:
+                v.fail(f"{plural(len(results), 'runResult')} to compare the exit code with")
+        elif len(dies) > 1:
             v.fail(f"{'more than 2' if len(dies) > 2 else '2'} dies of {name} in its window")
         elif not dies:
             if ev.window_open:
@@ -992,14 +1028,20 @@ def _experiments(value: Any) -> Any:
 
 
 def plans_after(acc: Accounts, seq: int) -> dict[tuple[Any, ...], list[RunAccount]]:
-    """The runs planned after ``seq``, by what they are (purpose, cell, round, experiments).
+    """The runs that may start after ``seq``, by what they are (purpose, cell, round, experiments).
 
-    Built once per kill, so that looking for a target's repeat costs the same
-    whatever the number of targets.
+    Those planned after it, and those planned before it but started only
+    after it (§1 has a resume start a run that was not started): a twin of a
+    target among them does its work again.  Built once per kill, so that
+    looking for a target's repeat costs the same whatever the number of
+    targets.
     """
     out: dict[tuple[Any, ...], list[RunAccount]] = {}
     for a in acc.runs.values():
-        if a.plan is not None and a.plan.seq > seq:
+        if a.plan is None:
+            continue
+        started_after = bool(a.starts) and all(st.seq > seq for st in a.starts)
+        if a.plan.seq > seq or started_after:
             out.setdefault(_plan_key(a.plan), []).append(a)
     return out
 
@@ -1031,7 +1073,8 @@ def charged_once(
             plans = plans_after(acc, seq)
         repeats = [a for a in plans.get(_plan_key(plan), []) if a is not acct]
         for a in repeats[:SHOWN]:
-            v.fail(f"run {a.run} (planned at seq {a.plan.seq}, after the kill) repeats it: "  # type: ignore[union-attr]
+            when = "after the kill" if a.plan.seq > seq else "before the kill, started after it"  # type: ignore[union-attr]
+            v.fail(f"run {a.run} (planned at seq {a.plan.seq}, {when}) repeats it: "  # type: ignore[union-attr]
                    "same purpose, cell, round and experiments")
     return v.check(f"1 charge, 1 runStarted; no run planned after the kill repeats {t.run}")
 

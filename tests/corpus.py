@@ -585,7 +585,7 @@ case("no-die", "no die of the target in its window", F((D1, "sameContainerNoReru
 case("foreign-create", "a container of the study created in the window for no run planned after the kill",
      F((A2, "sameContainerNoRerun"), (D3, "sameContainerNoRerun")),
      files=lambda f: add_event(f, 2, event("create", container("zz"), in_window(f, 2, 0.5))),
-     details={(A2, "sameContainerNoRerun"): "create of inforsi-s-zz at 2026-11-30T00:53:55.100Z in the window, and its run has no runPlanned after the kill"})
+     details={(A2, "sameContainerNoRerun"): "create of inforsi-s-zz at 2026-11-30T00:53:55.100Z in the window, and its run was not waiting to start at the kill"})
 
 
 def _omit_target(f: Files) -> None:

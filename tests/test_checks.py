@@ -628,6 +628,47 @@ def test_same_container_die_clauses() -> None:
     assert scnr(ev, acc).detail == f"more than 2 dies of {NAME} in its window"
 
 
+def test_a_twin_planned_before_the_kill_and_started_after_it_is_a_repeat() -> None:
+    """Letting a run planned before the kill start in the window (§1) must not let a twin of a target through."""
+    ev, acc = evidence(one_kill())
+    plan = acc.runs["d1"].plan
+    seq = ev.kill.before_kill_seq  # type: ignore[union-attr]
+    acc.add(Record(seq, "t", "runPlanned", dict(plan.content, run="t9"), 99, 0))  # type: ignore[union-attr]
+    assert co(ev, acc).ok is True, "planned before the kill and never started: no work done twice"
+    twin = copy.deepcopy(acc)
+    twin.add(Record(seq + 1, "t", "runStarted", {"run": "t9", "container": "inforsi-s-t9"}, 100, 0))
+    assert co(ev, twin).detail == (f"run t9 (planned at seq {seq}, before the kill, started after it) repeats it: "
+                                   "same purpose, cell, round and experiments")
+    before = copy.deepcopy(acc)
+    before.add(Record(seq, "t", "runStarted", {"run": "t9", "container": "inforsi-s-t9"}, 100, 0))
+    assert co(ev, before).ok is True, "started before the kill: not this kill's repeat"
+
+
+def test_a_target_that_exited_just_before_the_kill() -> None:
+    """Its result was still to be written: no die in the window, the snapshots keep one exited container."""
+    ev, acc = evidence(one_kill())
+    watch = ev.tally.targets[0]  # type: ignore[union-attr]
+    watch.dies.clear()
+    for file in (BEFORE, AFTER, BEFORE_RESUME):
+        state = ev.snapshots[file][NAME]["State"]
+        state.update(Running=False, Status="exited", ExitCode=0, FinishedAt="2026-11-30T00:00:01Z")
+    assert scnr(ev, acc).ok is True
+    ev.snapshots[AFTER][NAME]["State"]["ExitCode"] = 1
+    assert scnr(ev, acc).detail == f"{AFTER}: {NAME} exited before the kill, and here it is not that same exited container"
+    ev.snapshots[AFTER][NAME]["State"]["ExitCode"] = 0
+    ev.snapshots[BEFORE_RESUME][NAME]["State"]["FinishedAt"] = "2026-11-30T00:00:09Z"
+    assert scnr(ev, acc).detail.startswith(f"the FinishedAt of {NAME} changes across")
+    ev.snapshots[BEFORE_RESUME][NAME]["State"]["FinishedAt"] = "2026-11-30T00:00:01Z"
+    acc.runs["d1"].results[0].content["exitCode"] = 3
+    assert scnr(ev, acc).detail == f"{NAME} exited 0 before the kill, runResult says 3"
+    acc.runs["d1"].results[0].content["exitCode"] = 0
+    watch.dies[1] = (container_id(NAME), 0)
+    assert scnr(ev, acc).detail == f"{NAME} exited before the kill, and a die of it comes in its window"
+    watch.dies.clear()
+    ev.snapshots[AFTER][NAME]["State"].update(Running=True, Status="running")
+    assert scnr(ev, acc).ok is False  # started again after it had exited
+
+
 def test_same_container_window_clauses() -> None:
     ev, acc = evidence(one_kill())
     w = ev.window
@@ -685,8 +726,8 @@ def test_same_container_foreign_containers() -> None:
     ev, acc = evidence(one_kill())
     ev.tally.foreign = [("inforsi-s-zz", "create", 0)]  # type: ignore[union-attr]
     ev.tally.foreign_count = 4  # type: ignore[union-attr]
-    assert scnr(ev, acc).detail == ("create of inforsi-s-zz at 1970-01-01T00:00:00.000Z in the window, and its run has no "
-                                    "runPlanned after the kill (and 3 more containers of the study made in the window)")
+    assert scnr(ev, acc).detail == ("create of inforsi-s-zz at 1970-01-01T00:00:00.000Z in the window, and its run was not "
+                                    "waiting to start at the kill (and 3 more containers of the study made in the window)")
 
 
 # --- chargedOnce ------------------------------------------------------------------------------------------
@@ -1072,8 +1113,10 @@ import sys  # noqa: E402
 
 
 def test_planned_after_is_strictly_after() -> None:
-    acc = Accounts().extend([rec(4, "runPlanned", run="a"), rec(5, "runPlanned", run="b")])
-    assert planned_after(acc, STUDY, 4) == frozenset({"inforsi-s-b"})
+    acc = Accounts().extend([rec(4, "runPlanned", run="a"), rec(5, "runPlanned", run="b"),
+                             rec(6, "runStarted", run="a", container="inforsi-s-a")])
+    assert planned_after(acc, STUDY, 6) == frozenset({"inforsi-s-b"}), "started before the kill: never again"
+    assert planned_after(acc, STUDY, 5) == frozenset({"inforsi-s-a", "inforsi-s-b"}), "not started yet: §1 starts it"
     assert planned_after(acc, STUDY, 3) == frozenset({"inforsi-s-a", "inforsi-s-b"})
     assert planned_after(acc, STUDY, None) == frozenset()
     assert planned_after(acc, StudyFacts(None, "inforsi", "x"), 0) == frozenset()

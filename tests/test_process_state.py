@@ -309,3 +309,30 @@ def test_the_stream_returns_at_once_when_stopped(tmp_path: Path) -> None:
     took = time.monotonic() - began
     assert not tail.is_alive() and took < 0.2, f"the stream took {took:.3f} s to see its stop"
     assert {t.ident for t in threading.enumerate()} == before, "its helper thread was joined too"
+
+
+def test_a_container_whose_creator_died_before_its_shim_never_starts_and_can_be_removed(tmp_path: Path) -> None:
+    """A study killed between create and start leaves a created container: it is known as never starting."""
+    import json as _json
+    import subprocess as _sp
+
+    from engine.runtimes.process import ProcessRuntime
+
+    root = tmp_path / "rt"
+    runtime = ProcessRuntime(root)
+    gone = _sp.Popen(["true"])
+    gone.wait()
+    folder = root / "containers" / "orphan-d1"
+    folder.mkdir(parents=True, mode=0o700)
+    from engine.runtimes.process import _new_state  # the state a create writes
+
+    state = _new_state("orphan-d1", ["sleep", "1"], "img", {}, {}, 1)
+    (folder / "state.json").write_text(_json.dumps(state))
+    (folder / "creator.json").write_text(_json.dumps({"Pid": gone.pid, "StartTime": 1.0}))
+    seen = runtime.inspect("orphan-d1")
+    assert seen is not None and seen["State"]["Status"] == "created"
+    assert seen["State"]["Error"] == "its creator ended before starting it"
+    started = time.monotonic()
+    runtime.remove("orphan-d1", force=True)
+    assert time.monotonic() - started < 2.0, "not waited for a start that never comes"
+    assert runtime.inspect("orphan-d1") is None

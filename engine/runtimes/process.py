@@ -277,7 +277,18 @@ class ProcessRuntime:
             return state
         shim = self._shim_record(name)
         if not shim:
-            return state  # ``run`` is still launching it
+            try:
+                with self._container(name) as dir_fd:
+                    creator = self._read(dir_fd, name, "creator.json") or {}
+            except FileNotFoundError:
+                return state  # removed meanwhile
+            if not creator or _process_alive(int(creator.get("Pid", 0)), float(creator.get("StartTime", 0))):
+                return state  # ``run`` is still launching it
+            if self._shim_record(name):
+                return self.inspect(name)  # the shim came up as its creator ended: read it again
+            # Created, and the process launching it ended before any shim: it never starts.
+            st["Error"] = "its creator ended before starting it"
+            return state
         if _process_alive(int(shim.get("Pid", 0)), float(shim.get("StartTime", 0))):
             return state
         # The shim may have written its final state and exited between our read
@@ -386,6 +397,10 @@ class ProcessRuntime:
                 try:
                     ns = time.time_ns()
                     state = _new_state(name, command, image, env or {}, labels or {}, ns)
+                    # Who is launching it: if that process dies before the shim is up
+                    # (a study killed between create and start), nobody ever will.
+                    me = psutil.Process()
+                    self.state.write_json(dir_fd, "creator.json", {"Pid": me.pid, "StartTime": me.create_time()})
                     self._append_event(_event("create", state, ns))
                     self.state.write_json(dir_fd, "state.json", state)
                 except BaseException:

@@ -1,0 +1,106 @@
+"""Clauses of the judge that mutation testing found untested (docs/mutation.md): each test kills its mutants.
+
+Fast and pure where the clause is pure; the two that read a kill folder
+(``report._read_events``) write a one-kill folder to ``tmp_path`` and judge it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from engine.checks import EventTally, LedgerFacts, TargetWatch, kill_checks
+from engine.report import judge
+from tests.corpus import write
+from tests.test_checks import NAME, SCOPE, STUDY, ev_at, evidence, one_kill, tally
+
+
+def _without_since(files: dict[str, Any]) -> dict[str, Any]:
+    """kill.json without ``since``/``sinceEpoch``: contract v2 leaves them optional (docs/contract.md)."""
+    kill = files["kills/1/kill.json"]
+    del kill["since"], kill["sinceEpoch"]
+    return files
+
+
+def _target_checks(out: Path) -> dict[str, tuple[bool | None, str]]:
+    return {c.name: (c.ok, c.detail) for c in judge(out).checks if c.scope == SCOPE}
+
+
+# --- report._read_events: where the window starts ------------------------------------------------------
+
+
+def test_a_kill_json_without_since_is_judged_from_the_windows_start(tmp_path: Path) -> None:
+    """The window file gives the start: the events are judged, and a sound folder holds.
+
+    Kills ``engine.report.x__read_events__mutmut_5`` (kill.json's since taken even when the window gives one).
+    """
+    checks = _target_checks(write(_without_since(one_kill()), tmp_path / "s"))
+    ok, detail = checks["sameContainerNoRerun"]
+    assert ok is True, detail
+    assert detail.startswith(f"{NAME}: one Id (")
+
+
+def test_an_open_window_without_any_start_leaves_the_events_unjudged(tmp_path: Path) -> None:
+    """No window file yet and no since in kill.json: nothing says where the window opens, so the
+    events are not judged (unknown); counted from the beginning of the recording, the target's own
+    create and start, just before the kill, would fail it.
+
+    Kills ``engine.report.x__read_events__mutmut_8`` (``or`` made ``and``: tallied with no start).
+    """
+    files = _without_since(one_kill())
+    for file in ("container-events-window.json", "container-events.jsonl", "container-before-resume.json"):
+        del files[f"kills/1/{file}"]
+    ok, detail = _target_checks(write(files, tmp_path / "s"))["sameContainerNoRerun"]
+    assert ok is None, detail
+    assert detail.endswith("the lifecycle events were not judged")
+
+
+# --- kill_checks: a kill.json without a usable beforeKillSeq --------------------------------------------
+
+
+def test_targets_without_a_before_kill_seq_are_judged_without_raising() -> None:
+    """kill.json's beforeKillSeq unusable (parse_kill leaves it None) while it lists targets: the
+    runs planned after it cannot be gathered, and each target check says why instead of raising.
+
+    Kills ``engine.checks.x_kill_checks__mutmut_14`` and ``_19`` (``plans_after(acc, None)``: a TypeError).
+    """
+    ev, acc = evidence(one_kill())
+    ev.kill.before_kill_seq = None  # type: ignore[union-attr]
+    checks = {c.name: c for c in kill_checks(ev, acc, STUDY, LedgerFacts()) if c.scope == SCOPE}
+    assert checks["chargedOnce"].ok is False
+    assert checks["chargedOnce"].detail == "kill.json has no beforeKillSeq: a repeat after the kill cannot be looked for"
+    assert checks["resultSettledAndFinished"].detail == "kill.json has no beforeKillSeq to place the result after"
+
+
+# --- EventTally.add: Ids and names as the runtime wrote them --------------------------------------------
+
+
+def test_an_event_id_that_is_not_a_string_is_no_id() -> None:
+    """An ``id`` of another type (the Actor has no ID) is no Id: never a key, never shown, never a crash.
+
+    Kills ``engine.checks.xǁEventTallyǁadd__mutmut_108`` (any ``id`` kept: an unhashable one raises,
+    an integer one reaches the die's Id).
+    """
+    t = tally()
+    for ns, cid in ((1500, {"x": 1}), (1600, ["ID1"]), (1700, 7)):
+        e = {"Type": "container", "Action": "die", "timeNano": ns, "id": cid,
+             "Actor": {"Attributes": {"name": NAME, "exitCode": "0"}}}
+        t.add(e, "x")
+    assert list(t.targets[0].dies.values()) == [(None, 0), (None, 0), (None, 0)]
+    assert t.malformed_count == 0
+
+
+def test_only_dockers_leading_slash_is_dropped_from_a_name() -> None:
+    """A container name is compared as written but for Docker's leading ``/``: a study whose container
+    prefix begins with another character (here ``X``, which Docker names allow) is matched by name,
+    by old name, and its other containers are seen.
+
+    Kills ``engine.checks.xǁEventTallyǁadd__mutmut_118`` (``name.lstrip("XX/XX")``) and ``_129`` (the same on ``oldName``).
+    """
+    name = "Xp-s-d1"
+    t = EventTally(1000, 3000, "Xp-s-", frozenset(), [TargetWatch("d1", name, frozenset({"ID1"}), 2000)])
+    t.add(ev_at("stop", 1100, name="/" + name, cid="ID9"), "x")  # by name, Docker's slash dropped
+    t.add(ev_at("rename", 1200, name="Xp-s-new", cid="ID9", oldName="/" + name), "x")  # renamed away from its name
+    t.add(ev_at("create", 1300, name="Xp-s-zz", cid="ID8"), "x")  # another container of the study
+    assert t.targets[0].forbidden == [("stop", 1100), ("rename", 1200)]
+    assert t.foreign == [("Xp-s-zz", "create", 1300)]

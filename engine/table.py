@@ -18,6 +18,18 @@ from engine.checks import Check
 MARKS = {True: ("✓", "bold green"), False: ("✗", "bold red"), None: ("?", "bold yellow")}
 
 
+def clean(text: str) -> str:
+    """``text`` fit for a terminal: a control character (an escape sequence from a hostile ledger) is shown, not sent."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
+def _cell(text: str, style: str = "") -> Text:
+    # Text, not a str: a str cell is read as rich markup, and a run id like "[link=…]" would be markup.
+    return Text(clean(text), style=style)
+
+
 def check_table(rows: Iterable[tuple[str, list[Check]]], title: str = "studymon checks") -> Table:
     table = Table(title=title, title_justify="left", expand=False, show_lines=False, pad_edge=False)
     table.add_column("study", style="bold cyan", no_wrap=True)
@@ -30,11 +42,11 @@ def check_table(rows: Iterable[tuple[str, list[Check]]], title: str = "studymon 
         for c in checks:
             mark, style = MARKS[c.ok]
             table.add_row(
-                study if first else "",
-                c.scope,
-                c.name,
+                _cell(study if first else "", "bold cyan"),
+                _cell(c.scope),
+                _cell(c.name),
                 Text(mark, style=style),
-                Text(c.detail, style="red" if c.ok is False else ("yellow" if c.ok is None else "dim")),
+                _cell(c.detail, "red" if c.ok is False else ("yellow" if c.ok is None else "dim")),
             )
             first = False
         table.add_section()

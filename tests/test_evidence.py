@@ -303,3 +303,22 @@ def test_the_error_keeps_errno_and_file_across_pickling() -> None:
     back = pickle.loads(pickle.dumps(err))
     assert isinstance(back, EvidenceWriteError) and back.errno == errno.EDQUOT
     assert back.filename == "OUT/outcome.json" and str(back) == str(err) == "cannot write OUT/outcome.json: Disk quota exceeded"
+
+
+def test_the_check_table_shows_control_characters_and_markup_instead_of_sending_them() -> None:
+    """A hostile run id reaches details and scopes: the terminal gets neither its escapes nor rich markup."""
+    import io
+
+    from rich.console import Console
+
+    from engine.checks import Check
+    from engine.table import check_table
+
+    hostile = "d1\x1b[2J\x1b]0;owned\x07[link=https://example.invalid]x[/link]"
+    buf = io.StringIO()
+    Console(file=buf, force_terminal=True, width=300).print(
+        check_table([("s", [Check("chargedOnce", False, f"run {hostile} repeats it", f"kill 1 · {hostile}")])]))
+    out = buf.getvalue()
+    assert "\x1b[2J" not in out and "\x1b]0;" not in out and "\x07" not in out
+    assert "\\x1b[2J" in out and "[link=https://example.invalid]" in out  # shown as text
+    assert "\x1b]8;" not in out, "no hyperlink was made from the id"

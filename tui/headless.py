@@ -33,6 +33,7 @@ from engine.events import (
     StudyEvent,
     Verdicts,
 )
+from engine.table import clean
 
 LAST_KINDS = 6
 LAST_STEPS = 5
@@ -118,7 +119,8 @@ class HeadlessView:
             mark = {True: "✓", False: "✗", None: "?"}[event.ok]
             line = f"checks {mark}" + ("" if event.finished else " (unfinished)")
         if line is not None and not self.live_mode:
-            self.console.print(f"[bold cyan]{event.study}[/] {line}", highlight=False)
+            # Lines carry what studies wrote (run ids, log lines, paths): plain text, control characters shown.
+            self.console.print(Text.assemble((event.study, "bold cyan"), " ", clean(line)), highlight=False)
 
     def known(self, study: str) -> str:
         """One line of what the events told of ``study``: for an operator leaving before its end."""

@@ -83,6 +83,7 @@ class Controller:
         # A pidfd names this very process: checking it before a signal is one
         # syscall, and it can never point at a recycled pid.
         self._pidfd = -1
+        self.not_stopped = ""  # why the last group_stopped() said no: for the record of a kill
         if hasattr(os, "pidfd_open") and self._start_time_matches():
             try:
                 self._pidfd = os.pidfd_open(pid)
@@ -218,6 +219,8 @@ class Controller:
                     # SIGSTOP stopped before its exec never shows T; it writes nothing
                     # while it waits and stops before it runs any code of its own.
                     if not (fields[0] == b"D" and _in_vfork(pid, tid)):
+                        wchan = _read_proc(f"/proc/{pid}/task/{tid}/wchan") or b"?"
+                        self.not_stopped = f"pid {pid} thread {tid} in state {fields[0].decode()} ({wchan.decode(errors='replace')})"
                         return False
                 children = _read_proc(f"/proc/{pid}/task/{tid}/children")
                 if children:

@@ -34,6 +34,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import json
+import os
 import queue
 import sys
 import threading
@@ -371,7 +372,35 @@ class Kill:
         ]
         before = read_json(folder / "container-before.json") if (folder / "container-before.json").is_file() else {}
         kill.before = before if isinstance(before, dict) else {}
+        pid = data.get("pid")
+        kill.killed_pid = pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None
         return kill
+
+    async def complete_capture(self, ledger: Path) -> list[str]:
+        """Write what a console that died in the middle of the capture left out; the files written.
+
+        Called before a resume, while no controller of the study runs: the
+        ledger then is still the ledger at the kill, and the containers are
+        still as the kill left them, so both can be recorded truly now.  Not
+        when a process of the killed group is still there.
+        """
+        if self.killed_pid:
+            try:
+                os.killpg(self.killed_pid, 0)
+                return []  # the killed group is still there: its scene is not settled
+            except ProcessLookupError:
+                pass
+            except PermissionError:
+                return []
+        written = []
+        if not (self.folder / "ledger-at-kill.json").exists():
+            at_kill, _ = await asyncio.to_thread(read_ledger_file, ledger)
+            write_json(self.folder / "ledger-at-kill.json", at_kill)
+            written.append("ledger-at-kill.json")
+        if not (self.folder / "container-after-kill.json").exists():
+            write_json(self.folder / "container-after-kill.json", await self._inspect())
+            written.append("container-after-kill.json")
+        return written
 
     def continue_recording(self) -> None:
         """Continue an open window's recording from where the last console stopped (in a thread)."""

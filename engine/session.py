@@ -839,6 +839,11 @@ class StudySession:
         for folder in folders:
             try:
                 kill = killproto.Kill.reopen(folder, self.prefix, self.runtime, self.recorder)
+                if not self.attach_at_start:
+                    # A resume: nothing of the study runs yet, so a capture cut short is finished truly now.
+                    written = await kill.complete_capture(self.spec.ledger)
+                    if written:
+                        self.kill_step(kill.number, "captured", f"completed before the resume: {', '.join(written)}")
                 await asyncio.to_thread(kill.continue_recording)
             except Exception as exc:  # noqa: BLE001 - that kill's checks will say what is missing
                 self.emit(Problem(self.spec.id, f"kill {folder.name}: cannot continue its window: {exc}"))

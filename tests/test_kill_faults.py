@@ -187,3 +187,35 @@ def test_a_window_left_open_by_a_stop_is_unknown_then_closed_by_resume(tmp_path:
     assert len(dies) == 1
     assert all(c.ok is True for c in judge(out).checks), [(c.scope, c.name, c.detail) for c in judge(out).checks
                                                          if c.ok is not True]
+
+
+def test_a_capture_cut_short_is_completed_by_the_resume(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The console died after kill.json: the resume records the ledger at the kill and the containers after it."""
+    import engine.kill as kill_mod
+
+    async def cut_short(self: Kill, read_ledger: Any, ledger: Path) -> None:
+        self.folder.mkdir(parents=True, exist_ok=False)
+        kill_mod.write_json(self.folder / "kill.json", self.kill_json())
+        kill_mod.write_json(self.folder / "container-before.json", self.before)
+        ids = {str(s.get("Id")) for s in self.before.values() if isinstance(s, dict) and s.get("Id")}
+        await asyncio.to_thread(self.recorder.open, self.number, self.folder, self.since, ids, self.runtime.now())
+        assert self.controller is not None
+        await self.controller.wait()
+        await self.controller.wait_group_gone(kill_mod.GROUP_GONE_LIMIT)
+        raise RuntimeError("the console went away here")
+
+    with monkeypatch.context() as patch:  # only the capture: the test's runtime and lock folders stay
+        patch.setattr(kill_mod.Kill, "capture", cut_short)
+        out, result = _armed_session(tmp_path, open_runtime("process"), diagnosisSeconds=2)
+    assert result.exit_status == 3
+    folder = out / "kills" / "1"
+    assert (folder / "kill.json").is_file() and not (folder / "ledger-at-kill.json").exists()
+    resumed = studymon("run", "--headless", "--resume", f"f={out}", cwd=tmp_path, timeout=180)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "completed before the resume: ledger-at-kill.json, container-after-kill.json" in resumed.stdout
+    at_kill = json.loads((folder / "ledger-at-kill.json").read_text())
+    kill = json.loads((folder / "kill.json").read_text())
+    assert at_kill[-1]["seq"] == kill["beforeKillSeq"], "the ledger at the kill, nothing after it"
+    after = json.loads((folder / "container-after-kill.json").read_text())
+    assert set(after) == {t["container"] for t in kill["targets"]} and all(after.values())
+    assert all(c.ok is True for c in judge(out).checks), [c for c in judge(out).checks if c.ok is not True]

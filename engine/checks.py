@@ -930,8 +930,12 @@ def same_container_no_rerun(
             if state.get("Running") is not False or state.get("ExitCode") != exited_code:
                 v.fail(f"{file}: {name} exited before the kill, and here it is not that same exited container")
             finished[file] = state.get("FinishedAt")
-        elif file in (BEFORE, AFTER) and state.get("Running") is not True:
+        elif file == BEFORE and state.get("Running") is not True:
             v.fail(f"{file}: {name} is not running")
+        elif file == AFTER and state.get("Running") is not True and state.get("Status") != "exited":
+            # The run may end on its own between SIGKILL and this snapshot: the same
+            # container (Id, StartedAt) having exited is its one die, judged below.
+            v.fail(f"{file}: {name} is neither running nor exited")
     if len({repr(i) for i in ids.values()}) > 1:
         v.fail(f"the Id of {name} changes across {', '.join(ids)}")
     if len({repr(s) for s in started.values()}) > 1:

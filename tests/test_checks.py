@@ -585,6 +585,20 @@ def test_same_container_snapshot_clauses(file: str, change: Any, reason: str) ->
     assert c.ok is False and reason in c.detail.split("; "), c.detail
 
 
+def test_same_container_after_kill_may_have_exited_on_its_own() -> None:
+    """The run ended between SIGKILL and the snapshot after it: the same container, its die in the window."""
+    ev, acc = evidence(one_kill())
+    for file in (AFTER, BEFORE_RESUME):
+        ev.snapshots[file][NAME]["State"].update(Running=False, Status="exited")
+    assert scnr(ev, acc).ok is True
+    ev.snapshots[AFTER][NAME]["Id"] = "another"
+    assert scnr(ev, acc).ok is False
+    ev, acc = evidence(one_kill())
+    ev.snapshots[AFTER][NAME]["State"].update(Running=False, Status="exited")
+    ev.tally.targets[0].dies.clear()  # type: ignore[union-attr]
+    assert scnr(ev, acc).detail == f"no die of {NAME} in its window"
+
+
 def test_same_container_before_resume_may_have_exited() -> None:
     ev, acc = evidence(one_kill())
     ev.snapshots[BEFORE_RESUME][NAME]["State"].update(Running=False, Status="exited")
@@ -1283,8 +1297,8 @@ def test_same_container_more_clauses() -> None:
                         "no create/start/rename/kill/stop and 1 die in its window, exit as runResult; "
                         "no other container of the study made in the window")
     ev.snapshots[BEFORE] = {}
-    ev.snapshots[AFTER][NAME]["State"]["Running"] = False
-    assert scnr(ev, acc).detail == f"{BEFORE} has no {NAME}; {AFTER}: {NAME} is not running"
+    ev.snapshots[AFTER][NAME]["State"].update(Running=False, Status="paused")
+    assert scnr(ev, acc).detail == f"{BEFORE} has no {NAME}; {AFTER}: {NAME} is neither running nor exited"
     ev, acc = evidence(one_kill())
     ev.snapshots[AFTER][NAME]["State"]["StartedAt"] = ""
     assert scnr(ev, acc).detail.startswith(f"{AFTER}: {NAME} has no StartedAt")

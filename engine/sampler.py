@@ -92,7 +92,8 @@ def process_snapshot(own: int | None = None) -> list[dict[str, Any]]:
     )
     children: dict[int, list[int]] = {}
     for p in procs:
-        children.setdefault(p.info["ppid"] or 0, []).append(p.info["pid"])
+        # p.pid, not info["pid"]: info can come back short for a process that went away meanwhile.
+        children.setdefault(p.info.get("ppid") or 0, []).append(p.pid)
     mine: set[int] = set()
     pending = [own] if own else []
     while pending:
@@ -103,18 +104,18 @@ def process_snapshot(own: int | None = None) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for p in procs:
         info = p.info
-        times, memory = info["cpu_times"], info["memory_info"]
+        times, memory = info.get("cpu_times"), info.get("memory_info")
         entry: dict[str, Any] = {
-            "pid": info["pid"],
-            "ppid": info["ppid"],
-            "started": info["create_time"],
-            "status": info["status"],
-            "name": info["name"],
+            "pid": p.pid,
+            "ppid": info.get("ppid"),
+            "started": info.get("create_time"),
+            "status": info.get("status"),
+            "name": info.get("name"),
             "cpuSeconds": round(times.user + times.system, 2) if times is not None else None,
             "rss": memory.rss if memory is not None else None,
         }
-        if info["pid"] in mine:
-            entry["args"] = " ".join(info["cmdline"] or []) or info["name"]
+        if p.pid in mine:
+            entry["args"] = " ".join(info.get("cmdline") or []) or info.get("name")
         out.append(entry)
     return out
 

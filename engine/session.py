@@ -918,7 +918,10 @@ class StudySession:
         containers = await asyncio.to_thread(self.runtime.list, self.prefix)
         controller = self.controller
         own = controller.pid if controller is not None and controller.ending is None else None
-        snap = await asyncio.to_thread(heavy_snapshot, label, containers, own)
+        try:
+            snap = await asyncio.to_thread(heavy_snapshot, label, containers, own)
+        except Exception as exc:  # noqa: BLE001 - a snapshot that failed is recorded as such, never fatal
+            snap = {"label": label, "containers": containers, "error": f"{type(exc).__name__}: {exc}"}
         append_jsonl(self.spec.out / "machine.jsonl", snap)
 
     def tree_cpu(self, children: dict[int, list[int]]) -> float:

@@ -331,17 +331,27 @@ class Controller:
 
 def _keeper_failure(log: Path, status: int) -> str:
     """Why a keeper ended before it started the controller: its last words in study.log, or that it left none."""
-    try:
-        with open(log, "rb") as fh:
-            fh.seek(max(0, os.fstat(fh.fileno()).st_size - 2048))
-            lines = [x.strip() for x in fh.read().decode("utf-8", "replace").splitlines() if x.strip()]
-    except OSError:
-        lines = []
-    if lines:
-        text = "".join(ch if ch.isprintable() else "?" for ch in lines[-1])[:200]
-        return f"the keeper exited with status {status}: {text} (study.log)"
+    said = last_log_line(log)
+    if said != "study.log is empty":
+        return f"the keeper exited with status {status}: {said}"
     return (f"the keeper exited with status {status} and wrote nothing to study.log: "
             "the disk may be full or the folder not writable")
+
+
+def last_log_line(path: Path, limit: int = 200) -> str:
+    """The last non-empty line of a study's log, shortened and cleaned, to say why something ended."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(max(0, os.fstat(fh.fileno()).st_size - 4096))
+            tail = fh.read(4096)
+    except OSError as exc:
+        return f"study.log cannot be read: {exc.strerror}"
+    lines = [line.strip() for line in tail.decode("utf-8", "replace").splitlines() if line.strip()]
+    if not lines:
+        return "study.log is empty"
+    # The log is the study's: keep the terminal's control characters out of the message.
+    text = "".join(ch if ch.isprintable() else "?" for ch in lines[-1])
+    return "study.log: " + (text if len(text) <= limit else text[: limit - 1] + "…")
 
 
 # Where the kernel parks a parent until its vfork child has exec'd or exited.

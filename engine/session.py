@@ -52,7 +52,7 @@ from engine.evidence import (
     write_json,
     write_text,
 )
-from engine.launcher import Controller, Ending, find_running
+from engine.launcher import Controller, Ending, find_running, last_log_line
 from engine.ledger import READ_SLICE, LedgerIssue, LedgerTail, Record, read_last_records
 from engine.notify import IN_CREATE, IN_MOVED_TO, Notifier
 from engine.recording import EventRecorder
@@ -950,22 +950,6 @@ _STATUS_AFTER = {
     "die": "exited",
     "destroy": "removed",
 }
-
-
-def last_log_line(path: Path, limit: int = 200) -> str:
-    """The last non-empty line of the study's log, shortened and cleaned, to say why it crashed."""
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(max(0, os.fstat(fh.fileno()).st_size - 4096))
-            tail = fh.read(4096)
-    except OSError as exc:
-        return f"study.log cannot be read: {exc.strerror}"
-    lines = [line.strip() for line in tail.decode("utf-8", "replace").splitlines() if line.strip()]
-    if not lines:
-        return "study.log is empty"
-    # The log is the study's: keep the terminal's control characters out of the message.
-    text = "".join(ch if ch.isprintable() else "?" for ch in lines[-1])
-    return "study.log: " + (text if len(text) <= limit else text[: limit - 1] + "…")
 
 
 def _close_runtime(runtime: Runtime) -> None:

@@ -275,7 +275,7 @@ def run(args: argparse.Namespace, work: Path, terms: list[Terminals]) -> dict[st
     terms.append(sm)
     sm.start_server()
     pairs = [f"{s}={work / s}" for s in STUDIES]
-    console_pid = sm.start("console", [sys.executable, "-m", "tui.cli", "run", "--template",
+    console_pid = sm.start("console", [sys.executable, "-m", "studymon.tui.cli", "run", "--template",
                                        str(template(work, args.rate)), *pairs], env=env, cwd=str(work))
     deadline = time.monotonic() + 60
     while not all(p.is_file() and p.stat().st_size for p in ledgers(work)):

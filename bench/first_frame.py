@@ -116,7 +116,7 @@ def start_study(work: Path, records: int, env: dict[str, str]) -> Path:
     }), encoding="utf-8")
     log = open(work / f"headless-{records}.log", "wb")
     console = subprocess.Popen(
-        [sys.executable, "-m", "tui.cli", "run", "--headless", "--template", str(template), f"{STUDY_ID}={out}"],
+        [sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--template", str(template), f"{STUDY_ID}={out}"],
         cwd=work, env={**os.environ, **env}, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
     try:
@@ -191,7 +191,7 @@ def studymon_trial(term: Terminals, out: Path, records: int, index: int, env: di
         return f" {STUDY_ID} " in screen and tail.search(screen) is not None
 
     paint, frame, rss = time_frame(term, f"sm-{records}-{index}",
-                                   [sys.executable, "-m", "tui.cli", "attach", str(out)], env, work, shows_tail)
+                                   [sys.executable, "-m", "studymon.tui.cli", "attach", str(out)], env, work, shows_tail)
     return Trial("studymon", records, index, paint, frame, rss)
 
 

@@ -37,12 +37,12 @@ from typing import Any, Callable, Iterator
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import kill_reaction as kr  # noqa: E402  (puts the project root on sys.path)
-import engine.launcher as launcher_mod  # noqa: E402
-import engine.ledger as ledger_mod  # noqa: E402
-import engine.kill as kill_mod  # noqa: E402
-import engine.notify as notify_mod  # noqa: E402
-import engine.session as session_mod  # noqa: E402
-import engine.supervisor as supervisor_mod  # noqa: E402
+import studymon.engine.launcher as launcher_mod  # noqa: E402
+import studymon.engine.ledger as ledger_mod  # noqa: E402
+import studymon.engine.kill as kill_mod  # noqa: E402
+import studymon.engine.notify as notify_mod  # noqa: E402
+import studymon.engine.session as session_mod  # noqa: E402
+import studymon.engine.supervisor as supervisor_mod  # noqa: E402
 
 Marks = list[tuple[str, float]]
 MARKS: Marks = []

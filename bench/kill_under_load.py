@@ -6,7 +6,7 @@ so a study that is busy reading holds up the kill of another.  This bench
 measures the armed study's reaction (ledger record written -> SIGKILL sent)
 in two modes that take turns, trigger by trigger:
 
-* **quiet**: one armed study under an ``engine.supervisor.Supervisor``, as in
+* **quiet**: one armed study under an ``studymon.engine.supervisor.Supervisor``, as in
   ``kill_reaction.py``.
 * **company**: the same armed study under one Supervisor with three more
   studies: two (``bench/streamstudy.py``) append 50 records a second each for
@@ -16,7 +16,7 @@ in two modes that take turns, trigger by trigger:
   engine is taking the burst in.
 
 Everything is the real engine (no mocks, no Textual): fresh ``OUT`` folders
-(``engine.prepare.create_fresh``, backend ``process``), controllers launched,
+(``studymon.engine.prepare.create_fresh``, backend ``process``), controllers launched,
 frozen, killed and resumed by the engine.  The armed study is
 ``bench/microstudy.py``: a backlog of 10 or 100 000 lines, its first
 diagnosis ``runPlanned`` and ``charge``, a random pause, then ``runStarted``
@@ -62,13 +62,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import kill_reaction as kr  # noqa: E402  (puts the project root on sys.path)
-import engine.ledger as ledger_mod  # noqa: E402
-import engine.session as session_mod  # noqa: E402
-from engine.events import KillStep, RecordsSeen, State, StateChanged, StudyEvent  # noqa: E402
-from engine.evidence import read_json  # noqa: E402
-from engine.prepare import create_fresh  # noqa: E402
-from engine.spec import StudySpec  # noqa: E402
-from engine.supervisor import Supervisor  # noqa: E402
+import studymon.engine.ledger as ledger_mod  # noqa: E402
+import studymon.engine.session as session_mod  # noqa: E402
+from studymon.engine.events import KillStep, RecordsSeen, State, StateChanged, StudyEvent  # noqa: E402
+from studymon.engine.evidence import read_json  # noqa: E402
+from studymon.engine.prepare import create_fresh  # noqa: E402
+from studymon.engine.spec import StudySpec  # noqa: E402
+from studymon.engine.supervisor import Supervisor  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent
 STREAMSTUDY = BENCH / "streamstudy.py"

@@ -21,7 +21,7 @@ every verdict with what the study really did:
   ``noresult``) mixed in unannounced in about half of the trials.
 
 The first console of a trial is either the engine in this process (an
-``engine.supervisor.Supervisor``, whose sessions take ``kill_now``,
+``studymon.engine.supervisor.Supervisor``, whose sessions take ``kill_now``,
 ``stop`` and ``close`` as a front end's buttons do), or one real
 ``studymon run --headless`` command per study, which the bench interrupts
 with signals.  Every later console is the real command:
@@ -80,12 +80,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from engine.events import ArmChanged, ContainerChanged, KillStep, StudyEvent  # noqa: E402
-from engine.launcher import find_running  # noqa: E402
-from engine.notify import Notifier  # noqa: E402
-from engine.prepare import create_fresh  # noqa: E402
-from engine.spec import StudySpec  # noqa: E402
-from engine.supervisor import Supervisor  # noqa: E402
+from studymon.engine.events import ArmChanged, ContainerChanged, KillStep, StudyEvent  # noqa: E402
+from studymon.engine.launcher import find_running  # noqa: E402
+from studymon.engine.notify import Notifier  # noqa: E402
+from studymon.engine.prepare import create_fresh  # noqa: E402
+from studymon.engine.spec import StudySpec  # noqa: E402
+from studymon.engine.supervisor import Supervisor  # noqa: E402
 
 DOUBLES = ROOT / "tests" / "doubles"
 REFSTUDY_TEMPLATE = ROOT / "refstudy" / "research.json"
@@ -182,7 +182,7 @@ def template_for(kind: str, runtime: str, sizes: dict[str, Any]) -> dict[str, An
     elif HONEST[kind] is not None:
         data["command"] = [sys.executable, str(HONEST[kind])]
     else:
-        data["command"] = [sys.executable, "-m", "refstudy"]
+        data["command"] = [sys.executable, "-m", "studymon.refstudy"]
     return data
 
 
@@ -378,7 +378,7 @@ def leftovers(work: Path) -> list[dict[str, Any]]:
 
 def containers(runtime: str, prefix: str) -> list[dict[str, Any]]:
     """The bench's containers still known to the runtime (name, status)."""
-    from engine.runtimes import open_runtime
+    from studymon.engine.runtimes import open_runtime
 
     rt = open_runtime(runtime)
     try:
@@ -390,7 +390,7 @@ def containers(runtime: str, prefix: str) -> list[dict[str, Any]]:
 
 
 def remove_containers(runtime: str, prefix: str) -> int:
-    from engine.runtimes import open_runtime
+    from studymon.engine.runtimes import open_runtime
 
     rt = open_runtime(runtime)
     removed = 0
@@ -419,7 +419,7 @@ class Commands:
             fh.write(f"$ studymon {' '.join(args)}\n".encode())
             fh.flush()
             proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "tui.cli", *args, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
+                sys.executable, "-m", "studymon.tui.cli", *args, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
                 stdout=fh, stderr=asyncio.subprocess.STDOUT, start_new_session=True)
         self.procs.append(proc)
         return proc
@@ -934,7 +934,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if "docker" in args.runtimes:
-        from engine.runtimes import docker_answers
+        from studymon.engine.runtimes import docker_answers
 
         if not docker_answers():
             print("soak: --runtime docker needs a Docker engine, and none answers", file=sys.stderr)

@@ -5,5 +5,3 @@ and resumes, writes the evidence folder and judges the checks.  It emits typed
 events that a front end (the headless printer, the Textual console) renders.
 It never imports Textual: a test proves it.
 """
-
-__version__ = "0.1.0"

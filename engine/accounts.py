@@ -16,8 +16,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Hashable
 
-from engine.contract import SELECT, chosen_ids, is_number, settlement_accounted
-from engine.ledger import Record
+from studymon.engine.contract import SELECT, chosen_ids, is_number, settlement_accounted
+from studymon.engine.ledger import Record
 
 FULL_STOP = "balance exhausted"
 # Bounded lists for the report: a hostile ledger of a million exports must not grow memory.

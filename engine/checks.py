@@ -2,7 +2,7 @@
 
 Pure functions over data already read; nothing here touches a file or a
 process, so the same code judges a live session and an evidence folder
-(:mod:`engine.report` does the reading).  A verdict is ``True`` (holds),
+(:mod:`studymon.engine.report` does the reading).  A verdict is ``True`` (holds),
 ``False`` (fails) or ``None`` (unknown: the evidence needed is not there
 yet).  As in Jepsen, false beats unknown beats pass: a check collects every
 reason it fails and every reason it cannot tell, and fails if there is any
@@ -32,9 +32,9 @@ from typing import Any, Callable, Iterable
 
 import orjson
 
-from engine.accounts import FULL_STOP, Accounts, RunAccount, round_key
-from engine.clock import parse_rfc3339, rfc3339_ms
-from engine.contract import (
+from studymon.engine.accounts import FULL_STOP, Accounts, RunAccount, round_key
+from studymon.engine.clock import parse_rfc3339, rfc3339_ms
+from studymon.engine.contract import (
     ContractWatch,
     experiment_keys,
     is_int,
@@ -44,8 +44,8 @@ from engine.contract import (
     valid_container_name,
     valid_id,
 )
-from engine.ledger import LedgerIssue, Record
-from engine.safefile import type_name
+from studymon.engine.ledger import LedgerIssue, Record
+from studymon.engine.safefile import type_name
 
 STUDY_CHECKS = ("ledgerWellFormed", "contractKept", "haltedAtExport", "chargedEqualsStarts", "exitedCleanly")
 KILL_CHECKS = ("killDelivered", "killEvidence")

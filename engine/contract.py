@@ -4,7 +4,7 @@
 first line that breaks a rule (and how many lines do).  It keeps per run and
 per round only the few facts the rules need (counts, a result's seq, the
 planned and chosen experiment ids), so a long ledger costs little memory and
-each record O(1) work.  ``contractKept`` (in :mod:`engine.checks`) turns it
+each record O(1) work.  ``contractKept`` (in :mod:`studymon.engine.checks`) turns it
 into a verdict.
 
 The rules, as numbered in the contract:
@@ -36,8 +36,8 @@ from typing import Any, Hashable
 
 import orjson
 
-from engine.ledger import Record
-from engine.safefile import type_name
+from studymon.engine.ledger import Record
+from studymon.engine.safefile import type_name
 
 ID_PATTERN = r"[a-z0-9][a-z0-9_.-]{0,62}"
 _ID = re.compile(ID_PATTERN)

@@ -6,15 +6,16 @@ end may keep, drop or coalesce them freely.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.checks import Check
-from engine.ledger import LedgerIssue, Record
+from studymon.engine.checks import Check
+from studymon.engine.ledger import LedgerIssue, Record
 
 
-class State:
-    """A study's state as the console shows it."""
+class State(enum.Enum):
+    """A study's state.  Front ends choose its words and colours; the value is a stable id."""
 
     STARTING = "starting"
     RUNNING = "running"
@@ -22,9 +23,9 @@ class State:
     RESUMING = "resuming"
     STOPPING = "stopping"
     STOPPED = "stopped"
-    FINISHED_OK = "finished ✓"
-    FINISHED_FAIL = "finished ✗"
-    SERVICE_ERROR = "service error"
+    FINISHED_OK = "finished-ok"
+    FINISHED_FAIL = "finished-fail"
+    SERVICE_ERROR = "service-error"
     CRASHED = "crashed"
     DETACHED = "detached"
     ERROR = "error"
@@ -37,7 +38,7 @@ class StudyEvent:
 
 @dataclass(frozen=True)
 class StateChanged(StudyEvent):
-    state: str
+    state: State
     detail: str = ""
 
 

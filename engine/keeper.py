@@ -10,7 +10,7 @@ waits, and writes the ``end`` line with the exact code or signal.  The console
 may come and go meanwhile; ``studymon attach`` finds the controller again
 from the ``start`` line.
 
-    python -m engine.keeper OUT RESUME(0|1) -- ARGV...
+    python -m studymon.engine.keeper OUT RESUME(0|1) -- ARGV...
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine.clock import rfc3339_ms
-from engine.evidence import append_jsonl
+from studymon.engine.clock import rfc3339_ms
+from studymon.engine.evidence import append_jsonl
 
 
 def _start_time(pid: int) -> float | None:
@@ -41,7 +41,7 @@ def _ignore(signum: int, frame: object) -> None:
 
 def main(argv: list[str]) -> int:
     if len(argv) < 4 or argv[2] != "--":
-        print("usage: python -m engine.keeper OUT RESUME -- ARGV...", file=sys.stderr)
+        print("usage: python -m studymon.engine.keeper OUT RESUME -- ARGV...", file=sys.stderr)
         return 2
     out = Path(argv[0])
     resume = argv[1] == "1"

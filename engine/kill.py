@@ -43,13 +43,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from engine.accounts import Accounts
-from engine.clock import rfc3339_ms, rfc3339_ns
-from engine.evidence import read_json, write_json, write_text
-from engine.launcher import Controller
-from engine.ledger import read_ledger
-from engine.recording import LIVE_FILE, SEAM, EventRecorder, last_seen
-from engine.runtimes import Runtime
+from studymon.engine.accounts import Accounts
+from studymon.engine.clock import rfc3339_ms, rfc3339_ns
+from studymon.engine.evidence import read_json, write_json, write_text
+from studymon.engine.launcher import Controller
+from studymon.engine.ledger import read_ledger
+from studymon.engine.recording import LIVE_FILE, SEAM, EventRecorder, last_seen
+from studymon.engine.runtimes import Runtime
 
 # The longest the controller stays frozen before SIGKILL, whatever happens.
 FREEZE_LIMIT = 0.45

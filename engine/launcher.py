@@ -2,7 +2,7 @@
 
 A controller runs in its own session (so signals meant for the console never
 reach it) with standard input closed and its output appended to
-``OUT/study.log``.  It is started through a keeper (:mod:`engine.keeper`) that
+``OUT/study.log``.  It is started through a keeper (:mod:`studymon.engine.keeper`) that
 outlives the console and writes every start and end to ``OUT/launches.jsonl``,
 so a detached or crashed console loses nothing and ``attach`` can find the
 controller again.
@@ -24,13 +24,12 @@ from typing import Any
 
 import psutil
 
-from engine.clock import rfc3339_ms
-from engine.evidence import append_jsonl, read_jsonl
+from studymon.engine.clock import rfc3339_ms
+from studymon.engine.evidence import append_jsonl, read_jsonl
 
-_ROOT = Path(__file__).resolve().parent.parent
-# Runs the keeper with the engine importable whether studymon is installed or not,
-# without touching the environment the study inherits.
-_KEEPER_BOOT = "import sys; sys.path.insert(0, sys.argv.pop(1)); from engine.keeper import main; sys.exit(main(sys.argv[1:]))"
+# The keeper runs from the installed package; ``-P`` keeps the OUT it starts
+# in (its working folder, which a study writes) off its import path.
+_KEEPER = ("-P", "-c", "import sys; from studymon.engine.keeper import main; sys.exit(main(sys.argv[1:]))")
 
 
 class LaunchError(RuntimeError):
@@ -95,7 +94,7 @@ class Controller:
     async def launch(
         cls, argv: list[str], out: Path, env: dict[str, str], resume: bool, keep_fds: tuple[int, ...] = ()
     ) -> "Controller":
-        """Start ``argv`` through a keeper (:mod:`engine.keeper`), which writes ``launches.jsonl``.
+        """Start ``argv`` through a keeper (:mod:`studymon.engine.keeper`), which writes ``launches.jsonl``.
 
         ``keep_fds`` are inherited by the keeper and held open for its life
         (the study's lock); the controller it starts does not get them.
@@ -104,9 +103,7 @@ class Controller:
         try:
             keeper = await asyncio.create_subprocess_exec(
                 sys.executable,
-                "-c",
-                _KEEPER_BOOT,
-                str(_ROOT),
+                *_KEEPER,
                 str(out),
                 "1" if resume else "0",
                 "--",

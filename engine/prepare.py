@@ -15,9 +15,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from engine.evidence import read_json, write_json
-from engine.runtimes import docker_answers
-from engine.spec import (
+from studymon.engine.evidence import read_json, write_json
+from studymon.engine.runtimes import docker_answers
+from studymon.engine.spec import (
     ID_PATTERN,
     BadInput,
     StudySpec,

@@ -24,7 +24,7 @@ What could not be watched live is never papered over:
   shape is the contract's, so why there is a gap is said beside it.
 
 The stream calls :meth:`EventRecorder.on_event` from its own thread; writes
-are whole lines (:func:`engine.evidence.append_jsonl`), made under one lock.
+are whole lines (:func:`studymon.engine.evidence.append_jsonl`), made under one lock.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from engine.clock import parse_rfc3339, rfc3339_ms
-from engine.evidence import append_jsonl
+from studymon.engine.clock import parse_rfc3339, rfc3339_ms
+from studymon.engine.evidence import append_jsonl
 
 LIVE_FILE = "container-events-live.jsonl"
 RESTARTS_FILE = "runtime-restarts.jsonl"

@@ -6,7 +6,7 @@ session writes its evidence first and then calls the same function, so
 ``studymon run`` and ``studymon report`` cannot disagree.
 
 The folder may have been written by an adversary: every file is read through
-:mod:`engine.safefile` (inside ``OUT`` only, regular files only, capped in
+:mod:`studymon.engine.safefile` (inside ``OUT`` only, regular files only, capped in
 size, never echoed), and a file that cannot be used makes the checks that
 need it fail with the reason; nothing here raises on bad evidence except
 :class:`NotEvidence` for a folder that is not an evidence folder at all.
@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from engine import safefile
-from engine.accounts import Accounts
-from engine.checks import (
+from studymon.engine import safefile
+from studymon.engine.accounts import Accounts
+from studymon.engine.checks import (
     AT_KILL,
     KILL_FILES,
     KILL_JSON,
@@ -61,9 +61,9 @@ from engine.checks import (
     planned_after,
     rfc3339_epoch,
 )
-from engine.contract import ContractWatch, is_int, valid_container_name, valid_id
-from engine.ledger import LedgerIssue, LedgerParser, Record
-from engine.safefile import JsonArray, JsonlFile, Unreadable
+from studymon.engine.contract import ContractWatch, is_int, valid_container_name, valid_id
+from studymon.engine.ledger import LedgerIssue, LedgerParser, Record
+from studymon.engine.safefile import JsonArray, JsonlFile, Unreadable
 
 LEDGER = "study/ledger.jsonl"
 LAUNCHES = "launches.jsonl"

@@ -15,7 +15,7 @@ from typing import Any
 
 import psutil
 
-from engine.clock import rfc3339_ms
+from studymon.engine.clock import rfc3339_ms
 
 # A light sample every 2.5 s feeds the graphs (a minute is 24 points; their
 # columns show each bucket's peak, so a short spike still shows); every second

@@ -4,8 +4,8 @@ A :class:`StudySession` owns every side effect on its study and its evidence
 folder.  It reads the ledger when inotify says the folder changed (never on a
 fixed poll), keeps the accounts incrementally, appends ``timeline.jsonl``,
 follows the study's containers through the runtime's event stream, and
-performs the kill protocol (:mod:`engine.kill`).  It reports everything as
-typed events (:mod:`engine.events`) to one sink; front ends render those and
+performs the kill protocol (:mod:`studymon.engine.kill`).  It reports everything as
+typed events (:mod:`studymon.engine.events`) to one sink; front ends render those and
 call :meth:`arm`, :meth:`kill_now`, :meth:`resume` and :meth:`stop`.
 """
 
@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from engine import kill as killproto
-from engine import studylock
-from engine.accounts import Accounts
-from engine.clock import rfc3339_ms
-from engine.events import (
+from studymon.engine import kill as killproto
+from studymon.engine import studylock
+from studymon.engine.accounts import Accounts
+from studymon.engine.clock import rfc3339_ms
+from studymon.engine.events import (
     ArmChanged,
     ContainerChanged,
     KillStep,
@@ -43,7 +43,7 @@ from engine.events import (
     StudyEvent,
     Verdicts,
 )
-from engine.evidence import (
+from studymon.engine.evidence import (
     EvidenceWriteError,
     append_jsonl,
     append_line_fd,
@@ -52,16 +52,16 @@ from engine.evidence import (
     write_json,
     write_text,
 )
-from engine.launcher import Controller, Ending, find_running, last_log_line
-from engine.ledger import READ_SLICE, LedgerIssue, LedgerTail, Record, read_last_records
-from engine.notify import IN_CREATE, IN_MOVED_TO, Notifier
-from engine.recording import EventRecorder
-from engine.report import Judgement, judge, last_ending
-from engine.runtimes import Runtime, open_runtime
-from engine.sampler import WRITE_EVERY, TreeCPU, heavy_snapshot
-from engine.spec import StudySpec, controller_argv
-from engine.studylock import StudyLock
-from engine.table import table_svg
+from studymon.engine.launcher import Controller, Ending, find_running, last_log_line
+from studymon.engine.ledger import READ_SLICE, LedgerIssue, LedgerTail, Record, read_last_records
+from studymon.engine.notify import IN_CREATE, IN_MOVED_TO, Notifier
+from studymon.engine.recording import EventRecorder
+from studymon.engine.report import Judgement, judge, last_ending
+from studymon.engine.runtimes import Runtime, open_runtime
+from studymon.engine.sampler import WRITE_EVERY, TreeCPU, heavy_snapshot
+from studymon.engine.spec import StudySpec, controller_argv
+from studymon.engine.studylock import StudyLock
+from studymon.engine.table import table_svg
 
 Sink = Callable[[StudyEvent], None]
 

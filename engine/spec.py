@@ -29,10 +29,6 @@ class BadInput(ValueError):
     """Input the console refuses (exit status 2); the message says what and how to fix it."""
 
 
-def default_template() -> Path:
-    return Path(__file__).resolve().parent.parent / "refstudy" / "research.json"
-
-
 def check_id(study_id: str) -> str:
     if not ID_PATTERN.fullmatch(study_id):
         raise BadInput(
@@ -126,7 +122,7 @@ def load_template(path: Path) -> dict[str, Any]:
         raise BadInput(f"template {path} must be a JSON object")
     command = data.get("command")
     if command is None:
-        raise BadInput(f'template {path} has no "command": add the controller argv prefix, e.g. ["python3", "-m", "refstudy"]')
+        raise BadInput(f'template {path} has no "command": add the controller argv prefix, e.g. ["python3", "-m", "studymon.refstudy"]')
     if not isinstance(command, list) or not command or not all(isinstance(c, str) and c for c in command):
         raise BadInput(f'template {path}: "command" must be a non-empty list of strings')
     if any("\0" in c for c in command):

@@ -75,7 +75,7 @@ def engine_identity(backend: str, runtime: Any = None) -> str:
         return "docker:" + (os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock")
     root = getattr(runtime, "root", None)
     if root is None:
-        from engine.runtimes.process import default_root
+        from studymon.engine.runtimes.process import default_root
 
         root = default_root()
     return f"process:{Path(root).resolve()}"
@@ -203,11 +203,11 @@ def claim_for_command(
 ) -> dict[str, StudyLock]:
     """Claim every study's lock for one command, before anything is written: all of them, or none.
 
-    Raises :class:`engine.spec.BadInput` with the one line to print when a
+    Raises :class:`studymon.engine.spec.BadInput` with the one line to print when a
     study's id is in use (naming the OUT that has it), when a fresh study's
     containers already run on its runtime, or when the lock folder is unsafe.
     """
-    from engine.spec import BadInput
+    from studymon.engine.spec import BadInput
 
     held: dict[str, StudyLock] = {}
     try:
@@ -242,7 +242,7 @@ def claim_for_command(
 
 
 def _running_on(backend: str, prefix: str, study_id: str) -> list[str]:
-    from engine.runtimes import open_runtime
+    from studymon.engine.runtimes import open_runtime
 
     runtime = open_runtime(backend)
     try:

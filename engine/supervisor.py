@@ -11,12 +11,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from engine.events import StudyEvent
-from engine.runtimes import Runtime
-from engine.studylock import StudyLock
-from engine.sampler import SAMPLE_EVERY, TREE_EVERY, children_map, light_sample
-from engine.session import Sink, SessionResult, StudySession, resume_command
-from engine.spec import StudySpec
+from studymon.engine.events import StudyEvent
+from studymon.engine.runtimes import Runtime
+from studymon.engine.studylock import StudyLock
+from studymon.engine.sampler import SAMPLE_EVERY, TREE_EVERY, children_map, light_sample
+from studymon.engine.session import Sink, SessionResult, StudySession, resume_command
+from studymon.engine.spec import StudySpec
 
 
 def exit_status(results: list[SessionResult]) -> int:

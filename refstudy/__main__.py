@@ -1,7 +1,7 @@
-"""``python3 -m refstudy --config C --dir D [--resume]``: run the reference study."""
+"""``python3 -m studymon.refstudy --config C --dir D [--resume]``: run the reference study."""
 
 import sys
 
-from refstudy.controller import main
+from studymon.refstudy.controller import main
 
 sys.exit(main())

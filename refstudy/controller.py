@@ -34,7 +34,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Sequence
 
-from engine.runtimes import (
+from studymon.engine.runtimes import (
     ContainerConflict,
     NoSuchContainer,
     Runtime,
@@ -42,8 +42,8 @@ from engine.runtimes import (
     open_runtime,
     resolve_backend,
 )
-from refstudy.image import IMAGE, ImageError, build_image
-from refstudy.ledger import LEDGER_NAME, Content, Journal, Ledger, LedgerError, read_ledger
+from studymon.refstudy.image import IMAGE, ImageError, build_image
+from studymon.refstudy.ledger import LEDGER_NAME, Content, Journal, Ledger, LedgerError, read_ledger
 
 STUDY_ID = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,62}$")
 
@@ -586,7 +586,7 @@ def _money(value: float) -> float:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python3 -m refstudy", description="The studymon reference study.")
+    parser = argparse.ArgumentParser(prog="python3 -m studymon.refstudy", description="The studymon reference study.")
     parser.add_argument("--config", required=True, type=Path, help="the study's research.json")
     parser.add_argument("--dir", required=True, type=Path, help="the study directory (its ledger lives here)")
     parser.add_argument("--resume", action="store_true", help="continue from the ledger")

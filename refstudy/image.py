@@ -2,7 +2,7 @@
 
 No registry is reachable on the machines studymon runs on, so the image is made
 locally: a tarball holding a static ``busybox`` and its applet links, imported
-with ``docker import``.  ``python -m refstudy.image`` (or ``studymon image``)
+with ``docker import``.  ``python -m studymon.refstudy.image`` (or ``studymon image``)
 builds it; it does nothing when the image is there already.
 """
 
@@ -90,7 +90,7 @@ def build_image(image: str = IMAGE, force: bool = False) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m refstudy.image", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m studymon.refstudy.image", description=__doc__.splitlines()[0])
     parser.add_argument("--force", action="store_true", help="import again even when the image exists")
     parser.add_argument("--image", default=IMAGE, help=f"image name (default {IMAGE})")
     args = parser.parse_args(argv)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from engine.clock import rfc3339_ms
+from studymon.engine.clock import rfc3339_ms
 
 LEDGER_NAME = "ledger.jsonl"
 

@@ -17,11 +17,11 @@ DOCKER_REQUIRED = os.environ.get("STUDYMON_REQUIRE_DOCKER") == "1"
 
 def _docker_state() -> str | None:
     """None when Docker tests can run, else the reason they cannot."""
-    from engine.runtimes import docker_answers
+    from studymon.engine.runtimes import docker_answers
 
     if not docker_answers():
         return "no Docker engine answers"
-    from refstudy.image import IMAGE, build_image
+    from studymon.refstudy.image import IMAGE, build_image
 
     try:
         build_image(IMAGE)

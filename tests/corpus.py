@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from engine.clock import rfc3339_ms, rfc3339_ns
+from studymon.engine.clock import rfc3339_ms, rfc3339_ns
 
 T0 = 1_796_000_000.0
 STUDY = "s"

@@ -18,7 +18,7 @@ Why these choices:
   (live restore is off), which is the fault to test.
 
 The test image is imported into it the way ``studymon image`` does it
-(:func:`refstudy.image.build_image` with ``DOCKER_HOST`` naming the engine).
+(:func:`studymon.refstudy.image.build_image` with ``DOCKER_HOST`` naming the engine).
 Use it in a test with ``from tests.docker_engine import second_engine``; a
 test gets the running :class:`Engine` and leaves the rest to the fixture.
 """
@@ -276,7 +276,7 @@ def second_engine(docker_engine: None) -> Iterator[Engine]:
         if DOCKER_REQUIRED:
             pytest.fail(f"STUDYMON_REQUIRE_DOCKER=1 but {reason}")
         pytest.skip(reason)
-    from refstudy.image import IMAGE, build_image
+    from studymon.refstudy.image import IMAGE, build_image
 
     # Short paths: unix socket paths are limited to 108 bytes.
     root = Path(tempfile.mkdtemp(prefix="smd-", dir="/tmp"))

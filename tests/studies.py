@@ -42,7 +42,7 @@ def broken_template(tmp: Path, fault: str, **overrides: Any) -> Path:
 def studymon(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200")
     return subprocess.run(
-        [sys.executable, "-m", "tui.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "studymon.tui.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
     )
 
 

@@ -38,7 +38,7 @@ def test_attach_after_the_console_was_killed(tmp_path: Path) -> None:
     t = template(tmp_path, backend="process")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     console = subprocess.Popen(
-        [sys.executable, "-m", "tui.cli", "run", "--headless", "--template", str(t), "a=a", "b=b"],
+        [sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--template", str(t), "a=a", "b=b"],
         cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     a, b = tmp_path / "a", tmp_path / "b"

@@ -23,8 +23,8 @@ from typing import Callable, Iterator
 
 import pytest
 
-from engine.prepare import MAX_STUDIES
-from engine.spec import MAX_TEMPLATE_BYTES
+from studymon.engine.prepare import MAX_STUDIES
+from studymon.engine.spec import MAX_TEMPLATE_BYTES
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = {"command": [sys.executable, str(ROOT / "tests" / "doubles" / "tiny_study.py")], "backend": "process"}
@@ -33,7 +33,7 @@ GOOD = {"command": [sys.executable, str(ROOT / "tests" / "doubles" / "tiny_study
 def studymon(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     # No Docker engine is asked: a case is refused before the backend is resolved, or names "process".
     env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200", DOCKER_HOST=f"unix://{cwd}/no-engine.sock")
-    return subprocess.run([sys.executable, "-m", "tui.cli", *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "studymon.tui.cli", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from engine.accounts import Accounts
-from engine.checks import (
+from studymon.engine.accounts import Accounts
+from studymon.engine.checks import (
     AFTER,
     AT_KILL,
     BEFORE,
@@ -52,7 +52,7 @@ from engine.checks import (
     study_checks,
     time_text,
 )
-from engine.ledger import LedgerIssue, Record
+from studymon.engine.ledger import LedgerIssue, Record
 from tests.corpus import build, container, container_id, derive
 
 STUDY = StudyFacts("s", "inforsi")
@@ -1001,7 +1001,7 @@ def test_kill_triggered_armed_but_never_fired() -> None:
 
 # --- the accounts ---------------------------------------------------------------------------------
 
-from engine.accounts import KEPT, RunAccount, round_key  # noqa: E402
+from studymon.engine.accounts import KEPT, RunAccount, round_key  # noqa: E402
 
 
 def test_trimmed_accounts_keep_what_the_checks_read() -> None:
@@ -1137,7 +1137,7 @@ def test_planned_after_is_strictly_after() -> None:
 
 
 def test_ns_text() -> None:
-    from engine.checks import ns_text
+    from studymon.engine.checks import ns_text
     assert ns_text(1_500_000_000) == "1970-01-01T00:00:01.500Z"
 
 
@@ -1275,7 +1275,7 @@ def test_an_event_reaches_every_target_it_concerns() -> None:
 
 
 def test_distinct_events_are_remembered_up_to_a_bound() -> None:
-    from engine.checks import SEEN_KEPT
+    from studymon.engine.checks import SEEN_KEPT
     t = tally(until=None)
     for i in range(SEEN_KEPT + 10):
         t.add(ev_at("stop", 2000 + i), "x")
@@ -1321,7 +1321,7 @@ def test_same_container_more_clauses() -> None:
 
 
 def test_exit_code_attribute() -> None:
-    from engine.checks import _exit_code
+    from studymon.engine.checks import _exit_code
     assert _exit_code(137) == 137 and _exit_code("137") == 137 and _exit_code("-1") == -1
     assert _exit_code(True) is None and _exit_code("1.0") is None and _exit_code("9" * 11) is None
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.prepare import MAX_STUDIES, create_fresh, is_evidence_folder, plan_fresh, plan_resume
-from engine.spec import MAX_TEMPLATE_BYTES, BadInput, check_id, check_program, load_template
+from studymon.engine.prepare import MAX_STUDIES, create_fresh, is_evidence_folder, plan_fresh, plan_resume
+from studymon.engine.spec import MAX_TEMPLATE_BYTES, BadInput, check_id, check_program, load_template
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def studymon(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     full_env = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
     return subprocess.run(
-        [sys.executable, "-m", "tui.cli", *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "studymon.tui.cli", *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=60
     )
 
 
@@ -186,7 +186,7 @@ def test_the_controller_program_is_resolved_as_exec_will(tmp_path: Path) -> None
     script.write_text("#!/bin/sh\n")
     script.chmod(0o755)
     assert check_program(["true"], out, "t") == shutil.which("true")
-    assert check_program(["python3", "-m", "refstudy"], out, "t") == sys.executable
+    assert check_program(["python3", "-m", "studymon.refstudy"], out, "t") == sys.executable
     # On resume OUT exists, and a relative program is taken from it, as the controller's working folder.
     assert check_program(["bin/study.sh"], out, "t") == str(script)
     with pytest.raises(BadInput, match="relative path"):

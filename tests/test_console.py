@@ -27,14 +27,14 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Button
 
-from engine.clock import parse_rfc3339
-from engine.events import State
-from engine.launcher import find_running
-from engine.prepare import create_fresh, plan_fresh
-from engine.runtimes import NoSuchContainer, open_runtime
+from studymon.engine.clock import parse_rfc3339
+from studymon.engine.events import State
+from studymon.engine.launcher import find_running
+from studymon.engine.prepare import create_fresh, plan_fresh
+from studymon.engine.runtimes import NoSuchContainer, open_runtime
 from tests.studies import assert_evidence_complete, report, template, verdicts
-from tui.app import Planned, StudymonApp
-from widgets.dialogs import ConfirmScreen, QuitScreen
+from studymon.tui.app import Planned, StudymonApp
+from studymon.widgets.dialogs import ConfirmScreen, QuitScreen
 
 pytestmark = pytest.mark.slow
 
@@ -80,7 +80,7 @@ class Lab:
         the first diagnosis starts" is only sure to be so while the study cannot start.
         """
         wait = f"until [ -e {shlex.quote(str(gate))} ]; do sleep 0.05; done; exec \"$0\" \"$@\""
-        return ["sh", "-c", wait, sys.executable, "-m", "refstudy"]
+        return ["sh", "-c", wait, sys.executable, "-m", "studymon.refstudy"]
 
     def cleanup(self) -> None:
         for out in self.outs:

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from engine.checks import LedgerFacts, StudyFacts, contract_kept
-from engine.contract import (
+from studymon.engine.checks import LedgerFacts, StudyFacts, contract_kept
+from studymon.engine.contract import (
     ContractWatch,
     chosen_ids,
     experiment_keys,
@@ -19,7 +19,7 @@ from engine.contract import (
     valid_container_name,
     valid_id,
 )
-from engine.ledger import Record
+from studymon.engine.ledger import Record
 
 
 def rec(seq: int, kind: str, **content: Any) -> Record:

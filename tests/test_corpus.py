@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from engine.clock import rfc3339_ms
-from engine.report import judge
+from studymon.engine.clock import rfc3339_ms
+from studymon.engine.report import judge
 from tests.corpus import CORPUS, HOSTILE, MARKER, Case, Hostile, derive, sound, write
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,7 +54,7 @@ def test_each_wrong_folder_fails_exactly_its_checks(tmp_path: Path, case: Case) 
 
 def _report(out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200")
-    return subprocess.run([sys.executable, "-m", "tui.cli", "report", *extra, str(out)],
+    return subprocess.run([sys.executable, "-m", "studymon.tui.cli", "report", *extra, str(out)],
                           capture_output=True, text=True, timeout=120, env=env)
 
 
@@ -89,7 +89,7 @@ def test_report_of_the_sound_folder_exits_0(tmp_path: Path) -> None:
 
 # --- what report.py reads, piece by piece ------------------------------------------------------
 
-from engine.report import NotEvidence, kill_folders, last_ending  # noqa: E402
+from studymon.engine.report import NotEvidence, kill_folders, last_ending  # noqa: E402
 from tests.corpus import FIRST_PID, add_event, build, container, container_id, event, in_window, t  # noqa: E402
 
 
@@ -298,7 +298,7 @@ def test_the_kill_report_names_what_is_wrong(tmp_path: Path) -> None:
 
 
 def test_a_judgement_without_kills() -> None:
-    from engine.report import Judgement
+    from studymon.engine.report import Judgement
     j = Judgement("s", Path("."), [], True, None, {})
     assert j.kills == [] and j.ok is True and j.accounts == {}
     assert Judgement("s", Path("."), [], True, None, lambda: {"a": 1}).accounts == {"a": 1}

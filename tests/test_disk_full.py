@@ -49,7 +49,7 @@ def test_a_full_disk_stops_the_study_whole_and_the_printed_command_finishes_it(t
     out = small_disk / "a"
     env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tui.cli", "run", f"a={out}", "--template", str(t), "--headless"],
+        [sys.executable, "-m", "studymon.tui.cli", "run", f"a={out}", "--template", str(t), "--headless"],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     try:
@@ -88,7 +88,7 @@ def test_a_full_disk_stops_the_study_whole_and_the_printed_command_finishes_it(t
 
     filler.unlink()
     argv = hint.group(1).split()[1:]
-    done = subprocess.run([sys.executable, "-m", "tui.cli", *argv, "--headless"], cwd=tmp_path, env=env,
+    done = subprocess.run([sys.executable, "-m", "studymon.tui.cli", *argv, "--headless"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads((out / "report.json").read_text())
@@ -105,7 +105,7 @@ def test_a_write_the_console_alone_cannot_make_stops_the_study_and_names_the_fil
     out = tmp_path / "a"
     env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tui.cli", "run", f"a={out}", "--template", str(t), "--headless"],
+        [sys.executable, "-m", "studymon.tui.cli", "run", f"a={out}", "--template", str(t), "--headless"],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     try:
@@ -132,7 +132,7 @@ def test_a_write_the_console_alone_cannot_make_stops_the_study_and_names_the_fil
     assert launches[-1]["event"] == "end" and launches[-1]["code"] == 130, "stopped with SIGINT, at a safe point"
     hint = re.search(r"^\s*(studymon run --resume \S+)\s*$", output, re.M)
     assert hint is not None, output
-    again = subprocess.run([sys.executable, "-m", "tui.cli", *hint.group(1).split()[1:], "--headless"], cwd=tmp_path,
+    again = subprocess.run([sys.executable, "-m", "studymon.tui.cli", *hint.group(1).split()[1:], "--headless"], cwd=tmp_path,
                            env=env, capture_output=True, text=True, timeout=180)
     assert again.returncode == 0, again.stdout + again.stderr
     report = json.loads((out / "report.json").read_text())

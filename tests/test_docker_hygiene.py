@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
-from engine.events import StudyEvent
-from engine.prepare import create_fresh, plan_fresh
-from engine.runtimes.docker import DockerRuntime, daemon_identity
-from engine.supervisor import Supervisor
-from refstudy.image import IMAGE
+from studymon.engine.events import StudyEvent
+from studymon.engine.prepare import create_fresh, plan_fresh
+from studymon.engine.runtimes.docker import DockerRuntime, daemon_identity
+from studymon.engine.supervisor import Supervisor
+from studymon.refstudy.image import IMAGE
 from tests.studies import template
 
 pytestmark = pytest.mark.docker

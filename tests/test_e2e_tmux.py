@@ -140,7 +140,7 @@ def run_demo_by_keys(tmp_path: Path, backend: str) -> None:
     }
     exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
     # stderr is not redirected: Textual draws the screen there.
-    command = (f"{exports} {shlex.quote(sys.executable)} -m tui.cli demo --backend {backend} "
+    command = (f"{exports} {shlex.quote(sys.executable)} -m studymon.tui.cli demo --backend {backend} "
                f"--out {shlex.quote(str(out))}; echo EXIT=$?")
     term = Tmux(tmp_path)
     try:

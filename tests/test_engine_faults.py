@@ -33,13 +33,13 @@ from typing import Any
 
 import pytest
 
-from engine.clock import rfc3339_ms
-from engine.events import KillStep, StudyEvent
-from engine.prepare import create_fresh, plan_fresh
-from engine.recording import EventRecorder
-from engine.report import judge
-from engine.runtimes.docker import DockerRuntime, daemon_identity
-from engine.supervisor import Supervisor
+from studymon.engine.clock import rfc3339_ms
+from studymon.engine.events import KillStep, StudyEvent
+from studymon.engine.prepare import create_fresh, plan_fresh
+from studymon.engine.recording import EventRecorder
+from studymon.engine.report import judge
+from studymon.engine.runtimes.docker import DockerRuntime, daemon_identity
+from studymon.engine.supervisor import Supervisor
 from tests.docker_engine import Engine, second_engine  # noqa: F401 - the fixture
 from tests.corpus import D1, add_event, container, derive, event, in_window, sound, window, write
 from tests.studies import ROOT, assert_evidence_complete, template
@@ -235,7 +235,7 @@ def test_an_engine_restart_inside_the_kill_window_is_never_a_pass(tmp_path: Path
     env = engine.env()
     env.update(PYTHONPATH=str(ROOT), COLUMNS="200")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tui.cli", "run", "--headless", "--template", str(t),
+        [sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--template", str(t),
          "--kill-after-first-diagnosis-start", "x", "x=x"],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from engine import evidence
-from engine.evidence import (
+from studymon.engine import evidence
+from studymon.engine.evidence import (
     EvidenceExists,
     EvidenceWriteError,
     append_jsonl,
@@ -149,7 +149,7 @@ CHILD = textwrap.dedent(
     """
     import json, os, resource, signal, sys
     from pathlib import Path
-    from engine.evidence import EvidenceWriteError, append_jsonl, write_json
+    from studymon.engine.evidence import EvidenceWriteError, append_jsonl, write_json
     folder = Path(sys.argv[1])
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of death past the limit
     resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))
@@ -311,8 +311,8 @@ def test_the_check_table_shows_control_characters_and_markup_instead_of_sending_
 
     from rich.console import Console
 
-    from engine.checks import Check
-    from engine.table import check_table
+    from studymon.engine.checks import Check
+    from studymon.engine.table import check_table
 
     hostile = "d1\x1b[2J\x1b]0;owned\x07[link=https://example.invalid]x[/link]"
     buf = io.StringIO()

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-import engine.session as session_mod
-from engine.evidence import EvidenceWriteError
-from engine.prepare import create_fresh, plan_fresh
-from engine.supervisor import Supervisor
+import studymon.engine.session as session_mod
+from studymon.engine.evidence import EvidenceWriteError
+from studymon.engine.prepare import create_fresh, plan_fresh
+from studymon.engine.supervisor import Supervisor
 from tests.studies import studymon, template
 
 pytestmark = pytest.mark.slow

@@ -18,11 +18,11 @@ from typing import Any, Callable
 
 import pytest
 
-from engine import kill as killproto
-from engine.prepare import create_fresh, plan_fresh
-from engine.session import SessionResult
-from engine.spec import StudySpec
-from engine.supervisor import Supervisor
+from studymon.engine import kill as killproto
+from studymon.engine.prepare import create_fresh, plan_fresh
+from studymon.engine.session import SessionResult
+from studymon.engine.spec import StudySpec
+from studymon.engine.supervisor import Supervisor
 from tests.studies import template
 
 pytestmark = pytest.mark.slow

@@ -65,7 +65,7 @@ class Console:
     def __init__(self, tmp: Path, *args: str) -> None:
         self.stdout_path, self.stderr_path = tmp / "console.out", tmp / "console.err"
         with open(self.stdout_path, "w") as out, open(self.stderr_path, "w") as err:
-            self.proc = subprocess.Popen([sys.executable, "-m", "tui.cli", *args], cwd=tmp, env=env(),
+            self.proc = subprocess.Popen([sys.executable, "-m", "studymon.tui.cli", *args], cwd=tmp, env=env(),
                                          stdout=out, stderr=err, stdin=subprocess.DEVNULL)
 
     @property
@@ -163,12 +163,12 @@ def test_a_second_signal_leaves_the_studies_to_their_keepers(tmp_path: Path, sig
         assert_nothing_torn(folder)
 
     (tmp_path / "gate").touch()
-    attach = subprocess.run([sys.executable, "-m", "tui.cli", "attach", "--headless", str(b)], cwd=tmp_path,
+    attach = subprocess.run([sys.executable, "-m", "studymon.tui.cli", "attach", "--headless", str(b)], cwd=tmp_path,
                             env=env(), capture_output=True, text=True, timeout=120)
     assert attach.returncode == 0, attach.stdout + attach.stderr
     assert all(ok is True for ok in verdicts(b).values()), verdicts(b)
     assert [line["event"] for line in launches(b)] == ["start", "end"] and launches(b)[-1]["code"] == 0
-    resume = subprocess.run([sys.executable, "-m", "tui.cli", "run", "--resume", "--headless", f"a={a}"],
+    resume = subprocess.run([sys.executable, "-m", "studymon.tui.cli", "run", "--resume", "--headless", f"a={a}"],
                             cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=120)
     assert resume.returncode == 0, resume.stdout + resume.stderr
     assert all(ok is True for ok in verdicts(a).values()), verdicts(a)
@@ -197,7 +197,7 @@ def test_sigterm_stops_gracefully_and_says_sigterm(tmp_path: Path) -> None:
     assert "exitedCleanly" in text and f"studymon run --resume s={out}" in text
     assert_nothing_torn(out)
     (tmp_path / "gate").touch()
-    resume = subprocess.run([sys.executable, "-m", "tui.cli", "run", "--resume", "--headless", f"s={out}"],
+    resume = subprocess.run([sys.executable, "-m", "studymon.tui.cli", "run", "--resume", "--headless", f"s={out}"],
                             cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=120)
     assert resume.returncode == 0, resume.stdout + resume.stderr
     assert_nothing_torn(out)

@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine.checks import EventTally, LedgerFacts, TargetWatch, kill_checks
-from engine.report import judge
+from studymon.engine.checks import EventTally, LedgerFacts, TargetWatch, kill_checks
+from studymon.engine.report import judge
 from tests.corpus import write
 from tests.test_checks import NAME, SCOPE, STUDY, ev_at, evidence, one_kill, tally
 

@@ -23,8 +23,8 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.contract import ROUND_KINDS, RUN_KINDS
-from engine.report import judge
+from studymon.engine.contract import ROUND_KINDS, RUN_KINDS
+from studymon.engine.report import judge
 from tests.corpus import (
     Files,
     KillSpec,

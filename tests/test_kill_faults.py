@@ -19,15 +19,15 @@ from typing import Any
 import psutil
 import pytest
 
-from engine.accounts import Accounts
-from engine.events import KillStep, StudyEvent
-from engine.kill import FREEZE_LIMIT, Kill, KillAbandoned
-from engine.launcher import Controller, process_start_time
-from engine.prepare import create_fresh, plan_fresh
-from engine.recording import EventRecorder
-from engine.report import judge
-from engine.runtimes import open_runtime
-from engine.supervisor import Supervisor
+from studymon.engine.accounts import Accounts
+from studymon.engine.events import KillStep, StudyEvent
+from studymon.engine.kill import FREEZE_LIMIT, Kill, KillAbandoned
+from studymon.engine.launcher import Controller, process_start_time
+from studymon.engine.prepare import create_fresh, plan_fresh
+from studymon.engine.recording import EventRecorder
+from studymon.engine.report import judge
+from studymon.engine.runtimes import open_runtime
+from studymon.engine.supervisor import Supervisor
 from tests.studies import studymon, template
 
 pytestmark = pytest.mark.slow
@@ -191,7 +191,7 @@ def test_a_window_left_open_by_a_stop_is_unknown_then_closed_by_resume(tmp_path:
 
 def test_a_capture_cut_short_is_completed_by_the_resume(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The console died after kill.json: the resume records the ledger at the kill and the containers after it."""
-    import engine.kill as kill_mod
+    import studymon.engine.kill as kill_mod
 
     async def cut_short(self: Kill, read_ledger: Any, ledger: Path) -> None:
         self.folder.mkdir(parents=True, exist_ok=False)

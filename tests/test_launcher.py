@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from engine.launcher import Controller, find_running
+from studymon.engine.launcher import Controller, find_running
 
 DEAF = "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); print('up', flush=True); time.sleep(60)"
 POLITE = "import time\ntry:\n    time.sleep(60)\nexcept KeyboardInterrupt:\n    raise SystemExit(130)"
@@ -235,7 +235,7 @@ def test_a_group_caught_in_a_vfork_is_seen_stopped(tmp_path: Path) -> None:
     import asyncio
     import signal
 
-    from engine.launcher import Controller
+    from studymon.engine.launcher import Controller
 
     code = "import subprocess\nwhile True:\n    subprocess.Popen(['true']).wait()\n"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.ledger import READ_SLICE, LedgerParser, LedgerTail, read_ledger
+from studymon.engine.ledger import READ_SLICE, LedgerParser, LedgerTail, read_ledger
 
 
 def line(seq: int, kind: str = "charge", **content: object) -> bytes:

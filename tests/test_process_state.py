@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from engine.runtimes.journal import INDEX, segment_name
-from engine.runtimes.process import ProcessRuntime
-from engine.runtimes.statedir import UnsafeStateFolder
+from studymon.engine.runtimes.journal import INDEX, segment_name
+from studymon.engine.runtimes.process import ProcessRuntime
+from studymon.engine.runtimes.statedir import UnsafeStateFolder
 from tests.studies import ROOT, template
 
 NOBODY = 65534
@@ -100,7 +100,7 @@ def test_the_cli_refuses_an_unsafe_root_in_one_line(tmp_path: Path) -> None:
     root.mkdir()
     os.chmod(root, 0o777)
     env = dict(os.environ, STUDYMON_PROCESS_RUNTIME=str(root), PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-m", "engine.runtimes.process", "ps"], env=env,
+    proc = subprocess.run([sys.executable, "-m", "studymon.engine.runtimes.process", "ps"], env=env,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert proc.stderr.count("\n") == 1 and f"chmod 700 {root}" in proc.stderr
@@ -112,7 +112,7 @@ def test_studymon_refuses_an_unsafe_root_in_one_line(tmp_path: Path) -> None:
     os.chmod(root, 0o777)
     t = template(tmp_path, backend="process", budget=10)
     env = dict(os.environ, STUDYMON_PROCESS_RUNTIME=str(root), PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-m", "tui.cli", "run", "--headless", "--template", str(t), "s=s"],
+    proc = subprocess.run([sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--template", str(t), "s=s"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr and proc.stderr.strip().count("\n") == 0, proc.stderr
@@ -254,7 +254,7 @@ def test_the_single_journal_of_earlier_versions_is_taken_over(tmp_path: Path) ->
 WRITER = """
 import sys, time
 sys.path.insert(0, sys.argv[1])
-from engine.runtimes.process import ProcessRuntime
+from studymon.engine.runtimes.process import ProcessRuntime
 from tests.test_process_state import fake_event
 rt = ProcessRuntime(sys.argv[2], segment_bytes=int(sys.argv[3]), keep_segments=1000)
 who, count = int(sys.argv[4]), int(sys.argv[5])
@@ -316,7 +316,7 @@ def test_a_container_whose_creator_died_before_its_shim_never_starts_and_can_be_
     import json as _json
     import subprocess as _sp
 
-    from engine.runtimes.process import ProcessRuntime
+    from studymon.engine.runtimes.process import ProcessRuntime
 
     root = tmp_path / "rt"
     runtime = ProcessRuntime(root)
@@ -324,7 +324,7 @@ def test_a_container_whose_creator_died_before_its_shim_never_starts_and_can_be_
     gone.wait()
     folder = root / "containers" / "orphan-d1"
     folder.mkdir(parents=True, mode=0o700)
-    from engine.runtimes.process import _new_state  # the state a create writes
+    from studymon.engine.runtimes.process import _new_state  # the state a create writes
 
     state = _new_state("orphan-d1", ["sleep", "1"], "img", {}, {}, 1)
     (folder / "state.json").write_text(_json.dumps(state))

@@ -18,8 +18,8 @@ from typing import Any, Callable
 
 import pytest
 
-from refstudy.controller import ModelService, parse_outputs, settings_from, ConfigError
-from refstudy.ledger import Journal, Ledger, LedgerError, ReplayMismatch, TornLedger, read_ledger, Record
+from studymon.refstudy.controller import ModelService, parse_outputs, settings_from, ConfigError
+from studymon.refstudy.ledger import Journal, Ledger, LedgerError, ReplayMismatch, TornLedger, read_ledger, Record
 
 ROOT = Path(__file__).resolve().parent.parent
 DOUBLE = ROOT / "tests" / "doubles" / "broken_study.py"
@@ -38,7 +38,7 @@ def make_out(tmp_path: Path, study: str, backend: str = "process", **keys: Any) 
     """An output folder with the research.json the console would write."""
     out = tmp_path / study
     out.mkdir()
-    config = {"command": ["python3", "-m", "refstudy"], "study": study, "backend": backend}
+    config = {"command": ["python3", "-m", "studymon.refstudy"], "study": study, "backend": backend}
     config.update({"budget": 20, "diagnosisSeconds": 1, "samples": 2000})
     config.update(keys)
     (out / "research.json").write_text(json.dumps(config))
@@ -47,7 +47,7 @@ def make_out(tmp_path: Path, study: str, backend: str = "process", **keys: Any) 
 
 def launch(out: Path, resume: bool = False, double: bool = False) -> subprocess.Popen[bytes]:
     """Start the controller the way the console does (cwd OUT, own session, log appended)."""
-    argv = [sys.executable, str(DOUBLE)] if double else [sys.executable, "-m", "refstudy"]
+    argv = [sys.executable, str(DOUBLE)] if double else [sys.executable, "-m", "studymon.refstudy"]
     argv += ["--config", str(out / "research.json"), "--dir", str(out / "study")]
     if resume:
         argv.append("--resume")
@@ -139,9 +139,9 @@ def assert_contract(recs: list[Record]) -> None:
 
 def assert_engine_agrees(out: Path) -> None:
     """The console's own per-study checks pass on this ledger."""
-    from engine import checks
-    from engine.accounts import Accounts
-    from engine.ledger import read_ledger as engine_read
+    from studymon.engine import checks
+    from studymon.engine.accounts import Accounts
+    from studymon.engine.ledger import read_ledger as engine_read
 
     recs, issues = engine_read(out / "study" / "ledger.jsonl")
     verdicts = checks.study_checks(recs, issues, Accounts().extend(recs), 0, None, True)
@@ -160,7 +160,7 @@ def events_for(runtime: Any, name: str, since: float) -> list[tuple[str, str]]:
 
 def kill_and_resume(tmp_path: Path, study: str, backend: str) -> None:
     """SIGKILL the controller while d1 is in flight; the resume waits for the same container."""
-    from engine.runtimes import open_runtime
+    from studymon.engine.runtimes import open_runtime
 
     out = make_out(tmp_path, study, backend, diagnosisSeconds=2)
     runtime = open_runtime(backend)
@@ -282,7 +282,7 @@ def test_config_errors_name_the_key() -> None:
 
 
 def test_full_study_halts_at_the_full_stop(tmp_path: Path) -> None:
-    from engine.runtimes import open_runtime
+    from studymon.engine.runtimes import open_runtime
 
     out = make_out(tmp_path, "rs-full", budget=30, ablation=True, ablationSeconds=0.2)
     assert finish(launch(out), out) == 0, log_of(out)
@@ -311,7 +311,7 @@ def test_service_error_exits_75_and_resume_finishes(tmp_path: Path) -> None:
 
 
 def test_sigint_stops_within_10_s_and_resume_finishes(tmp_path: Path) -> None:
-    from engine.runtimes import open_runtime
+    from studymon.engine.runtimes import open_runtime
 
     out = make_out(tmp_path, "rs-int", diagnosisSeconds=2)
     proc = launch(out)
@@ -341,7 +341,7 @@ def test_resume_refuses_a_torn_ledger_and_fresh_start_refuses_an_old_one(tmp_pat
 
 
 def test_a_stale_container_of_an_earlier_study_is_replaced(tmp_path: Path) -> None:
-    from engine.runtimes import open_runtime
+    from studymon.engine.runtimes import open_runtime
 
     runtime = open_runtime("process")
     stale = runtime.run("inforsi-rs-stale-d1", ["true"])
@@ -357,7 +357,7 @@ def test_a_stale_container_of_an_earlier_study_is_replaced(tmp_path: Path) -> No
 
 def test_a_running_container_under_a_run_name_is_left_alone(tmp_path: Path) -> None:
     """Somebody's live work (another study given the same id): never removed; the study stops and says why."""
-    from engine.runtimes import open_runtime
+    from studymon.engine.runtimes import open_runtime
 
     runtime = open_runtime("process")
     other = runtime.run("inforsi-rs-busy-d1", ["sleep", "30"])
@@ -373,7 +373,7 @@ def test_a_running_container_under_a_run_name_is_left_alone(tmp_path: Path) -> N
 
 def test_its_own_container_started_before_a_kill_is_adopted_not_run_again(tmp_path: Path) -> None:
     """Killed after starting a run's container but before writing runStarted: the resume takes that container."""
-    from engine.runtimes import open_runtime
+    from studymon.engine.runtimes import open_runtime
 
     runtime = open_runtime("process")
     out = make_out(tmp_path, "rs-own", budget=10)
@@ -391,7 +391,7 @@ def test_a_container_created_and_never_started_is_a_leftover(tmp_path: Path, doc
     """A controller killed between create and start leaves a created container: its resume replaces it."""
     import subprocess as sp
 
-    from refstudy.image import IMAGE
+    from studymon.refstudy.image import IMAGE
 
     study = f"rs-made-{os.getpid()}"
     name = f"inforsi-{study}-d1"
@@ -433,7 +433,7 @@ def test_kill_and_resume_waits_for_the_same_docker_container(tmp_path: Path, doc
 
 
 def kill_in_flight_and_resume_double(tmp_path: Path, fault: str) -> tuple[Path, float, list[Record]]:
-    from engine.runtimes import open_runtime
+    from studymon.engine.runtimes import open_runtime
 
     out = make_out(tmp_path, f"rs-{fault}", diagnosisSeconds=2, fault=fault)
     runtime = open_runtime("process")
@@ -447,7 +447,7 @@ def kill_in_flight_and_resume_double(tmp_path: Path, fault: str) -> tuple[Path, 
 
 
 def test_double_rerun_starts_the_run_again(tmp_path: Path) -> None:
-    from engine.runtimes import open_runtime
+    from studymon.engine.runtimes import open_runtime
 
     out, since, _ = kill_in_flight_and_resume_double(tmp_path, "rerun")
     actions = [a for a, _ in events_for(open_runtime("process"), "inforsi-rs-rerun-d1", since)]
@@ -466,7 +466,7 @@ def test_double_noresult_leaves_the_run_unsettled(tmp_path: Path) -> None:
     assert not of(recs, "runResult", run="d1")
     assert {d["reason"] for d in of(recs, "diagnosisSettlement", round=1)[0].content["dropped"]} == {"no result"}
     assert recs[-1].content == {"reason": "balance exhausted"}
-    from engine.runtimes import open_runtime
+    from studymon.engine.runtimes import open_runtime
 
     assert open_runtime("process").inspect("inforsi-rs-noresult-d1") is None
 

@@ -25,10 +25,10 @@ from typing import Any, Callable, Iterator
 import psutil
 import pytest
 
-from engine.clock import parse_rfc3339
-from engine.runtimes.base import ContainerConflict, NoSuchContainer, Runtime, RuntimeUnavailable
-from engine.runtimes.process import ProcessRuntime
-from refstudy.image import IMAGE
+from studymon.engine.clock import parse_rfc3339
+from studymon.engine.runtimes.base import ContainerConflict, NoSuchContainer, Runtime, RuntimeUnavailable
+from studymon.engine.runtimes.process import ProcessRuntime
+from studymon.refstudy.image import IMAGE
 
 ROOT = Path(__file__).resolve().parent.parent
 PAYLOAD = ["sh", "-c", "sleep 1; echo '{\"a\": 1}'"]
@@ -73,7 +73,7 @@ class Harness:
 def h(request: pytest.FixtureRequest) -> Iterator[Harness]:
     if request.param == "docker":
         request.getfixturevalue("docker_engine")
-        from engine.runtimes.docker import DockerRuntime
+        from studymon.engine.runtimes.docker import DockerRuntime
 
         runtime: Runtime = DockerRuntime()
     else:
@@ -309,7 +309,7 @@ def test_stream_delivers_live_and_stops(h: Harness) -> None:
 
 # --- Docker only -------------------------------------------------------------------
 def test_docker_unreachable_is_clear(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from engine.runtimes.docker import DockerRuntime, docker_answers
+    from studymon.engine.runtimes.docker import DockerRuntime, docker_answers
 
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-such.sock")
     begun = time.monotonic()
@@ -320,7 +320,7 @@ def test_docker_unreachable_is_clear(monkeypatch: pytest.MonkeyPatch, tmp_path: 
 
 
 def test_docker_answers_and_clock(docker_engine: None) -> None:
-    from engine.runtimes.docker import DockerRuntime, docker_answers
+    from studymon.engine.runtimes.docker import DockerRuntime, docker_answers
 
     assert docker_answers(3.0) is True
     rt = DockerRuntime()
@@ -333,7 +333,7 @@ def test_docker_answers_and_clock(docker_engine: None) -> None:
 
 def test_docker_stream_in_chunks(docker_engine: None) -> None:
     """The SSH way (no closable socket): one-second ``until`` chunks, nothing lost or doubled at the seams."""
-    from engine.runtimes.docker import DockerRuntime
+    from studymon.engine.runtimes.docker import DockerRuntime
 
     rt = DockerRuntime()
     rt.closable_streams = False
@@ -348,7 +348,7 @@ def test_docker_stream_in_chunks(docker_engine: None) -> None:
 STARTER = """
 import sys, time
 sys.path.insert(0, sys.argv[1])
-from engine.runtimes.process import ProcessRuntime
+from studymon.engine.runtimes.process import ProcessRuntime
 state = ProcessRuntime().run(sys.argv[2], ["sh", "-c", "sleep 1.5; echo done; exit 3"])
 print(state["Id"], flush=True)
 time.sleep(60)
@@ -436,7 +436,7 @@ def test_process_cli(process_runtime_root: Path) -> None:
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "engine.runtimes.process", *args], cwd=ROOT, capture_output=True, text=True, timeout=60
+            [sys.executable, "-m", "studymon.engine.runtimes.process", *args], cwd=ROOT, capture_output=True, text=True, timeout=60
         )
 
     since = rt.now()

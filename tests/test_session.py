@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from engine.events import KillStep, ProcessEnded, StudyEvent
-from engine.prepare import create_fresh, plan_fresh
-from engine.supervisor import Supervisor
+from studymon.engine.events import KillStep, ProcessEnded, StudyEvent
+from studymon.engine.prepare import create_fresh, plan_fresh
+from studymon.engine.supervisor import Supervisor
 from tests.studies import template
 
 
@@ -47,10 +47,10 @@ def test_a_resume_asked_while_the_kill_is_still_capturing_is_kept(tmp_path: Path
 def test_attaching_to_a_long_ledger_shows_its_end_first_and_keeps_memory_flat(tmp_path: Path) -> None:
     import json
 
-    from engine.evidence import append_jsonl, write_json
-    from engine.events import RecordsSeen
-    from engine.session import SHOWN_ON_CATCH_UP
-    from engine.spec import StudySpec
+    from studymon.engine.evidence import append_jsonl, write_json
+    from studymon.engine.events import RecordsSeen
+    from studymon.engine.session import SHOWN_ON_CATCH_UP
+    from studymon.engine.spec import StudySpec
 
     out = tmp_path / "long"
     (out / "study").mkdir(parents=True)

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine.sampler import process_snapshot
+from studymon.engine.sampler import process_snapshot
 
 SECRET = "--token=s3cr3t-not-for-the-evidence"
 

@@ -23,9 +23,9 @@ from typing import Any, Callable
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from engine.checks import Check
-from engine.clock import rfc3339_ms, rfc3339_ns
-from engine.events import (
+from studymon.engine.checks import Check
+from studymon.engine.clock import rfc3339_ms, rfc3339_ns
+from studymon.engine.events import (
     ArmChanged,
     ContainerChanged,
     KillStep,
@@ -38,9 +38,9 @@ from engine.events import (
     StudyEvent,
     Verdicts,
 )
-from engine.ledger import Record
-from engine.spec import StudySpec
-from tui.app import Planned, StudymonApp
+from studymon.engine.ledger import Record
+from studymon.engine.spec import StudySpec
+from studymon.tui.app import Planned, StudymonApp
 
 SIZE = (160, 48)
 PREFIX = "inforsi"

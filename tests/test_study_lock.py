@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from engine import studylock
-from engine.spec import BadInput, StudySpec
-from engine.studylock import LockFolderUnsafe, StudyInUse, claim, claim_for_command, holder_of
+from studymon.engine import studylock
+from studymon.engine.spec import BadInput, StudySpec
+from studymon.engine.studylock import LockFolderUnsafe, StudyInUse, claim, claim_for_command, holder_of
 
 IDENT = "process:/tmp/test-runtime"
 
@@ -21,7 +21,7 @@ HOLD = """
 import sys, time
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
-from engine.studylock import claim
+from studymon.engine.studylock import claim
 lock = claim("alpha", Path(sys.argv[2]), sys.argv[3], "inforsi")
 print("held", flush=True)
 time.sleep(60)
@@ -144,7 +144,7 @@ def test_a_resume_of_a_study_whose_keeper_still_runs_is_sent_to_attach(tmp_path:
 
 def test_a_fresh_study_is_refused_when_its_containers_already_run(tmp_path: Path) -> None:
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
-    run = [sys.executable, "-m", "engine.runtimes.process", "run", "--name"]
+    run = [sys.executable, "-m", "studymon.engine.runtimes.process", "run", "--name"]
     subprocess.run([*run, "inforsi-alpha-r1", "--", "sleep", "30"], env=env, check=True, capture_output=True)
     subprocess.run([*run, "inforsi-alpha-b-r1", "--label", "studymon.study=alpha-b", "--", "sleep", "30"],
                    env=env, check=True, capture_output=True)
@@ -155,13 +155,13 @@ def test_a_fresh_study_is_refused_when_its_containers_already_run(tmp_path: Path
         claim("alpha", tmp_path / "a", "process:" + str(Path(os.environ["STUDYMON_PROCESS_RUNTIME"]).resolve()),
               "inforsi").release()
         # A container labelled for another study ("alpha-b" shares the stem) does not count.
-        subprocess.run([sys.executable, "-m", "engine.runtimes.process", "rm", "-f", "inforsi-alpha-r1"],
+        subprocess.run([sys.executable, "-m", "studymon.engine.runtimes.process", "rm", "-f", "inforsi-alpha-r1"],
                        env=env, check=True, capture_output=True)
         locks = claim_for_command([StudySpec("alpha", tmp_path / "a")], {"alpha": "inforsi"}, {"alpha": "process"}, True)
         locks["alpha"].release()
     finally:
         for name in ("inforsi-alpha-r1", "inforsi-alpha-b-r1"):
-            subprocess.run([sys.executable, "-m", "engine.runtimes.process", "rm", "-f", name], env=env,
+            subprocess.run([sys.executable, "-m", "studymon.engine.runtimes.process", "rm", "-f", name], env=env,
                            capture_output=True)
 
 
@@ -169,8 +169,8 @@ def test_the_study_stays_locked_through_its_kill_and_resume_and_is_free_at_its_e
     """Polled every few milliseconds from the first launch to the end: never free in between (kill, resume)."""
     import asyncio
 
-    from engine.prepare import create_fresh, plan_fresh
-    from engine.supervisor import Supervisor
+    from studymon.engine.prepare import create_fresh, plan_fresh
+    from studymon.engine.supervisor import Supervisor
     from tests.studies import template
 
     t = template(tmp_path, backend="process", budget=20, diagnosisSeconds=1)
@@ -207,7 +207,7 @@ def test_a_second_command_with_the_same_id_is_refused_and_the_first_study_is_unt
     t = template(tmp_path, backend="process", budget=30, diagnosisSeconds=3)
     one, two = tmp_path / "one", tmp_path / "two"
     env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200")
-    first = subprocess.Popen([sys.executable, "-m", "tui.cli", "run", "--headless", "--template", str(t), f"a={one}"],
+    first = subprocess.Popen([sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--template", str(t), f"a={one}"],
                              cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         ledger = one / "study" / "ledger.jsonl"
@@ -238,7 +238,7 @@ def test_a_keeper_left_running_by_a_dead_console_keeps_the_id(tmp_path: Path) ->
     t = template(tmp_path, backend="process", budget=30, diagnosisSeconds=3)
     one = tmp_path / "one"
     env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200")
-    console = subprocess.Popen([sys.executable, "-m", "tui.cli", "run", "--headless", "--template", str(t), f"a={one}"],
+    console = subprocess.Popen([sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--template", str(t), f"a={one}"],
                                cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     launches = one / "launches.jsonl"
     deadline = time.monotonic() + 60

@@ -13,8 +13,8 @@ from textual.containers import Horizontal
 from textual.widget import Widget
 from textual.widgets import Button, Label, Static
 
-from engine.checks import Check
-from engine.events import (
+from studymon.engine.checks import Check
+from studymon.engine.events import (
     ArmChanged,
     ContainerChanged,
     KillStep,
@@ -28,15 +28,15 @@ from engine.events import (
     StateChanged,
     Verdicts,
 )
-from engine.ledger import LedgerIssue, Record
-from widgets.containers_table import ContainersTable
-from widgets.controls import Controls
-from widgets.dialogs import ConfirmScreen, HelpScreen, QuitScreen, RecordScreen
-from widgets.ledger_stream import LedgerStream, plain_line, summarize
-from widgets.load_graph import LoadGraph
-from widgets.machine_bar import MachineBar
-from widgets.study_header import StudyHeader
-from widgets.study_pane import TCSS_PATH, StudyPane, pane_id
+from studymon.engine.ledger import LedgerIssue, Record
+from studymon.widgets.containers_table import ContainersTable
+from studymon.widgets.controls import Controls
+from studymon.widgets.dialogs import ConfirmScreen, HelpScreen, QuitScreen, RecordScreen
+from studymon.widgets.ledger_stream import LedgerStream, plain_line, summarize
+from studymon.widgets.load_graph import LoadGraph
+from studymon.widgets.machine_bar import MachineBar
+from studymon.widgets.study_header import StudyHeader
+from studymon.widgets.study_pane import TCSS_PATH, StudyPane, pane_id
 
 WIDGETS = Path(__file__).resolve().parent.parent / "widgets"
 
@@ -334,7 +334,7 @@ async def test_containers_update_in_place() -> None:
         assert table.get_row(name)[0].plain == "d1"
         assert table.get_row(name)[1].plain == "diagnosis"
         table.apply(ContainerChanged("s1", name, "start", _inspect("running"), "running"))
-        from engine.clock import parse_rfc3339
+        from studymon.engine.clock import parse_rfc3339
 
         table.tick(parse_rfc3339("2026-11-30T05:03:07Z"))
         await pilot.pause()
@@ -652,7 +652,7 @@ async def test_load_graph_mark_before_any_sample() -> None:
     """A kill can land before the first machine sample: the marker must still draw."""
     from textual.app import App, ComposeResult
 
-    from widgets.load_graph import LoadGraph
+    from studymon.widgets.load_graph import LoadGraph
 
     class GraphApp(App[None]):
         def compose(self) -> ComposeResult:

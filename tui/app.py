@@ -25,16 +25,16 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Footer
 
-from engine.events import Sample, StudyEvent
-from engine.evidence import EvidenceExists, write_text
-from engine.session import SessionResult, StudySession
-from engine.spec import StudySpec
-from engine.studylock import StudyLock
-from engine.supervisor import Supervisor, exit_status
-from widgets.dialogs import ConfirmScreen, HelpScreen, QuitScreen, RecordScreen
-from widgets.ledger_stream import DEFAULT_REFRESH_INTERVAL, LedgerStream
-from widgets.machine_bar import MachineBar
-from widgets.study_pane import StudyPane
+from studymon.engine.events import Sample, StudyEvent
+from studymon.engine.evidence import EvidenceExists, write_text
+from studymon.engine.session import SessionResult, StudySession
+from studymon.engine.spec import StudySpec
+from studymon.engine.studylock import StudyLock
+from studymon.engine.supervisor import Supervisor, exit_status
+from studymon.widgets.dialogs import ConfirmScreen, HelpScreen, QuitScreen, RecordScreen
+from studymon.widgets.ledger_stream import DEFAULT_REFRESH_INTERVAL, LedgerStream
+from studymon.widgets.machine_bar import MachineBar
+from studymon.widgets.study_pane import StudyPane
 
 TICK_SECONDS = 2.0
 NARROW_BELOW = 150  # columns: three panes side by side need about 53 each

@@ -35,21 +35,22 @@ from typing import TYPE_CHECKING, Callable, NoReturn
 
 from rich.console import Console
 
-from engine import __version__
-from engine.checks import Check
-from engine.events import ProcessStarted, StudyEvent
-from engine.evidence import read_json
-from engine.prepare import create_fresh, plan_attach, plan_fresh, plan_resume, resolve
-from engine.report import NotEvidence, judge
-from engine.runtimes.process import check_state_folder
-from engine.session import SessionResult
-from engine.spec import BadInput, StudySpec, default_template
-from engine.studylock import StudyLock, claim_for_command
-from engine.supervisor import Supervisor, exit_status
-from engine.table import check_table, summary_line
+from studymon import __version__
+from studymon.engine.checks import Check
+from studymon.engine.events import ProcessStarted, StudyEvent
+from studymon.engine.evidence import read_json
+from studymon.engine.prepare import create_fresh, plan_attach, plan_fresh, plan_resume, resolve
+from studymon.engine.report import NotEvidence, judge
+from studymon.engine.runtimes.process import check_state_folder
+from studymon.engine.session import SessionResult
+from studymon.engine.spec import BadInput, StudySpec
+from studymon.engine.studylock import StudyLock, claim_for_command
+from studymon.engine.supervisor import Supervisor, exit_status
+from studymon.engine.table import check_table, summary_line
+from studymon.refstudy import template as reference_template
 
 if TYPE_CHECKING:
-    from tui.headless import HeadlessView
+    from studymon.tui.headless import HeadlessView
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNFINISHED = 0, 1, 2, 3
 # After a second signal the sessions get this long to let go of their files
@@ -151,7 +152,7 @@ def _command(args: argparse.Namespace, console: Console, err: Console) -> int:
             specs = plan_attach(args.outs)
             return run_studies(specs, set(), False, args.headless, console, attach=True)
         if args.command == "image":
-            from refstudy.image import main as image_main
+            from studymon.refstudy.image import main as image_main
 
             return image_main(["--force"] if args.force else [])
     except BadInput as exc:
@@ -172,7 +173,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         prefixes = {sid: str(r.get("containerPrefix", "inforsi")) for sid, r in research.items()}
         backends = {sid: str(r.get("backend", "process")) for sid, r in research.items()}
     else:
-        template_path = Path(args.template).resolve() if args.template else default_template()
+        template_path = Path(args.template).resolve() if args.template else reference_template()
         specs, template, backend = plan_fresh(args.pairs, template_path, args.armed)
         prefixes = {s.id: str(template.get("containerPrefix", "inforsi")) for s in specs}
         backends = {s.id: backend for s in specs}
@@ -201,7 +202,7 @@ def run_studies(
         headless = True
     if not headless:
         return run_console(specs, armed, resume, attach, console, locks)
-    from tui.headless import HeadlessView
+    from studymon.tui.headless import HeadlessView
 
     view = HeadlessView([s.id for s in specs], console)
     interrupts = Interrupts()
@@ -223,7 +224,7 @@ def run_console(
     specs: list[StudySpec], armed: set[str], resume: bool, attach: bool, console: Console,
     locks: dict[str, StudyLock],
 ) -> int:
-    from tui.app import Planned, StudymonApp
+    from studymon.tui.app import Planned, StudymonApp
 
     planned = []
     for spec in specs:
@@ -405,7 +406,7 @@ def cmd_demo(args: argparse.Namespace, console: Console) -> int:
         raise BadInput(f"{base.parent} does not exist: create it first or pick another --out")
     backend = resolve(args.backend)
     if backend == "docker":
-        from refstudy.image import ImageError, build_image
+        from studymon.refstudy.image import ImageError, build_image
 
         try:
             build_image()
@@ -415,7 +416,7 @@ def cmd_demo(args: argparse.Namespace, console: Console) -> int:
             console.print(f"studymon demo: {exc}; using the process runtime", highlight=False)
             backend = "process"
     pairs = [f"{i}={base / i}" for i in DEMO_IDS]
-    specs, template, _ = plan_fresh(pairs, default_template(), [DEMO_ARMED], backend, new_parent=base)
+    specs, template, _ = plan_fresh(pairs, reference_template(), [DEMO_ARMED], backend, new_parent=base)
     base.mkdir()
     create_fresh(specs, template, backend)
     console.print(f"studymon demo: three reference studies on the {backend} runtime, kill armed on {DEMO_ARMED}; "

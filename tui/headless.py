@@ -20,7 +20,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from engine.events import (
+from studymon.engine.events import (
     ArmChanged,
     ContainerChanged,
     KillStep,
@@ -33,7 +33,8 @@ from engine.events import (
     StudyEvent,
     Verdicts,
 )
-from engine.table import clean
+from studymon.engine.table import clean
+from studymon.widgets.states import state_label
 
 LAST_KINDS = 6
 LAST_STEPS = 5
@@ -90,8 +91,8 @@ class HeadlessView:
             view.balance, view.budget = event.balance, event.budget
             view.in_flight = event.in_flight
         elif isinstance(event, StateChanged):
-            view.state = event.state
-            line = f"{event.state}" + (f" — {event.detail}" if event.detail else "")
+            view.state = state_label(event.state)
+            line = view.state + (f" — {event.detail}" if event.detail else "")
         elif isinstance(event, ProcessStarted):
             view.pid = event.pid
         elif isinstance(event, ProcessEnded):

@@ -16,8 +16,8 @@ from rich.style import Style
 from rich.text import Text
 from textual.widgets import DataTable
 
-from engine.clock import parse_rfc3339
-from engine.events import ContainerChanged
+from studymon.engine.clock import parse_rfc3339
+from studymon.engine.events import ContainerChanged
 
 COLUMNS = (("run", "run"), ("purpose", "purpose"), ("status", "status"), ("for", "for / exit"), ("name", "name"))
 MAX_PURPOSES = 5_000  # runs remembered for rows not seen yet; a bound, not a real limit

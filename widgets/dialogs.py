@@ -18,7 +18,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
-from engine.ledger import Record
+from studymon.engine.ledger import Record
 
 _MOVE_BINDINGS = [
     Binding("left", "app.focus_previous", "Previous", show=False),

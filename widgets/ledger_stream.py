@@ -38,7 +38,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Input
 
-from engine.ledger import Record
+from studymon.engine.ledger import Record
 
 DEFAULT_MAX_RECORDS = 10_000
 # The view catches up with the store at most this often while records pour in

@@ -8,7 +8,6 @@ it is redrawn only when its text changes.
 
 from __future__ import annotations
 
-import re
 import time
 from typing import Any, Callable
 
@@ -18,37 +17,10 @@ from textual.containers import Horizontal, Vertical
 from textual.widget import Widget
 from textual.widgets import Label
 
-from engine.events import State
+from studymon.engine.events import State
+from studymon.widgets.states import CLOCK_STOPPED, state_class, state_label
 
-STATE_SLUGS = {
-    State.STARTING: "starting",
-    State.RUNNING: "running",
-    State.KILLED: "killed",
-    State.RESUMING: "resuming",
-    State.STOPPING: "stopping",
-    State.STOPPED: "stopped",
-    State.FINISHED_OK: "finished-ok",
-    State.FINISHED_FAIL: "finished-fail",
-    State.SERVICE_ERROR: "service-error",
-    State.CRASHED: "crashed",
-    State.DETACHED: "detached",
-    State.ERROR: "error",
-}
-# States after which the study is not running on its own: the running time stops.
-STOPPED_CLOCK = {
-    State.FINISHED_OK,
-    State.FINISHED_FAIL,
-    State.STOPPED,
-    State.CRASHED,
-    State.SERVICE_ERROR,
-    State.ERROR,
-}
 NOTE_KINDS = ("info", "kill", "problem")
-
-
-def state_slug(state: str) -> str:
-    """The CSS class suffix of a state (``finished ✓`` → ``finished-ok``)."""
-    return STATE_SLUGS.get(state) or re.sub(r"[^a-z0-9]+", "-", state.lower()).strip("-") or "unknown"
 
 
 def format_elapsed(seconds: float) -> str:
@@ -137,7 +109,7 @@ class StudyHeader(Vertical):
         self.note = ""
         self.started: float | None = None
         self.ended: float | None = None
-        self._badge = Label(self.state, markup=False, id="state-badge", classes=f"state-{state_slug(self.state)}")
+        self._badge = Label(state_label(self.state), markup=False, id="state-badge", classes=state_class(self.state))
         self._armed = Label("ARMED", markup=False, id="armed-badge")
         self._checks = Label("", markup=False, id="checks-badge")
         self._elapsed = Elapsed(self, id="elapsed")
@@ -164,15 +136,15 @@ class StudyHeader(Vertical):
         self._checks.display = self.checks_known
 
     # --- what the pane calls -------------------------------------------------
-    def set_state(self, state: str, detail: str = "") -> None:
+    def set_state(self, state: State, detail: str = "") -> None:
         if state != self.state:
-            self._badge.remove_class(f"state-{state_slug(self.state)}")
-            self._badge.add_class(f"state-{state_slug(state)}")
+            self._badge.remove_class(state_class(self.state))
+            self._badge.add_class(state_class(state))
             self.state = state
-            self._badge.update(state)
+            self._badge.update(state_label(state))
         self.state_detail = detail
         self._badge.tooltip = detail or None
-        if state in STOPPED_CLOCK:
+        if state in CLOCK_STOPPED:
             if self.started is not None and self.ended is None:
                 self.ended = self.clock()
         self.refresh_clock()

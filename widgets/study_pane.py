@@ -19,7 +19,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.timer import Timer
 
-from engine.events import (
+from studymon.engine.events import (
     ArmChanged,
     ContainerChanged,
     KillStep,
@@ -34,11 +34,11 @@ from engine.events import (
     StudyEvent,
     Verdicts,
 )
-from widgets.containers_table import ContainersTable
-from widgets.controls import Controls
-from widgets.ledger_stream import DEFAULT_MAX_RECORDS, DEFAULT_REFRESH_INTERVAL, LedgerStream
-from widgets.load_graph import LoadGraph
-from widgets.study_header import StudyHeader
+from studymon.widgets.containers_table import ContainersTable
+from studymon.widgets.controls import Controls
+from studymon.widgets.ledger_stream import DEFAULT_MAX_RECORDS, DEFAULT_REFRESH_INTERVAL, LedgerStream
+from studymon.widgets.load_graph import LoadGraph
+from studymon.widgets.study_header import StudyHeader
 
 SLOW_TICKS = 3  # durations and graphs move every this many clock ticks
 

@@ -5,17 +5,17 @@ checks are one piece of code for both."""
 
 from __future__ import annotations
 
-from engine.runtimes.base import Runtime, RuntimeUnavailable, ContainerConflict, NoSuchContainer
+from studymon.engine.runtimes.base import Runtime, RuntimeUnavailable, ContainerConflict, NoSuchContainer
 
 
 def open_runtime(backend: str) -> Runtime:
     """The runtime named by a resolved ``backend`` (``docker`` or ``process``)."""
     if backend == "docker":
-        from engine.runtimes.docker import DockerRuntime
+        from studymon.engine.runtimes.docker import DockerRuntime
 
         return DockerRuntime()
     if backend == "process":
-        from engine.runtimes.process import ProcessRuntime
+        from studymon.engine.runtimes.process import ProcessRuntime
 
         return ProcessRuntime()
     raise ValueError(f"unknown backend {backend!r}: use docker or process")
@@ -23,7 +23,7 @@ def open_runtime(backend: str) -> Runtime:
 
 def docker_answers(timeout: float = 3.0) -> bool:
     """Whether a Docker engine answers on ``DOCKER_HOST`` (or the default socket)."""
-    from engine.runtimes.docker import docker_answers as answers
+    from studymon.engine.runtimes.docker import docker_answers as answers
 
     return answers(timeout)
 

@@ -43,8 +43,8 @@ import docker.errors
 import requests.exceptions
 import urllib3.exceptions
 
-from engine.clock import parse_rfc3339
-from engine.runtimes.base import ContainerConflict, Event, Inspect, NoSuchContainer, RuntimeUnavailable
+from studymon.engine.clock import parse_rfc3339
+from studymon.engine.runtimes.base import ContainerConflict, Event, Inspect, NoSuchContainer, RuntimeUnavailable
 
 Identity = dict[str, int]
 

@@ -41,9 +41,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from engine.evidence import append_line_fd
-from engine.runtimes.base import Event
-from engine.runtimes.statedir import StateDir
+from studymon.engine.evidence import append_line_fd
+from studymon.engine.runtimes.base import Event
+from studymon.engine.runtimes.statedir import StateDir
 
 FOLDER = "events"
 LEGACY = "events.jsonl"  # the single journal of earlier versions, taken over as the first segment

@@ -24,7 +24,7 @@ so whoever reads ``exited`` in a state can rely on the ``die`` being in the
 journal already (the kill checks read the events after the result).
 
 The module is also a small CLI, so studies written in other languages can use
-the runtime: ``python -m engine.runtimes.process ps|inspect|events|logs|rm|run|wait``.
+the runtime: ``python -m studymon.engine.runtimes.process ps|inspect|events|logs|rm|run|wait``.
 """
 
 from __future__ import annotations
@@ -48,11 +48,11 @@ from typing import Any, Callable, Iterator
 
 import psutil
 
-from engine.clock import parse_rfc3339, rfc3339_ns
-from engine.notify import DEFAULT_MASK, Notifier
-from engine.runtimes.base import ContainerConflict, Event, Inspect, NoSuchContainer
-from engine.runtimes.journal import KEEP_SEGMENTS, SEGMENT_BYTES, Journal, event_ns
-from engine.runtimes.statedir import StateDir, UnsafeStateFolder
+from studymon.engine.clock import parse_rfc3339, rfc3339_ns
+from studymon.engine.notify import DEFAULT_MASK, Notifier
+from studymon.engine.runtimes.base import ContainerConflict, Event, Inspect, NoSuchContainer
+from studymon.engine.runtimes.journal import KEEP_SEGMENTS, SEGMENT_BYTES, Journal, event_ns
+from studymon.engine.runtimes.statedir import StateDir, UnsafeStateFolder
 
 ROOT_ENV = "STUDYMON_PROCESS_RUNTIME"
 DEFAULT_IMAGE = "process"
@@ -76,9 +76,9 @@ _EXIT_LOST = 255
 _IN_DONT_FOLLOW = 0x02000000
 _WATCH_MASK = DEFAULT_MASK | _IN_DONT_FOLLOW
 
-_PROJECT_ROOT = Path(__file__).resolve().parents[2]
-# The shim is started by path, so it works without the project being installed.
-_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from engine.runtimes.process import main; sys.exit(main(sys.argv[2:]))"
+# The shim runs from the installed package, with no working folder on its import path.
+# (Imported rather than run with ``-m``: the module is then loaded once, under its own name.)
+_SHIM = ("-P", "-c", "import sys; from studymon.engine.runtimes.process import main; sys.exit(main(sys.argv[1:]))")
 
 
 def default_root() -> Path:
@@ -428,7 +428,7 @@ class ProcessRuntime:
         )
         try:
             intermediate = subprocess.Popen(
-                [sys.executable, "-c", _BOOT, str(_PROJECT_ROOT), "_shim", "--detach", str(self.root), name],
+                [sys.executable, *_SHIM, "_shim", "--detach", str(self.root), name],
                 stdin=subprocess.DEVNULL,
                 stdout=log_fd,
                 stderr=log_fd,
@@ -726,7 +726,7 @@ def _pairs(items: list[str] | None) -> dict[str, str]:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m engine.runtimes.process",
+        prog="python -m studymon.engine.runtimes.process",
         description=f"studymon's process container runtime (state in ${ROOT_ENV}, default {default_root()}).",
     )
     sub = parser.add_subparsers(dest="cmd", required=True)

@@ -28,8 +28,8 @@ import stat
 from pathlib import Path
 from typing import Any, Iterator
 
-from engine.runtimes.base import RuntimeUnavailable
-from engine.spec import BadInput
+from studymon.engine.runtimes.base import RuntimeUnavailable
+from studymon.engine.spec import BadInput
 
 # Folders under the root, and the files in them, are the runtime's user's only.
 DIR_MODE = 0o700

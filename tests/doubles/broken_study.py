@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from refstudy.controller import RunPlan, Study, main, say  # noqa: E402
-from refstudy.ledger import Content  # noqa: E402
+from studymon.refstudy.controller import RunPlan, Study, main, say  # noqa: E402
+from studymon.refstudy.ledger import Content  # noqa: E402
 
 FAULTS = ("rerun", "recharge", "noresult", "instant")
 

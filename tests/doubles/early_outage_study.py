@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from refstudy.controller import Experiment, Study, TemporaryFailure, main  # noqa: E402
+from studymon.refstudy.controller import Experiment, Study, TemporaryFailure, main  # noqa: E402
 
 MESSAGE = "model service unreachable before round 1 (scheduled outage)"
 

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from refstudy.controller import Experiment, RunPlan, Study, main  # noqa: E402
+from studymon.refstudy.controller import Experiment, RunPlan, Study, main  # noqa: E402
 
 BASELINE_RUN = "a0"
 

@@ -21,8 +21,8 @@ if str(ROOT) not in sys.path:
 
 import requests.exceptions  # noqa: E402
 
-from engine.runtimes import RuntimeUnavailable  # noqa: E402
-from refstudy.controller import RunPlan, Study, main, say  # noqa: E402
+from studymon.engine.runtimes import RuntimeUnavailable  # noqa: E402
+from studymon.refstudy.controller import RunPlan, Study, main, say  # noqa: E402
 
 RETRY_PAUSE = 0.5
 

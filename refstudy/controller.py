@@ -73,7 +73,7 @@ class ConfigError(ValueError):
 
 def template() -> dict[str, Any]:
     """The default template shipped with the study (``refstudy/research.json``)."""
-    return json.loads(resources.files("refstudy").joinpath("research.json").read_text(encoding="utf-8"))
+    return json.loads(resources.files("studymon.refstudy").joinpath("research.json").read_text(encoding="utf-8"))
 
 
 @dataclass(frozen=True)
@@ -322,7 +322,7 @@ class Study:
     @property
     def payload(self) -> str:
         if self._payload is None:
-            self._payload = resources.files("refstudy").joinpath("payload.sh").read_text(encoding="utf-8")
+            self._payload = resources.files("studymon.refstudy").joinpath("payload.sh").read_text(encoding="utf-8")
         return self._payload
 
     def container(self, plan: RunPlan) -> str:

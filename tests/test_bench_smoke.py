@@ -124,3 +124,20 @@ def test_soak_quick_judges_every_study_right_and_loses_nothing(
     assert summary["falseFailures"] == [], proc.stdout
     assert summary["recordsLost"] == [], proc.stdout
     assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+
+
+def test_notify_latency_quick_runs_and_prints_the_ratios() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "notify_latency.py"), "--quick", "--silent"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    out = proc.stdout
+    for design in ("inotify", "watchfiles", "timer"):
+        assert re.search(rf"^{design}\s+5(\s+[\d.]+){{5}}$", out, re.M), out
+    assert re.search(r"^ratio watchfiles/inotify: p50 x\d+, p99 x\d+$", out, re.M), out
+    assert re.search(r"^ratio timer/watchfiles: p50 x[\d.]+, p99 x[\d.]+$", out, re.M), out
+    assert re.search(r"^watchfiles as the fallback .*: (serves|DOES NOT SERVE) ", out, re.M), out

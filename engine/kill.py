@@ -148,6 +148,7 @@ class Kill:
     closed: bool = False
     decided: bool = False  # the targets are known: from here on the kill is made whatever happens
     frozen_mono: float = 0.0
+    killed_pid: int | None = None  # a window reopened by a later console: the pid its kill.json names
     _work: "asyncio.Future[dict[str, Any]] | None" = field(default=None, repr=False)
     _kill_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 

@@ -4,8 +4,8 @@ It runs the same engine triggers as ``bench/kill_reaction.py`` (real
 sessions, real processes) with timing marks wrapped around the engine's
 functions on the path, in this process only, and prints each step's p50,
 p90 and max.  The path runs in the wake-up that reads the trigger
-(``StudySession.drain`` -> ``_check_trigger`` -> ``Kill.freeze`` and
-``Kill.decide_now``): read, accounts, freeze (identity check, SIGSTOP),
+(``LedgerPump.drain`` -> ``KillDriver.check_trigger`` -> ``Kill.freeze``
+and ``Kill.decide_now``): read, accounts, freeze (identity check, SIGSTOP),
 confirm that the group stopped, read again while frozen, targets; then a
 strike thread inspects the targets' containers and sends SIGKILL (identity
 check, ``killpg``) while the wake-up waits for it without the GIL.  The
@@ -40,7 +40,9 @@ import kill_reaction as kr  # noqa: E402  (puts the project root on sys.path)
 import studymon.engine.launcher as launcher_mod  # noqa: E402
 import studymon.engine.ledger as ledger_mod  # noqa: E402
 import studymon.engine.kill as kill_mod  # noqa: E402
+import studymon.engine.killing as killing_mod  # noqa: E402
 import studymon.engine.notify as notify_mod  # noqa: E402
+import studymon.engine.pump as pump_mod  # noqa: E402
 import studymon.engine.session as session_mod  # noqa: E402
 import studymon.engine.supervisor as supervisor_mod  # noqa: E402
 
@@ -85,8 +87,8 @@ def instrumented() -> Iterator[None]:
 
     wrap(notify_mod.Notifier, "wait_async", "wait_async")
     wrap(ledger_mod.LedgerTail, "read_new", "read_new")
-    wrap(session_mod.StudySession, "drain", "drain")
-    wrap(session_mod.StudySession, "_check_trigger", "check_trigger")
+    wrap(pump_mod.LedgerPump, "drain", "drain")
+    wrap(killing_mod.KillDriver, "check_trigger", "check_trigger")
     wrap(launcher_mod.Controller, "freeze", "freeze")
     wrap(launcher_mod.Controller, "kill", "kill")
     # The identity check before each signal: a pidfd probe, or the psutil start time without a pidfd.

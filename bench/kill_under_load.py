@@ -63,7 +63,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import kill_reaction as kr  # noqa: E402  (puts the project root on sys.path)
 import studymon.engine.ledger as ledger_mod  # noqa: E402
-import studymon.engine.session as session_mod  # noqa: E402
+import studymon.engine.pump as pump_mod  # noqa: E402
 from studymon.engine.events import KillStep, RecordsSeen, State, StateChanged, StudyEvent  # noqa: E402
 from studymon.engine.evidence import read_json  # noqa: E402
 from studymon.engine.prepare import create_fresh  # noqa: E402
@@ -139,22 +139,23 @@ class FullCollections:
 
 
 def time_drains(session: Any, into: list[float]) -> None:
-    """Time each ``drain`` of one session that reads 1 KiB or more (the burst's reads: slices, or one read).
+    """Time each ``drain`` of a session's ledger pump that reads 1 KiB or more (the burst's reads: slices, or one read).
 
-    Wrapped on the instance, in this process only: two clock readings a call.
+    Wrapped on the pump instance, in this process only: two clock readings a call.
     """
-    drain = session.drain
+    pump = session.pump
+    drain = pump.drain
 
     def timed(*args: Any, **kwargs: Any) -> None:
-        offset, began = session._tail.offset, time.perf_counter()
+        offset, began = pump.tail.offset, time.perf_counter()
         try:
             drain(*args, **kwargs)
         finally:
             took = (time.perf_counter() - began) * 1e3
-            if session._tail.offset - offset >= 1024:
+            if pump.tail.offset - offset >= 1024:
                 into.append(took)
 
-    session.drain = timed
+    pump.drain = timed
 
 
 class Watch:
@@ -297,13 +298,13 @@ async def trigger(
 
 # --- the run -------------------------------------------------------------------------
 def slicing() -> str:
-    """What the session does with a burst, read from its source: in slices, or at once."""
+    """What the ledger pump does with a burst, read from its source: in slices, or at once."""
     import inspect
 
-    source = inspect.getsource(session_mod)
+    source = inspect.getsource(pump_mod)
     if "READ_SLICE" in source or "max_bytes" in source:
-        return f"in slices of {getattr(session_mod, 'READ_SLICE', ledger_mod.READ_SLICE)} bytes"
-    return "all at once (no bounded read in engine/session.py)"
+        return f"in slices of {getattr(pump_mod, 'READ_SLICE', ledger_mod.READ_SLICE)} bytes"
+    return "all at once (no bounded read in engine/pump.py)"
 
 
 async def run_all(args: argparse.Namespace, work: Path, children: kr.Children) -> list[Sample]:
@@ -462,10 +463,10 @@ async def amain(args: argparse.Namespace, work: Path, children: kr.Children) -> 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.slice is not None:
-        # The session takes READ_SLICE from engine.ledger by name, so both are set.
+        # The ledger pump takes READ_SLICE from engine.ledger by name, so both are set.
         ledger_mod.READ_SLICE = args.slice
-        if hasattr(session_mod, "READ_SLICE"):
-            session_mod.READ_SLICE = args.slice  # type: ignore[attr-defined]
+        if hasattr(pump_mod, "READ_SLICE"):
+            pump_mod.READ_SLICE = args.slice
     slices = slicing()
     started = time.time()
     work = Path(tempfile.mkdtemp(prefix="studymon-company-bench-"))

@@ -48,12 +48,11 @@ class Supervisor:
         lock: StudyLock | None = None,
     ) -> StudySession:
         session = StudySession(
-            spec, self._emit, resume=resume, armed=armed, linger=linger, attach=attach, runtime=runtime, lock=lock
+            spec, self._emit, resume=resume, armed=False, linger=linger, attach=attach, runtime=runtime, lock=lock
         )
         self.sessions[spec.id] = session
         if armed:
-            session.armed = False  # arm() records the arming in arms.jsonl
-            session.arm(True)
+            session.arm(True)  # armed through arm(), which records the arming in arms.jsonl
         return session
 
     def _emit(self, event: StudyEvent) -> None:

@@ -2,7 +2,7 @@
 
 The study is real (the reference study on the process runtime); the fault is
 a full disk at the moment one report is published, injected at the evidence
-writer the session calls.
+writer the session's finish calls (:mod:`studymon.engine.finish`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-import studymon.engine.session as session_mod
+import studymon.engine.finish as finish_mod
 from studymon.engine.evidence import EvidenceWriteError
 from studymon.engine.prepare import create_fresh, plan_fresh
 from studymon.engine.supervisor import Supervisor
@@ -29,14 +29,14 @@ def test_a_full_disk_after_outcome_is_completed_by_resume(tmp_path: Path, monkey
     out = tmp_path / "o"
     specs, tpl, backend = plan_fresh([f"o={out}"], t, [], "process")
     create_fresh(specs, tpl, backend)
-    real = session_mod.write_json
+    real = finish_mod.write_json
 
     def full_disk(path: Path, obj: Any) -> Path:
         if Path(path).name == "accounts.json":
             raise EvidenceWriteError(errno.ENOSPC, f"cannot write {path}: No space left on device")
         return real(path, obj)
 
-    monkeypatch.setattr(session_mod, "write_json", full_disk)
+    monkeypatch.setattr(finish_mod, "write_json", full_disk)
 
     async def scenario() -> Any:
         sup = Supervisor(lambda e: None)
@@ -44,7 +44,7 @@ def test_a_full_disk_after_outcome_is_completed_by_resume(tmp_path: Path, monkey
         return (await asyncio.wait_for(sup.run(), 120))[0]
 
     result = asyncio.run(scenario())
-    monkeypatch.setattr(session_mod, "write_json", real)
+    monkeypatch.setattr(finish_mod, "write_json", real)
     assert result.exit_status == 3
     assert "accounts.json" in result.message and "No space left" in result.message
     assert (out / "outcome.json").is_file()

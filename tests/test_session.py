@@ -49,7 +49,7 @@ def test_attaching_to_a_long_ledger_shows_its_end_first_and_keeps_memory_flat(tm
 
     from studymon.engine.evidence import append_jsonl, write_json
     from studymon.engine.events import RecordsSeen
-    from studymon.engine.session import SHOWN_ON_CATCH_UP
+    from studymon.engine.pump import SHOWN_ON_CATCH_UP
     from studymon.engine.spec import StudySpec
 
     out = tmp_path / "long"

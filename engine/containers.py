@@ -1,0 +1,121 @@
+"""A study's containers, followed live through the runtime's event stream.
+
+A :class:`ContainerWatch` lists the study's containers once, then follows the
+runtime's events in a thread of its own (with a runtime of its own: a Docker
+client is not shared across threads).  Every event goes to the event
+recorder, which keeps the kill windows' evidence; the changes to the study's
+containers are handed to the event loop as
+:class:`~studymon.engine.events.ContainerChanged` and kept in
+:attr:`ContainerWatch.containers`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from typing import Any, Callable
+
+from studymon.engine.events import ContainerChanged, Problem, StudyEvent
+from studymon.engine.recording import EventRecorder
+from studymon.engine.runtimes import Runtime, open_runtime
+
+# An action's status without asking the runtime (the others are inspected).
+_STATUS_AFTER = {
+    "create": "created",
+    "start": "running",
+    "restart": "running",
+    "unpause": "running",
+    "pause": "paused",
+    "die": "exited",
+    "destroy": "removed",
+}
+_FOLLOWED = ("create", "start", "die", "destroy", "kill", "stop", "pause", "unpause", "restart")
+
+
+class ContainerWatch:
+    """Follows the containers named ``prefix``... in a thread; reports their changes on the loop."""
+
+    def __init__(self, study: str, backend: str, prefix: str, recorder: EventRecorder,
+                 emit: Callable[[StudyEvent], None]) -> None:
+        self.study = study
+        self.backend = backend
+        self.prefix = prefix
+        self.recorder = recorder
+        self.emit = emit
+        self.containers: dict[str, dict[str, Any]] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._stream, name=f"containers-{study}", daemon=True)
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def start(self) -> None:
+        """Start following, reporting to the running loop."""
+        self._loop = asyncio.get_running_loop()
+        self._thread.start()
+
+    async def stop(self) -> None:
+        """Stop following; the stream ends within moments, and a stuck engine call is not waited for long."""
+        self._stop.set()
+        await asyncio.to_thread(self._thread.join, 5.0)
+
+    def _stream(self) -> None:
+        try:
+            runtime = open_runtime(self.backend)
+            for inspect in runtime.list(self.prefix):
+                name = str(inspect.get("Name", "")).lstrip("/")
+                state = inspect.get("State") or {}
+                code = state.get("ExitCode") if state.get("Status") in ("exited", "dead") else None
+                self._post(ContainerChanged(self.study, name, "exists", inspect, str(state.get("Status", "")), code))
+            try:
+                runtime.stream(
+                    lambda e: self._on_event(runtime, e),
+                    self._stop,
+                    on_live=self.recorder.on_live,
+                    on_gap=self.recorder.on_gap,
+                )
+            finally:
+                close_runtime(runtime)
+        except Exception as exc:  # noqa: BLE001 - the console goes on without the live list
+            self.recorder.on_down(time.time())
+            self._post(Problem(self.study, f"container event stream stopped: {exc}"))
+
+    def _on_event(self, runtime: Runtime, event: dict[str, Any]) -> None:
+        self.recorder.on_event(event)
+        attributes: dict[str, Any] = (event.get("Actor") or {}).get("Attributes") or {}
+        name = str(attributes.get("name", "")).lstrip("/")
+        if not name.startswith(self.prefix):
+            return
+        action = str(event.get("Action") or event.get("status") or "").split(":", 1)[0]
+        if action not in _FOLLOWED:
+            return
+        inspect = None if action == "destroy" else runtime.inspect(name)
+        code: int | None = None
+        if action == "die":
+            try:
+                code = int(attributes.get("exitCode", ""))
+            except (TypeError, ValueError):
+                code = None
+        status = _STATUS_AFTER.get(action) or str(((inspect or {}).get("State") or {}).get("Status", action))
+        self._post(ContainerChanged(self.study, name, action, inspect, status, code))
+
+    def _post(self, event: StudyEvent) -> None:
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._on_posted, event)
+
+    def _on_posted(self, event: StudyEvent) -> None:
+        if isinstance(event, ContainerChanged):
+            if event.inspect is None:
+                self.containers.pop(event.name, None)
+            else:
+                self.containers[event.name] = event.inspect
+        self.emit(event)
+
+
+def close_runtime(runtime: Runtime) -> None:
+    """Let go of a runtime's connections (a Docker client's sockets); runtimes without any have no ``close``."""
+    close = getattr(runtime, "close", None)
+    if close is not None:
+        with contextlib.suppress(Exception):
+            close()

@@ -180,7 +180,7 @@ def in_flight(app: StudymonApp, study: str) -> list[str]:
 
 
 def button(app: StudymonApp, study: str, which: str) -> Button:
-    return app.panes[study].controls.query_one(f"#{which}", Button)
+    return app.main.panes[study].controls.button(which)
 
 
 # --- the scenarios --------------------------------------------------------------
@@ -194,14 +194,14 @@ async def test_arm_by_key_before_the_first_diagnosis_then_kill_resume_all_hold(l
     app = StudymonApp(planned, save_dir=lab.tmp)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("2", "a")
-        assert app.current_study() == "b"
+        assert app.main.current_study() == "b"
         assert app.supervisor.sessions["b"].armed and not app.supervisor.sessions["a"].armed
-        assert app.panes["b"].header.armed and not app.panes["a"].header.armed
+        assert app.main.panes["b"].header.armed and not app.main.panes["a"].header.armed
         assert str(button(app, "b", "arm").label) == "● Armed"
         assert not ledger(b), "the study must not have started before it was armed"
         gate.touch()
         await wait_until(pilot, "the armed kill", lambda: (b / "kills" / "1" / "kill.json").is_file())
-        assert not app.supervisor.sessions["b"].armed and not app.panes["b"].header.armed
+        assert not app.supervisor.sessions["b"].armed and not app.main.panes["b"].header.armed
         code = await wait_exit(app)
     assert code == 0, failures(app)
     assert [r.study for r in app.results] == ["a", "b"]
@@ -223,8 +223,9 @@ async def test_arm_by_key_before_the_first_diagnosis_then_kill_resume_all_hold(l
     assert set(kill_verdicts(b)) == {"sameContainerNoRerun", "chargedOnce", "resultSettledAndFinished"}
     assert [("--resume" in e["argv"], e["resume"]) for e in starts(b)] == [(False, False), (True, True)]
     # The operator saw it happen: K and R on b's load graph, and b's verdicts.
-    assert [kind for _, kind in app.panes["b"].graph.markers] == ["kill", "resume"]
-    assert app.panes["b"].header.checks_ok is True and app.panes["b"].header.state == State.FINISHED_OK
+    assert [kind for _, kind in app.main.panes["b"].graph.markers] == ["kill", "resume"]
+    pane_b = app.main.panes["b"]
+    assert pane_b.checks is not None and pane_b.checks.ok is True and pane_b.header.state == State.FINISHED_OK
 
 
 async def test_kill_now_asks_first_cancel_keeps_it_running_then_kill_and_resume(lab: Lab) -> None:
@@ -260,10 +261,10 @@ async def test_kill_now_asks_first_cancel_keeps_it_running_then_kill_and_resume(
         # Resume once the engine waits for it: it drops a resume that comes while the kill is still capturing.
         await wait_until(
             pilot, "the study killed and waiting for a resume",
-            lambda: session.state == State.KILLED and "waiting for resume" in app.panes["a"].header.state_detail,
+            lambda: session.state == State.KILLED and "waiting for resume" in app.main.panes["a"].header.state_detail,
         )
         assert not session.is_running()
-        assert app.panes["a"].header.state == State.KILLED
+        assert app.main.panes["a"].header.state == State.KILLED
         assert not button(app, "a", "resume").disabled, "Resume must be enabled once the controller is dead"
         assert button(app, "a", "kill").disabled and button(app, "a", "stop").disabled
 
@@ -296,7 +297,7 @@ async def test_stop_then_resume(lab: Lab) -> None:
         await wait_until(pilot, "the study stopped", lambda: session.state == State.STOPPED)
         ends = [e for e in launches(out) if e["event"] == "end"]
         assert [e["code"] for e in ends] == [130]
-        assert app.panes["a"].header.state == State.STOPPED
+        assert app.main.panes["a"].header.state == State.STOPPED
         assert not button(app, "a", "resume").disabled, "Resume must be enabled once the controller has stopped"
         assert button(app, "a", "kill").disabled and button(app, "a", "stop").disabled
 
@@ -341,7 +342,7 @@ async def test_quit_and_detach_then_attach_finishes(lab: Lab) -> None:
     async with again.run_test(size=SIZE) as pilot:
         await wait_until(
             pilot, "both attached",
-            lambda: all(again.panes[s].pid == pids[s] for s in ("a", "b")) or again.return_code is not None,
+            lambda: all(again.main.panes[s].pid == pids[s] for s in ("a", "b")) or again.return_code is not None,
         )
         code = await wait_exit(again)
     assert code == 0, failures(again)

@@ -18,7 +18,7 @@ import hashlib
 import json
 import math
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from textual.pilot import Pilot
 from textual.widgets import Input
@@ -262,19 +262,19 @@ def recorded_run() -> list[Step]:
     return steps
 
 
-def feeder(clock: SteppedClock) -> Callable[[Pilot], None]:
+def feeder(clock: SteppedClock) -> Callable[[Pilot], Awaitable[None]]:
     """The ``run_before`` of a snapshot: feed the recording at its times, then stand at 1 min 30 s."""
 
-    def run_before(pilot: Pilot) -> None:
+    async def run_before(pilot: Pilot) -> None:
         app = pilot.app
         assert isinstance(app, StudymonApp)
         for at, events in recorded_run():
             clock.now = MONO0 + at
-            app.feed(events)
+            await app.feed(events)  # handled by the panes at this clock
         clock.now = MONO0 + 90.0
-        for field in app.query(Input):
+        for field in app.main.query(Input):
             field.cursor_blink = False  # hidden now; a shown one must not blink into the picture either
-        for pane in app.panes.values():
+        for pane in app.main.panes.values():
             pane.flush()
             pane.tick()
 

@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 from textual import on
 from textual.app import App, ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widget import Widget
 from textual.widgets import Button, Label, Static
@@ -155,9 +156,9 @@ async def test_stream_keeps_at_most_max_records_of_200_000() -> None:
         spent = time.perf_counter() - started
         stream.flush()
         await pilot.pause()
-        assert len(stream._records) == 10_000
+        assert stream.kept == 10_000
         assert stream.dropped == 190_000
-        assert stream._records[0].seq == 190_001
+        assert stream.store.records[0].seq == 190_001
         assert stream.line_count == 10_000
         assert spent < 5.0, f"adding 200 000 records took {spent:.2f}s"
         status = stream.status.render().plain
@@ -167,7 +168,7 @@ async def test_stream_keeps_at_most_max_records_of_200_000() -> None:
         height = stream.lines.scrollable_content_region.height
         assert strip_text(stream.lines, height - 1).lstrip().startswith("200000 ")
         # Only lines on screen were ever drawn.
-        assert len(stream.lines._strips) <= 2 * height
+        assert stream.lines.cached_lines <= 2 * height
 
 
 async def test_a_burst_is_shown_in_one_catch_up_not_one_repaint_per_record() -> None:
@@ -385,20 +386,22 @@ async def test_controls_enable_per_state_and_post_actions() -> None:
     async with app.run_test() as pilot:
         controls = app.query_one(Controls)
         kill, arm, resume, stop = (controls.query_one(f"#{i}", Button) for i in ("kill", "arm", "resume", "stop"))
-        controls.set_state(State.RUNNING, armed=False, running=True, finished=False)
+        assert [str(b.label) for b in (kill, arm, resume, stop)] == ["Kill now", "Arm", "Resume", "Stop"]
+        assert "(key: k)" in str(kill.tooltip)
+        controls.running, controls.finished = True, False
         assert (kill.disabled, arm.disabled, resume.disabled, stop.disabled) == (False, False, True, False)
-        controls.set_state(State.KILLED, armed=False, running=False, finished=False)
+        controls.running = False  # killed
         assert (kill.disabled, resume.disabled, stop.disabled) == (True, False, True)
-        controls.set_state(State.FINISHED_OK, armed=False, running=False, finished=True)
+        controls.finished = True
         assert (kill.disabled, arm.disabled, resume.disabled, stop.disabled) == (True, True, True, True)
-        controls.set_state(State.RUNNING, armed=True, running=True, finished=False)
+        controls.running, controls.finished, controls.armed = True, False, True
         assert "Armed" in str(arm.label) and arm.has_class("-armed")
         await pilot.pause()
         for button in ("#kill", "#arm", "#stop"):
             await pilot.click(button)
         await pilot.pause()
         assert [m.action for m in app.messages] == ["kill", "arm", "stop"]
-        controls.set_state(State.STOPPED, armed=False, running=False, finished=False)
+        controls.running, controls.armed = False, False  # stopped
         assert str(arm.label) == "Arm"
         await pilot.click("#kill")  # disabled: nothing
         await pilot.click("#resume")
@@ -463,7 +466,7 @@ async def test_record_and_help_screens() -> None:
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, RecordScreen)
-        app.push_screen(HelpScreen([("k", "kill now"), ("a", "arm")], "Watch, break, verify."))
+        app.push_screen(HelpScreen([("Study", [("k", "kill now"), ("a", "arm")])], "Watch, break, verify."))
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("question_mark")
@@ -482,22 +485,22 @@ async def test_header_badge_and_elapsed_from_an_injected_clock() -> None:
         badge = header.query_one("#state-badge", Label)
         assert header.elapsed_text == "--:--:--"
         header.process_started()
-        header.set_state(State.RUNNING, "pid 42")
+        header.state, header.state_detail = State.RUNNING, "pid 42"
         now[0] = 100.0 + 3725
         header.refresh_clock()
         await pilot.pause()
         assert header.elapsed_text == "01:02:05"
         assert header.query_one("#elapsed").render() == "01:02:05"
         assert label_text(badge) == "running" and badge.has_class("state-running")
-        header.set_state(State.FINISHED_OK)
+        header.state = State.FINISHED_OK
         assert badge.has_class("state-finished-ok") and not badge.has_class("state-running")
         now[0] += 50
         assert header.elapsed_text == "01:02:05", "the clock stops when the study has finished"
-        header.set_armed(True)
+        header.armed = True
         await pilot.pause()
         assert header.query_one("#armed-badge").display
-        header.set_progress(3, "diagnosis", 20.0, 60.0)
-        header.set_pid(42)
+        header.progress = Progress("s1", 3, "diagnosis", 20.0, 60.0, ())
+        header.controller = (42, None)
         assert label_text(header.query_one("#header-progress", Label)) == "pid 42 · round 3 · diagnosis"
         assert header.query_one("#balance").render().plain.endswith(" 40/60")
 
@@ -538,44 +541,45 @@ async def test_pane_routes_every_event() -> None:
     async with app.run_test(size=(60, 48)) as pilot:
         pane = app.query_one(StudyPane)
         assert pane.id == pane_id("s1")
-        pane.handle(ProcessStarted("s1", 4242, False))
-        pane.handle(StateChanged("s1", State.RUNNING, "pid 4242"))
-        pane.handle(RecordsSeen("s1", tuple(make_records(8)), (LedgerIssue("gap", 9, "seq 11 follows 9"),)))
-        pane.handle(Progress("s1", 1, "diagnosis", 50.0, 60.0, (("d1", "inforsi-s1-d1"),)))
-        pane.handle(ContainerChanged("s1", "inforsi-s1-d1", "start", _inspect("running"), "running"))
-        pane.handle(Sample("s1", {"load": [0.5, 0, 0], "memory": {"percent": 30}, "cpu": 12.0}, 80.0))
-        pane.handle(ArmChanged("s1", True))
-        pane.handle(RecordsSeen("other", tuple(make_records(5))))  # another study's: ignored
+        pane.post_event(ProcessStarted("s1", 4242, False))
+        pane.post_event(StateChanged("s1", State.RUNNING, "pid 4242"))
+        pane.post_event(RecordsSeen("s1", tuple(make_records(8)), (LedgerIssue("gap", 9, "seq 11 follows 9"),)))
+        pane.post_event(Progress("s1", 1, "diagnosis", 50.0, 60.0, (("d1", "inforsi-s1-d1"),)))
+        pane.post_event(ContainerChanged("s1", "inforsi-s1-d1", "start", _inspect("running"), "running"))
+        pane.post_event(Sample("s1", {"load": [0.5, 0, 0], "memory": {"percent": 30}, "cpu": 12.0}, 80.0))
+        pane.post_event(ArmChanged("s1", True))
+        pane.post_event(RecordsSeen("other", tuple(make_records(5))))  # another study's: ignored
         await pilot.pause()
         assert pane.stream.kept == 8
         assert pane.containers.get_row("inforsi-s1-d1")[1].plain == "diagnosis"
-        assert "gap" in pane.header.note
+        assert "gap" in pane.header.note.text
         assert pane.header.armed and pane.controls.armed
-        assert not pane.controls.kill_button.disabled and pane.controls.resume_button.disabled
-        pane.handle(KillStep("s1", 1, "frozen", "targets: ['d1']"))
+        assert not pane.controls.button("kill").disabled and pane.controls.button("resume").disabled
+        pane.post_event(KillStep("s1", 1, "frozen", "targets: ['d1']"))
         await pilot.pause()
         assert label_text(pane.header.query_one("#header-note", Label)) == "kill 1: frozen — targets: ['d1']"
-        pane.handle(StateChanged("s1", State.KILLED, "kill 1 (auto)"))
-        pane.handle(KillStep("s1", 1, "killed", "SIGKILL to pid 4242"))
-        pane.handle(ProcessEnded("s1", 4242, None, "SIGKILL"))
+        pane.post_event(StateChanged("s1", State.KILLED, "kill 1 (auto)"))
+        pane.post_event(KillStep("s1", 1, "killed", "SIGKILL to pid 4242"))
+        pane.post_event(ProcessEnded("s1", 4242, None, "SIGKILL"))
         await pilot.pause()
-        assert pane.header.note == "kill 1: killed — SIGKILL to pid 4242"
-        assert not pane.running and not pane.controls.resume_button.disabled
+        assert pane.header.note.text == "kill 1: killed — SIGKILL to pid 4242"
+        assert not pane.running and not pane.controls.button("resume").disabled
         assert "pid 4242 (SIGKILL)" in label_text(pane.header.query_one("#header-progress", Label))
-        pane.handle(ProcessStarted("s1", 4243, True))
-        pane.handle(KillStep("s1", 1, "resumed", "pid 4243"))
-        pane.handle(Sample("s1", {"load": [0.5, 0, 0], "memory": {"percent": 30}, "cpu": 12.0}, 80.0))
-        assert [kind for _, kind in pane.graph.markers] == ["kill", "resume"]
-        pane.handle(Problem("s1", "container event stream stopped: boom"))
+        pane.post_event(ProcessStarted("s1", 4243, True))
+        pane.post_event(KillStep("s1", 1, "resumed", "pid 4243"))
+        pane.post_event(Sample("s1", {"load": [0.5, 0, 0], "memory": {"percent": 30}, "cpu": 12.0}, 80.0))
         await pilot.pause()
-        assert pane.header.note.startswith("⚠ container event stream stopped")
+        assert [kind for _, kind in pane.graph.markers] == ["kill", "resume"]
+        pane.post_event(Problem("s1", "container event stream stopped: boom"))
+        await pilot.pause()
+        assert pane.header.note.text.startswith("⚠ container event stream stopped")
         assert pane.header.query_one("#header-note").has_class("-problem")
-        pane.handle(ProcessEnded("s1", 4243, 0, None))
-        pane.handle(StateChanged("s1", State.FINISHED_OK))
-        pane.handle(Verdicts("s1", (Check("ledgerWellFormed", True, "ok"),), True, True))
+        pane.post_event(ProcessEnded("s1", 4243, 0, None))
+        pane.post_event(StateChanged("s1", State.FINISHED_OK))
+        pane.post_event(Verdicts("s1", (Check("ledgerWellFormed", True, "ok"),), True, True))
         await pilot.pause()
         assert pane.finished
-        assert pane.controls.resume_button.disabled and pane.controls.arm_button.disabled
+        assert pane.controls.button("resume").disabled and pane.controls.button("arm").disabled
         assert label_text(pane.header.query_one("#checks-badge", Label)) == "checks ✓"
 
 
@@ -585,15 +589,15 @@ async def test_pane_sees_the_controller_gone_from_the_state_alone() -> None:
     async with app.run_test(size=(60, 48)) as pilot:
         pane = app.query_one(StudyPane)
         for gone in (State.KILLED, State.STOPPED, State.CRASHED, State.SERVICE_ERROR):
-            pane.handle(ProcessStarted("s1", 7, gone != State.KILLED))
-            pane.handle(StateChanged("s1", State.RUNNING, "pid 7"))
+            pane.post_event(ProcessStarted("s1", 7, gone != State.KILLED))
+            pane.post_event(StateChanged("s1", State.RUNNING, "pid 7"))
             await pilot.pause()
-            assert pane.controls.resume_button.disabled and not pane.controls.kill_button.disabled
-            pane.handle(StateChanged("s1", gone, "gone"))
+            assert pane.controls.button("resume").disabled and not pane.controls.button("kill").disabled
+            pane.post_event(StateChanged("s1", gone, "gone"))
             await pilot.pause()
             assert not pane.running, gone
-            assert not pane.controls.resume_button.disabled, gone
-            assert pane.controls.kill_button.disabled and pane.controls.stop_button.disabled, gone
+            assert not pane.controls.button("resume").disabled, gone
+            assert pane.controls.button("kill").disabled and pane.controls.button("stop").disabled, gone
 
 
 async def test_pane_asks_the_app_for_actions() -> None:
@@ -601,8 +605,8 @@ async def test_pane_asks_the_app_for_actions() -> None:
     async with app.run_test(size=(60, 48)) as pilot:
         pane = app.query_one(StudyPane)
         assert pane.id == "pane-s_1"
-        pane.handle(ProcessStarted("s.1", 7, False))
-        pane.handle(StateChanged("s.1", State.RUNNING))
+        pane.post_event(ProcessStarted("s.1", 7, False))
+        pane.post_event(StateChanged("s.1", State.RUNNING))
         await pilot.pause()
         await pilot.click("#kill")
         await pilot.click("#arm")
@@ -665,3 +669,65 @@ async def test_load_graph_mark_before_any_sample() -> None:
         graph.mark("resume")
         await pilot.pause()
         assert "K" in graph.text() or "R" in graph.text()
+
+
+# --- the table of actions -------------------------------------------------------
+
+
+def test_one_table_makes_the_bindings_the_help_the_buttons_and_the_palette() -> None:
+    from studymon.tui.app import StudymonApp
+    from studymon.tui.screens import MainScreen
+    from studymon.widgets import keys
+    from studymon.widgets.keys import Scope
+
+    owners = {Scope.APP: StudymonApp, Scope.SCREEN: MainScreen, Scope.STUDY: MainScreen, Scope.LEDGER: LedgerStream}
+    for row in keys.KEYS:
+        bound = [(b.key, b.action) for b in owners[row.scope].BINDINGS if isinstance(b, Binding)]
+        for binding in row.bindings():
+            assert (binding.key, binding.action) in bound, row
+        assert row.textual or row.bindings(), row
+    # Nothing is bound that the table does not say.
+    table = {(b.key, b.action) for row in keys.KEYS for b in row.bindings()}
+    for owner in (StudymonApp, MainScreen, LedgerStream):
+        assert {(b.key, b.action) for b in owner.BINDINGS if isinstance(b, Binding)} <= table, owner
+    # The help lists every row, by where it applies.
+    listed = {(title, help) for title, rows in keys.help_sections() for _, help in rows}
+    for row in keys.KEYS:
+        title = Scope.SCREEN.value if row.scope is Scope.APP else row.scope.value
+        assert (title, row.help) in listed, row
+    assert ("q ctrl+c", keys.QUIT_HELP) in keys.help_sections()[0][1]
+    # The pane's buttons are the study actions, with the table's words.
+    assert [(r.verb, r.label) for r in keys.study_actions()] == [
+        ("kill", "Kill now"), ("arm", "Arm"), ("resume", "Resume"), ("stop", "Stop")]
+    assert keys.shown_key("follow") == "End" and keys.shown_key("resume") == "r"
+
+
+async def test_the_palette_lists_every_action_before_anything_is_typed() -> None:
+    from textual.command import CommandList, CommandPalette
+
+    from studymon.engine.spec import StudySpec
+    from studymon.tui.app import Planned, StudymonApp
+    from studymon.widgets import keys
+
+    nowhere = Path("/nonexistent/studymon-palette")
+    app = StudymonApp([Planned(StudySpec(s, nowhere / s), "inforsi") for s in ("alpha", "beta")], start_engine=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, CommandPalette)
+        shown = app.screen.query_one(CommandList)
+        prompts = [str(shown.get_option_at_index(i).prompt) for i in range(shown.option_count)]
+        ours = [
+            "Kill alpha now", "Arm or disarm alpha", "Resume alpha", "Stop alpha",
+            "Kill beta now", "Arm or disarm beta", "Resume beta", "Stop beta", "Help", "Quit",
+        ]
+        # Textual's own commands come before or after ours (the providers answer in any order);
+        # ours are told apart by their help, from the table of actions.
+        helps = {row.help for row in keys.KEYS}
+        assert [p.split("\n")[0] for p in prompts if p.split("\n")[-1] in helps] == ours
+        await pilot.press(*"Help")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, HelpScreen)
+    assert not nowhere.exists()

@@ -1,8 +1,11 @@
-"""The controls of a study pane: Kill now, Arm (a toggle), Resume, Stop.
+"""The controls of a study pane: a button per study action (Kill now, Arm, Resume, Stop).
 
-They only ask: a press posts :class:`Controls.Action` and the app decides
-(confirming the destructive ones) and calls the engine.  Which buttons are
-enabled follows :meth:`Controls.set_state`, fed from the engine's events.
+The buttons, their labels and tooltips come from the table of actions
+(:mod:`studymon.widgets.keys`).  They only ask: a press posts
+:class:`Controls.Action` and the screen decides (confirming the destructive
+ones) and calls the engine.  Which buttons can be pressed follows the
+study's state, bound from the pane (``armed``, ``running``, ``finished``),
+and is decided in one place, :meth:`Controls.compute_enabled`.
 """
 
 from __future__ import annotations
@@ -11,16 +14,25 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.message import Message
+from textual.reactive import var
 from textual.widgets import Button
 
-ACTIONS = ("kill", "arm", "resume", "stop")
+from studymon.widgets import keys
+
+# How each button looks; what it is and says is in the table of actions.
+VARIANTS = {"kill": "error", "arm": "default", "resume": "primary", "stop": "warning"}
 
 
 class Controls(Horizontal):
-    """Four buttons, ids ``#kill``, ``#arm``, ``#resume``, ``#stop``."""
+    """A button per study action, with the action's verb as its id (``#kill``, ``#arm``, ``#resume``, ``#stop``)."""
+
+    armed: var[bool] = var(False)
+    running: var[bool] = var(False)
+    finished: var[bool] = var(False)
+    enabled: var[frozenset[str]] = var(frozenset())  # the verbs whose buttons can be pressed
 
     class Action(Message):
-        """A button was pressed: ``action`` is ``kill``, ``arm``, ``resume`` or ``stop``."""
+        """A button was pressed: ``action`` is its verb (``kill``, ``arm``, ``resume`` or ``stop``)."""
 
         def __init__(self, action: str) -> None:
             super().__init__()
@@ -28,37 +40,44 @@ class Controls(Horizontal):
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        self.armed = False
-        self.running = False
-        self.finished = False
-        self.state = ""
-        self.kill_button = Button("Kill now", id="kill", variant="error", disabled=True, tooltip="SIGKILL the controller now (asks first)")
-        self.arm_button = Button("Arm", id="arm", tooltip="Kill at the first diagnosis start")
-        self.resume_button = Button("Resume", id="resume", variant="primary", disabled=True, tooltip="Start the controller with --resume")
-        self.stop_button = Button("Stop", id="stop", variant="warning", disabled=True, tooltip="SIGINT: stop gracefully (asks first)")
+        self.buttons = {
+            row.verb: Button(row.label, id=row.verb, variant=VARIANTS.get(row.verb, "default"),  # type: ignore[arg-type]
+                             tooltip=row.tooltip, disabled=True)
+            for row in keys.study_actions()
+            if row.verb is not None
+        }
 
     def compose(self) -> ComposeResult:
-        yield self.kill_button
-        yield self.arm_button
-        yield self.resume_button
-        yield self.stop_button
+        yield from self.buttons.values()
 
-    def set_state(self, state: str, armed: bool, running: bool, finished: bool) -> None:
-        """Enable what makes sense now: Kill and Stop while running, Resume when stopped and unfinished."""
-        self.state, self.armed, self.running, self.finished = state, armed, running, finished
-        self.kill_button.disabled = not running
-        self.stop_button.disabled = not running
-        self.resume_button.disabled = running or finished
-        self.arm_button.disabled = finished
-        self.arm_button.label = "● Armed" if armed else "Arm"
-        self.arm_button.variant = "error" if armed else "default"
-        self.arm_button.set_class(armed, "-armed")
-        self.arm_button.tooltip = (
-            "Armed: kills at the first diagnosis start; press to disarm" if armed else "Kill at the first diagnosis start"
-        )
+    def button(self, verb: str) -> Button:
+        return self.buttons[verb]
+
+    def compute_enabled(self) -> frozenset[str]:
+        """What can be pressed now: Kill and Stop while running, Resume when stopped and unfinished, Arm until finished."""
+        enabled = set()
+        if self.running:
+            enabled |= {"kill", "stop"}
+        elif not self.finished:
+            enabled.add("resume")
+        if not self.finished:
+            enabled.add("arm")
+        return frozenset(enabled)
+
+    def watch_enabled(self, enabled: frozenset[str]) -> None:
+        for verb, button in self.buttons.items():
+            button.disabled = verb not in enabled
+
+    def watch_armed(self, armed: bool) -> None:
+        arm = self.buttons["arm"]
+        arm.label = "● Armed" if armed else keys.study_action("arm").label
+        arm.variant = "error" if armed else "default"
+        arm.set_class(armed, "-armed")
+        tooltip = keys.study_action("arm").tooltip
+        arm.tooltip = f"Armed: kills at the first diagnosis start. {tooltip}" if armed else tooltip
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        if event.button.id in ACTIONS:
+        if event.button.id in self.buttons:
             self.post_message(self.Action(event.button.id))

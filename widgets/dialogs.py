@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from rich.console import Group
 from rich.json import JSON
 from rich.table import Table
 from rich.text import Text
@@ -19,6 +20,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
 from studymon.engine.ledger import Record
+
+KEY_COLUMN = 9  # the help's key column at most (its descriptions then fit the dialog's width)
 
 _MOVE_BINDINGS = [
     Binding("left", "app.focus_previous", "Previous", show=False),
@@ -130,30 +133,41 @@ class RecordScreen(ModalScreen[None]):
 
 
 class HelpScreen(ModalScreen[None]):
-    """The keys, from the (key, description) pairs given, and a short text; Escape or ``?`` closes."""
+    """The keys, by where they apply, and a short text; Escape or ``?`` closes.
+
+    ``sections`` are (title, [(keys, what they do), ...]), as
+    :func:`studymon.widgets.keys.help_sections` gives them.
+    """
 
     BINDINGS = [
         Binding("escape", "close", "Close"),
         Binding("question_mark", "close", "Close", key_display="?"),
     ]
 
-    def __init__(self, bindings: Sequence[tuple[str, str]], text: str = "") -> None:
+    def __init__(self, sections: Sequence[tuple[str, Sequence[tuple[str, str]]]], text: str = "") -> None:
         super().__init__(classes="dialog")
-        self.keys = list(bindings)
+        self.sections = [(title, list(rows)) for title, rows in sections]
         self.help_text = text
 
     def compose(self) -> ComposeResult:
-        table = Table.grid(padding=(0, 2))
-        table.add_column(no_wrap=True)
-        table.add_column()
-        for key, description in self.keys:
-            table.add_row(Text(key), Text(description))  # plain: a '[' in a key is not markup
+        # One grid per section under its title, all with the same key column, so the columns line up;
+        # a long list of keys wraps rather than narrow every description.
+        key_width = min(KEY_COLUMN, max((len(keys) for _, rows in self.sections for keys, _ in rows), default=0))
+        parts: list[Text | Table] = []
+        for title, rows in self.sections:
+            parts.append(Text(title, style="bold"))
+            table = Table.grid(padding=(0, 2))
+            table.add_column(min_width=key_width, max_width=key_width)
+            table.add_column()
+            for keys, description in rows:
+                table.add_row(Text(keys), Text(description))  # plain: a '[' in a key is not markup
+            parts.append(table)
         with Vertical(id="dialog"):
             yield Label("Help", markup=False, id="dialog-title")
             with VerticalScroll(id="help-body"):
                 if self.help_text:
                     yield Static(self.help_text, markup=False, id="help-text")
-                yield Static(table, markup=False, id="help-keys")
+                yield Static(Group(*parts), markup=False, id="help-keys")
             with Horizontal(id="dialog-buttons"):
                 yield Button("Close", id="close")
 

@@ -1,14 +1,21 @@
 """The ledger stream of one study: one line per record, bounded, filterable, following the tail.
 
-Records are kept in a deque of at most ``max_records``; older ones fall off and
-the status line says how many.  Lines are drawn with Textual's line API (a
-``ScrollView`` with ``render_line``) behind an LRU cache of rendered strips, so
-a 200 000-record ledger costs no more than the lines on screen: no widget per
-line, and a new record repaints only the lines that moved.
+Records are kept in a :class:`LedgerStore` (plain Python) of at most
+``max_records``; older ones fall off and the status line says how many.
+Lines are drawn with Textual's line API (a ``ScrollView`` with
+``render_line``) behind an LRU cache of rendered strips, so a 200 000-record
+ledger costs no more than the lines on screen: no widget per line, and a new
+record repaints only the lines that moved.
 
 Lines are addressed by *ordinal*: the position of a record in everything ever
 added (the first kept record has ordinal ``dropped``).  Ordinals never change,
 so the cursor and the cache stay valid while records fall off the top.
+
+:class:`LedgerStream` owns the store and the view's state, ``following`` and
+``cursor``, as reactives bound down to :class:`LedgerLines` and
+:class:`LedgerStatus`, which only draw; what the operator does on the lines
+comes back up as messages.  The keys are the stream's, from the table of
+actions (:mod:`studymon.widgets.keys`).
 """
 
 from __future__ import annotations
@@ -27,11 +34,11 @@ from rich.style import Style
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.containers import Vertical
 from textual.geometry import Size
 from textual.message import Message
+from textual.reactive import reactive, var
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
@@ -39,6 +46,8 @@ from textual.widget import Widget
 from textual.widgets import Input
 
 from studymon.engine.ledger import Record
+from studymon.widgets import keys
+from studymon.widgets.keys import Scope
 
 DEFAULT_MAX_RECORDS = 10_000
 # The view catches up with the store at most this often while records pour in
@@ -48,6 +57,7 @@ DEFAULT_MAX_RECORDS = 10_000
 # core, at 2 catch-ups a second ~5 %; at that rate the view still turns over
 # about once per catch-up, so every line is on screen for a moment.
 DEFAULT_REFRESH_INTERVAL = 0.5
+FOLLOW_KEY = keys.shown_key("follow")  # the status line names it while paused
 KIND_WIDTH = 10  # most kinds fit; longer ones push their summary right rather than be cut
 
 # Kinds with a colour of their own (a component class each in studymon.tcss).
@@ -147,8 +157,132 @@ def plain_line(record: Record, seq_width: int = 0) -> str:
     return f"{record.seq:>{seq_width}} {clock_of(record.at)} {record.kind:<{KIND_WIDTH}} {summarize(record)}"
 
 
-class LedgerLines(ScrollView, can_focus=True):
-    """The scrolling lines of a :class:`LedgerStream`; keys act on its cursor record."""
+def _matches_filter(record: Record, needle: str) -> bool:
+    if needle in record.kind.lower() or needle in compact_json(record.content).lower():
+        return True
+    return needle in plain_line(record).lower()
+
+
+class LedgerStore:
+    """The records a stream keeps, and which of them the filter lets through.  Plain Python, no Textual.
+
+    Records are addressed by ordinal (see the module's docstring); *lines* are
+    the positions of the records that pass the filter (all of them with none).
+    """
+
+    def __init__(self, max_records: int = DEFAULT_MAX_RECORDS) -> None:
+        if max_records < 1:
+            raise ValueError("max_records must be at least 1")
+        self.max_records = max_records
+        self.records: deque[Record] = deque(maxlen=max_records)
+        self.dropped = 0  # records that fell off the top, or were never sent
+        self.filter_text = ""
+        self.seq_width = 3  # the seq column's width: the widest seq kept
+        self._matches: deque[int] | None = None  # ordinals that pass the filter, when one is set
+
+    @property
+    def line_count(self) -> int:
+        return len(self._matches) if self._matches is not None else len(self.records)
+
+    @property
+    def kept(self) -> int:
+        return len(self.records)
+
+    def record(self, ordinal: int) -> Record:
+        return self.records[ordinal - self.dropped]
+
+    def ordinal_at(self, line: int) -> int | None:
+        """The ordinal of the record on ``line``, or None past the lines."""
+        if line < 0 or line >= self.line_count:
+            return None
+        if self._matches is not None:
+            return self._matches[line]
+        return self.dropped + line
+
+    def line_of(self, ordinal: int) -> int | None:
+        """The line that shows ``ordinal``, or None when it is not kept or filtered out."""
+        if self._matches is None:
+            line = ordinal - self.dropped
+            return line if 0 <= line < len(self.records) else None
+        i = bisect_left(self._matches, ordinal)
+        return i if i < len(self._matches) and self._matches[i] == ordinal else None
+
+    def nearest_line(self, ordinal: int) -> int:
+        """The line of ``ordinal``, or of the first record after it that passes the filter (or the last line)."""
+        line = self.line_of(ordinal)
+        if line is not None:
+            return line
+        if self._matches is None:
+            return max(0, min(ordinal - self.dropped, self.line_count - 1))
+        return min(bisect_left(self._matches, ordinal), max(0, self.line_count - 1))
+
+    def add(self, records: Sequence[Record], skipped: int = 0) -> tuple[int, bool]:
+        """Append records in ledger order; the oldest fall off beyond ``max_records``.
+
+        ``skipped``: records before these that were never sent (the backlog of
+        a long ledger); they count as not kept.  Only meaningful on an empty store.
+        Returns how many lines fell off the top, and whether the seq column widened.
+        """
+        if skipped and not self.records:
+            self.dropped += skipped
+        if not records:
+            return 0, False
+        before_lines = self.line_count
+        overflow = max(0, len(self.records) + len(records) - self.max_records)
+        first_new = self.dropped + len(self.records)
+        self.records.extend(records)
+        self.dropped += overflow
+        # Only the records that are still kept can be lines.
+        skip = max(0, len(records) - self.max_records)
+        removed = 0
+        if self._matches is not None:
+            needle = self.filter_text.lower()
+            for i, record in enumerate(records[skip:], start=first_new + skip):
+                if _matches_filter(record, needle):
+                    self._matches.append(i)
+            # Only matches from before this batch can fall off: every new one kept is newer.
+            while self._matches and self._matches[0] < self.dropped:
+                self._matches.popleft()
+                removed += 1
+        else:
+            removed = min(overflow, before_lines)
+        width = max(3, len(str(self.records[-1].seq)))
+        widened = width != self.seq_width
+        self.seq_width = width
+        return removed, widened
+
+    def set_filter(self, text: str) -> None:
+        """Let through only records whose line or content contains ``text`` (any case); "" lets all through."""
+        self.filter_text = text
+        if text:
+            needle = text.lower()
+            self._matches = deque(
+                i for i, record in enumerate(self.records, start=self.dropped) if _matches_filter(record, needle)
+            )
+        else:
+            self._matches = None
+
+    def plain(self, ordinal: int) -> str:
+        return plain_line(self.record(ordinal), self.seq_width)
+
+    def visible_lines(self) -> list[str]:
+        """Every line the filter lets through, as plain text."""
+        out: list[str] = []
+        for line in range(self.line_count):
+            ordinal = self.ordinal_at(line)
+            assert ordinal is not None
+            out.append(self.plain(ordinal))
+        return out
+
+
+class LedgerLines(ScrollView, can_focus=True, inherit_bindings=False):
+    """The scrolling lines of a :class:`LedgerStream`: a view of its store, its cursor and whether it follows.
+
+    It decides nothing: ``following`` and ``cursor`` are bound from the
+    stream, and what the operator does here (scrolling back, a click) is
+    posted to the stream as a message.  Its keys are the stream's (no
+    bindings of its own, not even the scroll keys it would inherit).
+    """
 
     COMPONENT_CLASSES = {
         "ledger--seq",
@@ -159,26 +293,46 @@ class LedgerLines(ScrollView, can_focus=True):
         *(_kind_class(k) for k in KNOWN_KINDS),
     }
 
-    BINDINGS = [
-        Binding("up", "cursor(-1)", "Up", show=False),
-        Binding("down", "cursor(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home", "home", "First", show=False),
-        Binding("end", "follow", "Follow"),
-        Binding("enter", "open_record", "Open"),
-        Binding("slash", "filter", "Filter", key_display="/"),
-        Binding("c", "copy_record", "Copy"),
-        Binding("w", "save", "Save"),
-    ]
+    following: var[bool] = var(True)
+    cursor: var[int | None] = var(None)  # an ordinal
 
-    def __init__(self, stream: LedgerStream, *, id: str | None = None) -> None:
+    class ScrolledBack(Message):
+        """The operator scrolled up from the tail: the stream stops following."""
+
+    class Clicked(Message):
+        """The operator clicked ``line``."""
+
+        def __init__(self, line: int) -> None:
+            super().__init__()
+            self.line = line
+
+    def __init__(self, store: LedgerStore, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.stream = stream
+        self.store = store
         # (ordinal, width, is cursor) -> strip; the screen needs a few dozen, scrolling a few hundred.
         self._strips: LRUCache[tuple[int, int, bool], Strip] = LRUCache(512)
         self._programmatic = False
         self._styles: dict[str, Style] = {}
+
+    @property
+    def cached_lines(self) -> int:
+        """How many drawn lines are cached (lines are drawn only when on screen)."""
+        return len(self._strips)
+
+    # --- the stream's state --------------------------------------------------
+    def watch_cursor(self, old: int | None, new: int | None) -> None:
+        for ordinal in (old, new):
+            self.refresh_ordinal(ordinal)
+
+    def watch_following(self, following: bool) -> None:
+        # The cursor line is highlighted only while paused.
+        self.refresh_ordinal(self.cursor)
+
+    def refresh_ordinal(self, ordinal: int | None) -> None:
+        """Repaint the line of ``ordinal``, if it has one."""
+        line = None if ordinal is None else self.store.line_of(ordinal)
+        if line is not None:
+            self.refresh_line(line)
 
     # --- drawing -------------------------------------------------------------
     def notify_style_update(self) -> None:
@@ -190,17 +344,17 @@ class LedgerLines(ScrollView, can_focus=True):
         self._strips.clear()
 
     def render_line(self, y: int) -> Strip:
-        stream = self.stream
+        store = self.store
         index = y + self.scroll_offset.y
         width = self.scrollable_content_region.width
-        ordinal = stream._ordinal_at(index)
+        ordinal = store.ordinal_at(index)
         if ordinal is None or width <= 0:
             return Strip.blank(max(width, 0), self.rich_style)
-        is_cursor = ordinal == stream._cursor and not stream.following
+        is_cursor = ordinal == self.cursor and not self.following
         key = (ordinal, width, is_cursor)
         strip = self._strips.get(key)
         if strip is None:
-            strip = self._render_record(stream._record(ordinal), width, is_cursor)
+            strip = self._render_record(store.record(ordinal), width, is_cursor)
             self._strips[key] = strip
         return strip
 
@@ -223,7 +377,7 @@ class LedgerLines(ScrollView, can_focus=True):
             base = base + self._style("ledger--cursor")
         # Segments are built by hand: rich's Text machinery cost more than the rest of a frame.
         parts = (
-            (f"{record.seq:>{self.stream._seq_width}} ", self._style("ledger--seq")),
+            (f"{record.seq:>{self.store.seq_width}} ", self._style("ledger--seq")),
             (f"{clock_of(record.at)} ", self._style("ledger--time")),
             (f"{record.kind:<{KIND_WIDTH}} ", kind_style),
             (summarize(record).replace("\n", " "), summary_style),
@@ -251,11 +405,18 @@ class LedgerLines(ScrollView, can_focus=True):
         height = self.container_size.height
         if not height or (count > height) != self.show_vertical_scrollbar:
             self.virtual_size = Size(0, count)
+            # The scrollbar comes or goes at the next layout; one that comes after the view
+            # was scrolled would show its thumb at the top until the next scroll.
+            self.call_after_refresh(self._place_thumb)
             return
         # Setting ``virtual_size`` plainly re-lays-out the whole screen: at 150 records a
         # second that was most of the console's CPU, for a change only this widget shows.
         self.set_reactive(LedgerLines.virtual_size, Size(0, count))
         self._scroll_update(self.virtual_size)
+
+    def _place_thumb(self) -> None:
+        if self.show_vertical_scrollbar:
+            self.vertical_scrollbar.position = self.scroll_y
 
     def scroll_programmatically(self, y: float) -> None:
         """Scroll without it counting as the operator's scroll."""
@@ -265,48 +426,45 @@ class LedgerLines(ScrollView, can_focus=True):
         finally:
             self._programmatic = False
 
+    def scroll_to_bottom(self) -> None:
+        self.scroll_programmatically(self.max_scroll_y)
+
+    def scroll_to_line(self, line: int) -> None:
+        """Scroll just enough for ``line`` to be in view."""
+        top = int(self.scroll_offset.y)
+        height = max(1, self.scrollable_content_region.height)
+        if line < top:
+            self.scroll_programmatically(line)
+        elif line >= top + height:
+            self.scroll_programmatically(line - height + 1)
+
+    @property
+    def bottom_line(self) -> int:
+        """The last line in view."""
+        return int(self.scroll_offset.y) + self.scrollable_content_region.height - 1
+
+    @property
+    def page(self) -> int:
+        """Lines a page key moves the cursor by."""
+        return max(1, self.scrollable_content_region.height - 1)
+
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
-        if self._programmatic or not self.stream.following:
+        if self._programmatic or not self.following:
             return
         # Upwards and not merely clamped to a new bottom: the operator is reading back.
         if new_value < old_value and round(new_value) < self.max_scroll_y:
-            self.stream._pause_at_view()
+            self.post_message(self.ScrolledBack())
 
     def on_resize(self, event: events.Resize) -> None:
         self._strips.clear()
-        if self.stream.following:
-            self.scroll_programmatically(self.max_scroll_y)
+        if self.following:
+            self.scroll_to_bottom()
 
     def on_click(self, event: events.Click) -> None:
         y = int(event.y + self.scroll_offset.y)
-        if 0 <= y < self.stream.line_count:
-            self.stream._move_cursor_to(y)
-
-    # --- keys ----------------------------------------------------------------
-    def action_cursor(self, delta: int) -> None:
-        self.stream._move_cursor_by(delta)
-
-    def action_page(self, direction: int) -> None:
-        self.stream._move_cursor_by(direction * max(1, self.scrollable_content_region.height - 1))
-
-    def action_home(self) -> None:
-        self.stream._move_cursor_to(0)
-
-    def action_follow(self) -> None:
-        self.stream.follow()
-
-    def action_open_record(self) -> None:
-        self.stream.open_cursor_record()
-
-    def action_filter(self) -> None:
-        self.stream.open_filter()
-
-    def action_copy_record(self) -> None:
-        self.stream.copy_cursor_record()
-
-    def action_save(self) -> None:
-        self.stream.request_save()
+        if 0 <= y < self.store.line_count:
+            self.post_message(self.Clicked(y))
 
 
 class LedgerStatus(Widget):
@@ -314,9 +472,11 @@ class LedgerStatus(Widget):
 
     COMPONENT_CLASSES = {"status--paused", "status--following", "status--info"}
 
-    def __init__(self, stream: LedgerStream, *, id: str | None = None) -> None:
+    following: reactive[bool] = reactive(True)  # bound from the stream; a change repaints the line
+
+    def __init__(self, store: LedgerStore, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.stream = stream
+        self.store = store
         self._styles: dict[str, Style] = {}
 
     def notify_style_update(self) -> None:
@@ -330,14 +490,14 @@ class LedgerStatus(Widget):
         return style
 
     def render(self) -> Text:
-        s = self.stream
+        s = self.store
         width = self.size.width
-        if s.following:
+        if self.following:
             right = Text("following", style=self._style("status--following"))
         else:
-            right = Text("paused — End to follow", style=self._style("status--paused"))
+            right = Text(f"paused — {FOLLOW_KEY} to follow", style=self._style("status--paused"))
         shown = s.line_count
-        kept = len(s._records)
+        kept = s.kept
         parts: list[str] = []
         short: list[str] = []
         if s.filter_text:
@@ -363,25 +523,43 @@ class LedgerStatus(Widget):
 class LedgerStream(Vertical):
     """A study's ledger, one line per record; bounded, filterable, following the tail.
 
-    Keys (on its lines): up/down/pgup/pgdn/home move the cursor and stop
-    following; End follows again; Enter posts :class:`OpenRecord`; ``/`` opens
-    the filter (Enter keeps it, Escape clears it); ``c`` copies the cursor
-    record's JSON; ``w`` posts :class:`SaveRequested` with the visible lines.
+    It owns the store and two pieces of state, ``following`` and ``cursor``
+    (an ordinal), bound down to its lines and status line.  Its keys (from
+    :mod:`studymon.widgets.keys`) act while its lines have the focus:
+    up/down/pgup/pgdn/home move the cursor and stop following; End follows
+    again; Enter posts :class:`OpenRecord`; ``/`` opens the filter (Enter
+    keeps it, Escape clears it); ``c`` copies the cursor record's JSON; ``w``
+    posts :class:`SaveRequested` with the visible lines.
     """
+
+    BINDINGS = keys.bindings(Scope.LEDGER)
+
+    following: var[bool] = var(True)
+    cursor: var[int | None] = var(None)  # an ordinal; None while following
 
     class OpenRecord(Message):
         """The operator asked to see one record whole."""
 
-        def __init__(self, record: Record) -> None:
+        def __init__(self, stream: LedgerStream, record: Record) -> None:
             super().__init__()
+            self.stream = stream
             self.record = record
 
-    class SaveRequested(Message):
-        """The operator asked to save the visible (filtered) lines; the app writes the file."""
+        @property
+        def control(self) -> LedgerStream:
+            return self.stream
 
-        def __init__(self, lines: list[str]) -> None:
+    class SaveRequested(Message):
+        """The operator asked to save the visible (filtered) lines; the screen writes the file."""
+
+        def __init__(self, stream: LedgerStream, lines: list[str]) -> None:
             super().__init__()
+            self.stream = stream
             self.lines = lines
+
+        @property
+        def control(self) -> LedgerStream:
+            return self.stream
 
     def __init__(
         self,
@@ -393,16 +571,7 @@ class LedgerStream(Vertical):
         classes: str | None = None,
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        if max_records < 1:
-            raise ValueError("max_records must be at least 1")
-        self.max_records = max_records
-        self._records: deque[Record] = deque(maxlen=max_records)
-        self.dropped = 0  # records that fell off the top
-        self.following = True
-        self.filter_text = ""
-        self._matches: deque[int] | None = None  # ordinals that pass the filter, when one is set
-        self._cursor: int | None = None  # an ordinal; None while following
-        self._seq_width = 3
+        self.store = LedgerStore(max_records)
         self.refresh_interval = refresh_interval
         # What changed since the view last caught up with the store (see flush).
         self._view_lines = 0
@@ -411,13 +580,13 @@ class LedgerStream(Vertical):
         self._view_pending = False
         self._view_timer: Timer | None = None
         self._view_at = -math.inf
-        self.lines = LedgerLines(self, id="ledger-lines")
-        self.status = LedgerStatus(self, id="ledger-status")
+        self.lines = LedgerLines(self.store, id="ledger-lines")
+        self.status = LedgerStatus(self.store, id="ledger-status")
         self.filter_input = Input(placeholder="filter: kind or any text — Enter keeps, Escape clears", id="ledger-filter")
 
     def compose(self) -> ComposeResult:
-        yield self.status
-        yield self.lines
+        yield self.status.data_bind(LedgerStream.following)
+        yield self.lines.data_bind(LedgerStream.following, LedgerStream.cursor)
         yield self.filter_input
 
     def focus(self, scroll_visible: bool = True) -> LedgerStream:
@@ -425,82 +594,50 @@ class LedgerStream(Vertical):
         self.lines.focus(scroll_visible)
         return self
 
+    def watch_following(self, following: bool) -> None:
+        self.set_class(not following, "-paused")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # The keys are the lines' keys: typing in the filter moves no cursor.
+        return not self.filter_input.has_focus
+
     # --- the store -----------------------------------------------------------
     @property
     def line_count(self) -> int:
-        return len(self._matches) if self._matches is not None else len(self._records)
+        return self.store.line_count
 
     @property
     def kept(self) -> int:
-        return len(self._records)
+        return self.store.kept
 
-    def _record(self, ordinal: int) -> Record:
-        return self._records[ordinal - self.dropped]
+    @property
+    def dropped(self) -> int:
+        return self.store.dropped
 
-    def _ordinal_at(self, line: int) -> int | None:
-        if line < 0 or line >= self.line_count:
-            return None
-        if self._matches is not None:
-            return self._matches[line]
-        return self.dropped + line
-
-    def _line_of(self, ordinal: int) -> int | None:
-        if self._matches is None:
-            line = ordinal - self.dropped
-            return line if 0 <= line < len(self._records) else None
-        i = bisect_left(self._matches, ordinal)
-        return i if i < len(self._matches) and self._matches[i] == ordinal else None
-
-    def _matches_filter(self, record: Record, needle: str) -> bool:
-        if needle in record.kind.lower() or needle in compact_json(record.content).lower():
-            return True
-        return needle in plain_line(record).lower()
+    @property
+    def filter_text(self) -> str:
+        return self.store.filter_text
 
     def add_records(self, records: Sequence[Record], skipped: int = 0) -> None:
-        """Append records in ledger order; the oldest fall off beyond ``max_records``.
+        """Append records in ledger order; the oldest fall off beyond the store's ``max_records``.
 
         ``skipped``: records before these that were never sent (the backlog of
         a long ledger); they count as not kept.  Only meaningful on an empty stream.
         """
-        if skipped and not self._records:
-            self.dropped += skipped
-            self._view_top_changed = True
-            if not records:
-                self._view_pending = True
-                self._schedule_view()
-        if not records:
+        store = self.store
+        before_lines, before_dropped = store.line_count, store.dropped
+        removed, widened = store.add(records, skipped)
+        if store.dropped == before_dropped and not records:
             return
-        before_lines = self.line_count
-        before_dropped = self.dropped
-        overflow = max(0, len(self._records) + len(records) - self.max_records)
-        first_new = self.dropped + len(self._records)
-        self._records.extend(records)
-        self.dropped += overflow
-        # Only the records that are still kept can be lines.
-        skipped = max(0, len(records) - self.max_records)
-        removed = 0
-        if self._matches is not None:
-            needle = self.filter_text.lower()
-            for i, record in enumerate(records[skipped:], start=first_new + skipped):
-                if self._matches_filter(record, needle):
-                    self._matches.append(i)
-            # Only matches from before this batch can fall off: every new one kept is newer.
-            while self._matches and self._matches[0] < self.dropped:
-                self._matches.popleft()
-                removed += 1
-        else:
-            removed = min(overflow, before_lines)
-        width = max(3, len(str(self._records[-1].seq)))
-        if width != self._seq_width:
-            self._seq_width = width
+        if widened:
             self.lines.clear_cache()
-        if self._cursor is not None and self._cursor < self.dropped:
-            self._cursor = self._ordinal_at(0)
+        if self.cursor is not None and self.cursor < store.dropped:
+            self.cursor = store.ordinal_at(0)
         if not self._view_pending:
             self._view_lines = before_lines
             self._view_pending = True
         self._view_removed += removed
-        self._view_top_changed |= self.dropped != before_dropped
+        self._view_top_changed |= store.dropped != before_dropped
         self._schedule_view()
 
     def _schedule_view(self) -> None:
@@ -538,10 +675,10 @@ class LedgerStream(Vertical):
         before_lines, removed, changed_top = self._view_lines, self._view_removed, self._view_top_changed
         self._view_removed, self._view_top_changed = 0, False
         lines = self.lines
-        count = self.line_count
+        count = self.store.line_count
         lines.set_line_count(count)
         if self.following:
-            lines.scroll_programmatically(lines.max_scroll_y)
+            lines.scroll_to_bottom()
         elif removed:
             # Keep the operator's place: the lines under the view moved up by `removed`.
             lines.scroll_programmatically(max(0.0, lines.scroll_y - removed))
@@ -558,125 +695,119 @@ class LedgerStream(Vertical):
     def follow(self) -> None:
         """Follow the tail again (End)."""
         self.flush()
-        old = self._cursor
-        self._cursor = None
+        self.cursor = None
         self.following = True
-        self.remove_class("-paused")
-        if old is not None:
-            self._refresh_ordinal(old)
-        self.lines.scroll_programmatically(self.lines.max_scroll_y)
-        self.status.refresh()
+        self.lines.scroll_to_bottom()
 
     def pause(self) -> None:
         """Stop following; the cursor is placed on the last line in view."""
-        if self.following:
-            self._pause_at_view()
-
-    def _pause_at_view(self) -> None:
+        if not self.following:
+            return
         self.flush()
+        if self.store.line_count:
+            self.cursor = self.store.ordinal_at(max(0, min(self.store.line_count - 1, self.lines.bottom_line)))
         self.following = False
-        self.add_class("-paused")
-        if self.line_count:
-            bottom = int(self.lines.scroll_offset.y) + self.lines.scrollable_content_region.height - 1
-            self._cursor = self._ordinal_at(max(0, min(self.line_count - 1, bottom)))
-            if self._cursor is not None:
-                self._refresh_ordinal(self._cursor)
-        self.status.refresh()
-
-    def _refresh_ordinal(self, ordinal: int) -> None:
-        line = self._line_of(ordinal)
-        if line is not None:
-            self.lines.refresh_line(line)
 
     @property
     def cursor_line(self) -> int | None:
         """The cursor's line in the visible (filtered) lines, or None while following."""
-        if self.following or self._cursor is None:
+        if self.following or self.cursor is None:
             return None
-        return self._line_of(self._cursor)
+        return self.store.line_of(self.cursor)
 
     @property
     def cursor_record(self) -> Record | None:
         """The record under the cursor; while following, the last visible record."""
-        if self.following or self._cursor is None:
-            ordinal = self._ordinal_at(self.line_count - 1)
-        else:
-            ordinal = self._cursor
-        if ordinal is None or ordinal < self.dropped:
+        store = self.store
+        ordinal = store.ordinal_at(store.line_count - 1) if self.following or self.cursor is None else self.cursor
+        if ordinal is None or ordinal < store.dropped:
             return None
-        return self._record(ordinal)
+        return store.record(ordinal)
 
-    def _move_cursor_by(self, delta: int) -> None:
-        if not self.line_count:
+    def move_cursor_by(self, delta: int) -> None:
+        """Move the cursor ``delta`` lines (from the last line while following); following stops."""
+        if not self.store.line_count:
             return
         current = self.cursor_line
-        base = self.line_count - 1 if current is None else current
-        self._move_cursor_to(base + delta)
+        base = self.store.line_count - 1 if current is None else current
+        self.move_cursor_to(base + delta)
 
-    def _move_cursor_to(self, line: int) -> None:
+    def move_cursor_to(self, line: int) -> None:
+        """Put the cursor on ``line`` (clamped) and scroll it into view; following stops."""
         self.flush()
-        count = self.line_count
+        count = self.store.line_count
         if not count:
             return
         line = max(0, min(count - 1, line))
-        old = None if self.following else self._cursor
-        if self.following:
-            self.following = False
-            self.add_class("-paused")
-            self.status.refresh()
-        self._cursor = self._ordinal_at(line)
-        if old is not None:
-            self._refresh_ordinal(old)
-        self.lines.refresh_line(line)
-        self._scroll_to_line(line)
+        self.following = False
+        self.cursor = self.store.ordinal_at(line)
+        self.lines.scroll_to_line(line)
 
-    def _scroll_to_line(self, line: int) -> None:
-        lines = self.lines
-        top = int(lines.scroll_offset.y)
-        height = max(1, lines.scrollable_content_region.height)
-        if line < top:
-            lines.scroll_programmatically(line)
-        elif line >= top + height:
-            lines.scroll_programmatically(line - height + 1)
+    @on(LedgerLines.ScrolledBack)
+    def _scrolled_back(self, event: LedgerLines.ScrolledBack) -> None:
+        event.stop()
+        self.pause()
 
-    # --- the filter ----------------------------------------------------------
-    def open_filter(self) -> None:
+    @on(LedgerLines.Clicked)
+    def _clicked(self, event: LedgerLines.Clicked) -> None:
+        event.stop()
+        self.move_cursor_to(event.line)
+
+    # --- keys ----------------------------------------------------------------
+    def action_cursor(self, delta: int) -> None:
+        self.move_cursor_by(delta)
+
+    def action_page(self, direction: int) -> None:
+        self.move_cursor_by(direction * self.lines.page)
+
+    def action_home(self) -> None:
+        self.move_cursor_to(0)
+
+    def action_follow(self) -> None:
+        self.follow()
+
+    def action_open_record(self) -> None:
+        record = self.cursor_record
+        if record is not None:
+            self.post_message(self.OpenRecord(self, record))
+
+    def action_filter(self) -> None:
         self.filter_input.display = True
         self.filter_input.value = self.filter_text
         self.filter_input.focus()
 
+    def action_copy_record(self) -> None:
+        record = self.cursor_record
+        if record is None:
+            return
+        self.app.copy_to_clipboard(compact_json(record.as_json()))
+        self.notify(f"record {record.seq} copied", timeout=2)
+
+    def action_save(self) -> None:
+        self.post_message(self.SaveRequested(self, self.visible_lines()))
+
+    # --- the filter ----------------------------------------------------------
     def set_filter(self, text: str) -> None:
         """Show only records whose line or content contains ``text`` (any case); "" shows all."""
         self.flush()
         text = text.strip()
-        if text == self.filter_text:
+        store = self.store
+        if text == store.filter_text:
             return
-        keep = self.cursor_record if not self.following else None
-        self.filter_text = text
-        if text:
-            needle = text.lower()
-            self._matches = deque(
-                i for i, record in enumerate(self._records, start=self.dropped) if self._matches_filter(record, needle)
-            )
-        else:
-            self._matches = None
-        self.lines.clear_cache()
-        self.lines.set_line_count(self.line_count)
+        store.set_filter(text)
+        lines = self.lines
+        lines.clear_cache()
+        lines.set_line_count(store.line_count)
         if self.following:
-            self.lines.scroll_programmatically(self.lines.max_scroll_y)
-        else:
+            lines.scroll_to_bottom()
+        elif self.cursor is not None and store.line_count:
             # Stay on the same record when it still shows, else on the nearest line.
-            line = None
-            if keep is not None and self._cursor is not None:
-                line = self._line_of(self._cursor)
-                if line is None and self._matches is not None:
-                    line = min(bisect_left(self._matches, self._cursor), max(0, self.line_count - 1))
-            if line is not None and self.line_count:
-                self._cursor = self._ordinal_at(line)
-                self._scroll_to_line(line)
-            else:
-                self._cursor = self._ordinal_at(max(0, self.line_count - 1))
-        self.lines.refresh()
+            line = store.nearest_line(self.cursor)
+            self.cursor = store.ordinal_at(line)
+            lines.scroll_to_line(line)
+        else:
+            self.cursor = store.ordinal_at(max(0, store.line_count - 1))
+        lines.refresh()
         self.status.refresh()
 
     @on(Input.Changed, "#ledger-filter")
@@ -700,27 +831,6 @@ class LedgerStream(Vertical):
             self.filter_input.display = False
             self.lines.focus()
 
-    # --- asking the app ------------------------------------------------------
-    def open_cursor_record(self) -> None:
-        record = self.cursor_record
-        if record is not None:
-            self.post_message(self.OpenRecord(record))
-
-    def copy_cursor_record(self) -> None:
-        record = self.cursor_record
-        if record is None:
-            return
-        self.app.copy_to_clipboard(compact_json(record.as_json()))
-        self.notify(f"record {record.seq} copied", timeout=2)
-
     def visible_lines(self) -> list[str]:
         """Every line the (filtered) stream shows, as plain text."""
-        out: list[str] = []
-        for line in range(self.line_count):
-            ordinal = self._ordinal_at(line)
-            assert ordinal is not None
-            out.append(plain_line(self._record(ordinal), self._seq_width))
-        return out
-
-    def request_save(self) -> None:
-        self.post_message(self.SaveRequested(self.visible_lines()))
+        return self.store.visible_lines()

@@ -103,9 +103,10 @@ class LoadGraph(Widget):
         else:
             self._stale = True
 
-    def redraw(self) -> None:
-        """Draw the samples taken since the last drawing (the console calls this on its clock tick)."""
-        if self._stale:
+    def redraw(self, force: bool = False) -> None:
+        """Draw the samples taken since the last drawing (the console calls this on its clock tick);
+        ``force`` draws even with no new sample."""
+        if self._stale or force:
             self._stale = False
             self.refresh()
 

@@ -1,11 +1,21 @@
-"""A one-line header with the machine's load: load average, CPU %, memory used of total."""
+"""A one-line header with the machine's load: load average, CPU %, memory used of total.
+
+Samples arrive as :class:`~studymon.widgets.messages.MachineSampled`
+messages; when several are queued (every study reports the same sample, one
+after the other) only the newest is shown, and the line repaints only when
+its text changes.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from rich.text import Text
+from textual import on
+from textual.reactive import reactive
 from textual.widget import Widget
+
+from studymon.widgets.messages import MachineSampled
 
 GIB = 1024**3
 
@@ -41,22 +51,24 @@ def machine_text(sample: dict[str, Any] | None) -> str:
 
 
 class MachineBar(Widget):
-    """The machine's load in one line; the app feeds it every light sample."""
+    """The machine's load in one line, from the newest light sample."""
 
     COMPONENT_CLASSES = {"machine--label", "machine--figures"}
+
+    text: reactive[str] = reactive(machine_text(None))  # a change repaints the line
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.sample: dict[str, Any] | None = None
-        self.text = machine_text(None)
 
     def update_sample(self, sample: dict[str, Any]) -> None:
-        """A light machine sample (``load``, ``cpu``, ``memory``); redrawn only when its text changes."""
+        """Show a light machine sample (``load``, ``cpu``, ``memory``)."""
         self.sample = sample
-        text = machine_text(sample)
-        if text != self.text:
-            self.text = text
-            self.refresh()
+        self.text = machine_text(sample)
+
+    @on(MachineSampled)
+    def _sampled(self, message: MachineSampled) -> None:
+        self.update_sample(message.sample)
 
     def render(self) -> Text:
         return Text.assemble(

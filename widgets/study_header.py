@@ -1,26 +1,44 @@
 """The header of a study pane: id, state badge, arming, pid, round and stage, balance, running time.
 
-Three rows.  Every colour comes from ``studymon.tcss``: the state badge carries
-a ``state-<slug>`` class (``state-running``, ``state-finished-ok``, ...).  The
-running time reads an injectable clock so that snapshots are deterministic;
-it is redrawn only when its text changes.
+Three rows.  What they show is the pane's state, bound to the header's
+reactives (``state``, ``armed``, ``controller``, ``progress``, ``checks``, ``note``
+...); a watcher per reactive redraws the part that shows it, and nothing
+else decides anything here.  Every colour comes from ``studymon.tcss``: the
+state badge carries a ``state-<id>`` class (``state-running``,
+``state-finished-ok``, ...).  The running time reads an injectable clock so
+that snapshots are deterministic; it is redrawn only when its text changes.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive, var
 from textual.widget import Widget
 from textual.widgets import Label
 
-from studymon.engine.events import State
+from studymon.engine.events import Progress, State
 from studymon.widgets.states import CLOCK_STOPPED, state_class, state_label
 
 NOTE_KINDS = ("info", "kill", "problem")
+
+
+class Note(NamedTuple):
+    """The last thing worth saying about a study in one line: a kill step, a problem, a ledger issue."""
+
+    text: str = ""
+    kind: str = "info"  # one of NOTE_KINDS: its colour
+
+
+class Checks(NamedTuple):
+    """The study's verdicts: all hold (True), one failed (False) or unknown (None); and whether final."""
+
+    ok: bool | None
+    finished: bool
 
 
 def format_elapsed(seconds: float) -> str:
@@ -32,15 +50,25 @@ def _fmt_number(value: float) -> str:
     return f"{value:g}"
 
 
-class Elapsed(Widget):
-    """How long the study has run, ``HH:MM:SS``."""
+def progress_text(controller: tuple[int | None, str | None], round: Any, stage: str | None) -> str:
+    """``pid 4242 (SIGKILL) · round 3 · diagnosis``."""
+    number, ended = controller
+    if number is None:
+        pid = "pid -"
+    elif ended:
+        pid = f"pid {number} ({ended})"
+    else:
+        pid = f"pid {number}"
+    return f"{pid} · round {'-' if round is None else round} · {stage or '-'}"
 
-    def __init__(self, header: StudyHeader, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.header = header
+
+class Elapsed(Widget):
+    """How long the study has run, ``HH:MM:SS``; repainted only when the text changes."""
+
+    text: reactive[str] = reactive("--:--:--", layout=False)
 
     def render(self) -> str:
-        return self.header.elapsed_text
+        return self.text
 
 
 class BalanceBar(Widget):
@@ -48,30 +76,27 @@ class BalanceBar(Widget):
 
     COMPONENT_CLASSES = {"balance--spent", "balance--left", "balance--text"}
 
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.spent: float | None = None
-        self.budget: float | None = None
+    # (spent, budget): one value, so that a change repaints once.
+    amounts: reactive[tuple[float | None, float | None]] = reactive((None, None))
 
-    def set(self, balance: float | None, budget: float | None) -> None:
-        spent = None if balance is None or budget is None else budget - balance
-        if (spent, budget) != (self.spent, self.budget):
-            self.spent, self.budget = spent, budget
-            self.refresh()
+    def show(self, balance: float | None, budget: float | None) -> None:
+        self.amounts = (None if balance is None or budget is None else budget - balance, budget)
 
     @property
     def label(self) -> str:
-        if self.spent is None or self.budget is None:
+        spent, budget = self.amounts
+        if spent is None or budget is None:
             return "budget -"
-        return f"{_fmt_number(self.spent)}/{_fmt_number(self.budget)}"
+        return f"{_fmt_number(spent)}/{_fmt_number(budget)}"
 
     def render(self) -> Text:
+        spent, budget = self.amounts
         label = self.label
         width = max(0, self.size.width - len(label) - 1)
-        if self.spent is None or not self.budget:
+        if spent is None or not budget:
             filled = 0
         else:
-            filled = round(max(0.0, min(1.0, self.spent / self.budget)) * width)
+            filled = round(max(0.0, min(1.0, spent / budget)) * width)
         return Text.assemble(
             ("█" * filled, self.get_component_rich_style("balance--spent")),
             ("░" * (width - filled), self.get_component_rich_style("balance--left")),
@@ -82,7 +107,16 @@ class BalanceBar(Widget):
 
 
 class StudyHeader(Vertical):
-    """Three rows about one study; the pane feeds it, it decides nothing."""
+    """Three rows about one study; the pane binds its state here, the header only shows it."""
+
+    state: var[State] = var(State.STARTING)
+    state_detail: var[str] = var("")
+    armed: var[bool] = var(False)
+    # The controller's pid and how it ended (``exit 0``, ``SIGKILL``), once it has.
+    controller: var[tuple[int | None, str | None]] = var((None, None))
+    progress: var[Progress | None] = var(None)
+    checks: var[Checks | None] = var(None)
+    note: var[Note] = var(Note())
 
     def __init__(
         self,
@@ -96,27 +130,18 @@ class StudyHeader(Vertical):
         super().__init__(name=name, id=id, classes=classes)
         self.study_id = study_id
         self.clock = clock
-        self.state = State.STARTING
-        self.state_detail = ""
-        self.armed = False
-        self.pid: int | None = None
-        self.pid_ended: str | None = None
-        self.round: Any = None
-        self.stage: str | None = None
-        self.checks_ok: bool | None = None
-        self.checks_known = False
-        self.checks_finished = False
-        self.note = ""
         self.started: float | None = None
         self.ended: float | None = None
-        self._badge = Label(state_label(self.state), markup=False, id="state-badge", classes=state_class(self.state))
+        self._round: Any = None
+        self._stage: str | None = None
+        self._badge = Label(state_label(State.STARTING), markup=False, id="state-badge",
+                            classes=state_class(State.STARTING))
         self._armed = Label("ARMED", markup=False, id="armed-badge")
         self._checks = Label("", markup=False, id="checks-badge")
-        self._elapsed = Elapsed(self, id="elapsed")
-        self._progress = Label(self._progress_text(), markup=False, id="header-progress")
+        self._elapsed = Elapsed(id="elapsed")
+        self._progress = Label(progress_text((None, None), None, None), markup=False, id="header-progress")
         self._balance = BalanceBar(id="balance")
         self._note = Label("", markup=False, id="header-note")
-        self._elapsed_shown = ""
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="header-top"):
@@ -133,61 +158,55 @@ class StudyHeader(Vertical):
 
     def on_mount(self) -> None:
         self._armed.display = self.armed
-        self._checks.display = self.checks_known
+        self._checks.display = self.checks is not None
 
-    # --- what the pane calls -------------------------------------------------
-    def set_state(self, state: State, detail: str = "") -> None:
-        if state != self.state:
-            self._badge.remove_class(state_class(self.state))
+    # --- the watchers: one per part of the pane's state ------------------------
+    def watch_state(self, old: State, state: State) -> None:
+        if state != old:
+            self._badge.remove_class(state_class(old))
             self._badge.add_class(state_class(state))
-            self.state = state
             self._badge.update(state_label(state))
-        self.state_detail = detail
-        self._badge.tooltip = detail or None
-        if state in CLOCK_STOPPED:
-            if self.started is not None and self.ended is None:
-                self.ended = self.clock()
+        if state in CLOCK_STOPPED and self.started is not None and self.ended is None:
+            self.ended = self.clock()
         self.refresh_clock()
 
-    def set_armed(self, armed: bool) -> None:
-        self.armed = armed
+    def watch_state_detail(self, detail: str) -> None:
+        self._badge.tooltip = detail or None
+
+    def watch_armed(self, armed: bool) -> None:
         self._armed.display = armed
 
-    def set_pid(self, pid: int | None, ended: str | None = None) -> None:
-        """The controller's pid; ``ended`` says how it ended (``code 0``, ``SIGKILL``) once it has."""
-        if (pid, ended) == (self.pid, self.pid_ended):
-            return
-        self.pid, self.pid_ended = pid, ended
-        self._progress.update(self._progress_text())
+    def watch_controller(self) -> None:
+        self._progress.update(progress_text(self.controller, self._round, self._stage))
 
-    def set_progress(self, round: Any, stage: str | None, balance: float | None, budget: float | None) -> None:
-        if (round, stage) != (self.round, self.stage):
-            self.round, self.stage = round, stage
+    def watch_progress(self, progress: Progress | None) -> None:
+        if progress is None:
+            return
+        if (progress.round, progress.stage) != (self._round, self._stage):
+            self._round, self._stage = progress.round, progress.stage
             # Fixed width in the stylesheet and no layout pass: a study moves its
             # round or stage many times a second, and a layout repaints the screen.
-            self._progress.update(self._progress_text(), layout=False)
-        self._balance.set(balance, budget)
+            self._progress.update(progress_text(self.controller, self._round, self._stage), layout=False)
+        self._balance.show(progress.balance, progress.budget)
 
-    def set_checks(self, ok: bool | None, finished: bool) -> None:
-        """The verdicts so far: ✓, ✗ or ? (unknown); unfinished verdicts say so."""
-        self.checks_ok, self.checks_known = ok, True
-        mark = {True: "✓", False: "✗", None: "?"}[ok]
-        self._checks.update(f"checks {mark}")
-        self._checks.tooltip = "verdicts of the finished study" if finished else "verdicts so far: the study has not finished"
-        self.checks_finished = finished
-        for cls in ("-ok", "-fail", "-unknown"):
-            self._checks.remove_class(cls)
-        self._checks.add_class({True: "-ok", False: "-fail", None: "-unknown"}[ok])
+    def watch_checks(self, checks: Checks | None) -> None:
+        if checks is None:
+            return
+        self._checks.update(f"checks {({True: '✓', False: '✗', None: '?'})[checks.ok]}")
+        self._checks.tooltip = (
+            "verdicts of the finished study" if checks.finished else "verdicts so far: the study has not finished"
+        )
+        for ok, cls in ((True, "-ok"), (False, "-fail"), (None, "-unknown")):
+            self._checks.set_class(checks.ok is ok, cls)
         self._checks.display = True
 
-    def set_note(self, text: str, kind: str = "info", tooltip: str | None = None) -> None:
-        """The last thing worth saying in one line: a kill step, a problem, a ledger issue."""
-        self.note = text
-        self._note.update(text)
-        for k in NOTE_KINDS:
-            self._note.set_class(k == kind, f"-{k}")
-        self._note.tooltip = tooltip or text or None
+    def watch_note(self, note: Note) -> None:
+        self._note.update(note.text)
+        for kind in NOTE_KINDS:
+            self._note.set_class(kind == note.kind, f"-{kind}")
+        self._note.tooltip = note.text or None
 
+    # --- the clock -----------------------------------------------------------
     def process_started(self) -> None:
         """The controller (re)started: the running time starts, or goes on from the first start."""
         if self.started is None:
@@ -201,7 +220,6 @@ class StudyHeader(Vertical):
         self.ended = None
         self.refresh_clock()
 
-    # --- the clock -----------------------------------------------------------
     @property
     def elapsed(self) -> float | None:
         if self.started is None:
@@ -215,18 +233,6 @@ class StudyHeader(Vertical):
         return "--:--:--" if elapsed is None else format_elapsed(elapsed)
 
     def refresh_clock(self) -> None:
-        text = self.elapsed_text
-        if text != self._elapsed_shown:
-            self._elapsed_shown = text
-            self._elapsed.refresh()
+        """Show the running time now (the reactive repaints it only when its text changed)."""
+        self._elapsed.text = self.elapsed_text
 
-    # --- text ----------------------------------------------------------------
-    def _progress_text(self) -> str:
-        if self.pid is None:
-            pid = "pid -"
-        elif self.pid_ended:
-            pid = f"pid {self.pid} ({self.pid_ended})"
-        else:
-            pid = f"pid {self.pid}"
-        rnd = "-" if self.round is None else str(self.round)
-        return f"{pid} · round {rnd} · {self.stage or '-'}"

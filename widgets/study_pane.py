@@ -1,9 +1,13 @@
 """One study's pane: header, ledger stream, containers, load graph and controls, fed by engine events.
 
-:meth:`StudyPane.handle` takes every engine event of its study and routes it
-to the widget that shows it; the pane keeps only what the buttons need
-(running, finished, armed).  Buttons become :class:`StudyPane.ActionRequested`
-for the app, which confirms destructive ones and calls the engine.
+The engine's events reach the pane as messages (:mod:`studymon.widgets.messages`),
+one class per kind and a handler per class.  What the pane knows of its study
+(state, arming, whether its controller runs, pid, progress, verdicts, the last
+note) lives in reactives; the header and the controls are bound to them and
+redraw themselves, so no handler keeps another widget in step by hand.
+Records go to the stream, container events to the table, samples and kill
+marks to the graph.  Buttons become :class:`StudyPane.ActionRequested` for
+the screen, which confirms destructive ones and calls the engine.
 """
 
 from __future__ import annotations
@@ -17,28 +21,29 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
+from textual.reactive import var
 from textual.timer import Timer
 
-from studymon.engine.events import (
-    ArmChanged,
-    ContainerChanged,
-    KillStep,
-    Problem,
-    ProcessEnded,
-    ProcessStarted,
-    Progress,
-    RecordsSeen,
-    Sample,
-    State,
-    StateChanged,
-    StudyEvent,
-    Verdicts,
-)
+from studymon.engine.events import KillStep, Progress, State, StudyEvent
 from studymon.widgets.containers_table import ContainersTable
 from studymon.widgets.controls import Controls
 from studymon.widgets.ledger_stream import DEFAULT_MAX_RECORDS, DEFAULT_REFRESH_INTERVAL, LedgerStream
 from studymon.widgets.load_graph import LoadGraph
-from studymon.widgets.study_header import StudyHeader
+from studymon.widgets.messages import (
+    ArmingChanged,
+    ContainerMoved,
+    ControllerEnded,
+    ControllerStarted,
+    KillStepped,
+    ProblemSeen,
+    ProgressMoved,
+    RecordsArrived,
+    Sampled,
+    StateMoved,
+    VerdictsGiven,
+    message_for,
+)
+from studymon.widgets.study_header import Checks, Note, StudyHeader
 
 SLOW_TICKS = 3  # durations and graphs move every this many clock ticks
 
@@ -50,6 +55,8 @@ FINISHED = (State.FINISHED_OK, State.FINISHED_FAIL)
 # engine reports an end through these states, with or without a ProcessEnded,
 # so the buttons follow them too: Resume must light up after a kill or a stop.
 CONTROLLER_GONE = (State.KILLED, State.STOPPED, State.CRASHED, State.SERVICE_ERROR, *FINISHED)
+# Kill steps that mean something went wrong: the note says so in the problem colour.
+KILL_PROBLEMS = ("error", "missed", "abandoned", "unsettled")
 
 
 def pane_id(study_id: str) -> str:
@@ -59,6 +66,20 @@ def pane_id(study_id: str) -> str:
 
 class StudyPane(Vertical):
     """Everything about one study.  ``container_prefix`` is the template's ``containerPrefix``."""
+
+    # The study as the pane knows it.  ``state`` updates on every report, even of the same
+    # state: the header stops its clock on a report, and a detail may come with the same state.
+    state: var[State] = var(State.STARTING, always_update=True)
+    state_detail: var[str] = var("")
+    armed: var[bool] = var(False)
+    running: var[bool] = var(False)  # its controller runs
+    finished: var[bool] = var(False)
+    pid: var[int | None] = var(None)  # of the controller last started
+    # The pid the header shows and how that controller ended (``exit 0``, ``SIGKILL``), once it has.
+    controller: var[tuple[int | None, str | None]] = var((None, None))
+    progress: var[Progress | None] = var(None)
+    checks: var[Checks | None] = var(None)
+    note: var[Note] = var(Note())
 
     class ActionRequested(Message):
         """The operator pressed a control: ``action`` is ``kill``, ``arm``, ``resume`` or ``stop``."""
@@ -87,32 +108,30 @@ class StudyPane(Vertical):
         self.study_id = study_id
         self.clock = clock
         self.wall_clock = wall_clock
-        self.state = State.STARTING
-        self.armed = False
-        self.running = False
-        self.finished = False
-        self.pid: int | None = None
         self.header = StudyHeader(study_id, clock, id="study-header")
         self.stream = LedgerStream(max_records, refresh_interval=refresh_interval, id="ledger")
         self.containers = ContainersTable(f"{container_prefix}-{study_id}-", id="containers")
         self.graph = LoadGraph(cores=cores, redraw_on_sample=False, id="load-graph")
         self.controls = Controls(id="controls")
-        self.ticking = ticking  # False: the app calls tick() for all panes at once
+        self.ticking = ticking  # False: the screen calls tick() for all panes at once
         self._ticks = 0
         self.refresh_interval = refresh_interval
+        # The progress not shown yet, and when progress was last shown (see _show_progress).
         self._progress: Progress | None = None
         self._progress_at = 0.0
         self._progress_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
-        yield self.header
+        pane = StudyPane
+        yield self.header.data_bind(
+            pane.state, pane.state_detail, pane.armed, pane.controller, pane.progress, pane.checks, pane.note
+        )
         yield self.stream
         yield self.containers
         yield self.graph
-        yield self.controls
+        yield self.controls.data_bind(pane.armed, pane.running, pane.finished)
 
     def on_mount(self) -> None:
-        self._sync_controls()
         self.tick()
         if self.ticking:
             # Durations move once a second; the widgets redraw only what changed.
@@ -131,9 +150,112 @@ class StudyPane(Vertical):
             self.containers.tick(self.wall_clock())
             self.graph.redraw()
 
+    def focus_pane(self) -> None:
+        """Make this the current pane: focus its ledger stream, where its keys are."""
+        self.stream.focus()
+
+    def flush(self) -> None:
+        """Show everything handled so far now, not at the next catch-up (for snapshots)."""
+        self.stream.flush()
+        if self._progress_timer is not None:
+            self._progress_timer.stop()
+        self._apply_progress()
+        self.graph.redraw(force=True)
+
+    # --- engine events ---------------------------------------------------------
+    def post_event(self, event: StudyEvent) -> bool:
+        """Post an engine event of this study to the pane, as its message; whether it was posted
+        (another study's event is not)."""
+        message = message_for(event) if event.study == self.study_id else None
+        return message is not None and self.post_message(message)
+
+    @on(RecordsArrived)
+    def _records(self, message: RecordsArrived) -> None:
+        event = message.event
+        self.stream.add_records(event.records, skipped=event.skipped)
+        for run, purpose in event.purposes:
+            self.containers.set_purpose(run, purpose)
+        for record in event.records:
+            if record.kind == "runPlanned":
+                run, purpose = record.get("run"), record.get("purpose")
+                if isinstance(run, str):
+                    self.containers.set_purpose(run, str(purpose or ""))
+        if event.issues:
+            last = event.issues[-1]
+            more = f" (+{len(event.issues) - 1} more)" if len(event.issues) > 1 else ""
+            self.note = Note(f"⚠ ledger line {last.line}: {last.kind} — {last.detail}{more}", "problem")
+
+    @on(ProgressMoved)
+    def _progress_moved(self, message: ProgressMoved) -> None:
+        self._show_progress(message.event)
+
+    @on(StateMoved)
+    def _state_moved(self, message: StateMoved) -> None:
+        event = message.event
+        if event.state in FINISHED:
+            self.finished = True
+        if event.state in CONTROLLER_GONE:
+            self.running = False
+        self.state_detail = event.detail
+        self.state = event.state
+
+    @on(ControllerStarted)
+    def _controller_started(self, message: ControllerStarted) -> None:
+        self.pid = message.event.pid
+        self.controller = (message.event.pid, None)
+        self.running = True
+        self.header.process_started()
+
+    @on(ControllerEnded)
+    def _controller_ended(self, message: ControllerEnded) -> None:
+        event = message.event
+        if event.pid == self.pid:
+            self.running = False
+        self.controller = (event.pid, event.signal if event.signal else f"exit {event.code}")
+
+    @on(ContainerMoved)
+    def _container_moved(self, message: ContainerMoved) -> None:
+        self.containers.apply(message.event)
+
+    @on(ArmingChanged)
+    def _arming_changed(self, message: ArmingChanged) -> None:
+        self.armed = message.event.armed
+
+    @on(KillStepped)
+    def _kill_stepped(self, message: KillStepped) -> None:
+        event: KillStep = message.event
+        if event.step == "killed":
+            self.graph.mark("kill")
+        elif event.step == "resumed":
+            self.graph.mark("resume")
+        prefix = f"kill {event.kill}: " if event.kill else ""
+        kind = "problem" if event.step in KILL_PROBLEMS else "kill"
+        self.note = Note(f"{prefix}{event.step}" + (f" — {event.detail}" if event.detail else ""), kind)
+
+    @on(Sampled)
+    def _sampled(self, message: Sampled) -> None:
+        self.graph.add_sample(message.event.sample, message.event.tree_cpu)
+
+    @on(VerdictsGiven)
+    def _verdicts_given(self, message: VerdictsGiven) -> None:
+        event = message.event
+        if event.finished:
+            self.finished = True
+        self.checks = Checks(event.ok, event.finished)
+        if event.resume_hint and not event.finished:
+            self.note = Note(f"resume: {event.resume_hint}", "info")
+
+    @on(ProblemSeen)
+    def _problem_seen(self, message: ProblemSeen) -> None:
+        event = message.event
+        self.note = Note(f"⚠ {event.message}" + (f" — {event.hint}" if event.hint else ""), "problem")
+
+    # --- progress on the refresh grid ------------------------------------------
     def _show_progress(self, event: Progress) -> None:
-        # Like the stream: at once after a quiet spell, else on the refresh grid,
-        # so a study moving its stage many times a second costs one repaint per interval.
+        # Measured: a study may move its round or stage tens of times a second, and each
+        # shown move costs a frame.  So, like the stream: at once after a quiet spell,
+        # else on the refresh grid (one frame per interval for every pane together).
+        # Queued progress messages merge before this (ProgressMoved.can_replace).
         self._progress = event
         if self._progress_timer is not None:
             return
@@ -150,97 +272,9 @@ class StudyPane(Vertical):
         if event is None:
             return
         self._progress_at = time.monotonic()
-        self.header.set_progress(event.round, event.stage, event.balance, event.budget)
+        self.progress = event
 
-    def focus_pane(self) -> None:
-        """Make this the current pane: focus its ledger stream, where its keys are."""
-        self.stream.focus()
-
-    def flush(self) -> None:
-        """Show everything handled so far now, not at the next catch-up (for snapshots)."""
-        self.stream.flush()
-        if self._progress_timer is not None:
-            self._progress_timer.stop()
-        self._apply_progress()
-        self.graph._stale = True
-        self.graph.redraw()
-
-    # --- events --------------------------------------------------------------
-    def handle(self, event: StudyEvent) -> None:
-        """Show one engine event of this study (events of other studies are ignored)."""
-        if event.study != self.study_id:
-            return
-        if isinstance(event, RecordsSeen):
-            self._records_seen(event)
-        elif isinstance(event, Progress):
-            self._show_progress(event)
-        elif isinstance(event, StateChanged):
-            self.state = event.state
-            if event.state in FINISHED:
-                self.finished = True
-            if event.state in CONTROLLER_GONE:
-                self.running = False
-            self.header.set_state(event.state, event.detail)
-            self._sync_controls()
-        elif isinstance(event, ProcessStarted):
-            self.pid, self.running = event.pid, True
-            self.header.set_pid(event.pid)
-            self.header.process_started()
-            self._sync_controls()
-        elif isinstance(event, ProcessEnded):
-            if event.pid == self.pid:
-                self.running = False
-            how = event.signal if event.signal else f"exit {event.code}"
-            self.header.set_pid(event.pid, how)
-            self._sync_controls()
-        elif isinstance(event, ContainerChanged):
-            self.containers.apply(event)
-        elif isinstance(event, ArmChanged):
-            self.armed = event.armed
-            self.header.set_armed(event.armed)
-            self._sync_controls()
-        elif isinstance(event, KillStep):
-            self._kill_step(event)
-        elif isinstance(event, Sample):
-            self.graph.add_sample(event.sample, event.tree_cpu)
-        elif isinstance(event, Verdicts):
-            if event.finished:
-                self.finished = True
-            self.header.set_checks(event.ok, event.finished)
-            if event.resume_hint and not event.finished:
-                self.header.set_note(f"resume: {event.resume_hint}", "info")
-            self._sync_controls()
-        elif isinstance(event, Problem):
-            text = f"⚠ {event.message}" + (f" — {event.hint}" if event.hint else "")
-            self.header.set_note(text, "problem")
-
-    def _records_seen(self, event: RecordsSeen) -> None:
-        self.stream.add_records(event.records, skipped=event.skipped)
-        for run, purpose in event.purposes:
-            self.containers.set_purpose(run, purpose)
-        for record in event.records:
-            if record.kind == "runPlanned":
-                run, purpose = record.get("run"), record.get("purpose")
-                if isinstance(run, str):
-                    self.containers.set_purpose(run, str(purpose or ""))
-        if event.issues:
-            last = event.issues[-1]
-            more = f" (+{len(event.issues) - 1} more)" if len(event.issues) > 1 else ""
-            self.header.set_note(f"⚠ ledger line {last.line}: {last.kind} — {last.detail}{more}", "problem")
-
-    def _kill_step(self, event: KillStep) -> None:
-        if event.step == "killed":
-            self.graph.mark("kill")
-        elif event.step == "resumed":
-            self.graph.mark("resume")
-        prefix = f"kill {event.kill}: " if event.kill else ""
-        kind = "problem" if event.step in ("error", "missed", "abandoned", "unsettled") else "kill"
-        self.header.set_note(f"{prefix}{event.step}" + (f" — {event.detail}" if event.detail else ""), kind)
-
-    def _sync_controls(self) -> None:
-        self.controls.set_state(self.state, self.armed, self.running, self.finished)
-
-    # --- asking the app --------------------------------------------------------
+    # --- asking the screen -----------------------------------------------------
     @on(Controls.Action)
     def _control_pressed(self, event: Controls.Action) -> None:
         event.stop()

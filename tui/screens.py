@@ -1,0 +1,277 @@
+"""The console's main screen: the machine line, one pane per study, the footer; its keys and dialogs.
+
+The screen owns the panes, the layout and the keys that act on them (from
+the table of actions, :mod:`studymon.widgets.keys`).  Engine events are
+handed to it by the app (:meth:`MainScreen.deliver`) and posted to the pane
+of their study as messages.  A key, a button or a palette command becomes a
+study action here: destructive ones are confirmed in a dialog first, then
+the engine's session of that study is asked.  Leaving is the app's: the
+screen asks for it with :class:`MainScreen.LeaveRequested`.
+
+The screen touches no process or socket; the one file it writes is a saved
+ledger stream, where the operator asked for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import datetime
+from functools import partial
+from pathlib import Path
+from typing import Callable, Sequence
+
+from textual.app import ComposeResult
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Footer
+
+from studymon.engine.events import Sample, StudyEvent
+from studymon.engine.evidence import EvidenceExists, write_text
+from studymon.engine.session import StudySession
+from studymon.engine.supervisor import Supervisor
+from studymon.widgets import keys
+from studymon.widgets.dialogs import ConfirmScreen, HelpScreen, QuitScreen, RecordScreen
+from studymon.widgets.keys import Scope
+from studymon.widgets.ledger_stream import DEFAULT_REFRESH_INTERVAL, LedgerStream
+from studymon.widgets.machine_bar import MachineBar
+from studymon.widgets.messages import MachineSampled
+from studymon.widgets.study_pane import StudyPane
+
+TICK_SECONDS = 2.0
+NARROW_BELOW = 150  # columns: three panes side by side need about 53 each
+
+# What the panes show and what the actions do; the keys are listed below it, from the table
+# of actions.  Paragraphs, not lines: the dialog wraps them to its width.
+HELP_TEXT = "\n\n".join(" ".join(paragraph.split()) for paragraph in """\
+Each pane is one study: its state, its ledger as it grows (scrolling up stops
+following), its containers, the machine's load and its own, and its controls.
+Actions apply to the pane that has the focus.
+
+Kill now asks first (Cancel is the default). Arm kills the controller the
+instant its first diagnosis run starts, then resumes it. Quitting while
+studies run asks whether to stop them (SIGINT, evidence kept) or to detach
+(leave them running; `studymon attach OUT...` takes them back).
+""".split("\n\n"))
+
+PaletteCommand = tuple[str, Callable[[], object], str]  # title, what it runs, help
+
+
+class StudyCommands(Provider):
+    """Every console action in the command palette (a study's, once per study), listed before typing."""
+
+    def _commands(self) -> list[PaletteCommand]:
+        screen = self.screen
+        return screen.palette_commands() if isinstance(screen, MainScreen) else []
+
+    async def discover(self) -> Hits:
+        for title, command, help in self._commands():
+            yield DiscoveryHit(title, command, help=help)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for title, command, help in self._commands():
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), command, help=help)
+
+
+class MainScreen(Screen[None]):
+    """One pane per study, side by side (stacked when narrow), the machine line above, the footer below."""
+
+    BINDINGS = keys.bindings(Scope.SCREEN, Scope.STUDY)
+    COMMANDS = {StudyCommands}
+
+    class LeaveRequested(Message):
+        """The operator chose to leave: stop the running studies first (``stop_first``), or detach from them."""
+
+        def __init__(self, stop_first: bool) -> None:
+            super().__init__()
+            self.stop_first = stop_first
+
+    def __init__(
+        self,
+        studies: Sequence[tuple[str, str]],
+        supervisor: Supervisor,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+        refresh_interval: float = DEFAULT_REFRESH_INTERVAL,
+        save_dir: Path | None = None,
+    ) -> None:
+        """``studies``: (study id, container prefix) per pane; ``supervisor``: the engine the actions ask."""
+        super().__init__()
+        self.supervisor = supervisor
+        self.save_dir = save_dir or Path.cwd()
+        self.machine = MachineBar(id="machine")
+        # ticking=False: the screen's one clock moves every pane (see tick).
+        self.panes: dict[str, StudyPane] = {
+            study: StudyPane(study, prefix, clock=clock, wall_clock=wall_clock, refresh_interval=refresh_interval,
+                             ticking=False)
+            for study, prefix in studies
+        }
+
+    # --- layout --------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield self.machine
+        with Horizontal(id="panes"):
+            yield from self.panes.values()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._apply_width(self.size.width)
+        first = next(iter(self.panes.values()), None)
+        if first is not None:
+            first.focus_pane()
+        # One clock for every pane, every 2 s as btop does by default: what moves is
+        # repainted in one frame, not one per pane, and an idle console stays under 1 %
+        # of a core (measured).
+        self.set_interval(TICK_SECONDS, self.tick)
+
+    def tick(self) -> None:
+        """Move every pane's clocks (and, less often, durations and graphs) in one frame."""
+        for pane in self.panes.values():
+            pane.tick()
+
+    def on_resize(self) -> None:
+        self._apply_width(self.size.width)
+
+    def _apply_width(self, width: int) -> None:
+        self.query_one("#panes").set_class(width < NARROW_BELOW, "narrow")
+
+    # --- engine events -------------------------------------------------------
+    def deliver(self, event: StudyEvent) -> None:
+        """Post an engine event to the pane of its study (samples to the machine line too)."""
+        pane = self.panes.get(event.study)
+        if pane is not None:
+            pane.post_event(event)
+        if isinstance(event, Sample):
+            self.machine.post_message(MachineSampled(event.sample))
+
+    async def settle(self) -> None:
+        """Wait until every pane and the machine line have handled what was posted to them."""
+        handled: list[asyncio.Event] = []
+        widgets: list[Widget] = [self.machine, *self.panes.values()]
+        for widget in widgets:
+            done = asyncio.Event()
+            # A callback is queued behind the messages already posted: once it runs, they are handled.
+            if widget.call_later(done.set):
+                handled.append(done)
+        await asyncio.gather(*(done.wait() for done in handled))
+
+    # --- which study ---------------------------------------------------------
+    def current_study(self) -> str | None:
+        """The study whose pane has the focus (the first one when none has)."""
+        node = self.focused
+        while node is not None:
+            if isinstance(node, StudyPane):
+                return node.study_id
+            node = node.parent if isinstance(node.parent, Widget) else None
+        return next(iter(self.panes), None)
+
+    def session(self, study: str | None) -> StudySession | None:
+        return self.supervisor.sessions.get(study) if study else None
+
+    def action_focus_pane(self, index: int) -> None:
+        panes = list(self.panes.values())
+        if 0 <= index < len(panes):
+            panes[index].focus_pane()
+
+    # --- study actions: keys, buttons, palette -------------------------------
+    def action_study(self, verb: str) -> None:
+        """A key's study action, on the study whose pane has the focus."""
+        if (study := self.current_study()) is not None:
+            self.study_action(study, verb)
+
+    def on_study_pane_action_requested(self, message: StudyPane.ActionRequested) -> None:
+        self.study_action(message.study_id, message.action)
+
+    def study_action(self, study: str, verb: str) -> None:
+        """Run study action ``verb`` (``kill``, ``arm``, ``resume``, ``stop``) on ``study``."""
+        {"kill": self.ask_kill, "arm": self.toggle_arm, "resume": self.resume, "stop": self.ask_stop}[verb](study)
+
+    def ask_kill(self, study: str) -> None:
+        session = self.session(study)
+        if session is None or not session.is_running():
+            self.notify(f"{study}: the controller is not running", severity="warning")
+            return
+        self.app.push_screen(
+            ConfirmScreen(f"Kill {study} now?", "SIGKILL to its controller; the runs in flight are the targets. "
+                          f"Resume it afterwards with {keys.shown_key('resume')}.", confirm="Kill"),
+            partial(self._kill_confirmed, study),
+        )
+
+    def _kill_confirmed(self, study: str, yes: bool | None) -> None:
+        session = self.session(study)
+        if yes and session is not None:
+            if not session.kill_now(auto_resume=False):
+                self.notify(f"{study}: nothing to kill", severity="warning")
+
+    def toggle_arm(self, study: str) -> None:
+        session = self.session(study)
+        if session is not None:
+            session.arm(not session.armed)
+
+    def resume(self, study: str) -> None:
+        session = self.session(study)
+        if session is None or not session.resume():
+            self.notify(f"{study}: nothing to resume (running or finished)", severity="warning")
+
+    def ask_stop(self, study: str) -> None:
+        session = self.session(study)
+        if session is None or not session.is_running():
+            self.notify(f"{study}: the controller is not running", severity="warning")
+            return
+        self.app.push_screen(
+            ConfirmScreen(f"Stop {study}?", "SIGINT to its controller (SIGKILL after 10 s); the evidence is kept "
+                          f"and {keys.shown_key('resume')} resumes it.", confirm="Stop"),
+            partial(self._stop_confirmed, session),
+        )
+
+    def _stop_confirmed(self, session: StudySession, yes: bool | None) -> None:
+        if yes:
+            session.stop()
+
+    # --- the console's own actions -------------------------------------------
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen(keys.help_sections(), HELP_TEXT))
+
+    def action_quit_console(self) -> None:
+        running = [s for s in self.supervisor.sessions.values() if s.is_running()]
+        if not running:
+            self.post_message(self.LeaveRequested(stop_first=False))
+            return
+        self.app.push_screen(QuitScreen(len(running)), self._quit_chosen)
+
+    def _quit_chosen(self, choice: str | None) -> None:
+        if choice in ("stop", "detach"):
+            self.post_message(self.LeaveRequested(stop_first=choice == "stop"))
+
+    def palette_commands(self) -> list[PaletteCommand]:
+        """The palette's commands, from the table of actions: each study's actions, then the console's."""
+        rows = keys.palette_rows()
+        out: list[PaletteCommand] = []
+        for study in self.panes:
+            out += [
+                (str(row.palette).format(study=study), partial(self.study_action, study, row.verb), row.help)
+                for row in rows if row.verb is not None
+            ]
+        out += [(str(row.palette), partial(self.run_action, row.action), row.help) for row in rows if row.verb is None]
+        return out
+
+    # --- ledger stream requests ----------------------------------------------
+    def on_ledger_stream_open_record(self, message: LedgerStream.OpenRecord) -> None:
+        self.app.push_screen(RecordScreen(message.record))
+
+    def on_ledger_stream_save_requested(self, message: LedgerStream.SaveRequested) -> None:
+        study = message.stream.query_ancestor(StudyPane).study_id
+        path = self.save_dir / f"studymon-{study}-stream-{datetime.now().strftime('%Y%m%d-%H%M%S-%f')}.txt"
+        try:
+            write_text(path, "\n".join(message.lines) + "\n")
+        except (EvidenceExists, OSError) as exc:
+            self.notify(f"not saved: {exc}", severity="error")
+            return
+        self.notify(f"saved {len(message.lines)} lines to {path}")

@@ -5,7 +5,7 @@ checks are one piece of code for both."""
 
 from __future__ import annotations
 
-from studymon.engine.runtimes.base import Runtime, RuntimeUnavailable, ContainerConflict, NoSuchContainer
+from studymon.engine.runtimes.base import ContainerConflict, NoSuchContainer, Runtime, RuntimeUnavailable
 
 
 def open_runtime(backend: str) -> Runtime:
@@ -36,11 +36,11 @@ def resolve_backend(backend: str) -> str:
 
 
 __all__ = [
-    "Runtime",
-    "RuntimeUnavailable",
     "ContainerConflict",
     "NoSuchContainer",
-    "open_runtime",
+    "Runtime",
+    "RuntimeUnavailable",
     "docker_answers",
+    "open_runtime",
     "resolve_backend",
 ]

@@ -16,8 +16,10 @@ runtime's own clock, which for Docker is the daemon's.
 
 from __future__ import annotations
 
+import builtins
 import threading
-from typing import Any, Callable, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
 
 Inspect = dict[str, Any]
 Event = dict[str, Any]
@@ -51,10 +53,10 @@ class Runtime(Protocol):
     def list(self, prefix: str) -> list[Inspect]:
         """Inspects of every container (running or not) whose name starts with ``prefix``."""
 
-    def events(self, since: float, until: float) -> list[Event]:
+    def events(self, since: float, until: float) -> builtins.list[Event]:
         """Container lifecycle events with ``since <= time <= until``, verbatim, in order."""
 
-    def history(self, since: float, until: float) -> list[Event] | None:
+    def history(self, since: float, until: float) -> builtins.list[Event] | None:
         """:meth:`events` for the window, or None when the runtime cannot show it kept all of them.
 
         Docker keeps only its last few hundred events in memory: a window
@@ -83,7 +85,7 @@ class Runtime(Protocol):
     def run(
         self,
         name: str,
-        command: list[str],
+        command: builtins.list[str],
         *,
         image: str | None = None,
         env: dict[str, str] | None = None,

@@ -29,6 +29,7 @@ remote engine (TCP, SSH) only the gap is.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import os
 import re
@@ -36,7 +37,8 @@ import socket
 import struct
 import threading
 import time
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import docker
 import docker.errors
@@ -45,6 +47,9 @@ import urllib3.exceptions
 
 from studymon.engine.clock import parse_rfc3339
 from studymon.engine.runtimes.base import ContainerConflict, Event, Inspect, NoSuchContainer, RuntimeUnavailable
+
+if TYPE_CHECKING:
+    from docker.types.daemon import CancellableStream
 
 Identity = dict[str, int]
 
@@ -69,7 +74,8 @@ def docker_answers(timeout: float = 3.0) -> bool:
     """Whether a Docker engine answers a ping on ``DOCKER_HOST`` within ``timeout``; never raises."""
     client = None
     try:
-        client = docker.from_env(timeout=max(timeout, 0.1))
+        # A float timeout is handed to requests, which takes one; the SDK's stubs say int.
+        client = docker.from_env(timeout=max(timeout, 0.1))  # type: ignore[arg-type]
         return bool(client.ping())
     except Exception:  # noqa: BLE001 - any failure means "no engine answers"
         return False
@@ -117,6 +123,16 @@ def _ns_text(ns: int) -> str:
     return f"{sec}.{frac:09d}"
 
 
+def _events(
+    api: docker.APIClient, since_ns: int, until_ns: int | None, filters: dict[str, str] | None = None
+) -> CancellableStream[dict[str, Any]]:
+    """The engine's ``/events`` from ``since_ns`` (to ``until_ns``, or on and on), decoded."""
+    # The SDK hands since and until to the engine as they are, and "seconds.nanoseconds"
+    # text keeps the nanoseconds; its stubs allow only a datetime or whole seconds.
+    until = None if until_ns is None else _ns_text(until_ns)
+    return api.events(since=_ns_text(since_ns), until=until, filters=filters, decode=True)  # type: ignore[call-overload,no-any-return]
+
+
 def _in_window(event: Event, since: float, until: float) -> bool:
     return since <= int(event.get("timeNano", 0)) / 1e9 <= until
 
@@ -132,7 +148,7 @@ class DockerRuntime:
 
     def __init__(self, timeout: float = 30.0) -> None:
         try:
-            self.client = docker.from_env(timeout=timeout)
+            self.client = docker.from_env(timeout=timeout)  # type: ignore[arg-type]  # float, as in docker_answers
         except docker.errors.DockerException as exc:
             raise RuntimeUnavailable(self._unreachable(exc)) from exc
         self.api = self.client.api
@@ -195,9 +211,10 @@ class DockerRuntime:
     def inspect(self, name: str) -> Inspect | None:
         with self._engine():
             try:
-                return self.api.inspect_container(name)
+                found: Inspect = self.api.inspect_container(name)
             except docker.errors.NotFound:
                 return None
+            return found
 
     def list(self, prefix: str) -> list[Inspect]:
         # The engine's name filter is an unanchored regex; use it only to narrow
@@ -214,7 +231,7 @@ class DockerRuntime:
                     out.append(found)
         return out
 
-    def events(self, since: float, until: float) -> list[Event]:
+    def events(self, since: float, until: float) -> builtins.list[Event]:
         """Container events with ``since <= timeNano/1e9 <= until``, in the engine's order.
 
         Events not yet recorded when the call is made are not waited for (the
@@ -228,13 +245,11 @@ class DockerRuntime:
         lo = int(since * 1e9) - _WINDOW_SLACK_NS
         hi = int(limit * 1e9) + _WINDOW_SLACK_NS
         with self._engine():
-            raw = self.api.events(
-                since=_ns_text(lo), until=_ns_text(hi), filters={"type": "container"}, decode=True
-            )
+            raw = _events(self.api, lo, hi, {"type": "container"})
             with self._tracked(raw):
                 return [e for e in raw if _in_window(e, since, until)]
 
-    def history(self, since: float, until: float) -> list[Event] | None:
+    def history(self, since: float, until: float) -> builtins.list[Event] | None:
         """The window's events, if the engine's memory still reaches back to ``since``."""
         if not self.reaches_back(since):
             return None
@@ -249,7 +264,7 @@ class DockerRuntime:
         cannot show it.
         """
         with self._engine():
-            raw = self.api.events(since=_ns_text(1_000_000_000), until=_ns_text(int(self.now() * 1e9)), decode=True)
+            raw = _events(self.api, 1_000_000_000, int(self.now() * 1e9))
             with self._tracked(raw):
                 for event in raw:
                     return int(event.get("timeNano", 0)) <= int(since * 1e9)
@@ -307,7 +322,7 @@ class DockerRuntime:
         self,
         callback: Callable[[Event], None],
         stop: threading.Event,
-        closer: "_StreamCloser",
+        closer: _StreamCloser,
         on_live: Callable[[float], None] | None,
         on_gap: Callable[..., None] | None,
     ) -> None:
@@ -322,12 +337,7 @@ class DockerRuntime:
                 resume_ns = opened_ns - _WINDOW_SLACK_NS
             until_ns = None if self.closable_streams else opened_ns + int(_CHUNK * 1e9)
             try:
-                raw = self.api.events(
-                    since=_ns_text(resume_ns),
-                    until=None if until_ns is None else _ns_text(until_ns),
-                    filters={"type": "container"},
-                    decode=True,
-                )
+                raw = _events(self.api, resume_ns, until_ns, {"type": "container"})
             except (requests.exceptions.ConnectionError, ConnectionError) as exc:
                 if first:
                     raise RuntimeUnavailable(self._unreachable(exc)) from exc
@@ -346,7 +356,7 @@ class DockerRuntime:
             if not closer.attach(raw):
                 return
             with self._streams_lock:
-                if self._closed:  # closed while this request was being opened
+                if self._was_closed():  # closed while this request was being opened
                     closer.detach()
                     return
                 self._streams.add(raw)
@@ -391,7 +401,7 @@ class DockerRuntime:
     def run(
         self,
         name: str,
-        command: list[str],
+        command: builtins.list[str],
         *,
         image: str | None = None,
         env: dict[str, str] | None = None,
@@ -414,12 +424,13 @@ class DockerRuntime:
                 self.api.start(created["Id"])
             except docker.errors.APIError as exc:
                 raise RuntimeError(f"container {name!r} was created but did not start: {exc.explanation}") from exc
-            return self.api.inspect_container(created["Id"])
+            started: Inspect = self.api.inspect_container(created["Id"])
+            return started
 
     def wait(self, name: str, timeout: float | None = None) -> int | None:
         with self._engine():
             try:
-                result = self.api.wait(name, timeout=timeout)
+                result = self.api.wait(name, timeout=timeout)  # type: ignore[arg-type]  # float, as in docker_answers
             except docker.errors.NotFound as exc:
                 raise NoSuchContainer(name) from exc
             except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError) as exc:
@@ -448,6 +459,10 @@ class DockerRuntime:
                     raise ContainerConflict(f"container {name!r} is running; stop it or remove it with force") from exc
                 raise
 
+    def _was_closed(self) -> bool:
+        """Whether :meth:`close` has run: read afresh, as another thread sets it."""
+        return self._closed
+
     def close(self) -> None:
         """Release the engine connections: open event requests (a ``stream`` in another thread ends) and the pool.
 
@@ -463,10 +478,11 @@ class DockerRuntime:
 
 
 def _is_timeout(exc: BaseException) -> bool:
-    while exc is not None:
-        if isinstance(exc, (requests.exceptions.ReadTimeout, TimeoutError)) or "timed out" in str(exc).lower():
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, (requests.exceptions.ReadTimeout, TimeoutError)) or "timed out" in str(cause).lower():
             return True
-        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+        cause = cause.__cause__ or cause.__context__
     return False
 
 

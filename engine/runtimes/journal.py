@@ -37,9 +37,9 @@ import fcntl
 import json
 import os
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from studymon.engine.evidence import append_line_fd
 from studymon.engine.runtimes.base import Event

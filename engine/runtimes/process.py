@@ -30,6 +30,7 @@ the runtime: ``python -m studymon.engine.runtimes.process ps|inspect|events|logs
 from __future__ import annotations
 
 import argparse
+import builtins
 import contextlib
 import json
 import os
@@ -43,8 +44,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import psutil
 
@@ -52,7 +54,7 @@ from studymon.engine.clock import parse_rfc3339, rfc3339_ns
 from studymon.engine.notify import DEFAULT_MASK, Notifier
 from studymon.engine.runtimes.base import ContainerConflict, Event, Inspect, NoSuchContainer
 from studymon.engine.runtimes.journal import KEEP_SEGMENTS, SEGMENT_BYTES, Journal, event_ns
-from studymon.engine.runtimes.statedir import StateDir, UnsafeStateFolder
+from studymon.engine.runtimes.statedir import StateDir
 
 ROOT_ENV = "STUDYMON_PROCESS_RUNTIME"
 DEFAULT_IMAGE = "process"
@@ -238,8 +240,10 @@ class ProcessRuntime:
         with self.state.folder("containers", name) as dir_fd:
             yield dir_fd
 
-    def _read(self, dir_fd: int, name: str, filename: str) -> Any | None:
-        return self.state.read_json(dir_fd, filename, self.containers / name / filename)
+    def _read(self, dir_fd: int, name: str, filename: str) -> dict[str, Any] | None:
+        """A container's JSON file (state, shim, creator): None when missing, not (yet) JSON or not an object."""
+        found = self.state.read_json(dir_fd, filename, self.containers / name / filename)
+        return found if isinstance(found, dict) else None
 
     def _append_event(self, event: Event) -> None:
         self.journal.append(event)
@@ -269,8 +273,8 @@ class ProcessRuntime:
             return None
         return self._with_liveness(name, state)
 
-    def _with_liveness(self, name: str, state: Inspect) -> Inspect:
-        """Report ``dead`` when the state says the shim is at work but the shim is gone."""
+    def _with_liveness(self, name: str, state: Inspect) -> Inspect | None:
+        """Report ``dead`` when the state says the shim is at work but the shim is gone (None: removed meanwhile)."""
         st = state["State"]
         at_work = st["Status"] == "running" or (st["Status"] == "created" and not st.get("Error"))
         if not at_work:
@@ -321,16 +325,16 @@ class ProcessRuntime:
                     out.append(found)
         return out
 
-    def events(self, since: float, until: float) -> list[Event]:
+    def events(self, since: float, until: float) -> builtins.list[Event]:
         """Events with ``since <= timeNano/1e9 <= until``, oldest first (of those the journal still keeps)."""
         return self._window(since, until)[0]
 
-    def history(self, since: float, until: float) -> list[Event] | None:
+    def history(self, since: float, until: float) -> builtins.list[Event] | None:
         """The window's events, or None when the journal dropped some of them (rotated away)."""
         found, complete = self._window(since, until)
         return found if complete else None
 
-    def _window(self, since: float, until: float) -> tuple[list[Event], bool]:
+    def _window(self, since: float, until: float) -> tuple[builtins.list[Event], bool]:
         # The journal selects segments by whole nanoseconds; a microsecond of
         # margin each way, then the float comparison callers have always had.
         window = self.journal.window(int(since * 1e9) - 1000, int(until * 1e9) + 1000)
@@ -378,7 +382,7 @@ class ProcessRuntime:
     def run(
         self,
         name: str,
-        command: list[str],
+        command: builtins.list[str],
         *,
         image: str | None = None,
         env: dict[str, str] | None = None,
@@ -607,6 +611,8 @@ def _shim(root: Path, name: str) -> int:
     runtime = ProcessRuntime(root)
     with runtime._container(name) as dir_fd:
         state = runtime._read(dir_fd, name, "state.json")
+        if state is None:
+            raise RuntimeError(f"{runtime.containers / name / 'state.json'} is missing or not JSON")
         me = {"Pid": os.getpid(), "StartTime": psutil.Process().create_time()}
         runtime.state.write_json(dir_fd, "shim.json", me)
         config = state["Config"]
@@ -684,10 +690,8 @@ def _forward_termination(child: subprocess.Popen[bytes]) -> None:
     """SIGTERM to the shim stops the container the way ``docker stop`` does: the group gets it."""
 
     def forward(signum: int, _frame: object) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError):  # the group has ended already
             os.killpg(child.pid, signum)
-        except ProcessLookupError:
-            pass
 
     signal.signal(signal.SIGTERM, forward)
 
@@ -761,7 +765,8 @@ def _print_ps(items: list[Inspect]) -> None:
     print(f"{'NAME':40} {'STATUS':8} {'EXIT':>4}  {'STARTED':30} ID")
     for item in items:
         st = item["State"]
-        print(f"{item['Name'].lstrip('/'):40} {st['Status']:8} {st['ExitCode']:>4}  {st['StartedAt']:30} {item['Id'][:12]}")
+        name = item["Name"].lstrip("/")
+        print(f"{name:40} {st['Status']:8} {st['ExitCode']:>4}  {st['StartedAt']:30} {item['Id'][:12]}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,8 +25,9 @@ import json
 import os
 import secrets
 import stat
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from studymon.engine.runtimes.base import RuntimeUnavailable
 from studymon.engine.spec import BadInput

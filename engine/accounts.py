@@ -13,8 +13,9 @@ A judgement keeps a run's records trimmed to the fields the checks read
 from __future__ import annotations
 
 import sys
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any, Hashable
+from typing import Any
 
 from studymon.engine.contract import SELECT, chosen_ids, is_number, settlement_accounted
 from studymon.engine.ledger import Record
@@ -256,7 +257,7 @@ class Accounts:
             if len(self.service_errors) < KEPT:
                 self.service_errors.append(record)
 
-    def extend(self, records: list[Record]) -> "Accounts":
+    def extend(self, records: list[Record]) -> Accounts:
         for r in records:
             self.add(r)
         return self

@@ -27,8 +27,9 @@ Check names and scopes, in table order (contract v2, §4):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import orjson
 
@@ -188,7 +189,7 @@ def epoch_ns(value: Any) -> int | None:
     if not is_number(value):
         return None
     try:
-        return int(round(value * 1e9))
+        return round(value * 1e9)
     except (OverflowError, ValueError):  # infinite, not a number, or beyond a float
         return None
 
@@ -312,7 +313,8 @@ def charged_equals_starts(acc: Accounts, ledger: LedgerFacts | None = None) -> C
         more = len(uneven) - SHOWN
         v.fail(runs + (f" and {plural(more, 'more run')}" if more > 0 else ""))
     if acc.bad_charge is not None:
-        v.fail(f"{plural(acc.bad_charges, 'charge')} without a numeric amount and balance (first at seq {acc.bad_charge.seq})")
+        first = acc.bad_charge.seq
+        v.fail(f"{plural(acc.bad_charges, 'charge')} without a numeric amount and balance (first at seq {first})")
     if acc.budget is None:
         v.fail("no budget: studyOpen is missing or has no numeric budget")
     elif acc.balance is not None:
@@ -448,7 +450,7 @@ def parse_kill(obj: dict[str, Any], study: StudyFacts) -> KillFile:
     k.since_ns = epoch_ns(obj.get("sinceEpoch"))
     if k.since_ns is None:
         since = rfc3339_epoch(obj.get("since"))
-        k.since_ns = None if since is None else int(round(since * 1e9))
+        k.since_ns = None if since is None else round(since * 1e9)
     targets = obj.get("targets")
     if not isinstance(targets, list):
         k.problems.append(f"kill.json targets is {type_name(targets)}, not a list")
@@ -596,7 +598,15 @@ class EventTally:
             return
         runtime, start, end = value.get("runtime"), value.get("from"), value.get("to")
         start_epoch, end_epoch = rfc3339_epoch(start), rfc3339_epoch(end)
-        if runtime not in RUNTIME_NAMES or start_epoch is None or end_epoch is None or end_epoch < start_epoch:
+        if (
+            not isinstance(runtime, str)
+            or runtime not in RUNTIME_NAMES
+            or not isinstance(start, str)
+            or not isinstance(end, str)
+            or start_epoch is None
+            or end_epoch is None
+            or end_epoch < start_epoch
+        ):
             self.bad_line(where, "not a runtime restart (runtime, from, to)")
             return
         self.restart_count += 1
@@ -1208,7 +1218,8 @@ def kill_triggered(
     if arming.problem is not None:
         v.fail(arming.problem)
     if arming.bad_lines:
-        v.fail(f"arms.jsonl: {arming.bad_lines} {'line is not an arming event' if arming.bad_lines == 1 else 'lines are not arming events'}")
+        what = "line is not an arming event" if arming.bad_lines == 1 else "lines are not arming events"
+        v.fail(f"arms.jsonl: {arming.bad_lines} {what}")
     if ledger.problem is not None:
         v.fail(f"the ledger cannot be judged: {ledger.problem}")
     for run, detail in arming.missed:

@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any, Hashable
+from typing import Any, TypeGuard
 
 import orjson
 
@@ -50,7 +51,7 @@ ROUND_KINDS = frozenset({"stageOpen", "decision", "runPlanned", "diagnosisSettle
 SELECT = "selectDiagnosis"
 
 
-def valid_id(value: Any) -> bool:
+def valid_id(value: Any) -> TypeGuard[str]:
     """A study or run id as the contract allows it."""
     return isinstance(value, str) and _ID.fullmatch(value) is not None
 
@@ -59,11 +60,11 @@ def valid_container_name(value: Any) -> bool:
     return isinstance(value, str) and _CONTAINER_NAME.fullmatch(value) is not None
 
 
-def is_int(value: Any) -> bool:
+def is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: Any) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -152,7 +153,7 @@ CHARGED, STARTED, RESULTED = 1, 2, 4
 class _Run:
     """What the rules need of one run: where it was planned, its planned experiments, what it has had."""
 
-    __slots__ = ("plan_line", "experiments", "had")
+    __slots__ = ("experiments", "had", "plan_line")
 
     def __init__(self, plan_line: int | None, experiments: Any) -> None:
         self.plan_line = plan_line  # None: no runPlanned yet
@@ -165,7 +166,7 @@ class _Run:
 class _Round:
     """What the rules need of one (integer) round."""
 
-    __slots__ = ("selections", "chosen", "settlements", "accounted")
+    __slots__ = ("accounted", "chosen", "selections", "settlements")
 
     def __init__(self) -> None:
         self.selections = 0
@@ -277,9 +278,11 @@ class ContractWatch:
         elif state.had & RESULTED:
             breaks.append((3, f"charge for run {run} after its runResult"))
         state.had |= CHARGED
-        for name in ("amount", "balance"):
-            if not is_number(c.get(name)):
-                breaks.append((6, f"charge.{name} is {type_name(c.get(name))}, not a number"))
+        breaks.extend(
+            (6, f"charge.{name} is {type_name(c.get(name))}, not a number")
+            for name in ("amount", "balance")
+            if not is_number(c.get(name))
+        )
 
     def _started(self, c: dict[str, Any], run: str, breaks: list[tuple[int, str]]) -> None:
         state = self._known_run("runStarted", run, breaks)
@@ -330,8 +333,8 @@ class ContractWatch:
         if state.accounted is not None and chosen is not None:
             left = len(chosen - state.accounted)
             if left:
-                breaks.append((5, f"selectDiagnosis of round {rnd}, after its settlement, chooses "
-                                  f"{plural(left, 'experiment')} the settlement leaves out"))
+                breaks.append((5, (f"selectDiagnosis of round {rnd}, after its settlement, chooses "
+                                   f"{plural(left, 'experiment')} the settlement leaves out")))
         state.settled_both()
 
     def _settlement(self, c: dict[str, Any], run: str | None, breaks: list[tuple[int, str]]) -> None:
@@ -358,8 +361,8 @@ class ContractWatch:
             else:
                 left = len(planned - accounted)
                 if left:
-                    breaks.append((5, f"diagnosisSettlement of round {rnd} leaves out "
-                                      f"{plural(left, 'experiment')} of run {run}"))
+                    breaks.append((5, (f"diagnosisSettlement of round {rnd} leaves out "
+                                       f"{plural(left, 'experiment')} of run {run}")))
         if state is not None and state.chosen is not None:
             left = len(state.chosen - accounted)
             if left:

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from studymon.engine import safefile
 from studymon.engine.accounts import Accounts
@@ -313,9 +314,13 @@ class _AtKill:
                 except Unreadable as exc:
                     self._fail(f"{AT_KILL}: {exc.reason}")
             k = self.ev.kill
-            if self.ev.at_kill is None and k is not None and k.before_kill_seq is not None:
-                if self.last_seq != k.before_kill_seq:
-                    self.ev.at_kill = f"{AT_KILL} ends at seq {self.last_seq}, not at beforeKillSeq {k.before_kill_seq}"
+            if (
+                self.ev.at_kill is None
+                and k is not None
+                and k.before_kill_seq is not None
+                and self.last_seq != k.before_kill_seq
+            ):
+                self.ev.at_kill = f"{AT_KILL} ends at seq {self.last_seq}, not at beforeKillSeq {k.before_kill_seq}"
         finally:
             self.array.close()
 

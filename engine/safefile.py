@@ -24,9 +24,10 @@ import json
 import os
 import re
 import stat
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import orjson
 
@@ -130,10 +131,10 @@ def open_inside(root: Path | str, rel: str, cap: int) -> tuple[int, int]:
             raise Unreadable(
                 rel, f"larger than a study could write ({size_text(st.st_size)}; at most {size_text(cap)})"
             )
-        return fd, st.st_size
     except BaseException:
         os.close(fd)
         raise
+    return fd, st.st_size
 
 
 def exists(root: Path | str, rel: str) -> bool:
@@ -227,7 +228,7 @@ class JsonlFile:
             os.close(self.fd)
             self.fd = -1
 
-    def __enter__(self) -> "JsonlFile":
+    def __enter__(self) -> JsonlFile:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -259,10 +260,11 @@ def _parse_line(number: int, body: bytes) -> Line:
         return Line(number, problem="not JSON")
 
 
-def ledger_chunks(root: Path | str, rel: str, cap: int = LEDGER_CAP) -> Iterator[bytes]:
+def ledger_chunks(root: Path | str, rel: str, cap: int = LEDGER_CAP) -> Generator[bytes, None, None]:
     """The ledger's bytes, a chunk at a time; raises :class:`Unreadable`.
 
-    The open happens at the first ``next``.  A line that runs past
+    The open happens at the first ``next`` (and the close at the end, or at
+    ``close()`` of the generator).  A line that runs past
     :data:`LINE_CAP` without a newline stops the stream with
     :class:`Unreadable` (a sparse file of zeros is one such "line"), so a
     parser never holds more than that of one partial line.
@@ -351,12 +353,13 @@ class JsonArray:
                     try:
                         value, end = decoder.raw_decode(buf, pos)
                     except ValueError:
-                        end = -1
-                    # An element that ends where the text read so far ends may
-                    # go on (a number cut in two): only at the end is it sure.
-                    if end >= 0 and (end < len(buf) or eof):
-                        pos = end
-                        return value
+                        pass
+                    else:
+                        # An element that ends where the text read so far ends may
+                        # go on (a number cut in two): only at the end is it sure.
+                        if end < len(buf) or eof:
+                            pos = end
+                            return value
                     if eof:
                         raise Unreadable(self.rel, "not JSON")
                     need = 2 * (len(buf) - pos)

@@ -19,6 +19,7 @@ switches for doing it wrong.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import math
@@ -29,10 +30,11 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from studymon.engine.runtimes import (
     ContainerConflict,
@@ -73,7 +75,10 @@ class ConfigError(ValueError):
 
 def template() -> dict[str, Any]:
     """The default template shipped with the study (``refstudy/research.json``)."""
-    return json.loads(resources.files("studymon.refstudy").joinpath("research.json").read_text(encoding="utf-8"))
+    data: dict[str, Any] = json.loads(
+        resources.files("studymon.refstudy").joinpath("research.json").read_text(encoding="utf-8")
+    )
+    return data
 
 
 @dataclass(frozen=True)
@@ -330,7 +335,7 @@ class Study:
 
     def checkpoint(self) -> None:
         if self.stop.is_set():
-            raise Interrupted()
+            raise Interrupted
 
     def note(self, message: str) -> None:
         """Log only what happens now, not what a resume replays."""
@@ -373,7 +378,7 @@ class Study:
             return
         self.journal.step("halt", {"reason": FULL_STOP})
         say(f"halt: balance exhausted ({self.balance:g} left, a run costs {self.settings.run_cost:g})")
-        raise Halted()
+        raise Halted
 
     def export(self, round_: int) -> None:
         """Nothing is left to diagnose: write the findings and stop."""
@@ -386,7 +391,7 @@ class Study:
             os.replace(tmp, path)
         self.journal.step("export", {"path": path.name})
         say(f"export written to {path}")
-        raise Halted()
+        raise Halted
 
     def diagnosis(self, round_: int) -> list[Experiment]:
         """One diagnosis round; returns the experiments it kept."""
@@ -433,7 +438,8 @@ class Study:
         """Ask the model service for the next experiments; exit 75 when it is down."""
         self.journal.step("stageOpen", {"stage": "proposal", "round": round_})
         best = max(self.scores, key=lambda i: (self.scores[i], i), default=None)
-        centre = self.experiments[best].param if best is not None else None
+        param = self.experiments[best].param if best is not None else None
+        centre = param if isinstance(param, float) else None  # a garbled one (a string) is no centre
         attempt = 0
         while True:
             attempt += 1
@@ -442,15 +448,16 @@ class Study:
                 proposed = self.service.propose(
                     round_, attempt, centre, len(self.experiments) + 1, self.settings.experiments_per_round
                 )
-                break
             except ServiceUnavailable as exc:
                 live = self.journal.live
                 self.journal.step("serviceError", {"stage": "proposal", "round": round_, "message": str(exc)})
                 if live:
                     raise TemporaryFailure(str(exc)) from exc
                 # Replaying: an earlier process stopped here; this resume is its retry.
-        self._add(proposed, "proposeExperiments", round_)
-        self.note(f"round {round_}: the model service proposed {', '.join(e.id for e in proposed) or 'nothing'}")
+                continue
+            self._add(proposed, "proposeExperiments", round_)
+            self.note(f"round {round_}: the model service proposed {', '.join(e.id for e in proposed) or 'nothing'}")
+            return
 
     def ablation(self, round_: int, kept: list[Experiment]) -> None:
         """Measure the kept experiments again with half the samples and fresh streams: do they hold?"""
@@ -516,9 +523,10 @@ class Study:
         }
         try:
             self.runtime.run(name, command, image=self.settings.image, labels=labels)
-            return
         except ContainerConflict:
             found = self.runtime.inspect(name)
+        else:
+            return
         state = (found or {}).get("State") or {}
         status = state.get("Status") if found else None
         theirs = ((found or {}).get("Config") or {}).get("Labels") or {}
@@ -534,11 +542,9 @@ class Study:
             )
         say(f"removing the leftover container {name} ({status or 'gone'})")
         if found is not None:
-            try:
-                # Never started: force takes it out of "created"; an exited one needs none.
+            # Never started: force takes it out of "created"; an exited one needs none.
+            with contextlib.suppress(NoSuchContainer):
                 self.runtime.remove(name, force=status == "created")
-            except NoSuchContainer:
-                pass
         self.runtime.run(name, command, image=self.settings.image, labels=labels)
 
     def collect(self, plan: RunPlan) -> Content | None:
@@ -571,13 +577,11 @@ class Study:
         if not self.journal.live:
             return  # replaying settled history: that process tidied up after itself
         name = self.container(plan)
-        try:
+        with contextlib.suppress(NoSuchContainer):
             self.runtime.remove(name, force=True)
-        except NoSuchContainer:
-            pass
 
 
-def _money(value: float) -> float:
+def _money(value: int | float) -> int | float:
     """Keep sums of decimal costs exact enough to compare (0.1 + 0.2)."""
     return round(value, 9) if isinstance(value, float) else value
 

@@ -67,9 +67,10 @@ def image_present(image: str = IMAGE) -> bool:
     client = docker.from_env(timeout=10)
     try:
         client.images.get(image)
-        return True
     except docker.errors.ImageNotFound:
         return False
+    else:
+        return True
     finally:
         client.close()
 
@@ -79,10 +80,14 @@ def build_image(image: str = IMAGE, force: bool = False) -> str:
     if not force and image_present(image):
         return image
     data = image_tarball(find_static_busybox())
+    docker = shutil.which("docker")
+    if docker is None:
+        raise ImageError("no docker command on PATH: install Docker's command line, or use the process backend")
     proc = subprocess.run(
-        ["docker", "import", "--change", "ENV PATH=/bin", "--change", 'CMD ["/bin/sh"]', "-", image],
+        [docker, "import", "--change", "ENV PATH=/bin", "--change", 'CMD ["/bin/sh"]', "-", image],
         input=data,
         capture_output=True,
+        check=False,  # its stderr makes the message
     )
     if proc.returncode != 0:
         raise ImageError(f"docker import failed: {proc.stderr.decode(errors='replace').strip()}")
@@ -99,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     except ImageError as exc:
         print(f"studymon image: {exc}", file=sys.stderr)
         return 2
-    except Exception as exc:  # docker unreachable and the like
+    except Exception as exc:  # noqa: BLE001 - whatever stops the Docker SDK (no engine, a refused socket) gets this one line
         print(f"studymon image: cannot reach a Docker engine ({exc}); start one or use the process backend", file=sys.stderr)
         return 2
     return 0

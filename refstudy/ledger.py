@@ -16,13 +16,15 @@ writing for real at the end of the ledger.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from studymon.engine.clock import rfc3339_ms
 
@@ -148,15 +150,13 @@ class Ledger:
         return records
 
     def _cut_back(self, size: int) -> None:
-        try:
+        with contextlib.suppress(OSError):  # the resume's reader reports the partial line then
             os.ftruncate(self._fd, size)
-        except OSError:
-            pass  # the resume's reader reports the partial line then
 
     def close(self) -> None:
         os.close(self._fd)
 
-    def __enter__(self) -> "Ledger":
+    def __enter__(self) -> Ledger:
         return self
 
     def __exit__(self, *_: object) -> None:
@@ -165,7 +165,8 @@ class Ledger:
 
 def _normal(content: Content) -> Content:
     """``content`` as it reads back from the ledger (tuples become lists, and so on)."""
-    return json.loads(json.dumps(content, allow_nan=False))
+    normal: Content = json.loads(json.dumps(content, allow_nan=False))
+    return normal
 
 
 class Journal:

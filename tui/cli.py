@@ -28,10 +28,11 @@ import os
 import shlex
 import signal
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from rich.console import Console
 
@@ -114,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _interrupt(signum: int, frame: object) -> None:
+def _interrupt(signum: int, _frame: object) -> None:
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
@@ -165,6 +166,7 @@ def _command(args: argparse.Namespace, console: Console, err: Console) -> int:
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
+    fresh: tuple[dict[str, Any], str] | None = None  # a fresh start's template and backend
     if args.resume:
         if args.template is not None:
             raise BadInput("--template is for a fresh start; a resumed study keeps its research.json")
@@ -177,13 +179,14 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         specs, template, backend = plan_fresh(args.pairs, template_path, args.armed)
         prefixes = {s.id: str(template.get("containerPrefix", "inforsi")) for s in specs}
         backends = {s.id: backend for s in specs}
+        fresh = template, backend
     if "process" in backends.values():
         check_state_folder()  # an unsafe state folder is refused before anything is written
     # One study per id: claimed before anything is written, held (with the keepers) for the study's life.
     locks = claim_for_command(specs, prefixes, backends, fresh=not args.resume)
-    if not args.resume:
+    if fresh is not None:
         try:
-            create_fresh(specs, template, backend)
+            create_fresh(specs, *fresh)
         except BaseException:
             for lock in locks.values():
                 lock.release()
@@ -282,13 +285,17 @@ async def _supervise(
             leave.set_result(None)
 
     # Deferred: the session is still inside its launch when it reports the start.
-    interrupts.stop_late = lambda study: loop.call_soon(supervisor.sessions[study].stop)
+    def stop_late(study: str) -> None:
+        loop.call_soon(supervisor.sessions[study].stop)
+
+    interrupts.stop_late = stop_late
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal, sig)
     running = asyncio.ensure_future(supervisor.run())
     try:
         with view:
-            await asyncio.wait({running, leave}, return_when=asyncio.FIRST_COMPLETED)
+            either: set[asyncio.Future[Any]] = {running, leave}
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
             if running.done():
                 return running.result()
             # A cancelled session unwinds at the await it was in: every line and
@@ -399,7 +406,7 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_demo(args: argparse.Namespace, console: Console) -> int:
-    base = (args.out or Path(f"studymon-demo-{datetime.now().strftime('%Y%m%d-%H%M%S')}")).resolve()
+    base = (args.out or Path(f"studymon-demo-{datetime.now().astimezone().strftime('%Y%m%d-%H%M%S')}")).resolve()
     if base.exists():
         raise BadInput(f"{base} exists; the demo writes into a new folder: pick another --out")
     if not base.parent.is_dir():

@@ -165,7 +165,7 @@ class HeadlessView:
         )
         return Panel(grid, title=title, title_align="left", border_style="blue")
 
-    def __enter__(self) -> "HeadlessView":
+    def __enter__(self) -> HeadlessView:
         if self.live_mode:
             # get_renderable: each refresh redraws from the views, so clocks move between events.
             self._live = Live(console=self.console, refresh_per_second=4, transient=False, get_renderable=self.render)

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 
 def rfc3339_ms(t: float | None = None) -> str:
     """UTC time as RFC 3339 with milliseconds and ``Z`` (the ledger's ``at``)."""
     if t is None:
         t = time.time()
-    dt = datetime.fromtimestamp(t, tz=timezone.utc)
+    dt = datetime.fromtimestamp(t, tz=UTC)
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
 
 
@@ -19,7 +19,7 @@ def rfc3339_ns(ns: int | None = None) -> str:
     if ns is None:
         ns = time.time_ns()
     sec, frac = divmod(ns, 1_000_000_000)
-    dt = datetime.fromtimestamp(sec, tz=timezone.utc)
+    dt = datetime.fromtimestamp(sec, tz=UTC)
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{frac:09d}Z"
 
 
@@ -32,7 +32,7 @@ def parse_rfc3339(text: str) -> float:
     """
     if not text:
         raise ValueError("empty time")
-    body = text[:-1] if text.endswith("Z") else text
+    body = text.removesuffix("Z")
     offset = 0.0
     if not text.endswith("Z"):
         # +HH:MM or -HH:MM suffix
@@ -47,5 +47,5 @@ def parse_rfc3339(text: str) -> float:
         fraction = float("0." + frac) if frac else 0.0
     else:
         whole, fraction = body, 0.0
-    dt = datetime.strptime(whole, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
+    dt = datetime.strptime(whole, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
     return dt.timestamp() + fraction - offset

@@ -58,10 +58,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def _remove(path: Path) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
+    path.unlink(missing_ok=True)
 
 
 def _sync_folder(folder: Path) -> None:
@@ -220,11 +217,11 @@ def read_jsonl(path: Path) -> list[Any]:
             for line in fh:
                 if not line.endswith("\n"):
                     break
-                line = line.strip()
-                if not line:
+                text = line.strip()
+                if not text:
                     continue
                 try:
-                    out.append(json.loads(line))
+                    out.append(json.loads(text))
                 except json.JSONDecodeError:
                     continue
     except FileNotFoundError:

@@ -35,7 +35,7 @@ def _start_time(pid: int) -> float | None:
         return None
 
 
-def _ignore(signum: int, frame: object) -> None:
+def _ignore(_signum: int, _frame: object) -> None:
     return None
 
 

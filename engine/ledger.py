@@ -14,9 +14,10 @@ replaced is described once (:attr:`LedgerTail.fault`) and no longer read.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import orjson
 

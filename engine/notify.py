@@ -111,7 +111,7 @@ def inotify_available() -> bool:
 
 def watchfiles_available() -> bool:
     try:
-        from watchfiles._rust_notify import RustNotify  # noqa: F401, PLC0415 - loaded only where it serves
+        from watchfiles._rust_notify import RustNotify  # noqa: F401 - loaded only where it serves
     except ImportError:
         return False
     return True
@@ -227,7 +227,7 @@ class Notifier:
             return True
         return False
 
-    async def wait_async(self, timeout: float) -> bool:  # noqa: ASYNC109 - returns False on timeout, never cancels
+    async def wait_async(self, timeout: float) -> bool:
         """Like :meth:`wait`, inside the asyncio loop (the descriptor is added to it)."""
         if self._fd < 0:
             await asyncio.sleep(timeout)
@@ -301,7 +301,7 @@ class _WatchfilesThread:
         return self._failed is None and not self._closing
 
     def watch(self, folder: str, mask: int) -> bool:
-        from watchfiles._rust_notify import RustNotify  # noqa: PLC0415 - loaded only where it serves
+        from watchfiles._rust_notify import RustNotify
 
         if self._failed is not None:
             return False

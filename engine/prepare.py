@@ -54,7 +54,7 @@ def _specs(pairs: list[str], what: str = "run") -> list[StudySpec]:
     ids = [s.id for s in specs]
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:
-        raise BadInput(f"study id {sorted(dup)[0]!r} is given twice: every study needs its own id")
+        raise BadInput(f"study id {min(dup)!r} is given twice: every study needs its own id")
     outs = [s.out for s in specs]
     for i, a in enumerate(outs):
         for b in outs[i + 1 :]:
@@ -251,8 +251,8 @@ def plan_attach(outs: list[Path]) -> list[StudySpec]:
     if len(outs) > MAX_STUDIES:
         raise _too_many(len(outs), "attached")
     specs = []
-    for out in outs:
-        out = check_out_path(out)
+    for given in outs:
+        out = check_out_path(given)
         if not os.path.lexists(out):
             raise BadInput(f"{out} does not exist (moved or deleted?): give the folder the study was started in")
         research_path = out / "research.json"
@@ -276,5 +276,5 @@ def plan_attach(outs: list[Path]) -> list[StudySpec]:
     ids = [s.id for s in specs]
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:
-        raise BadInput(f"study {sorted(dup)[0]!r} is named twice")
+        raise BadInput(f"study {min(dup)!r} is named twice")
     return specs

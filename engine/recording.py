@@ -33,9 +33,10 @@ import collections
 import json
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from studymon.engine.clock import parse_rfc3339, rfc3339_ms
 from studymon.engine.evidence import append_jsonl

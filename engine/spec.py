@@ -32,7 +32,8 @@ class BadInput(ValueError):
 def check_id(study_id: str) -> str:
     if not ID_PATTERN.fullmatch(study_id):
         raise BadInput(
-            f"bad study id {study_id!r}: use 1-63 characters of a-z, 0-9, '_', '.', '-', starting with a letter or digit"
+            f"bad study id {study_id!r}: use 1-63 characters of a-z, 0-9, '_', '.', '-', "
+            "starting with a letter or digit"
         )
     return study_id
 
@@ -122,7 +123,10 @@ def load_template(path: Path) -> dict[str, Any]:
         raise BadInput(f"template {path} must be a JSON object")
     command = data.get("command")
     if command is None:
-        raise BadInput(f'template {path} has no "command": add the controller argv prefix, e.g. ["python3", "-m", "studymon.refstudy"]')
+        raise BadInput(
+            f'template {path} has no "command": add the controller argv prefix, '
+            'e.g. ["python3", "-m", "studymon.refstudy"]'
+        )
     if not isinstance(command, list) or not command or not all(isinstance(c, str) and c for c in command):
         raise BadInput(f'template {path}: "command" must be a non-empty list of strings')
     if any("\0" in c for c in command):
@@ -198,7 +202,7 @@ def controller_argv(research: dict[str, Any], out: Path, resume: bool) -> list[s
     command = list(research["command"])
     if command and command[0] in PYTHONS:
         command[0] = sys.executable
-    argv = command + ["--config", str(out / "research.json"), "--dir", str(out / "study")]
+    argv = [*command, "--config", str(out / "research.json"), "--dir", str(out / "study")]
     if resume:
         argv.append("--resume")
     return argv

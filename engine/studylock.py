@@ -231,8 +231,9 @@ def claim_for_command(
                 names = _running_on(backend, prefix, spec.id)
                 if names:
                     raise BadInput(
-                        f"study id {spec.id!r} already has running containers on this runtime ({', '.join(names[:3])}): "
-                        "another command runs a study with this id; pick another id, or remove those containers"
+                        f"study id {spec.id!r} already has running containers on this runtime "
+                        f"({', '.join(names[:3])}): another command runs a study with this id; "
+                        "pick another id, or remove those containers"
                     )
     except BaseException:
         for lock in held.values():

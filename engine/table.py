@@ -7,7 +7,7 @@ Rendered with rich, the same for the headless run, the console's exit and
 from __future__ import annotations
 
 import io
-from typing import Iterable
+from collections.abc import Iterable
 
 from rich.console import Console
 from rich.table import Table
@@ -19,7 +19,8 @@ MARKS = {True: ("✓", "bold green"), False: ("✗", "bold red"), None: ("?", "b
 
 
 def clean(text: str) -> str:
-    """``text`` fit for a terminal: a control character (an escape sequence from a hostile ledger) is shown, not sent."""
+    """``text`` fit for a terminal: a control character (an escape sequence from a hostile ledger) is shown,
+    not sent."""
     if text.isprintable():
         return text
     return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)

@@ -235,7 +235,9 @@ class Accounts:
             known_s = self.settlements.get(rnd)
             if known_s is None:
                 accounted, problem = settlement_accounted(record.content)
-                self.settlements[rnd] = Settlement(record.seq, record.line, record.content.get("run"), accounted, problem)
+                self.settlements[rnd] = Settlement(
+                    record.seq, record.line, record.content.get("run"), accounted, problem
+                )
             else:
                 known_s.count += 1
         elif kind == "studyOpen":

@@ -259,7 +259,9 @@ def ledger_well_formed(ledger: LedgerFacts) -> Check:
         v.fail(ledger.problem)
     elif ledger.records == 0 and ledger.issue_count == 0:
         v.fail("the ledger is empty")
-    v.listed([f"line {i.line}: {i.kind} ({i.detail})" for i in ledger.issues[:SHOWN]], ledger.issue_count, "issue", "issues")
+    v.listed(
+        [f"line {i.line}: {i.kind} ({i.detail})" for i in ledger.issues[:SHOWN]], ledger.issue_count, "issue", "issues"
+    )
     if ledger.watch_problem is not None:
         v.fail(ledger.watch_problem)
     v.listed(ledger.faults, ledger.fault_count, "change seen while watched",
@@ -282,7 +284,10 @@ def contract_kept(watch: ContractWatch, study: StudyFacts, ledger: LedgerFacts) 
         v.fail(f"the ledger cannot be judged: {ledger.problem}")
     if watch.first is not None:
         more = watch.broken_lines - 1
-        v.fail(watch.first.text + (f" ({more} more {'line breaks' if more == 1 else 'lines break'} a rule)" if more else ""))
+        v.fail(
+            watch.first.text
+            + (f" ({more} more {'line breaks' if more == 1 else 'lines break'} a rule)" if more else "")
+        )
     if study.problem is not None:
         v.fail(f"rule 4 cannot be checked: {study.problem}")
     return v.check(f"rules 1-6 hold over {plural(watch.lines, 'record')}")
@@ -468,7 +473,9 @@ def parse_kill(obj: dict[str, Any], study: StudyFacts) -> KillFile:
             k.problems.append(f"kill.json lists run {run} twice")
             continue
         seen.add(run)
-        k.targets.append(Target(run, t.get("cell"), t.get("round"), t.get("planSeq"), t.get("startSeq"), t.get("container")))
+        k.targets.append(
+            Target(run, t.get("cell"), t.get("round"), t.get("planSeq"), t.get("startSeq"), t.get("container"))
+        )
     return k
 
 

@@ -217,7 +217,9 @@ class ContractWatch:
         kind = r.kind
         breaks: list[tuple[int, str]] = []
         if kind in ROUND_KINDS and not is_int(c.get("round")):
-            breaks.append((6, f"{kind}.round is {type_name(c.get('round')) if 'round' in c else 'missing'}, not an integer"))
+            breaks.append(
+                (6, f"{kind}.round is {type_name(c.get('round')) if 'round' in c else 'missing'}, not an integer")
+            )
         run = c.get("run")
         if kind in RUN_KINDS and not valid_id(run):
             if "run" not in c:
@@ -357,7 +359,9 @@ class ContractWatch:
         if named is not None and named.plan_line is not None:
             planned = experiment_keys(named.experiments)
             if planned is None:
-                breaks.append((5, f"runPlanned.experiments of run {run} is not a list, so no settlement can account for it"))
+                breaks.append(
+                    (5, f"runPlanned.experiments of run {run} is not a list, so no settlement can account for it")
+                )
             else:
                 left = len(planned - accounted)
                 if left:

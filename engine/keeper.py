@@ -66,7 +66,9 @@ def main(argv: list[str]) -> int:
         os.write(log, f"studymon: cannot start the controller: {exc}\n".encode())
         append_jsonl(out / "launches.jsonl", {"event": "start", "pid": None, "at": rfc3339_ms(), "resume": resume,
                                               "argv": command, "error": str(exc)})
-        append_jsonl(out / "launches.jsonl", {"event": "end", "pid": None, "at": rfc3339_ms(), "code": 127, "signal": None})
+        append_jsonl(
+            out / "launches.jsonl", {"event": "end", "pid": None, "at": rfc3339_ms(), "code": 127, "signal": None}
+        )
         print(json.dumps({"pid": None, "error": str(exc)}), flush=True)
         return 1
     finally:
@@ -87,7 +89,9 @@ def main(argv: list[str]) -> int:
     os.dup2(devnull, 1)
     rc = proc.wait()
     code, sig = (None, signal.Signals(-rc).name) if rc < 0 else (rc, None)
-    append_jsonl(out / "launches.jsonl", {"event": "end", "pid": proc.pid, "at": rfc3339_ms(), "code": code, "signal": sig})
+    append_jsonl(
+        out / "launches.jsonl", {"event": "end", "pid": proc.pid, "at": rfc3339_ms(), "code": code, "signal": sig}
+    )
     return 0
 
 

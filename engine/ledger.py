@@ -289,7 +289,9 @@ class LedgerTail:
             self.fault = fault
         line_no = self.parser.line_no
         if event == "truncated":
-            detail = f"the ledger shrank to {st.st_size if st else 0} bytes after {self.offset} were read; it must only grow"
+            detail = (
+                f"the ledger shrank to {st.st_size if st else 0} bytes after {self.offset} were read; it must only grow"
+            )
         elif st is None:
             detail = f"the ledger was removed after {self.offset} bytes were read; it must only grow"
         else:

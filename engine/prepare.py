@@ -98,7 +98,9 @@ def _names_a_study(research: Path) -> bool:
         data = json.loads(research.read_bytes())
     except (OSError, ValueError, RecursionError):
         return False
-    return isinstance(data, dict) and isinstance(data.get("study"), str) and data.get("backend") in ("docker", "process")
+    return (
+        isinstance(data, dict) and isinstance(data.get("study"), str) and data.get("backend") in ("docker", "process")
+    )
 
 
 def is_evidence_folder(folder: Path) -> bool:
@@ -172,7 +174,9 @@ def plan_fresh(
     template = load_template(template_path)
     for s in specs:
         if os.path.lexists(s.out):
-            raise BadInput(f"{s.out} exists; a new study never reuses a folder: pick a new OUT, or add --resume to continue it")
+            raise BadInput(
+                f"{s.out} exists; a new study never reuses a folder: pick a new OUT, or add --resume to continue it"
+            )
         inside = enclosing_evidence(s.out)
         if inside is not None:
             raise BadInput(f"{s.out} would lie inside {inside}, the evidence folder of another study: "
@@ -227,17 +231,25 @@ def plan_resume(pairs: list[str], armed_ids: list[str]) -> list[StudySpec]:
         except ValueError:
             raise BadInput(f"{research_path} is not valid JSON; the folder is not resumable as it is") from None
         except OSError as exc:
-            raise BadInput(f"{research_path} cannot be read ({exc.strerror}): fix its permissions, then resume") from None
+            raise BadInput(
+                f"{research_path} cannot be read ({exc.strerror}): fix its permissions, then resume"
+            ) from None
         if not isinstance(research, dict):
             raise BadInput(f"{research_path} is not a JSON object; the folder is not resumable as it is")
         if research.get("study") != s.id:
-            raise BadInput(f"{s.out} holds study {research.get('study')!r}, not {s.id!r}: give the id it was started with")
+            raise BadInput(
+                f"{s.out} holds study {research.get('study')!r}, not {s.id!r}: give the id it was started with"
+            )
         if (s.out / "report.json").exists():
-            raise BadInput(f"{s.id} has finished (report.json exists); there is nothing to resume. See: studymon report {s.out}")
+            raise BadInput(
+                f"{s.id} has finished (report.json exists); there is nothing to resume. See: studymon report {s.out}"
+            )
         _writable_out(s.out, "studymon run --resume")
         command = research.get("command")
         if not isinstance(command, list) or not command or not all(isinstance(c, str) and c for c in command):
-            raise BadInput(f'{research_path}: "command" is not a non-empty list of strings; the study cannot be resumed')
+            raise BadInput(
+                f'{research_path}: "command" is not a non-empty list of strings; the study cannot be resumed'
+            )
         check_program(command, s.out, str(research_path))
         if research.get("backend") == "docker" and not docker_answers():
             raise BadInput(f"{s.id} runs on Docker, but no Docker engine answers: start dockerd, then resume")
@@ -263,14 +275,18 @@ def plan_attach(outs: list[Path]) -> list[StudySpec]:
         except ValueError:
             raise BadInput(f"{research_path} is not valid JSON") from None
         except OSError as exc:
-            raise BadInput(f"{research_path} cannot be read ({exc.strerror}): fix its permissions, then attach") from None
+            raise BadInput(
+                f"{research_path} cannot be read ({exc.strerror}): fix its permissions, then attach"
+            ) from None
         if not isinstance(research, dict):
             raise BadInput(f"{research_path} is not a JSON object")
         if (out / "outcome.json").exists():
             raise BadInput(f"{out} has finished (outcome.json exists); see: studymon report {out}")
         study = research.get("study")
         if not isinstance(study, str) or not ID_PATTERN.fullmatch(study):
-            raise BadInput(f"{research_path} names no valid study id (\"study\": {study!r}): the folder is not a study's OUT")
+            raise BadInput(
+                f'{research_path} names no valid study id ("study": {study!r}): the folder is not a study\'s OUT'
+            )
         _writable_out(out, "studymon attach")
         specs.append(StudySpec(study, out))
     ids = [s.id for s in specs]

@@ -184,7 +184,9 @@ class _Ending:
         """The last end for the report: only an integer code and a signal name, nothing else from the file."""
         if not self.seen:
             return None
-        signal = self.signal if isinstance(self.signal, str) and re.fullmatch(r"SIG[A-Z0-9]{1,12}", self.signal) else None
+        signal = (
+            self.signal if isinstance(self.signal, str) and re.fullmatch(r"SIG[A-Z0-9]{1,12}", self.signal) else None
+        )
         return {"code": self.code if is_int(self.code) else None, "signal": signal}
 
 
@@ -325,7 +327,9 @@ class _AtKill:
             self.array.close()
 
 
-def _read_ledger(out: Path, study: StudyFacts, kills: list[KillEvidence]) -> tuple[Accounts, ContractWatch, LedgerFacts, list[LedgerIssue]]:
+def _read_ledger(
+    out: Path, study: StudyFacts, kills: list[KillEvidence]
+) -> tuple[Accounts, ContractWatch, LedgerFacts, list[LedgerIssue]]:
     acc = Accounts(trim=True)
     contract = ContractWatch(study.container_prefix, study.id)
     facts = LedgerFacts()
@@ -382,7 +386,9 @@ def _read_ledger_watch(out: Path, facts: LedgerFacts) -> None:
             facts.fault_count += 1
             if len(facts.faults) < SHOWN:
                 facts.faults.append(
-                    fault_text(line.value) if line.problem is None else f"{LEDGER_WATCH} line {line.number}: {line.problem}"
+                    fault_text(line.value)
+                    if line.problem is None
+                    else f"{LEDGER_WATCH} line {line.number}: {line.problem}"
                 )
     except Unreadable as exc:
         facts.watch_problem = str(exc)

@@ -116,7 +116,9 @@ def load_template(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise BadInput(f"template {path} is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}") from None
+        raise BadInput(
+            f"template {path} is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}"
+        ) from None
     except RecursionError:
         raise BadInput(f"template {path} is nested too deeply to read: flatten it") from None
     if not isinstance(data, dict):
@@ -177,7 +179,9 @@ def check_program(command: list[str], out: Path, where: str) -> str:
     else:
         found = shutil.which(program)
         if found is None:
-            raise BadInput(f'{where}: the controller program {program!r} is not on PATH: give its absolute path in "command"')
+            raise BadInput(
+                f'{where}: the controller program {program!r} is not on PATH: give its absolute path in "command"'
+            )
         resolved = found
     if os.path.isdir(resolved):
         raise BadInput(f'{where}: the controller program {program!r} is a folder, not a program: fix "command"')

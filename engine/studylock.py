@@ -63,7 +63,9 @@ def _safe_dir(folder: Path) -> Path:
     if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
         raise LockFolderUnsafe(f"lock folder {folder} is not a plain folder: remove it, or set ${LOCK_DIR_ENV}")
     if st.st_uid != os.getuid():
-        raise LockFolderUnsafe(f"lock folder {folder} belongs to uid {st.st_uid}, not you: set ${LOCK_DIR_ENV} to a folder of yours")
+        raise LockFolderUnsafe(
+            f"lock folder {folder} belongs to uid {st.st_uid}, not you: set ${LOCK_DIR_ENV} to a folder of yours"
+        )
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         raise LockFolderUnsafe(f"lock folder {folder} can be written by others: chmod 700 it, or set ${LOCK_DIR_ENV}")
     return folder
@@ -224,7 +226,9 @@ def claim_for_command(
                     ) from None
                 where = f"the study in {exc.holder}" if exc.holder else "another studymon command"
                 hint = f"watch it with: studymon attach {exc.holder}" if exc.holder else "wait for it to end"
-                raise BadInput(f"study id {spec.id!r} is in use by {where} on this runtime: pick another id, or {hint}") from None
+                raise BadInput(
+                    f"study id {spec.id!r} is in use by {where} on this runtime: pick another id, or {hint}"
+                ) from None
             except (LockFolderUnsafe, OSError) as exc:
                 raise BadInput(f"cannot take the study lock of {spec.id!r}: {exc}") from None
             if fresh:

@@ -19,7 +19,22 @@ import tarfile
 IMAGE = "studymon/refstudy:1"
 
 # Applets the run payload and a shell user need; each is a hard link to busybox.
-APPLETS = ["sh", "awk", "sleep", "cat", "echo", "printf", "ls", "date", "sha256sum", "env", "true", "false", "seq", "expr"]
+APPLETS = [
+    "sh",
+    "awk",
+    "sleep",
+    "cat",
+    "echo",
+    "printf",
+    "ls",
+    "date",
+    "sha256sum",
+    "env",
+    "true",
+    "false",
+    "seq",
+    "expr",
+]
 
 
 class ImageError(RuntimeError):
@@ -105,7 +120,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"studymon image: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # noqa: BLE001 - whatever stops the Docker SDK (no engine, a refused socket) gets this one line
-        print(f"studymon image: cannot reach a Docker engine ({exc}); start one or use the process backend", file=sys.stderr)
+        print(
+            f"studymon image: cannot reach a Docker engine ({exc}); start one or use the process backend",
+            file=sys.stderr,
+        )
         return 2
     return 0
 

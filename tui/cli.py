@@ -81,7 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="start (or --resume) studies, watch them, kill and check them",
                          description="Start one or more studies at once, each into its own OUT folder.")
     run.add_argument("--headless", action="store_true", help="no console: a live block per study, then the check table")
-    run.add_argument("--resume", action="store_true", help="continue existing studies (after a crash, an exit 75, a stop)")
+    run.add_argument(
+        "--resume", action="store_true", help="continue existing studies (after a crash, an exit 75, a stop)"
+    )
     run.add_argument("--template", type=Path, default=None,
                      help="the study template (research.json); default: the reference study's")
     run.add_argument("--kill-after-first-diagnosis-start", dest="armed", action="append", default=[], metavar="ID",

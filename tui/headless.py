@@ -154,8 +154,12 @@ class HeadlessView:
         flight = ", ".join(f"{run} in {c}" for run, c in v.in_flight) or "none"
         grid.add_row("in flight", flight)
         if v.containers:
-            grid.add_row("containers", ", ".join(f"{n.rsplit('-', 1)[-1]} {s}" for n, s in list(v.containers.items())[-4:]))
-        grid.add_row("ledger", f"{v.records} records" + (f", {v.issues} issues" if v.issues else "") + ": " + " › ".join(v.kinds))
+            grid.add_row(
+                "containers", ", ".join(f"{n.rsplit('-', 1)[-1]} {s}" for n, s in list(v.containers.items())[-4:])
+            )
+        grid.add_row(
+            "ledger", f"{v.records} records" + (f", {v.issues} issues" if v.issues else "") + ": " + " › ".join(v.kinds)
+        )
         for step in v.steps:
             grid.add_row("", Text(step, style="magenta"))
         title = Text.assemble(

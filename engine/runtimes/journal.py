@@ -140,7 +140,9 @@ class Journal:
         # The new segment exists before the index changes: a reader that lists
         # the folder never misses where appends go next.
         nxt = numbers[-1] + 1
-        os.close(self.state.open_file(efd, segment_name(nxt), os.O_WRONLY | os.O_CREAT, self.folder_path / segment_name(nxt)))
+        os.close(
+            self.state.open_file(efd, segment_name(nxt), os.O_WRONLY | os.O_CREAT, self.folder_path / segment_name(nxt))
+        )
         closed = sorted(int(n) for n in ranges)
         dropped = closed[: max(0, len(closed) - self.keep)]
         for number in dropped:

@@ -143,7 +143,9 @@ def _in_window(event: Event, since: float, until: float) -> bool:
     return since <= event_ns(event) / 1e9 <= until
 
 
-def _new_state(name: str, command: list[str], image: str | None, env: dict[str, str], labels: dict[str, str], ns: int) -> Inspect:
+def _new_state(
+    name: str, command: list[str], image: str | None, env: dict[str, str], labels: dict[str, str], ns: int
+) -> Inspect:
     """The inspect of a container just created, with Docker's field names and zero times."""
     return {
         "Id": secrets.token_hex(32),
@@ -469,7 +471,9 @@ class ProcessRuntime:
                     return state
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise RuntimeError(f"container {name!r} did not start within {_SHIM_DEADLINE:g} s: {self._shim_log(name)}")
+                    raise RuntimeError(
+                        f"container {name!r} did not start within {_SHIM_DEADLINE:g} s: {self._shim_log(name)}"
+                    )
                 notifier.wait(min(_TICK, remaining))
 
     def wait(self, name: str, timeout: float | None = None) -> int | None:
@@ -636,7 +640,9 @@ def _start_time_of(pid: int) -> float:
         return 0.0  # already gone: nothing will ever need to kill it
 
 
-def _start_command(runtime: ProcessRuntime, dir_fd: int, name: str, config: dict[str, Any]) -> subprocess.Popen[bytes] | OSError:
+def _start_command(
+    runtime: ProcessRuntime, dir_fd: int, name: str, config: dict[str, Any]
+) -> subprocess.Popen[bytes] | OSError:
     env = dict(os.environ)
     env.update(item.split("=", 1) for item in config.get("Env") or [] if "=" in item)
     flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND

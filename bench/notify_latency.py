@@ -164,7 +164,7 @@ async def measure(args: argparse.Namespace, work: Path, writer: subprocess.Popen
                 writer.stdin.flush()
                 try:
                     data, seen_at, woke = await asyncio.wait_for(follower.seen.get(), APPEND_DEADLINE)
-                except asyncio.TimeoutError as exc:
+                except TimeoutError as exc:
                     raise AppendMissed(f"{follower.name}: append {n + 1} not seen in {APPEND_DEADLINE:g} s") from exc
                 wrote_at = float(data.decode().splitlines()[-1])
                 samples.append(Sample(follower.name, (seen_at - wrote_at) * 1000.0, woke))
@@ -233,9 +233,11 @@ def summarise(samples: list[Sample], idle: list[Idle]) -> dict[str, Any]:
 
 def report(summary: dict[str, Any], appends: int, idle_seconds: float) -> str:
     rows = [
-        f"notice latency: line appended -> waiting loop has read it, milliseconds; {appends} appends per design; "
-        f"idle cost over {idle_seconds:g} s; {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"watchfiles step {WATCHFILES_STEP_MS} ms unless named",
+        (
+            f"notice latency: line appended -> waiting loop has read it, milliseconds; {appends} appends per design; "
+            f"idle cost over {idle_seconds:g} s; {os.cpu_count()} cores, Python {platform.python_version()}, "
+            f"watchfiles step {WATCHFILES_STEP_MS} ms unless named"
+        ),
         "",
         f"{'design':<18}{'n':>5}{'p50':>10}{'p99':>10}{'max':>10}{'idle CPU %':>12}{'wakeups/s':>11}",
     ]
@@ -259,7 +261,8 @@ def report(summary: dict[str, Any], appends: int, idle_seconds: float) -> str:
     rows.append(
         f"watchfiles as the fallback (p99 below the timer's p50, idle <= {IDLE_TARGET:g} % of a core): "
         f"{'serves' if summary['watchfilesServes'] else 'DOES NOT SERVE'} "
-        f"(p99 {wf['p99']:.1f} ms vs timer p50 {timer['p50']:.1f} ms; idle {summary['idle']['watchfiles']['percent']:.2f} %)"
+        f"(p99 {wf['p99']:.1f} ms vs timer p50 {timer['p50']:.1f} ms; "
+        f"idle {summary['idle']['watchfiles']['percent']:.2f} %)"
     )
     return "\n".join(rows)
 
@@ -287,7 +290,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-async def amain(args: argparse.Namespace, work: Path, writer: subprocess.Popen[bytes]) -> tuple[list[Sample], list[Idle]]:
+async def amain(
+    args: argparse.Namespace, work: Path, writer: subprocess.Popen[bytes]
+) -> tuple[list[Sample], list[Idle]]:
     task = asyncio.current_task()
     assert task is not None
     # SIGTERM ends the bench like Ctrl-C does: cancelled, the writer killed, the folder removed.
@@ -323,7 +328,11 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(
             json.dumps(
                 {
-                    "machine": {"cores": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+                    "machine": {
+                        "cores": os.cpu_count(),
+                        "python": platform.python_version(),
+                        "platform": platform.platform(),
+                    },
                     "appends": args.appends,
                     "idleSeconds": args.idle,
                     "watchfilesStepMs": WATCHFILES_STEP_MS,

@@ -29,7 +29,9 @@ from studymon.engine.prepare import create_fresh, plan_fresh
 from studymon.engine.supervisor import Supervisor
 from tests.studies import template
 
-pytestmark = pytest.mark.skipif(not (inotify_available() and watchfiles_available()), reason="needs Linux and watchfiles")
+pytestmark = pytest.mark.skipif(
+    not (inotify_available() and watchfiles_available()), reason="needs Linux and watchfiles"
+)
 
 # Callers wait this long at most (the session's safety wake-up); a notice must come well before.
 FALLBACK_TIMEOUT = 5.0
@@ -101,7 +103,7 @@ def test_the_mask_is_honoured(notifier: Notifier, tmp_path: Path) -> None:
     notifier.drain()
     _append(timeline)
     assert not notifier.wait(QUIET)
-    assert _noticed(notifier, lambda: (tmp_path / "study").mkdir()) < PROMPT
+    assert _noticed(notifier, (tmp_path / "study").mkdir) < PROMPT
 
 
 def test_a_missing_folder_is_watched_once_it_exists(notifier: Notifier, tmp_path: Path) -> None:

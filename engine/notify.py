@@ -288,7 +288,8 @@ class _WatchfilesThread:
         self.read_fd, self._write_fd = os.pipe()  # both non-inheritable
         os.set_blocking(self.read_fd, False)
         os.set_blocking(self._write_fd, False)
-        self._masks: dict[str, int] = {}
+        self._masks: dict[str, int] = {}  # the folders watched, as given
+        self._lookup: dict[str, int] = {}  # their masks under both spellings, as given and resolved
         self._lock = threading.Lock()
         self._next: RustNotify | None = None  # built by watch, not yet taken by the thread
         self._interrupt = threading.Event()  # set: the thread's watchfiles call returns at its next step
@@ -312,6 +313,8 @@ class _WatchfilesThread:
         if not os.path.isdir(folder):
             return False
         masks = {**self._masks, folder: mask}
+        # FSEvents reports resolved paths (/private/var/... for /var/...): know both.
+        lookup = {**self._lookup, folder: mask, os.path.realpath(folder): mask}
         try:
             # debug, force_polling, poll_delay_ms, recursive, ignore_permission_denied
             notify = RustNotify(list(masks), False, False, 0, False, False)
@@ -322,7 +325,7 @@ class _WatchfilesThread:
                 notify.close()
                 return False
             stale, self._next = self._next, notify
-            self._masks = masks
+            self._masks, self._lookup = masks, lookup
             self._interrupt.set()
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="studymon-notify", daemon=True)
@@ -340,7 +343,7 @@ class _WatchfilesThread:
                 if current is not None:
                     current.close()
                 current, self._next = self._next, None
-            return current, self._masks
+            return current, self._lookup
 
     def _run(self) -> None:
         current: RustNotify | None = None
@@ -388,5 +391,5 @@ def _wanted(change: int, path: str, masks: dict[str, int]) -> bool:
     """Whether watchfiles' ``change`` of ``path`` is one its folder's inotify mask asks for."""
     mask = masks.get(os.path.dirname(path))
     if mask is None:
-        return True  # a path spelled otherwise (a resolved link, /private/var): wake, the caller re-reads
+        return True  # a path spelled otherwise still: wake, the caller re-reads
     return bool(mask & _CHANGE_MASKS.get(change, 0))

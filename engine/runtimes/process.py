@@ -51,7 +51,7 @@ from typing import Any
 import psutil
 
 from studymon.engine.clock import parse_rfc3339, rfc3339_ns
-from studymon.engine.notify import DEFAULT_MASK, Notifier
+from studymon.engine.notify import DEFAULT_MASK, IN_DONT_FOLLOW, Notifier
 from studymon.engine.runtimes.base import ContainerConflict, Event, Inspect, NoSuchContainer
 from studymon.engine.runtimes.journal import KEEP_SEGMENTS, SEGMENT_BYTES, Journal, event_ns
 from studymon.engine.runtimes.statedir import StateDir
@@ -64,7 +64,7 @@ ZERO_TIME = "0001-01-01T00:00:00Z"  # Docker's "never"
 NAME_RE = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]+$")
 
 # How long ``stream`` and ``wait`` sleep at most between looks: the bound on
-# noticing a change the inotify watch missed (``stream`` is woken at once by ``stop``).
+# noticing a change the folder watch missed (``stream`` is woken at once by ``stop``).
 _TICK = 0.5
 # How long ``run`` and ``remove`` give the shim to start or finish.
 _SHIM_DEADLINE = 15.0
@@ -75,8 +75,7 @@ _EXIT_KILLED = 128 + signal.SIGKILL
 _EXIT_LOST = 255
 # Watches never follow a link planted in place of a folder (it would only
 # bring wake-ups from elsewhere, but there is no reason to take them).
-_IN_DONT_FOLLOW = 0x02000000
-_WATCH_MASK = DEFAULT_MASK | _IN_DONT_FOLLOW
+_WATCH_MASK = DEFAULT_MASK | IN_DONT_FOLLOW
 
 # The shim runs from the installed package, with no working folder on its import path.
 # (Imported rather than run with ``-m``: the module is then loaded once, under its own name.)
@@ -353,11 +352,11 @@ class ProcessRuntime:
     ) -> None:
         """Tail the journal from its end until ``stop`` is set, following its rotations.
 
-        An inotify watch on the journal's folder wakes the loop when a segment
-        grows or a new one begins, and a helper makes ``stop`` wake it too, so
-        it returns at once (the helper is joined before it does).  Lines lost
-        to a segment truncated, or dropped before it was read, are told to
-        ``on_gap``.
+        A watch (:mod:`studymon.engine.notify`) on the journal's folder wakes
+        the loop when a segment grows or a new one begins, and a helper makes
+        ``stop`` wake it too, so it returns at once (the helper is joined
+        before it does).  Lines lost to a segment truncated, or dropped before
+        it was read, are told to ``on_gap``.
         """
         waker = _StopWaker(stop)
         waker.start()

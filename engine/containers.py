@@ -15,7 +15,8 @@ import asyncio
 import contextlib
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from studymon.engine.events import ContainerChanged, Problem, StudyEvent
 from studymon.engine.recording import EventRecorder
@@ -54,9 +55,12 @@ class ContainerWatch:
         self._loop = asyncio.get_running_loop()
         self._thread.start()
 
-    async def stop(self) -> None:
-        """Stop following; the stream ends within moments, and a stuck engine call is not waited for long."""
+    def stop(self) -> None:
+        """Ask the stream to end; it does within moments."""
         self._stop.set()
+
+    async def join(self) -> None:
+        """Wait for the stream's thread to end, a few seconds at most (a stuck engine call is not waited for)."""
         await asyncio.to_thread(self._thread.join, 5.0)
 
     def _stream(self) -> None:

@@ -24,7 +24,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from studymon.engine import kill as killproto
 from studymon.engine import studylock
@@ -97,6 +98,7 @@ class StudySession:
         self._resume_event = asyncio.Event()
         self._close_event = asyncio.Event()
         self._stopping = False
+        self._stopper: asyncio.Future[Ending] | None = None
         self._end_watchers: set[asyncio.Task[Ending]] = set()
         self._samples = 0
         self._tree = TreeCPU()
@@ -159,7 +161,7 @@ class StudySession:
         self.set_state(State.STOPPING, "SIGINT sent")
         controller = self.controller
         assert controller is not None
-        asyncio.ensure_future(controller.stop())
+        self._stopper = asyncio.ensure_future(controller.stop())  # kept: the loop holds tasks only weakly
         return True
 
     def close(self) -> None:
@@ -265,12 +267,13 @@ class StudySession:
             pump.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await pump  # its write errors were handled through _note_write_error
+        self.watch.stop()
         self.pump.close()
         if self.lock is not None:
             self.lock.release()  # keepers that still run hold their share
         if self.controller is not None and self.controller.ending is None:
             self.controller.release()  # detached: the study runs on; its pidfd is not ours to keep
-        await self.watch.stop()
+        await self.watch.join()
         if self._owns_runtime:
             close_runtime(self.runtime)
 

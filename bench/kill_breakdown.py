@@ -31,20 +31,22 @@ import signal
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import kill_reaction as kr  # noqa: E402  (puts the project root on sys.path)
-import studymon.engine.launcher as launcher_mod  # noqa: E402
-import studymon.engine.ledger as ledger_mod  # noqa: E402
-import studymon.engine.kill as kill_mod  # noqa: E402
-import studymon.engine.killing as killing_mod  # noqa: E402
-import studymon.engine.notify as notify_mod  # noqa: E402
-import studymon.engine.pump as pump_mod  # noqa: E402
-import studymon.engine.session as session_mod  # noqa: E402
-import studymon.engine.supervisor as supervisor_mod  # noqa: E402
+import kill_reaction as kr  # puts the project root on sys.path, for the imports below
+
+import studymon.engine.kill as kill_mod
+import studymon.engine.killing as killing_mod
+import studymon.engine.launcher as launcher_mod
+import studymon.engine.ledger as ledger_mod
+import studymon.engine.notify as notify_mod
+import studymon.engine.pump as pump_mod
+import studymon.engine.session as session_mod
+import studymon.engine.supervisor as supervisor_mod
 
 Marks = list[tuple[str, float]]
 MARKS: Marks = []
@@ -104,7 +106,7 @@ def instrumented() -> Iterator[None]:
     wrap(supervisor_mod.Supervisor, "_measure", "measure")
     wrap(session_mod, "heavy_snapshot", "heavy")
 
-    def gc_mark(phase: str, info: dict[str, Any]) -> None:
+    def gc_mark(phase: str, _info: dict[str, Any]) -> None:
         _mark("gc>" if phase == "start" else "gc<")
 
     gc.callbacks.append(gc_mark)

@@ -61,14 +61,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import kill_reaction as kr  # noqa: E402  (puts the project root on sys.path)
-import studymon.engine.ledger as ledger_mod  # noqa: E402
-import studymon.engine.pump as pump_mod  # noqa: E402
-from studymon.engine.events import KillStep, RecordsSeen, State, StateChanged, StudyEvent  # noqa: E402
-from studymon.engine.evidence import read_json  # noqa: E402
-from studymon.engine.prepare import create_fresh  # noqa: E402
-from studymon.engine.spec import StudySpec  # noqa: E402
-from studymon.engine.supervisor import Supervisor  # noqa: E402
+import kill_reaction as kr  # puts the project root on sys.path, for the imports below
+
+import studymon.engine.ledger as ledger_mod
+import studymon.engine.pump as pump_mod
+from studymon.engine.events import KillStep, RecordsSeen, State, StateChanged, StudyEvent
+from studymon.engine.evidence import read_json
+from studymon.engine.prepare import create_fresh
+from studymon.engine.spec import StudySpec
+from studymon.engine.supervisor import Supervisor
 
 BENCH = Path(__file__).resolve().parent
 STREAMSTUDY = BENCH / "streamstudy.py"
@@ -179,10 +180,10 @@ class Watch:
                 isinstance(event, StateChanged) and event.state not in (State.STARTING, State.RUNNING, State.RESUMING)
             ):
                 self.over.set()
-        elif event.study == self.burst and self.burst_done is None and isinstance(event, RecordsSeen):
-            if event.records and event.records[-1].seq >= self.burst_end_seq:
-                self.burst_done = time.time()
-                self.burst_read.set()
+        elif (event.study == self.burst and self.burst_done is None and isinstance(event, RecordsSeen)
+              and event.records and event.records[-1].seq >= self.burst_end_seq):
+            self.burst_done = time.time()
+            self.burst_read.set()
 
 
 # --- one trigger ---------------------------------------------------------------------
@@ -204,15 +205,18 @@ def burst_wrote_at(ledger: Path) -> float | None:
     return None
 
 
-def company_specs(base: Path, lines: int, armed: StudySpec, burst_file: Path, burst_lines: int) -> tuple[list[StudySpec], Path]:
+def company_specs(
+    base: Path, lines: int, armed: StudySpec, burst_file: Path, burst_lines: int
+) -> tuple[list[StudySpec], Path]:
     """Make the company's folders; their specs (streamers first, the burst study last) and the control file."""
     control = base / "control"
     control.write_text("stream", encoding="utf-8")
     specs = []
     for k in range(1, STREAMERS + 1):
         spec = StudySpec(f"stream{k}", base / f"stream{k}")
-        create_fresh([spec], {"command": ["python3", str(STREAMSTUDY)], "backend": "process", "containerPrefix": "bench",
-                              "controlFile": str(control), "rate": RATE, "maxSeconds": 600}, "process")
+        create_fresh([spec], {"command": ["python3", str(STREAMSTUDY)], "backend": "process",
+                              "containerPrefix": "bench", "controlFile": str(control), "rate": RATE,
+                              "maxSeconds": 600}, "process")
         specs.append(spec)
     spec = StudySpec("burst", base / "burst")
     create_fresh([spec], {
@@ -266,8 +270,10 @@ async def trigger(
             raise kr.TriggerFailed(f"{base.name}: no kill within {kr.TRIGGER_DEADLINE:.0f} s")
         try:
             results = await asyncio.wait_for(running, kr.TRIGGER_DEADLINE)
-        except asyncio.TimeoutError:
-            raise kr.TriggerFailed(f"{base.name}: the sessions did not end within {kr.TRIGGER_DEADLINE:.0f} s") from None
+        except TimeoutError:
+            raise kr.TriggerFailed(
+                f"{base.name}: the sessions did not end within {kr.TRIGGER_DEADLINE:.0f} s"
+            ) from None
     finally:
         if not running.done():
             running.cancel()
@@ -331,11 +337,12 @@ async def run_all(args: argparse.Namespace, work: Path, children: kr.Children) -
                     if not args.silent:
                         extra = ""
                         if sample.burst_wrote_at is not None:
-                            extra = (f"  trigger {1e3 * (sample.wrote_at - sample.burst_wrote_at):.0f} ms after the burst, "
+                            after = 1e3 * (sample.wrote_at - sample.burst_wrote_at)
+                            extra = (f"  trigger {after:.0f} ms after the burst, "
                                      f"{'while' if sample.during_burst else 'NOT while'} it was read")
                         print(f"[{len(samples):>3}/{total}] {mode:<8}{lines:>7} lines: {sample.reaction_ms:9.3f} ms "
-                              f"(notice {sample.notice_ms:.3f}, act {sample.act_ms:.3f}){extra}  [{sample.seconds:.1f} s]",
-                              file=sys.stderr, flush=True)
+                              f"(notice {sample.notice_ms:.3f}, act {sample.act_ms:.3f}){extra}  "
+                              f"[{sample.seconds:.1f} s]", file=sys.stderr, flush=True)
                     gcs.spans.clear()
     finally:
         gc.callbacks.remove(gcs)
@@ -357,10 +364,12 @@ def summarise(samples: list[Sample], sizes: list[int]) -> dict[str, Any]:
             out["frozen"][key] = kr.stats([s.frozen_ms for s in mine if s.frozen_ms is not None])
             out["target"][key] = out["reaction"][key]["p99"] <= kr.TARGET_P99_MS
             out["finished"][key] = [sum(1 for s in mine if s.finished), len(mine)]
-            out["fullGcs"][key] = [sum(1 for s in mine if s.full_gcs), len(mine), max((s.full_gc_ms for s in mine), default=0.0)]
+            longest = max((s.full_gc_ms for s in mine), default=0.0)
+            out["fullGcs"][key] = [sum(1 for s in mine if s.full_gcs), len(mine), longest]
         company = [s for s in samples if s.mode == "company" and s.lines == lines]
         out["duringBurst"][str(lines)] = [sum(1 for s in company if s.during_burst), len(company)]
-        out["afterBurstMs"][str(lines)] = kr.stats([1e3 * (s.wrote_at - s.burst_wrote_at) for s in company if s.burst_wrote_at])
+        out["afterBurstMs"][str(lines)] = kr.stats(
+            [1e3 * (s.wrote_at - s.burst_wrote_at) for s in company if s.burst_wrote_at])
         out["burstReadS"][str(lines)] = kr.stats(
             [s.burst_done_at - s.burst_wrote_at for s in company if s.burst_wrote_at and s.burst_done_at])
         out["burstDrainMs"][str(lines)] = kr.stats([d for s in company for d in s.burst_drains_ms])
@@ -372,11 +381,11 @@ def summarise(samples: list[Sample], sizes: list[int]) -> dict[str, Any]:
 
 def report(summary: dict[str, Any], args: argparse.Namespace, slices: str, load: list[float]) -> str:
     rows = [
-        f"kill reaction with company: ledger record written -> SIGKILL sent, milliseconds; {args.triggers} triggers "
-        f"per mode and size; {os.cpu_count()} cores, Python {platform.python_version()}; "
-        f"load average {load[0]:.2f} at the start, {load[1]:.2f} at the end",
-        f"company: {STREAMERS} studies x {RATE:g} records/s and a {args.burst}-line burst, in the armed study's loop; "
-        f"the session reads a burst {slices}",
+        (f"kill reaction with company: ledger record written -> SIGKILL sent, milliseconds; {args.triggers} triggers "
+         f"per mode and size; {os.cpu_count()} cores, Python {platform.python_version()}; "
+         f"load average {load[0]:.2f} at the start, {load[1]:.2f} at the end"),
+        (f"company: {STREAMERS} studies x {RATE:g} records/s and a {args.burst}-line burst, in the armed study's loop; "
+         f"the session reads a burst {slices}"),
         "",
         f"{'mode':<10}{'ledger lines':>13}{'n':>5}{'p50':>11}{'p99':>11}{'max':>11}",
     ]
@@ -391,7 +400,8 @@ def report(summary: dict[str, Any], args: argparse.Namespace, slices: str, load:
         for lines in args.sizes:
             for mode in MODES:
                 s = summary[part][f"{mode}/{lines}"]
-                rows.append(f"  {part:<7}{mode:<8}{lines:>7}{s['n']:>5}{s['p50']:>11.3f}{s['p99']:>11.3f}{s['max']:>11.3f}")
+                rows.append(f"  {part:<7}{mode:<8}{lines:>7}{s['n']:>5}"
+                            f"{s['p50']:>11.3f}{s['p99']:>11.3f}{s['max']:>11.3f}")
     rows.append("")
     for lines in args.sizes:
         r = summary["ratio"][str(lines)]
@@ -411,12 +421,16 @@ def report(summary: dict[str, Any], args: argparse.Namespace, slices: str, load:
         for mode in MODES:
             k, n, worst = summary["fullGcs"][f"{mode}/{lines}"]
             parts.append(f"{mode} {k}/{n}" + (f" (longest {worst:.1f} ms)" if k else ""))
-        rows.append(f"triggers with a full garbage collection between write and SIGKILL at {lines} lines: {', '.join(parts)}")
+        rows.append(f"triggers with a full garbage collection between write and SIGKILL at {lines} lines: "
+                    f"{', '.join(parts)}")
     for lines in args.sizes:
-        parts = [f"{mode} {summary['finished'][f'{mode}/{lines}'][0]}/{summary['finished'][f'{mode}/{lines}'][1]}" for mode in MODES]
-        rows.append(f"armed sessions that ran the study to its halt after the kill at {lines} lines: {', '.join(parts)}")
+        finished = {mode: summary["finished"][f"{mode}/{lines}"] for mode in MODES}
+        parts = [f"{mode} {finished[mode][0]}/{finished[mode][1]}" for mode in MODES]
+        rows.append(f"armed sessions that ran the study to its halt after the kill at {lines} lines: "
+                    f"{', '.join(parts)}")
     verdicts = ", ".join(
-        f"{mode} {lines} lines {summary['reaction'][f'{mode}/{lines}']['p99']:.3f} ms" for lines in args.sizes for mode in MODES
+        f"{mode} {lines} lines {summary['reaction'][f'{mode}/{lines}']['p99']:.3f} ms"
+        for lines in args.sizes for mode in MODES
     )
     rows.append(f"armed p99 target (<= {kr.TARGET_P99_MS:g} ms, quiet and with company, at every size): "
                 f"{'met' if summary['targetMet'] else 'MISSED'} ({verdicts})")
@@ -425,12 +439,16 @@ def report(summary: dict[str, Any], args: argparse.Namespace, slices: str, load:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--triggers", type=int, default=None, help="triggers per mode and ledger size (default 20; 2 with --quick)")
+    p.add_argument("--triggers", type=int, default=None,
+                   help="triggers per mode and ledger size (default 20; 2 with --quick)")
     p.add_argument("--quick", action="store_true", help=f"smoke run: 2 triggers, 10 lines, a {QUICK_BURST}-line burst")
     p.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=None,
-                   help=f"the armed study's ledger lines before the trigger (default {kr.SHORT},{kr.LONG}; each >= {kr.FIXED_LINES})")
-    p.add_argument("--burst", type=int, default=None, help=f"lines of the company's burst (default {BURST}; {QUICK_BURST} with --quick)")
-    p.add_argument("--slice", type=int, default=None, help="bytes per bounded ledger read, instead of engine.ledger.READ_SLICE")
+                   help=f"the armed study's ledger lines before the trigger "
+                        f"(default {kr.SHORT},{kr.LONG}; each >= {kr.FIXED_LINES})")
+    p.add_argument("--burst", type=int, default=None,
+                   help=f"lines of the company's burst (default {BURST}; {QUICK_BURST} with --quick)")
+    p.add_argument("--slice", type=int, default=None,
+                   help="bytes per bounded ledger read, instead of engine.ledger.READ_SLICE")
     p.add_argument("--json", type=Path, help="save every sample and the summary to this file")
     p.add_argument("--keep", action="store_true", help="keep the temporary folder (its path is printed)")
     p.add_argument("--require-target", action="store_true", help="exit 1 when a p99 misses its target")

@@ -13,9 +13,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from studymon.engine.events import Problem, State, StudyEvent, Verdicts
 from studymon.engine.evidence import EvidenceWriteError, write_json, write_text

@@ -39,9 +39,10 @@ import queue
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from studymon.engine.accounts import Accounts
 from studymon.engine.clock import rfc3339_ms, rfc3339_ns
@@ -149,7 +150,7 @@ class Kill:
     decided: bool = False  # the targets are known: from here on the kill is made whatever happens
     frozen_mono: float = 0.0
     killed_pid: int | None = None  # a window reopened by a later console: the pid its kill.json names
-    _work: "asyncio.Future[dict[str, Any]] | None" = field(default=None, repr=False)
+    _work: asyncio.Future[dict[str, Any]] | None = field(default=None, repr=False)
     _kill_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # --- 1. freeze (synchronous, in the wake-up that read the trigger) ------
@@ -229,7 +230,7 @@ class Kill:
             except Exception as exc:  # noqa: BLE001 - recorded; the kill goes on
                 if not work.done():
                     work.add_done_callback(_retrieve)
-                self.before = {name: None for name in names}
+                self.before = dict.fromkeys(names)
                 reason = "timed out" if isinstance(exc, asyncio.TimeoutError) else f"{type(exc).__name__}: {exc}"
                 self.capture_error = f"the containers could not be inspected while frozen ({reason})"
         except BaseException as exc:
@@ -358,11 +359,11 @@ class Kill:
         self.recorder.close(self.number)
 
     @classmethod
-    def reopen(cls, folder: Path, prefix: str, runtime: Runtime, recorder: EventRecorder) -> "Kill":
+    def reopen(cls, folder: Path, prefix: str, runtime: Runtime, recorder: EventRecorder) -> Kill:
         """The kill of an open window in ``folder``, as an earlier console left it."""
         data = read_json(folder / "kill.json")
         if not isinstance(data, dict):
-            raise ValueError(f"{folder / 'kill.json'} is not a JSON object")
+            raise ValueError(f"{folder / 'kill.json'} is not a JSON object")  # noqa: TRY004 - bad content, not a bad argument
         kill = cls(int(folder.name), folder, str(data.get("trigger")), prefix, runtime, recorder)
         kill.since = float(data.get("sinceEpoch") or 0.0)
         kill.before_kill_seq = int(data.get("beforeKillSeq") or 0)
@@ -388,11 +389,12 @@ class Kill:
         if self.killed_pid:
             try:
                 os.killpg(self.killed_pid, 0)
-                return []  # the killed group is still there: its scene is not settled
             except ProcessLookupError:
                 pass
             except PermissionError:
                 return []
+            else:
+                return []  # the killed group is still there: its scene is not settled
         written = []
         if not (self.folder / "ledger-at-kill.json").exists():
             at_kill, _ = await asyncio.to_thread(read_ledger_file, ledger)
@@ -427,7 +429,7 @@ class _Strikers:
 
     def submit(
         self, fn: Callable[..., Any], *args: Any
-    ) -> "tuple[concurrent.futures.Future[Any], queue.SimpleQueue[None]]":
+    ) -> tuple[concurrent.futures.Future[Any], queue.SimpleQueue[None]]:
         """Run ``fn(*args)`` in an idle strike thread: its future, and a queue that gets one item when it is done."""
         with self._lock:
             jobs = self._idle.pop() if self._idle else self._start()
@@ -441,12 +443,12 @@ class _Strikers:
             while len(self._idle) < count:
                 self._idle.append(self._start())
 
-    def _start(self) -> "queue.SimpleQueue[Any]":
+    def _start(self) -> queue.SimpleQueue[Any]:
         jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
         threading.Thread(target=self._serve, args=(jobs,), name="studymon-strike", daemon=True).start()
         return jobs
 
-    def _serve(self, jobs: "queue.SimpleQueue[Any]") -> None:
+    def _serve(self, jobs: queue.SimpleQueue[Any]) -> None:
         while True:
             fn, args, future, finished = jobs.get()
             try:
@@ -479,7 +481,8 @@ _gil_saved = 0.005
 
 
 def _hand_over_gil(striking: bool) -> None:
-    global _gil_strikes, _gil_saved
+    # The switch interval is the interpreter's, so the strikes that lowered it are counted process-wide.
+    global _gil_strikes, _gil_saved  # noqa: PLW0603
     with _gil_lock:
         if striking:
             if _gil_strikes == 0:
@@ -492,7 +495,7 @@ def _hand_over_gil(striking: bool) -> None:
                 sys.setswitchinterval(_gil_saved)
 
 
-def _retrieve(future: "asyncio.Future[Any]") -> None:
+def _retrieve(future: asyncio.Future[Any]) -> None:
     """Mark a late thread's outcome as seen (it was recorded as a capture error already)."""
     if not future.cancelled():
         future.exception()

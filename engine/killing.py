@@ -111,7 +111,8 @@ class KillDriver:
 
     def _missed(self, run: str | None, detail: str) -> None:
         self.armed = False
-        append_jsonl(self.spec.out / "arms.jsonl", {"event": "missed", "at": rfc3339_ms(), "run": run, "detail": detail})
+        line = {"event": "missed", "at": rfc3339_ms(), "run": run, "detail": detail}
+        append_jsonl(self.spec.out / "arms.jsonl", line)
         self.host.emit(ArmChanged(self.spec.id, False))
         self._step(0, "missed", detail)
 
@@ -144,12 +145,15 @@ class KillDriver:
     def kill_now(self, auto_resume: bool) -> bool:
         """Kill the controller now; targets are the runs in flight.  False if it is not running."""
         controller = self.host.controller
-        if self.killing is not None or controller is None or controller.ending is not None:
+        if self._busy() or controller is None or controller.ending is not None:
             return False
         self.reader.drain()
-        if self.killing is not None:
+        if self._busy():  # the armed trigger was among what was just read: that kill goes first
             return False
         return self._begin("manual", None, None, time.time(), auto_resume)
+
+    def _busy(self) -> bool:
+        return self.killing is not None
 
     # --- one kill ----------------------------------------------------------------
     def _begin(self, trigger: str, record: Record | None, only: str | None, seen: float, auto_resume: bool) -> bool:
@@ -169,9 +173,11 @@ class KillDriver:
         if not kill.freeze(seen):
             return False
         self.killing = kill
-        try:
+        # A failure here is seen through by the task's strike (or lets the controller go).  A plain
+        # try, not contextlib.suppress: this runs between the freeze and SIGKILL.
+        try:  # noqa: SIM105
             kill.decide_now(self.reader.read_frozen, self.accounts, only)
-        except Exception:  # noqa: BLE001 - the task's strike sees it through (or lets the controller go)
+        except Exception:  # noqa: BLE001, S110
             pass
         self._task = asyncio.ensure_future(self._run(kill, only, auto_resume))
         return True

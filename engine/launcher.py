@@ -36,7 +36,7 @@ class LaunchError(RuntimeError):
     """The controller could not be started."""
 
 
-def find_running(out: Path) -> "Controller | None":
+def find_running(out: Path) -> Controller | None:
     """The controller of ``out`` that is still running, from its last ``start`` line."""
     last_start = None
     for line in read_jsonl(out / "launches.jsonl"):
@@ -93,7 +93,7 @@ class Controller:
     @classmethod
     async def launch(
         cls, argv: list[str], out: Path, env: dict[str, str], resume: bool, keep_fds: tuple[int, ...] = ()
-    ) -> "Controller":
+    ) -> Controller:
         """Start ``argv`` through a keeper (:mod:`studymon.engine.keeper`), which writes ``launches.jsonl``.
 
         ``keep_fds`` are inherited by the keeper and held open for its life
@@ -131,7 +131,7 @@ class Controller:
         return cls(info["pid"], info.get("startTime") or time.time(), out, keeper)
 
     @classmethod
-    def attach(cls, pid: int, start_time: float, out: Path) -> "Controller | None":
+    def attach(cls, pid: int, start_time: float, out: Path) -> Controller | None:
         """The controller ``pid`` if it still runs and is the same process (same start time)."""
         actual = process_start_time(pid)
         if actual is None or abs(actual - start_time) > 0.05:
@@ -211,14 +211,14 @@ class Controller:
                 # (a run's detached shim) got no SIGSTOP: it is not the study's to stop.
                 fields = stat[stat.rfind(b")") + 2 :].split(maxsplit=3)
                 in_group = len(fields) > 2 and fields[2] == group
-                if in_group and fields[0] not in (b"T", b"t", b"Z", b"X", b"x"):
-                    # A thread waiting in vfork (posix_spawn, subprocess) for a child the
-                    # SIGSTOP stopped before its exec never shows T; it writes nothing
-                    # while it waits and stops before it runs any code of its own.
-                    if not (fields[0] == b"D" and _in_vfork(pid, tid)):
-                        wchan = _read_proc(f"/proc/{pid}/task/{tid}/wchan") or b"?"
-                        self.not_stopped = f"pid {pid} thread {tid} in state {fields[0].decode()} ({wchan.decode(errors='replace')})"
-                        return False
+                # A thread waiting in vfork (posix_spawn, subprocess) for a child the
+                # SIGSTOP stopped before its exec never shows T; it writes nothing
+                # while it waits and stops before it runs any code of its own.
+                if (in_group and fields[0] not in (b"T", b"t", b"Z", b"X", b"x")
+                        and not (fields[0] == b"D" and _in_vfork(pid, tid))):
+                    wchan = (_read_proc(f"/proc/{pid}/task/{tid}/wchan") or b"?").decode(errors="replace")
+                    self.not_stopped = f"pid {pid} thread {tid} in state {fields[0].decode()} ({wchan})"
+                    return False
                 children = _read_proc(f"/proc/{pid}/task/{tid}/children")
                 if children:
                     pending.extend(int(c) for c in children.split())
@@ -321,7 +321,7 @@ class Controller:
         self.interrupt()
         try:
             return await asyncio.wait_for(asyncio.shield(self.wait()), grace)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.kill()
             return await self.wait()
 

@@ -21,8 +21,9 @@ import gc
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Protocol
 
 from studymon.engine.accounts import Accounts
 from studymon.engine.clock import rfc3339_ms
@@ -86,7 +87,7 @@ class _NoKill:
     def reads_at_once(self) -> bool:
         return False
 
-    def check_trigger(self, seen: float) -> bool:
+    def check_trigger(self, seen: float) -> bool:  # noqa: ARG002 - the KillWatch signature
         return False
 
     def records_recorded(self, records: list[Record]) -> None:
@@ -301,7 +302,8 @@ class LedgerPump:
         for r in records:
             # One line per write keeps each append whole even if the console dies mid-batch.
             line = {"seq": r.seq, "kind": r.kind, "at": r.at, "seenAt": seen_at}
-            append_line_fd(self._timeline_fd, self._timeline_path, (json.dumps(line, ensure_ascii=False) + "\n").encode())
+            data = (json.dumps(line, ensure_ascii=False) + "\n").encode()
+            append_line_fd(self._timeline_fd, self._timeline_path, data)
 
     def note_issues(self, issues: list[LedgerIssue]) -> None:
         if issues:
@@ -312,7 +314,7 @@ class LedgerPump:
             self.issues.extend(issues[:room])
 
     def _record_watch_faults(self) -> None:
-        """Each truncation or replacement of the ledger seen while watched is written down, so ``report`` sees it too."""
+        """Write down each truncation or replacement of the ledger seen while watched, so ``report`` sees it too."""
         faults = self.tail.faults
         while self._watch_faults_recorded < len(faults):
             line = dict(faults[self._watch_faults_recorded])

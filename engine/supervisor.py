@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 from studymon.engine.events import StudyEvent
 from studymon.engine.runtimes import Runtime
-from studymon.engine.studylock import StudyLock
 from studymon.engine.sampler import SAMPLE_EVERY, TREE_EVERY, children_map, light_sample
-from studymon.engine.session import Sink, SessionResult, StudySession, resume_command
+from studymon.engine.session import SessionResult, Sink, StudySession, resume_command
 from studymon.engine.spec import StudySpec
+from studymon.engine.studylock import StudyLock
 
 
 def exit_status(results: list[SessionResult]) -> int:
@@ -58,7 +59,7 @@ class Supervisor:
     def _emit(self, event: StudyEvent) -> None:
         self.sink(event)
 
-    def _measure(self) -> tuple[dict, dict[str, float]]:
+    def _measure(self) -> tuple[dict[str, Any], dict[str, float]]:
         # In a thread: psutil walks /proc, which would otherwise stall the loop (and a kill) for ms.
         sample = light_sample()
         self._measured += 1

@@ -39,7 +39,7 @@ def test_a_full_disk_after_outcome_is_completed_by_resume(tmp_path: Path, monkey
     monkeypatch.setattr(finish_mod, "write_json", full_disk)
 
     async def scenario() -> Any:
-        sup = Supervisor(lambda e: None)
+        sup = Supervisor(lambda _event: None)
         sup.add(specs[0], resume=False, armed=False)
         return (await asyncio.wait_for(sup.run(), 120))[0]
 

@@ -193,7 +193,7 @@ def test_a_capture_cut_short_is_completed_by_the_resume(tmp_path: Path, monkeypa
     """The console died after kill.json: the resume records the ledger at the kill and the containers after it."""
     import studymon.engine.kill as kill_mod
 
-    async def cut_short(self: Kill, read_ledger: Any, ledger: Path) -> None:
+    async def cut_short(self: Kill, _read_ledger: Any, _ledger: Path) -> None:
         self.folder.mkdir(parents=True, exist_ok=False)
         kill_mod.write_json(self.folder / "kill.json", self.kill_json())
         kill_mod.write_json(self.folder / "container-before.json", self.before)

@@ -47,8 +47,8 @@ def test_a_resume_asked_while_the_kill_is_still_capturing_is_kept(tmp_path: Path
 def test_attaching_to_a_long_ledger_shows_its_end_first_and_keeps_memory_flat(tmp_path: Path) -> None:
     import json
 
-    from studymon.engine.evidence import append_jsonl, write_json
     from studymon.engine.events import RecordsSeen
+    from studymon.engine.evidence import append_jsonl, write_json
     from studymon.engine.pump import SHOWN_ON_CATCH_UP
     from studymon.engine.spec import StudySpec
 
@@ -60,9 +60,11 @@ def test_attaching_to_a_long_ledger_shows_its_end_first_and_keeps_memory_flat(tm
     n = 100_000
     with open(out / "study" / "ledger.jsonl", "w") as fh:
         fh.write(json.dumps({"seq": 1, "at": "t", "kind": "studyOpen", "content": {"budget": 0}}) + "\n")
-        for seq in range(2, n + 1):
-            fh.write(json.dumps({"seq": seq, "at": "t", "kind": "stageOpen",
-                                 "content": {"stage": "proposal", "round": seq}}) + "\n")
+        fh.writelines(
+            json.dumps({"seq": seq, "at": "t", "kind": "stageOpen", "content": {"stage": "proposal", "round": seq}})
+            + "\n"
+            for seq in range(2, n + 1)
+        )
     events: list[StudyEvent] = []
 
     async def scenario() -> None:
@@ -80,4 +82,5 @@ def test_attaching_to_a_long_ledger_shows_its_end_first_and_keeps_memory_flat(tm
     assert len(shown) == len(set(shown)), "no record is shown twice"
     assert len(shown) <= SHOWN_ON_CATCH_UP
     # The old console saw none of them: the timeline gets them all, once.
-    assert sum(1 for _ in open(out / "timeline.jsonl")) == n
+    with open(out / "timeline.jsonl") as timeline:
+        assert sum(1 for _ in timeline) == n

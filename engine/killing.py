@@ -91,6 +91,7 @@ class KillDriver:
 
     # --- arming ----------------------------------------------------------------
     def arm(self, on: bool) -> None:
+        """Arm (or disarm) the kill at the first diagnosis start, recorded in ``arms.jsonl``."""
         if on == self.armed:
             return
         self.armed = on
@@ -118,6 +119,7 @@ class KillDriver:
 
     # --- the trigger -------------------------------------------------------------
     def reads_at_once(self) -> bool:
+        """Armed, or a kill under way: a wake-up's appends are read at once, not gathered."""
         return self.armed or self.killing is not None
 
     def check_trigger(self, seen: float) -> bool:
@@ -253,6 +255,7 @@ class KillDriver:
 
     # --- the windows ---------------------------------------------------------------
     def records_recorded(self, records: list[Record]) -> None:
+        """A read was recorded: a result among it may close an open window."""
         if self.windows and any(r.kind == "runResult" for r in records):
             self.check_windows()
 

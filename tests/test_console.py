@@ -1,7 +1,7 @@
 """The console driven by its keys over the real engine and the real reference study.
 
 Every test prepares fresh evidence folders the way ``studymon run`` does,
-opens :class:`~tui.app.StudymonApp` under Textual's Pilot at 160×48, and acts
+opens :class:`~studymon.tui.app.StudymonApp` under Textual's Pilot at 160x48, and acts
 as an operator would: focus a pane, arm, kill (through the confirmation),
 stop, resume, quit and detach, attach again.  Then it reads what the engine
 left on disk: the same evidence and verdicts as a headless run, all ✓.
@@ -14,13 +14,15 @@ deadlines, never on sleeps that hope.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import shlex
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import psutil
 import pytest
@@ -32,9 +34,9 @@ from studymon.engine.events import State
 from studymon.engine.launcher import find_running
 from studymon.engine.prepare import create_fresh, plan_fresh
 from studymon.engine.runtimes import NoSuchContainer, open_runtime
-from tests.studies import assert_evidence_complete, report, template, verdicts
 from studymon.tui.app import Planned, StudymonApp
 from studymon.widgets.dialogs import ConfirmScreen, QuitScreen
+from tests.studies import assert_evidence_complete, report, template, verdicts
 
 pytestmark = pytest.mark.slow
 
@@ -60,7 +62,7 @@ class Lab:
         self.tmp = tmp
         self.backend = backend
         # A prefix of this test's own: Docker names are global, and a parallel run must not collide.
-        self.prefix = "smc" + hashlib.sha1(str(tmp).encode()).hexdigest()[:8]
+        self.prefix = "smc" + hashlib.sha1(str(tmp).encode(), usedforsecurity=False).hexdigest()[:8]
         self.outs: list[Path] = []
 
     def fresh(self, ids: list[str], armed: tuple[str, ...] = (), **overrides: Any) -> list[Planned]:
@@ -89,10 +91,8 @@ class Lab:
                 controller.kill()
         runtime = open_runtime(self.backend)
         for inspect in runtime.list(self.prefix):
-            try:
+            with contextlib.suppress(NoSuchContainer):
                 runtime.remove(str(inspect.get("Name", "")).lstrip("/"), force=True)
-            except NoSuchContainer:
-                pass
 
 
 @pytest.fixture
@@ -162,9 +162,8 @@ def failures(app: StudymonApp) -> list[str]:
     for r in app.results:
         if not r.finished:
             out.append(f"{r.study}: not finished: {r.message}")
-        for c in r.judgement.checks if r.judgement else ():
-            if c.ok is not True:
-                out.append(f"{r.study}: {c.scope} {c.name} = {c.ok}: {c.detail}")
+        checks = r.judgement.checks if r.judgement else ()
+        out += [f"{r.study}: {c.scope} {c.name} = {c.ok}: {c.detail}" for c in checks if c.ok is not True]
     return out
 
 
@@ -200,7 +199,7 @@ async def test_arm_by_key_before_the_first_diagnosis_then_kill_resume_all_hold(l
         assert str(button(app, "b", "arm").label) == "● Armed"
         assert not ledger(b), "the study must not have started before it was armed"
         gate.touch()
-        await wait_until(pilot, "the armed kill", lambda: (b / "kills" / "1" / "kill.json").is_file())
+        await wait_until(pilot, "the armed kill", (b / "kills" / "1" / "kill.json").is_file)
         assert not app.supervisor.sessions["b"].armed and not app.main.panes["b"].header.armed
         code = await wait_exit(app)
     assert code == 0, failures(app)
@@ -236,7 +235,9 @@ async def test_kill_now_asks_first_cancel_keeps_it_running_then_kill_and_resume(
     app = StudymonApp(planned, save_dir=lab.tmp)
     async with app.run_test(size=SIZE) as pilot:
         session = app.supervisor.sessions["a"]
-        await wait_until(pilot, "the controller running", lambda: session.is_running() and session.state == State.RUNNING)
+        await wait_until(
+            pilot, "the controller running", lambda: session.is_running() and session.state == State.RUNNING
+        )
 
         await pilot.press("k")
         await wait_until(pilot, "the confirmation", lambda: isinstance(app.screen, ConfirmScreen))
@@ -255,7 +256,7 @@ async def test_kill_now_asks_first_cancel_keeps_it_running_then_kill_and_resume(
         await pilot.press("left")  # from Cancel to Kill
         assert app.focused is not None and app.focused.id == "confirm"
         await pilot.press("enter")
-        await wait_until(pilot, "kills/1/kill.json", lambda: (out / "kills" / "1" / "kill.json").is_file())
+        await wait_until(pilot, "kills/1/kill.json", (out / "kills" / "1" / "kill.json").is_file)
         kill = json.loads((out / "kills" / "1" / "kill.json").read_text())
         assert kill["trigger"] == "manual" and kill["pid"] == pid and kill["targets"]
         # Resume once the engine waits for it: it drops a resume that comes while the kill is still capturing.

@@ -1,4 +1,4 @@
-"""End to end in a real terminal: ``studymon demo`` in tmux at 160×48, driven by keys as a person would.
+"""End to end in a real terminal: ``studymon demo`` in tmux at 160x48, driven by keys as a person would.
 
 The console is started in a tmux session on a private server (its own
 ``-L`` socket, so no other tmux session is touched), the screen is read with
@@ -25,8 +25,8 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -54,12 +54,12 @@ class Tmux:
     def tmux(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         # -f /dev/null: the user's tmux.conf (status line, key tables) must not change what we read.
         return subprocess.run(
-            ["tmux", "-L", self.socket, "-f", "/dev/null", *args],
+            ["tmux", "-L", self.socket, "-f", "/dev/null", *args],  # noqa: S607 - the tmux on PATH, as a person runs it
             env=self.env, capture_output=True, text=True, check=check, timeout=30,
         )
 
     def start(self, command: str) -> None:
-        """Run ``command`` in a shell in a new detached session of exactly WIDTH×HEIGHT."""
+        """Run ``command`` in a shell in a new detached session of exactly WIDTH x HEIGHT."""
         self.tmux("new-session", "-d", "-s", self.session, "-x", str(WIDTH), "-y", str(HEIGHT),
                   "-c", str(self.workdir), "bash", "--norc", "--noprofile", "-c", command)
         # Keep the pane (and its text) once the command has ended, to read the table and EXIT line.
@@ -147,13 +147,14 @@ def run_demo_by_keys(tmp_path: Path, backend: str) -> None:
         term.start(command)
         assert term.size() == (WIDTH, HEIGHT)
 
-        # The three panes, side by side, each with its id and a running study.
+        # The three panes, side by side, each with its id and a running study; the buttons and the
+        # footer's keys (the footer is drawn once the focus is set, and may come a frame after the panes).
         screen = term.wait_for(
-            "the three panes, running",
-            lambda s: all(state_of(s, study) in ("running", "resuming") for study in STUDIES),
+            "the three panes, running, and the footer",
+            lambda s: all(state_of(s, study) in ("running", "resuming") for study in STUDIES) and "^p palette" in s,
             timeout=60,
         )
-        assert "Kill now" in screen and "^p palette" in screen, screen
+        assert "Kill now" in screen and "k Kill now" in screen, screen
 
         # alpha: focus with 1, Kill now with k; the dialog opens on Cancel.
         term.keys("1")
@@ -173,12 +174,12 @@ def run_demo_by_keys(tmp_path: Path, backend: str) -> None:
                       or state_of(s, "alpha") in ("resuming", "running", "finished ✓"), timeout=30)
 
         # The end: the app leaves, the shell prints the table, then EXIT=.
-        text = term.wait_for("the exit status line", lambda s: re.search(r"^EXIT=\d+", s, re.M) is not None,
+        text = term.wait_for("the exit status line", lambda s: re.search(r"^EXIT=\d+", s, re.MULTILINE) is not None,
                              timeout=90, history=True)
     finally:
         term.kill()
 
-    status = int(re.search(r"^EXIT=(\d+)", text, re.M).group(1))
+    status = int(re.search(r"^EXIT=(\d+)", text, re.MULTILINE).group(1))
     assert status == 0, text
     # The check table, drawn by rich in the terminal: a row per check, alpha with its manual kill.
     assert "studymon checks" in text, text
@@ -187,7 +188,7 @@ def run_demo_by_keys(tmp_path: Path, backend: str) -> None:
     for check in ("ledgerWellFormed", "haltedAtExport", "chargedEqualsStarts", "exitedCleanly", "killTriggered"):
         assert check in text, f"{check} missing\n{text}"
     assert "✗" not in text.split("studymon checks", 1)[1], text
-    m = re.search(r"^✓ all (\d+) checks hold$", text, re.M)
+    m = re.search(r"^✓ all (\d+) checks hold$", text, re.MULTILINE)
     assert m, f"no summary line\n{text}"
     # 4 per study, 3 per kill target, killTriggered for beta: at least 16 (alpha's kill may have had a target).
     assert int(m.group(1)) >= 16, text
@@ -209,5 +210,6 @@ def test_demo_in_tmux_kill_and_resume_by_keys_process_runtime(tmp_path: Path) ->
 
 
 @pytest.mark.docker
-def test_demo_in_tmux_kill_and_resume_by_keys_docker(tmp_path: Path, docker_engine: None) -> None:
+@pytest.mark.usefixtures("docker_engine")
+def test_demo_in_tmux_kill_and_resume_by_keys_docker(tmp_path: Path) -> None:
     run_demo_by_keys(tmp_path, "docker")

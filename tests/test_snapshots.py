@@ -17,8 +17,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from textual.pilot import Pilot
 from textual.widgets import Input
@@ -29,8 +30,8 @@ from studymon.engine.events import (
     ArmChanged,
     ContainerChanged,
     KillStep,
-    Progress,
     ProcessStarted,
+    Progress,
     RecordsSeen,
     Sample,
     State,
@@ -164,8 +165,8 @@ def recorded_run() -> list[Step]:
 
     def samples_until(second: int, studies: tuple[str, ...] = ("alpha", "beta", "gamma")) -> None:
         nonlocal samples_given
-        for i in range(samples_given, second):
-            steps.append((float(i), [Sample(s, sample(i), tree_cpu(s, i)) for s in studies]))
+        steps.extend((float(i), [Sample(s, sample(i), tree_cpu(s, i)) for s in studies])
+                     for i in range(samples_given, second))
         samples_given = max(samples_given, second)
 
     alpha = LedgerWriter("alpha", T0)

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import ast
+import asyncio
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, ClassVar
 
 from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.types import CSSPathType
 from textual.widget import Widget
 from textual.widgets import Button, Label, Static
 
@@ -52,7 +55,8 @@ CONTENTS: list[tuple[str, dict[str, Any]]] = [
     ("runResult", {"run": "d1", "exitCode": 0, "outputs": {"e1": 0.5, "e2": 0.7}}),
     (
         "diagnosisSettlement",
-        {"round": 1, "run": "d1", "dropped": [{"experiment": "e2", "reason": "x"}], "judged": {"experiments": [{"id": "e1"}]}},
+        {"round": 1, "run": "d1", "dropped": [{"experiment": "e2", "reason": "x"}],
+         "judged": {"experiments": [{"id": "e1"}]}},
     ),
     ("halt", {"reason": "balance exhausted"}),
     ("oddity", {"zeta": [1, 2]}),
@@ -79,7 +83,7 @@ def label_text(label: Label) -> str:
 class Harness(App[None]):
     """A tiny app around one widget; it keeps every message the widgets post for the app."""
 
-    CSS_PATH = [TCSS_PATH]
+    CSS_PATH: ClassVar[CSSPathType | None] = [TCSS_PATH]
 
     def __init__(self, make: Callable[[], Widget]) -> None:
         super().__init__()
@@ -319,7 +323,8 @@ async def test_w_asks_to_save_the_visible_lines() -> None:
 
 
 def _inspect(status: str, started: str = "2026-11-30T05:00:00.000000000Z", code: int = 0) -> dict[str, Any]:
-    return {"Id": "abc", "Name": "/x", "State": {"Status": status, "Running": status == "running", "StartedAt": started, "ExitCode": code}}
+    state = {"Status": status, "Running": status == "running", "StartedAt": started, "ExitCode": code}
+    return {"Id": "abc", "Name": "/x", "State": state}
 
 
 async def test_containers_update_in_place() -> None:
@@ -528,7 +533,8 @@ async def test_load_graph_draws_rows_values_and_markers() -> None:
 
 def test_machine_bar_text() -> None:
     bar = MachineBar()
-    bar.update_sample({"load": [1.5, 1.0, 0.5], "cpu": 42.4, "memory": {"used": 4 * 1024**3, "total": 16 * 1024**3, "percent": 25.0}})
+    memory = {"used": 4 * 1024**3, "total": 16 * 1024**3, "percent": 25.0}
+    bar.update_sample({"load": [1.5, 1.0, 0.5], "cpu": 42.4, "memory": memory})
     assert bar.text == "load 1.50 1.00 0.50 · cpu 42% · mem 4.0/16.0 GiB (25%)"
 
 
@@ -622,7 +628,7 @@ async def test_pane_asks_the_app_for_actions() -> None:
 
 
 class ThreePanes(App[None]):
-    CSS_PATH = [TCSS_PATH]
+    CSS_PATH: ClassVar[CSSPathType | None] = [TCSS_PATH]
 
     def compose(self) -> ComposeResult:
         yield MachineBar()
@@ -654,7 +660,7 @@ async def test_three_panes_fit_160_by_48() -> None:
 
 async def test_load_graph_mark_before_any_sample() -> None:
     """A kill can land before the first machine sample: the marker must still draw."""
-    from textual.app import App, ComposeResult
+    from textual.app import App
 
     from studymon.widgets.load_graph import LoadGraph
 
@@ -691,7 +697,7 @@ def test_one_table_makes_the_bindings_the_help_the_buttons_and_the_palette() -> 
     for owner in (StudymonApp, MainScreen, LedgerStream):
         assert {(b.key, b.action) for b in owner.BINDINGS if isinstance(b, Binding)} <= table, owner
     # The help lists every row, by where it applies.
-    listed = {(title, help) for title, rows in keys.help_sections() for _, help in rows}
+    listed = {(title, text) for title, rows in keys.help_sections() for _, text in rows}
     for row in keys.KEYS:
         title = Scope.SCREEN.value if row.scope is Scope.APP else row.scope.value
         assert (title, row.help) in listed, row
@@ -730,4 +736,4 @@ async def test_the_palette_lists_every_action_before_anything_is_typed() -> None
         await pilot.press("enter")
         await pilot.pause(0.3)
         assert isinstance(app.screen, HelpScreen)
-    assert not nowhere.exists()
+    assert not await asyncio.to_thread(nowhere.exists)

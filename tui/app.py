@@ -13,12 +13,15 @@ the command line prints the same check table.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import ClassVar
 
 from textual import on, work
 from textual.app import App
+from textual.binding import BindingType
+from textual.types import CSSPathType
 
 from studymon.engine.events import StudyEvent
 from studymon.engine.session import SessionResult
@@ -47,8 +50,8 @@ class StudymonApp(App[int]):
     """The engine and the main screen; exits with the headless run's status."""
 
     TITLE = "studymon"
-    CSS_PATH = ["../widgets/studymon.tcss", "app.tcss"]
-    BINDINGS = keys.bindings(Scope.APP)
+    CSS_PATH: ClassVar[CSSPathType | None] = ["../widgets/studymon.tcss", "app.tcss"]
+    BINDINGS: ClassVar[list[BindingType]] = keys.bindings(Scope.APP)
 
     main: MainScreen  # the screen of panes, from get_default_screen
 

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import ClassVar
 
 from textual.app import ComposeResult
+from textual.binding import BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal
 from textual.message import Message
@@ -46,16 +48,18 @@ NARROW_BELOW = 150  # columns: three panes side by side need about 53 each
 
 # What the panes show and what the actions do; the keys are listed below it, from the table
 # of actions.  Paragraphs, not lines: the dialog wraps them to its width.
-HELP_TEXT = "\n\n".join(" ".join(paragraph.split()) for paragraph in """\
-Each pane is one study: its state, its ledger as it grows (scrolling up stops
-following), its containers, the machine's load and its own, and its controls.
-Actions apply to the pane that has the focus.
-
-Kill now asks first (Cancel is the default). Arm kills the controller the
-instant its first diagnosis run starts, then resumes it. Quitting while
-studies run asks whether to stop them (SIGINT, evidence kept) or to detach
-(leave them running; `studymon attach OUT...` takes them back).
-""".split("\n\n"))
+HELP_PARAGRAPHS = (
+    (
+        "Each pane is one study: its state, its ledger as it grows (scrolling up stops following), its containers, "
+        "the machine's load and its own, and its controls. Actions apply to the pane that has the focus."
+    ),
+    (
+        "Kill now asks first (Cancel is the default). Arm kills the controller the instant its first diagnosis run "
+        "starts, then resumes it. Quitting while studies run asks whether to stop them (SIGINT, evidence kept) or to "
+        "detach (leave them running; `studymon attach OUT...` takes them back)."
+    ),
+)
+HELP_TEXT = "\n\n".join(HELP_PARAGRAPHS)
 
 PaletteCommand = tuple[str, Callable[[], object], str]  # title, what it runs, help
 
@@ -68,22 +72,25 @@ class StudyCommands(Provider):
         return screen.palette_commands() if isinstance(screen, MainScreen) else []
 
     async def discover(self) -> Hits:
-        for title, command, help in self._commands():
-            yield DiscoveryHit(title, command, help=help)
+        for title, command, text in self._commands():
+            yield DiscoveryHit(title, command, help=text)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for title, command, help in self._commands():
+        for title, command, text in self._commands():
             score = matcher.match(title)
             if score > 0:
-                yield Hit(score, matcher.highlight(title), command, help=help)
+                yield Hit(score, matcher.highlight(title), command, help=text)
 
 
 class MainScreen(Screen[None]):
     """One pane per study, side by side (stacked when narrow), the machine line above, the footer below."""
 
-    BINDINGS = keys.bindings(Scope.SCREEN, Scope.STUDY)
-    COMMANDS = {StudyCommands}
+    # The first pane's ledger has the focus when the screen shows (Textual focuses it once the
+    # screen is up, so the footer, which lists the focused widget's keys, hears of it).
+    AUTO_FOCUS = "LedgerLines"
+    BINDINGS: ClassVar[list[BindingType]] = keys.bindings(Scope.SCREEN, Scope.STUDY)
+    COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {StudyCommands}
 
     class LeaveRequested(Message):
         """The operator chose to leave: stop the running studies first (``stop_first``), or detach from them."""
@@ -123,9 +130,6 @@ class MainScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self._apply_width(self.size.width)
-        first = next(iter(self.panes.values()), None)
-        if first is not None:
-            first.focus_pane()
         # One clock for every pane, every 2 s as btop does by default: what moves is
         # repainted in one frame, not one per pane, and an idle console stays under 1 %
         # of a core (measured).
@@ -206,9 +210,8 @@ class MainScreen(Screen[None]):
 
     def _kill_confirmed(self, study: str, yes: bool | None) -> None:
         session = self.session(study)
-        if yes and session is not None:
-            if not session.kill_now(auto_resume=False):
-                self.notify(f"{study}: nothing to kill", severity="warning")
+        if yes and session is not None and not session.kill_now(auto_resume=False):
+            self.notify(f"{study}: nothing to kill", severity="warning")
 
     def toggle_arm(self, study: str) -> None:
         session = self.session(study)
@@ -268,7 +271,7 @@ class MainScreen(Screen[None]):
 
     def on_ledger_stream_save_requested(self, message: LedgerStream.SaveRequested) -> None:
         study = message.stream.query_ancestor(StudyPane).study_id
-        path = self.save_dir / f"studymon-{study}-stream-{datetime.now().strftime('%Y%m%d-%H%M%S-%f')}.txt"
+        path = self.save_dir / f"studymon-{study}-stream-{datetime.now().astimezone().strftime('%Y%m%d-%H%M%S-%f')}.txt"
         try:
             write_text(path, "\n".join(message.lines) + "\n")
         except (EvidenceExists, OSError) as exc:

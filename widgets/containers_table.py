@@ -60,7 +60,9 @@ def _started_at(inspect: dict[str, Any] | None) -> float | None:
 def _foreground(style: Style) -> Style:
     """A cell's style without its background: a component style carries the table's,
     which would paint over the cursor row cell by cell."""
-    return Style(color=style.color, bold=style.bold, italic=style.italic, underline=style.underline, strike=style.strike)
+    return Style(
+        color=style.color, bold=style.bold, italic=style.italic, underline=style.underline, strike=style.strike
+    )
 
 
 class ContainersTable(DataTable[Text]):
@@ -208,7 +210,7 @@ class ContainersTable(DataTable[Text]):
         ]
 
     def _update(self, row: _Row, keys: tuple[str, ...]) -> None:
-        cells = dict(zip((k for k, _ in COLUMNS), self._cells(row)))
+        cells = dict(zip((k for k, _ in COLUMNS), self._cells(row), strict=True))
         for key in keys:
             self.update_cell(row.name, key, cells[key], update_width=key != "for")
 

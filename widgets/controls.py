@@ -54,7 +54,8 @@ class Controls(Horizontal):
         return self.buttons[verb]
 
     def compute_enabled(self) -> frozenset[str]:
-        """What can be pressed now: Kill and Stop while running, Resume when stopped and unfinished, Arm until finished."""
+        """What can be pressed now, the one place that decides it: Kill and Stop while running,
+        Resume when stopped and unfinished, Arm until finished."""
         enabled = set()
         if self.running:
             enabled |= {"kill", "stop"}

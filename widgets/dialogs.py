@@ -6,7 +6,8 @@ Enter does nothing harmful; Escape is always the safe way out.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 from rich.console import Group
 from rich.json import JSON
@@ -14,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
@@ -23,7 +24,7 @@ from studymon.engine.ledger import Record
 
 KEY_COLUMN = 9  # the help's key column at most (its descriptions then fit the dialog's width)
 
-_MOVE_BINDINGS = [
+_MOVE_BINDINGS: list[BindingType] = [
     Binding("left", "app.focus_previous", "Previous", show=False),
     Binding("right", "app.focus_next", "Next", show=False),
 ]
@@ -33,7 +34,7 @@ class ConfirmScreen(ModalScreen[bool]):
     """Ask once; True only when the confirm button is pressed.  Cancel has the focus."""
 
     AUTO_FOCUS = "#cancel"
-    BINDINGS = [Binding("escape", "cancel", "Cancel"), *_MOVE_BINDINGS]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel"), *_MOVE_BINDINGS]
 
     def __init__(self, title: str, question: str, confirm: str = "Confirm", variant: str = "error") -> None:
         super().__init__(classes="dialog")
@@ -63,7 +64,7 @@ class QuitScreen(ModalScreen[str]):
     """Quitting with studies running: ``"stop"`` them, ``"detach"`` from them, or ``"cancel"`` (focused)."""
 
     AUTO_FOCUS = "#cancel"
-    BINDINGS = [Binding("escape", "cancel", "Cancel"), *_MOVE_BINDINGS]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel"), *_MOVE_BINDINGS]
 
     def __init__(self, running: Sequence[str] | int = ()) -> None:
         """``running``: the ids of the studies still running, or just how many there are."""
@@ -103,7 +104,10 @@ class QuitScreen(ModalScreen[str]):
 class RecordScreen(ModalScreen[None]):
     """One ledger record, whole and pretty; Escape closes."""
 
-    BINDINGS = [Binding("escape", "close", "Close"), Binding("q", "close", "Close", show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Close"),
+        Binding("q", "close", "Close", show=False),
+    ]
 
     def __init__(self, record: Record | dict[str, Any], title: str | None = None) -> None:
         super().__init__(classes="dialog")
@@ -116,7 +120,8 @@ class RecordScreen(ModalScreen[None]):
         with Vertical(id="dialog"):
             yield Label(self.title_text, markup=False, id="dialog-title")
             with VerticalScroll(id="record-body"):
-                yield Static(JSON.from_data(self.record_data, indent=2, ensure_ascii=False, default=str), markup=False, id="record-json")
+                json = JSON.from_data(self.record_data, indent=2, ensure_ascii=False, default=str)
+                yield Static(json, markup=False, id="record-json")
             with Horizontal(id="dialog-buttons"):
                 yield Button("Close", id="close")
 
@@ -139,7 +144,7 @@ class HelpScreen(ModalScreen[None]):
     :func:`studymon.widgets.keys.help_sections` gives them.
     """
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close"),
         Binding("question_mark", "close", "Close", key_display="?"),
     ]

@@ -104,13 +104,13 @@ FOCUS_HELP = "focus a study's pane"
 MOVE_HELP = "move the cursor (stops following)"
 
 
-def _study(key: str, verb: str, label: str, help: str, palette: str) -> Key:
+def _study(key: str, verb: str, label: str, text: str, palette: str) -> Key:
     # A study action: its key acts on the focused pane's study, its button on its own pane's.
-    return Key(key, f"study('{verb}')", label, help, Scope.STUDY, f"study.{verb}", verb=verb, palette=palette)
+    return Key(key, f"study('{verb}')", label, text, Scope.STUDY, f"study.{verb}", verb=verb, palette=palette)
 
 
-def _ledger(key: str, action: str, label: str, help: str, *, show: bool = True, key_display: str | None = None) -> Key:
-    return Key(key, action, label, help, Scope.LEDGER, f"ledger.{key}", show=show, key_display=key_display)
+def _ledger(key: str, action: str, label: str, text: str, *, show: bool = True, key_display: str | None = None) -> Key:
+    return Key(key, action, label, text, Scope.LEDGER, f"ledger.{key}", show=show, key_display=key_display)
 
 
 # In footer order within each scope: the footer lists a scope's bindings as they come here.
@@ -171,14 +171,14 @@ def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
             if merged.get(row.scope, row.scope) is scope:
                 rows.setdefault(row.help, []).append(row.shown_keys)
         if rows:
-            sections.append((scope.value, [(" ".join(keys), help) for help, keys in rows.items()]))
+            sections.append((scope.value, [(" ".join(keys), text) for text, keys in rows.items()]))
     return sections
 
 
 def shown_key(action: str) -> str:
     """The key of ``action`` as a person writes it, for sentences that name it (``End to follow``)."""
     for row in KEYS:
-        if row.action == action or row.verb == action:
+        if action in (row.action, row.verb):
             return row.shown_keys
     raise KeyError(action)
 

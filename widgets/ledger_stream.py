@@ -25,7 +25,8 @@ import math
 import time
 from bisect import bisect_left
 from collections import deque
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 import orjson
 from rich.cells import cell_len, set_cell_size
@@ -34,6 +35,7 @@ from rich.style import Style
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
+from textual.binding import BindingType
 from textual.cache import LRUCache
 from textual.containers import Vertical
 from textual.geometry import Size
@@ -284,7 +286,7 @@ class LedgerLines(ScrollView, can_focus=True, inherit_bindings=False):
     bindings of its own, not even the scroll keys it would inherit).
     """
 
-    COMPONENT_CLASSES = {
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
         "ledger--seq",
         "ledger--time",
         "ledger--cursor",
@@ -324,7 +326,7 @@ class LedgerLines(ScrollView, can_focus=True, inherit_bindings=False):
         for ordinal in (old, new):
             self.refresh_ordinal(ordinal)
 
-    def watch_following(self, following: bool) -> None:
+    def watch_following(self) -> None:
         # The cursor line is highlighted only while paused.
         self.refresh_ordinal(self.cursor)
 
@@ -384,12 +386,12 @@ class LedgerLines(ScrollView, can_focus=True, inherit_bindings=False):
         )
         segments: list[Segment] = []
         room = width
-        for text, style in parts:
+        for part, style in parts:
             if room <= 0:
                 break
-            size = cell_len(text)
+            text, size = part, cell_len(part)
             if size > room:
-                text = set_cell_size(text, room - 1) + "…"
+                text = set_cell_size(part, room - 1) + "…"
                 size = room
             segments.append(Segment(text, base + style))
             room -= size
@@ -456,7 +458,7 @@ class LedgerLines(ScrollView, can_focus=True, inherit_bindings=False):
         if new_value < old_value and round(new_value) < self.max_scroll_y:
             self.post_message(self.ScrolledBack())
 
-    def on_resize(self, event: events.Resize) -> None:
+    def on_resize(self) -> None:
         self._strips.clear()
         if self.following:
             self.scroll_to_bottom()
@@ -470,7 +472,7 @@ class LedgerLines(ScrollView, can_focus=True, inherit_bindings=False):
 class LedgerStatus(Widget):
     """One line above the stream: what is kept and filtered, and whether it follows."""
 
-    COMPONENT_CLASSES = {"status--paused", "status--following", "status--info"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"status--paused", "status--following", "status--info"}
 
     following: reactive[bool] = reactive(True)  # bound from the stream; a change repaints the line
 
@@ -532,7 +534,7 @@ class LedgerStream(Vertical):
     posts :class:`SaveRequested` with the visible lines.
     """
 
-    BINDINGS = keys.bindings(Scope.LEDGER)
+    BINDINGS: ClassVar[list[BindingType]] = keys.bindings(Scope.LEDGER)
 
     following: var[bool] = var(True)
     cursor: var[int | None] = var(None)  # an ordinal; None while following
@@ -582,7 +584,9 @@ class LedgerStream(Vertical):
         self._view_at = -math.inf
         self.lines = LedgerLines(self.store, id="ledger-lines")
         self.status = LedgerStatus(self.store, id="ledger-status")
-        self.filter_input = Input(placeholder="filter: kind or any text — Enter keeps, Escape clears", id="ledger-filter")
+        self.filter_input = Input(
+            placeholder="filter: kind or any text — Enter keeps, Escape clears", id="ledger-filter"
+        )
 
     def compose(self) -> ComposeResult:
         yield self.status.data_bind(LedgerStream.following)
@@ -597,7 +601,7 @@ class LedgerStream(Vertical):
     def watch_following(self, following: bool) -> None:
         self.set_class(not following, "-paused")
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:  # noqa: ARG002 - Textual's
         # The keys are the lines' keys: typing in the filter moves no cursor.
         return not self.filter_input.has_focus
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
@@ -53,7 +53,7 @@ class LoadGraph(Widget):
     window's highest load (at least 1).
     """
 
-    COMPONENT_CLASSES = {
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
         "loadgraph--label",
         "loadgraph--value",
         "loadgraph--cpu",
@@ -197,15 +197,14 @@ class LoadGraph(Widget):
     def rows(self, width: int) -> list[list[tuple[str, str]]]:
         """The rows as (text, component class) runs: four sparklines and the marker row."""
         columns = max(0, width - LABEL_WIDTH - VALUE_WIDTH)
-        out: list[list[tuple[str, str]]] = []
-        for key in SERIES:
-            out.append(
-                [
-                    (f"{LABELS[key]:<{LABEL_WIDTH}}", "loadgraph--label"),
-                    (sparkline(self._columns(key, columns), self._scale(key)), f"loadgraph--{key}"),
-                    (f"{self._value_text(key, self.latest(key)):>{VALUE_WIDTH}}", "loadgraph--value"),
-                ]
-            )
+        out: list[list[tuple[str, str]]] = [
+            [
+                (f"{LABELS[key]:<{LABEL_WIDTH}}", "loadgraph--label"),
+                (sparkline(self._columns(key, columns), self._scale(key)), f"loadgraph--{key}"),
+                (f"{self._value_text(key, self.latest(key)):>{VALUE_WIDTH}}", "loadgraph--value"),
+            ]
+            for key in SERIES
+        ]
         marks: list[tuple[str, str]] = [(" " * LABEL_WIDTH, "loadgraph--label")]
         for kind in self._marker_row(columns):
             if kind is None:

@@ -8,7 +8,7 @@ its text changes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on
@@ -53,7 +53,7 @@ def machine_text(sample: dict[str, Any] | None) -> str:
 class MachineBar(Widget):
     """The machine's load in one line, from the newest light sample."""
 
-    COMPONENT_CLASSES = {"machine--label", "machine--figures"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"machine--label", "machine--figures"}
 
     text: reactive[str] = reactive(machine_text(None))  # a change repaints the line
 

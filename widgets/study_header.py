@@ -12,7 +12,8 @@ that snapshots are deterministic; it is redrawn only when its text changes.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, ClassVar, NamedTuple
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -50,7 +51,7 @@ def _fmt_number(value: float) -> str:
     return f"{value:g}"
 
 
-def progress_text(controller: tuple[int | None, str | None], round: Any, stage: str | None) -> str:
+def progress_text(controller: tuple[int | None, str | None], rnd: Any, stage: str | None) -> str:
     """``pid 4242 (SIGKILL) · round 3 · diagnosis``."""
     number, ended = controller
     if number is None:
@@ -59,7 +60,7 @@ def progress_text(controller: tuple[int | None, str | None], round: Any, stage: 
         pid = f"pid {number} ({ended})"
     else:
         pid = f"pid {number}"
-    return f"{pid} · round {'-' if round is None else round} · {stage or '-'}"
+    return f"{pid} · round {'-' if rnd is None else rnd} · {stage or '-'}"
 
 
 class Elapsed(Widget):
@@ -74,7 +75,7 @@ class Elapsed(Widget):
 class BalanceBar(Widget):
     """Spent of budget as a drawn bar: ``████░░ 40/60``."""
 
-    COMPONENT_CLASSES = {"balance--spent", "balance--left", "balance--text"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"balance--spent", "balance--left", "balance--text"}
 
     # (spent, budget): one value, so that a change repaints once.
     amounts: reactive[tuple[float | None, float | None]] = reactive((None, None))
@@ -93,10 +94,7 @@ class BalanceBar(Widget):
         spent, budget = self.amounts
         label = self.label
         width = max(0, self.size.width - len(label) - 1)
-        if spent is None or not budget:
-            filled = 0
-        else:
-            filled = round(max(0.0, min(1.0, spent / budget)) * width)
+        filled = 0 if spent is None or not budget else round(max(0.0, min(1.0, spent / budget)) * width)
         return Text.assemble(
             ("█" * filled, self.get_component_rich_style("balance--spent")),
             ("░" * (width - filled), self.get_component_rich_style("balance--left")),

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
-from textual import events, on
+from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
@@ -211,7 +211,7 @@ class StudyPane(Vertical):
         event = message.event
         if event.pid == self.pid:
             self.running = False
-        self.controller = (event.pid, event.signal if event.signal else f"exit {event.code}")
+        self.controller = (event.pid, event.signal or f"exit {event.code}")
 
     @on(ContainerMoved)
     def _container_moved(self, message: ContainerMoved) -> None:
@@ -280,7 +280,7 @@ class StudyPane(Vertical):
         event.stop()
         self.post_message(self.ActionRequested(self.study_id, event.action))
 
-    def on_click(self, event: events.Click) -> None:
+    def on_click(self) -> None:
         # A click anywhere in the pane makes it the current one.
         if not self.has_focus_within:
             self.focus_pane()

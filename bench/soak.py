@@ -43,7 +43,8 @@ What it counts:
   kill's ``ledger-at-kill.json`` that is not the ledger's beginning;
 * the bench process's fds, threads and RSS, the console commands' largest
   fds, threads and RSS, and the processes and containers left behind by
-  each trial, at the start and at the end.
+  each trial, at the start and at the end (containers of a broken double
+  that crashed are counted apart: leaving them is that study's doing).
 
     python bench/soak.py --trials 50 --runtime both --json soak.json
     python bench/soak.py --quick --runtime process --json quick.json
@@ -784,7 +785,14 @@ def summarise(trials: list[TrialResult], resources: dict[str, Any], judge_flat: 
                 landings[name] = landings.get(name, 0) + 1
     per_runtime = {rt: sum(1 for t in trials if t.runtime == rt) for rt in sorted({t.runtime for t in trials})}
     left_procs = sum(len(t.leftover_processes) for t in trials)
-    left_containers = sum(len(t.leftover_containers) for t in trials)
+    # A broken double that crashes leaves its exited containers, as any crashed
+    # study would: that is its own doing, counted apart from the target.
+    left_by_kind = {"honest": 0, "broken": 0}
+    for t in trials:
+        for box in t.leftover_containers:
+            owner = next((x for x in t.studies if box["name"].startswith(f"{PREFIX}-{x.id}-")), None)
+            left_by_kind["honest" if owner is None or owner.judged == "honest" else "broken"] += 1
+    left_containers = left_by_kind["honest"]
     start, warm, end = resources.get("start"), resources.get("afterFirstTrial"), resources.get("end")
     flat = None
     if judge_flat and warm and end:
@@ -812,6 +820,7 @@ def summarise(trials: list[TrialResult], resources: dict[str, Any], judge_flat: 
         "recordsChecked": sum(s.records for s in studies),
         "leftoverProcesses": left_procs,
         "leftoverContainers": left_containers,
+        "leftoverContainersOfBrokenStudies": left_by_kind["broken"],
         "resources": resources,
         "consolePeakFirst": peaks[0] if peaks else None,
         "consolePeakLast": peaks[-1] if peaks else None,
@@ -852,7 +861,8 @@ def report(summary: dict[str, Any], args: argparse.Namespace, seconds: float) ->
     rows.append(f"records lost: {len(summary['recordsLost'])} (of {summary['recordsChecked']} ledger records checked)")
     rows += [f"  {x}" for x in summary["recordsLost"][:20]]
     rows.append(f"left behind after a trial: {summary['leftoverProcesses']} processes, "
-                f"{summary['leftoverContainers']} containers")
+                f"{summary['leftoverContainers']} containers (and {summary['leftoverContainersOfBrokenStudies']} "
+                "of broken studies that crashed)")
     for label in ("start", "afterFirstTrial", "end"):
         if res.get(label):
             r = res[label]

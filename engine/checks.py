@@ -921,6 +921,7 @@ def same_container_no_rerun(
     finished: dict[str, Any] = {}
     exited_at_kill = False
     exited_code: Any = None
+    window_since = ev.window.since_ns if ev.window is not None else ev.kill.since_ns if ev.kill else None
     for file in SNAPSHOT_FILES:
         if file == BEFORE_RESUME and ev.window_open and file in ev.missing:
             continue  # not resumed yet
@@ -939,6 +940,15 @@ def same_container_no_rerun(
         if file == BEFORE and state.get("Running") is not True and state.get("Status") == "exited":
             # The run ended just before the kill and its result was not written yet: its
             # die lies before the window, and the snapshots must keep that one exit.
+            exited_code = state.get("ExitCode")
+            exited_at_kill = True
+            finished[file] = state.get("FinishedAt")
+            continue
+        if (file == AFTER and not exited_at_kill and state.get("Running") is False
+                and state.get("Status") == "exited" and _finished_before(state, window_since)):
+            # The snapshot before the kill was read as the run ended (the runtime had not
+            # yet written its exit): it finished before the window, so its die lies before
+            # it too, as if the first snapshot had shown it exited.
             exited_code = state.get("ExitCode")
             exited_at_kill = True
             finished[file] = state.get("FinishedAt")
@@ -1039,6 +1049,18 @@ def same_container_no_rerun(
         f"no create/start/rename/kill/stop and {plural(n_dies, 'die')} in its window, exit as runResult; "
         "no other container of the study made in the window"
     )
+
+
+def _finished_before(state: dict[str, Any], since_ns: int | None) -> bool:
+    """Whether a snapshot's ``FinishedAt`` lies before the window's start."""
+    text = state.get("FinishedAt")
+    if since_ns is None or not isinstance(text, str):
+        return False
+    try:
+        finished = parse_rfc3339(text)
+    except (ValueError, OverflowError):
+        return False
+    return 0 < finished * 1e9 < since_ns
 
 
 def _experiments(value: Any) -> Any:

@@ -599,6 +599,45 @@ def test_same_container_after_kill_may_have_exited_on_its_own() -> None:
     assert scnr(ev, acc).detail == f"no die of {NAME} in its window"
 
 
+def test_a_target_seen_running_at_the_kill_that_had_finished_just_before_it() -> None:
+    """The snapshot before the kill read the run as it ended; the one after shows it finished before the window.
+
+    Its die then lies before the window (found by the soak: the process
+    runtime records the exit a moment after the command ends).  No die may
+    come in the window, and runResult must give the exit that was seen.
+    """
+    from engine.clock import rfc3339_ns
+
+    def exited(ev: Any, at_ns: int, code: int = 0) -> None:
+        for file in (AFTER, BEFORE_RESUME):
+            ev.snapshots[file][NAME]["State"].update(Running=False, Status="exited", ExitCode=code,
+                                                     FinishedAt=rfc3339_ns(at_ns))
+
+    ev, acc = evidence(one_kill())
+    since = ev.window.since_ns  # type: ignore[union-attr]
+    ev.tally.targets[0].dies.clear()  # type: ignore[union-attr]
+    exited(ev, since - 1_000_000)
+    assert scnr(ev, acc).ok is True, scnr(ev, acc).detail
+    exited(ev, since + 1_000_000)  # finished in the window: its die must be there
+    assert scnr(ev, acc).detail == f"no die of {NAME} in its window"
+    ev, acc = evidence(one_kill())
+    exited(ev, since - 1_000_000)  # finished before the window, yet a die of it in the window
+    assert scnr(ev, acc).detail == f"{NAME} exited before the kill, and a die of it comes in its window"
+    ev, acc = evidence(one_kill())
+    ev.tally.targets[0].dies.clear()  # type: ignore[union-attr]
+    exited(ev, since - 1_000_000, code=137)
+    assert scnr(ev, acc).detail == f"{NAME} exited 137 before the kill, runResult says 0"
+    exited(ev, since - 1_000_000)
+    ev.snapshots[BEFORE_RESUME][NAME]["State"]["ExitCode"] = 1
+    assert scnr(ev, acc).detail == (f"{BEFORE_RESUME}: {NAME} exited before the kill, "
+                                    "and here it is not that same exited container")
+    ev, acc = evidence(one_kill())
+    ev.tally.targets[0].dies.clear()  # type: ignore[union-attr]
+    exited(ev, since - 1_000_000)
+    ev.snapshots[AFTER][NAME]["State"]["FinishedAt"] = "garbage"
+    assert scnr(ev, acc).detail == f"no die of {NAME} in its window"
+
+
 def test_same_container_before_resume_may_have_exited() -> None:
     ev, acc = evidence(one_kill())
     ev.snapshots[BEFORE_RESUME][NAME]["State"].update(Running=False, Status="exited")

@@ -336,3 +336,108 @@ def test_a_container_whose_creator_died_before_its_shim_never_starts_and_can_be_
     runtime.remove("orphan-d1", force=True)
     assert time.monotonic() - started < 2.0, "not waited for a start that never comes"
     assert runtime.inspect("orphan-d1") is None
+
+
+# A creator that SIGKILLs itself at one step of ``run``: the step is named by the
+# write (or the journal append) it dies at, as a study killed at that instant would.
+_DIE_AT = r"""
+import os, signal, sys
+from engine.runtimes import process
+from engine.runtimes.statedir import StateDir
+
+root, name, step = sys.argv[1:4]
+write_json = StateDir.write_json
+append = process.ProcessRuntime._append_event
+
+def dying_write(self, dir_fd, filename, obj, indent=1):
+    if filename == step:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return write_json(self, dir_fd, filename, obj, indent)
+
+def dying_append(self, event):
+    if step == "create-event" and event.get("Action") == "create":
+        os.kill(os.getpid(), signal.SIGKILL)
+    return append(self, event)
+
+StateDir.write_json = dying_write
+process.ProcessRuntime._append_event = dying_append
+process.ProcessRuntime(root).run(name, ["sleep", "30"], image="img")
+"""
+
+
+@pytest.mark.parametrize("step", ["creator.json", "state.json", "create-event"])
+def test_a_creator_killed_at_any_step_never_blocks_the_name(tmp_path: Path, step: str) -> None:
+    """Killed mid-create, a creator leaves nothing under the name, or a created container that never starts.
+
+    Either way its study, resumed, can clear what is there and run the container
+    again (before, a folder holding only creator.json blocked the name for good).
+    """
+    root = tmp_path / "rt"
+    runtime = ProcessRuntime(root)
+    dying = subprocess.run([sys.executable, "-c", _DIE_AT, str(root), "s-d3", step], cwd=ROOT,
+                           capture_output=True, text=True, timeout=60)
+    assert dying.returncode == -9, dying.stderr
+    left = runtime.inspect("s-d3")
+    if step == "create-event":  # the name was claimed: a created container whose creator is gone
+        assert left is not None and left["State"]["Status"] == "created"
+        assert left["State"]["Error"] == "its creator ended before starting it"
+        assert [c["Name"].lstrip("/") for c in runtime.list("s-")] == ["s-d3"]
+        runtime.remove("s-d3", force=True)
+    else:
+        assert left is None and runtime.list("s-") == []
+        assert not (root / "containers" / "s-d3").exists()
+    started = runtime.run("s-d3", ["sleep", "30"], image="img")
+    try:
+        assert started["State"]["Status"] == "running"
+        hidden = [p.name for p in (root / "containers").iterdir() if p.name.startswith(".")]
+        assert hidden == [], f"what the killed creator left was swept: {hidden}"
+    finally:
+        runtime.remove("s-d3", force=True)
+
+
+def test_a_half_made_folder_of_an_earlier_version_is_cleared_once_its_creator_is_gone(tmp_path: Path) -> None:
+    """A folder holding only creator.json, of a creator that ended, no longer blocks the name."""
+    root = tmp_path / "rt"
+    runtime = ProcessRuntime(root)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    folder = root / "containers" / "s-d3"
+    folder.mkdir(mode=0o700)
+    (folder / "creator.json").write_text(json.dumps({"Pid": gone.pid, "StartTime": 1.0}))
+    started = runtime.run("s-d3", ["sleep", "30"], image="img")
+    try:
+        assert started["State"]["Status"] == "running"
+    finally:
+        runtime.remove("s-d3", force=True)
+
+
+def test_a_name_held_by_a_live_creator_or_a_container_is_still_a_conflict(tmp_path: Path) -> None:
+    """Clearing half-made folders never takes a name from somebody at work."""
+    from engine.runtimes.base import ContainerConflict
+
+    root = tmp_path / "rt"
+    runtime = ProcessRuntime(root)
+    folder = root / "containers" / "s-live"
+    folder.mkdir(mode=0o700)
+    me = psutil_process()
+    (folder / "creator.json").write_text(json.dumps({"Pid": me.pid, "StartTime": me.create_time()}))
+    with pytest.raises(ContainerConflict):
+        runtime.run("s-live", ["sleep", "30"], image="img")
+    assert (folder / "creator.json").exists()
+    (root / "containers" / "s-fresh").mkdir(mode=0o700)
+    (root / "containers" / "s-fresh" / "note").write_text("being made")  # no creator yet, made just now
+    with pytest.raises(ContainerConflict):
+        runtime.run("s-fresh", ["sleep", "30"], image="img")
+    runtime.run("s-d1", ["sleep", "30"], image="img")
+    try:
+        with pytest.raises(ContainerConflict):
+            runtime.run("s-d1", ["sleep", "30"], image="img")
+        assert runtime.inspect("s-d1")["State"]["Status"] == "running"
+    finally:
+        runtime.remove("s-d1", force=True)
+
+
+def psutil_process() -> Any:
+    import psutil
+
+    return psutil.Process()

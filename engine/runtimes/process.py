@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import builtins
 import contextlib
+import errno
 import json
 import os
 import re
@@ -68,6 +69,8 @@ NAME_RE = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]+$")
 _TICK = 0.5
 # How long ``run`` and ``remove`` give the shim to start or finish.
 _SHIM_DEADLINE = 15.0
+# A container's folder while its creator fills it (``.unborn-<pid>-<hex>``), before it takes its name.
+_UNBORN = ".unborn-"
 # A shim whose process start time differs by more than this is another process (pid reused).
 _START_TIME_SLACK = 0.05
 # Exit codes in the Docker manner: killed by SIGKILL, lost (the shim died unseen).
@@ -393,34 +396,98 @@ class ProcessRuntime:
             raise ValueError("a container needs a command")
         self._check_name(name)
         with self.state.folder("containers", create=True) as containers_fd:
+            self._sweep_unborn(containers_fd)
+            ns = time.time_ns()
+            state = _new_state(name, command, image, env or {}, labels or {}, ns)
+            # Who is launching it: if that process dies before the shim is up
+            # (a study killed between create and start), nobody ever will.
+            me = psutil.Process()
+            # A container appears whole: its folder is filled under a hidden name,
+            # then renamed to its own (the atomic claim of the name).  A creator
+            # killed at any moment leaves either nothing under the name, or a
+            # created container whose creator is gone (reported in error, and
+            # removable), never a folder that blocks the name for good.
+            unborn = f"{_UNBORN}{me.pid}-{secrets.token_hex(4)}"
+            os.mkdir(unborn, 0o700, dir_fd=containers_fd)
+            claimed = False
             try:
-                os.mkdir(name, 0o700, dir_fd=containers_fd)  # the atomic claim of the name
-            except FileExistsError as exc:
-                raise ContainerConflict(f"a container named {name!r} exists already") from exc
-            try:
-                dir_fd = self.state.open_dir(containers_fd, name, self.containers / name)
+                dir_fd = self.state.open_dir(containers_fd, unborn, self.containers / unborn)
                 try:
-                    ns = time.time_ns()
-                    state = _new_state(name, command, image, env or {}, labels or {}, ns)
-                    # Who is launching it: if that process dies before the shim is up
-                    # (a study killed between create and start), nobody ever will.
-                    me = psutil.Process()
                     self.state.write_json(dir_fd, "creator.json", {"Pid": me.pid, "StartTime": me.create_time()})
-                    self._append_event(_event("create", state, ns))
                     self.state.write_json(dir_fd, "state.json", state)
+                    self._claim(containers_fd, unborn, name)
+                    claimed = True
+                    self._append_event(_event("create", state, ns))
                 except BaseException:
                     os.close(dir_fd)
                     raise
             except BaseException:
                 # Nothing runs yet (the journal or the folder refused): give the
                 # name back, so that a retry once it is fixed is no conflict.
-                shutil.rmtree(name, dir_fd=containers_fd, ignore_errors=True)
+                shutil.rmtree(name if claimed else unborn, dir_fd=containers_fd, ignore_errors=True)
                 raise
         try:
             self._launch_shim(dir_fd, name)
         finally:
             os.close(dir_fd)
         return self._await_start(name)
+
+    def _claim(self, containers_fd: int, unborn: str, name: str) -> None:
+        """Rename the filled folder ``unborn`` to ``name``; a container already there is a conflict.
+
+        A rename onto a folder that is not empty fails, and every container's
+        folder holds its state.  One exception: a folder with no state whose
+        creator is gone, left by a creator killed mid-way before containers
+        were made whole; it holds nothing of anybody's, and is cleared once.
+        """
+        for attempt in (1, 2):
+            try:
+                os.rename(unborn, name, src_dir_fd=containers_fd, dst_dir_fd=containers_fd)
+                return
+            except OSError as exc:
+                if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
+                    raise
+                if attempt == 1 and self._clear_stillborn(containers_fd, name):
+                    continue
+                raise ContainerConflict(f"a container named {name!r} exists already") from exc
+
+    def _clear_stillborn(self, containers_fd: int, name: str) -> bool:
+        """Remove ``name`` if it is a folder without ``state.json`` whose creator has ended."""
+        try:
+            dir_fd = self.state.open_dir(containers_fd, name, self.containers / name)
+        except OSError:
+            return False  # not a folder (or a link): never touched
+        try:
+            if self._read(dir_fd, name, "state.json") is not None:
+                return False
+            creator = self._read(dir_fd, name, "creator.json") or {}
+        except (OSError, ValueError):
+            return False
+        finally:
+            os.close(dir_fd)
+        if creator and _process_alive(int(creator.get("Pid", 0)), float(creator.get("StartTime", 0))):
+            return False
+        if not creator and time.time() - os.stat(name, dir_fd=containers_fd, follow_symlinks=False).st_mtime < 60:
+            return False  # made a moment ago, its creator may be writing it still
+        grave = f".stillborn-{name}-{secrets.token_hex(3)}"
+        try:
+            os.rename(name, grave, src_dir_fd=containers_fd, dst_dir_fd=containers_fd)
+        except OSError:
+            return False
+        shutil.rmtree(grave, dir_fd=containers_fd, ignore_errors=True)
+        return True
+
+    def _sweep_unborn(self, containers_fd: int) -> None:
+        """Delete folders that creators killed mid-way left under a hidden name."""
+        with os.scandir(containers_fd) as entries:
+            hidden = [e.name for e in entries if e.name.startswith((_UNBORN, ".stillborn-"))
+                      and e.is_dir(follow_symlinks=False)]
+        for entry in hidden:
+            if entry.startswith(_UNBORN):
+                pid = entry[len(_UNBORN):].partition("-")[0]
+                if pid.isdigit() and psutil.pid_exists(int(pid)):
+                    continue  # its creator may be filling it now
+            shutil.rmtree(entry, dir_fd=containers_fd, ignore_errors=True)
 
     def _launch_shim(self, dir_fd: int, name: str) -> None:
         """Start the shim fully detached: a new session, and a fork whose parent exits at once.

@@ -606,7 +606,7 @@ def test_a_target_seen_running_at_the_kill_that_had_finished_just_before_it() ->
     runtime records the exit a moment after the command ends).  No die may
     come in the window, and runResult must give the exit that was seen.
     """
-    from engine.clock import rfc3339_ns
+    from studymon.engine.clock import rfc3339_ns
 
     def exited(ev: Any, at_ns: int, code: int = 0) -> None:
         for file in (AFTER, BEFORE_RESUME):

@@ -342,8 +342,8 @@ def test_a_container_whose_creator_died_before_its_shim_never_starts_and_can_be_
 # write (or the journal append) it dies at, as a study killed at that instant would.
 _DIE_AT = r"""
 import os, signal, sys
-from engine.runtimes import process
-from engine.runtimes.statedir import StateDir
+from studymon.engine.runtimes import process
+from studymon.engine.runtimes.statedir import StateDir
 
 root, name, step = sys.argv[1:4]
 write_json = StateDir.write_json
@@ -413,7 +413,7 @@ def test_a_half_made_folder_of_an_earlier_version_is_cleared_once_its_creator_is
 
 def test_a_name_held_by_a_live_creator_or_a_container_is_still_a_conflict(tmp_path: Path) -> None:
     """Clearing half-made folders never takes a name from somebody at work."""
-    from engine.runtimes.base import ContainerConflict
+    from studymon.engine.runtimes.base import ContainerConflict
 
     root = tmp_path / "rt"
     runtime = ProcessRuntime(root)

@@ -331,8 +331,10 @@ def own_resources() -> dict[str, Any]:
     """This process: open fds, threads (Python's and the kernel's), RSS."""
     proc = psutil.Process()
     # The loop's default executor keeps up to min(32, cores + 4) idle workers once
-    # they were needed: a pool that fills up, not a leak, so it is counted apart.
-    pool = sum(1 for t in threading.enumerate() if t.name.startswith("asyncio_"))
+    # they were needed, and the kill protocol keeps its strike threads (two, made at
+    # the first kill in this process) for every later kill: pools that fill up once,
+    # not leaks, so they are counted apart.
+    pool = sum(1 for t in threading.enumerate() if t.name.startswith(("asyncio_", "studymon-strike")))
     return {
         "fds": len(os.listdir("/proc/self/fd")),
         "threads": threading.active_count() - pool,

@@ -130,15 +130,16 @@ class MainScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self._apply_width(self.size.width)
-        # One clock for every pane, every 2 s as btop does by default: what moves is
-        # repainted in one frame, not one per pane, and an idle console stays under 1 %
-        # of a core (measured).
+        # One clock for every pane and the machine line, every 2 s as btop does by default:
+        # what moves is repainted in one frame, not one per pane, and an idle console stays
+        # under 1 % of a core (measured).
         self.set_interval(TICK_SECONDS, self.tick)
 
     def tick(self) -> None:
-        """Move every pane's clocks (and, less often, durations and graphs) in one frame."""
+        """Move every pane's clocks (and, less often, durations and graphs) and the machine line in one frame."""
         for pane in self.panes.values():
             pane.tick()
+        self.machine.tick()
 
     def on_resize(self) -> None:
         self._apply_width(self.size.width)

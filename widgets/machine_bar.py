@@ -2,8 +2,10 @@
 
 Samples arrive as :class:`~studymon.widgets.messages.MachineSampled`
 messages; when several are queued (every study reports the same sample, one
-after the other) only the newest is shown, and the line repaints only when
-its text changes.
+after the other) only the newest is taken.  The line shows it on the
+screen's clock (:meth:`MachineBar.tick`), in the frame that moves every
+pane's clock: measured, a repaint of its own for each sample was a second
+frame every few seconds, which an idle console could not afford.
 """
 
 from __future__ import annotations
@@ -60,15 +62,22 @@ class MachineBar(Widget):
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.sample: dict[str, Any] | None = None
+        self._pending: dict[str, Any] | None = None  # the newest sample, not shown yet
 
     def update_sample(self, sample: dict[str, Any]) -> None:
-        """Show a light machine sample (``load``, ``cpu``, ``memory``)."""
+        """Show a light machine sample (``load``, ``cpu``, ``memory``) now."""
         self.sample = sample
         self.text = machine_text(sample)
 
     @on(MachineSampled)
     def _sampled(self, message: MachineSampled) -> None:
-        self.update_sample(message.sample)
+        self._pending = message.sample  # shown on the next tick
+
+    def tick(self) -> None:
+        """Show the newest sample taken since the last tick, if any."""
+        if self._pending is not None:
+            sample, self._pending = self._pending, None
+            self.update_sample(sample)
 
     def render(self) -> Text:
         return Text.assemble(

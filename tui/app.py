@@ -76,8 +76,12 @@ class StudymonApp(App[int]):
         self.results: list[SessionResult] = []
         # The screen is made when the app starts (its widgets need a running app).
         self._make_screen: Callable[[], MainScreen] = lambda: MainScreen(
-            [(p.spec.id, p.prefix) for p in planned], self.supervisor,
-            clock=clock, wall_clock=wall_clock, refresh_interval=refresh_interval, save_dir=save_dir,
+            [(p.spec.id, p.prefix) for p in planned],
+            self.supervisor,
+            clock=clock,
+            wall_clock=wall_clock,
+            refresh_interval=refresh_interval,
+            save_dir=save_dir,
         )
 
     def get_default_screen(self) -> MainScreen:
@@ -88,9 +92,7 @@ class StudymonApp(App[int]):
     def on_mount(self) -> None:
         if self.start_engine:
             for p in self.planned:
-                self.supervisor.add(
-                    p.spec, resume=p.resume, armed=p.armed, linger=True, attach=p.attach, lock=p.lock
-                )
+                self.supervisor.add(p.spec, resume=p.resume, armed=p.armed, linger=True, attach=p.attach, lock=p.lock)
             self._supervise()
 
     # --- the engine ----------------------------------------------------------

@@ -116,8 +116,9 @@ class MainScreen(Screen[None]):
         self.machine = MachineBar(id="machine")
         # ticking=False: the screen's one clock moves every pane (see tick).
         self.panes: dict[str, StudyPane] = {
-            study: StudyPane(study, prefix, clock=clock, wall_clock=wall_clock, refresh_interval=refresh_interval,
-                             ticking=False)
+            study: StudyPane(
+                study, prefix, clock=clock, wall_clock=wall_clock, refresh_interval=refresh_interval, ticking=False
+            )
             for study, prefix in studies
         }
 
@@ -204,8 +205,12 @@ class MainScreen(Screen[None]):
             self.notify(f"{study}: the controller is not running", severity="warning")
             return
         self.app.push_screen(
-            ConfirmScreen(f"Kill {study} now?", "SIGKILL to its controller; the runs in flight are the targets. "
-                          f"Resume it afterwards with {keys.shown_key('resume')}.", confirm="Kill"),
+            ConfirmScreen(
+                f"Kill {study} now?",
+                "SIGKILL to its controller; the runs in flight are the targets. "
+                f"Resume it afterwards with {keys.shown_key('resume')}.",
+                confirm="Kill",
+            ),
             partial(self._kill_confirmed, study),
         )
 
@@ -230,8 +235,12 @@ class MainScreen(Screen[None]):
             self.notify(f"{study}: the controller is not running", severity="warning")
             return
         self.app.push_screen(
-            ConfirmScreen(f"Stop {study}?", "SIGINT to its controller (SIGKILL after 10 s); the evidence is kept "
-                          f"and {keys.shown_key('resume')} resumes it.", confirm="Stop"),
+            ConfirmScreen(
+                f"Stop {study}?",
+                "SIGINT to its controller (SIGKILL after 10 s); the evidence is kept "
+                f"and {keys.shown_key('resume')} resumes it.",
+                confirm="Stop",
+            ),
             partial(self._stop_confirmed, session),
         )
 
@@ -261,7 +270,8 @@ class MainScreen(Screen[None]):
         for study in self.panes:
             out += [
                 (str(row.palette).format(study=study), partial(self.study_action, study, row.verb), row.help)
-                for row in rows if row.verb is not None
+                for row in rows
+                if row.verb is not None
             ]
         out += [(str(row.palette), partial(self.run_action, row.action), row.help) for row in rows if row.verb is None]
         return out

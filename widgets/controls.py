@@ -41,8 +41,13 @@ class Controls(Horizontal):
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.buttons = {
-            row.verb: Button(row.label, id=row.verb, variant=VARIANTS.get(row.verb, "default"),  # type: ignore[arg-type]
-                             tooltip=row.tooltip, disabled=True)
+            row.verb: Button(
+                row.label,
+                id=row.verb,
+                variant=VARIANTS.get(row.verb, "default"),  # type: ignore[arg-type]
+                tooltip=row.tooltip,
+                disabled=True,
+            )
             for row in keys.study_actions()
             if row.verb is not None
         }

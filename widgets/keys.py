@@ -80,8 +80,14 @@ class Key:
 
     def _binding(self, key: str, action: str, label: str, id: str) -> Binding:
         return Binding(
-            key, action, label, show=self.show, key_display=self.key_display, priority=self.priority,
-            tooltip=self.tooltip, id=id,
+            key,
+            action,
+            label,
+            show=self.show,
+            key_display=self.key_display,
+            priority=self.priority,
+            tooltip=self.tooltip,
+            id=id,
         )
 
 
@@ -116,8 +122,16 @@ def _ledger(key: str, action: str, label: str, text: str, *, show: bool = True, 
 # In footer order within each scope: the footer lists a scope's bindings as they come here.
 KEYS: tuple[Key, ...] = (
     Key("question_mark", "help", "Help", "this help", Scope.SCREEN, "console.help", palette="Help"),
-    Key(",".join(str(n) for n in range(1, 10)), "focus_pane({index})", "Study {n}", FOCUS_HELP, Scope.SCREEN,
-        "console.focus", show=False, help_keys="1-9"),
+    Key(
+        ",".join(str(n) for n in range(1, 10)),
+        "focus_pane({index})",
+        "Study {n}",
+        FOCUS_HELP,
+        Scope.SCREEN,
+        "console.focus",
+        show=False,
+        help_keys="1-9",
+    ),
     Key("tab", "app.focus_next", "Next", FOCUS_HELP, Scope.SCREEN, "console.next", textual=True),
     _study("k", "kill", "Kill now", "kill the study's controller now (asks first)", "Kill {study} now"),
     _study("a", "arm", "Arm", "arm / disarm the kill at the first diagnosis start", "Arm or disarm {study}"),
@@ -136,8 +150,9 @@ KEYS: tuple[Key, ...] = (
     _ledger("w", "save", "Save", "save the visible stream to a file"),
     # Last: the app's bindings come after the screen's in the footer, and the help lists them with the console's.
     Key("ctrl+c", "quit_console", "Quit", QUIT_HELP, Scope.APP, "app.quit", show=False, priority=True),
-    Key("ctrl+p", "command_palette", "palette", "command palette: every action", Scope.APP, "app.palette",
-        textual=True),
+    Key(
+        "ctrl+p", "command_palette", "palette", "command palette: every action", Scope.APP, "app.palette", textual=True
+    ),
 )
 
 

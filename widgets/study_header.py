@@ -132,8 +132,9 @@ class StudyHeader(Vertical):
         self.ended: float | None = None
         self._round: Any = None
         self._stage: str | None = None
-        self._badge = Label(state_label(State.STARTING), markup=False, id="state-badge",
-                            classes=state_class(State.STARTING))
+        self._badge = Label(
+            state_label(State.STARTING), markup=False, id="state-badge", classes=state_class(State.STARTING)
+        )
         self._armed = Label("ARMED", markup=False, id="armed-badge")
         self._checks = Label("", markup=False, id="checks-badge")
         self._elapsed = Elapsed(id="elapsed")
@@ -233,4 +234,3 @@ class StudyHeader(Vertical):
     def refresh_clock(self) -> None:
         """Show the running time now (the reactive repaints it only when its text changed)."""
         self._elapsed.text = self.elapsed_text
-

@@ -284,4 +284,3 @@ class StudyPane(Vertical):
         # A click anywhere in the pane makes it the current one.
         if not self.has_focus_within:
             self.focus_pane()
-

@@ -123,8 +123,20 @@ def _trim_plan(r: Record, run: str) -> Record:
     if isinstance(exps, list):
         # The same ids as the round's choice and settlement name: one string each.
         exps = [_intern(e) for e in exps]
-    return Record(r.seq, r.at, "runPlanned", {"run": run, "purpose": _intern(c.get("purpose")),
-                  "object": _intern(c.get("object")), "round": c.get("round"), "experiments": exps}, r.line, 0)
+    return Record(
+        r.seq,
+        r.at,
+        "runPlanned",
+        {
+            "run": run,
+            "purpose": _intern(c.get("purpose")),
+            "object": _intern(c.get("object")),
+            "round": c.get("round"),
+            "experiments": exps,
+        },
+        r.line,
+        0,
+    )
 
 
 def _trim_charge(r: Record, run: str) -> Record:

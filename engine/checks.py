@@ -264,8 +264,7 @@ def ledger_well_formed(ledger: LedgerFacts) -> Check:
     )
     if ledger.watch_problem is not None:
         v.fail(ledger.watch_problem)
-    v.listed(ledger.faults, ledger.fault_count, "change seen while watched",
-             "changes seen while watched")
+    v.listed(ledger.faults, ledger.fault_count, "change seen while watched", "changes seen while watched")
     return v.check(f"{ledger.records} lines, seq 1..{ledger.last_seq}")
 
 
@@ -313,8 +312,11 @@ def charged_equals_starts(acc: Accounts, ledger: LedgerFacts | None = None) -> C
         v.fail(f"the ledger cannot be judged: {ledger.problem}")
     uneven = [a for a in acc.runs.values() if len(a.charges) != len(a.starts)]
     if uneven:
-        runs = ", ".join(f"run {a.run if valid_id(a.run) else '?'}: {plural(len(a.charges), 'charge')}, "
-                         f"{plural(len(a.starts), 'start')}" for a in uneven[:SHOWN])
+        runs = ", ".join(
+            f"run {a.run if valid_id(a.run) else '?'}: {plural(len(a.charges), 'charge')}, "
+            f"{plural(len(a.starts), 'start')}"
+            for a in uneven[:SHOWN]
+        )
         more = len(uneven) - SHOWN
         v.fail(runs + (f" and {plural(more, 'more run')}" if more > 0 else ""))
     if acc.bad_charge is not None:
@@ -361,7 +363,7 @@ def study_checks(
     checked over them without rule 4's names.
     """
     if ledger is None:
-        ledger = LedgerFacts(len(records), records[-1].seq if records else 0, issues[:SHOWN + 1], len(issues))
+        ledger = LedgerFacts(len(records), records[-1].seq if records else 0, issues[: SHOWN + 1], len(issues))
     if study is None:
         study = StudyFacts(None, None)
     if contract is None:
@@ -623,9 +625,12 @@ class EventTally:
     def restarts_for(self, watch: TargetWatch | None) -> list[str]:
         """What to say of the restarts that began before ``watch``'s result was seen (all of them without one)."""
         until = watch.until_ns if watch is not None else None
-        shown = [f"{RUNTIME_NAMES[runtime]} restarted between {start} and {end}: what it did to the "
-                 "containers then is not in the live recording"
-                 for runtime, start, start_ns, end in self.restarts if until is None or start_ns <= until]
+        shown = [
+            f"{RUNTIME_NAMES[runtime]} restarted between {start} and {end}: what it did to the "
+            "containers then is not in the live recording"
+            for runtime, start, start_ns, end in self.restarts
+            if until is None or start_ns <= until
+        ]
         more = self.restart_count - len(self.restarts)
         if shown and more > 0:
             shown[-1] += f" (and {plural(more, 'more restart')})"
@@ -835,8 +840,10 @@ def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts) -> Check
                 v.fail(f"kill.json's target {run} disagrees with the ledger on {', '.join(wrong)}")
     runs = ", ".join(t.run for t in k.targets) or "no run"
     stage = f"; {WINDOW_OPEN}" if ev.window_open else ""
-    return v.check(f"complete; targets ({runs}) are the runs in flight at seq {seq}; "
-                   f"ledger-at-kill.json is the ledger to that seq{stage}")
+    return v.check(
+        f"complete; targets ({runs}) are the runs in flight at seq {seq}; "
+        f"ledger-at-kill.json is the ledger to that seq{stage}"
+    )
 
 
 def _target_disagrees(t: Target, acct: RunAccount) -> list[str]:
@@ -944,8 +951,13 @@ def same_container_no_rerun(
             exited_at_kill = True
             finished[file] = state.get("FinishedAt")
             continue
-        if (file == AFTER and not exited_at_kill and state.get("Running") is False
-                and state.get("Status") == "exited" and _finished_before(state, window_since)):
+        if (
+            file == AFTER
+            and not exited_at_kill
+            and state.get("Running") is False
+            and state.get("Status") == "exited"
+            and _finished_before(state, window_since)
+        ):
             # The snapshot before the kill was read as the run ended (the runtime had not
             # yet written its exit): it finished before the window, so its die lies before
             # it too, as if the first snapshot had shown it exited.
@@ -995,12 +1007,17 @@ def same_container_no_rerun(
     watch = None
     if tally is not None:
         watch = tally.watch(t.run)
-        v.listed(tally.malformed, tally.malformed_count, "line that is not an event",
-                 "lines that are not events")
-        v.listed([f"{action} of {name_text(other)} at {ns_text(ns)} in the window, "
-                  "and its run was not waiting to start at the kill" for other, action, ns in tally.foreign],
-                 tally.foreign_count, "container of the study made in the window",
-                 "containers of the study made in the window")
+        v.listed(tally.malformed, tally.malformed_count, "line that is not an event", "lines that are not events")
+        v.listed(
+            [
+                f"{action} of {name_text(other)} at {ns_text(ns)} in the window, "
+                "and its run was not waiting to start at the kill"
+                for other, action, ns in tally.foreign
+            ],
+            tally.foreign_count,
+            "container of the study made in the window",
+            "containers of the study made in the window",
+        )
         if tally.gaps:
             v.unknown(f"the live recording has {plural(tally.gaps, 'gap')}")
         for restart in tally.restarts_for(watch):
@@ -1008,8 +1025,12 @@ def same_container_no_rerun(
     else:
         v.unknown("the lifecycle events were not judged")  # never a pass without them
     if watch is not None:
-        v.listed([f"{action} of {name} at {ns_text(ns)} in its window" for action, ns in watch.forbidden],
-                 watch.forbidden_count, "such event", "such events")
+        v.listed(
+            [f"{action} of {name} at {ns_text(ns)} in its window" for action, ns in watch.forbidden],
+            watch.forbidden_count,
+            "such event",
+            "such events",
+        )
         dies = list(watch.dies.values())
         if exited_at_kill:
             if dies:
@@ -1117,8 +1138,10 @@ def charged_once(
         repeats = [a for a in plans.get(_plan_key(plan), []) if a is not acct]
         for a in repeats[:SHOWN]:
             when = "after the kill" if a.plan.seq > seq else "before the kill, started after it"  # type: ignore[union-attr]
-            v.fail(f"run {a.run} (planned at seq {a.plan.seq}, {when}) repeats it: "  # type: ignore[union-attr]
-                   "same purpose, cell, round and experiments")
+            v.fail(
+                f"run {a.run} (planned at seq {a.plan.seq}, {when}) repeats it: "  # type: ignore[union-attr]
+                "same purpose, cell, round and experiments"
+            )
     return v.check(f"1 charge, 1 runStarted; no run planned after the kill repeats {t.run}")
 
 
@@ -1128,8 +1151,12 @@ def _canon(value: Any) -> bytes:
 
 def _plan_key(plan: Record) -> tuple[Any, ...]:
     """What makes two plans the same run: purpose, cell, round and experiments (as JSON, so 1 is not 1.0)."""
-    return (_canon(plan.get("purpose")), _canon(plan.get("object")), _canon(plan.get("round")),
-            _experiments(plan.get("experiments")))
+    return (
+        _canon(plan.get("purpose")),
+        _canon(plan.get("object")),
+        _canon(plan.get("round")),
+        _experiments(plan.get("experiments")),
+    )
 
 
 def result_settled_and_finished(
@@ -1279,8 +1306,10 @@ def kill_triggered(
             v.fail("no diagnosis run started in the ledger")
             continue
         if k.trigger_seq != start:
-            v.fail(f"kill {number} fired at seq {k.trigger_seq if k.trigger_seq is not None else '?'}, "
-                   f"not at {first}'s runStarted (seq {start})")
+            v.fail(
+                f"kill {number} fired at seq {k.trigger_seq if k.trigger_seq is not None else '?'}, "
+                f"not at {first}'s runStarted (seq {start})"
+            )
         if first not in {t.run for t in k.targets}:
             v.fail(f"the first diagnosis run {first} is not among kill {number}'s targets")
         if run is not None and run != first:

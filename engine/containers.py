@@ -38,8 +38,9 @@ _FOLLOWED = ("create", "start", "die", "destroy", "kill", "stop", "pause", "unpa
 class ContainerWatch:
     """Follows the containers named ``prefix``... in a thread; reports their changes on the loop."""
 
-    def __init__(self, study: str, backend: str, prefix: str, recorder: EventRecorder,
-                 emit: Callable[[StudyEvent], None]) -> None:
+    def __init__(
+        self, study: str, backend: str, prefix: str, recorder: EventRecorder, emit: Callable[[StudyEvent], None]
+    ) -> None:
         self.study = study
         self.backend = backend
         self.prefix = prefix

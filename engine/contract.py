@@ -335,8 +335,15 @@ class ContractWatch:
         if state.accounted is not None and chosen is not None:
             left = len(chosen - state.accounted)
             if left:
-                breaks.append((5, (f"selectDiagnosis of round {rnd}, after its settlement, chooses "
-                                   f"{plural(left, 'experiment')} the settlement leaves out")))
+                breaks.append(
+                    (
+                        5,
+                        (
+                            f"selectDiagnosis of round {rnd}, after its settlement, chooses "
+                            f"{plural(left, 'experiment')} the settlement leaves out"
+                        ),
+                    )
+                )
         state.settled_both()
 
     def _settlement(self, c: dict[str, Any], run: str | None, breaks: list[tuple[int, str]]) -> None:
@@ -365,8 +372,15 @@ class ContractWatch:
             else:
                 left = len(planned - accounted)
                 if left:
-                    breaks.append((5, (f"diagnosisSettlement of round {rnd} leaves out "
-                                       f"{plural(left, 'experiment')} of run {run}")))
+                    breaks.append(
+                        (
+                            5,
+                            (
+                                f"diagnosisSettlement of round {rnd} leaves out "
+                                f"{plural(left, 'experiment')} of run {run}"
+                            ),
+                        )
+                    )
         if state is not None and state.chosen is not None:
             left = len(state.chosen - accounted)
             if left:

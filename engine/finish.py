@@ -75,8 +75,10 @@ async def finish(host: FinishHost, spec: StudySpec, ending: Ending | None, kill_
     if finished:
         documents: list[tuple[str, Callable[[Path], Any]]] = [
             ("accounts.json", lambda p: write_json(p, judgement.accounts)),
-            ("kill-report.json", lambda p: write_json(p, {"study": spec.id, "kills": judgement.kills})
-             if judgement.kills else None),
+            (
+                "kill-report.json",
+                lambda p: write_json(p, {"study": spec.id, "kills": judgement.kills}) if judgement.kills else None,
+            ),
             ("report.svg", lambda p: write_text(p, table_svg(spec.id, judgement.checks))),
             # Last: report.json says the study is done, so it comes when everything else is.
             ("report.json", lambda p: write_json(p, judgement.report_json())),
@@ -104,8 +106,10 @@ async def stop_for_write(
         host.set_state(State.STOPPING, "the console cannot write its evidence: stopping the study (SIGINT)")
         with contextlib.suppress(Exception):
             ending = await controller.stop()
-    message = (f"{error}: the study was stopped so that nothing goes unrecorded; "
-               "free space (or fix the folder), then resume it")
+    message = (
+        f"{error}: the study was stopped so that nothing goes unrecorded; "
+        "free space (or fix the folder), then resume it"
+    )
     host.set_state(State.ERROR, message)
     host.emit(Problem(spec.id, message, resume_command([spec])))
     return SessionResult(spec.id, spec.out, False, None, ending, message)

@@ -64,8 +64,10 @@ def main(argv: list[str]) -> int:
         )
     except OSError as exc:
         os.write(log, f"studymon: cannot start the controller: {exc}\n".encode())
-        append_jsonl(out / "launches.jsonl", {"event": "start", "pid": None, "at": rfc3339_ms(), "resume": resume,
-                                              "argv": command, "error": str(exc)})
+        append_jsonl(
+            out / "launches.jsonl",
+            {"event": "start", "pid": None, "at": rfc3339_ms(), "resume": resume, "argv": command, "error": str(exc)},
+        )
         append_jsonl(
             out / "launches.jsonl", {"event": "end", "pid": None, "at": rfc3339_ms(), "code": 127, "signal": None}
         )
@@ -76,8 +78,15 @@ def main(argv: list[str]) -> int:
     start_time = _start_time(proc.pid)
     append_jsonl(
         out / "launches.jsonl",
-        {"event": "start", "pid": proc.pid, "at": rfc3339_ms(), "resume": resume, "startTime": start_time,
-         "keeper": os.getpid(), "argv": command},
+        {
+            "event": "start",
+            "pid": proc.pid,
+            "at": rfc3339_ms(),
+            "resume": resume,
+            "startTime": start_time,
+            "keeper": os.getpid(),
+            "argv": command,
+        },
     )
     try:
         print(json.dumps({"pid": proc.pid, "startTime": start_time}), flush=True)

@@ -116,8 +116,9 @@ def open_windows(out: Path) -> list[Path]:
     root = out / "kills"
     if not root.is_dir():
         return []
-    found = [p for p in root.iterdir() if p.name.isdigit() and (p / "kill.json").is_file()
-             and not (p / WINDOW_FILE).exists()]
+    found = [
+        p for p in root.iterdir() if p.name.isdigit() and (p / "kill.json").is_file() and not (p / WINDOW_FILE).exists()
+    ]
     return sorted(found, key=lambda p: int(p.name))
 
 
@@ -348,8 +349,9 @@ class Kill:
                 "until": rfc3339_ns(int(until * 1e9)),
                 "sinceEpoch": self.since,
                 "untilEpoch": until,
-                "targets": {t.run: self.results.get(t.run, {"resultSeq": None, "resultSeenEpoch": None})
-                            for t in self.targets},
+                "targets": {
+                    t.run: self.results.get(t.run, {"resultSeq": None, "resultSeenEpoch": None}) for t in self.targets
+                },
             },
         )
         self.closed = True
@@ -368,9 +370,16 @@ class Kill:
         kill.since = float(data.get("sinceEpoch") or 0.0)
         kill.before_kill_seq = int(data.get("beforeKillSeq") or 0)
         kill.targets = [
-            Target(str(t.get("run")), t.get("cell"), t.get("round"), t.get("planSeq"), int(t.get("startSeq") or 0),
-                   t.get("container"))
-            for t in data.get("targets") or [] if isinstance(t, dict)
+            Target(
+                str(t.get("run")),
+                t.get("cell"),
+                t.get("round"),
+                t.get("planSeq"),
+                int(t.get("startSeq") or 0),
+                t.get("container"),
+            )
+            for t in data.get("targets") or []
+            if isinstance(t, dict)
         ]
         before = read_json(folder / "container-before.json") if (folder / "container-before.json").is_file() else {}
         kill.before = before if isinstance(before, dict) else {}
@@ -498,9 +507,6 @@ def hold_quick_gil(on: bool) -> None:
             _gil_holds -= 1
             if _gil_holds == 0:
                 sys.setswitchinterval(_gil_saved)
-
-
-
 
 
 def _retrieve(future: asyncio.Future[Any]) -> None:

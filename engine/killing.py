@@ -30,10 +30,10 @@ from studymon.engine.recording import EventRecorder
 from studymon.engine.runtimes import Runtime
 from studymon.engine.spec import StudySpec
 
-
 # Whether an armed study holds the short GIL switch interval (bench/kill_reaction.py
 # --compare-hold turns it off for its baseline).
 QUICK_GIL_WHILE_ARMED = True
+
 
 class KillHost(Protocol):
     """What the driver needs of the study whose controller it kills (a :class:`StudySession` is one)."""
@@ -263,8 +263,12 @@ class KillDriver:
             self.host.emit(ArmChanged(self.spec.id, False))
         controller = self.host.controller
         self.host.set_state(State.KILLED, f"kill {kill.number} ({kill.trigger})")
-        self._step(kill.number, "killed", f"SIGKILL to pid {controller.pid if controller else '?'}; "
-                   f"targets: {[t.run for t in kill.targets] or 'none'}")
+        self._step(
+            kill.number,
+            "killed",
+            f"SIGKILL to pid {controller.pid if controller else '?'}; "
+            f"targets: {[t.run for t in kill.targets] or 'none'}",
+        )
 
     async def see_through(self) -> None:
         """Wait for the kill under way (if any) to reach its window; the next kill may then begin."""

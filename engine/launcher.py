@@ -48,6 +48,7 @@ def find_running(out: Path) -> Controller | None:
         return None
     return Controller.attach(int(last_start["pid"]), float(last_start["startTime"]), out)
 
+
 GRACE_SECONDS = 10.0  # the contract gives a study 10 s to stop on SIGINT
 
 
@@ -214,8 +215,11 @@ class Controller:
                 # A thread waiting in vfork (posix_spawn, subprocess) for a child the
                 # SIGSTOP stopped before its exec never shows T; it writes nothing
                 # while it waits and stops before it runs any code of its own.
-                if (in_group and fields[0] not in (b"T", b"t", b"Z", b"X", b"x")
-                        and not (fields[0] == b"D" and _in_vfork(pid, tid))):
+                if (
+                    in_group
+                    and fields[0] not in (b"T", b"t", b"Z", b"X", b"x")
+                    and not (fields[0] == b"D" and _in_vfork(pid, tid))
+                ):
                     wchan = (_read_proc(f"/proc/{pid}/task/{tid}/wchan") or b"?").decode(errors="replace")
                     self.not_stopped = f"pid {pid} thread {tid} in state {fields[0].decode()} ({wchan})"
                     return False
@@ -296,8 +300,14 @@ class Controller:
         # The keeper died with the controller (killed by hand): the status is lost; say so.
         append_jsonl(
             self.out / "launches.jsonl",
-            {"event": "end", "pid": self.pid, "at": rfc3339_ms(), "code": None, "signal": None,
-             "note": "exit status lost: its keeper is gone"},
+            {
+                "event": "end",
+                "pid": self.pid,
+                "at": rfc3339_ms(),
+                "code": None,
+                "signal": None,
+                "note": "exit status lost: its keeper is gone",
+            },
         )
         return Ending(None, None)
 
@@ -331,8 +341,10 @@ def _keeper_failure(log: Path, status: int) -> str:
     said = last_log_line(log)
     if said != "study.log is empty":
         return f"the keeper exited with status {status}: {said}"
-    return (f"the keeper exited with status {status} and wrote nothing to study.log: "
-            "the disk may be full or the folder not writable")
+    return (
+        f"the keeper exited with status {status} and wrote nothing to study.log: "
+        "the disk may be full or the folder not writable"
+    )
 
 
 def last_log_line(path: Path, limit: int = 200) -> str:

@@ -41,8 +41,10 @@ APPENDED = ("launches.jsonl", "timeline.jsonl", "machine.jsonl", "load.jsonl", "
 
 
 def _too_many(count: int, what: str) -> BadInput:
-    return BadInput(f"{count} studies in one command; at most {MAX_STUDIES} are {what} at once: "
-                    f"split them over several commands of at most {MAX_STUDIES} each")
+    return BadInput(
+        f"{count} studies in one command; at most {MAX_STUDIES} are {what} at once: "
+        f"split them over several commands of at most {MAX_STUDIES} each"
+    )
 
 
 def _specs(pairs: list[str], what: str = "run") -> list[StudySpec]:
@@ -179,8 +181,9 @@ def plan_fresh(
             )
         inside = enclosing_evidence(s.out)
         if inside is not None:
-            raise BadInput(f"{s.out} would lie inside {inside}, the evidence folder of another study: "
-                           "pick an OUT outside it")
+            raise BadInput(
+                f"{s.out} would lie inside {inside}, the evidence folder of another study: pick an OUT outside it"
+            )
         parent = s.out.parent
         if parent == new_parent:
             continue

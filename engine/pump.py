@@ -1,10 +1,10 @@
 """The ledger pump: a study's ledger read as it grows, accounted, timed and reported.
 
 A :class:`LedgerPump` follows one study's ``OUT/study/ledger.jsonl``.  It
-wakes when inotify says the study folder changed (never on a fixed poll),
-reads what is new, adds it to the accounts, asks the kill whether its trigger
-is among it, and only then writes each record's ``timeline.jsonl`` line and
-reports it (:class:`~studymon.engine.events.RecordsSeen`, ``Progress``).  On
+wakes when its notice source (inotify, or watchfiles) says the study folder
+changed (never on a fixed poll), reads what is new, adds it to the accounts,
+asks the kill whether its trigger is among it, and only then writes each
+record's ``timeline.jsonl`` line and reports it (:class:`~studymon.engine.events.RecordsSeen`, ``Progress``).  On
 resume and attach it first takes in the ledger that is already there.
 
 The pump knows nothing of the kill beyond the three questions of
@@ -33,10 +33,11 @@ from studymon.engine.ledger import READ_SLICE, LedgerIssue, LedgerTail, Record, 
 from studymon.engine.notify import IN_CREATE, IN_MOVED_TO, Notifier
 from studymon.engine.spec import StudySpec
 
-# With inotify a wake-up comes within a millisecond of a write; the timeout is
-# only a safety net for file systems that drop notifications (NFS).
+# With a notice source a wake-up comes soon after a write (inotify: within a
+# millisecond); the timeout is only a safety net for file systems that drop
+# notifications (NFS).
 SAFETY_WAKE = 5.0
-NO_NOTICE_POLL = 0.25  # without inotify (not Linux), the ledger is read on this period instead
+NO_NOTICE_POLL = 0.25  # without a notice source, the ledger is read on this period instead
 GATHER = 0.1  # seconds a wake-up waits for more appends when no trigger is armed
 MAX_ISSUES_KEPT = 1000
 SHOWN_ON_CATCH_UP = 10_000  # records of a long backlog handed to the front end for display
@@ -267,8 +268,15 @@ class LedgerPump:
         if preview:
             shown = [r for r in shown if r.offset >= preview_end]
         purposes = tuple((a.run, str(a.purpose or "")) for a in self.accounts.runs.values() if a.plan is not None)
-        self.emit(RecordsSeen(self.study, tuple(shown), tuple(issues[:MAX_ISSUES_KEPT]),
-                              skipped=0 if preview else total - len(shown), purposes=purposes))
+        self.emit(
+            RecordsSeen(
+                self.study,
+                tuple(shown),
+                tuple(issues[:MAX_ISSUES_KEPT]),
+                skipped=0 if preview else total - len(shown),
+                purposes=purposes,
+            )
+        )
         self.progress()
 
     def _catch_up_work(self) -> tuple[list[Record], list[LedgerIssue], int]:

@@ -237,8 +237,11 @@ def _read_study(out: Path) -> StudyFacts:
         problems.append(f"{RESEARCH}: study is not a valid study id")
     if not valid_container_name(prefix):
         problems.append(f"{RESEARCH}: containerPrefix is not a container name prefix")
-    return StudyFacts(study if valid_id(study) else None, prefix if valid_container_name(prefix) else None,
-                      "; ".join(problems) or None)
+    return StudyFacts(
+        study if valid_id(study) else None,
+        prefix if valid_container_name(prefix) else None,
+        "; ".join(problems) or None,
+    )
 
 
 def _read_kill(out: Path, name: str, study: StudyFacts) -> KillEvidence:
@@ -480,17 +483,21 @@ def _kill_report(ev: KillEvidence, checks: list[Check]) -> dict[str, Any]:
     for t in k.targets if k else []:
         mine = by_scope.get(f"{ev.scope} · {t.run}", [])
         watch = ev.tally.watch(t.run) if ev.tally else None
-        targets.append({
-            "run": t.run,
-            "container": t.container if valid_container_name(t.container) else None,
-            "resultSeq": (ev.window.results.get(t.run) or {}).get("resultSeq") if ev.window else None,
-            "events": None if watch is None else {
-                "forbidden": [{"action": a, "timeNano": ns} for a, ns in watch.forbidden],
-                "dies": [{"Id": i, "exitCode": code} for i, code in watch.dies.values()],
-            },
-            "checks": {c.name: c.ok for c in mine},
-            "details": {c.name: c.detail for c in mine},
-        })
+        targets.append(
+            {
+                "run": t.run,
+                "container": t.container if valid_container_name(t.container) else None,
+                "resultSeq": (ev.window.results.get(t.run) or {}).get("resultSeq") if ev.window else None,
+                "events": None
+                if watch is None
+                else {
+                    "forbidden": [{"action": a, "timeNano": ns} for a, ns in watch.forbidden],
+                    "dies": [{"Id": i, "exitCode": code} for i, code in watch.dies.values()],
+                },
+                "checks": {c.name: c.ok for c in mine},
+                "details": {c.name: c.detail for c in mine},
+            }
+        )
     return {
         "kill": ev.number,
         "trigger": k.trigger if k else None,

@@ -7,8 +7,8 @@ everything as typed events (:mod:`studymon.engine.events`) to one sink;
 front ends render those and call :meth:`arm`, :meth:`kill_now`,
 :meth:`resume` and :meth:`stop`.  The work in between is done by its parts:
 
-* :class:`~studymon.engine.pump.LedgerPump` reads the ledger when inotify
-  says the folder changed (never on a fixed poll), keeps the accounts,
+* :class:`~studymon.engine.pump.LedgerPump` reads the ledger when its notice
+  source says the folder changed (never on a fixed poll), keeps the accounts,
   appends ``timeline.jsonl`` and reports the records;
 * :class:`~studymon.engine.killing.KillDriver` keeps the arming, checks the
   trigger on every read and drives the kill protocol
@@ -89,10 +89,19 @@ class StudySession:
         self.accounts = Accounts()
         self.controller: Controller | None = None
         self.state = State.STARTING
-        self.pump = LedgerPump(spec, self.accounts, self.emit, on_records=self._records_arrived,
-                               on_write_error=self._note_write_error)
-        self.kills = KillDriver(self, self.pump, spec, prefix=self.prefix, runtime=self.runtime,
-                                recorder=self.recorder, accounts=self.accounts, armed=armed)
+        self.pump = LedgerPump(
+            spec, self.accounts, self.emit, on_records=self._records_arrived, on_write_error=self._note_write_error
+        )
+        self.kills = KillDriver(
+            self,
+            self.pump,
+            spec,
+            prefix=self.prefix,
+            runtime=self.runtime,
+            recorder=self.recorder,
+            accounts=self.accounts,
+            armed=armed,
+        )
         self.pump.kill = self.kills  # every read asks the kill first, before anything is recorded
         self.watch = ContainerWatch(spec.id, self.backend, self.prefix, self.recorder, self.emit)
         self._resume_event = asyncio.Event()
@@ -205,8 +214,15 @@ class StudySession:
                     ending = await self._wait_end()
                     if ending is None:
                         self.set_state(State.DETACHED, f"pid {self.controller.pid} left running")
-                        return SessionResult(self.spec.id, self.spec.out, False, None, None,
-                                             "detached: the controller is still running", detached=True)
+                        return SessionResult(
+                            self.spec.id,
+                            self.spec.out,
+                            False,
+                            None,
+                            None,
+                            "detached: the controller is still running",
+                            detached=True,
+                        )
                     await self.pump.drain_all()
                     await self.kills.see_through()
                     if self.controller.ending is None:
@@ -239,7 +255,7 @@ class StudySession:
             if self.controller is not None:
                 self.controller.thaw()
             self.set_state(State.ERROR, str(exc))
-            hint = (f"studymon attach {self.spec.out}" if self.is_running() else resume_command([self.spec]))
+            hint = f"studymon attach {self.spec.out}" if self.is_running() else resume_command([self.spec])
             self.emit(Problem(self.spec.id, f"{type(exc).__name__}: {exc}", hint))
             return SessionResult(self.spec.id, self.spec.out, False, None, ending, f"{type(exc).__name__}: {exc}")
         finally:

@@ -66,8 +66,10 @@ def check_out_path(out: str | Path) -> Path:
     except UnicodeError:
         raise BadInput(f"OUT {text!r} cannot be encoded as a file name: pick a plain folder name") from None
     if len(encoded) >= 4096 or any(len(os.fsencode(part)) > 255 for part in path.parts):
-        raise BadInput(f"OUT {text[:60]!r}... is longer than a file name may be (255 bytes a name, 4095 a path): "
-                       "pick a shorter one")
+        raise BadInput(
+            f"OUT {text[:60]!r}... is longer than a file name may be (255 bytes a name, 4095 a path): "
+            "pick a shorter one"
+        )
     return path
 
 
@@ -102,8 +104,10 @@ def _read_template_bytes(path: Path) -> bytes:
 
 
 def _too_big(path: Path, size: int) -> str:
-    return (f"template {path} has {size:,} bytes; at most {MAX_TEMPLATE_BYTES:,} (1 MiB) are accepted: "
-            "keep a study's bulk data in a file of its own and name that file in the template")
+    return (
+        f"template {path} has {size:,} bytes; at most {MAX_TEMPLATE_BYTES:,} (1 MiB) are accepted: "
+        "keep a study's bulk data in a file of its own and name that file in the template"
+    )
 
 
 def load_template(path: Path) -> dict[str, Any]:
@@ -135,8 +139,10 @@ def load_template(path: Path) -> dict[str, Any]:
         raise BadInput(f'template {path}: "command" has a NUL character, which no argument can hold: remove it')
     prefix = data.get("containerPrefix", DEFAULT_PREFIX)
     if not isinstance(prefix, str) or not re.fullmatch(r"[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}", prefix):
-        raise BadInput(f'template {path}: "containerPrefix" must be 1-64 characters of letters, digits, "_", ".", "-", '
-                       "starting with a letter or digit")
+        raise BadInput(
+            f'template {path}: "containerPrefix" must be 1-64 characters of letters, digits, "_", ".", "-", '
+            "starting with a letter or digit"
+        )
     backend = data.get("backend", "auto")
     if backend not in BACKENDS:
         raise BadInput(f'template {path}: "backend" must be one of docker, process, auto (got {backend!r})')
@@ -172,10 +178,12 @@ def check_program(command: list[str], out: Path, where: str) -> str:
     elif "/" in program:
         resolved = str(out / program) if not os.path.isabs(program) else program
         if not os.path.isabs(program) and not out.is_dir():
-            raise BadInput(f'{where}: the controller program {program!r} is a relative path, taken from OUT (the '
-                           "controller's working folder), which is new: give an absolute path or a program on PATH")
+            raise BadInput(
+                f"{where}: the controller program {program!r} is a relative path, taken from OUT (the "
+                "controller's working folder), which is new: give an absolute path or a program on PATH"
+            )
         if not os.path.exists(resolved):
-            raise BadInput(f"{where}: the controller program {program!r} does not exist: fix \"command\"")
+            raise BadInput(f'{where}: the controller program {program!r} does not exist: fix "command"')
     else:
         found = shutil.which(program)
         if found is None:
@@ -192,9 +200,11 @@ def check_program(command: list[str], out: Path, where: str) -> str:
         if script.endswith(".py") and not script.startswith("-"):
             path = Path(script) if os.path.isabs(script) else out / script
             if not path.is_file():
-                raise BadInput(f"{where}: the controller script {script!r} does not exist"
-                               + ("" if os.path.isabs(script) else " (a relative path is taken from OUT)")
-                               + ': give its absolute path in "command"')
+                raise BadInput(
+                    f"{where}: the controller script {script!r} does not exist"
+                    + ("" if os.path.isabs(script) else " (a relative path is taken from OUT)")
+                    + ': give its absolute path in "command"'
+                )
     return resolved
 
 

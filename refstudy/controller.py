@@ -532,8 +532,10 @@ class Study:
         theirs = ((found or {}).get("Config") or {}).get("Labels") or {}
         mine = all(theirs.get(k) == v for k, v in labels.items() if k != "studymon.purpose")
         if mine and status != "created":
-            say(f"run {plan.run}: its container {name} was started by this study before it was stopped ({status}): "
-                "adopting it, not starting the run again")
+            say(
+                f"run {plan.run}: its container {name} was started by this study before it was stopped ({status}): "
+                "adopting it, not starting the run again"
+            )
             return
         if status in ("running", "restarting", "paused"):
             raise RuntimeError(

@@ -78,41 +78,72 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
-    run = sub.add_parser("run", help="start (or --resume) studies, watch them, kill and check them",
-                         description="Start one or more studies at once, each into its own OUT folder.")
+    run = sub.add_parser(
+        "run",
+        help="start (or --resume) studies, watch them, kill and check them",
+        description="Start one or more studies at once, each into its own OUT folder.",
+    )
     run.add_argument("--headless", action="store_true", help="no console: a live block per study, then the check table")
     run.add_argument(
         "--resume", action="store_true", help="continue existing studies (after a crash, an exit 75, a stop)"
     )
-    run.add_argument("--template", type=Path, default=None,
-                     help="the study template (research.json); default: the reference study's")
-    run.add_argument("--kill-after-first-diagnosis-start", dest="armed", action="append", default=[], metavar="ID",
-                     help="arm the kill for study ID: SIGKILL its controller when its first diagnosis run starts, "
-                          "then resume it (repeatable)")
+    run.add_argument(
+        "--template", type=Path, default=None, help="the study template (research.json); default: the reference study's"
+    )
+    run.add_argument(
+        "--kill-after-first-diagnosis-start",
+        dest="armed",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="arm the kill for study ID: SIGKILL its controller when its first diagnosis run starts, "
+        "then resume it (repeatable)",
+    )
     run.add_argument("pairs", nargs="+", metavar="ID=OUT", help="a study id and its evidence folder")
 
-    report = sub.add_parser("report", help="rebuild the check table from evidence folders",
-                            description="Rebuild and print the check table from evidence folders alone.")
+    report = sub.add_parser(
+        "report",
+        help="rebuild the check table from evidence folders",
+        description="Rebuild and print the check table from evidence folders alone.",
+    )
     report.add_argument("--json", action="store_true", help="print the reports as JSON")
     report.add_argument("outs", nargs="+", type=Path, metavar="OUT")
 
-    demo = sub.add_parser("demo", help="run three reference studies at once, one armed",
-                          description="Run three reference studies at once (alpha, beta, gamma), "
-                                      f"with the kill armed on {DEMO_ARMED}, each into DIR/<id>.")
+    demo = sub.add_parser(
+        "demo",
+        help="run three reference studies at once, one armed",
+        description="Run three reference studies at once (alpha, beta, gamma), "
+        f"with the kill armed on {DEMO_ARMED}, each into DIR/<id>.",
+    )
     demo.add_argument("--headless", action="store_true", help="no console")
-    demo.add_argument("--backend", choices=("auto", "docker", "process"), default="auto",
-                      help="container runtime (auto: Docker when an engine answers, else the process runtime)")
-    demo.add_argument("--out", type=Path, default=None, metavar="DIR",
-                      help="a new folder for the evidence (default: ./studymon-demo-<time>)")
+    demo.add_argument(
+        "--backend",
+        choices=("auto", "docker", "process"),
+        default="auto",
+        help="container runtime (auto: Docker when an engine answers, else the process runtime)",
+    )
+    demo.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="a new folder for the evidence (default: ./studymon-demo-<time>)",
+    )
 
-    attach = sub.add_parser("attach", help="watch studies that are already running (after a detach or a crash)",
-                            description="Find the running controllers from the evidence folders (pid verified by "
-                                        "its start time) and watch them again; they can be killed and resumed.")
+    attach = sub.add_parser(
+        "attach",
+        help="watch studies that are already running (after a detach or a crash)",
+        description="Find the running controllers from the evidence folders (pid verified by "
+        "its start time) and watch them again; they can be killed and resumed.",
+    )
     attach.add_argument("--headless", action="store_true", help="no console")
     attach.add_argument("outs", nargs="+", type=Path, metavar="OUT")
 
-    image = sub.add_parser("image", help="build the reference study's local Docker image",
-                           description="Build studymon/refstudy:1 from the static busybox on this machine.")
+    image = sub.add_parser(
+        "image",
+        help="build the reference study's local Docker image",
+        description="Build studymon/refstudy:1 from the static busybox on this machine.",
+    )
     image.add_argument("--force", action="store_true", help="import again even when the image exists")
     return parser
 
@@ -134,10 +165,20 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as exc:
         name = str(exc) or "SIGINT"
         made: list[StudySpec] = getattr(args, "made", [])
-        then = ("; their folders are made: start them with studymon run --resume "
-                + " ".join(shlex.quote(f"{s.id}={s.out}") for s in made)) if made else ""
-        err.print(f"studymon {args.command}: interrupted ({name}) before the studies were under watch; "
-                  f"no controller was started{then}", highlight=False, soft_wrap=True)
+        then = (
+            (
+                "; their folders are made: start them with studymon run --resume "
+                + " ".join(shlex.quote(f"{s.id}={s.out}") for s in made)
+            )
+            if made
+            else ""
+        )
+        err.print(
+            f"studymon {args.command}: interrupted ({name}) before the studies were under watch; "
+            f"no controller was started{then}",
+            highlight=False,
+            soft_wrap=True,
+        )
         return EXIT_UNFINISHED
     finally:
         signal.signal(signal.SIGTERM, previous)
@@ -198,7 +239,12 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
 
 def run_studies(
-    specs: list[StudySpec], armed: set[str], resume: bool, headless: bool, console: Console, attach: bool = False,
+    specs: list[StudySpec],
+    armed: set[str],
+    resume: bool,
+    headless: bool,
+    console: Console,
+    attach: bool = False,
     locks: dict[str, StudyLock] | None = None,
 ) -> int:
     locks = locks or {}
@@ -226,7 +272,11 @@ def run_studies(
 
 
 def run_console(
-    specs: list[StudySpec], armed: set[str], resume: bool, attach: bool, console: Console,
+    specs: list[StudySpec],
+    armed: set[str],
+    resume: bool,
+    attach: bool,
+    console: Console,
     locks: dict[str, StudyLock],
 ) -> int:
     from studymon.tui.app import Planned, StudymonApp
@@ -244,9 +294,12 @@ def run_console(
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     app.run()
     if not app.results:
-        console.print("studymon: the console ended before the studies did; their evidence is kept. "
-                      f"Watch them again with: studymon attach {' '.join(str(s.out) for s in specs)}",
-                      highlight=False, soft_wrap=True)
+        console.print(
+            "studymon: the console ended before the studies did; their evidence is kept. "
+            f"Watch them again with: studymon attach {' '.join(str(s.out) for s in specs)}",
+            highlight=False,
+            soft_wrap=True,
+        )
         return EXIT_UNFINISHED
     return finish(app.results, console, app.supervisor.resume_hint(app.results))
 
@@ -279,8 +332,12 @@ async def _supervise(
         interrupts.last = name
         if interrupts.count == 1:
             # Graceful: SIGINT to every controller, evidence kept, the table at the end.
-            console.print(f"studymon: {name}: stopping the studies (SIGINT to each controller); "
-                          "a second Ctrl-C or SIGTERM leaves them running", highlight=False, soft_wrap=True)
+            console.print(
+                f"studymon: {name}: stopping the studies (SIGINT to each controller); "
+                "a second Ctrl-C or SIGTERM leaves them running",
+                highlight=False,
+                soft_wrap=True,
+            )
             for s in supervisor.sessions.values():
                 s.stop()
         elif not leave.done():
@@ -325,8 +382,12 @@ async def _supervise(
 
 def left_running(supervisor: Supervisor, view: HeadlessView, console: Console, interrupts: Interrupts) -> int:
     """After a second signal: what is known of each study, and the exact command that continues it."""
-    console.print(f"studymon: {interrupts.last} again: no longer waiting; the studies are left to their keepers "
-                  "and go on without the console", highlight=False, soft_wrap=True)
+    console.print(
+        f"studymon: {interrupts.last} again: no longer waiting; the studies are left to their keepers "
+        "and go on without the console",
+        highlight=False,
+        soft_wrap=True,
+    )
     attach: list[StudySpec] = []
     resume: list[StudySpec] = []
     for sid, session in supervisor.sessions.items():
@@ -369,8 +430,11 @@ def finish(results: list[SessionResult], console: Console, hint: str | None) -> 
             console.print(f"[dim]{r.study}: evidence in {r.out}[/]", highlight=False)
     status = exit_status(results)
     if status == EXIT_UNFINISHED and hint:
-        console.print(f"[bold yellow]A study could not finish; the scene is kept. Continue with:[/]\n  {hint}",
-                      highlight=False, soft_wrap=True)
+        console.print(
+            f"[bold yellow]A study could not finish; the scene is kept. Continue with:[/]\n  {hint}",
+            highlight=False,
+            soft_wrap=True,
+        )
     return status
 
 
@@ -394,8 +458,9 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
         for j in judgements:
             checks = list(j.checks)
             if not j.finished:
-                checks.append(Check("finished", False, "the study has not finished: studymon run --resume "
-                                    f"{j.study}={j.out}"))
+                checks.append(
+                    Check("finished", False, f"the study has not finished: studymon run --resume {j.study}={j.out}")
+                )
             rows.append((j.study, checks))
         console.print(check_table(rows))
         console.print(summary_line(rows))
@@ -428,8 +493,11 @@ def cmd_demo(args: argparse.Namespace, console: Console) -> int:
     specs, template, _ = plan_fresh(pairs, reference_template(), [DEMO_ARMED], backend, new_parent=base)
     base.mkdir()
     create_fresh(specs, template, backend)
-    console.print(f"studymon demo: three reference studies on the {backend} runtime, kill armed on {DEMO_ARMED}; "
-                  f"evidence in {base}", highlight=False)
+    console.print(
+        f"studymon demo: three reference studies on the {backend} runtime, kill armed on {DEMO_ARMED}; "
+        f"evidence in {base}",
+        highlight=False,
+    )
     return run_studies(specs, {DEMO_ARMED}, False, args.headless, console)
 
 

@@ -163,7 +163,10 @@ class HeadlessView:
         for step in v.steps:
             grid.add_row("", Text(step, style="magenta"))
         title = Text.assemble(
-            (v.id, "bold cyan"), "  ", (v.state, "bold"), f"  pid {v.pid or '-'}",
+            (v.id, "bold cyan"),
+            "  ",
+            (v.state, "bold"),
+            f"  pid {v.pid or '-'}",
             ("  ARMED" if v.armed else "", "bold red"),
             f"  {int(time.monotonic() - v.started)}s",
         )

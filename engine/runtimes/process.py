@@ -443,13 +443,14 @@ class ProcessRuntime:
         for attempt in (1, 2):
             try:
                 os.rename(unborn, name, src_dir_fd=containers_fd, dst_dir_fd=containers_fd)
-                return
             except OSError as exc:
                 if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
                     raise
                 if attempt == 1 and self._clear_stillborn(containers_fd, name):
                     continue
                 raise ContainerConflict(f"a container named {name!r} exists already") from exc
+            else:
+                return
 
     def _clear_stillborn(self, containers_fd: int, name: str) -> bool:
         """Remove ``name`` if it is a folder without ``state.json`` whose creator has ended."""
@@ -480,11 +481,14 @@ class ProcessRuntime:
     def _sweep_unborn(self, containers_fd: int) -> None:
         """Delete folders that creators killed mid-way left under a hidden name."""
         with os.scandir(containers_fd) as entries:
-            hidden = [e.name for e in entries if e.name.startswith((_UNBORN, ".stillborn-"))
-                      and e.is_dir(follow_symlinks=False)]
+            hidden = [
+                e.name
+                for e in entries
+                if e.name.startswith((_UNBORN, ".stillborn-")) and e.is_dir(follow_symlinks=False)
+            ]
         for entry in hidden:
             if entry.startswith(_UNBORN):
-                pid = entry[len(_UNBORN):].partition("-")[0]
+                pid = entry[len(_UNBORN) :].partition("-")[0]
                 if pid.isdigit() and psutil.pid_exists(int(pid)):
                     continue  # its creator may be filling it now
             shutil.rmtree(entry, dir_fd=containers_fd, ignore_errors=True)

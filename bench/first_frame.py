@@ -67,6 +67,11 @@ FRAME_DEADLINE = 60.0  # seconds a trial may take before it counts as failed
 STUDY_ID = "big"
 
 
+def study_id(records: int) -> str:
+    """One id per ledger size: the study of one size still runs (and holds its id) while the next starts."""
+    return f"{STUDY_ID}{records}"
+
+
 class TrialFailed(RuntimeError):
     """A trial produced no frame, or the study could not be set up."""
 
@@ -116,7 +121,7 @@ def start_study(work: Path, records: int, env: dict[str, str]) -> Path:
     }), encoding="utf-8")
     log = open(work / f"headless-{records}.log", "wb")
     console = subprocess.Popen(
-        [sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--template", str(template), f"{STUDY_ID}={out}"],
+        [sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--template", str(template), f"{study_id(records)}={out}"],
         cwd=work, env={**os.environ, **env}, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
     try:
@@ -188,7 +193,7 @@ def studymon_trial(term: Terminals, out: Path, records: int, index: int, env: di
     tail = re.compile(rf"^[┃│]\s*{records} \d\d:\d\d:\d\d\.\d{{3}} ", re.M)
 
     def shows_tail(screen: str) -> bool:
-        return f" {STUDY_ID} " in screen and tail.search(screen) is not None
+        return f" {study_id(records)} " in screen and tail.search(screen) is not None
 
     paint, frame, rss = time_frame(term, f"sm-{records}-{index}",
                                    [sys.executable, "-m", "studymon.tui.cli", "attach", str(out)], env, work, shows_tail)

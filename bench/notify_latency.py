@@ -60,6 +60,9 @@ if str(ROOT) not in sys.path:
 
 from studymon.engine.notify import WATCHFILES_STEP_MS, Notifier  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from kill_reaction import stats  # noqa: E402  (one definition of the percentiles for every bench)
+
 SAFETY_WAKE = 5.0  # the session's timeout with a notice source
 NO_NOTICE_POLL = 0.25  # and without one
 DELAY_MS = (20, 300)  # the writer's random pause before an append: longer than the timer's period
@@ -197,25 +200,6 @@ async def idle_cost(args: argparse.Namespace, work: Path) -> list[Idle]:
                 await task
             follower.close()
     return found
-
-
-def percentile(values: list[float], q: float) -> float:
-    """Linear interpolation between closest ranks (numpy's default); with few samples p99 is close to max."""
-    xs = sorted(values)
-    if not xs:
-        return math.nan
-    pos = (len(xs) - 1) * q / 100.0
-    lo, hi = math.floor(pos), math.ceil(pos)
-    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
-
-
-def stats(values: list[float]) -> dict[str, float]:
-    return {
-        "n": len(values),
-        "p50": percentile(values, 50),
-        "p99": percentile(values, 99),
-        "max": max(values) if values else math.nan,
-    }
 
 
 def summarise(samples: list[Sample], idle: list[Idle]) -> dict[str, Any]:

@@ -200,11 +200,8 @@ class MainScreen(Screen[None]):
         {"kill": self.ask_kill, "arm": self.toggle_arm, "resume": self.resume, "stop": self.ask_stop}[verb](study)
 
     def ask_kill(self, study: str) -> None:
-        session = self.session(study)
-        if session is None or not session.is_running():
-            self.notify(f"{study}: the controller is not running", severity="warning")
-            return
-        self.app.push_screen(
+        self._ask_if_running(
+            study,
             ConfirmScreen(
                 f"Kill {study} now?",
                 "SIGKILL to its controller; the runs in flight are the targets. "
@@ -213,6 +210,14 @@ class MainScreen(Screen[None]):
             ),
             partial(self._kill_confirmed, study),
         )
+
+    def _ask_if_running(self, study: str, question: ConfirmScreen, then: Callable[[bool | None], None]) -> None:
+        """Ask ``question`` about a study whose controller runs (else say it does not), then call ``then``."""
+        session = self.session(study)
+        if session is None or not session.is_running():
+            self.notify(f"{study}: the controller is not running", severity="warning")
+            return
+        self.app.push_screen(question, then)
 
     def _kill_confirmed(self, study: str, yes: bool | None) -> None:
         session = self.session(study)
@@ -230,22 +235,20 @@ class MainScreen(Screen[None]):
             self.notify(f"{study}: nothing to resume (running or finished)", severity="warning")
 
     def ask_stop(self, study: str) -> None:
-        session = self.session(study)
-        if session is None or not session.is_running():
-            self.notify(f"{study}: the controller is not running", severity="warning")
-            return
-        self.app.push_screen(
+        self._ask_if_running(
+            study,
             ConfirmScreen(
                 f"Stop {study}?",
                 "SIGINT to its controller (SIGKILL after 10 s); the evidence is kept "
                 f"and {keys.shown_key('resume')} resumes it.",
                 confirm="Stop",
             ),
-            partial(self._stop_confirmed, session),
+            partial(self._stop_confirmed, study),
         )
 
-    def _stop_confirmed(self, session: StudySession, yes: bool | None) -> None:
-        if yes:
+    def _stop_confirmed(self, study: str, yes: bool | None) -> None:
+        session = self.session(study)
+        if yes and session is not None:
             session.stop()
 
     # --- the console's own actions -------------------------------------------

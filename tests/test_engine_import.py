@@ -141,9 +141,8 @@ def test_the_wheel_holds_one_top_level_name(tmp_path: Path) -> None:
                    "studymon/tui/app.tcss", "studymon/widgets/studymon.tcss", "studymon/refstudy/research.json",
                    "studymon/refstudy/payload.sh"):
         assert needed in names
-    top_level = [n for n in names if n.endswith("top_level.txt")]
-    if top_level:
-        assert zipfile.ZipFile(wheel).read(top_level[0]).decode().split() == ["studymon"]
+    (top_level,) = [n for n in names if n.endswith(".dist-info/top_level.txt")]
+    assert zipfile.ZipFile(wheel).read(top_level).decode().split() == ["studymon"]
 
 
 def test_python_dash_m_studymon_runs_outside_the_repository(tmp_path: Path) -> None:

@@ -63,7 +63,6 @@ from studymon.engine.evidence import read_json, write_json  # noqa: E402
 from studymon.engine.prepare import create_fresh  # noqa: E402
 from studymon.engine.spec import StudySpec  # noqa: E402
 from studymon.engine.supervisor import Supervisor  # noqa: E402
-import studymon.engine.killing as killing  # noqa: E402
 
 MICROSTUDY = Path(__file__).resolve().parent / "microstudy.py"
 SHORT, LONG = 10, 100_000
@@ -210,15 +209,10 @@ def trigger_wrote_at(ledger: Path) -> float:
 
 
 # --- engine ---------------------------------------------------------------------
-async def engine_trigger(
-    work: Path, lines: int, index: int, filler: Path, children: Children, hold: bool = True
-) -> Sample:
-    design = "engine" if hold else "engine-nohold"
-    out = work / f"{design}-{lines}-{index:03d}"
-    spec = StudySpec(f"{design}-{lines}-{index}", out)
+async def engine_trigger(work: Path, lines: int, index: int, filler: Path, children: Children) -> Sample:
+    out = work / f"engine-{lines}-{index:03d}"
+    spec = StudySpec(f"engine-{lines}-{index}", out)
     create_fresh([spec], template(filler, lines - FIXED_LINES, await_console=True), "process")
-    # Without the hold, the GIL switch interval is lowered only from the freeze on (the design before).
-    killing.QUICK_GIL_WHILE_ARMED = hold
     sup = Supervisor(lambda event: None)  # the front end is not what is measured
     sup.add(spec, resume=False, armed=True)
     children.supervisors.append(sup)
@@ -227,7 +221,6 @@ async def engine_trigger(
     except asyncio.TimeoutError:
         raise TriggerFailed(f"engine trigger {out.name} took more than {TRIGGER_DEADLINE:.0f} s") from None
     finally:
-        killing.QUICK_GIL_WHILE_ARMED = True
         children.kill_all()
     kill_path = out / "kills" / "1" / "kill.json"
     if not kill_path.is_file():
@@ -236,7 +229,7 @@ async def engine_trigger(
     wrote = trigger_wrote_at(spec.ledger)
     sent, seen = float(kill["killSentEpoch"]), float(kill["triggerSeenEpoch"])
     return Sample(
-        design,
+        "engine",
         lines,
         index,
         (sent - wrote) * 1e3,
@@ -308,18 +301,15 @@ async def run_all(args: argparse.Namespace, work: Path, children: Children) -> l
         fillers[lines] = work / f"fillers-{lines}.jsonl"
         make_fillers(fillers[lines], lines - FIXED_LINES)
     samples: list[Sample] = []
-    designs = ["engine", "engine-nohold" if args.compare_hold else "baseline"]
     total = args.triggers * len(args.sizes) * 2
     for i in range(args.triggers):
         for k, lines in enumerate(args.sizes):
             # Alternate which design goes first, so neither always follows the other's clean-up.
-            order = designs if (i + k) % 2 == 0 else designs[::-1]
+            order = ("engine", "baseline") if (i + k) % 2 == 0 else ("baseline", "engine")
             for design in order:
+                fn = engine_trigger if design == "engine" else baseline_trigger
                 began = time.monotonic()
-                if design == "baseline":
-                    sample = await baseline_trigger(work, lines, i, fillers[lines], children)
-                else:
-                    sample = await engine_trigger(work, lines, i, fillers[lines], children, design == "engine")
+                sample = await fn(work, lines, i, fillers[lines], children)
                 sample.seconds = time.monotonic() - began
                 samples.append(sample)
                 if not args.silent:
@@ -333,17 +323,14 @@ async def run_all(args: argparse.Namespace, work: Path, children: Children) -> l
     return samples
 
 
-def summarise(samples: list[Sample], sizes: list[int], other: str = "baseline") -> dict[str, Any]:
-    out: dict[str, Any] = {"reaction": {}, "notice": {}, "act": {}, "ratio": {}, "target": {}, "other": other}
+def summarise(samples: list[Sample], sizes: list[int]) -> dict[str, Any]:
+    out: dict[str, Any] = {"reaction": {}, "notice": {}, "act": {}, "ratio": {}, "target": {}}
     for lines in sizes:
         eng = [s for s in samples if s.design == "engine" and s.lines == lines]
-        base = [s for s in samples if s.design == other and s.lines == lines]
+        base = [s for s in samples if s.design == "baseline" and s.lines == lines]
         e, b = stats([s.reaction_ms for s in eng]), stats([s.reaction_ms for s in base])
         out["reaction"][f"engine/{lines}"] = e
-        out["reaction"][f"{other}/{lines}"] = b
-        if other != "baseline":
-            out["notice"][f"{other}/{lines}"] = stats([s.notice_ms for s in base if s.notice_ms is not None])
-            out["act"][f"{other}/{lines}"] = stats([s.act_ms for s in base if s.act_ms is not None])
+        out["reaction"][f"baseline/{lines}"] = b
         out["notice"][str(lines)] = stats([s.notice_ms for s in eng if s.notice_ms is not None])
         out["act"][str(lines)] = stats([s.act_ms for s in eng if s.act_ms is not None])
         out["ratio"][str(lines)] = {q: b[q] / e[q] if e[q] else math.inf for q in ("p50", "p99")}
@@ -360,25 +347,20 @@ def report(summary: dict[str, Any], sizes: list[int], triggers: int) -> str:
         "",
         f"{'design':<10}{'ledger lines':>13}{'n':>5}{'p50':>11}{'p99':>11}{'max':>11}",
     ]
-    other = summary.get("other", "baseline")
-    for design in ("engine", other):
+    for design in ("engine", "baseline"):
         for lines in sizes:
             s = summary["reaction"][f"{design}/{lines}"]
-            rows.append(f"{design:<14}{lines:>9}{s['n']:>5}{s['p50']:>11.3f}{s['p99']:>11.3f}{s['max']:>11.3f}")
+            rows.append(f"{design:<10}{lines:>13}{s['n']:>5}{s['p50']:>11.3f}{s['p99']:>11.3f}{s['max']:>11.3f}")
     rows.append("")
     rows.append("engine, where the time goes (notice = trigger seen - written; act = SIGKILL sent - trigger seen):")
     for part in ("notice", "act"):
         for lines in sizes:
             s = summary[part][str(lines)]
             rows.append(f"  {part:<8}{lines:>13}{s['n']:>5}{s['p50']:>11.3f}{s['p99']:>11.3f}{s['max']:>11.3f}")
-            if other != "baseline":
-                s = summary[part][f"{other}/{lines}"]
-                rows.append(f"  {part + ' (' + other + ')':<22}{s['n']:>5}{s['p50']:>11.3f}{s['p99']:>11.3f}{s['max']:>11.3f}")
     rows.append("")
     for lines in sizes:
         r = summary["ratio"][str(lines)]
-        digits = ".2f" if other != "baseline" else ".0f"
-        rows.append(f"ratio {other}/engine at {lines} lines: p50 x{r['p50']:{digits}}, p99 x{r['p99']:{digits}}")
+        rows.append(f"ratio baseline/engine at {lines} lines: p50 x{r['p50']:.0f}, p99 x{r['p99']:.0f}")
     for lines in sizes:
         s = summary["reaction"][f"engine/{lines}"]
         n = s["n"]
@@ -408,9 +390,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--keep", action="store_true", help="keep the temporary folder (its path is printed)")
     p.add_argument("--require-target", action="store_true", help="exit 1 when the engine misses its p99 target")
     p.add_argument("--silent", action="store_true", help="no per-trigger progress on stderr")
-    p.add_argument("--compare-hold", action="store_true",
-                   help="take turns with the engine without the armed study's hold on the short GIL switch interval "
-                        "(engine-nohold) instead of the baseline")
     args = p.parse_args(argv)
     if args.sizes is None:
         args.sizes = [SHORT] if args.quick else [SHORT, LONG]
@@ -456,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"kept {work}", file=sys.stderr)
         else:
             shutil.rmtree(work, ignore_errors=True)
-    summary = summarise(samples, args.sizes, "engine-nohold" if args.compare_hold else "baseline")
+    summary = summarise(samples, args.sizes)
     print(report(summary, args.sizes, args.triggers))
     print(f"bench wall time: {time.monotonic() - began:.0f} s")
     if args.json:

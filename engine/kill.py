@@ -191,7 +191,7 @@ class Kill:
         self.targets = targets_now(accounts)
         self.before_kill_seq = accounts.last_seq
         self.decided = True
-        hold_quick_gil(True)  # the strike's own hold, from the freeze to SIGKILL
+        _hand_over_gil(True)
         names = [t.container for t in self.targets if t.container]
         # The thread that inspects sends SIGKILL as soon as it has the snapshot:
         # coming back to the event loop first would cost a GIL hand-over (up to
@@ -262,7 +262,7 @@ class Kill:
             self.kill_sent = time.time()
             self.signalled = self.controller.kill()
             self.kill_returned = time.time()
-        hold_quick_gil(False)
+        _hand_over_gil(False)
 
     # --- 3. capture -----------------------------------------------------------
     def kill_json(self) -> dict[str, Any]:
@@ -479,33 +479,28 @@ def warm_up() -> None:
     _STRIKER.warm_up()
 
 
-# While a study is armed or a controller frozen, the thread that must act next
-# (the event loop on a ledger wake-up, then the strike thread) must not wait for
-# the GIL behind other threads (the container events, the sampler): CPython
-# hands the GIL over only every 5 ms by default.  Meanwhile it changes hands
-# every 0.2 ms; with one thread busy, as most of the time, it costs nothing.
+# While a controller is frozen, the thread that inspects and sends SIGKILL must
+# not wait for the GIL behind the event loop's other work (reporting the records
+# just read, other studies): CPython hands the GIL over only every 5 ms by
+# default.  For the few milliseconds of a strike it changes hands every 0.2 ms.
 FROZEN_SWITCH_INTERVAL = 0.0002
 _gil_lock = threading.Lock()
-_gil_holds = 0
+_gil_strikes = 0
 _gil_saved = 0.005
 
 
-def hold_quick_gil(on: bool) -> None:
-    """Take (``True``) or give back (``False``) one hold on the short GIL switch interval.
-
-    The switch interval is the interpreter's, so holds are counted process-wide:
-    it is lowered by the first and restored by the last.
-    """
-    global _gil_holds, _gil_saved  # noqa: PLW0603
+def _hand_over_gil(striking: bool) -> None:
+    # The switch interval is the interpreter's, so the strikes that lowered it are counted process-wide.
+    global _gil_strikes, _gil_saved  # noqa: PLW0603
     with _gil_lock:
-        if on:
-            if _gil_holds == 0:
+        if striking:
+            if _gil_strikes == 0:
                 _gil_saved = sys.getswitchinterval()
                 sys.setswitchinterval(FROZEN_SWITCH_INTERVAL)
-            _gil_holds += 1
-        elif _gil_holds > 0:
-            _gil_holds -= 1
-            if _gil_holds == 0:
+            _gil_strikes += 1
+        elif _gil_strikes > 0:
+            _gil_strikes -= 1
+            if _gil_strikes == 0:
                 sys.setswitchinterval(_gil_saved)
 
 

@@ -30,10 +30,6 @@ from studymon.engine.recording import EventRecorder
 from studymon.engine.runtimes import Runtime
 from studymon.engine.spec import StudySpec
 
-# Whether an armed study holds the short GIL switch interval (bench/kill_reaction.py
-# --compare-hold turns it off for its baseline).
-QUICK_GIL_WHILE_ARMED = True
-
 
 class KillHost(Protocol):
     """What the driver needs of the study whose controller it kills (a :class:`StudySession` is one)."""
@@ -83,28 +79,12 @@ class KillDriver:
         self.runtime = runtime
         self.recorder = recorder
         self.accounts = accounts
-        self._armed = False
-        self._holding = False  # a hold on the short GIL switch interval (see ``armed``)
         self.armed = armed
         self.killing: killproto.Kill | None = None  # from the freeze until the kill has been seen through
         self.error: str | None = None  # a kill that could not be seen through: the session stops
         self.windows: dict[int, killproto.Kill] = {}  # kills whose window is open
         self._task: asyncio.Task[None] | None = None
         self._closing: dict[int, asyncio.Task[None]] = {}
-
-    @property
-    def armed(self) -> bool:
-        """Whether the kill at the first diagnosis start is armed (in memory; arms.jsonl records it)."""
-        return self._armed
-
-    @armed.setter
-    def armed(self, on: bool) -> None:
-        # While armed, the wake-up that reads the trigger gets the GIL within 0.2 ms.
-        want = on and QUICK_GIL_WHILE_ARMED
-        if want != self._holding:
-            killproto.hold_quick_gil(want)
-            self._holding = want
-        self._armed = on
 
     def _step(self, number: int, step: str, detail: str = "") -> None:
         self.host.emit(KillStep(self.spec.id, number, step, detail))
@@ -333,13 +313,6 @@ class KillDriver:
                 await kill.before_resume()
 
     def leave(self) -> None:
-        """The console leaves: the open windows stop recording; the next console continues them.
-
-        An arming that has not fired stays in arms.jsonl for the next console;
-        its hold on the GIL switch interval is given back here.
-        """
-        if self._holding:
-            killproto.hold_quick_gil(False)
-            self._holding = False
+        """The console leaves: the open windows stop recording; the next console continues them."""
         for kill in self.windows.values():
             kill.leave()

@@ -121,8 +121,10 @@ def start_study(work: Path, records: int, env: dict[str, str]) -> Path:
     }), encoding="utf-8")
     log = open(work / f"headless-{records}.log", "wb")
     console = subprocess.Popen(
-        [sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--template", str(template), f"{study_id(records)}={out}"],
-        cwd=work, env={**os.environ, **env}, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        [sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--template", str(template),
+         f"{study_id(records)}={out}"],
+        cwd=work, env={**os.environ, **env}, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     try:
         # The console has seen every record once it has put them all in its timeline.
@@ -195,8 +197,8 @@ def studymon_trial(term: Terminals, out: Path, records: int, index: int, env: di
     def shows_tail(screen: str) -> bool:
         return f" {study_id(records)} " in screen and tail.search(screen) is not None
 
-    paint, frame, rss = time_frame(term, f"sm-{records}-{index}",
-                                   [sys.executable, "-m", "studymon.tui.cli", "attach", str(out)], env, work, shows_tail)
+    argv = [sys.executable, "-m", "studymon.tui.cli", "attach", str(out)]
+    paint, frame, rss = time_frame(term, f"sm-{records}-{index}", argv, env, work, shows_tail)
     return Trial("studymon", records, index, paint, frame, rss)
 
 

@@ -795,7 +795,7 @@ def summarise(trials: list[TrialResult], resources: dict[str, Any], judge_flat: 
             owner = next((x for x in t.studies if box["name"].startswith(f"{PREFIX}-{x.id}-")), None)
             left_by_kind["honest" if owner is None or owner.judged == "honest" else "broken"] += 1
     left_containers = left_by_kind["honest"]
-    start, warm, end = resources.get("start"), resources.get("afterFirstTrial"), resources.get("end")
+    warm, end = resources.get("afterFirstTrial"), resources.get("end")
     flat = None
     if judge_flat and warm and end:
         flat = {

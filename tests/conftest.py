@@ -12,6 +12,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from tests.docker_engine import second_engine  # noqa: E402, F401 - a fixture every test file may ask for
+
 DOCKER_REQUIRED = os.environ.get("STUDYMON_REQUIRE_DOCKER") == "1"
 
 

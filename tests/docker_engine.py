@@ -19,8 +19,9 @@ Why these choices:
 
 The test image is imported into it the way ``studymon image`` does it
 (:func:`studymon.refstudy.image.build_image` with ``DOCKER_HOST`` naming the engine).
-Use it in a test with ``from tests.docker_engine import second_engine``; a
-test gets the running :class:`Engine` and leaves the rest to the fixture.
+A test asks for the ``second_engine`` fixture (``tests/conftest.py`` holds
+it for every test file); it gets the running :class:`Engine` and leaves the
+rest to the fixture.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import pytest
 
 from studymon.engine.clock import rfc3339_ms
 from studymon.engine.report import judge
-from tests.corpus import CORPUS, HOSTILE, MARKER, Case, Hostile, derive, sound, write
+from tests.corpus import CORPUS, HOSTILE, MARKER, Case, Files, Hostile, derive, sound, write
 
 ROOT = Path(__file__).resolve().parent.parent
 

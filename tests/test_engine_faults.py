@@ -40,7 +40,7 @@ from studymon.engine.recording import EventRecorder
 from studymon.engine.report import judge
 from studymon.engine.runtimes.docker import DockerRuntime, daemon_identity
 from studymon.engine.supervisor import Supervisor
-from tests.docker_engine import Engine, second_engine  # noqa: F401 - the fixture
+from tests.docker_engine import Engine
 from tests.corpus import D1, add_event, container, derive, event, in_window, sound, window, write
 from tests.studies import ROOT, assert_evidence_complete, template
 

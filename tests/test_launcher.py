@@ -233,7 +233,6 @@ def test_a_descendant_that_left_the_group_does_not_hold_up_the_stop(tmp_path: Pa
 def test_a_group_caught_in_a_vfork_is_seen_stopped(tmp_path: Path) -> None:
     """A controller in the middle of starting a process (vfork) is stopped in effect: the confirmation must say so."""
     import asyncio
-    import signal
 
     from studymon.engine.launcher import Controller
 

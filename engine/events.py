@@ -108,6 +108,7 @@ class KillStep(StudyEvent):
     kill: int
     step: str
     detail: str = ""
+    at: float | None = None  # epoch seconds of the step (None: when it was received)
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,21 @@ class Sample(StudyEvent):
 
     sample: dict[str, Any]
     tree_cpu: float
+
+
+@dataclass(frozen=True)
+class StudyLoad(StudyEvent):
+    """The study's own load, as one line of ``load.jsonl``: its controller's process tree plus its runs.
+
+    ``cpu`` is in percent of one core and ``memory`` in bytes, both summed over
+    the controller's process tree and every run; ``runs`` gives each run's
+    share as ``(container name, cpu, memory)``.
+    """
+
+    at: float  # epoch seconds of the sample
+    cpu: float
+    memory: int
+    runs: tuple[tuple[str, float, int], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -87,7 +87,7 @@ class KillDriver:
         self._closing: dict[int, asyncio.Task[None]] = {}
 
     def _step(self, number: int, step: str, detail: str = "") -> None:
-        self.host.emit(KillStep(self.spec.id, number, step, detail))
+        self.host.emit(KillStep(self.spec.id, number, step, detail, time.time()))
 
     # --- arming ----------------------------------------------------------------
     def arm(self, on: bool) -> None:

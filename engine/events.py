@@ -70,8 +70,16 @@ class Progress(StudyEvent):
 
 @dataclass(frozen=True)
 class ProcessStarted(StudyEvent):
+    """A controller started (or was found running, when attaching).
+
+    ``first_start`` is when the study's first controller started (epoch
+    seconds, from ``launches.jsonl``), so that a running time counts from
+    there after a resume or an attach; None when it is not known.
+    """
+
     pid: int
     resume: bool
+    first_start: float | None = None
 
 
 @dataclass(frozen=True)

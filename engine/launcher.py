@@ -24,7 +24,7 @@ from typing import Any
 
 import psutil
 
-from studymon.engine.clock import rfc3339_ms
+from studymon.engine.clock import parse_rfc3339, rfc3339_ms
 from studymon.engine.evidence import append_jsonl, read_jsonl
 
 # The keeper runs from the installed package; ``-P`` keeps the OUT it starts
@@ -47,6 +47,19 @@ def find_running(out: Path) -> Controller | None:
     if last_start is None or not last_start.get("pid") or not last_start.get("startTime"):
         return None
     return Controller.attach(int(last_start["pid"]), float(last_start["startTime"]), out)
+
+
+def first_start(out: Path) -> float | None:
+    """When the study's first controller started (epoch seconds), from the first ``start`` line
+    of ``launches.jsonl``; None when there is none or its time cannot be read."""
+    for line in read_jsonl(out / "launches.jsonl"):
+        if isinstance(line, dict) and line.get("event") == "start":
+            at = line.get("at")
+            try:
+                return parse_rfc3339(at) if isinstance(at, str) else None
+            except ValueError:
+                return None
+    return None
 
 
 GRACE_SECONDS = 10.0  # the contract gives a study 10 s to stop on SIGINT

@@ -198,8 +198,16 @@ def plan_fresh(
     return specs, template, resolved
 
 
-def create_fresh(specs: list[StudySpec], template: dict[str, Any], backend: str) -> None:
+def create_fresh(
+    specs: list[StudySpec],
+    template: dict[str, Any],
+    backend: str,
+    overrides: dict[str, dict[str, Any]] | None = None,
+) -> None:
     """Make each ``OUT`` (refusing one that appeared meanwhile) and write its research.json.
+
+    ``overrides`` gives, per study id, keys that replace the template's for that study
+    (the demo's studies differ in seed, budget and ablation).
 
     All or nothing: when one cannot be made, the folders this call made
     (holding only their research.json) are removed again and the command is
@@ -210,7 +218,8 @@ def create_fresh(specs: list[StudySpec], template: dict[str, Any], backend: str)
         for s in specs:
             os.mkdir(s.out)  # FileExistsError if it appeared since the check: nothing is overwritten
             made.append(s.out)
-            write_json(s.out / "research.json", materialise(template, s.id, backend))
+            own = {**template, **(overrides or {}).get(s.id, {})}
+            write_json(s.out / "research.json", materialise(own, s.id, backend))
     except OSError as exc:
         for out in made:
             shutil.rmtree(out, ignore_errors=True)

@@ -43,7 +43,7 @@ from studymon.engine.finish import (
     unfinished_state,
 )
 from studymon.engine.killing import KillDriver
-from studymon.engine.launcher import Controller, Ending, find_running
+from studymon.engine.launcher import Controller, Ending, find_running, first_start
 from studymon.engine.pump import LedgerPump, last_timeline_seq
 from studymon.engine.recording import EventRecorder
 from studymon.engine.runtimes import Runtime, open_runtime
@@ -270,7 +270,7 @@ class StudySession:
             # A console died between freeze and kill: let the study go on.
             self.controller.thaw()
             self.emit(Problem(self.spec.id, "the controller was found stopped (SIGSTOP); sent SIGCONT"))
-        self.emit(ProcessStarted(self.spec.id, self.controller.pid, False))
+        self.emit(ProcessStarted(self.spec.id, self.controller.pid, False, first_start(self.spec.out)))
         self._report_end(self.controller)
         self.set_state(State.RUNNING, f"attached to pid {self.controller.pid}")
         self.kills.react_now()
@@ -338,7 +338,7 @@ class StudySession:
         argv = controller_argv(self.research, self.spec.out, resume)
         lock = self._hold_lock()
         self.controller = await Controller.launch(argv, self.spec.out, env, resume, keep_fds=(lock.fileno(),))
-        self.emit(ProcessStarted(self.spec.id, self.controller.pid, resume))
+        self.emit(ProcessStarted(self.spec.id, self.controller.pid, resume, first_start(self.spec.out)))
         self._report_end(self.controller)
         self.set_state(State.RESUMING if resume else State.RUNNING, f"pid {self.controller.pid}")
         self.pump.watch_folders()

@@ -36,7 +36,7 @@ from studymon.engine.prepare import create_fresh, plan_fresh
 from studymon.engine.runtimes import NoSuchContainer, open_runtime
 from studymon.tui.app import Planned, StudymonApp
 from studymon.widgets.dialogs import ConfirmScreen, QuitScreen
-from tests.studies import assert_evidence_complete, report, template, verdicts
+from tests.studies import BROKEN, assert_evidence_complete, report, template, verdicts
 
 pytestmark = pytest.mark.slow
 
@@ -118,13 +118,26 @@ async def wait_until(pilot: Pilot, what: str, predicate: Callable[[], object], t
 
 
 async def wait_exit(app: StudymonApp, timeout: float = WAIT) -> int:
-    """The app's return code once it has exited by itself (every study ended)."""
+    """The app's return code: once every study has ended the console stays open on the verdicts,
+    shown in every pane and the top line; then `q` closes it (an app that left on its own, after
+    a detach, has its code already)."""
     deadline = time.monotonic() + timeout
-    while app.return_code is None:
+    while app.return_code is None and app.status is None:
         if time.monotonic() > deadline:
             states = {sid: s.state for sid, s in app.supervisor.sessions.items()}
-            raise AssertionError(f"waited {timeout:g} s for the app to exit; states {states}")
+            raise AssertionError(f"waited {timeout:g} s for every study to end; states {states}")
         # Not pilot.pause: the screens go away as the app shuts down.
+        await asyncio.sleep(0.1)
+    if app.return_code is None:
+        await asyncio.sleep(0.3)
+        assert app.return_code is None, "the console must stay open when every study has ended"
+        assert app.main.machine.overall is not None and f"exit {app.status}" in app.main.machine.overall[1]
+        for pane in app.main.panes.values():
+            assert pane.verdict.display, f"{pane.study_id}: no verdict shown at the end"
+        await app.main.run_action("quit_console")
+    while app.return_code is None:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {timeout:g} s for the app to close after q")
         await asyncio.sleep(0.1)
     return app.return_code
 
@@ -228,7 +241,7 @@ async def test_arm_by_key_before_the_first_diagnosis_then_kill_resume_all_hold(l
 
 
 async def test_kill_now_asks_first_cancel_keeps_it_running_then_kill_and_resume(lab: Lab) -> None:
-    """`k` opens the confirmation with Cancel focused; Enter cancels; Kill confirmed kills, `r` resumes."""
+    """`k` opens the confirmation with Cancel focused; Enter cancels; `k`, `k` kills, `r` resumes."""
     # The run may start while the first dialog is open: a longer one is still in flight when the kill lands.
     planned = lab.fresh(["a"], diagnosisSeconds=5)
     out = planned[0].spec.out
@@ -253,9 +266,7 @@ async def test_kill_now_asks_first_cancel_keeps_it_running_then_kill_and_resume(
         await wait_until(pilot, "a run in flight", lambda: in_flight(app, "a"))
         await pilot.press("k")
         await wait_until(pilot, "the confirmation", lambda: isinstance(app.screen, ConfirmScreen))
-        await pilot.press("left")  # from Cancel to Kill
-        assert app.focused is not None and app.focused.id == "confirm"
-        await pilot.press("enter")
+        await pilot.press("k")  # the same key again: kill
         await wait_until(pilot, "kills/1/kill.json", (out / "kills" / "1" / "kill.json").is_file)
         kill = json.loads((out / "kills" / "1" / "kill.json").read_text())
         assert kill["trigger"] == "manual" and kill["pid"] == pid and kill["targets"]
@@ -356,3 +367,24 @@ async def test_quit_and_detach_then_attach_finishes(lab: Lab) -> None:
         seqs = [t["seq"] for t in jsonl(out / "timeline.jsonl")]
         assert sorted(seqs) == list(range(1, len(ledger(out)) + 1))
 
+
+
+async def test_a_broken_study_ends_on_its_verdict_with_the_failure_shown_until_q(lab: Lab) -> None:
+    """The console stays open when every study has ended: the pane lists every check with the detail of
+    the ✗, the top line says exit 1; `q` closes with status 1."""
+    planned = lab.fresh(["a"], armed=("a",), command=[sys.executable, str(BROKEN)], fault="recharge")
+    app = StudymonApp(planned, save_dir=lab.tmp)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, "every study ended", lambda: app.status is not None, timeout=WAIT)
+        await pilot.pause(0.5)
+        assert app.return_code is None, "the console closed by itself"
+        pane = app.main.panes["a"]
+        assert pane.verdict.display
+        text = pane.verdict.plain()
+        assert "✗ kill 1 · d1 · chargedOnce" in text, text
+        failing = [c for c in pane.verdict.checks if c.ok is False]
+        assert failing and all(c.detail and c.detail in text for c in failing), text
+        assert app.main.machine.overall == (False, "✗ checks fail: a · exit 1 · q closes")
+        await pilot.press("q")
+        code = await wait_exit(app)
+    assert code == 1

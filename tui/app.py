@@ -5,9 +5,10 @@ runs as an async worker inside the app's own loop, and its events are handed
 to the main screen (:class:`~studymon.tui.screens.MainScreen`), which posts
 each to the pane of its study.  The screen owns the panes, the keys and the
 dialogs; every action it takes (kill, arm, resume, stop) is a call on the
-engine, and widgets only render and ask.  When every study has ended (or
-the operator leaves) the app exits with the headless run's exit status, and
-the command line prints the same check table.
+engine, and widgets only render and ask.  When every study has ended the
+console stays open on its verdicts (``exit_when_done`` closes it at once, for
+scripts); when the operator leaves it exits with the headless run's exit
+status, and the command line prints the same check table.
 """
 
 from __future__ import annotations
@@ -64,14 +65,21 @@ class StudymonApp(App[int]):
         refresh_interval: float = DEFAULT_REFRESH_INTERVAL,
         start_engine: bool = True,
         save_dir: Path | None = None,
+        exit_when_done: bool = False,
+        bell: bool = False,
     ) -> None:
         """``clock`` times the running clocks, ``wall_clock`` the containers' durations (both
         injectable so that snapshots are deterministic); ``refresh_interval`` is how often a
         ledger stream catches up with its records (0: at once); ``start_engine=False`` shows
-        what :meth:`feed` gives instead."""
+        what :meth:`feed` gives instead; ``exit_when_done`` closes the console as soon as every
+        study has ended, instead of staying on the verdicts until the operator quits; ``bell``
+        rings the terminal's bell when a diagnosis run starts."""
         super().__init__()
         self.planned = planned
         self.start_engine = start_engine
+        self.exit_when_done = exit_when_done
+        self.status: int | None = None  # the exit status, once every study has ended
+        self._leaving = False  # the operator asked to leave: exit once the engine lets go
         self.supervisor = Supervisor(self._sink)
         self.results: list[SessionResult] = []
         # The screen is made when the app starts (its widgets need a running app).
@@ -82,6 +90,7 @@ class StudymonApp(App[int]):
             wall_clock=wall_clock,
             refresh_interval=refresh_interval,
             save_dir=save_dir,
+            bell=bell,
         )
 
     def get_default_screen(self) -> MainScreen:
@@ -102,7 +111,16 @@ class StudymonApp(App[int]):
     @work(exclusive=True, group="engine")
     async def _supervise(self) -> None:
         self.results = await self.supervisor.run()
-        status = exit_status(self.results)
+        self.status = exit_status(self.results)
+        if self.exit_when_done or self._leaving:
+            self._leave_with_status()
+        else:
+            # Every study has ended: the operator keeps the screen they were watching, now with
+            # the verdicts, until they quit.
+            self.main.show_ended(self.status, self.results)
+
+    def _leave_with_status(self) -> None:
+        status = self.status if self.status is not None else 0
         # As the return code too: App.return_code then says what the headless run's status would.
         self.exit(status, return_code=status)
 
@@ -123,9 +141,10 @@ class StudymonApp(App[int]):
     def _leave(self, message: MainScreen.LeaveRequested) -> None:
         """Stop watching every study; running ones stay running (detached) unless asked to stop first."""
         sessions = self.supervisor.sessions.values()
-        if not sessions:
-            self.exit(0)
+        if not sessions or self.status is not None:
+            self._leave_with_status()  # nothing runs any more: leave with the status of what ended
             return
+        self._leaving = True
         if message.stop_first:
             for s in sessions:
                 s.stop(then_close=True)

@@ -57,7 +57,14 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNFINISHED = 0, 1, 2, 3
 # After a second signal the sessions get this long to let go of their files
 # (a cancelled wait unwinds in milliseconds); the studies are not waited for.
 LEAVE_WAIT = 5.0
-DEMO_IDS = ("alpha", "beta", "gamma")
+# Three different studies, so that watching three shows three things: their own seeds and
+# budgets, runs of different weight (samples per experiment), and one with ablation runs.
+DEMO_STUDIES: dict[str, dict[str, Any]] = {
+    "alpha": {"seed": 7, "budget": 60, "samples": 20_000},
+    "beta": {"seed": 11, "budget": 50, "samples": 200_000},
+    "gamma": {"seed": 23, "budget": 70, "samples": 60_000, "ablation": True},
+}
+DEMO_IDS = tuple(DEMO_STUDIES)
 DEMO_ARMED = "beta"
 
 
@@ -99,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="arm the kill for study ID: SIGKILL its controller when its first diagnosis run starts, "
         "then resume it (repeatable)",
     )
+    _console_options(run)
     run.add_argument("pairs", nargs="+", metavar="ID=OUT", help="a study id and its evidence folder")
 
     report = sub.add_parser(
@@ -129,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="a new folder for the evidence (default: ./studymon-demo-<time>)",
     )
+    _console_options(demo)
 
     attach = sub.add_parser(
         "attach",
@@ -137,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
         "its start time) and watch them again; they can be killed and resumed.",
     )
     attach.add_argument("--headless", action="store_true", help="no console")
+    _console_options(attach)
     attach.add_argument("outs", nargs="+", type=Path, metavar="OUT")
 
     image = sub.add_parser(
@@ -194,7 +204,9 @@ def _command(args: argparse.Namespace, console: Console, err: Console) -> int:
             return cmd_demo(args, console)
         if args.command == "attach":
             specs = plan_attach(args.outs)
-            return run_studies(specs, set(), False, args.headless, console, attach=True)
+            return run_studies(
+                specs, set(), False, args.headless, console, attach=True, options=ConsoleOptions.of(args)
+            )
         if args.command == "image":
             from studymon.refstudy.image import main as image_main
 
@@ -235,7 +247,30 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
                 lock.release()
             raise
         args.made = specs  # an interrupt before the loop takes over names them
-    return run_studies(specs, set(args.armed), args.resume, args.headless, console, locks=locks)
+    return run_studies(
+        specs, set(args.armed), args.resume, args.headless, console, locks=locks, options=ConsoleOptions.of(args)
+    )
+
+
+@dataclass(frozen=True)
+class ConsoleOptions:
+    """How the console behaves (the headless run has none of these)."""
+
+    exit_when_done: bool = False  # close as soon as every study has ended, as a script wants
+    bell: bool = False  # ring the terminal's bell when a diagnosis run starts
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> ConsoleOptions:
+        return cls(bool(getattr(args, "exit_when_done", False)), bool(getattr(args, "bell", False)))
+
+
+def _console_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--exit-when-done",
+        action="store_true",
+        help="close the console as soon as every study has ended (by default it stays open on the verdicts until q)",
+    )
+    parser.add_argument("--bell", action="store_true", help="ring the terminal's bell when a diagnosis run starts")
 
 
 def run_studies(
@@ -246,13 +281,14 @@ def run_studies(
     console: Console,
     attach: bool = False,
     locks: dict[str, StudyLock] | None = None,
+    options: ConsoleOptions | None = None,
 ) -> int:
     locks = locks or {}
     if not headless and not sys.stdout.isatty():
         console.print("studymon: standard output is not a terminal; running headless", highlight=False)
         headless = True
     if not headless:
-        return run_console(specs, armed, resume, attach, console, locks)
+        return run_console(specs, armed, resume, attach, console, locks, options or ConsoleOptions())
     from studymon.tui.headless import HeadlessView
 
     view = HeadlessView([s.id for s in specs], console)
@@ -278,6 +314,7 @@ def run_console(
     attach: bool,
     console: Console,
     locks: dict[str, StudyLock],
+    options: ConsoleOptions,
 ) -> int:
     from studymon.tui.app import Planned, StudymonApp
 
@@ -288,7 +325,7 @@ def run_console(
         planned.append(
             Planned(spec, prefix, resume=resume, armed=spec.id in armed, attach=attach, lock=locks.get(spec.id))
         )
-    app = StudymonApp(planned)
+    app = StudymonApp(planned, exit_when_done=options.exit_when_done, bell=options.bell)
     # The console keeps SIGTERM's default (the studies run on under their keepers,
     # and ``attach`` takes them over); the headless handler is for the plain runner.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -492,13 +529,13 @@ def cmd_demo(args: argparse.Namespace, console: Console) -> int:
     pairs = [f"{i}={base / i}" for i in DEMO_IDS]
     specs, template, _ = plan_fresh(pairs, reference_template(), [DEMO_ARMED], backend, new_parent=base)
     base.mkdir()
-    create_fresh(specs, template, backend)
+    create_fresh(specs, template, backend, DEMO_STUDIES)
     console.print(
         f"studymon demo: three reference studies on the {backend} runtime, kill armed on {DEMO_ARMED}; "
         f"evidence in {base}",
         highlight=False,
     )
-    return run_studies(specs, {DEMO_ARMED}, False, args.headless, console)
+    return run_studies(specs, {DEMO_ARMED}, False, args.headless, console, options=ConsoleOptions.of(args))
 
 
 if __name__ == "__main__":

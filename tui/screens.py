@@ -33,6 +33,7 @@ from textual.widgets import Footer
 
 from studymon.engine.events import Sample, StudyEvent
 from studymon.engine.evidence import EvidenceExists, write_text
+from studymon.engine.finish import SessionResult
 from studymon.engine.session import StudySession
 from studymon.engine.supervisor import Supervisor
 from studymon.widgets import keys
@@ -51,12 +52,15 @@ NARROW_BELOW = 150  # columns: three panes side by side need about 53 each
 HELP_PARAGRAPHS = (
     (
         "Each pane is one study: its state, its ledger as it grows (scrolling up stops following), its containers, "
-        "the machine's load and its own, and its controls. Actions apply to the pane that has the focus."
+        "a graph of its own load (its controller and its runs) with its runs as lanes on the same time line, and its "
+        "controls. Actions apply to the pane that has the focus. When a diagnosis run starts, its pane lights up "
+        "for a few seconds."
     ),
     (
-        "Kill now asks first (Cancel is the default). Arm kills the controller the instant its first diagnosis run "
-        "starts, then resumes it. Quitting while studies run asks whether to stop them (SIGINT, evidence kept) or to "
-        "detach (leave them running; `studymon attach OUT...` takes them back)."
+        "Kill now asks first: the same key again kills, Enter or Escape cancels. Arm kills the controller the "
+        "instant its first diagnosis run starts, then resumes it. Quitting while studies run asks whether to stop "
+        "them (SIGINT, evidence kept) or to detach (leave them running; `studymon attach OUT...` takes them back). "
+        "When every study has ended the console stays open on each study's verdict; quit to print the check table."
     ),
 )
 HELP_TEXT = "\n\n".join(HELP_PARAGRAPHS)
@@ -108,8 +112,10 @@ class MainScreen(Screen[None]):
         wall_clock: Callable[[], float] = time.time,
         refresh_interval: float = DEFAULT_REFRESH_INTERVAL,
         save_dir: Path | None = None,
+        bell: bool = False,
     ) -> None:
-        """``studies``: (study id, container prefix) per pane; ``supervisor``: the engine the actions ask."""
+        """``studies``: (study id, container prefix) per pane; ``supervisor``: the engine the actions ask;
+        ``bell``: ring the terminal's bell when a diagnosis run starts."""
         super().__init__()
         self.supervisor = supervisor
         self.save_dir = save_dir or Path.cwd()
@@ -117,7 +123,13 @@ class MainScreen(Screen[None]):
         # ticking=False: the screen's one clock moves every pane (see tick).
         self.panes: dict[str, StudyPane] = {
             study: StudyPane(
-                study, prefix, clock=clock, wall_clock=wall_clock, refresh_interval=refresh_interval, ticking=False
+                study,
+                prefix,
+                clock=clock,
+                wall_clock=wall_clock,
+                refresh_interval=refresh_interval,
+                ticking=False,
+                bell=bell,
             )
             for study, prefix in studies
         }
@@ -156,6 +168,27 @@ class MainScreen(Screen[None]):
             pane.post_event(event)
         if isinstance(event, Sample):
             self.machine.post_message(MachineSampled(event.sample))
+
+    def show_ended(self, status: int, results: Sequence[SessionResult]) -> None:
+        """Every study has ended: each pane shows its verdict, the top line the overall result."""
+        for result in results:
+            pane = self.panes.get(result.study)
+            if pane is not None:
+                pane.ended(result.finished, result.message)
+        quit_key = keys.shown_key("quit_console")
+        failed = [r.study for r in results if r.exit_status == 1]
+        unfinished = [r.study for r in results if r.exit_status == 3]
+        if status == 0:
+            words = f"✓ every study ended, every check holds · exit 0 · {quit_key} closes"
+            ok: bool | None = True
+        elif status == 1:
+            words = f"✗ checks fail: {', '.join(failed)} · exit 1 · {quit_key} closes"
+            ok = False
+        else:
+            words = f"? not finished: {', '.join(unfinished) or 'some'} · exit {status} · {quit_key} closes"
+            ok = None
+        self.machine.overall = (ok, words)
+        self.notify(words, title="studies ended", severity="information" if status == 0 else "error", timeout=10)
 
     async def settle(self) -> None:
         """Wait until every pane and the machine line have handled what was posted to them."""
@@ -204,9 +237,10 @@ class MainScreen(Screen[None]):
             study,
             ConfirmScreen(
                 f"Kill {study} now?",
-                "SIGKILL to its controller; the runs in flight are the targets. "
-                f"Resume it afterwards with {keys.shown_key('resume')}.",
+                f"{keys.shown_key('kill')} again kills: SIGKILL to its controller; the runs in flight are the "
+                f"targets. Enter or Escape cancels. Resume it afterwards with {keys.shown_key('resume')}.",
                 confirm="Kill",
+                confirm_key=keys.key_of("kill"),
             ),
             partial(self._kill_confirmed, study),
         )

@@ -19,7 +19,11 @@ from textual.widgets import DataTable
 from studymon.engine.clock import parse_rfc3339
 from studymon.engine.events import ContainerChanged
 
-COLUMNS = (("run", "run"), ("purpose", "purpose"), ("status", "status"), ("for", "for / exit"), ("name", "name"))
+# No name column: every name is ``<prefix>-<study>-<run>`` and a pane is ~50 columns wide, so the
+# name would be cut where the run is.  The run has its column, and the short Id tells a container
+# apart from another of the same name (a run done again in a new container shows a new Id).
+COLUMNS = (("run", "run"), ("purpose", "purpose"), ("status", "status"), ("for", "for/exit"), ("id", "id"))
+ID_WIDTH = 10  # characters of the container's Id shown
 MAX_PURPOSES = 5_000  # runs remembered for rows not seen yet; a bound, not a real limit
 
 
@@ -43,6 +47,7 @@ class _Row:
     started: float | None = None  # epoch seconds, while running
     removed: bool = False
     shown_for: str = ""
+    id: str = ""  # the container's Id, from the latest inspect that had one
 
 
 def _started_at(inspect: dict[str, Any] | None) -> float | None:
@@ -57,6 +62,14 @@ def _started_at(inspect: dict[str, Any] | None) -> float | None:
     return t if t > 0 else None  # Docker's zero time means "never started"
 
 
+def _short_id(inspect: dict[str, Any] | None) -> str:
+    """The first characters of a container's Id, as ``docker ps`` shows it; "" when there is none."""
+    value = (inspect or {}).get("Id")
+    if not isinstance(value, str):
+        return ""
+    return value.removeprefix("sha256:")[:ID_WIDTH]
+
+
 def _foreground(style: Style) -> Style:
     """A cell's style without its background: a component style carries the table's,
     which would paint over the cursor row cell by cell."""
@@ -66,7 +79,7 @@ def _foreground(style: Style) -> Style:
 
 
 class ContainersTable(DataTable[Text]):
-    """A row per container of a study: run, purpose, status, running for or exit code, name.
+    """A row per container of a study: run, purpose, status, running for or exit code, short Id.
 
     ``prefix`` is ``f"{containerPrefix}-{study}-"``: the run is the name without it.
     """
@@ -111,6 +124,10 @@ class ContainersTable(DataTable[Text]):
             run = self.run_of(event.name)
             row = _Row(event.name, run, self._purposes.get(run, ""))
         state = (event.inspect or {}).get("State") or {}
+        new_id = _short_id(event.inspect)
+        id_changed = bool(new_id) and new_id != row.id
+        if new_id:
+            row.id = new_id
         if event.action == "destroy":
             row.status = "removed"
             row.removed = True
@@ -139,7 +156,7 @@ class ContainersTable(DataTable[Text]):
         elif row.removed != was_removed:
             self._update(row, tuple(key for key, _ in COLUMNS))  # dimmed or lit: every cell
         else:
-            self._update(row, ("status", "for"))
+            self._update(row, ("status", "for", "id") if id_changed else ("status", "for"))
 
     def set_purpose(self, run: str, purpose: str) -> None:
         """The purpose of a run (from its ``runPlanned``), for its row now or later."""
@@ -202,7 +219,7 @@ class ContainersTable(DataTable[Text]):
             "purpose": row.purpose,
             "status": row.status,
             "for": row.shown_for,
-            "name": row.name,
+            "id": row.id,
         }
         return [
             Text(values[key], style=status_style if key in ("status", "for") else (plain or ""), no_wrap=True)

@@ -47,6 +47,7 @@ class Controls(Horizontal):
                 variant=VARIANTS.get(row.verb, "default"),  # type: ignore[arg-type]
                 tooltip=row.tooltip,
                 disabled=True,
+                compact=True,
             )
             for row in keys.study_actions()
             if row.verb is not None

@@ -13,7 +13,7 @@ from rich.console import Group
 from rich.json import JSON
 from rich.table import Table
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -31,25 +31,45 @@ _MOVE_BINDINGS: list[BindingType] = [
 
 
 class ConfirmScreen(ModalScreen[bool]):
-    """Ask once; True only when the confirm button is pressed.  Cancel has the focus."""
+    """Ask once; True only when the confirm button is pressed, or ``confirm_key`` is.  Cancel has the focus.
+
+    ``confirm_key`` lets the key that asked confirm by being pressed again
+    (``k``, ``k`` kills): a second deliberate press, where a reflexive Enter
+    or Escape still keeps Cancel.
+    """
 
     AUTO_FOCUS = "#cancel"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel"), *_MOVE_BINDINGS]
 
-    def __init__(self, title: str, question: str, confirm: str = "Confirm", variant: str = "error") -> None:
+    def __init__(
+        self,
+        title: str,
+        question: str,
+        confirm: str = "Confirm",
+        variant: str = "error",
+        confirm_key: str | None = None,
+    ) -> None:
         super().__init__(classes="dialog")
         self.title_text = title
         self.question = question
         self.confirm_label = confirm
         self.variant = variant
+        self.confirm_key = confirm_key
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label(self.title_text, markup=False, id="dialog-title")
             yield Static(self.question, markup=False, id="dialog-question")
             with Horizontal(id="dialog-buttons"):
-                yield Button(self.confirm_label, id="confirm", variant=self.variant)  # type: ignore[arg-type]
+                label = f"{self.confirm_label} ({self.confirm_key})" if self.confirm_key else self.confirm_label
+                yield Button(label, id="confirm", variant=self.variant)  # type: ignore[arg-type]
                 yield Button("Cancel", id="cancel")
+
+    def on_key(self, event: events.Key) -> None:
+        if self.confirm_key is not None and event.key == self.confirm_key:
+            event.stop()
+            event.prevent_default()
+            self.dismiss(True)
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:

@@ -133,7 +133,7 @@ KEYS: tuple[Key, ...] = (
         help_keys="1-9",
     ),
     Key("tab", "app.focus_next", "Next", FOCUS_HELP, Scope.SCREEN, "console.next", textual=True),
-    _study("k", "kill", "Kill now", "kill the study's controller now (asks first)", "Kill {study} now"),
+    _study("k", "kill", "Kill now", "kill the study's controller now (asks; k again kills)", "Kill {study} now"),
     _study("a", "arm", "Arm", "arm / disarm the kill at the first diagnosis start", "Arm or disarm {study}"),
     _study("r", "resume", "Resume", "resume a stopped, crashed or killed study", "Resume {study}"),
     _study("s", "stop", "Stop", "stop the study (SIGINT, graceful; asks first)", "Stop {study}"),
@@ -195,6 +195,14 @@ def shown_key(action: str) -> str:
     for row in KEYS:
         if action in (row.action, row.verb):
             return row.shown_keys
+    raise KeyError(action)
+
+
+def key_of(action: str) -> str:
+    """The first Textual key name bound to ``action`` (what a key event says when it is pressed)."""
+    for row in KEYS:
+        if action in (row.action, row.verb):
+            return row.keys.split(",")[0]
     raise KeyError(action)
 
 

@@ -55,9 +55,17 @@ def machine_text(sample: dict[str, Any] | None) -> str:
 class MachineBar(Widget):
     """The machine's load in one line, from the newest light sample."""
 
-    COMPONENT_CLASSES: ClassVar[set[str]] = {"machine--label", "machine--figures"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "machine--label",
+        "machine--figures",
+        "machine--ok",
+        "machine--fail",
+        "machine--unknown",
+    }
 
     text: reactive[str] = reactive(machine_text(None))  # a change repaints the line
+    # Once every study has ended: the overall result (ok: True, False or None) and its words.
+    overall: reactive[tuple[bool | None, str] | None] = reactive(None)
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
@@ -80,9 +88,14 @@ class MachineBar(Widget):
             self.update_sample(sample)
 
     def render(self) -> Text:
-        return Text.assemble(
-            ("machine ", self.get_component_rich_style("machine--label")),
-            (self.text, self.get_component_rich_style("machine--figures")),
-            no_wrap=True,
-            end="",
-        )
+        # Each gap starts the text after it, never ends the one before: some SVG viewers drop
+        # a run's trailing space, and "machineload" is what they showed.
+        out = Text(no_wrap=True, end="")
+        if self.overall is not None:
+            ok, words = self.overall
+            kind = {True: "machine--ok", False: "machine--fail", None: "machine--unknown"}[ok]
+            out.append(f" {words} ", self.get_component_rich_style(kind))
+            out.append(" ")
+        out.append("machine", self.get_component_rich_style("machine--label"))
+        out.append(" " + self.text, self.get_component_rich_style("machine--figures"))
+        return out

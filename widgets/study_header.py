@@ -25,7 +25,7 @@ from textual.widgets import Label
 from studymon.engine.events import Progress, State
 from studymon.widgets.states import CLOCK_STOPPED, state_class, state_label
 
-NOTE_KINDS = ("info", "kill", "problem")
+NOTE_KINDS = ("info", "kill", "problem", "alert")
 
 
 class Note(NamedTuple):

@@ -24,7 +24,11 @@ from textual.message import Message
 from textual.reactive import var
 from textual.timer import Timer
 
+from studymon.engine.checks import Check
+from studymon.engine.clock import parse_rfc3339
 from studymon.engine.events import KillStep, Progress, State, StudyEvent
+from studymon.engine.ledger import Record
+from studymon.widgets import keys
 from studymon.widgets.containers_table import ContainersTable
 from studymon.widgets.controls import Controls
 from studymon.widgets.ledger_stream import DEFAULT_MAX_RECORDS, DEFAULT_REFRESH_INTERVAL, LedgerStream
@@ -44,8 +48,13 @@ from studymon.widgets.messages import (
     message_for,
 )
 from studymon.widgets.study_header import Checks, Note, StudyHeader
+from studymon.widgets.verdicts import VerdictPanel
 
 SLOW_TICKS = 3  # durations and graphs move every this many clock ticks
+ALERT_SECONDS = 5.0  # how long a diagnosis start draws the eye
+# A diagnosis start older than this when it reaches the pane is history (a catch-up after an
+# attach), not news: it does not flash.
+FRESH_SECONDS = 10.0
 
 # The app adds this to its CSS_PATH: every widget's style lives there.
 TCSS_PATH = Path(__file__).with_name("studymon.tcss")
@@ -80,6 +89,7 @@ class StudyPane(Vertical):
     progress: var[Progress | None] = var(None)
     checks: var[Checks | None] = var(None)
     note: var[Note] = var(Note())
+    alert: var[bool] = var(False)  # a diagnosis run just started: the pane draws the eye
 
     class ActionRequested(Message):
         """The operator pressed a control: ``action`` is ``kill``, ``arm``, ``resume`` or ``stop``."""
@@ -100,6 +110,7 @@ class StudyPane(Vertical):
         refresh_interval: float = DEFAULT_REFRESH_INTERVAL,
         cores: int | None = None,
         ticking: bool = True,
+        bell: bool = False,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
@@ -113,6 +124,12 @@ class StudyPane(Vertical):
         self.containers = ContainersTable(f"{container_prefix}-{study_id}-", id="containers")
         self.graph = LoadGraph(cores=cores, redraw_on_sample=False, id="load-graph")
         self.controls = Controls(id="controls")
+        self.verdict = VerdictPanel(id="verdict")
+        self.bell = bell  # ring the terminal's bell when a diagnosis run starts
+        self.purposes: dict[str, str] = {}  # run -> purpose, from the plans seen
+        self._verdicts: tuple[Check, ...] = ()
+        self._alert_timer: Timer | None = None
+        self._note_before_alert = Note()
         self.ticking = ticking  # False: the screen calls tick() for all panes at once
         self._ticks = 0
         self.refresh_interval = refresh_interval
@@ -126,6 +143,7 @@ class StudyPane(Vertical):
         yield self.header.data_bind(
             pane.state, pane.state_detail, pane.armed, pane.controller, pane.progress, pane.checks, pane.note
         )
+        yield self.verdict
         yield self.stream
         yield self.containers
         yield self.graph
@@ -174,12 +192,16 @@ class StudyPane(Vertical):
         event = message.event
         self.stream.add_records(event.records, skipped=event.skipped)
         for run, purpose in event.purposes:
+            self.purposes[run] = purpose
             self.containers.set_purpose(run, purpose)
         for record in event.records:
             if record.kind == "runPlanned":
                 run, purpose = record.get("run"), record.get("purpose")
                 if isinstance(run, str):
+                    self.purposes[run] = str(purpose or "")
                     self.containers.set_purpose(run, str(purpose or ""))
+            elif record.kind == "runStarted":
+                self._run_started(record)
         if event.issues:
             last = event.issues[-1]
             more = f" (+{len(event.issues) - 1} more)" if len(event.issues) > 1 else ""
@@ -201,9 +223,13 @@ class StudyPane(Vertical):
 
     @on(ControllerStarted)
     def _controller_started(self, message: ControllerStarted) -> None:
-        self.pid = message.event.pid
-        self.controller = (message.event.pid, None)
+        event = message.event
+        self.pid = event.pid
+        self.controller = (event.pid, None)
         self.running = True
+        if event.first_start is not None and self.header.started is None:
+            # The running time counts from the study's first start, also after an attach.
+            self.header.set_started(self.clock() - max(0.0, self.wall_clock() - event.first_start))
         self.header.process_started()
 
     @on(ControllerEnded)
@@ -241,9 +267,51 @@ class StudyPane(Vertical):
         event = message.event
         if event.finished:
             self.finished = True
+            self.verdict.show(event.checks, event.ok)
+        self._verdicts = event.checks
         self.checks = Checks(event.ok, event.finished)
         if event.resume_hint and not event.finished:
             self.note = Note(f"resume: {event.resume_hint}", "info")
+
+    def ended(self, finished: bool, message: str = "") -> None:
+        """The console has seen the study end: show its verdict (and why it did not finish)."""
+        checks = self.checks
+        ok = checks.ok if checks is not None and finished else (None if finished else False)
+        if not finished:
+            self.verdict.show(self._verdicts, ok, f"not finished: {message or 'the study ended early'}")
+        elif not self.verdict.display:
+            self.verdict.show(self._verdicts, ok)
+
+    # --- a diagnosis run starts: the moment of a manual kill -------------------
+    def _run_started(self, record: Record) -> None:
+        run = record.get("run")
+        if not isinstance(run, str) or self.purposes.get(run) != "diagnosis":
+            return
+        try:
+            age = self.wall_clock() - parse_rfc3339(record.at)
+        except ValueError:
+            return
+        if age > FRESH_SECONDS:
+            return
+        kill = keys.shown_key("kill")
+        if self.note.kind != "alert":
+            self._note_before_alert = self.note  # given back when the alert is over
+        self.note = Note(f"▶ diagnosis {run} started — {kill} {kill} kills now", "alert")
+        self.alert = True
+        if self._alert_timer is not None:
+            self._alert_timer.stop()
+        self._alert_timer = self.set_timer(ALERT_SECONDS, self._alert_over)
+        if self.bell:
+            self.app.bell()
+
+    def _alert_over(self) -> None:
+        self._alert_timer = None
+        self.alert = False
+        if self.note.kind == "alert":
+            self.note = self._note_before_alert
+
+    def watch_alert(self, alert: bool) -> None:
+        self.set_class(alert, "-alert")
 
     @on(ProblemSeen)
     def _problem_seen(self, message: ProblemSeen) -> None:

@@ -257,6 +257,10 @@ async def test_kill_now_asks_first_cancel_keeps_it_running_then_kill_and_resume(
         assert app.focused is not None and app.focused.id == "cancel"
         await pilot.press("enter")  # the reflexive Enter: Cancel
         await wait_until(pilot, "the confirmation to close", lambda: not isinstance(app.screen, ConfirmScreen))
+        await pilot.press("k")
+        await wait_until(pilot, "the confirmation", lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("escape")  # Escape: Cancel too
+        await wait_until(pilot, "the confirmation to close", lambda: not isinstance(app.screen, ConfirmScreen))
         assert not (out / "kills").exists()
         assert session.is_running() and session.state == State.RUNNING
         pid = session.controller.pid if session.controller else None
@@ -356,6 +360,12 @@ async def test_quit_and_detach_then_attach_finishes(lab: Lab) -> None:
             pilot, "both attached",
             lambda: all(again.main.panes[s].pid == pids[s] for s in ("a", "b")) or again.return_code is not None,
         )
+        for out in outs:
+            # The running time counts from the study's first start (launches.jsonl), not from the attach.
+            since_first = time.time() - parse_rfc3339(starts(out)[0]["at"])
+            elapsed = again.main.panes[out.name].header.elapsed
+            if again.return_code is None and elapsed is not None:
+                assert elapsed >= since_first - 1.0, (out.name, elapsed, since_first)
         code = await wait_exit(again)
     assert code == 0, failures(again)
     for out in outs:

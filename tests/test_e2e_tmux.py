@@ -4,10 +4,11 @@ The console is started in a tmux session on a private server (its own
 ``-L`` socket, so no other tmux session is touched), the screen is read with
 ``capture-pane``, and keys are sent with ``send-keys``.  The test waits for
 the three panes, focuses ``alpha`` with ``1``, asks for *Kill now* with ``k``,
-moves from *Cancel* (the default) to *Kill* and confirms, sees the pane say
-``killed``, resumes with ``r``, and waits for the end.  Once the app has left
-the screen, the check table and its summary line are read from the terminal,
-and the shell's ``EXIT=$?`` line gives the exit status.
+leaves the dialog with Escape, asks again and confirms with a second ``k``, sees the pane say
+``killed``, resumes with ``r``, and waits for the end: the console stays on
+the verdicts until ``q``.  Once the app has left the screen, the check table
+and its summary line are read from the terminal, and the shell's ``EXIT=$?``
+line gives the exit status.
 
 Every wait has a deadline and, when it runs out, the failure shows the last
 screen.  The tmux server is killed on the way out, pass or fail.
@@ -156,13 +157,17 @@ def run_demo_by_keys(tmp_path: Path, backend: str) -> None:
         )
         assert "Kill now" in screen and "k Kill now" in screen, screen
 
-        # alpha: focus with 1, Kill now with k; the dialog opens on Cancel.
+        # alpha: focus with 1, Kill now with k; the dialog opens on Cancel, and Escape keeps it.
         term.keys("1")
         term.keys("k")
         term.wait_for("the kill confirmation", lambda s: "Kill alpha now?" in s, timeout=10)
-        # Left moves the focus from Cancel to Kill; Enter presses it.
-        term.keys("Left")
-        term.keys("Enter")
+        term.keys("Escape")
+        term.wait_for("the confirmation closed", lambda s: "Kill alpha now?" not in s, timeout=10)
+        assert state_of(term.screen(), "alpha") in ("running", "resuming")
+        # k, k: the second k confirms.
+        term.keys("k")
+        term.wait_for("the kill confirmation", lambda s: "Kill alpha now?" in s, timeout=10)
+        term.keys("k")
         screen = term.wait_for("alpha killed, its evidence captured",
                                lambda s: state_of(s, "alpha") == "killed" and "captured" in pane_column(s, "alpha"),
                                timeout=30)
@@ -173,7 +178,13 @@ def run_demo_by_keys(tmp_path: Path, backend: str) -> None:
         term.wait_for("alpha resumed", lambda s: "resumed" in pane_column(s, "alpha")
                       or state_of(s, "alpha") in ("resuming", "running", "finished ✓"), timeout=30)
 
-        # The end: the app leaves, the shell prints the table, then EXIT=.
+        # Every study ends: the console stays, with the overall result on top and a verdict per pane.
+        screen = term.wait_for("the verdicts", lambda s: "every check holds · exit 0" in s
+                               and all("verdict ✓" in pane_column(s, study) for study in STUDIES), timeout=90)
+        time.sleep(1.0)
+        assert not term.pane_dead() and "studymon checks" not in term.screen(), "the console closed by itself"
+        # q closes it: the app leaves, the shell prints the table, then EXIT=.
+        term.keys("q")
         text = term.wait_for("the exit status line", lambda s: re.search(r"^EXIT=\d+", s, re.MULTILINE) is not None,
                              timeout=90, history=True)
     finally:

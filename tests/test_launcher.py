@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from studymon.engine.launcher import Controller, find_running
+from studymon.engine.launcher import Controller, find_running, first_start
 
 DEAF = "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); print('up', flush=True); time.sleep(60)"
 POLITE = "import time\ntry:\n    time.sleep(60)\nexcept KeyboardInterrupt:\n    raise SystemExit(130)"
@@ -262,3 +262,21 @@ def test_a_group_caught_in_a_vfork_is_seen_stopped(tmp_path: Path) -> None:
     caught = asyncio.run(scenario())
     # Most freezes land outside a vfork; the test is about the ones that land inside.
     assert caught >= 1, "no freeze landed inside a vfork: the test proved nothing"
+
+
+def test_first_start_is_the_first_start_line_whatever_follows(tmp_path: Path) -> None:
+    """The running time after a resume or an attach counts from here: the first `start`, never a later one."""
+    launches = tmp_path / "launches.jsonl"
+    assert first_start(tmp_path) is None  # no launches.jsonl yet
+    launches.write_text(
+        "not json\n"
+        + json.dumps({"event": "end", "pid": 1, "at": "2026-01-01T00:00:00.000Z"}) + "\n"
+        + json.dumps({"event": "start", "pid": 7, "at": "2026-01-01T10:00:00.500Z"}) + "\n"
+        + json.dumps({"event": "start", "pid": 8, "at": "2026-01-01T11:00:00.000Z"}) + "\n"
+    )
+    assert first_start(tmp_path) == 1767261600.5
+    # A first start whose time is not a time, or is not text: unknown, never a crash.
+    launches.write_text(json.dumps({"event": "start", "pid": 7, "at": "yesterday"}) + "\n")
+    assert first_start(tmp_path) is None
+    launches.write_text(json.dumps({"event": "start", "pid": 7, "at": 12}) + "\n" + "[1, 2]\n")
+    assert first_start(tmp_path) is None

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
+import pytest
 from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -737,3 +738,47 @@ async def test_the_palette_lists_every_action_before_anything_is_typed() -> None
         await pilot.pause(0.3)
         assert isinstance(app.screen, HelpScreen)
     assert not await asyncio.to_thread(nowhere.exists)
+
+
+async def test_a_fresh_diagnosis_start_lights_its_pane_up_for_a_while_and_rings_with_bell(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The moment of a manual kill draws the eye: the pane's -alert class, the note naming the run
+    and the keys, the bell (with --bell); then all goes back, the earlier note too.  A start read
+    late (a catch-up) or of a run of another purpose does not flash."""
+    from studymon.engine.clock import rfc3339_ms
+    from studymon.engine.events import KillStep, RecordsSeen
+    from studymon.engine.spec import StudySpec
+    from studymon.tui.app import Planned, StudymonApp
+    from studymon.widgets import study_pane
+
+    monkeypatch.setattr(study_pane, "ALERT_SECONDS", 0.4)
+    now = 1_790_000_000.0
+    nowhere = Path("/nonexistent/studymon-alert")
+    app = StudymonApp([Planned(StudySpec("a", nowhere / "a"), "inforsi")], start_engine=False,
+                      wall_clock=lambda: now, bell=True)
+    rings: list[int] = []
+    monkeypatch.setattr(app, "bell", lambda: rings.append(1))
+
+    def records(*specs: tuple[int, str, float, dict[str, Any]]) -> RecordsSeen:
+        return RecordsSeen("a", tuple(Record(seq, rfc3339_ms(at), kind, content, seq, seq * 100)
+                                      for seq, kind, at, content in specs))
+
+    async with app.run_test(size=(160, 48)) as pilot:
+        pane = app.main.panes["a"]
+        await app.feed([
+            KillStep("a", 1, "settled", "every target has its result"),
+            records((1, "runPlanned", now - 60, {"run": "d1", "purpose": "diagnosis"}),
+                    (2, "runStarted", now - 59, {"run": "d1"}),  # a minute old: history
+                    (3, "runPlanned", now - 1, {"run": "a1", "purpose": "ablation"}),
+                    (4, "runStarted", now - 1, {"run": "a1"})),  # not a diagnosis
+        ])
+        assert not pane.has_class("-alert") and not rings
+        assert pane.note.text.startswith("kill 1: settled")
+        await app.feed([records((5, "runPlanned", now - 0.3, {"run": "d2", "purpose": "diagnosis"}),
+                                (6, "runStarted", now - 0.2, {"run": "d2"}))])
+        assert pane.has_class("-alert") and rings == [1]
+        assert pane.note == study_pane.Note("▶ diagnosis d2 started — k k kills now", "alert")
+        await pilot.pause(0.8)
+        assert not pane.has_class("-alert")
+        assert pane.note.text.startswith("kill 1: settled"), "the note before the alert comes back"

@@ -14,7 +14,7 @@ Phases, set for all three studies at once through their control file:
   write per record) for ``--seconds`` (60);
 * **idle**: the studies stay alive and write nothing for ``--idle-seconds``
   (30), after a short settle;
-* end: the studies write ``halt`` and exit 0; the console ends by itself and
+* end: the studies write ``halt`` and exit 0; the console (``--exit-when-done``) ends and
   prints its check table (its exit status is reported).
 
 Measured once a second with psutil: the CPU time (user + system, all its
@@ -275,7 +275,7 @@ def run(args: argparse.Namespace, work: Path, terms: list[Terminals]) -> dict[st
     terms.append(sm)
     sm.start_server()
     pairs = [f"{s}={work / s}" for s in STUDIES]
-    console_pid = sm.start("console", [sys.executable, "-m", "studymon.tui.cli", "run", "--template",
+    console_pid = sm.start("console", [sys.executable, "-m", "studymon.tui.cli", "run", "--exit-when-done", "--template",
                                        str(template(work, args.rate)), *pairs], env=env, cwd=str(work))
     deadline = time.monotonic() + 60
     while not all(p.is_file() and p.stat().st_size for p in ledgers(work)):

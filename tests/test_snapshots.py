@@ -19,6 +19,7 @@ import json
 import math
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from textual.pilot import Pilot
@@ -39,9 +40,11 @@ from studymon.engine.events import (
     StudyEvent,
     Verdicts,
 )
+from studymon.engine.finish import SessionResult
 from studymon.engine.ledger import Record
 from studymon.engine.spec import StudySpec
 from studymon.tui.app import Planned, StudymonApp
+from studymon.widgets.dialogs import QuitScreen
 
 SIZE = (160, 48)
 PREFIX = "inforsi"
@@ -303,3 +306,111 @@ def test_main_screen_three_studies(snap_compare: Callable[..., bool]) -> None:
 def test_help_screen(snap_compare: Callable[..., bool]) -> None:
     clock = SteppedClock(MONO0)
     assert snap_compare(console(clock), press=["question_mark"], terminal_size=SIZE, run_before=feeder(clock))
+
+
+# --- the dialogs, the stream's modes, a narrow terminal, the end -----------------
+
+
+def test_kill_dialog(snap_compare: Callable[..., bool]) -> None:
+    """The manual kill's question: Cancel focused, the kill key again kills."""
+    clock = SteppedClock(MONO0)
+    feed = feeder(clock)
+
+    async def run_before(pilot: Pilot) -> None:
+        await feed(pilot)
+        app = pilot.app
+        assert isinstance(app, StudymonApp)
+        await app.push_screen(app.main.kill_question("alpha"))
+        await pilot.pause()
+
+    assert snap_compare(console(clock), terminal_size=SIZE, run_before=run_before)
+
+
+def test_quit_dialog(snap_compare: Callable[..., bool]) -> None:
+    """Quitting with studies running: Stop, Detach or Cancel (focused)."""
+    clock = SteppedClock(MONO0)
+    feed = feeder(clock)
+
+    async def run_before(pilot: Pilot) -> None:
+        await feed(pilot)
+        await pilot.app.push_screen(QuitScreen(["alpha", "beta"]))
+        await pilot.pause()
+
+    assert snap_compare(console(clock), terminal_size=SIZE, run_before=run_before)
+
+
+def test_record_dialog(snap_compare: Callable[..., bool]) -> None:
+    """Enter on a record: its whole JSON."""
+    clock = SteppedClock(MONO0)
+    assert snap_compare(console(clock), press=["up", "up", "enter"], terminal_size=SIZE, run_before=feeder(clock))
+
+
+def test_paused_and_filtered_streams(snap_compare: Callable[..., bool]) -> None:
+    """alpha scrolled up (paused: the status line says so and how to follow again); beta filtered to charges."""
+    clock = SteppedClock(MONO0)
+    feed = feeder(clock)
+
+    async def run_before(pilot: Pilot) -> None:
+        await feed(pilot)
+        await pilot.press("1", "up", "up", "up", "up", "up")
+        await pilot.press("2", "slash", *"charge", "enter")
+        for field in pilot.app.query(Input):
+            field.cursor_blink = False
+        await pilot.pause()
+
+    assert snap_compare(console(clock), terminal_size=SIZE, run_before=run_before)
+
+
+def test_narrow_terminal(snap_compare: Callable[..., bool]) -> None:
+    """100×30: the panes stack, each keeps its parts, and the screen scrolls."""
+    clock = SteppedClock(MONO0)
+    assert snap_compare(console(clock), terminal_size=(100, 30), run_before=feeder(clock))
+
+
+def end_of_studies() -> list[Step]:
+    """alpha and beta end too: alpha with every check ✓, beta with a kill check ✗."""
+    holds = ("ledgerWellFormed", "contractKept", "haltedAtExport", "chargedEqualsStarts", "exitedCleanly")
+    beta = (
+        *(Check(name, True, "ok") for name in holds),
+        Check("killTriggered", True, "kill 1 fired at seq 7, d1's runStarted"),
+        Check("killDelivered", True, "SIGKILL to pid 41018, its keeper saw it die of SIGKILL", "kill 1"),
+        Check("sameContainerNoRerun", True, "one die of the same Id, exit 0 as runResult says", "kill 1 · d1"),
+        Check("chargedOnce", False, "d1 charged twice: seq 5 and seq 19 (after the kill); runStarted once",
+              "kill 1 · d1"),
+        Check("resultSettledAndFinished", True, "one result at seq 17, settled at seq 18", "kill 1 · d1"),
+    )
+    return [(95.0, [
+        StateChanged("alpha", State.FINISHED_OK, ""),
+        Verdicts("alpha", tuple(Check(name, True, "ok") for name in holds), True, True),
+        StateChanged("beta", State.FINISHED_FAIL, ""),
+        Verdicts("beta", beta, False, True),
+    ])]
+
+
+def test_end_of_studies_verdicts(snap_compare: Callable[..., bool]) -> None:
+    """Every study has ended: the console stays, each pane shows its checks (the ✗ with its detail), and
+    the top line the overall result and the exit status."""
+    clock = SteppedClock(MONO0)
+    feed = feeder(clock)
+
+    async def run_before(pilot: Pilot) -> None:
+        await feed(pilot)
+        app = pilot.app
+        assert isinstance(app, StudymonApp)
+        for at, events in end_of_studies():
+            clock.now = MONO0 + at
+            await app.feed(events)
+        results = []
+        for event in (e for _, events in end_of_studies() for e in events):
+            if isinstance(event, Verdicts):
+                results.append(SessionResult(event.study, NOWHERE / event.study, True,
+                                             SimpleNamespace(ok=event.ok), None))  # type: ignore[arg-type]
+        results.append(SessionResult("gamma", NOWHERE / "gamma", True, SimpleNamespace(ok=True), None))  # type: ignore[arg-type]
+        app.main.show_ended(1, results)
+        for pane in app.main.panes.values():
+            pane.flush()
+        await pilot.pause()
+        app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(console(clock), terminal_size=SIZE, run_before=run_before)

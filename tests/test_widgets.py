@@ -782,3 +782,30 @@ async def test_a_fresh_diagnosis_start_lights_its_pane_up_for_a_while_and_rings_
         await pilot.pause(0.8)
         assert not pane.has_class("-alert")
         assert pane.note.text.startswith("kill 1: settled"), "the note before the alert comes back"
+
+
+async def test_an_exported_screenshot_keeps_words_apart_from_their_neighbours() -> None:
+    """In an SVG screenshot every run of text is stretched to its cells; viewers squeeze the spaces at
+    a run's edges, which glued "machine" to "load" and the study id to its state badge.  No run that
+    holds a word may start or end with a space."""
+    import re
+
+    from studymon.engine.spec import StudySpec
+    from studymon.tui.app import Planned, StudymonApp
+
+    nowhere = Path("/nonexistent/studymon-svg")
+    app = StudymonApp([Planned(StudySpec(s, nowhere / s), "inforsi") for s in ("alpha", "gamma")], start_engine=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.feed([
+            ProcessStarted("gamma", 4242, False), StateChanged("gamma", State.RUNNING, ""), ArmChanged("gamma", True),
+            Sample("gamma", {"load": [1.0, 0.5, 0.2], "cpu": 12.0, "memory": {"percent": 40.0, "used": 1, "total": 2}},
+                   1.0),
+        ])
+        app.main.machine.overall = (True, "✓ every study ended")
+        await pilot.pause()
+        svg = app.export_screenshot()
+    runs = [text.replace("&#160;", " ") for text in re.findall(r">([^<]*)</text>", svg)]
+    worded = [r for r in runs if re.search(r"machine|load \d|running|ARMED|gamma|every study", r)]
+    assert len(worded) >= 5, worded
+    glued = [r for r in worded if r != r.strip()]
+    assert not glued, glued

@@ -233,16 +233,17 @@ class MainScreen(Screen[None]):
         {"kill": self.ask_kill, "arm": self.toggle_arm, "resume": self.resume, "stop": self.ask_stop}[verb](study)
 
     def ask_kill(self, study: str) -> None:
-        self._ask_if_running(
-            study,
-            ConfirmScreen(
-                f"Kill {study} now?",
-                f"{keys.shown_key('kill')} again kills: SIGKILL to its controller; the runs in flight are the "
-                f"targets. Enter or Escape cancels. Resume it afterwards with {keys.shown_key('resume')}.",
-                confirm="Kill",
-                confirm_key=keys.key_of("kill"),
-            ),
-            partial(self._kill_confirmed, study),
+        self._ask_if_running(study, self.kill_question(study), partial(self._kill_confirmed, study))
+
+    @staticmethod
+    def kill_question(study: str) -> ConfirmScreen:
+        """The dialog that asks before a manual kill: the kill key again confirms, Enter and Escape cancel."""
+        return ConfirmScreen(
+            f"Kill {study} now?",
+            f"{keys.shown_key('kill')} again kills: SIGKILL to its controller; the runs in flight are the "
+            f"targets. Enter or Escape cancels. Resume it afterwards with {keys.shown_key('resume')}.",
+            confirm="Kill",
+            confirm_key=keys.key_of("kill"),
         )
 
     def _ask_if_running(self, study: str, question: ConfirmScreen, then: Callable[[bool | None], None]) -> None:

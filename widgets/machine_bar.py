@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from rich.style import Style
 from rich.text import Text
 from textual import on
 from textual.reactive import reactive
@@ -88,14 +89,19 @@ class MachineBar(Widget):
             self.update_sample(sample)
 
     def render(self) -> Text:
-        # Each gap starts the text after it, never ends the one before: some SVG viewers drop
-        # a run's trailing space, and "machineload" is what they showed.
+        # Every gap is a run of its own (``not underline`` draws nothing but keeps it apart): SVG
+        # viewers squeeze the spaces at a text run's edges, and "machineload" is what they showed.
+        gap = Style(underline=False)
         out = Text(no_wrap=True, end="")
         if self.overall is not None:
             ok, words = self.overall
             kind = {True: "machine--ok", False: "machine--fail", None: "machine--unknown"}[ok]
-            out.append(f" {words} ", self.get_component_rich_style(kind))
-            out.append(" ")
+            style = self.get_component_rich_style(kind)
+            out.append(" ", style + gap)
+            out.append(words, style)
+            out.append(" ", style + gap)
+            out.append(" ", gap)
         out.append("machine", self.get_component_rich_style("machine--label"))
-        out.append(" " + self.text, self.get_component_rich_style("machine--figures"))
+        out.append(" ", gap)
+        out.append(self.text, self.get_component_rich_style("machine--figures"))
         return out

@@ -42,6 +42,13 @@ class Checks(NamedTuple):
     finished: bool
 
 
+def badge(words: str) -> Text:
+    """A badge's words in a style of their own (``not underline``, which draws nothing), so that an
+    exported screenshot keeps them apart from the badge's padding: SVG viewers that squeeze a text
+    run's edge spaces would otherwise glue the badge to the word before it ("gammarunning")."""
+    return Text(words, style="not underline", no_wrap=True, end="")
+
+
 def format_elapsed(seconds: float) -> str:
     s = max(0, int(seconds))
     return f"{s // 3600:02d}:{(s % 3600) // 60:02d}:{s % 60:02d}"
@@ -133,9 +140,9 @@ class StudyHeader(Vertical):
         self._round: Any = None
         self._stage: str | None = None
         self._badge = Label(
-            state_label(State.STARTING), markup=False, id="state-badge", classes=state_class(State.STARTING)
+            badge(state_label(State.STARTING)), markup=False, id="state-badge", classes=state_class(State.STARTING)
         )
-        self._armed = Label("ARMED", markup=False, id="armed-badge")
+        self._armed = Label(badge("ARMED"), markup=False, id="armed-badge")
         self._checks = Label("", markup=False, id="checks-badge")
         self._elapsed = Elapsed(id="elapsed")
         self._progress = Label(progress_text((None, None), None, None), markup=False, id="header-progress")
@@ -164,7 +171,7 @@ class StudyHeader(Vertical):
         if state != old:
             self._badge.remove_class(state_class(old))
             self._badge.add_class(state_class(state))
-            self._badge.update(state_label(state))
+            self._badge.update(badge(state_label(state)))
         if state in CLOCK_STOPPED and self.started is not None and self.ended is None:
             self.ended = self.clock()
         self.refresh_clock()
@@ -191,7 +198,7 @@ class StudyHeader(Vertical):
     def watch_checks(self, checks: Checks | None) -> None:
         if checks is None:
             return
-        self._checks.update(f"checks {({True: '✓', False: '✗', None: '?'})[checks.ok]}")
+        self._checks.update(badge(f"checks {({True: '✓', False: '✗', None: '?'})[checks.ok]}"))
         self._checks.tooltip = (
             "verdicts of the finished study" if checks.finished else "verdicts so far: the study has not finished"
         )

@@ -37,10 +37,10 @@ def summary(checks: Sequence[Check], ok: bool | None) -> str:
         return f"{MARKS[True]} all {len(checks)} checks hold"
     parts = []
     if failed:
-        parts.append(f"{failed} fail")
+        parts.append(f"{failed} of {len(checks)} checks fail")
     if unknown:
-        parts.append(f"{unknown} unknown")
-    return f"{MARKS[ok]} of {len(checks)} checks, " + ", ".join(parts or ["none fail"])
+        parts.append(f"{unknown} {'of ' + str(len(checks)) + ' checks ' if not failed else ''}unknown")
+    return f"{MARKS[ok]} " + ", ".join(parts or [f"{len(checks)} checks, none fails"])
 
 
 class VerdictPanel(VerticalScroll):

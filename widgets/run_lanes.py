@@ -65,10 +65,10 @@ class Run:
 
     @property
     def state(self) -> RunState:
-        if self.started is not None:
-            if self.ended is None:
-                return RunState.RUNNING
+        if self.ended is not None:
             return RunState.OK if self.exit_code == 0 else RunState.FAILED
+        if self.started is not None:
+            return RunState.RUNNING
         return RunState.CHARGED if self.charged is not None else RunState.PLANNED
 
     @property
@@ -192,9 +192,10 @@ class RunLanes:
 def lane_cells(run: Run, columns: Sequence[int]) -> dict[int, str]:
     """The cells of a run's lane (column -> glyph), given the columns of its times.
 
-    ``columns`` is (plan or charge column, start column, end column); the
-    start and end are -1 when there is none (a run with no result ends at the
-    last column, which the caller passes as its end).
+    ``columns`` is (plan or charge column, start column, end column): the
+    first is -1 for a run with no plan or charge read, the start -1 for a run
+    not started (then only its plan is marked), and a run with no result ends
+    at the column of now.  A result with no start read is a bar of one cell.
     """
     mark, start, end = columns
     state = run.state

@@ -120,7 +120,8 @@ class TimeAxis:
 
     def labels(self, now: float) -> str:
         """The axis row: ``now`` at the right edge, ``-10m`` where the linear part begins, ``-5m`` and ``-1m``
-        where they fall, the age of the first column at the left, and a dashed line over the compressed part.
+        (or ``-2m``) where they fall, the age of the first column at the left, and a dashed line over the
+        compressed part.
 
         Labels that would touch another are left out, the less important first.
         """
@@ -132,14 +133,17 @@ class TimeAxis:
             wanted += [(self.old_columns, "-10m"), (0, "-" + age_text(now - self.origin))]
         else:
             wanted.append((0, "-" + age_text(now - self.origin)))
-        wanted += [(self.column(now - 300), "-5m"), (self.column(now - 60), "-1m")]
-        for col, text in wanted:
-            begin, end = col, col + len(text)
-            if begin < 0 or end > width:
-                continue
-            # One free cell on each side, so that two labels never read as one.
-            if any(taken[max(0, begin - 1) : min(width, end + 1)]):
-                continue
-            row[begin:end] = text
-            taken[begin:end] = [True] * len(text)
+        wanted += [(self.column(now - 300), "-5m")]
+        # The last minute is narrow on a narrow axis: -2m stands in where -1m would touch "now".
+        choices = [[(col, text)] for col, text in wanted]
+        choices.append([(self.column(now - 60), "-1m"), (self.column(now - 120), "-2m")])
+        for options in choices:
+            for col, text in options:
+                begin, end = col, col + len(text)
+                # One free cell on each side, so that two labels never read as one.
+                if begin < 0 or end > width or any(taken[max(0, begin - 1) : min(width, end + 1)]):
+                    continue
+                row[begin:end] = text
+                taken[begin:end] = [True] * len(text)
+                break
         return "".join(row)

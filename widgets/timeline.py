@@ -94,13 +94,20 @@ def memory_top(peak: int) -> int:
 
 
 def percent_text(value: float) -> str:
-    return f"{value:.0f}%"
+    """A CPU scale label in at most five characters: ``100%``, ``9600%``, ``12k%``, else ``huge``."""
+    if value < 10_000:
+        return f"{value:.0f}%"
+    if value < 999_500:
+        return f"{value / 1000:.0f}k%"
+    return "huge"
 
 
 def bytes_text(value: int) -> str:
-    if value >= 1024 * MIB:
-        return f"{value / (1024 * MIB):.0f}G"
-    return f"{value / MIB:.0f}M"
+    """A memory scale label in at most five characters: ``512M``, ``16G``, ``2T``, else ``huge``."""
+    for unit, size in (("M", MIB), ("G", 1024 * MIB), ("T", 1024 * 1024 * MIB)):
+        if value < 1024 * size:
+            return f"{value / size:.0f}{unit}"
+    return "huge"
 
 
 def _finite(value: Any) -> float | None:
@@ -172,6 +179,7 @@ class Timeline(Widget):
         self._styles: dict[StyleKey, Style] = {}
         self._strips: list[Strip] | None = None
         self._strips_key: tuple[Any, ...] = ()
+        self._asked_key: tuple[Any, ...] = ()
 
     # --- what the pane gives ---------------------------------------------------
     def _plausible(self, at: float | None) -> bool:
@@ -222,9 +230,10 @@ class Timeline(Widget):
     def tick(self) -> None:
         """Redraw if anything was given since the last drawing or the axis moved by a column (the pane's clock)."""
         now = self.clock()
-        width, height = self.size.width, self.size.height
-        if self._strips is None or self._key(width, height, now) != self._strips_key:
+        key = self._key(self.size.width, self.size.height, now)
+        if key not in (self._strips_key, self._asked_key):
             self._now = now
+            self._asked_key = key  # one repaint asked per change, however many ticks come before it
             self.refresh()
 
     # --- drawing ---------------------------------------------------------------
@@ -342,9 +351,10 @@ class Timeline(Widget):
         row: Row = [(c, ("highlight" if lit else "lane", None)) for c in label.ljust(GUTTER - 1)]
         row.append((" ", ("lane", background)))
         placed = run.planned if run.planned is not None else run.charged
+        began = run.started if run.started is not None else run.ended
         columns = (
             axis.column(placed) if placed is not None else -1,
-            axis.column(run.started) if run.started is not None else -1,
+            axis.column(began) if began is not None else -1,
             axis.column(run.ended) if run.ended is not None else axis.column(now),
         )
         cells = lane_cells(run, columns)

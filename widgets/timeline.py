@@ -128,14 +128,14 @@ class Timeline(Widget):
     Timeline > .timeline--scale { color: $text-muted; }
     Timeline > .timeline--axis { color: $text-muted; }
     Timeline > .timeline--cpu { color: $primary; }
-    Timeline > .timeline--mem { color: $secondary; }
+    Timeline > .timeline--mem { color: $foreground-muted; }
     Timeline > .timeline--kill { color: $error; text-style: bold; }
     Timeline > .timeline--resume { color: $success; text-style: bold; }
     Timeline > .timeline--lane { color: $text-muted; }
     Timeline > .timeline--diagnosis { color: $warning; }
-    Timeline > .timeline--ablation { color: $accent; }
-    Timeline > .timeline--proposal { color: $primary; }
-    Timeline > .timeline--export { color: $secondary; }
+    Timeline > .timeline--ablation { color: $text-primary; }
+    Timeline > .timeline--proposal { color: $text-accent; }
+    Timeline > .timeline--export { color: $text-secondary; }
     Timeline > .timeline--other { color: $foreground-muted; }
     Timeline > .timeline--failed { color: $error; text-style: bold; }
     Timeline > .timeline--highlight { background: $warning 40%; color: $text; text-style: bold; }
@@ -391,7 +391,10 @@ class Timeline(Widget):
             if background == "highlight":
                 style += Style(bgcolor=self.get_component_rich_style("timeline--highlight").bgcolor, bold=True)
             elif background is not None:
-                style += Style(bgcolor=self.get_component_rich_style(f"timeline--{background[3:]}").color)
+                # A mark on a bar: the bar's colour goes on under the letter, so the bar reads unbroken;
+                # the letter takes the widget's background colour, which every bar colour shows.
+                bar = self.get_component_rich_style(f"timeline--{background[3:]}").color
+                style += Style(color=self.rich_style.bgcolor, bgcolor=bar, bold=True)
             self._styles[key] = style
         return style
 

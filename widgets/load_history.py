@@ -51,30 +51,44 @@ class LoadHistory:
     """Load samples in, spans out (oldest first), in bounded memory."""
 
     def __init__(self) -> None:
-        self._recent: list[tuple[float, float, int | None]] = []  # (at, cpu, memory), sorted by at
+        # (at, start, cpu, memory), sorted by at; start is where the sample's span begins (see the module).
+        self._recent: list[tuple[float, float, float, int | None]] = []
         self._buckets: dict[int, Span] = {}
+        self._bucket_tuples: list[tuple[float, float, float, int | None]] | None = []  # sorted; None: to redo
         self.bucket_width = FIRST_BUCKET
         self._last_folded: float | None = None
+        self._oldest: float | None = None
         self.version = 0  # moves on every change
 
     def __len__(self) -> int:
         return len(self._recent) + len(self._buckets)
 
+    def _start(self, index: int) -> float:
+        at = self._recent[index][0]
+        before = self._recent[index - 1][0] if index > 0 else self._last_folded
+        return at if before is None else min(at, max(before, at - HOLD))
+
     def add(self, at: float, cpu: float, memory: int | None) -> None:
         """One sample; the caller has checked that ``at`` and ``cpu`` are finite and ``cpu`` >= 0."""
-        sample = (at, cpu, memory)
-        if not self._recent or at >= self._recent[-1][0]:
-            self._recent.append(sample)
+        recent = self._recent
+        if not recent or at >= recent[-1][0]:
+            recent.append((at, at, cpu, memory))
+            index = len(recent) - 1
         else:
-            bisect.insort(self._recent, sample, key=lambda s: s[0])
-        newest = self._recent[-1][0]
-        while self._recent and (len(self._recent) > RECENT_CAP or self._recent[0][0] < newest - RECENT_SPAN):
-            self._fold(self._recent.pop(0))
+            index = bisect.bisect_right(recent, at, key=lambda s: s[0])
+            recent.insert(index, (at, at, cpu, memory))
+        # The sample's span, and the next one's, which began at the sample before it.
+        for i in range(index, min(index + 2, len(recent))):
+            entry = recent[i]
+            recent[i] = (entry[0], self._start(i), entry[2], entry[3])
+        self._oldest = at if self._oldest is None else min(self._oldest, recent[0][1])
+        newest = recent[-1][0]
+        while recent and (len(recent) > RECENT_CAP or recent[0][0] < newest - RECENT_SPAN):
+            self._fold(recent.pop(0))
         self.version += 1
 
-    def _fold(self, sample: tuple[float, float, int | None]) -> None:
-        at, cpu, memory = sample
-        start = at if self._last_folded is None else min(at, max(self._last_folded, at - HOLD))
+    def _fold(self, sample: tuple[float, float, float, int | None]) -> None:
+        at, start, cpu, memory = sample
         self._last_folded = at if self._last_folded is None else max(self._last_folded, at)
         key = math.floor(at / self.bucket_width)
         old = self._buckets.get(key)
@@ -84,6 +98,7 @@ class LoadHistory:
             self._buckets[key] = Span(
                 min(old.start, start), max(old.end, at), max(old.cpu, cpu), _max_memory(old.memory, memory)
             )
+        self._bucket_tuples = None
         if len(self._buckets) > BUCKETS:
             self._merge()
 
@@ -107,14 +122,16 @@ class LoadHistory:
 
     @property
     def oldest(self) -> float | None:
-        if self._buckets:
-            return min(span.start for span in self._buckets.values())
-        return self._recent[0][0] if self._recent else None
+        """The start of the oldest span kept."""
+        return self._oldest
 
     @property
     def latest(self) -> tuple[float, float, int | None] | None:
         """The newest sample: (at, cpu, memory)."""
-        return self._recent[-1] if self._recent else None
+        if not self._recent:
+            return None
+        at, _, cpu, memory = self._recent[-1]
+        return at, cpu, memory
 
     def spans(self, now: float | None = None) -> Iterator[Span]:
         """Everything kept, oldest first: the buckets, then one span per recent sample.
@@ -123,12 +140,17 @@ class LoadHistory:
         :data:`HOLD` seconds: the load is taken to go on until the next sample
         says otherwise, so the column of now is not blank between samples.
         """
-        for key in sorted(self._buckets):
-            yield self._buckets[key]
-        before = self._last_folded
-        last = len(self._recent) - 1
-        for index, (at, cpu, memory) in enumerate(self._recent):
-            start = at if before is None else min(at, max(before, at - HOLD))
-            end = at if now is None or index < last else max(at, min(now, at + HOLD))
+        for start, end, cpu, memory in self.span_tuples(now):
             yield Span(start, end, cpu, memory)
-            before = at
+
+    def span_tuples(self, now: float | None = None) -> list[tuple[float, float, float, int | None]]:
+        """:meth:`spans` as plain tuples (start, end, cpu, memory): the graph reads every one on every frame."""
+        if self._bucket_tuples is None:
+            self._bucket_tuples = [
+                (span.start, span.end, span.cpu, span.memory) for _, span in sorted(self._buckets.items())
+            ]
+        out = self._bucket_tuples + [(start, at, cpu, memory) for at, start, cpu, memory in self._recent]
+        if now is not None and out and self._recent:
+            start, at, cpu, memory = out[-1]
+            out[-1] = (start, max(at, min(now, at + HOLD)), cpu, memory)
+        return out

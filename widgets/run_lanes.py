@@ -103,6 +103,7 @@ class RunLanes:
         self.runs: dict[str, Run] = {}
         self._seen = 0
         self.version = 0
+        self._oldest: tuple[int, float | None] = (0, None)
 
     def _run(self, run: str) -> Run:
         entry = self.runs.get(run)
@@ -164,8 +165,11 @@ class RunLanes:
 
     @property
     def oldest(self) -> float | None:
-        times = [t for entry in self.runs.values() for t in (entry.planned, entry.started) if t is not None]
-        return min(times, default=None)
+        """The earliest plan or start time kept (for the time axis, asked on every clock tick)."""
+        if self._oldest[0] != self.version:
+            times = [t for entry in self.runs.values() for t in (entry.planned, entry.started) if t is not None]
+            self._oldest = (self.version, min(times, default=None))
+        return self._oldest[1]
 
     def latest(self, count: int) -> list[Run]:
         """The ``count`` runs to show, in the order shown: running ones (earliest start first), then those

@@ -57,13 +57,21 @@ def age_text(seconds: float) -> str:
 
 @dataclass(frozen=True, slots=True)
 class TimeAxis:
-    """The mapping of ``columns`` columns to time at one moment (see the module's docstring)."""
+    """The mapping of ``columns`` columns to time at one moment (see the module's docstring).
+
+    Made by :meth:`build`; the fields after ``old_span`` follow from the
+    others and are kept because :meth:`column` runs for every sample of
+    every frame.
+    """
 
     columns: int
     step: float  # seconds per linear column
     now_bin: int  # the bin of the rightmost column
     old_columns: int
     old_span: float  # seconds covered by the compressed columns
+    boundary: float  # where the linear part begins (the start of its first column)
+    origin: float  # the start of the first column
+    old_step: float  # seconds per compressed column
 
     @classmethod
     def build(cls, columns: int, now: float, oldest: float | None = None) -> TimeAxis:
@@ -72,11 +80,14 @@ class TimeAxis:
         old_columns = columns // 4 if columns >= MIN_SPLIT_COLUMNS else 0
         step = LINEAR_SPAN / (columns - old_columns)
         now_bin = math.floor(now / step)
+        boundary = (now_bin - (columns - old_columns) + 1) * step
         old_span = OLD_SPANS[0]
         if old_columns and oldest is not None:
-            need = (now_bin - (columns - old_columns) + 1) * step - oldest
+            need = boundary - oldest
             old_span = next((span for span in OLD_SPANS if span >= need), OLD_SPANS[-1])
-        return cls(columns, step, now_bin, old_columns, old_span)
+        if not old_columns:
+            return cls(columns, step, now_bin, 0, old_span, boundary, boundary, 0.0)
+        return cls(columns, step, now_bin, old_columns, old_span, boundary, boundary - old_span, old_span / old_columns)
 
     @property
     def key(self) -> tuple[int, float, int, float]:
@@ -86,20 +97,6 @@ class TimeAxis:
     @property
     def linear_columns(self) -> int:
         return self.columns - self.old_columns
-
-    @property
-    def boundary(self) -> float:
-        """Where the linear part begins (the start of its first column)."""
-        return (self.now_bin - self.linear_columns + 1) * self.step
-
-    @property
-    def origin(self) -> float:
-        """The start of the first column."""
-        return self.boundary - self.old_span if self.old_columns else self.boundary
-
-    @property
-    def old_step(self) -> float:
-        return self.old_span / self.old_columns if self.old_columns else 0.0
 
     def column(self, t: float) -> int:
         """The column that shows the moment ``t``; earlier than the first is the first, later than now is now."""

@@ -39,9 +39,7 @@ def test_graph_render_quick_runs_and_prints_every_candidate() -> None:
         assert re.search(row, out, re.MULTILINE), (name, out)
     assert re.search(r"^timeline\s+6\s+.*x1\.00$", out, re.MULTILINE), out
     # Idle, the widget draws only when its axis moves by a column: about every 17 s at 53 columns.
-    idle = re.search(
-        r"^timeline idle: 600 clock ticks of three panes, one a second, nothing new: .* (\d+) repaints", out, re.MULTILINE
-    )
+    idle = re.search(r"^timeline idle: 600 clock ticks of three panes, .* (\d+) repaints", out, re.MULTILINE)
     assert idle, out
     assert 3 * 600 / 20 <= int(idle.group(1)) <= 3 * 600 / 15, out
     for line in ("what each can draw:", "value scale:", "compressed axis:", "K/R marks:", "lanes on the axis:"):

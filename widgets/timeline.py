@@ -18,16 +18,19 @@ cross; one row of eighth blocks shows its shape, and the CPU keeps every row
 of the graph.
 
 Drawn by hand with the line API rather than with a plotting widget, on a
-measurement (``bench/graph_render.py``, three panes' worth of frames of a
-53-column graph on the 2-core machine, Textual 8.2.8): this widget's frame,
-graph and lanes together, costs about a quarter of a millisecond per pane
-from its cache and about one and a half when a sample arrives; Textual's
-``Sparkline`` costs about the same but has no value scale (it stretches the
-data's own minimum to maximum over the rows), no time axis, no vertical
-marks and no lanes; ``textual-plotext`` can be given a compressed axis (by
-its x ticks), vertical lines and lanes, but costs ten times as much per
-frame and more again to place text on it.  See ``bench/graph_render.py``
-for the figures and ``bench/README.md`` for a run.
+measurement (``bench/graph_render.py``: three panes of 53 columns, a sample
+arriving in each and every pane drawn whole, 300 frames, two runs on the
+2-core machine, Textual 8.2.8): this widget's frame of three panes took
+2.8 ms at the median (6 rows) and 3.9 ms with 8 lanes under the graph (14
+rows); Textual's ``Sparkline`` took 10.0-10.2 ms (x3.6) and has no value
+scale (it stretches the data's own minimum to maximum over the rows), no
+time axis, no vertical marks and no lanes; ``textual-plotext`` took
+26.8-27.0 ms (x9.6) and 41.8-42.3 ms with its lanes (x10.7), and can be
+given the compressed axis only by hand (points at mapped positions,
+labelled x ticks), the marks only as lines (no letters), and its lanes only
+in a second subplot whose own y labels shift its x axis out of line with
+the graph's.  Idle (a tick a second, nothing new), three panes cost about
+0.2 ms a second: a redraw every 17 s, when the axis moves by a column.
 
 A pure widget: it draws what it is given and touches no file, process or
 socket.  What it is given is drawn on the next :meth:`Timeline.tick` (the

@@ -366,10 +366,16 @@ def version(name: str) -> str:
         return "not installed"
 
 
+def plotext_version() -> str:
+    if PlotextPlot is None:
+        return "not importable"
+    return f"{version('textual-plotext')} (plotext {version('plotext')})"
+
+
 def report(entries: list[Candidate], frames: int, width: int) -> dict[str, Any]:
     print(
         f"graph_render: {PANES} panes x {width} columns, {frames} frames; Python {platform.python_version()}, "
-        f"Textual {version('textual')}, textual-plotext {version('textual-plotext')} (plotext {version('plotext')})"
+        f"Textual {version('textual')}, textual-plotext {plotext_version()}"
     )
     own = {e.rows: statistics.median(e.frames) for e in entries if e.name.startswith("timeline")}
     print(f"{'candidate':<16}{'rows':>5}{'frame p50':>11}{'p90':>8}{'p99':>8}{'repaint p50':>13}{'x own':>8}")

@@ -425,6 +425,12 @@ async def test_hostile_input_does_not_crash_the_widget() -> None:
         text = timeline.text(width)
         assert all(len(line) == width for line in text.split("\n"))
     assert "ok1" in timeline.text(53)
+    # Highlights and marks are bounded too.
+    for i in range(100):
+        timeline.highlight(f"run{i}", T0 + 1000 + i)
+        timeline.mark("resume", T0 + 10 + i * 0.1)
+    assert len(timeline.highlights) == 16 and "run99" in timeline.highlights
+    assert len(timeline.marks) == 64
 
     class Host(App[None]):
         def compose(self) -> ComposeResult:

@@ -1,0 +1,146 @@
+"""The timeline's time axis: which column shows which moment, and the axis row's labels.
+
+The right three quarters of the columns are linear over the last ten minutes
+(:data:`LINEAR_SPAN`); the left quarter covers everything older, compressed
+into a span taken from a fixed ladder (:data:`OLD_SPANS`: 20 minutes, 30
+minutes, 1 hour, ... 30 days), the smallest that reaches back to the oldest
+thing shown.  Anything older than the ladder's last step is drawn in the
+first column.  Under :data:`MIN_SPLIT_COLUMNS` columns there is no room for
+two scales, and every column is linear.
+
+Columns are aligned to absolute time (a linear column is the bin
+``floor(t / step)``), so what a column shows does not shimmer as the clock
+moves: the whole picture shifts by one column every ``step`` seconds, and the
+console redraws it then and not in between (:attr:`TimeAxis.key`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+LINEAR_SPAN = 600.0  # the last ten minutes, drawn linearly
+OLD_SPANS: tuple[float, ...] = tuple(
+    float(s)
+    for s in (
+        20 * 60,
+        30 * 60,
+        3600,
+        2 * 3600,
+        3 * 3600,
+        6 * 3600,
+        12 * 3600,
+        86400,
+        2 * 86400,
+        4 * 86400,
+        7 * 86400,
+        14 * 86400,
+        30 * 86400,
+    )
+)
+MIN_SPLIT_COLUMNS = 8
+OLD_FILL = "┄"  # the compressed part of the axis row: dashed, so it reads as another scale
+LINEAR_FILL = "─"
+
+
+def age_text(seconds: float) -> str:
+    """A short age: ``45s``, ``10m``, ``3h``, ``2d``."""
+    seconds = max(0.0, seconds)
+    if seconds < 100:
+        return f"{seconds:.0f}s"
+    if seconds < 120 * 60:
+        return f"{seconds / 60:.0f}m"
+    if seconds < 48 * 3600:
+        return f"{seconds / 3600:.0f}h"
+    return f"{seconds / 86400:.0f}d"
+
+
+@dataclass(frozen=True, slots=True)
+class TimeAxis:
+    """The mapping of ``columns`` columns to time at one moment (see the module's docstring).
+
+    Made by :meth:`build`; the fields after ``old_span`` follow from the
+    others and are kept because :meth:`column` runs for every sample of
+    every frame.
+    """
+
+    columns: int
+    step: float  # seconds per linear column
+    now_bin: int  # the bin of the rightmost column
+    old_columns: int
+    old_span: float  # seconds covered by the compressed columns
+    boundary: float  # where the linear part begins (the start of its first column)
+    origin: float  # the start of the first column
+    old_step: float  # seconds per compressed column
+
+    @classmethod
+    def build(cls, columns: int, now: float, oldest: float | None = None) -> TimeAxis:
+        """The axis for ``columns`` columns ending at ``now``, reaching back to ``oldest`` if the ladder allows."""
+        columns = max(1, columns)
+        old_columns = columns // 4 if columns >= MIN_SPLIT_COLUMNS else 0
+        step = LINEAR_SPAN / (columns - old_columns)
+        now_bin = math.floor(now / step)
+        boundary = (now_bin - (columns - old_columns) + 1) * step
+        old_span = OLD_SPANS[0]
+        if old_columns and oldest is not None:
+            need = boundary - oldest
+            old_span = next((span for span in OLD_SPANS if span >= need), OLD_SPANS[-1])
+        if not old_columns:
+            return cls(columns, step, now_bin, 0, old_span, boundary, boundary, 0.0)
+        return cls(columns, step, now_bin, old_columns, old_span, boundary, boundary - old_span, old_span / old_columns)
+
+    @property
+    def key(self) -> tuple[int, float, int, float]:
+        """What a drawing on this axis depends on: equal keys, equal pictures."""
+        return (self.columns, self.step, self.now_bin, self.old_span)
+
+    @property
+    def linear_columns(self) -> int:
+        return self.columns - self.old_columns
+
+    def column(self, t: float) -> int:
+        """The column that shows the moment ``t``; earlier than the first is the first, later than now is now."""
+        last = self.columns - 1
+        if t >= self.boundary:
+            back = self.now_bin - math.floor(t / self.step)
+            return max(self.old_columns, last - back) if back > 0 else last
+        if not self.old_columns:
+            return 0
+        index = math.floor((t - self.origin) / self.old_step)
+        return min(self.old_columns - 1, max(0, index))
+
+    def start(self, column: int) -> float:
+        """When column ``column`` begins."""
+        if column >= self.old_columns:
+            return (self.now_bin - (self.columns - 1 - column)) * self.step
+        return self.origin + column * self.old_step
+
+    def labels(self, now: float) -> str:
+        """The axis row: ``now`` at the right edge, ``-10m`` where the linear part begins, ``-5m`` and ``-1m``
+        (or ``-2m``) where they fall, the age of the first column at the left, and a dashed line over the
+        compressed part.
+
+        Labels that would touch another are left out, the less important first.
+        """
+        width = self.columns
+        row = [OLD_FILL if c < self.old_columns else LINEAR_FILL for c in range(width)]
+        taken = [False] * width
+        wanted: list[tuple[int, str]] = [(width - 3, "now")]
+        if self.old_columns:
+            wanted += [(self.old_columns, "-10m"), (0, "-" + age_text(now - self.origin))]
+        else:
+            wanted.append((0, "-" + age_text(now - self.origin)))
+        wanted += [(self.column(now - 300), "-5m")]
+        # The last minute is narrow on a narrow axis: -2m stands in where -1m would touch "now".
+        choices = [[(col, text)] for col, text in wanted]
+        choices.append([(self.column(now - 60), "-1m"), (self.column(now - 120), "-2m")])
+        for options in choices:
+            for col, text in options:
+                begin, end = col, col + len(text)
+                # One free cell on each side, so that two labels never read as one.
+                if begin < 0 or end > width or any(taken[max(0, begin - 1) : min(width, end + 1)]):
+                    continue
+                row[begin:end] = text
+                taken[begin:end] = [True] * len(text)
+                break
+        return "".join(row)

@@ -16,6 +16,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import html
+import re
 import shutil
 import sys
 import tempfile
@@ -31,6 +33,44 @@ from studymon.tui.cli import DEMO_ARMED, DEMO_IDS, DEMO_STUDIES
 from studymon.tui.screens import MainScreen
 
 SIZE = (160, 48)
+# One <text> run of an exported screenshot: its x, its stretched length, its characters.
+TEXT_RUN = re.compile(r'(<text [^>]*?x=")([0-9.]+)("[^>]*?textLength=")([0-9.]+)("[^>]*>)([^<]*)(</text>)')
+NBSP = "&#160;"
+
+
+def tidy_svg(svg: str) -> str:
+    """Move the spaces at the edges of every text run out of it (they become the gap they were).
+
+    Each run is stretched to its cells (``textLength``); viewers squeeze the
+    spaces at a run's edges before stretching, so a run that starts with
+    spaces is drawn too far left (a graph's blocks slide under its scale) and
+    one that ends with spaces too wide ("machineload").  A run trimmed of them,
+    with ``x`` and ``textLength`` moved by the cells they took, draws the same
+    characters at the same places in every viewer.
+    """
+
+    def trim(m: re.Match[str]) -> str:
+        text = m.group(6)
+        chars = len(html.unescape(text))
+        if not chars:
+            return m.group(0)
+        body, lead, tail = text, 0, 0
+        while body.startswith(NBSP):
+            body, lead = body[len(NBSP) :], lead + 1
+        while body.endswith(NBSP):
+            body, tail = body[: -len(NBSP)], tail + 1
+        if not body:
+            return ""  # only spaces: the background is drawn apart, nothing to show
+        if not lead and not tail:
+            return m.group(0)
+        cell = float(m.group(4)) / chars
+        x = float(m.group(2)) + lead * cell
+        length = float(m.group(4)) - (lead + tail) * cell
+        return f"{m.group(1)}{x:g}{m.group(3)}{length:g}{m.group(5)}{body}{m.group(7)}"
+
+    return TEXT_RUN.sub(trim, svg)
+
+
 DEADLINE = 180.0  # seconds for the moment to come
 
 
@@ -71,7 +111,7 @@ async def take(backend: str, target: Path, after: float) -> None:
             for pane in app.main.panes.values():
                 pane.flush()
             await pilot.pause(0.3)
-            app.save_screenshot(filename=target.name, path=str(target.parent))
+            target.write_text(tidy_svg(app.export_screenshot()), encoding="utf-8")  # noqa: ASYNC240 - a tool, once
             # Stop the studies (SIGINT, as the quit dialog's Stop does) and wait for the engine to let go.
             app.main.post_message(MainScreen.LeaveRequested(stop_first=True))
             while app.return_code is None and time.monotonic() < deadline + 60:  # noqa: ASYNC110 - the app's own loop

@@ -235,7 +235,7 @@ async def test_arm_by_key_before_the_first_diagnosis_then_kill_resume_all_hold(l
     assert set(kill_verdicts(b)) == {"sameContainerNoRerun", "chargedOnce", "resultSettledAndFinished"}
     assert [("--resume" in e["argv"], e["resume"]) for e in starts(b)] == [(False, False), (True, True)]
     # The operator saw it happen: K and R on b's load graph, and b's verdicts.
-    assert [kind for _, kind in app.main.panes["b"].graph.markers] == ["kill", "resume"]
+    assert [kind for _, kind in app.main.panes["b"].timeline.marks] == ["kill", "resume"]
     pane_b = app.main.panes["b"]
     assert pane_b.checks is not None and pane_b.checks.ok is True and pane_b.header.state == State.FINISHED_OK
 

@@ -38,6 +38,7 @@ from studymon.engine.events import (
     State,
     StateChanged,
     StudyEvent,
+    StudyLoad,
     Verdicts,
 )
 from studymon.engine.finish import SessionResult
@@ -158,6 +159,12 @@ def tree_cpu(study: str, i: int) -> float:
     return round(max(0.0, 60 + 55 * math.sin(i / 5.0 + phase)), 1)
 
 
+def own_memory(study: str, i: int) -> int:
+    """The study's own memory at second ``i``: its controller and its runs, some hundreds of MiB."""
+    base = {"alpha": 180, "beta": 240, "gamma": 120}[study]
+    return int((base + 60 * math.sin(i / 9.0)) * 1024**2)
+
+
 Step = tuple[float, list[StudyEvent]]  # (seconds since T0, what the engine reported then)
 
 
@@ -168,8 +175,10 @@ def recorded_run() -> list[Step]:
 
     def samples_until(second: int, studies: tuple[str, ...] = ("alpha", "beta", "gamma")) -> None:
         nonlocal samples_given
-        steps.extend((float(i), [Sample(s, sample(i), tree_cpu(s, i)) for s in studies])
-                     for i in range(samples_given, second))
+        steps.extend((float(i), [event for s in studies for event in (
+            Sample(s, sample(i), tree_cpu(s, i)),
+            StudyLoad(s, T0 + i, tree_cpu(s, i), own_memory(s, i)),
+        )]) for i in range(samples_given, second))
         samples_given = max(samples_given, second)
 
     alpha = LedgerWriter("alpha", T0)
@@ -198,7 +207,7 @@ def recorded_run() -> list[Step]:
         KillStep("beta", 1, "frozen", "targets: ['d1']"),
         ArmChanged("beta", False),
         StateChanged("beta", State.KILLED, "kill 1 (auto)"),
-        KillStep("beta", 1, "killed", "SIGKILL to pid 41018; targets: ['d1']"),
+        KillStep("beta", 1, "killed", "SIGKILL to pid 41018; targets: ['d1']", T0 + 1.2),
         RecordsSeen("gamma", gamma.take(0)), Progress("gamma", 1, "diagnosis", 50, 60, (("d1", "inforsi-gamma-d1"),)),
         *run_container("gamma", "d1", T0 + 1.5, None, False),
     ]))
@@ -206,7 +215,7 @@ def recorded_run() -> list[Step]:
     steps.append((4.0, [
         KillStep("beta", 1, "captured", "container after the kill, machine snapshot"),
         ProcessStarted("beta", 41090, True), StateChanged("beta", State.RESUMING, "pid 41090"),
-        KillStep("beta", 1, "resumed", "pid 41090"),
+        KillStep("beta", 1, "resumed", "pid 41090", T0 + 4.0),
     ]))
 
     # --- rounds go on --------------------------------------------------------------

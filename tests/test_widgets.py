@@ -31,6 +31,7 @@ from studymon.engine.events import (
     Sample,
     State,
     StateChanged,
+    StudyLoad,
     Verdicts,
 )
 from studymon.engine.ledger import LedgerIssue, Record
@@ -38,7 +39,6 @@ from studymon.widgets.containers_table import ContainersTable
 from studymon.widgets.controls import Controls
 from studymon.widgets.dialogs import ConfirmScreen, HelpScreen, QuitScreen, RecordScreen
 from studymon.widgets.ledger_stream import LedgerStream, plain_line, summarize
-from studymon.widgets.load_graph import LoadGraph
 from studymon.widgets.machine_bar import MachineBar
 from studymon.widgets.study_header import StudyHeader
 from studymon.widgets.study_pane import TCSS_PATH, StudyPane, pane_id
@@ -511,27 +511,6 @@ async def test_header_badge_and_elapsed_from_an_injected_clock() -> None:
         assert header.query_one("#balance").render().plain.endswith(" 40/60")
 
 
-async def test_load_graph_draws_rows_values_and_markers() -> None:
-    app = Harness(lambda: LoadGraph(window=60, id="g"))
-    async with app.run_test(size=(71, 5)) as pilot:
-        graph = app.query_one(LoadGraph)
-        for i in range(40):
-            graph.add_sample({"load": [i / 10, 0, 0], "memory": {"percent": 50.0}, "cpu": float(i * 2)}, i * 4.0)
-            if i == 20:
-                graph.mark("kill")
-            if i == 30:
-                graph.mark("resume")
-        await pilot.pause()
-        rows = graph.text().split("\n")
-        assert [strip_text(graph, y) for y in range(5)] == rows
-        assert len(rows) == 5
-        assert rows[0].startswith("cpu") and rows[0].endswith("78%")
-        assert rows[1].endswith("3.90") and rows[2].endswith("50%") and rows[3].endswith("156%")
-        assert "█" in rows[1] and "▁" in rows[0]
-        assert rows[4].strip() == "K" + " " * (rows[4].index("R") - rows[4].index("K") - 1) + "R"
-        assert rows[4].index("K") < rows[4].index("R")
-
-
 def test_machine_bar_text() -> None:
     bar = MachineBar()
     memory = {"used": 4 * 1024**3, "total": 16 * 1024**3, "percent": 25.0}
@@ -544,7 +523,8 @@ def test_machine_bar_text() -> None:
 
 async def test_pane_routes_every_event() -> None:
     now = [10.0]
-    app = Harness(lambda: StudyPane("s1", "inforsi", clock=lambda: now[0], wall_clock=lambda: 0.0))
+    wall = 1_796_014_920.0  # 2026-11-30T05:02Z, just after the records' times
+    app = Harness(lambda: StudyPane("s1", "inforsi", clock=lambda: now[0], wall_clock=lambda: wall))
     async with app.run_test(size=(60, 48)) as pilot:
         pane = app.query_one(StudyPane)
         assert pane.id == pane_id("s1")
@@ -553,6 +533,8 @@ async def test_pane_routes_every_event() -> None:
         pane.post_event(RecordsSeen("s1", tuple(make_records(8)), (LedgerIssue("gap", 9, "seq 11 follows 9"),)))
         pane.post_event(Progress("s1", 1, "diagnosis", 50.0, 60.0, (("d1", "inforsi-s1-d1"),)))
         pane.post_event(ContainerChanged("s1", "inforsi-s1-d1", "start", _inspect("running"), "running"))
+        pane.post_event(StudyLoad("s1", wall - 1, 180.0, 3 * 1024**3, (("inforsi-s1-d1", 179.0, 2 * 1024**3),)))
+        # The machine's sample is the top line's, not the pane's: it draws nothing here.
         pane.post_event(Sample("s1", {"load": [0.5, 0, 0], "memory": {"percent": 30}, "cpu": 12.0}, 80.0))
         pane.post_event(ArmChanged("s1", True))
         pane.post_event(RecordsSeen("other", tuple(make_records(5))))  # another study's: ignored
@@ -573,10 +555,13 @@ async def test_pane_routes_every_event() -> None:
         assert not pane.running and not pane.controls.button("resume").disabled
         assert "pid 4242 (SIGKILL)" in label_text(pane.header.query_one("#header-progress", Label))
         pane.post_event(ProcessStarted("s1", 4243, True))
-        pane.post_event(KillStep("s1", 1, "resumed", "pid 4243"))
-        pane.post_event(Sample("s1", {"load": [0.5, 0, 0], "memory": {"percent": 30}, "cpu": 12.0}, 80.0))
+        pane.post_event(KillStep("s1", 1, "resumed", "pid 4243", wall - 0.5))
         await pilot.pause()
-        assert [kind for _, kind in pane.graph.markers] == ["kill", "resume"]
+        assert [(at, kind) for at, kind in pane.timeline.marks] == [(wall, "kill"), (wall - 0.5, "resume")]
+        pane.flush()
+        graph = pane.timeline.text(pane.timeline.size.width)
+        assert "200%" in graph, graph  # the scale grew past 100 % for the study's 180 %
+        assert "d1" in graph, graph  # its run's lane
         pane.post_event(Problem("s1", "container event stream stopped: boom"))
         await pilot.pause()
         assert pane.header.note.text.startswith("⚠ container event stream stopped")
@@ -650,32 +635,13 @@ async def test_three_panes_fit_160_by_48() -> None:
             assert pane.stream.lines.region.height >= 20
             assert pane.header.region.height == 3
             assert pane.controls.region.height == 1  # one row: the rows go to the stream and the graph
-            assert pane.graph.region.height == 6
+            assert pane.timeline.region.height >= 10
             assert pane.region.bottom <= 47
         line = make_records(7)[6]
         panes[0].stream.add_records([line])
         panes[0].stream.flush()
         await pilot.pause()
         assert "d1 exit 0, 2 outputs" in strip_text(panes[0].stream.lines, 0)
-
-
-async def test_load_graph_mark_before_any_sample() -> None:
-    """A kill can land before the first machine sample: the marker must still draw."""
-    from textual.app import App
-
-    from studymon.widgets.load_graph import LoadGraph
-
-    class GraphApp(App[None]):
-        def compose(self) -> ComposeResult:
-            yield LoadGraph()
-
-    app = GraphApp()
-    async with app.run_test(size=(60, 10)) as pilot:
-        graph = app.query_one(LoadGraph)
-        graph.mark("kill")
-        graph.mark("resume")
-        await pilot.pause()
-        assert "K" in graph.text() or "R" in graph.text()
 
 
 # --- the table of actions -------------------------------------------------------

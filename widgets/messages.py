@@ -8,8 +8,9 @@ The pane has a handler per class, so Textual's dispatch does the routing.
 Where only the latest value matters, a message may replace the one queued
 before it (``can_replace``): a pane that is behind shows the newest progress
 once instead of every step, and the machine line takes the newest sample
-once although every study reports the same one.  Records and per-study
-samples never merge: every record is a line, every sample a point of a graph.
+once although every study reports the same one (machine samples go to that
+line only).  Records and a study's own load samples never merge: every record
+is a line, every sample a point of a graph.
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ from studymon.engine.events import (
     ProcessStarted,
     Progress,
     RecordsSeen,
-    Sample,
     StateChanged,
     StudyEvent,
+    StudyLoad,
     Verdicts,
 )
 
@@ -79,8 +80,8 @@ class KillStepped(StudyMessage[KillStep], bubble=False):
     """A step of a kill of the study."""
 
 
-class Sampled(StudyMessage[Sample], bubble=False):
-    """A machine sample and the study's own CPU: a point of its load graph."""
+class LoadMeasured(StudyMessage[StudyLoad], bubble=False):
+    """The study's own load (its controller's tree and its runs): a point of its graph."""
 
 
 class VerdictsGiven(StudyMessage[Verdicts], bubble=False):
@@ -101,7 +102,7 @@ MESSAGES: dict[type[StudyEvent], type[StudyMessage[Any]]] = {
     ContainerChanged: ContainerMoved,
     ArmChanged: ArmingChanged,
     KillStep: KillStepped,
-    Sample: Sampled,
+    StudyLoad: LoadMeasured,
     Verdicts: VerdictsGiven,
     Problem: ProblemSeen,
 }

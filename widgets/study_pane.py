@@ -1,13 +1,14 @@
-"""One study's pane: header, ledger stream, containers, load graph and controls, fed by engine events.
+"""One study's pane: header, verdict, ledger stream, containers, timeline and controls, fed by engine events.
 
 The engine's events reach the pane as messages (:mod:`studymon.widgets.messages`),
 one class per kind and a handler per class.  What the pane knows of its study
 (state, arming, whether its controller runs, pid, progress, verdicts, the last
 note) lives in reactives; the header and the controls are bound to them and
 redraw themselves, so no handler keeps another widget in step by hand.
-Records go to the stream, container events to the table, samples and kill
-marks to the graph.  Buttons become :class:`StudyPane.ActionRequested` for
-the screen, which confirms destructive ones and calls the engine.
+Records go to the stream and the timeline's lanes, container events to the
+table, the study's own load samples and the kill's marks to the timeline.
+Buttons become :class:`StudyPane.ActionRequested` for the screen, which
+confirms destructive ones and calls the engine.
 """
 
 from __future__ import annotations
@@ -32,25 +33,25 @@ from studymon.widgets import keys
 from studymon.widgets.containers_table import ContainersTable
 from studymon.widgets.controls import Controls
 from studymon.widgets.ledger_stream import DEFAULT_MAX_RECORDS, DEFAULT_REFRESH_INTERVAL, LedgerStream
-from studymon.widgets.load_graph import LoadGraph
 from studymon.widgets.messages import (
     ArmingChanged,
     ContainerMoved,
     ControllerEnded,
     ControllerStarted,
     KillStepped,
+    LoadMeasured,
     ProblemSeen,
     ProgressMoved,
     RecordsArrived,
-    Sampled,
     StateMoved,
     VerdictsGiven,
     message_for,
 )
 from studymon.widgets.study_header import Checks, Note, StudyHeader
+from studymon.widgets.timeline import Timeline
 from studymon.widgets.verdicts import VerdictPanel
 
-SLOW_TICKS = 3  # durations and graphs move every this many clock ticks
+SLOW_TICKS = 3  # durations move every this many clock ticks
 ALERT_SECONDS = 5.0  # how long a diagnosis start draws the eye
 # A diagnosis start older than this when it reaches the pane is history (a catch-up after an
 # attach), not news: it does not flash.
@@ -108,7 +109,6 @@ class StudyPane(Vertical):
         wall_clock: Callable[[], float] = time.time,
         max_records: int = DEFAULT_MAX_RECORDS,
         refresh_interval: float = DEFAULT_REFRESH_INTERVAL,
-        cores: int | None = None,
         ticking: bool = True,
         bell: bool = False,
         name: str | None = None,
@@ -122,7 +122,8 @@ class StudyPane(Vertical):
         self.header = StudyHeader(study_id, clock, id="study-header")
         self.stream = LedgerStream(max_records, refresh_interval=refresh_interval, id="ledger")
         self.containers = ContainersTable(f"{container_prefix}-{study_id}-", id="containers")
-        self.graph = LoadGraph(cores=cores, redraw_on_sample=False, id="load-graph")
+        # The study's own load and its runs on one time axis, in wall-clock time (records and samples carry it).
+        self.timeline = Timeline(clock=wall_clock, id="timeline")
         self.controls = Controls(id="controls")
         self.verdict = VerdictPanel(id="verdict")
         self.bell = bell  # ring the terminal's bell when a diagnosis run starts
@@ -146,7 +147,7 @@ class StudyPane(Vertical):
         yield self.verdict
         yield self.stream
         yield self.containers
-        yield self.graph
+        yield self.timeline
         yield self.controls.data_bind(pane.armed, pane.running, pane.finished)
 
     def on_mount(self) -> None:
@@ -156,17 +157,17 @@ class StudyPane(Vertical):
             self.set_interval(1.0, self.tick)
 
     def tick(self) -> None:
-        """Move the clocks and, every few seconds, the durations and the load graph.
+        """Move the clocks, the timeline (when its picture changed) and, every few ticks, the durations.
 
-        The header's clock is at the top of the pane, the durations and the
-        graph lower down; a repaint covers the box around everything that
-        changed, so the lower parts move together and less often.
+        The header's clock is at the top of the pane, the durations lower
+        down; a repaint covers the box around everything that changed, so the
+        durations move less often.
         """
         self.header.refresh_clock()
+        self.timeline.tick()  # redraws only when something changed or its axis moved a column
         self._ticks += 1
         if self._ticks % SLOW_TICKS == 1:
             self.containers.tick(self.wall_clock())
-            self.graph.redraw()
 
     def focus_pane(self) -> None:
         """Make this the current pane: focus its ledger stream, where its keys are."""
@@ -178,7 +179,7 @@ class StudyPane(Vertical):
         if self._progress_timer is not None:
             self._progress_timer.stop()
         self._apply_progress()
-        self.graph.redraw(force=True)
+        self.timeline.tick()
 
     # --- engine events ---------------------------------------------------------
     def post_event(self, event: StudyEvent) -> bool:
@@ -191,6 +192,8 @@ class StudyPane(Vertical):
     def _records(self, message: RecordsArrived) -> None:
         event = message.event
         self.stream.add_records(event.records, skipped=event.skipped)
+        self.timeline.set_purposes(event.purposes)
+        self.timeline.add_records(event.records)
         for run, purpose in event.purposes:
             self.purposes[run] = purpose
             self.containers.set_purpose(run, purpose)
@@ -250,17 +253,19 @@ class StudyPane(Vertical):
     @on(KillStepped)
     def _kill_stepped(self, message: KillStepped) -> None:
         event: KillStep = message.event
+        at = event.at if event.at is not None else self.wall_clock()
         if event.step == "killed":
-            self.graph.mark("kill")
+            self.timeline.mark("kill", at)
         elif event.step == "resumed":
-            self.graph.mark("resume")
+            self.timeline.mark("resume", at)
         prefix = f"kill {event.kill}: " if event.kill else ""
         kind = "problem" if event.step in KILL_PROBLEMS else "kill"
         self.note = Note(f"{prefix}{event.step}" + (f" — {event.detail}" if event.detail else ""), kind)
 
-    @on(Sampled)
-    def _sampled(self, message: Sampled) -> None:
-        self.graph.add_sample(message.event.sample, message.event.tree_cpu)
+    @on(LoadMeasured)
+    def _load_measured(self, message: LoadMeasured) -> None:
+        event = message.event
+        self.timeline.add_load(event.at, event.cpu, event.memory)
 
     @on(VerdictsGiven)
     def _verdicts_given(self, message: VerdictsGiven) -> None:
@@ -298,6 +303,8 @@ class StudyPane(Vertical):
             self._note_before_alert = self.note  # given back when the alert is over
         self.note = Note(f"▶ diagnosis {run} started — {kill} {kill} kills now", "alert")
         self.alert = True
+        self.timeline.highlight(run, self.wall_clock() + ALERT_SECONDS)
+        self.timeline.tick()
         if self._alert_timer is not None:
             self._alert_timer.stop()
         self._alert_timer = self.set_timer(ALERT_SECONDS, self._alert_over)

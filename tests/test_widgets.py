@@ -775,3 +775,28 @@ async def test_an_exported_screenshot_keeps_words_apart_from_their_neighbours() 
     assert len(worded) >= 5, worded
     glued = [r for r in worded if r != r.strip()]
     assert not glued, glued
+
+
+async def test_panes_sit_side_by_side_from_150_columns_and_stack_below() -> None:
+    """Three panes fit side by side in 150 columns and more; below, they stack at full width, each with
+    its stream, containers, timeline and one row of controls, and the screen scrolls."""
+    from studymon.engine.spec import StudySpec
+    from studymon.tui.app import Planned, StudymonApp
+
+    nowhere = Path("/nonexistent/studymon-layout")
+    for width, stacked in ((160, False), (150, False), (149, True), (100, True)):
+        app = StudymonApp([Planned(StudySpec(s, nowhere / s), "inforsi") for s in ("a", "b", "c")],
+                          start_engine=False)
+        async with app.run_test(size=(width, 48)) as pilot:
+            await pilot.pause()
+            panes = list(app.main.panes.values())
+            xs = {p.region.x for p in panes}
+            if stacked:
+                assert len(xs) == 1 and all(p.region.width >= width - 2 for p in panes), (width, xs)
+                assert panes[1].region.y > panes[0].region.y
+            else:
+                assert len(xs) == 3 and all(p.region.bottom <= 47 for p in panes), (width, xs)
+            for p in panes:
+                assert p.controls.outer_size.height == 1
+                assert p.timeline.outer_size.height >= 10 and p.containers.outer_size.height >= 4
+                assert p.stream.outer_size.height >= (20 if not stacked else 10), (width, p.stream.outer_size)

@@ -1,0 +1,80 @@
+"""A container's CPU and memory counters through the Engine API (``/containers/<id>/stats``, one shot).
+
+The fallback for Docker runs whose cgroup files cannot be read here (a
+remote engine, another namespace, files not readable): a request per
+container per sample, and the daemon's work behind it, where the cgroup way
+is three file reads (``bench/load_sampling.py`` measures both).  ``one-shot``
+(Engine API 1.41 and later) answers at once; without it the engine waits a
+second for a second reading, too long for a sampler that serves every
+study, so an older engine gives no reading.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import docker
+import docker.errors
+
+from studymon.engine.clock import parse_rfc3339
+
+# A stats request that takes longer than this is given up (no reading this time).
+TIMEOUT = 5.0
+
+
+def counters_of(stats: dict[str, Any]) -> tuple[float, int] | None:
+    """CPU seconds and memory bytes from one stats answer; None for a container that does not run.
+
+    Memory is the usage less the inactive file cache, as ``docker stats``
+    shows it (the key is ``total_inactive_file`` on cgroup v1,
+    ``inactive_file`` on v2).
+    """
+    read = str(stats.get("read") or "")
+    try:
+        if not read or parse_rfc3339(read) <= 0:
+            return None  # the engine's zero time: no reading (the container is not running)
+    except ValueError:
+        return None
+    usage = ((stats.get("cpu_stats") or {}).get("cpu_usage") or {}).get("total_usage")
+    if not isinstance(usage, int):
+        return None
+    memory_stats = stats.get("memory_stats") or {}
+    memory = memory_stats.get("usage")
+    if not isinstance(memory, int):
+        memory = 0
+    detail = memory_stats.get("stats") or {}
+    inactive = detail.get("total_inactive_file", detail.get("inactive_file", 0))
+    if isinstance(inactive, int):
+        memory -= inactive
+    return usage / 1e9, max(memory, 0)
+
+
+class DockerStats:
+    """Reads containers' counters through the engine's stats.
+
+    One client, made on first use and used by one thread at a time.
+    """
+
+    def __init__(self, timeout: float = TIMEOUT) -> None:
+        self._timeout = timeout
+        self._client: docker.DockerClient | None = None
+
+    def read(self, container: str) -> tuple[float, int] | None:
+        """The counters of ``container`` (its Id or name), or None when there are none now.
+
+        Raises what the client raises when the engine cannot be asked.
+        """
+        if self._client is None:
+            self._client = docker.from_env(timeout=self._timeout)  # type: ignore[arg-type]  # a float, as requests takes
+        try:
+            stats = self._client.api.stats(container, stream=False, one_shot=True)
+        except docker.errors.NotFound:
+            return None
+        return counters_of(stats) if isinstance(stats, dict) else None
+
+    def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            with contextlib.suppress(Exception):
+                client.close()

@@ -96,6 +96,7 @@ class LoadMeter:
         readings: list[Reading] = []
         ways: dict[str, Way] = {}
         run_pids: set[int] = set()
+        by_api: list[tuple[str, Mapping[str, Any]]] = []  # Docker runs read through the API, all at once below
         for name, last in sorted(running.items()):
             try:
                 inspect = self._current(name, last)
@@ -106,11 +107,16 @@ class LoadMeter:
                     way: Way | None = "process" if found else None
                 else:
                     found, way = self._container_run(name, inspect)
+                    if way == "api":
+                        by_api.append((name, inspect))
+                        continue
             except Exception:  # noqa: BLE001, S112 - a run that cannot be read is left out of this sample
                 continue
             readings.extend(found)
             if way is not None:
                 ways[name] = way
+        if by_api:
+            readings.extend(self._read_by_api(by_api, ways))
         self._forget(running.values())
         if controller is not None:
             for pid in table.tree(controller, run_pids):
@@ -162,29 +168,35 @@ class LoadMeter:
             source = self._locate(cid, int(state.get("Pid") or 0))
         if source == "gone":
             return [], None
-        counters: tuple[float, int] | None = None
-        way: Way = "cgroup"
         if isinstance(source, CgroupFiles):
             try:
-                counters = read_counters(source)
+                cpu, memory = read_counters(source)
             except FileNotFoundError:
                 # Its cgroup went with its process: it has stopped, and its die is on its way.
                 self._sources[cid] = "gone"
                 return [], None
             except (OSError, ValueError):
-                self._sources[cid] = source = "api"
-        if source == "api":
-            way = "api"
-            if self._api is None:
-                # Imported here: the Docker SDK is loaded only where a run needs it.
-                from studymon.engine.dockerstats import DockerStats
+                self._sources[cid] = "api"
+                return [], "api"
+            return [Reading(("container", cid), cpu, memory, _time(state.get("StartedAt")), name)], "cgroup"
+        return [], "api"
 
-                self._api = DockerStats()
-            counters = self._api.read(cid)
-        if counters is None:
-            return [], None
-        cpu, memory = counters
-        return [Reading(("container", cid), cpu, memory, _time(state.get("StartedAt")), name)], way
+    def _read_by_api(self, runs: list[tuple[str, Mapping[str, Any]]], ways: dict[str, Way]) -> list[Reading]:
+        """The readings of Docker runs whose cgroup files cannot be read here, asked of the engine at once."""
+        if self._api is None:
+            # Imported here: the Docker SDK is loaded only where a run needs it.
+            from studymon.engine.dockerstats import DockerStats
+
+            self._api = DockerStats()
+        answers = self._api.read_many([str(inspect.get("Id") or "") for _, inspect in runs])
+        readings = []
+        for (name, inspect), counters in zip(runs, answers, strict=True):
+            if counters is None:
+                continue
+            started = _time((inspect.get("State") or {}).get("StartedAt"))
+            readings.append(Reading(("container", str(inspect.get("Id"))), counters[0], counters[1], started, name))
+            ways[name] = "api"
+        return readings
 
     def _locate(self, cid: str, pid: int) -> _Source:
         files = None

@@ -67,14 +67,20 @@ class Supervisor:
 
     async def _sample(self) -> None:
         light_sample()  # prime psutil's CPU counters
+        loop = asyncio.get_running_loop()
+        spent = 0.0
         while True:
-            await asyncio.sleep(SAMPLE_EVERY)
+            # One sample every SAMPLE_EVERY, the measuring included (load.jsonl wants one at
+            # most 5 s apart, and a run read through the Docker API can take a second).
+            await asyncio.sleep(max(0.0, SAMPLE_EVERY - spent))
+            began = loop.time()
             sample, loads = await asyncio.to_thread(self._measure)
             for sid, session in list(self.sessions.items()):
                 load, tree_cpu = loads.get(sid, (None, 0.0))
                 session.on_sample(sample, tree_cpu)
                 if load is not None:
                     session.on_load(load)
+            spent = loop.time() - began
 
     async def run(self) -> list[SessionResult]:
         sampler = asyncio.create_task(self._sample(), name="sampler")

@@ -81,6 +81,7 @@ class LoadMeter:
         self._fresh: dict[str, Mapping[str, Any]] = {}  # container Id -> an inspect that shows it running
         # How each run of the last sample was read: which way a Docker run took, for the record and the tests.
         self.ways: dict[str, Way] = {}
+        self._closed = False
 
     def measure(
         self, controller: int | None, running: Mapping[str, Mapping[str, Any]], table: ProcessTable
@@ -90,8 +91,19 @@ class LoadMeter:
         ``controller`` is the running controller's pid (None when none runs),
         ``running`` the study's containers that run (name -> the inspect last
         taken).  The sample is None when nothing of the study runs, or no time
-        has passed.
+        has passed, or after :meth:`close`.
         """
+        if self._closed:
+            return None, 0.0
+        try:
+            return self._measure(controller, running, table)
+        finally:
+            if self.closed:
+                self._release()  # closed while this sample was taken: what it opened goes too
+
+    def _measure(
+        self, controller: int | None, running: Mapping[str, Mapping[str, Any]], table: ProcessTable
+    ) -> tuple[StudyLoad | None, float]:
         at, mono = time.time(), time.monotonic()
         readings: list[Reading] = []
         ways: dict[str, Way] = {}
@@ -237,8 +249,17 @@ class LoadMeter:
             for cid in [c for c in kept if c not in ids]:
                 del kept[cid]
 
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called (another thread may call it while a sample is taken)."""
+        return self._closed
+
     def close(self) -> None:
-        """Let go of the API client and the runtime, if they were made."""
+        """Take no more samples; let go of the API client and the runtime, if they were made."""
+        self._closed = True
+        self._release()
+
+    def _release(self) -> None:
         api, self._api = self._api, None
         if api is not None:
             api.close()

@@ -9,6 +9,7 @@ which the machine's load cannot.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import os
@@ -291,6 +292,16 @@ def test_a_run_whose_start_inspect_lags_behind_its_start_event_is_inspected_agai
         runtime.remove(name, force=True)
 
 
+def test_a_closed_meter_takes_no_sample() -> None:
+    meter = LoadMeter("s", "process")
+    meter.measure(os.getpid(), {}, ProcessTable())
+    time.sleep(0.05)
+    load, _ = meter.measure(os.getpid(), {}, ProcessTable())
+    assert load is not None and load.memory > 0, "a running controller alone gives a sample"
+    meter.close()
+    assert meter.measure(os.getpid(), {}, ProcessTable()) == (None, 0.0), "none once its session has let go"
+
+
 # --- the session ------------------------------------------------------------------------------
 def test_a_failed_write_of_load_jsonl_stops_nothing_else_and_keeps_the_event(tmp_path: Path) -> None:
     out = tmp_path / "s"
@@ -379,12 +390,12 @@ def test_a_computing_study_and_a_sleeping_one_differ_in_their_load_on_docker(
 
 
 # --- Docker: the cheap way, and the fallback ---------------------------------------------------------
-def _busy_container(name: str) -> dict[str, Any]:
+def _container(name: str, script: str) -> dict[str, Any]:
     import docker
 
     client = docker.from_env()
     try:
-        client.api.create_container("studymon/refstudy:1", ["sh", "-c", "while :; do :; done"], name=name)
+        client.api.create_container("studymon/refstudy:1", ["sh", "-c", script], name=name)
         client.api.start(name)
         inspect: dict[str, Any] = client.api.inspect_container(name)
         return inspect
@@ -392,12 +403,14 @@ def _busy_container(name: str) -> dict[str, Any]:
         client.close()
 
 
-def _remove(name: str) -> None:
+def _remove(*names: str) -> None:
     import docker
 
     client = docker.from_env()
     try:
-        client.api.remove_container(name, force=True)
+        for name in names:
+            with contextlib.suppress(docker.errors.NotFound):
+                client.api.remove_container(name, force=True)
     finally:
         client.close()
 
@@ -405,12 +418,12 @@ def _remove(name: str) -> None:
 def test_docker_runs_are_read_from_their_cgroup_else_through_the_engine(
     docker_engine: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    name = f"inforsi-loadtest{os.getpid()}-r1"
-    inspect = _busy_container(name)
+    busy, idle = f"inforsi-loadtest{os.getpid()}-r1", f"inforsi-loadtest{os.getpid()}-r2"
     try:
+        containers = {busy: _container(busy, "while :; do :; done"), idle: _container(idle, "sleep 60")}
+        inspect = containers[busy]
         if locate(inspect["State"]["Pid"], inspect["Id"], read_mounts()) is None:
             pytest.skip("the engine's cgroup files cannot be read here; only the API way applies")
-        containers = {name: inspect}
         cheap, api = LoadMeter("s", "docker"), LoadMeter("s", "docker", cgroups=False)
         for meter in (cheap, api):
             meter.measure(None, containers, ProcessTable())
@@ -418,10 +431,12 @@ def test_docker_runs_are_read_from_their_cgroup_else_through_the_engine(
         got = {}
         for way, meter in (("cgroup", cheap), ("api", api)):
             load, _ = meter.measure(None, containers, ProcessTable())
-            assert meter.ways == {name: way}
-            assert load is not None and load.runs[0][0] == name
-            got[way] = load.runs[0][1]
-            assert load.runs[0][2] > 0
+            assert meter.ways == {busy: way, idle: way}
+            assert load is not None and [r[0] for r in load.runs] == [busy, idle]
+            shares = {name: (cpu, memory) for name, cpu, memory in load.runs}
+            got[way] = shares[busy][0]
+            assert shares[idle][0] <= 20, shares
+            assert all(memory > 0 for _, memory in shares.values()), shares
         assert got["cgroup"] >= 50 and got["api"] >= 50, got
 
         # A cgroup file that cannot be read (permissions, say) turns that run to the API, in the same sample.
@@ -430,12 +445,12 @@ def test_docker_runs_are_read_from_their_cgroup_else_through_the_engine(
 
         monkeypatch.setattr(studyload, "read_counters", refused)
         load, _ = cheap.measure(None, containers, ProcessTable())
-        assert cheap.ways == {name: "api"} and load is not None and load.runs[0][1] >= 50
+        assert cheap.ways == {busy: "api", idle: "api"} and load is not None and load.runs[0][1] >= 50
         api.close()
         cheap.close()
     finally:
-        _remove(name)
-    # Once the container is gone, its run is simply not in the sample, and nothing is raised.
+        _remove(busy, idle)
+    # Once the containers are gone, their runs are simply not in the sample, and nothing is raised.
     meter = LoadMeter("s", "docker")
-    assert meter.measure(None, {name: inspect}, ProcessTable()) == (None, 0.0)
+    assert meter.measure(None, containers, ProcessTable()) == (None, 0.0)
     meter.close()

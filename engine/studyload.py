@@ -104,7 +104,6 @@ class LoadMeter:
     def _measure(
         self, controller: int | None, running: Mapping[str, Mapping[str, Any]], table: ProcessTable
     ) -> tuple[StudyLoad | None, float]:
-        at, mono = time.time(), time.monotonic()
         readings: list[Reading] = []
         ways: dict[str, Way] = {}
         run_pids: set[int] = set()
@@ -129,6 +128,8 @@ class LoadMeter:
                 ways[name] = way
         if by_api:
             readings.extend(self._read_by_api(by_api, ways))
+        # Taken after the runs' readings: the engine's stats can answer a second late, the rest takes a millisecond.
+        at, mono = time.time(), time.monotonic()
         self._forget(running.values())
         if controller is not None:
             for pid in table.tree(controller, run_pids):

@@ -32,19 +32,21 @@ TIMEOUT = 5.0
 POOL = 8
 
 
-def counters_of(stats: dict[str, Any]) -> tuple[float, int] | None:
-    """CPU seconds and memory bytes from one stats answer; None for a container that does not run.
+def counters_of(stats: dict[str, Any]) -> tuple[float, int, float] | None:
+    """CPU seconds, memory bytes and when the engine read them (epoch seconds, its clock) from one stats answer.
+
+    None for a container that does not run.
 
     Memory is the usage less the inactive file cache, as ``docker stats``
     shows it (the key is ``total_inactive_file`` on cgroup v1,
     ``inactive_file`` on v2).
     """
-    read = str(stats.get("read") or "")
     try:
-        if not read or parse_rfc3339(read) <= 0:
-            return None  # the engine's zero time: no reading (the container is not running)
+        read = parse_rfc3339(str(stats.get("read") or ""))
     except ValueError:
         return None
+    if read <= 0:
+        return None  # the engine's zero time: no reading (the container is not running)
     usage = ((stats.get("cpu_stats") or {}).get("cpu_usage") or {}).get("total_usage")
     if not isinstance(usage, int):
         return None
@@ -56,7 +58,7 @@ def counters_of(stats: dict[str, Any]) -> tuple[float, int] | None:
     inactive = detail.get("total_inactive_file", detail.get("inactive_file", 0))
     if isinstance(inactive, int):
         memory -= inactive
-    return usage / 1e9, max(memory, 0)
+    return usage / 1e9, max(memory, 0), read
 
 
 class DockerStats:
@@ -75,8 +77,8 @@ class DockerStats:
             self._client = docker.from_env(timeout=self._timeout)  # type: ignore[arg-type]  # a float, as requests takes
         return self._client.api
 
-    def read(self, container: str) -> tuple[float, int] | None:
-        """The counters of ``container`` (its Id or name), or None when there are none now.
+    def read(self, container: str) -> tuple[float, int, float] | None:
+        """The counters of ``container`` (its Id or name) and when they were read, or None when there are none now.
 
         Raises what the client raises when the engine cannot be asked.
         """
@@ -86,11 +88,11 @@ class DockerStats:
             return None
         return counters_of(stats) if isinstance(stats, dict) else None
 
-    def read_many(self, containers: list[str]) -> list[tuple[float, int] | None]:
+    def read_many(self, containers: list[str]) -> list[tuple[float, int, float] | None]:
         """:meth:`read` for each container, asked at once; None for one that could not be read."""
         self._api()  # one client, made before the threads share it
 
-        def read(container: str) -> tuple[float, int] | None:
+        def read(container: str) -> tuple[float, int, float] | None:
             try:
                 return self.read(container)
             except Exception:  # noqa: BLE001 - an engine that cannot be asked gives no reading

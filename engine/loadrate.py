@@ -18,6 +18,11 @@ that may show as a spike or a negative:
   guessed);
 * no counter can grow faster than every core at work: the growth is capped at
   ``cores`` times the interval.
+
+A counter read with a time of its own (``taken``: the Docker engine's stats
+say when it read them, and can answer up to a second after being asked) is
+rated over its own interval, from its previous reading's time to this one's;
+the others over the interval between the two samples.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ class Reading:
     memory: int  # bytes in use now
     since: float | None  # epoch seconds when the counter stood at zero; None when not known
     run: str | None = None  # the run (container name) it belongs to; None: the controller's process tree
+    taken: float | None = None  # when its value was read (epoch seconds), if not at the sample's time
 
 
 @dataclass(frozen=True)
@@ -61,7 +67,7 @@ class LoadRates:
         self._at = at
         self._mono = mono
         self._cores = max(1, cores or os.cpu_count() or 1)
-        self._last: dict[Hashable, float] = {}
+        self._last: dict[Hashable, tuple[float, float | None]] = {}  # key -> (cpu, taken)
 
     def update(self, readings: Iterable[Reading], at: float, mono: float) -> Rates | None:
         """The rates since the previous update (or since the start); None when no time has passed."""
@@ -69,17 +75,22 @@ class LoadRates:
         interval = mono - self._mono
         since_previous = self._at
         last = self._last
-        self._last = {r.key: r.cpu for r in readings}
+        self._last = {r.key: (r.cpu, r.taken) for r in readings}
         self._at, self._mono = at, mono
         if interval <= 0:
             return None
-        cap = self._cores * interval
         tree_cpu = 0.0
         tree_memory = 0
         runs: dict[str, list[float]] = {}
         for r in readings:
-            used = _used(r, last.get(r.key), since_previous)
-            percent = min(used, cap) / interval * 100.0
+            before = last.get(r.key)
+            span = interval
+            if before is not None and r.taken is not None and before[1] is not None:
+                span = r.taken - before[1]
+            percent = 0.0
+            if span > 0:
+                used = _used(r, None if before is None else before[0], since_previous)
+                percent = min(used, self._cores * span) / span * 100.0
             if r.run is None:
                 tree_cpu += percent
                 tree_memory += r.memory

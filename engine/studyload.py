@@ -126,11 +126,6 @@ class LoadMeter:
             readings.extend(found)
             if way is not None:
                 ways[name] = way
-        if by_api:
-            readings.extend(self._read_by_api(by_api, ways))
-        # Taken after the runs' readings: the engine's stats can answer a second late, the rest takes a millisecond.
-        at, mono = time.time(), time.monotonic()
-        self._forget(running.values())
         if controller is not None:
             for pid in table.tree(controller, run_pids):
                 counters = read_process(pid)
@@ -138,6 +133,12 @@ class LoadMeter:
                     readings.append(
                         Reading(("pid", pid, counters.start_ticks), counters.cpu, counters.memory, counters.started)
                     )
+        # The sample's time: every reading so far took a millisecond or so.  The engine's
+        # stats (below) may answer a second later; they carry their own time.
+        at, mono = time.time(), time.monotonic()
+        if by_api:
+            readings.extend(self._read_by_api(by_api, ways))
+        self._forget(running.values())
         rates = self._rates.update(readings, at, mono)
         self.ways = ways
         if rates is None:
@@ -206,8 +207,9 @@ class LoadMeter:
         for (name, inspect), counters in zip(runs, answers, strict=True):
             if counters is None:
                 continue
+            cpu, memory, taken = counters
             started = _time((inspect.get("State") or {}).get("StartedAt"))
-            readings.append(Reading(("container", str(inspect.get("Id"))), counters[0], counters[1], started, name))
+            readings.append(Reading(("container", str(inspect.get("Id"))), cpu, memory, started, name, taken))
             ways[name] = "api"
         return readings
 

@@ -110,6 +110,19 @@ def test_no_counter_grows_faster_than_every_core() -> None:
     assert got is not None and got.cpu == pytest.approx(200.0)
 
 
+def test_a_counter_read_with_a_time_of_its_own_is_rated_over_its_own_interval() -> None:
+    rates = LoadRates(at=1000.0, mono=0.0, cores=2)
+    rates.update([Reading("c", 10.0, 0, None, "r", taken=1000.2), Reading("p", 0.0, 0, None)], at=1001.0, mono=1.0)
+    # Read a second late this time: 2.3 s of its own between the readings, 2 s between the samples.
+    got = rates.update([Reading("c", 12.3, 0, None, "r", taken=1002.5), Reading("p", 1.0, 0, None)], 1003.0, 3.0)
+    assert got is not None
+    assert got.runs == (("r", pytest.approx(100.0), 0),)
+    assert got.tree_cpu == pytest.approx(50.0)
+    # The same reading given again (no time of its own passed): no rate, never a division by zero.
+    again = rates.update([Reading("c", 12.3, 0, None, "r", taken=1002.5)], at=1005.0, mono=5.0)
+    assert again is not None and again.cpu == 0.0
+
+
 def test_no_rate_when_no_time_has_passed() -> None:
     rates = LoadRates(at=1000.0, mono=5.0, cores=2)
     assert rates.update([Reading("c", 1.0, 0, None)], at=1000.0, mono=5.0) is None
@@ -213,9 +226,10 @@ def test_engine_stats_are_read_as_docker_stats_shows_them() -> None:
         "cpu_stats": {"cpu_usage": {"total_usage": 3_000_000_000}},
         "memory_stats": {"usage": 5000, "stats": {"total_inactive_file": 1000}},
     }
-    assert counters_of(stats) == (3.0, 4000)
+    read = parse_rfc3339("2026-12-01T00:00:00.123456789Z")
+    assert counters_of(stats) == (3.0, 4000, read)
     stats["memory_stats"] = {"usage": 5000, "stats": {"inactive_file": 4000}}
-    assert counters_of(stats) == (3.0, 1000)
+    assert counters_of(stats) == (3.0, 1000, read)
     # A container that does not run: the engine answers with its zero time and no counters.
     assert counters_of({"read": "0001-01-01T00:00:00Z", "cpu_stats": {"cpu_usage": {"total_usage": 0}}}) is None
     assert counters_of({}) is None

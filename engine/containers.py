@@ -47,6 +47,10 @@ class ContainerWatch:
         self.recorder = recorder
         self.emit = emit
         self.containers: dict[str, dict[str, Any]] = {}
+        # Each container's status after its last event.  The inspect beside it was
+        # taken at the event and can lag behind it (the process runtime writes the
+        # event first, then the state), so this says what runs.
+        self.statuses: dict[str, str] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._stream, name=f"containers-{study}", daemon=True)
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -104,6 +108,14 @@ class ContainerWatch:
         status = _STATUS_AFTER.get(action) or str(((inspect or {}).get("State") or {}).get("Status", action))
         self._post(ContainerChanged(self.study, name, action, inspect, status, code))
 
+    def running(self) -> dict[str, dict[str, Any]]:
+        """The containers that run now (name -> the inspect last taken), as their events say.
+
+        Safe from another thread: each map is copied at once, under the GIL.
+        """
+        statuses, inspects = dict(self.statuses), dict(self.containers)
+        return {name: inspects[name] for name, status in statuses.items() if status == "running" and name in inspects}
+
     def _post(self, event: StudyEvent) -> None:
         loop = self._loop
         if loop is not None and not loop.is_closed():
@@ -113,8 +125,10 @@ class ContainerWatch:
         if isinstance(event, ContainerChanged):
             if event.inspect is None:
                 self.containers.pop(event.name, None)
+                self.statuses.pop(event.name, None)
             else:
                 self.containers[event.name] = event.inspect
+                self.statuses[event.name] = event.status
         self.emit(event)
 
 

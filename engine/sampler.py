@@ -1,10 +1,11 @@
 """Machine load: light samples for the graphs and ``machine.jsonl``, heavy snapshots at events.
 
 The supervisor's sampler serves every study of a console: it takes a light
-sample (load average, memory, CPU, and each study's process-tree CPU) every
-few seconds for the live graphs, and writes one every 5 s to each study's
-``machine.jsonl``.  Heavy snapshots (every process, the study's
-containers) are taken at start, resume, after a kill and at the end.
+sample (load average, memory, CPU) every few seconds for the live graphs,
+and writes one every 5 s to each study's ``machine.jsonl``; with it, each
+study's own load (:mod:`studymon.engine.studyload`).  Heavy snapshots
+(every process, the study's containers) are taken at start, resume, after a
+kill and at the end.
 """
 
 from __future__ import annotations
@@ -21,9 +22,12 @@ from studymon.engine.clock import rfc3339_ms
 # columns show each bucket's peak, so a short spike still shows); every second
 # one goes to machine.jsonl, which the evidence wants every 5 s.  Sampling
 # every second cost the idle console a third of its CPU for no visible gain.
+# Each study's own load is read at every light sample (load.jsonl wants one
+# every 2.5 to 5 s): it reads only the study's own processes and its runs'
+# cgroup files, not the machine's process table, so it costs less than the
+# walk of /proc it replaced every other sample (bench/load_sampling.py).
 SAMPLE_EVERY = 2.5  # seconds between light samples (graphs)
 WRITE_EVERY = 2  # every n-th light sample goes to machine.jsonl (every 5 s)
-TREE_EVERY = 2  # every n-th sample measures the studies' process trees (a walk of /proc)
 
 
 def light_sample() -> dict[str, Any]:
@@ -43,40 +47,6 @@ def children_map() -> dict[int, list[int]]:
     for p in psutil.process_iter(["ppid"]):
         out.setdefault(p.info["ppid"] or 0, []).append(p.pid)
     return out
-
-
-class TreeCPU:
-    """CPU percent of a process and its descendants, between two calls.
-
-    Keeps the psutil.Process objects so that ``cpu_percent`` can diff against
-    the previous call (a new object would always report 0).  The process
-    tree comes from a :func:`children_map` shared by every study, so one walk
-    of ``/proc`` serves them all.
-    """
-
-    def __init__(self) -> None:
-        self._procs: dict[int, psutil.Process] = {}
-
-    def percent(self, root_pid: int | None, children: dict[int, list[int]]) -> float:
-        if root_pid is None:
-            self._procs.clear()
-            return 0.0
-        tree = [root_pid]
-        i = 0
-        while i < len(tree):
-            tree.extend(children.get(tree[i], ()))
-            i += 1
-        total = 0.0
-        seen: dict[int, psutil.Process] = {}
-        for pid in tree:
-            try:
-                kept = self._procs.get(pid) or psutil.Process(pid)
-                total += kept.cpu_percent(interval=None)
-            except psutil.Error:
-                continue
-            seen[pid] = kept
-        self._procs = seen
-        return total
 
 
 def process_snapshot(own: int | None = None) -> list[dict[str, Any]]:

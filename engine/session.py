@@ -31,7 +31,16 @@ from studymon.engine import kill as killproto
 from studymon.engine import studylock
 from studymon.engine.accounts import Accounts
 from studymon.engine.containers import ContainerWatch, close_runtime
-from studymon.engine.events import Problem, ProcessEnded, ProcessStarted, Sample, State, StateChanged, StudyEvent
+from studymon.engine.events import (
+    Problem,
+    ProcessEnded,
+    ProcessStarted,
+    Sample,
+    State,
+    StateChanged,
+    StudyEvent,
+    StudyLoad,
+)
 from studymon.engine.evidence import EvidenceWriteError, append_jsonl, read_json
 from studymon.engine.finish import (
     SessionResult,
@@ -44,11 +53,13 @@ from studymon.engine.finish import (
 )
 from studymon.engine.killing import KillDriver
 from studymon.engine.launcher import Controller, Ending, find_running, first_start
+from studymon.engine.proctree import ProcessTable
 from studymon.engine.pump import LedgerPump, last_timeline_seq
 from studymon.engine.recording import EventRecorder
 from studymon.engine.runtimes import Runtime, open_runtime
-from studymon.engine.sampler import WRITE_EVERY, TreeCPU, heavy_snapshot
+from studymon.engine.sampler import WRITE_EVERY, heavy_snapshot
 from studymon.engine.spec import StudySpec, controller_argv
+from studymon.engine.studyload import LoadMeter, load_line
 from studymon.engine.studylock import StudyLock
 
 # SessionResult, resume_command and last_timeline_seq live with what they describe; front ends take them from here.
@@ -110,7 +121,7 @@ class StudySession:
         self._stopper: asyncio.Future[Ending] | None = None
         self._end_watchers: set[asyncio.Task[Ending]] = set()
         self._samples = 0
-        self._tree = TreeCPU()
+        self.load = LoadMeter(spec.id, self.backend)
         # The first evidence write that failed (disk full, I/O error): the session
         # then stops the study, so that nothing happens that is not recorded.
         self._write_error: EvidenceWriteError | None = None
@@ -292,6 +303,7 @@ class StudySession:
         await self.watch.join()
         if self._owns_runtime:
             close_runtime(self.runtime)
+        self.load.close()
 
     async def _wait_end(self) -> Ending | None:
         """The controller's end, or None when the session was closed (detached) first."""
@@ -380,11 +392,26 @@ class StudySession:
             snap = {"label": label, "containers": containers, "error": f"{type(exc).__name__}: {exc}"}
         append_jsonl(self.spec.out / "machine.jsonl", snap)
 
-    def tree_cpu(self, children: dict[int, list[int]]) -> float:
-        """The controller's process-tree CPU since the last call (called from the sampler's thread)."""
+    def measure_load(self, table: ProcessTable) -> tuple[StudyLoad | None, float]:
+        """The study's load now, and its controller tree's CPU (called from the sampler's thread).
+
+        A failed reading gives no sample, never an exception: the sampler serves every study.
+        """
         controller = self.controller
         pid = controller.pid if controller is not None and controller.ending is None else None
-        return self._tree.percent(pid, children)
+        try:
+            return self.load.measure(pid, self.watch.running(), table)
+        except Exception:  # noqa: BLE001 - no sample this time
+            return None, 0.0
+
+    def on_load(self, load: StudyLoad) -> None:
+        """A sample of the study's own load: a line of ``load.jsonl`` and the event."""
+        if self._write_error is None:
+            try:
+                append_jsonl(self.spec.out / "load.jsonl", load_line(load))
+            except EvidenceWriteError as exc:
+                self._note_write_error(exc)
+        self.emit(load)
 
     def on_sample(self, sample: dict[str, Any], tree_cpu: float) -> None:
         """A light machine sample from the supervisor's sampler."""

@@ -12,9 +12,10 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from studymon.engine.events import StudyEvent
+from studymon.engine.events import StudyEvent, StudyLoad
+from studymon.engine.proctree import ProcessTable
 from studymon.engine.runtimes import Runtime
-from studymon.engine.sampler import SAMPLE_EVERY, TREE_EVERY, children_map, light_sample
+from studymon.engine.sampler import SAMPLE_EVERY, light_sample
 from studymon.engine.session import SessionResult, Sink, StudySession, resume_command
 from studymon.engine.spec import StudySpec
 from studymon.engine.studylock import StudyLock
@@ -34,8 +35,6 @@ class Supervisor:
     def __init__(self, sink: Sink) -> None:
         self.sink = sink
         self.sessions: dict[str, StudySession] = {}
-        self._measured = 0
-        self._trees: dict[str, float] = {}
 
     def add(
         self,
@@ -59,22 +58,29 @@ class Supervisor:
     def _emit(self, event: StudyEvent) -> None:
         self.sink(event)
 
-    def _measure(self) -> tuple[dict[str, Any], dict[str, float]]:
-        # In a thread: psutil walks /proc, which would otherwise stall the loop (and a kill) for ms.
+    def _measure(self) -> tuple[dict[str, Any], dict[str, tuple[StudyLoad | None, float]]]:
+        # In a thread: reading /proc and cgroup files (or asking Docker) would otherwise stall the loop, and a kill.
         sample = light_sample()
-        self._measured += 1
-        if self._measured % TREE_EVERY == 1:
-            children = children_map()
-            self._trees = {sid: s.tree_cpu(children) for sid, s in list(self.sessions.items())}
-        return sample, dict(self._trees)
+        table = ProcessTable()  # one per sample: the fallback's walk of the process table serves every study
+        loads = {sid: s.measure_load(table) for sid, s in list(self.sessions.items())}
+        return sample, loads
 
     async def _sample(self) -> None:
         light_sample()  # prime psutil's CPU counters
+        loop = asyncio.get_running_loop()
+        spent = 0.0
         while True:
-            await asyncio.sleep(SAMPLE_EVERY)
-            sample, trees = await asyncio.to_thread(self._measure)
+            # One sample every SAMPLE_EVERY, the measuring included (load.jsonl wants one at
+            # most 5 s apart, and a run read through the Docker API can take a second).
+            await asyncio.sleep(max(0.0, SAMPLE_EVERY - spent))
+            began = loop.time()
+            sample, loads = await asyncio.to_thread(self._measure)
             for sid, session in list(self.sessions.items()):
-                session.on_sample(sample, trees.get(sid, 0.0))
+                load, tree_cpu = loads.get(sid, (None, 0.0))
+                session.on_sample(sample, tree_cpu)
+                if load is not None:
+                    session.on_load(load)
+            spent = loop.time() - began
 
     async def run(self) -> list[SessionResult]:
         sampler = asyncio.create_task(self._sample(), name="sampler")

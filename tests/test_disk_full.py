@@ -79,7 +79,7 @@ def test_a_full_disk_stops_the_study_whole_and_the_printed_command_finishes_it(t
     assert "Traceback" not in output, output
     hint = re.search(r"^\s*(studymon run --resume \S+)\s*$", output, re.M)
     assert hint is not None, output
-    for name in ("timeline.jsonl", "machine.jsonl", "launches.jsonl"):
+    for name in ("timeline.jsonl", "machine.jsonl", "load.jsonl", "launches.jsonl"):
         if (out / name).exists():
             _whole_lines(out / name)
     assert not list(out.rglob("*.tmp")), "a temporary file was left behind"
@@ -93,7 +93,7 @@ def test_a_full_disk_stops_the_study_whole_and_the_printed_command_finishes_it(t
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads((out / "report.json").read_text())
     assert all(c["ok"] is True for c in report["checks"]), report["checks"]
-    for name in ("timeline.jsonl", "machine.jsonl", "launches.jsonl"):
+    for name in ("timeline.jsonl", "machine.jsonl", "load.jsonl", "launches.jsonl"):
         _whole_lines(out / name)
 
 
@@ -123,10 +123,11 @@ def test_a_write_the_console_alone_cannot_make_stops_the_study_and_names_the_fil
             proc.kill()
     assert proc.returncode == 3, output
     assert "Traceback" not in output, output
-    assert re.search(r"cannot append to \S+(timeline|machine)\.jsonl: File too large", output), output
+    assert re.search(r"cannot append to \S+(timeline|machine|load)\.jsonl: File too large", output), output
     assert "the study was stopped" in output, output
-    for name in ("timeline.jsonl", "machine.jsonl", "launches.jsonl"):
-        _whole_lines(out / name)
+    for name in ("timeline.jsonl", "machine.jsonl", "load.jsonl", "launches.jsonl"):
+        if name != "load.jsonl" or (out / name).exists():  # stopped before its first sample, it has none
+            _whole_lines(out / name)
     assert not list(out.rglob("*.tmp"))
     launches = [json.loads(x) for x in (out / "launches.jsonl").read_text().splitlines()]
     assert launches[-1]["event"] == "end" and launches[-1]["code"] == 130, "stopped with SIGINT, at a safe point"

@@ -468,3 +468,40 @@ def test_docker_runs_are_read_from_their_cgroup_else_through_the_engine(
     meter = LoadMeter("s", "docker")
     assert meter.measure(None, containers, ProcessTable()) == (None, 0.0)
     meter.close()
+
+
+async def test_the_console_draws_each_study_its_own_load(tmp_path: Path) -> None:
+    """Two studies in the console, one whose run computes and one whose run sleeps: the first's graph
+    reaches above half a core and the second's stays in the bottom row."""
+    from studymon.tui.app import Planned, StudymonApp
+    from studymon.widgets.timeline import GRAPH_ROWS, GUTTER
+
+    template = {
+        "command": [sys.executable, str(LOAD_STUDY)],
+        "backend": "process",
+        "work": {"hot": "compute", "cold": "sleep"},
+        "workSeconds": 8,
+    }
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(template))
+    specs, tpl, resolved = plan_fresh([f"hot={tmp_path / 'hot'}", f"cold={tmp_path / 'cold'}"], path, [], "process")
+    create_fresh(specs, tpl, resolved)
+    app = StudymonApp([Planned(s, "inforsi") for s in specs], save_dir=tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        deadline = time.monotonic() + 60
+        while app.status is None:
+            assert time.monotonic() < deadline, "the studies did not end"
+            await pilot.pause(0.2)
+        graphs = {}
+        for sid, pane in app.main.panes.items():
+            pane.flush()
+            rows = pane.timeline.text(pane.timeline.size.width).split("\n")
+            # The CPU rows from the top: the scale's labels, then the columns drawn.
+            graphs[sid] = [row[GUTTER:] for row in rows[:GRAPH_ROWS]]
+            assert rows[0].startswith(" 100%") or rows[0].startswith(" 200%"), rows
+        await pilot.press("q")
+    hot, cold = graphs["hot"], graphs["cold"]
+    # Four rows over 0..100 %: a cell drawn in the second row from the top is above 50 %.
+    assert any(ch not in " │" for ch in hot[0] + hot[1]), "\n".join(hot)
+    assert all(ch in " │K R" for ch in "".join(cold[:3])), "\n".join(cold)
+    assert any(ch not in " │" for ch in cold[3]), "the sleeping study's load is drawn too, low"

@@ -2,7 +2,7 @@
 
 One study (``bench/markstudy.py``, no containers) is launched by the real
 command line, ``studymon run --template ... lat=OUT``, so the real engine
-and app watch it, drawing into a real terminal (tmux, 160×48).  Beside it,
+and app watch it, drawing into a real terminal (tmux, 160x48).  Beside it,
 in the same run, **toolong** (``tl``, from PyPI) tails the same
 ``OUT/study/ledger.jsonl`` in a terminal of its own (a tmux server of its
 own too).  Every record the study writes is one ``os.write`` of a
@@ -139,9 +139,10 @@ def summary(values: list[float]) -> dict[str, float]:
 
 
 def phases(args: argparse.Namespace) -> list[Phase]:
-    rng = random.Random(args.seed)
+    rng = random.Random(args.seed)  # noqa: S311 - a schedule, not a secret
     return [
-        Phase("a", f"(a) {args.records_a} at 0.3-1.1 s", [round(rng.uniform(0.3, 1.1), 3) for _ in range(args.records_a)]),
+        Phase("a", f"(a) {args.records_a} at 0.3-1.1 s",
+              [round(rng.uniform(0.3, 1.1), 3) for _ in range(args.records_a)]),
         Phase("b", f"(b) {args.records_b} at {args.rate_b:g}/s", [1.0 / args.rate_b] * args.records_b),
     ]
 
@@ -203,7 +204,7 @@ def timeline_reads(out: Path) -> dict[int, float]:
         for raw in (out / "timeline.jsonl").read_text(encoding="utf-8").splitlines():
             with contextlib.suppress(ValueError, KeyError, TypeError):
                 line = json.loads(raw)
-                reads[int(line["seq"])] = datetime.fromisoformat(line["seenAt"].replace("Z", "+00:00")).timestamp()
+                reads[int(line["seq"])] = datetime.fromisoformat(line["seenAt"]).timestamp()
     return reads
 
 
@@ -329,7 +330,8 @@ def one_kill(term: Terminals, work: Path, index: int, env: dict[str, str]) -> fl
                 if isinstance(sent, (int, float)):
                     return 1000 * (sent - pressed)
             if time.monotonic() > deadline:
-                raise BenchFailed(f"no killSentEpoch in {kill_json} 10 s after the key; screen:\n{term.screen(session)}")
+                raise BenchFailed(f"no killSentEpoch in {kill_json} 10 s after the key; "
+                                  f"screen:\n{term.screen(session)}")
             time.sleep(0.005)
     finally:
         term.kill_session(session)
@@ -407,12 +409,13 @@ def verdicts(res: dict[str, Any]) -> dict[str, tuple[bool, str]]:
 
 def report(res: dict[str, Any], args: argparse.Namespace) -> str:
     rows = [
-        f"screen latency: a ledger record written -> its line on the screen, ms; "
-        f"{' and '.join(res['programs'])} on the same ledger in the same run; tmux 160x48; "
-        f"{os.cpu_count()} cores, Python {platform.python_version()}",
+        (f"screen latency: a ledger record written -> its line on the screen, ms; "
+         f"{' and '.join(res['programs'])} on the same ledger in the same run; tmux 160x48; "
+         f"{os.cpu_count()} cores, Python {platform.python_version()}"),
     ]
     if "toolong" not in res["programs"]:
-        rows.append("toolong not found: studymon measured alone" if not args.no_toolong else "studymon alone (--no-toolong)")
+        alone = "studymon alone (--no-toolong)" if args.no_toolong else "toolong not found: studymon measured alone"
+        rows.append(alone)
     rows += ["", f"{'phase':<22}{'program':<10}{'n':>4}{'p50':>8}{'p90':>8}{'max':>8}{'missed':>8}"]
     for phase in res["phases"]:
         for program in res["programs"]:
@@ -453,7 +456,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--records-a", type=int, default=None, help="records of phase (a) (default 40; 6 with --quick)")
     p.add_argument("--records-b", type=int, default=None, help="records of phase (b) (default 50; 10 with --quick)")
     p.add_argument("--rate-b", type=float, default=5.0, help="records a second in phase (b) (default 5)")
-    p.add_argument("--kills", type=int, default=None, help="manual kills, each a fresh study (default 20; 2 with --quick)")
+    p.add_argument("--kills", type=int, default=None,
+                   help="manual kills, each a fresh study (default 20; 2 with --quick)")
     p.add_argument("--seed", type=int, default=1, help="seed of phase (a)'s intervals (default 1)")
     p.add_argument("--quick", action="store_true", help="smoke run: 6 + 10 records, 2 kills; studymon alone "
                    "when toolong is not found")

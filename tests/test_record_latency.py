@@ -1,16 +1,18 @@
-"""A slow study's records go through at once; a busy study's are batched.
+"""What keeps a record's way to the screen short: a slow study's records go through at once, a busy one's are batched.
 
 The pace (:mod:`studymon.engine.pace`) is pure logic, tested with a clock
 the test moves.  The ledger pump follows a real ledger file through real
 inotify, with its gathering made 30 s long, so a record that waited for it
 would plainly miss the test's generous deadline.  The stream view and the
 pane run in a real (headless) Textual app, their refresh interval 60 s for
-the same reason.
+the same reason.  Last, the console keeps its start-up out of the cyclic
+collector's full collections while it runs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import time
 from collections.abc import Callable
@@ -29,6 +31,7 @@ from studymon.engine.ledger import Record
 from studymon.engine.pace import Pace
 from studymon.engine.pump import READ_AT_ONCE_PER_SECOND, LedgerPump
 from studymon.engine.spec import StudySpec
+from studymon.tui.app import Planned, StudymonApp
 from studymon.widgets.ledger_stream import SHOWN_AT_ONCE_PER_SECOND, LedgerStream
 from studymon.widgets.study_pane import TCSS_PATH, StudyPane
 
@@ -197,3 +200,14 @@ async def test_the_pane_shows_a_slow_studys_progress_at_once_and_a_busy_ones_on_
         assert pane.progress.round == 2, "a busy study's progress goes on the refresh grid"
         pane.flush()
         assert pane.progress.round == 3
+
+
+# --- the collector -------------------------------------------------------------------
+async def test_the_console_freezes_its_start_up_for_the_collector_and_thaws_it_on_leaving() -> None:
+    gc.unfreeze()
+    app = StudymonApp([Planned(StudySpec("s1", Path("/nonexistent/studymon-latency/s1")), "inforsi")],
+                      start_engine=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        assert gc.get_freeze_count() > 10_000, "the screen's objects are not frozen"
+    assert gc.get_freeze_count() == 0, "the console left its objects frozen"

@@ -81,8 +81,8 @@ KILL_KEYS = ("k", "Left", "Enter")
 KEY_PAUSE = 0.25  # seconds after each untimed key, for the console to take it in
 POLL = 0.002  # seconds between screen reads while a written record is not yet on every screen
 SEEN_DEADLINE = 10.0  # a record not on a screen this long after its write counts as missed
-QUIET = 2.0  # seconds of no records before each phase, so it starts after a quiet spell
-WARM_RECORDS = 5
+QUIET = 2.0  # seconds of no records before each phase, so it starts after a quiet spell (1 with --quick)
+WARM_RECORDS = 5  # records of the warm-up (3 with --quick)
 WARM_INTERVAL = 0.4
 TOOLONG_STARTS = 5  # starts of toolong tried until one follows the ledger
 TOOLONG_SETTLE = 2.0  # seconds between toolong's first screen and the first record
@@ -291,7 +291,7 @@ def warm_up(programs: list[Program], times: Times, control: Path, args: argparse
             ledger: Path) -> int:
     """Records nobody counts, until every program shows them (toolong started again if it does not); its starts."""
     for attempt in range(1, TOOLONG_STARTS + 1):
-        phase = Phase(f"warm{attempt}", "warm-up", [WARM_INTERVAL] * WARM_RECORDS)
+        phase = Phase(f"warm{attempt}", "warm-up", [WARM_INTERVAL] * args.warm_records)
         play(phase, programs, times, control, silent=True)
         stalled = [p for p in programs if phase.missed(p.name)]
         if not stalled:
@@ -347,7 +347,7 @@ def run(args: argparse.Namespace, work: Path, terms: list[Terminals]) -> dict[st
            "STUDYMON_LOCK_DIR": str(locks), **args.console_env}
     todo = phases(args)
     schedules = {p.name: p.delays for p in todo}
-    schedules.update({f"warm{i}": [WARM_INTERVAL] * WARM_RECORDS for i in range(1, TOOLONG_STARTS + 1)})
+    schedules.update({f"warm{i}": [WARM_INTERVAL] * args.warm_records for i in range(1, TOOLONG_STARTS + 1)})
     template_path = template(work, STUDY, schedules)
     control = work / f"control-{STUDY}"
     times = Times(work / f"times-{STUDY}")
@@ -368,7 +368,7 @@ def run(args: argparse.Namespace, work: Path, terms: list[Terminals]) -> dict[st
 
     toolong_starts = warm_up(programs, times, control, args, work, ledger)
     for phase in todo:
-        time.sleep(QUIET)
+        time.sleep(args.quiet)
         play(phase, programs, times, control, args.silent)
     reads = timeline_reads(out)
     for phase in todo:
@@ -473,6 +473,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.records_a = args.records_a if args.records_a is not None else (6 if args.quick else 40)
     args.records_b = args.records_b if args.records_b is not None else (10 if args.quick else 50)
     args.kills = args.kills if args.kills is not None else (2 if args.quick else 20)
+    args.quiet = 1.0 if args.quick else QUIET
+    args.warm_records = 3 if args.quick else WARM_RECORDS
     if args.records_a < 1 or args.records_b < 1 or args.rate_b <= 0 or args.kills < 0:
         p.error("--records-a and --records-b must be >= 1, --rate-b > 0, --kills >= 0")
     try:

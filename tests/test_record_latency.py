@@ -98,8 +98,17 @@ async def test_pump_reads_a_slow_ledger_at_each_append_and_gathers_a_busy_one(
 
     def append(seq: int) -> None:
         with open(ledger, "ab") as fh:
-            fh.write(json.dumps({"seq": seq, "at": "2026-12-01T00:00:00.000Z", "kind": "decision",
-                                 "content": {"name": "x", "round": 1}}).encode() + b"\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "seq": seq,
+                        "at": "2026-12-01T00:00:00.000Z",
+                        "kind": "decision",
+                        "content": {"name": "x", "round": 1},
+                    }
+                ).encode()
+                + b"\n"
+            )
 
     async def shown(seq: int, within: float) -> bool:
         deadline = time.monotonic() + within
@@ -205,8 +214,9 @@ async def test_the_pane_shows_a_slow_studys_progress_at_once_and_a_busy_ones_on_
 # --- the collector -------------------------------------------------------------------
 async def test_the_console_freezes_its_start_up_for_the_collector_and_thaws_it_on_leaving() -> None:
     gc.unfreeze()
-    app = StudymonApp([Planned(StudySpec("s1", Path("/nonexistent/studymon-latency/s1")), "inforsi")],
-                      start_engine=False)
+    app = StudymonApp(
+        [Planned(StudySpec("s1", Path("/nonexistent/studymon-latency/s1")), "inforsi")], start_engine=False
+    )
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()
         assert gc.get_freeze_count() > 10_000, "the screen's objects are not frozen"

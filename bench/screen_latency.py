@@ -431,7 +431,7 @@ def report(res: dict[str, Any], args: argparse.Namespace) -> str:
     for phase in res["phases"]:
         engine, screen = phase.engine_split()
         e, sc = summary(engine), summary(screen)
-        rows.append(f"studymon {phase.title}, write -> engine read (timeline seenAt): p50 {e['p50']:.1f} / "
+        rows.append(f"studymon {phase.title}, write -> engine read (timeline seenAt, whole ms): p50 {e['p50']:.1f} / "
                     f"p90 {e['p90']:.1f} / max {e['max']:.1f} ms; engine read -> visible: p50 {sc['p50']:.1f} / "
                     f"p90 {sc['p90']:.1f} / max {sc['max']:.1f} ms")
     looks = sum(p.looks for p in res["phases"])

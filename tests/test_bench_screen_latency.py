@@ -22,6 +22,7 @@ BENCH = ROOT / "bench"
 sys.path.insert(0, str(BENCH))
 
 from first_frame import find_toolong  # noqa: E402
+from screen_latency import KILL_KEYS  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None, reason="tmux is not installed: the bench runs the console in tmux"
@@ -51,7 +52,7 @@ def test_screen_latency_quick_measures_both_phases_and_the_kill() -> None:
         assert re.search(split, out, re.MULTILINE), out
         assert re.search(rf"^target {phase}: max <= 100 ms: (met|NOT MET) \(", out, re.MULTILINE), out
     assert re.search(
-        r"^manual kill, confirming key \(Enter\) -> SIGKILL sent, 2 kills each of a fresh study: "
+        rf"^manual kill, confirming key \({re.escape(KILL_KEYS[-1])}\) -> SIGKILL sent, 2 kills each of a fresh study: "
         r"p50 [\d.]+ / p99 [\d.]+ / max [\d.]+ ms$",
         out,
         re.MULTILINE,

@@ -2,7 +2,9 @@
 
 A :class:`LedgerPump` follows one study's ``OUT/study/ledger.jsonl``.  It
 wakes when its notice source (inotify, or watchfiles) says the study folder
-changed (never on a fixed poll), reads what is new, adds it to the accounts,
+changed (never on a fixed poll), reads what is new (at once while the study
+writes a few records a second; a busy ledger's appends are gathered for
+:data:`GATHER` first, see :class:`~studymon.engine.pace.Pace`), adds it to the accounts,
 asks the kill whether its trigger is among it, and only then writes each
 record's ``timeline.jsonl`` line and reports it (:class:`~studymon.engine.events.RecordsSeen`, ``Progress``).  On
 resume and attach it first takes in the ledger that is already there.
@@ -31,6 +33,7 @@ from studymon.engine.events import Progress, RecordsSeen, StudyEvent
 from studymon.engine.evidence import EvidenceWriteError, append_jsonl, append_line_fd
 from studymon.engine.ledger import READ_SLICE, LedgerIssue, LedgerTail, Record, read_last_records
 from studymon.engine.notify import IN_CREATE, IN_MOVED_TO, Notifier
+from studymon.engine.pace import Pace
 from studymon.engine.spec import StudySpec
 
 # With a notice source a wake-up comes soon after a write (inotify: within a
@@ -38,7 +41,11 @@ from studymon.engine.spec import StudySpec
 # notifications (NFS).
 SAFETY_WAKE = 5.0
 NO_NOTICE_POLL = 0.25  # without a notice source, the ledger is read on this period instead
-GATHER = 0.1  # seconds a wake-up waits for more appends when no trigger is armed
+GATHER = 0.1  # seconds a wake-up of a busy ledger waits for more appends when no trigger is armed
+# A ledger that grew by at most this many records in the last second is read at each
+# append: an operator sees a slow study's records as they come.  Beyond, appends are
+# gathered, so a busy ledger costs a read and an event per GATHER, not per line.
+READ_AT_ONCE_PER_SECOND = 8
 MAX_ISSUES_KEPT = 1000
 SHOWN_ON_CATCH_UP = 10_000  # records of a long backlog handed to the front end for display
 PREVIEW_BYTES = 256 * 1024  # the end of a long ledger, shown before it is read through
@@ -122,6 +129,7 @@ class LedgerPump:
         self.kill: KillWatch = _NoKill()
         self.tail = LedgerTail(spec.ledger)
         self.notifier = Notifier()
+        self.pace = Pace(READ_AT_ONCE_PER_SECOND)
         self.issues: list[LedgerIssue] = []
         self.issue_count = 0
         self._watch_faults_recorded = 0  # of the tail's faults, how many are in ledger-watch.jsonl
@@ -178,10 +186,11 @@ class LedgerPump:
                 await asyncio.sleep(1e-6)
             else:
                 woke = await self.notifier.wait_async(SAFETY_WAKE if self.notifier.active else NO_NOTICE_POLL)
-                if woke and not self.kill.reads_at_once():
-                    # Nothing to react to: let a burst of appends gather, so a busy
-                    # ledger costs a read and an event per interval, not per line.
-                    # Armed, the trigger is read at once.
+                if woke and self.pace.busy and not self.kill.reads_at_once():
+                    # A busy ledger with nothing to react to: let its appends gather, so
+                    # it costs a read and an event per interval, not per line.  A slow
+                    # one is read at once (the operator waits for each record), and so
+                    # is an armed one (its trigger).
                     await asyncio.sleep(GATHER)
                 self.watch_folders()
             self.drain(READ_SLICE)
@@ -197,6 +206,7 @@ class LedgerPump:
         records, issues = self.tail.read_new(max_bytes)
         if not records and not issues:
             return
+        self.pace.note(len(records))
         seen = time.time()
         for r in records:
             self.accounts.add(r)

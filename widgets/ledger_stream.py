@@ -25,7 +25,7 @@ import math
 import time
 from bisect import bisect_left
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import orjson
@@ -48,17 +48,23 @@ from textual.widget import Widget
 from textual.widgets import Input
 
 from studymon.engine.ledger import Record
+from studymon.engine.pace import Pace
 from studymon.widgets import keys
 from studymon.widgets.keys import Scope
 
 DEFAULT_MAX_RECORDS = 10_000
-# The view catches up with the store at most this often while records pour in
-# (a record after a quiet spell shows at once).  Each catch-up repaints every line
-# in view, since following they all move, and a frame of three such panes costs
-# ~13 ms here: three studies at 50 records/s repainting per record took half a
-# core, at 2 catch-ups a second ~5 %; at that rate the view still turns over
-# about once per catch-up, so every line is on screen for a moment.
+# A busy stream's view catches up with the store at most this often.  Each catch-up
+# repaints every line in view, since following they all move, and Textual composes
+# every widget of the screen again for it: a frame of three such panes costs ~20 ms
+# of CPU here.  Three studies at 50 records/s repainting per record took half a core,
+# at 2 catch-ups a second ~5 %; at that rate the view still turns over about once per
+# catch-up, so every line is on screen for a moment.
 DEFAULT_REFRESH_INTERVAL = 0.5
+# A stream that brought at most this many records in the last second is slow: each
+# record is shown at once, in the next frame (a study's run starting must not wait for
+# a timer).  A frame of one pane costs ~6 ms, so a slow stream costs at most ~5 % of a
+# core.  Beyond, the stream is busy and catches up on the refresh grid.
+SHOWN_AT_ONCE_PER_SECOND = 8
 FOLLOW_KEY = keys.shown_key("follow")  # the status line names it while paused
 KIND_WIDTH = 10  # most kinds fit; longer ones push their summary right rather than be cut
 
@@ -568,13 +574,17 @@ class LedgerStream(Vertical):
         max_records: int = DEFAULT_MAX_RECORDS,
         *,
         refresh_interval: float = DEFAULT_REFRESH_INTERVAL,
+        clock: Callable[[], float] = time.monotonic,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
+        """``refresh_interval``: how often a busy stream catches up (0: every record at once);
+        ``clock`` tells a slow stream from a busy one (injectable for tests)."""
         super().__init__(name=name, id=id, classes=classes)
         self.store = LedgerStore(max_records)
         self.refresh_interval = refresh_interval
+        self._pace = Pace(SHOWN_AT_ONCE_PER_SECOND, clock)
         # What changed since the view last caught up with the store (see flush).
         self._view_lines = 0
         self._view_removed = 0
@@ -642,17 +652,24 @@ class LedgerStream(Vertical):
             self._view_pending = True
         self._view_removed += removed
         self._view_top_changed |= store.dropped != before_dropped
+        self._pace.note(len(records))
         self._schedule_view()
 
+    @property
+    def busy(self) -> bool:
+        """Whether records come faster than the stream shows each at once (it catches up on a grid)."""
+        return self.refresh_interval > 0 and self._pace.busy
+
     def _schedule_view(self) -> None:
-        # Leading edge: a quiet stream shows a new record at once; a busy one is
-        # caught up on a timer, so a burst costs one repaint per interval.
-        if self._view_timer is not None or not self.is_mounted:
+        # A slow stream shows each record at once, and so does a busy one after a
+        # quiet interval (the first of a burst); otherwise a busy stream is caught up
+        # on a timer, so a burst costs one repaint per interval.
+        if not self.is_mounted:
             return
         now = time.monotonic()
-        if now - self._view_at >= self.refresh_interval:
+        if not self.busy or now - self._view_at >= self.refresh_interval:
             self.flush()
-        else:
+        elif self._view_timer is None:
             # Catch-ups fall on a grid of the monotonic clock, so that busy streams
             # in several panes are repainted in the same frame, not one frame each.
             wait = self.refresh_interval - (now % self.refresh_interval)

@@ -328,16 +328,17 @@ class StudyPane(Vertical):
     # --- progress on the refresh grid ------------------------------------------
     def _show_progress(self, event: Progress) -> None:
         # Measured: a study may move its round or stage tens of times a second, and each
-        # shown move costs a frame.  So, like the stream: at once after a quiet spell,
-        # else on the refresh grid (one frame per interval for every pane together).
+        # shown move costs a frame.  So, with the stream (in the frame of its records):
+        # at once while it is slow or after a quiet spell, else on the refresh grid (one
+        # frame per interval for every pane together).
         # Queued progress messages merge before this (ProgressMoved.can_replace).
         self._progress = event
-        if self._progress_timer is not None:
-            return
         now = time.monotonic()
-        if not self.is_mounted or now - self._progress_at >= self.refresh_interval:
+        if not self.is_mounted or not self.stream.busy or now - self._progress_at >= self.refresh_interval:
+            if self._progress_timer is not None:
+                self._progress_timer.stop()
             self._apply_progress()
-        else:
+        elif self._progress_timer is None:
             wait = self.refresh_interval - (now % self.refresh_interval)
             self._progress_timer = self.set_timer(wait, self._apply_progress)
 

@@ -75,9 +75,9 @@ from terminal import TerminalError, Terminals  # noqa: E402
 
 STUDY = "lat"
 MARK = re.compile(r"mk-\d{5}")
-# The keys of a manual kill: the first opens the dialog (Cancel has the focus), the ones
-# between move to Kill, the last confirms and is the one timed.
-KILL_KEYS = ("k", "Left", "Enter")
+# The keys of a manual kill: the first opens the dialog (Cancel has the focus), the same key
+# again confirms; the last is the one timed.
+KILL_KEYS = ("k", "k")
 KEY_PAUSE = 0.25  # seconds after each untimed key, for the console to take it in
 POLL = 0.002  # seconds between screen reads while a written record is not yet on every screen
 SEEN_DEADLINE = 10.0  # a record not on a screen this long after its write counts as missed

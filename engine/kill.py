@@ -64,6 +64,12 @@ CONFIRM_LIMIT = 0.3
 # An inspect that takes longer (a slow Docker engine) goes on in the thread
 # under FREEZE_LIMIT; the loop is never held longer than this.
 STRIKE_WAIT = 0.002
+# How long the wake-up that froze waits in place for the group to show stopped before it
+# hands over to the loop.  SIGSTOP takes effect a moment later on a task running on the
+# other core; handed over, the kill waits behind whatever the loop does next (a frame of
+# the console, 10-16 ms, was measured), so a few checks here are cheaper than that.
+STOP_WAIT = 0.003
+STOP_POLL = 0.0001
 # How long the killed group may take to be gone before the resume is refused.
 GROUP_GONE_LIMIT = 30.0
 WINDOW_FILE = "container-events-window.json"
@@ -167,14 +173,20 @@ class Kill:
 
     # --- 2. strike ------------------------------------------------------------
     def decide_now(self, read_ledger: Callable[[], None], accounts: Accounts, only: str | None) -> bool | None:
-        """The strike's fast path, in the wake-up that froze: None unless the group is already stopped.
+        """The strike's fast path, in the wake-up that froze: None unless the group is stopped within
+        ``STOP_WAIT``.
 
-        Usually it is: then the ledger is read to its end, the targets taken
+        Usually it is at once: then the ledger is read to its end, the targets taken
         and the inspect-then-SIGKILL thread started before this wake-up
         does anything else.  False: ``only`` had its result first (missed).
         """
         assert self.controller is not None
         self.stopped_confirmed = self.controller.group_stopped()
+        if not self.stopped_confirmed:
+            waited_until = time.monotonic() + STOP_WAIT
+            while not self.stopped_confirmed and time.monotonic() < waited_until:
+                time.sleep(STOP_POLL)  # lets go of the GIL: other threads run meanwhile
+                self.stopped_confirmed = self.controller.group_stopped()
         if not self.stopped_confirmed:
             return None
         return self._decide(read_ledger, accounts, only)

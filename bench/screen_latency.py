@@ -257,7 +257,7 @@ def play(phase: Phase, programs: list[Program], times: Times, control: Path, sil
 
 
 def console_argv(template_path: Path, study: str, out: Path) -> list[str]:
-    return [sys.executable, "-m", "studymon.tui.cli", "run", "--template", str(template_path), f"{study}={out}"]
+    return [sys.executable, "-m", "studymon.tui.cli", "run", "--exit-when-done", "--template", str(template_path), f"{study}={out}"]
 
 
 def stream_line(seq: int) -> re.Pattern[str]:

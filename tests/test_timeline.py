@@ -528,6 +528,15 @@ async def test_tick_redraws_only_when_the_picture_changes() -> None:
         timeline.tick()
         await pilot.pause()
         assert (timeline.builds, timeline.refreshes) == (builds + 2, refreshes + 2)
+        # A sample below its column's peak changes no cell: the rows are built, nothing is repainted.
+        timeline.add_load(clock.now - step / 4, 90.0, MIB)
+        timeline.tick()
+        await pilot.pause()
+        assert (timeline.builds, timeline.refreshes) == (builds + 3, refreshes + 3)
+        timeline.add_load(clock.now, 88.0, MIB)
+        timeline.tick()
+        await pilot.pause()
+        assert (timeline.builds, timeline.refreshes) == (builds + 4, refreshes + 3)
 
 
 async def test_a_highlight_draws_the_eye_until_its_time() -> None:

@@ -485,25 +485,49 @@ async def test_record_and_help_screens() -> None:
 # --- header, graph, machine bar ----------------------------------------------
 
 
+def test_the_running_time_changes_its_text_once_a_minute_after_the_first() -> None:
+    """An age as k9s writes it: seconds only in the first minute, so that a long study's clock does
+    not repaint the screen at every tick."""
+    from studymon.widgets.study_header import format_elapsed
+
+    assert [format_elapsed(s) for s in (0, 59.9, 60, 3599, 3600, 3725, 86399, 86400 + 7300, -5)] == [
+        "0s", "59s", "1m", "59m", "1h00m", "1h02m", "23h59m", "1d02h", "0s"]
+    texts = {format_elapsed(600 + t / 2) for t in range(120)}  # a minute of ticks
+    assert len(texts) <= 2
+
+
+def test_the_machine_line_moves_at_most_every_five_seconds() -> None:
+    """Its figures change with every sample (2.5 s); shown every 5 s, as machine.jsonl is written."""
+    now = [1000.0]
+    bar = MachineBar(lambda: now[0])
+    shown = []
+    for i in range(8):  # 20 s of samples, 2.5 s apart, each shown at the next 2 s tick
+        bar._pending = {"load": [float(i), 0.0, 0.0], "cpu": 1.0, "memory": {"percent": 1.0}}
+        bar.tick()
+        shown.append(bar.text.split()[1])
+        now[0] += 2.5
+    assert shown == ["0.00", "0.00", "2.00", "2.00", "4.00", "4.00", "6.00", "6.00"]
+
+
 async def test_header_badge_and_elapsed_from_an_injected_clock() -> None:
     now = [100.0]
     app = Harness(lambda: StudyHeader("s1", clock=lambda: now[0], id="h"))
     async with app.run_test(size=(60, 5)) as pilot:
         header = app.query_one(StudyHeader)
         badge = header.query_one("#state-badge", Label)
-        assert header.elapsed_text == "--:--:--"
+        assert header.elapsed_text == "-"
         header.process_started()
         header.state, header.state_detail = State.RUNNING, "pid 42"
         now[0] = 100.0 + 3725
         header.refresh_clock()
         await pilot.pause()
-        assert header.elapsed_text == "01:02:05"
-        assert header.query_one("#elapsed").render() == "01:02:05"
+        assert header.elapsed_text == "1h02m"
+        assert header.query_one("#elapsed").render() == "1h02m"
         assert label_text(badge) == "running" and badge.has_class("state-running")
         header.state = State.FINISHED_OK
         assert badge.has_class("state-finished-ok") and not badge.has_class("state-running")
         now[0] += 50
-        assert header.elapsed_text == "01:02:05", "the clock stops when the study has finished"
+        assert header.elapsed_text == "1h02m", "the clock stops when the study has finished"
         header.armed = True
         await pilot.pause()
         assert header.query_one("#armed-badge").display

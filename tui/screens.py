@@ -119,7 +119,7 @@ class MainScreen(Screen[None]):
         super().__init__()
         self.supervisor = supervisor
         self.save_dir = save_dir or Path.cwd()
-        self.machine = MachineBar(id="machine")
+        self.machine = MachineBar(clock, id="machine")
         # ticking=False: the screen's one clock moves every pane (see tick).
         self.panes: dict[str, StudyPane] = {
             study: StudyPane(

@@ -50,8 +50,20 @@ def badge(words: str) -> Text:
 
 
 def format_elapsed(seconds: float) -> str:
+    """``42s``, ``12m``, ``3h04m``, ``2d03h``: a study's age as ``kubectl`` and k9s write it.
+
+    Seconds only in the first minute: a running time that changes every
+    second would repaint the screen every tick for nothing an operator
+    reads (measured: the largest part of an idle console's CPU).
+    """
     s = max(0, int(seconds))
-    return f"{s // 3600:02d}:{(s % 3600) // 60:02d}:{s % 60:02d}"
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m"
+    if s < 86400:
+        return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+    return f"{s // 86400}d{(s % 86400) // 3600:02d}h"
 
 
 def _fmt_number(value: float) -> str:
@@ -71,9 +83,9 @@ def progress_text(controller: tuple[int | None, str | None], rnd: Any, stage: st
 
 
 class Elapsed(Widget):
-    """How long the study has run, ``HH:MM:SS``; repainted only when the text changes."""
+    """How long the study has run (``42s``, ``12m``, ``3h04m``); repainted only when the text changes."""
 
-    text: reactive[str] = reactive("--:--:--", layout=False)
+    text: reactive[str] = reactive("-", layout=False)
 
     def render(self) -> str:
         return self.text
@@ -236,7 +248,7 @@ class StudyHeader(Vertical):
     @property
     def elapsed_text(self) -> str:
         elapsed = self.elapsed
-        return "--:--:--" if elapsed is None else format_elapsed(elapsed)
+        return "-" if elapsed is None else format_elapsed(elapsed)
 
     def refresh_clock(self) -> None:
         """Show the running time now (the reactive repaints it only when its text changed)."""

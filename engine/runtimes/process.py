@@ -64,9 +64,14 @@ ZERO_TIME = "0001-01-01T00:00:00Z"  # Docker's "never"
 # Docker's rule for container names; also keeps names safe as folder names.
 NAME_RE = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]+$")
 
-# How long ``stream`` and ``wait`` sleep at most between looks: the bound on
-# noticing a change the folder watch missed (``stream`` is woken at once by ``stop``).
+# How long ``wait`` sleeps at most between looks: the bound on noticing a change the
+# folder watch missed.
 _TICK = 0.5
+# The same for ``stream``, which runs for as long as a console watches a study, one per
+# study: woken at once by the watch and by ``stop``, its look at the journal for what the
+# watch missed is a backstop, so it comes rarely (every 0.5 s, three streams were a quarter
+# of an idle console's CPU).
+_STREAM_TICK = 5.0
 # How long ``run`` and ``remove`` give the shim to start or finish.
 _SHIM_DEADLINE = 15.0
 # A container's folder while its creator fills it (``.unborn-<pid>-<hex>``), before it takes its name.
@@ -186,27 +191,36 @@ class _StopWaker(threading.Thread):
     """Makes a pipe readable as soon as ``stop`` is set, so a ``select`` wakes at once.
 
     It waits in slices so that it also ends when the stream returns for
-    another reason; :meth:`finish` ends and joins it and closes the pipe.
+    another reason (within a slice, then); it closes the pipe once it ends
+    and the stream has called :meth:`finish`.
     """
 
     def __init__(self, stop: threading.Event) -> None:
         super().__init__(name="process-events-waker", daemon=True)
         self._stop_event = stop
         self._done = threading.Event()
+        self._closed = threading.Event()  # the stream is done with the pipe
         self.read_fd, self._write_fd = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
 
     def run(self) -> None:
-        while not self._done.is_set():
-            if self._stop_event.wait(_TICK):
-                with contextlib.suppress(OSError):
-                    os.write(self._write_fd, b"!")
-                return
+        try:
+            while not self._done.is_set():
+                if self._stop_event.wait(_STREAM_TICK):
+                    with contextlib.suppress(OSError):
+                        os.write(self._write_fd, b"!")
+                    return
+        finally:
+            self._closed.wait()  # the stream no longer selects on the pipe: it is the waker's to close
+            os.close(self.read_fd)
+            os.close(self._write_fd)
 
     def finish(self) -> None:
+        """The stream is done: the waker ends at ``stop`` or within a slice, closing its pipe then.
+
+        Not joined: a stream that returned without ``stop`` (an error) must not wait a slice.
+        """
         self._done.set()
-        self.join()
-        os.close(self.read_fd)
-        os.close(self._write_fd)
+        self._closed.set()
 
 
 class ProcessRuntime:
@@ -377,7 +391,7 @@ class ProcessRuntime:
                         on_gap(read_at, self.now())
                     if stop.is_set():
                         break
-                    select.select(watched, [], [], _TICK)
+                    select.select(watched, [], [], _STREAM_TICK)
                     notifier.drain()
         finally:
             waker.finish()

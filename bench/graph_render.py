@@ -343,8 +343,9 @@ async def measure(entries: list[Candidate], frames: int, width: int) -> None:
                 clock.now += 1.0
                 for widget in entry.widgets:
                     assert isinstance(widget, Timeline)
+                    drawn = widget._strips
                     widget.tick()
-                    if widget._asked_key != widget._strips_key:  # it asked for a repaint: the frame it costs
+                    if widget._strips is not drawn:  # a new picture, a repaint asked: the frame it costs
                         entry.redraws += 1
                         widget.render_lines(Region(0, 0, widget.size.width, widget.size.height))
             entry.idle_tick = (time.perf_counter() - began) / IDLE_TICKS * 1e6

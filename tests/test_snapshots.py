@@ -1,4 +1,4 @@
-"""Snapshots of the console: the main screen with three studies, and the help screen.
+"""Snapshots of the console: the main screen with three studies, the help screen, and the end on the verdicts.
 
 No engine runs here (``start_engine=False``): the app is fed a fixed, recorded
 sequence of real engine events — ledger records, states, progress, container
@@ -45,7 +45,6 @@ from studymon.engine.finish import SessionResult
 from studymon.engine.ledger import Record
 from studymon.engine.spec import StudySpec
 from studymon.tui.app import Planned, StudymonApp
-from studymon.widgets.dialogs import QuitScreen
 
 SIZE = (160, 48)
 PREFIX = "inforsi"
@@ -290,6 +289,20 @@ def feeder(clock: SteppedClock) -> Callable[[Pilot], Awaitable[None]]:
         for pane in app.main.panes.values():
             pane.flush()
             pane.tick()
+        # The screen's own clock may have ticked meanwhile (a loaded machine): the line shows the
+        # newest sample whenever it last moved.
+        app.main.machine.flush()
+        # Let what the widgets do once laid out (following the tail, showing the newest container,
+        # the focused pane scrolled into view) happen before any key, however slow the machine.
+        for _ in range(3):
+            await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
+        app.main.query_one("#panes").scroll_home(animate=False)
+        for pane in app.main.panes.values():
+            if pane.stream.following:
+                pane.stream.lines.scroll_to_bottom()  # the laid-out bottom, whatever came first
+        await pilot.pause()
+        await pilot.pause()
 
     return run_before
 
@@ -317,63 +330,7 @@ def test_help_screen(snap_compare: Callable[..., bool]) -> None:
     assert snap_compare(console(clock), press=["question_mark"], terminal_size=SIZE, run_before=feeder(clock))
 
 
-# --- the dialogs, the stream's modes, a narrow terminal, the end -----------------
-
-
-def test_kill_dialog(snap_compare: Callable[..., bool]) -> None:
-    """The manual kill's question: Cancel focused, the kill key again kills."""
-    clock = SteppedClock(MONO0)
-    feed = feeder(clock)
-
-    async def run_before(pilot: Pilot) -> None:
-        await feed(pilot)
-        app = pilot.app
-        assert isinstance(app, StudymonApp)
-        await app.push_screen(app.main.kill_question("alpha"))
-        await pilot.pause()
-
-    assert snap_compare(console(clock), terminal_size=SIZE, run_before=run_before)
-
-
-def test_quit_dialog(snap_compare: Callable[..., bool]) -> None:
-    """Quitting with studies running: Stop, Detach or Cancel (focused)."""
-    clock = SteppedClock(MONO0)
-    feed = feeder(clock)
-
-    async def run_before(pilot: Pilot) -> None:
-        await feed(pilot)
-        await pilot.app.push_screen(QuitScreen(["alpha", "beta"]))
-        await pilot.pause()
-
-    assert snap_compare(console(clock), terminal_size=SIZE, run_before=run_before)
-
-
-def test_record_dialog(snap_compare: Callable[..., bool]) -> None:
-    """Enter on a record: its whole JSON."""
-    clock = SteppedClock(MONO0)
-    assert snap_compare(console(clock), press=["up", "up", "enter"], terminal_size=SIZE, run_before=feeder(clock))
-
-
-def test_paused_and_filtered_streams(snap_compare: Callable[..., bool]) -> None:
-    """alpha scrolled up (paused: the status line says so and how to follow again); beta filtered to charges."""
-    clock = SteppedClock(MONO0)
-    feed = feeder(clock)
-
-    async def run_before(pilot: Pilot) -> None:
-        await feed(pilot)
-        await pilot.press("1", "up", "up", "up", "up", "up")
-        await pilot.press("2", "slash", *"charge", "enter")
-        for field in pilot.app.query(Input):
-            field.cursor_blink = False
-        await pilot.pause()
-
-    assert snap_compare(console(clock), terminal_size=SIZE, run_before=run_before)
-
-
-def test_narrow_terminal(snap_compare: Callable[..., bool]) -> None:
-    """100×30: the panes stack, each keeps its parts, and the screen scrolls."""
-    clock = SteppedClock(MONO0)
-    assert snap_compare(console(clock), terminal_size=(100, 30), run_before=feeder(clock))
+# --- the end -----------------------------------------------------------------
 
 
 def end_of_studies() -> list[Step]:

@@ -151,12 +151,18 @@ class ContainersTable(DataTable[Text]):
             self.add_row(*self._cells(row), key=event.name)
             self._evict()
             if not self.has_focus:
-                # The newest container is the one the operator wants to see.
+                # The newest container is the one the operator wants to see: once the new row is
+                # laid out (before, the end may still be the old one).
                 self.scroll_end(animate=False)
+                self.call_after_refresh(self._show_newest)
         elif row.removed != was_removed:
             self._update(row, tuple(key for key, _ in COLUMNS))  # dimmed or lit: every cell
         else:
             self._update(row, ("status", "for", "id") if id_changed else ("status", "for"))
+
+    def _show_newest(self) -> None:
+        if not self.has_focus:
+            self.scroll_end(animate=False)
 
     def set_purpose(self, run: str, purpose: str) -> None:
         """The purpose of a run (from its ``runPlanned``), for its row now or later."""

@@ -700,6 +700,9 @@ class LedgerStream(Vertical):
         lines.set_line_count(count)
         if self.following:
             lines.scroll_to_bottom()
+            # Again once the new line count is laid out: the bottom may not be known yet (a
+            # loaded machine showed the view short of the tail).
+            lines.call_after_refresh(self._keep_at_bottom)
         elif removed:
             # Keep the operator's place: the lines under the view moved up by `removed`.
             lines.scroll_programmatically(max(0.0, lines.scroll_y - removed))
@@ -711,6 +714,10 @@ class LedgerStream(Vertical):
             if count > start:
                 lines.refresh_lines(start, count - start)
         self.status.refresh()
+
+    def _keep_at_bottom(self) -> None:
+        if self.following:
+            self.lines.scroll_to_bottom()
 
     # --- following and the cursor ---------------------------------------------
     def follow(self) -> None:

@@ -99,6 +99,13 @@ class MachineBar(Widget):
     def _sampled(self, message: MachineSampled) -> None:
         self._pending = message.sample  # shown on the next tick
 
+    def flush(self) -> None:
+        """Show the newest sample now, whenever the last one was shown (for snapshots)."""
+        if self._pending is not None:
+            sample, self._pending = self._pending, None
+            self._shown_at = self.clock()
+            self.update_sample(sample)
+
     def tick(self) -> None:
         """Show the newest sample taken since the last one shown, at most every ``SHOW_EVERY`` seconds."""
         now = self.clock()

@@ -217,10 +217,13 @@ class _StopWaker(threading.Thread):
     def finish(self) -> None:
         """The stream is done: the waker ends at ``stop`` or within a slice, closing its pipe then.
 
-        Not joined: a stream that returned without ``stop`` (an error) must not wait a slice.
+        Joined when ``stop`` was set (it ends at once then); not when the stream returned
+        without it (an error), which must not wait a slice.
         """
         self._done.set()
         self._closed.set()
+        if self._stop_event.is_set():
+            self.join()
 
 
 class ProcessRuntime:

@@ -8,26 +8,15 @@ depend on the machine, and a run this short says little about them.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from importlib.util import find_spec
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.benches import run_bench
+
 NUMBER = r"[\d.]+"
 
 
 def test_graph_render_quick_runs_and_prints_every_candidate() -> None:
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "graph_render.py"), "--quick"],
-        check=False,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
-    out = proc.stdout
+    out = run_bench("graph_render.py", "--quick")
     assert out.startswith("graph_render: 3 panes x 53 columns, 20 frames;"), out
     names = ["timeline", "timeline\\+lanes", "sparkline"]
     if find_spec("textual_plotext") is not None:

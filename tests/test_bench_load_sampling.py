@@ -9,25 +9,16 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.benches import run_bench
+
 NUMBER = r"[\d.]+"
 
 
 def test_load_sampling_quick_runs_and_prints_both_parts() -> None:
     began = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "load_sampling.py"), "--quick"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
-    out = proc.stdout
+    out = run_bench("load_sampling.py", "--quick")
     docker = re.search(r"^part 1: 2 Docker containers \((loadbench-[0-9a-f]+-)\*\), 3 rounds", out, re.M)
     if docker:
         for way in ("cgroup", "api"):

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.benches import run_bench
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
@@ -30,16 +31,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def test_screen_latency_quick_measures_both_phases_and_the_kill() -> None:
-    proc = subprocess.run(
-        [sys.executable, str(BENCH / "screen_latency.py"), "--quick", "--silent"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
-    out = proc.stdout
+    out = run_bench("screen_latency.py", "--quick", "--silent")
     programs = ["studymon"] + (["toolong"] if find_toolong(None) else [])
     if len(programs) == 1:
         assert "toolong not found: studymon measured alone" in out, out

@@ -16,19 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.benches import run_bench
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_kill_reaction_quick_runs_and_prints_p99() -> None:
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "kill_reaction.py"), "--quick", "--silent"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
-    out = proc.stdout
+    out = run_bench("kill_reaction.py", "--quick", "--silent")
     assert re.search(r"^engine\s+10\s+3\s+[\d.]+\s+[\d.]+\s+[\d.]+$", out, re.M), out
     assert re.search(r"^baseline\s+10\s+3\s+[\d.]+\s+[\d.]+\s+[\d.]+$", out, re.M), out
     assert re.search(r"^engine p99 target \(<= 2 ms at every size\): (met|MISSED) ", out, re.M), out
@@ -37,15 +31,7 @@ def test_kill_reaction_quick_runs_and_prints_p99() -> None:
 
 def test_kill_under_load_quick_runs_and_prints_both_modes() -> None:
     began = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "kill_under_load.py"), "--quick", "--silent"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
-    out = proc.stdout
+    out = run_bench("kill_under_load.py", "--quick", "--silent")
     assert "company: 2 studies x 50 records/s and a 20000-line burst, in the armed study's loop" in out, out
     figures = {}
     for mode in ("quiet", "company"):
@@ -63,18 +49,6 @@ def test_kill_under_load_quick_runs_and_prints_both_modes() -> None:
 
 # --- the console benches (real terminals: tmux) -----------------------------------
 needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed: the console benches run the console in tmux")
-
-
-def run_bench(script: str, *args: str, timeout: float = 120) -> str:
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / script), *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
-    return proc.stdout
 
 
 @needs_tmux
@@ -127,15 +101,7 @@ def test_soak_quick_judges_every_study_right_and_loses_nothing(
 
 
 def test_notify_latency_quick_runs_and_prints_the_ratios() -> None:
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "notify_latency.py"), "--quick", "--silent"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
-    out = proc.stdout
+    out = run_bench("notify_latency.py", "--quick", "--silent")
     for design in ("inotify", "watchfiles", "timer"):
         assert re.search(rf"^{design}\s+5(\s+[\d.]+){{5}}$", out, re.M), out
     assert re.search(r"^ratio watchfiles/inotify: p50 x\d+, p99 x\d+$", out, re.M), out

@@ -1,4 +1,5 @@
-"""Snapshots of the console: the main screen with three studies, the help screen, and the end on the verdicts.
+"""Snapshots of the console: the main screen with three studies, the help screen, the dialogs, a paused and a
+filtered stream, a narrow terminal, and the end on the verdicts.
 
 No engine runs here (``start_engine=False``): the app is fed a fixed, recorded
 sequence of real engine events — ledger records, states, progress, container
@@ -45,6 +46,7 @@ from studymon.engine.finish import SessionResult
 from studymon.engine.ledger import Record
 from studymon.engine.spec import StudySpec
 from studymon.tui.app import Planned, StudymonApp
+from studymon.widgets.dialogs import QuitScreen
 
 SIZE = (160, 48)
 PREFIX = "inforsi"
@@ -330,6 +332,65 @@ def test_help_screen(snap_compare: Callable[..., bool]) -> None:
     assert snap_compare(console(clock), press=["question_mark"], terminal_size=SIZE, run_before=feeder(clock))
 
 
+# --- the dialogs, the stream's modes, a narrow terminal -------------------------
+
+
+def test_kill_dialog(snap_compare: Callable[..., bool]) -> None:
+    """The manual kill's question: Cancel focused, the kill key again kills."""
+    clock = SteppedClock(MONO0)
+    feed = feeder(clock)
+
+    async def run_before(pilot: Pilot) -> None:
+        await feed(pilot)
+        app = pilot.app
+        assert isinstance(app, StudymonApp)
+        await app.push_screen(app.main.kill_question("alpha"))
+        await pilot.pause()
+
+    assert snap_compare(console(clock), terminal_size=SIZE, run_before=run_before)
+
+
+def test_quit_dialog(snap_compare: Callable[..., bool]) -> None:
+    """Quitting with studies running: Stop, Detach or Cancel (focused)."""
+    clock = SteppedClock(MONO0)
+    feed = feeder(clock)
+
+    async def run_before(pilot: Pilot) -> None:
+        await feed(pilot)
+        await pilot.app.push_screen(QuitScreen(["alpha", "beta"]))
+        await pilot.pause()
+
+    assert snap_compare(console(clock), terminal_size=SIZE, run_before=run_before)
+
+
+def test_record_dialog(snap_compare: Callable[..., bool]) -> None:
+    """Enter on a record: its whole JSON."""
+    clock = SteppedClock(MONO0)
+    assert snap_compare(console(clock), press=["up", "up", "enter"], terminal_size=SIZE, run_before=feeder(clock))
+
+
+def test_paused_and_filtered_streams(snap_compare: Callable[..., bool]) -> None:
+    """alpha scrolled up (paused: the status line says so and how to follow again); beta filtered to charges."""
+    clock = SteppedClock(MONO0)
+    feed = feeder(clock)
+
+    async def run_before(pilot: Pilot) -> None:
+        await feed(pilot)
+        await pilot.press("1", "up", "up", "up", "up", "up")
+        await pilot.press("2", "slash", *"charge", "enter")
+        for field in pilot.app.query(Input):
+            field.cursor_blink = False
+        await pilot.pause()
+
+    assert snap_compare(console(clock), terminal_size=SIZE, run_before=run_before)
+
+
+def test_narrow_terminal(snap_compare: Callable[..., bool]) -> None:
+    """100×30: the panes stack, each keeps its parts, and the screen scrolls."""
+    clock = SteppedClock(MONO0)
+    assert snap_compare(console(clock), terminal_size=(100, 30), run_before=feeder(clock))
+
+
 # --- the end -----------------------------------------------------------------
 
 
@@ -380,3 +441,17 @@ def test_end_of_studies_verdicts(snap_compare: Callable[..., bool]) -> None:
         await pilot.pause()
 
     assert snap_compare(console(clock), terminal_size=SIZE, run_before=run_before)
+
+
+async def test_every_scrollbar_thumb_stands_where_its_view_is_scrolled() -> None:
+    """A stream that follows its tail got its scrollbar after it had scrolled: the thumb must show that
+    scroll, not the top (a hidden scrollbar is not told about scrolls)."""
+    clock = SteppedClock(MONO0)
+    app = console(clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await feeder(clock)(pilot)
+        shown = [w for w in app.screen.walk_children() if w.show_vertical_scrollbar]
+        scrolled = [w for w in shown if w.scroll_y > 0]
+        assert scrolled, "the recording scrolls at least one stream down to its tail"
+        for widget in shown:
+            assert widget.vertical_scrollbar.position == widget.scroll_y, widget

@@ -412,18 +412,17 @@ class LedgerLines(ScrollView, can_focus=True, inherit_bindings=False):
             return
         height = self.container_size.height
         if not height or (count > height) != self.show_vertical_scrollbar:
-            self.virtual_size = Size(0, count)
-            # The scrollbar comes or goes at the next layout; one that comes after the view
-            # was scrolled would show its thumb at the top until the next scroll.
-            self.call_after_refresh(self._place_thumb)
+            self.virtual_size = Size(0, count)  # the scrollbar comes or goes at the next layout
             return
         # Setting ``virtual_size`` plainly re-lays-out the whole screen: at 150 records a
         # second that was most of the console's CPU, for a change only this widget shows.
         self.set_reactive(LedgerLines.virtual_size, Size(0, count))
         self._scroll_update(self.virtual_size)
 
-    def _place_thumb(self) -> None:
-        if self.show_vertical_scrollbar:
+    def watch_show_vertical_scrollbar(self, shown: bool) -> None:
+        # A hidden scrollbar is not told about scrolls: one that comes after the view was
+        # scrolled (following the tail) would draw its thumb at the top until the next scroll.
+        if shown:
             self.vertical_scrollbar.position = self.scroll_y
 
     def scroll_programmatically(self, y: float) -> None:

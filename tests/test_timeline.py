@@ -26,7 +26,7 @@ from studymon.widgets.load_history import LoadHistory
 from studymon.widgets.run_lanes import FAILED_END, GLYPHS, MAX_RUNS, RunLanes, RunState
 from studymon.widgets.study_pane import TCSS_PATH
 from studymon.widgets.time_axis import LINEAR_SPAN, OLD_SPANS, TimeAxis
-from studymon.widgets.timeline import GUTTER, Timeline, bytes_text, cpu_top, memory_top, percent_text
+from studymon.widgets.timeline import GUTTER, MIN_SHOWN_CPU, Timeline, bytes_text, cpu_top, memory_top, percent_text
 
 T0 = 1_764_000_000.0  # 2025-11-24T16:00:00Z
 MIB = 1024 * 1024
@@ -139,7 +139,7 @@ def test_the_mapping_is_monotonic_and_in_range(columns: int, now: float, back: l
     cols = [axis.column(t) for t in times]
     assert cols == sorted(cols)
     assert all(0 <= c < columns for c in cols)
-    assert len(axis.labels(now)) == columns
+    assert len(axis.labels()) == columns
 
 
 def test_the_axis_moves_by_whole_columns() -> None:
@@ -154,13 +154,26 @@ def test_the_axis_moves_by_whole_columns() -> None:
     assert moved.column(t) == axis.column(t) - 1
 
 
+@pytest.mark.parametrize("columns", [24, 45, 46, 47, 144])
+def test_equal_keys_give_equal_axis_rows(columns: int) -> None:
+    """No label moves by a cell in the middle of a step: that would repaint a timeline whose picture is the same."""
+    first = TimeAxis.build(columns, 1_764_000_000.0, oldest=1_764_000_000.0 - 1900)
+    start = first.now_bin * first.step
+    rows = set()
+    for k in range(100):
+        axis = TimeAxis.build(columns, start + first.step * k / 100, oldest=1_764_000_000.0 - 1900)
+        assert axis.key == first.key
+        rows.add(axis.labels())
+    assert len(rows) == 1, rows
+
+
 @pytest.mark.parametrize(
     ("columns", "expected"), [(24, ["-10m", "-5m"]), (47, ["-10m", "-5m", "-2m"]), (144, ["-10m", "-5m", "-1m"])]
 )
 def test_axis_labels(columns: int, expected: list[str]) -> None:
     now = mid_bin_now(columns)
     axis = TimeAxis.build(columns, now, oldest=now - 3600)
-    row = axis.labels(now)
+    row = axis.labels()
     assert len(row) == columns
     assert row.endswith("now")
     assert row.startswith("-70m")  # the age of the first column: 20 minutes of the ladder and more
@@ -454,9 +467,9 @@ class CountingTimeline(Timeline):
     builds = 0
     refreshes = 0
 
-    def rows(self, width: int, height: int | None = None, now: float | None = None) -> Any:
+    def _rows_and_levels(self, width: int, height: int, now: float) -> Any:
         self.builds += 1
-        return super().rows(width, height, now)
+        return super()._rows_and_levels(width, height, now)
 
     def refresh(self, *args: Any, **kwargs: Any) -> Any:
         self.refreshes += 1
@@ -528,15 +541,31 @@ async def test_tick_redraws_only_when_the_picture_changes() -> None:
         timeline.tick()
         await pilot.pause()
         assert (timeline.builds, timeline.refreshes) == (builds + 2, refreshes + 2)
-        # A sample below its column's peak changes no cell: the rows are built, nothing is repainted.
         timeline.add_load(clock.now - step / 4, 90.0, MIB)
         timeline.tick()
         await pilot.pause()
         assert (timeline.builds, timeline.refreshes) == (builds + 3, refreshes + 3)
+        # A sample below its column's peak changes no level: the rows are not even built.
         timeline.add_load(clock.now, 88.0, MIB)
         timeline.tick()
         await pilot.pause()
-        assert (timeline.builds, timeline.refreshes) == (builds + 4, refreshes + 3)
+        assert (timeline.builds, timeline.refreshes) == (builds + 3, refreshes + 3)
+        # Nor does an idle controller's fraction of a percent in an empty column (no block flickers).
+        clock.now += step
+        timeline.add_load(clock.now, 0.0, MIB)
+        timeline.tick()
+        await pilot.pause()
+        assert (timeline.builds, timeline.refreshes) == (builds + 4, refreshes + 4)
+        clock.now += 1.0
+        timeline.add_load(clock.now, MIN_SHOWN_CPU / 2, MIB)
+        timeline.tick()
+        await pilot.pause()
+        assert (timeline.builds, timeline.refreshes) == (builds + 4, refreshes + 4)
+        # A sample that changes a level is built and drawn.
+        timeline.add_load(clock.now, 40.0, MIB)
+        timeline.tick()
+        await pilot.pause()
+        assert (timeline.builds, timeline.refreshes) == (builds + 5, refreshes + 5)
 
 
 async def test_a_highlight_draws_the_eye_until_its_time() -> None:

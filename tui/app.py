@@ -23,6 +23,8 @@ from typing import ClassVar
 from textual import on, work
 from textual.app import App
 from textual.binding import BindingType
+from textual.driver import Driver
+from textual.drivers.linux_driver import LinuxDriver
 from textual.types import CSSPathType
 
 from studymon.engine.events import StudyEvent
@@ -56,6 +58,15 @@ class StudymonApp(App[int]):
     BINDINGS: ClassVar[list[BindingType]] = keys.bindings(Scope.APP)
 
     main: MainScreen  # the screen of panes, from get_default_screen
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver for this terminal, or on Linux its twin whose input thread sleeps while idle."""
+        driver = super().get_driver_class()
+        if driver is LinuxDriver:  # not one named in TEXTUAL_DRIVER
+            from studymon.tui.driver import QuietLinuxDriver
+
+            return QuietLinuxDriver
+        return driver
 
     def __init__(
         self,

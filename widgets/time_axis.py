@@ -115,13 +115,16 @@ class TimeAxis:
             return (self.now_bin - (self.columns - 1 - column)) * self.step
         return self.origin + column * self.old_step
 
-    def labels(self, now: float) -> str:
+    def labels(self) -> str:
         """The axis row: ``now`` at the right edge, ``-10m`` where the linear part begins, ``-5m`` and ``-1m``
         (or ``-2m``) where they fall, the age of the first column at the left, and a dashed line over the
         compressed part.
 
-        Labels that would touch another are left out, the less important first.
+        Labels that would touch another are left out, the less important first.  They are placed from
+        the middle of the rightmost column, not from the moment: equal keys, equal rows, so no label
+        moves by a cell in the middle of a step (a repaint of the whole timeline for nothing).
         """
+        now = (self.now_bin + 0.5) * self.step
         width = self.columns
         row = [OLD_FILL if c < self.old_columns else LINEAR_FILL for c in range(width)]
         taken = [False] * width

@@ -29,12 +29,13 @@ time axis, no vertical marks and no lanes; ``textual-plotext`` took
 given the compressed axis only by hand (points at mapped positions,
 labelled x ticks), the marks only as lines (no letters), and its lanes only
 in a second subplot whose own y labels shift its x axis out of line with
-the graph's.  Idle (a tick a second, nothing new), three panes cost about
-0.2 ms a second: a redraw every 17 s, when the axis moves by a column.
+the graph's.  Idle (the screen's tick every 2 s, a sample every 2.5 s that
+changes no level), three panes cost about 0.3 ms a second and repaint only
+when the axis moves by a column, about every 17 s (``bench/console_load.py``).
 
 A pure widget: it draws what it is given and touches no file, process or
 socket.  What it is given is drawn on the next :meth:`Timeline.tick` (the
-pane's clock, about once a second), which redraws only when something
+screen's clock, every 2 s), which redraws only when something
 changed or the axis moved by a column, so that every pane repaints in one
 frame and an idle console stays idle.
 """
@@ -66,12 +67,20 @@ MAX_MARKS = 64
 MAX_HIGHLIGHTS = 16
 MAX_TEXT_LANES = 64
 MIB = 1024 * 1024
+# Less than this (percent of one core) draws no block: at the scale's least top, 100 % over four rows,
+# a block's eighth is 3 %; an idle controller's fraction of a percent shown as one would make the
+# graph flicker between nothing and a block with every sample.
+MIN_SHOWN_CPU = 1.0
 
 # A cell's style: (component, background) where background is None (the component's own),
 # "on-<component>" (that component's colour as the background: a mark on a bar), or "highlight".
 StyleKey = tuple[str, str | None]
 Cell = tuple[str, StyleKey]
 Row = list[Cell]
+# What the load rows show, quantized: (CPU top, CPU heights in eighths, memory top, memory levels, any memory).
+Levels = tuple[float, tuple[int, ...], int, tuple[int, ...], bool]
+_CPU_CELLS: dict[str, Cell] = {glyph: (glyph, ("cpu", None)) for glyph in BLOCKS}
+_MEM_CELLS: dict[str, Cell] = {glyph: (glyph, ("mem", None)) for glyph in BLOCKS}
 
 
 def cpu_top(peak: float) -> float:
@@ -120,6 +129,11 @@ def _finite(value: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def _but_samples(key: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A drawing key (:meth:`Timeline._key`) without the samples' version."""
+    return key[:3] + key[4:]
+
+
 class Timeline(Widget):
     """A study's load graph and run lanes on one time axis; see the module's docstring."""
 
@@ -162,6 +176,7 @@ class Timeline(Widget):
         self._strips: list[Strip] | None = None
         self._strips_key: tuple[Any, ...] = ()
         self._rows: list[Row] | None = None  # what the strips show, to repaint only the rows that changed
+        self._levels: Levels | None = None  # the load rows of those strips, quantized
 
     # --- what the pane gives ---------------------------------------------------
     def _plausible(self, at: float | None) -> bool:
@@ -216,15 +231,23 @@ class Timeline(Widget):
         some seconds of samples and shows their peak, so most samples change
         no cell, and an idle console with three studies sampled every 2.5 s
         would otherwise repaint three whole timelines each time (measured:
-        the largest part of its idle CPU).
+        the largest part of its idle CPU).  When only samples came, their
+        levels are compared first, without building the rows.
         """
         now = self.clock()
         width, height = self.size.width, self.size.height
         key = self._key(width, height, now)
         if key == self._strips_key:
             return
-        rows = self.rows(width, height, now)
-        old, self._rows, self._now, self._strips_key = self._rows, rows, now, key
+        if (
+            self._strips is not None
+            and _but_samples(key) == _but_samples(self._strips_key)
+            and self._load_levels(self._axis(width, now), now, self._layout(height)[0]) == self._levels
+        ):
+            self._strips_key = key  # only samples came, and they change no level
+            return
+        rows, levels = self._rows_and_levels(width, height, now)
+        old, self._rows, self._levels, self._now, self._strips_key = self._rows, rows, levels, now, key
         if rows == old and self._strips is not None:
             return  # the same picture: nothing to repaint
         self._strips = [self._strip(row, width) for row in rows]
@@ -293,19 +316,35 @@ class Timeline(Widget):
         now = self.clock() if now is None else now
         if height is None:
             height = self.graph_rows + 2 + min(MAX_TEXT_LANES, len(self.lanes.runs))
+        return self._rows_and_levels(width, height, now)[0]
+
+    def _load_levels(self, axis: TimeAxis, now: float, graph_rows: int) -> Levels:
+        """What the graph and the memory row show, quantized: equal levels, equal rows."""
+        cpu, memory = self._load_columns(axis, now)
+        top = cpu_top(max((v for v in cpu if v is not None), default=0.0))
+        levels = graph_rows * 8
+        heights = tuple(
+            0 if v is None or v < MIN_SHOWN_CPU else max(1, min(levels, round(v / top * levels))) for v in cpu
+        )
+        peak = max((m for m in memory if m is not None), default=0)
+        mem_top = memory_top(peak)
+        mem_levels = tuple(0 if not m else max(1, min(8, round(m / mem_top * 8))) for m in memory)
+        return top, heights, mem_top, mem_levels, bool(peak)
+
+    def _rows_and_levels(self, width: int, height: int, now: float) -> tuple[list[Row], Levels]:
         graph_rows, lane_rows = self._layout(height)
         axis = self._axis(width, now)
         marks = self._mark_columns(axis)
-        cpu, memory = self._load_columns(axis, now)
-        rows = self._graph_rows(cpu, graph_rows, marks)
-        rows.append(self._memory_row(memory, marks))
-        axis_row: Row = [(c, ("axis", None)) for c in " " * (GUTTER - 1) + "└" + axis.labels(now)]
+        levels = self._load_levels(axis, now, graph_rows)
+        rows = self._graph_rows(levels, graph_rows, marks)
+        rows.append(self._memory_row(levels, marks))
+        axis_row: Row = [(c, ("axis", None)) for c in " " * (GUTTER - 1) + "└" + axis.labels()]
         rows.append(axis_row)
         lit = {run for run, until in self.highlights.items() if until > now}
         for run in self.lanes.latest(lane_rows):
             rows.append(self._lane_row(axis, run, now, marks, run.run in lit))
         rows.extend([(" ", ("lane", None))] * width for _ in range(height - len(rows)))
-        return [self._fit(row, width) for row in rows[:height]]
+        return [self._fit(row, width) for row in rows[:height]], levels
 
     @staticmethod
     def _fit(row: Row, width: int) -> Row:
@@ -320,10 +359,8 @@ class Timeline(Widget):
         row.append((line, ("scale", None)))
         return row
 
-    def _graph_rows(self, cpu: list[float | None], rows: int, marks: dict[int, str]) -> list[Row]:
-        top = cpu_top(max((v for v in cpu if v is not None), default=0.0))
-        levels = rows * 8
-        heights = [0 if v is None or v <= 0 else max(1, min(levels, round(v / top * levels))) for v in cpu]
+    def _graph_rows(self, levels: Levels, rows: int, marks: dict[int, str]) -> list[Row]:
+        top, heights = levels[0], levels[1]
         labels = {0: percent_text(top), rows - 1: "0"}
         if rows % 2 == 0 and rows >= 4:
             labels[rows // 2] = percent_text(top / 2)
@@ -332,30 +369,24 @@ class Timeline(Widget):
             base = (rows - 1 - r) * 8
             label = labels.get(r)
             row = self._gutter(label or "", "scale", "┤" if label is not None else "│")
-            for col, h in enumerate(heights):
-                glyph = BLOCKS[min(8, max(0, h - base))]
-                kind = marks.get(col)
-                if kind is None:
-                    row.append((glyph, ("cpu", None)))
-                elif r == 0:
-                    row.append((MARK_LETTERS[kind], (kind, None)))
+            # A cell per column from one table; the few marked columns are put in after.
+            row.extend(_CPU_CELLS[BLOCKS[8 if h >= base + 8 else h - base if h > base else 0]] for h in heights)
+            for col, kind in marks.items():
+                glyph = row[GUTTER + col][0]
+                if r == 0:
+                    row[GUTTER + col] = (MARK_LETTERS[kind], (kind, None))
                 else:
-                    row.append((MARK_LINE if glyph == " " else glyph, (kind, None)))
+                    row[GUTTER + col] = (MARK_LINE if glyph == " " else glyph, (kind, None))
             out.append(row)
         return out
 
-    def _memory_row(self, memory: list[int | None], marks: dict[int, str]) -> Row:
-        peak = max((m for m in memory if m is not None), default=0)
-        top = memory_top(peak)
-        row = self._gutter(bytes_text(top) if peak else "mem", "mem", "┤")
-        for col, m in enumerate(memory):
-            level = 0 if not m else max(1, min(8, round(m / top * 8)))
-            glyph = BLOCKS[level]
-            kind = marks.get(col)
-            if kind is None:
-                row.append((glyph, ("mem", None)))
-            else:
-                row.append((MARK_LINE if glyph == " " else glyph, (kind, None)))
+    def _memory_row(self, levels: Levels, marks: dict[int, str]) -> Row:
+        mem_top, mem_levels, any_memory = levels[2], levels[3], levels[4]
+        row = self._gutter(bytes_text(mem_top) if any_memory else "mem", "mem", "┤")
+        row.extend(_MEM_CELLS[BLOCKS[level]] for level in mem_levels)
+        for col, kind in marks.items():
+            glyph = row[GUTTER + col][0]
+            row[GUTTER + col] = (MARK_LINE if glyph == " " else glyph, (kind, None))
         return row
 
     def _lane_row(self, axis: TimeAxis, run: Run, now: float, marks: dict[int, str], lit: bool) -> Row:

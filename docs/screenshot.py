@@ -72,6 +72,7 @@ def tidy_svg(svg: str) -> str:
 
 
 DEADLINE = 180.0  # seconds for the moment to come
+CALM_WAIT = 6.0  # seconds more, at most, for a moment with at most one pane lit up
 
 
 def moment_reached(app: StudymonApp, out: Path) -> bool:
@@ -107,6 +108,13 @@ async def take(backend: str, target: Path, after: float) -> None:
                     raise SystemExit(f"screenshot: the moment did not come in {DEADLINE:g} s")
                 await pilot.pause(0.2)
             await pilot.pause(after)  # some seconds more: the graph fills, the resumed run's bar grows past R
+            # The demo's runs take seconds, so some pane nearly always has a fresh diagnosis start: wait
+            # a little for a moment with one lit up at most, so that the others show their usual face.
+            calm = time.monotonic() + CALM_WAIT
+            while sum(p.has_class("-alert") for p in app.main.panes.values()) > 1 and time.monotonic() < calm:
+                await pilot.pause(0.1)
+            if not all(session.is_running() for session in app.supervisor.sessions.values()):
+                raise SystemExit("screenshot: a study ended before the picture; take it earlier (--after)")
             app.main.tick()
             for pane in app.main.panes.values():
                 pane.flush()
@@ -129,7 +137,7 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     p.add_argument("--backend", choices=("auto", "docker", "process"), default="auto")
     p.add_argument("--out", type=Path, default=Path(__file__).with_name("console.svg"))
-    p.add_argument("--after", type=float, default=12.0, help="seconds between beta's second run and the picture")
+    p.add_argument("--after", type=float, default=3.0, help="seconds between beta's second run and the picture")
     args = p.parse_args()
     asyncio.run(take(resolve(args.backend), args.out.resolve(), args.after))
     sys.stdout.write(f"wrote {args.out}\n")

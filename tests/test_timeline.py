@@ -154,6 +154,41 @@ def test_the_axis_moves_by_whole_columns() -> None:
     assert moved.column(t) == axis.column(t) - 1
 
 
+@pytest.mark.parametrize(
+    ("age", "span", "first_label"),
+    [(0.0, 60.0, "-60s"), (40.0, 60.0, "-60s"), (90.0, 120.0, "-2m"), (250.0, 300.0, "-5m"), (500.0, 600.0, "-10m")],
+)
+def test_a_young_study_fills_the_axis_linearly(age: float, span: float, first_label: str) -> None:
+    """Younger than ten minutes: every column linear over 1, 2, 5 or 10 minutes, the oldest inside."""
+    columns, now = 47, T0
+    axis = TimeAxis.build(columns, now, oldest=now - age)
+    assert axis.old_columns == 0
+    assert axis.step == pytest.approx(span / columns)
+    assert axis.column(now) == columns - 1
+    assert axis.start(0) <= now - age  # the oldest is on the axis, not folded into its first column
+    row = axis.labels()
+    assert row.startswith(first_label) and row.endswith("now")
+
+
+def test_older_than_ten_minutes_the_older_part_is_compressed() -> None:
+    axis = TimeAxis.build(47, T0, oldest=T0 - 700)
+    assert axis.old_columns == 47 // 4
+    assert axis.step == pytest.approx(LINEAR_SPAN / (47 - 47 // 4))
+
+
+async def test_a_study_a_minute_old_fills_the_graph() -> None:
+    """30 s of samples at full load take most of the graph's width, not its last two columns."""
+    clock = Clock(T0)
+    timeline = Timeline(clock)
+    for k in range(13):
+        timeline.add_load(T0 - 30 + 2.5 * k, 100.0, 64 * MIB)
+    async with TimelineApp(timeline).run_test(size=(53, 12)) as pilot:
+        timeline.tick()
+        await pilot.pause()
+        top = painted(timeline)[3][GUTTER:]
+        assert top.count("█") >= 47 * 0.4, top
+
+
 @pytest.mark.parametrize("columns", [24, 45, 46, 47, 144])
 def test_equal_keys_give_equal_axis_rows(columns: int) -> None:
     """No label moves by a cell in the middle of a step: that would repaint a timeline whose picture is the same."""
@@ -519,12 +554,13 @@ async def test_samples_added_show_on_the_graph() -> None:
 async def test_tick_redraws_only_when_the_picture_changes() -> None:
     clock = Clock(mid_bin_now(47))
     timeline = CountingTimeline(clock)
+    timeline.add_load(clock.now - 3600, 0.0, MIB)  # an hour old: the axis keeps its shape as samples come
     async with TimelineApp(timeline).run_test(size=(53, 12)) as pilot:
         timeline.tick()
         await pilot.pause()
         builds, refreshes = timeline.builds, timeline.refreshes
         assert builds >= 1
-        step = TimeAxis.build(47, clock.now).step
+        step = TimeAxis.build(47, clock.now, clock.now - 3600).step
         for _ in range(5):  # idle, within one column's time: nothing to do
             clock.now += step / 20
             timeline.tick()

@@ -736,8 +736,9 @@ async def test_a_fresh_diagnosis_start_lights_its_pane_up_for_a_while_and_rings_
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The moment of a manual kill draws the eye: the pane's -alert class, the note naming the run
-    and the keys, the bell (with --bell); then all goes back, the earlier note too.  A start read
-    late (a catch-up) or of a run of another purpose does not flash."""
+    and the keys, the bell (with --bell); then all goes back, the earlier note too, after a few
+    seconds, at the run's result, or when the controller is gone.  A start read late (a catch-up)
+    or of a run of another purpose does not flash."""
     from studymon.engine.clock import rfc3339_ms
     from studymon.engine.events import KillStep, RecordsSeen
     from studymon.engine.spec import StudySpec
@@ -774,6 +775,27 @@ async def test_a_fresh_diagnosis_start_lights_its_pane_up_for_a_while_and_rings_
         await pilot.pause(0.8)
         assert not pane.has_class("-alert")
         assert pane.note.text.startswith("kill 1: settled"), "the note before the alert comes back"
+        # The run's result ends it early: the run is no longer in flight.
+        monkeypatch.setattr(study_pane, "ALERT_SECONDS", 30.0)
+        await app.feed([records((7, "runPlanned", now - 0.3, {"run": "d3", "purpose": "diagnosis"}),
+                                (8, "runStarted", now - 0.2, {"run": "d3"}))])
+        assert pane.has_class("-alert")
+        await app.feed([records((9, "runResult", now - 0.1, {"run": "a1", "exitCode": 0}))])
+        assert pane.has_class("-alert"), "another run's result changes nothing"
+        assert "d3" in pane.timeline.highlights and pane.timeline.highlights["d3"] > now
+        await app.feed([records((10, "runResult", now - 0.1, {"run": "d3", "exitCode": 0}))])
+        assert not pane.has_class("-alert")
+        assert pane.timeline.highlights["d3"] <= now, "its lane is lit no more"
+        assert pane.note.text.startswith("kill 1: settled")
+        # A controller that ends (here: its study finished) takes the alert with it: nothing to kill now.
+        await app.feed([ProcessStarted("a", 4242, False), StateChanged("a", State.RUNNING, "pid 4242"),
+                        records((11, "runPlanned", now - 0.3, {"run": "d4", "purpose": "diagnosis"}),
+                                (12, "runStarted", now - 0.2, {"run": "d4"}))])
+        assert pane.has_class("-alert")
+        await app.feed([StateChanged("a", State.FINISHED_OK, "")])
+        await pilot.pause()
+        assert not pane.has_class("-alert")
+        assert "kills now" not in pane.note.text
 
 
 async def test_an_exported_screenshot_keeps_words_apart_from_their_neighbours() -> None:

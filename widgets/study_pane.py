@@ -131,6 +131,7 @@ class StudyPane(Vertical):
         self._verdicts: tuple[Check, ...] = ()
         self._alert_timer: Timer | None = None
         self._note_before_alert = Note()
+        self._alert_run: str | None = None  # the diagnosis run whose start lit the pane up
         self.ticking = ticking  # False: the screen calls tick() for all panes at once
         self._ticks = 0
         self.refresh_interval = refresh_interval
@@ -205,6 +206,8 @@ class StudyPane(Vertical):
                     self.containers.set_purpose(run, str(purpose or ""))
             elif record.kind == "runStarted":
                 self._run_started(record)
+            elif record.kind == "runResult" and self.alert and record.get("run") == self._alert_run:
+                self._end_alert()  # the run is over: a kill now would no longer catch it in flight
         if event.issues:
             last = event.issues[-1]
             more = f" (+{len(event.issues) - 1} more)" if len(event.issues) > 1 else ""
@@ -303,6 +306,7 @@ class StudyPane(Vertical):
             self._note_before_alert = self.note  # given back when the alert is over
         self.note = Note(f"▶ diagnosis {run} started — {kill} {kill} kills now", "alert")
         self.alert = True
+        self._alert_run = run
         self.timeline.highlight(run, self.wall_clock() + ALERT_SECONDS)
         self.timeline.tick()
         if self._alert_timer is not None:
@@ -319,6 +323,19 @@ class StudyPane(Vertical):
 
     def watch_alert(self, alert: bool) -> None:
         self.set_class(alert, "-alert")
+
+    def watch_running(self, running: bool) -> None:
+        # "k k kills now" is not true of a controller that is gone: the alert ends with it.
+        if not running and self.alert:
+            self._end_alert()
+
+    def _end_alert(self) -> None:
+        if self._alert_timer is not None:
+            self._alert_timer.stop()
+        self._alert_over()
+        if self._alert_run is not None:
+            self.timeline.highlight(self._alert_run, 0.0)  # its lane goes back too
+            self.timeline.tick()
 
     @on(ProblemSeen)
     def _problem_seen(self, message: ProblemSeen) -> None:

@@ -1,6 +1,10 @@
 """The timeline's time axis: which column shows which moment, and the axis row's labels.
 
-The right three quarters of the columns are linear over the last ten minutes
+While everything shown is younger than ten minutes, every column is linear
+over the smallest span of :data:`YOUNG_SPANS` (1, 2, 5 or 10 minutes) that
+reaches back to the oldest thing shown: a study a minute old fills the
+graph instead of its two right-hand columns.  After that, the right three
+quarters of the columns are linear over the last ten minutes
 (:data:`LINEAR_SPAN`); the left quarter covers everything older, compressed
 into a span taken from a fixed ladder (:data:`OLD_SPANS`: 20 minutes, 30
 minutes, 1 hour, ... 30 days), the smallest that reaches back to the oldest
@@ -20,6 +24,7 @@ import math
 from dataclasses import dataclass
 
 LINEAR_SPAN = 600.0  # the last ten minutes, drawn linearly
+YOUNG_SPANS: tuple[float, ...] = (60.0, 120.0, 300.0, LINEAR_SPAN)  # all-linear spans while nothing is older
 OLD_SPANS: tuple[float, ...] = tuple(
     float(s)
     for s in (
@@ -75,8 +80,16 @@ class TimeAxis:
 
     @classmethod
     def build(cls, columns: int, now: float, oldest: float | None = None) -> TimeAxis:
-        """The axis for ``columns`` columns ending at ``now``, reaching back to ``oldest`` if the ladder allows."""
+        """The axis for ``columns`` columns ending at ``now``, reaching back to ``oldest`` if the ladder allows
+        (``oldest`` None: ten minutes linear and the ladder's first span compressed)."""
         columns = max(1, columns)
+        if oldest is not None:
+            young = next((span for span in YOUNG_SPANS if now - oldest <= span), None)
+            if young is not None:
+                step = young / columns
+                now_bin = math.floor(now / step)
+                boundary = (now_bin - columns + 1) * step
+                return cls(columns, step, now_bin, 0, OLD_SPANS[0], boundary, boundary, 0.0)
         old_columns = columns // 4 if columns >= MIN_SPLIT_COLUMNS else 0
         step = LINEAR_SPAN / (columns - old_columns)
         now_bin = math.floor(now / step)
@@ -125,14 +138,15 @@ class TimeAxis:
         moves by a cell in the middle of a step (a repaint of the whole timeline for nothing).
         """
         now = (self.now_bin + 0.5) * self.step
+        reach = (self.now_bin + 1) * self.step - self.origin  # what the whole axis covers: a round number
         width = self.columns
         row = [OLD_FILL if c < self.old_columns else LINEAR_FILL for c in range(width)]
         taken = [False] * width
         wanted: list[tuple[int, str]] = [(width - 3, "now")]
         if self.old_columns:
-            wanted += [(self.old_columns, "-10m"), (0, "-" + age_text(now - self.origin))]
+            wanted += [(self.old_columns, "-10m"), (0, "-" + age_text(reach))]
         else:
-            wanted.append((0, "-" + age_text(now - self.origin)))
+            wanted.append((0, "-" + age_text(reach)))
         wanted += [(self.column(now - 300), "-5m")]
         # The last minute is narrow on a narrow axis: -2m stands in where -1m would touch "now".
         choices = [[(col, text)] for col, text in wanted]

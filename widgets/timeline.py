@@ -6,8 +6,9 @@ resolution and a value scale at the left (``100%`` and ``0``; the scale grows
 in steps past 100 %), its memory as one more row under it with the top of its
 own scale, the time axis, and then one lane per run (see
 :mod:`studymon.widgets.run_lanes`).  Every part shares the columns of one
-:class:`~studymon.widgets.time_axis.TimeAxis`: the last ten minutes linear,
-everything older compressed into the left quarter.  A kill and a resume are
+:class:`~studymon.widgets.time_axis.TimeAxis`: all linear over 1, 2, 5 or
+10 minutes while everything shown is younger, then the last ten minutes
+linear and everything older compressed into the left quarter.  A kill and a resume are
 vertical marks (``K`` and ``R``) across every row, so a run that went through
 a kill is visibly one bar with both marks on it.
 

@@ -25,8 +25,8 @@ from studymon.widgets import load_history, run_lanes
 from studymon.widgets.load_history import LoadHistory
 from studymon.widgets.run_lanes import FAILED_END, GLYPHS, MAX_RUNS, RunLanes, RunState
 from studymon.widgets.study_pane import TCSS_PATH
-from studymon.widgets.time_axis import LINEAR_SPAN, OLD_SPANS, TimeAxis
-from studymon.widgets.timeline import GUTTER, MIN_SHOWN_CPU, Timeline, bytes_text, cpu_top, memory_top, percent_text
+from studymon.widgets.time_axis import LINEAR_SPAN, OLD_SPANS, STEPS, TimeAxis, age_text
+from studymon.widgets.timeline import GRAPH_ROWS, GUTTER, MIN_SHOWN_CPU, Timeline, bytes_text, cpu_top, memory_top, percent_text
 
 T0 = 1_764_000_000.0  # 2025-11-24T16:00:00Z
 MIB = 1024 * 1024
@@ -90,17 +90,24 @@ def test_now_is_the_right_edge_and_the_future_too(columns: int) -> None:
 
 
 @pytest.mark.parametrize("columns", [24, 47, 144])
-def test_the_right_three_quarters_are_linear_over_the_last_ten_minutes(columns: int) -> None:
+def test_the_right_three_quarters_are_linear_over_at_least_the_last_ten_minutes(columns: int) -> None:
     now = mid_bin_now(columns)
     axis = TimeAxis.build(columns, now)
     assert axis.old_columns == columns // 4
-    assert axis.step == pytest.approx(LINEAR_SPAN / (columns - columns // 4))
+    assert axis.step in STEPS  # a step of the ladder: panes of nearly one width move together
+    assert LINEAR_SPAN <= axis.step * axis.linear_columns <= 1.25 * LINEAR_SPAN
     for k in range(axis.linear_columns):
         assert axis.column(now - k * axis.step) == columns - 1 - k
-    # Ten minutes back is where the linear part begins; a minute more is in the compressed part.
-    assert axis.column(now - LINEAR_SPAN + axis.step) == axis.old_columns
-    assert axis.column(now - LINEAR_SPAN - 60) < axis.old_columns
-    assert now - axis.boundary == pytest.approx(LINEAR_SPAN - axis.step / 2)
+    # The linear part ends at its first column; a minute before it is in the compressed part.
+    assert axis.column(now - LINEAR_SPAN) >= axis.old_columns
+    assert axis.column(axis.boundary - 60) < axis.old_columns
+    assert now - axis.boundary == pytest.approx(axis.linear_columns * axis.step - axis.step / 2)
+
+
+def test_panes_of_nearly_one_width_share_their_step() -> None:
+    """The three panes of a 160-column terminal are 45 and 46 columns wide: they must move together."""
+    for oldest in (None, T0 - 30, T0 - 200, T0 - 3600):
+        assert TimeAxis.build(45, T0, oldest).step == TimeAxis.build(46, T0, oldest).step
 
 
 def test_older_time_is_compressed_into_the_left_quarter_on_a_ladder() -> None:
@@ -154,39 +161,38 @@ def test_the_axis_moves_by_whole_columns() -> None:
     assert moved.column(t) == axis.column(t) - 1
 
 
-@pytest.mark.parametrize(
-    ("age", "span", "first_label"),
-    [(0.0, 60.0, "-60s"), (40.0, 60.0, "-60s"), (90.0, 120.0, "-2m"), (250.0, 300.0, "-5m"), (500.0, 600.0, "-10m")],
-)
-def test_a_young_study_fills_the_axis_linearly(age: float, span: float, first_label: str) -> None:
-    """Younger than ten minutes: every column linear over 1, 2, 5 or 10 minutes, the oldest inside."""
+@pytest.mark.parametrize(("age", "step"), [(0.0, 5.0), (40.0, 5.0), (230.0, 5.0), (250.0, 6.0), (500.0, 12.0),
+                                           (900.0, 20.0)])
+def test_a_young_study_fills_the_axis_linearly(age: float, step: float) -> None:
+    """Younger than the columns hold at the older form's step: every column linear, at the finest step
+    of the ladder that holds the oldest (never finer than 5 s: the screen ticks every 2 s)."""
     columns, now = 47, T0
     axis = TimeAxis.build(columns, now, oldest=now - age)
     assert axis.old_columns == 0
-    assert axis.step == pytest.approx(span / columns)
+    assert axis.step == step
     assert axis.column(now) == columns - 1
     assert axis.start(0) <= now - age  # the oldest is on the axis, not folded into its first column
     row = axis.labels()
-    assert row.startswith(first_label) and row.endswith("now")
+    assert row.startswith("-" + age_text(step * columns)) and row.endswith("now")
 
 
-def test_older_than_ten_minutes_the_older_part_is_compressed() -> None:
-    axis = TimeAxis.build(47, T0, oldest=T0 - 700)
+def test_older_than_that_the_older_part_is_compressed() -> None:
+    axis = TimeAxis.build(47, T0, oldest=T0 - 1000)
     assert axis.old_columns == 47 // 4
-    assert axis.step == pytest.approx(LINEAR_SPAN / (47 - 47 // 4))
+    assert axis.step == 20.0
 
 
 async def test_a_study_a_minute_old_fills_the_graph() -> None:
-    """30 s of samples at full load take most of the graph's width, not its last two columns."""
+    """A minute of samples at full load takes a good part of the graph's width, not its last columns."""
     clock = Clock(T0)
     timeline = Timeline(clock)
-    for k in range(13):
-        timeline.add_load(T0 - 30 + 2.5 * k, 100.0, 64 * MIB)
+    for k in range(25):
+        timeline.add_load(T0 - 60 + 2.5 * k, 100.0, 64 * MIB)
     async with TimelineApp(timeline).run_test(size=(53, 12)) as pilot:
         timeline.tick()
         await pilot.pause()
         top = painted(timeline)[3][GUTTER:]
-        assert top.count("█") >= 47 * 0.4, top
+        assert top.count("█") >= 47 * 0.25, top
 
 
 @pytest.mark.parametrize("columns", [24, 45, 46, 47, 144])
@@ -211,10 +217,11 @@ def test_axis_labels(columns: int, expected: list[str]) -> None:
     row = axis.labels()
     assert len(row) == columns
     assert row.endswith("now")
-    assert row.startswith("-70m")  # the age of the first column: 20 minutes of the ladder and more
-    assert row[axis.old_columns : axis.old_columns + 4] == "-10m"
-    assert set(row[4 : axis.old_columns]) == {"┄"}  # the compressed part says so
-    assert set(row[axis.old_columns + 4 : -3]) - {"-", "1", "2", "5", "m"} == {"─"}
+    reach = axis.step * axis.linear_columns + axis.old_span  # the ladder's hour and the linear part
+    assert row.startswith("-" + age_text(reach))
+    assert row.index("-10m") == axis.column(now - LINEAR_SPAN) >= axis.old_columns
+    assert set(row[5 : axis.old_columns]) == {"┄"}  # the compressed part says so
+    assert set(row[axis.old_columns : -3]) - {"-", "0", "1", "2", "5", "m"} == {"─"}
     for label in expected:
         assert label in row
     for label in ("-5m", "-2m", "-1m"):
@@ -573,10 +580,14 @@ async def test_tick_redraws_only_when_the_picture_changes() -> None:
         timeline.tick()
         await pilot.pause()
         assert (timeline.builds, timeline.refreshes) == (builds + 1, refreshes + 1)
+        assert timeline._strips is not None
+        axis_strip, empty_lane = timeline._strips[GRAPH_ROWS + 1], timeline._strips[-1]
         clock.now += step  # the axis moved by a column
         timeline.tick()
         await pilot.pause()
         assert (timeline.builds, timeline.refreshes) == (builds + 2, refreshes + 2)
+        # Only the rows that changed are drawn again: the axis row and an empty lane are kept.
+        assert timeline._strips[GRAPH_ROWS + 1] is axis_strip and timeline._strips[-1] is empty_lane
         timeline.add_load(clock.now - step / 4, 90.0, MIB)
         timeline.tick()
         await pilot.pause()

@@ -1,16 +1,20 @@
 """The timeline's time axis: which column shows which moment, and the axis row's labels.
 
-While everything shown is younger than ten minutes, every column is linear
-over the smallest span of :data:`YOUNG_SPANS` (1, 2, 5 or 10 minutes) that
-reaches back to the oldest thing shown: a study a minute old fills the
-graph instead of its two right-hand columns.  After that, the right three
-quarters of the columns are linear over the last ten minutes
-(:data:`LINEAR_SPAN`); the left quarter covers everything older, compressed
-into a span taken from a fixed ladder (:data:`OLD_SPANS`: 20 minutes, 30
-minutes, 1 hour, ... 30 days), the smallest that reaches back to the oldest
-thing shown.  Anything older than the ladder's last step is drawn in the
-first column.  Under :data:`MIN_SPLIT_COLUMNS` columns there is no room for
-two scales, and every column is linear.
+A linear column stands for a whole number of seconds from a short ladder
+(:data:`STEPS`: 5, 6, 10, 12, 15, 20, 30, 40 s, ...), so that panes of
+nearly the same width share a step, and so move at the same moments, in
+one frame.  While everything shown is younger than what the columns hold at
+the step the older form would take, every column is linear, at the
+smallest step that reaches back to the oldest thing shown: a study a minute
+old fills a quarter of the graph instead of its last column.  After that, the
+right three quarters of the columns are linear over at least the last ten
+minutes (:data:`LINEAR_SPAN`, at the smallest step of the ladder that covers
+it); the left quarter covers everything older, compressed into a span taken
+from a fixed ladder (:data:`OLD_SPANS`: 20 minutes, 30 minutes, 1 hour, ...
+30 days), the smallest that reaches back to the oldest thing shown.
+Anything older than the ladder's last step is drawn in the first column.
+Under :data:`MIN_SPLIT_COLUMNS` columns there is no room for two scales, and
+every column is linear.
 
 Columns are aligned to absolute time (a linear column is the bin
 ``floor(t / step)``), so what a column shows does not shimmer as the clock
@@ -23,8 +27,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-LINEAR_SPAN = 600.0  # the last ten minutes, drawn linearly
-YOUNG_SPANS: tuple[float, ...] = (60.0, 120.0, 300.0, LINEAR_SPAN)  # all-linear spans while nothing is older
+LINEAR_SPAN = 600.0  # at least the last ten minutes, drawn linearly
+# Seconds per linear column.  Five at the least: a finer axis moves, and repaints, at nearly every tick
+# (measured: 3 s steps doubled an idle console's CPU while its studies were young).
+STEPS: tuple[float, ...] = tuple(
+    float(s) for s in (5, 6, 10, 12, 15, 20, 30, 40, 60, 90, 120, 180, 300, 600, 900, 1800, 3600)
+)
 OLD_SPANS: tuple[float, ...] = tuple(
     float(s)
     for s in (
@@ -60,6 +68,11 @@ def age_text(seconds: float) -> str:
     return f"{seconds / 86400:.0f}d"
 
 
+def _step_for(seconds: float) -> float:
+    """The ladder's smallest step of at least ``seconds`` (past its end, ``seconds`` itself)."""
+    return next((s for s in STEPS if s >= seconds), seconds)
+
+
 @dataclass(frozen=True, slots=True)
 class TimeAxis:
     """The mapping of ``columns`` columns to time at one moment (see the module's docstring).
@@ -83,15 +96,15 @@ class TimeAxis:
         """The axis for ``columns`` columns ending at ``now``, reaching back to ``oldest`` if the ladder allows
         (``oldest`` None: ten minutes linear and the ladder's first span compressed)."""
         columns = max(1, columns)
-        if oldest is not None:
-            young = next((span for span in YOUNG_SPANS if now - oldest <= span), None)
-            if young is not None:
-                step = young / columns
-                now_bin = math.floor(now / step)
-                boundary = (now_bin - columns + 1) * step
-                return cls(columns, step, now_bin, 0, OLD_SPANS[0], boundary, boundary, 0.0)
         old_columns = columns // 4 if columns >= MIN_SPLIT_COLUMNS else 0
-        step = LINEAR_SPAN / (columns - old_columns)
+        step = _step_for(LINEAR_SPAN / (columns - old_columns))
+        if oldest is not None:
+            # Young: every column linear, at the finest step (no coarser than the older form's) that holds it all.
+            young = next((s for s in STEPS if s <= step and (math.floor(now / s) - columns + 1) * s <= oldest), None)
+            if young is not None:
+                now_bin = math.floor(now / young)
+                boundary = (now_bin - columns + 1) * young
+                return cls(columns, young, now_bin, 0, OLD_SPANS[0], boundary, boundary, 0.0)
         now_bin = math.floor(now / step)
         boundary = (now_bin - (columns - old_columns) + 1) * step
         old_span = OLD_SPANS[0]
@@ -129,9 +142,8 @@ class TimeAxis:
         return self.origin + column * self.old_step
 
     def labels(self) -> str:
-        """The axis row: ``now`` at the right edge, ``-10m`` where the linear part begins, ``-5m`` and ``-1m``
-        (or ``-2m``) where they fall, the age of the first column at the left, and a dashed line over the
-        compressed part.
+        """The axis row: ``now`` at the right edge, ``-10m``, ``-5m`` and ``-1m`` (or ``-2m``) where they
+        fall, what the whole axis reaches back at the left, and a dashed line over the compressed part.
 
         Labels that would touch another are left out, the less important first.  They are placed from
         the middle of the rightmost column, not from the moment: equal keys, equal rows, so no label
@@ -142,15 +154,14 @@ class TimeAxis:
         width = self.columns
         row = [OLD_FILL if c < self.old_columns else LINEAR_FILL for c in range(width)]
         taken = [False] * width
-        wanted: list[tuple[int, str]] = [(width - 3, "now")]
-        if self.old_columns:
-            wanted += [(self.old_columns, "-10m"), (0, "-" + age_text(reach))]
-        else:
-            wanted.append((0, "-" + age_text(reach)))
-        wanted += [(self.column(now - 300), "-5m")]
+
+        def at(back: float, text: str) -> list[tuple[int, str]]:
+            # Only a moment on the axis: one before it would be drawn in the first column.
+            return [(self.column(now - back), text)] if now - back >= self.origin else []
+
+        choices = [[(width - 3, "now")], at(LINEAR_SPAN, "-10m"), [(0, "-" + age_text(reach))], at(300, "-5m")]
         # The last minute is narrow on a narrow axis: -2m stands in where -1m would touch "now".
-        choices = [[(col, text)] for col, text in wanted]
-        choices.append([(self.column(now - 60), "-1m"), (self.column(now - 120), "-2m")])
+        choices.append(at(60, "-1m") + at(120, "-2m"))
         for options in choices:
             for col, text in options:
                 begin, end = col, col + len(text)

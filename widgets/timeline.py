@@ -51,6 +51,7 @@ from typing import Any, ClassVar, Literal
 
 from rich.segment import Segment
 from rich.style import Style
+from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -249,10 +250,18 @@ class Timeline(Widget):
             return
         rows, levels = self._rows_and_levels(width, height, now)
         old, self._rows, self._levels, self._now, self._strips_key = self._rows, rows, levels, now, key
-        if rows == old and self._strips is not None:
+        strips = self._strips
+        if rows == old and strips is not None:
             return  # the same picture: nothing to repaint
-        self._strips = [self._strip(row, width) for row in rows]
-        self.refresh()
+        if old is None or strips is None or len(old) != len(rows) or len(strips) != len(rows):
+            self._strips = [self._strip(row, width) for row in rows]
+            self.refresh()
+            return
+        # Only the rows that changed are drawn again and repainted: a frame renders the lines it is
+        # given, and when the axis moves the empty lanes and the axis row stay as they were.
+        changed = [y for y, (before, after) in enumerate(zip(old, rows, strict=True)) if before != after]
+        self._strips = [self._strip(row, width) if y in changed else strips[y] for y, row in enumerate(rows)]
+        self.refresh(*(Region(0, y, width, 1) for y in changed))
 
     # --- drawing ---------------------------------------------------------------
     def _oldest(self) -> float | None:

@@ -288,6 +288,10 @@ def feeder(clock: SteppedClock) -> Callable[[Pilot], Awaitable[None]]:
         clock.now = MONO0 + 90.0
         for field in app.main.query(Input):
             field.cursor_blink = False  # hidden now; a shown one must not blink into the picture either
+        # Every pane handles what it was sent before the clocks move: a timeline draws the samples
+        # it has at its tick, and one handled after it would wait for the next.
+        for _ in range(3):
+            await pilot.pause()
         for pane in app.main.panes.values():
             pane.flush()
             pane.tick()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
 from typing import Any
 
 import pytest
@@ -26,7 +27,16 @@ from studymon.widgets.load_history import LoadHistory
 from studymon.widgets.run_lanes import FAILED_END, GLYPHS, MAX_RUNS, RunLanes, RunState
 from studymon.widgets.study_pane import TCSS_PATH
 from studymon.widgets.time_axis import LINEAR_SPAN, OLD_SPANS, STEPS, TimeAxis, age_text
-from studymon.widgets.timeline import GRAPH_ROWS, GUTTER, MIN_SHOWN_CPU, Timeline, bytes_text, cpu_top, memory_top, percent_text
+from studymon.widgets.timeline import (
+    GRAPH_ROWS,
+    GUTTER,
+    MIN_SHOWN_CPU,
+    Timeline,
+    bytes_text,
+    cpu_top,
+    memory_top,
+    percent_text,
+)
 
 T0 = 1_764_000_000.0  # 2025-11-24T16:00:00Z
 MIB = 1024 * 1024
@@ -568,51 +578,36 @@ async def test_tick_redraws_only_when_the_picture_changes() -> None:
         builds, refreshes = timeline.builds, timeline.refreshes
         assert builds >= 1
         step = TimeAxis.build(47, clock.now, clock.now - 3600).step
-        for _ in range(5):  # idle, within one column's time: nothing to do
-            clock.now += step / 20
+
+        async def tick(*loads: tuple[float, float], later: float = 0.0) -> tuple[int, int]:
+            """Move the clock, give the samples (time, cpu), tick: the builds and repaints since the start."""
+            clock.now += later
+            for at, cpu in loads:
+                timeline.add_load(at, cpu, MIB)
             timeline.tick()
             await pilot.pause()
-        assert (timeline.builds, timeline.refreshes) == (builds, refreshes)
+            return timeline.builds - builds, timeline.refreshes - refreshes
+
+        for _ in range(5):  # idle, within one column's time: nothing to do
+            assert await tick(later=step / 20) == (0, 0)
         timeline.add_load(clock.now, 50.0, MIB)  # drawn on the next tick, once
         await pilot.pause()
         assert timeline.builds == builds
         timeline.tick()
-        timeline.tick()
-        await pilot.pause()
-        assert (timeline.builds, timeline.refreshes) == (builds + 1, refreshes + 1)
+        assert await tick() == (1, 1)
         assert timeline._strips is not None
         axis_strip, empty_lane = timeline._strips[GRAPH_ROWS + 1], timeline._strips[-1]
-        clock.now += step  # the axis moved by a column
-        timeline.tick()
-        await pilot.pause()
-        assert (timeline.builds, timeline.refreshes) == (builds + 2, refreshes + 2)
+        assert await tick(later=step) == (2, 2)  # the axis moved by a column
         # Only the rows that changed are drawn again: the axis row and an empty lane are kept.
         assert timeline._strips[GRAPH_ROWS + 1] is axis_strip and timeline._strips[-1] is empty_lane
-        timeline.add_load(clock.now - step / 4, 90.0, MIB)
-        timeline.tick()
-        await pilot.pause()
-        assert (timeline.builds, timeline.refreshes) == (builds + 3, refreshes + 3)
+        assert await tick((clock.now - step / 4, 90.0)) == (3, 3)
         # A sample below its column's peak changes no level: the rows are not even built.
-        timeline.add_load(clock.now, 88.0, MIB)
-        timeline.tick()
-        await pilot.pause()
-        assert (timeline.builds, timeline.refreshes) == (builds + 3, refreshes + 3)
+        assert await tick((clock.now, 88.0)) == (3, 3)
         # Nor does an idle controller's fraction of a percent in an empty column (no block flickers).
-        clock.now += step
-        timeline.add_load(clock.now, 0.0, MIB)
-        timeline.tick()
-        await pilot.pause()
-        assert (timeline.builds, timeline.refreshes) == (builds + 4, refreshes + 4)
-        clock.now += 1.0
-        timeline.add_load(clock.now, MIN_SHOWN_CPU / 2, MIB)
-        timeline.tick()
-        await pilot.pause()
-        assert (timeline.builds, timeline.refreshes) == (builds + 4, refreshes + 4)
+        assert await tick((clock.now + step, 0.0), later=step) == (4, 4)
+        assert await tick((clock.now + 1.0, MIN_SHOWN_CPU / 2), later=1.0) == (4, 4)
         # A sample that changes a level is built and drawn.
-        timeline.add_load(clock.now, 40.0, MIB)
-        timeline.tick()
-        await pilot.pause()
-        assert (timeline.builds, timeline.refreshes) == (builds + 5, refreshes + 5)
+        assert await tick((clock.now, 40.0)) == (5, 5)
 
 
 async def test_a_highlight_draws_the_eye_until_its_time() -> None:
@@ -641,3 +636,31 @@ async def test_a_highlight_draws_the_eye_until_its_time() -> None:
         await pilot.pause()
         assert timeline.builds == builds + 1
         assert lit not in backgrounds("d3")
+
+
+async def test_what_is_painted_is_what_the_samples_give_whatever_the_order_of_ticks_and_repaints() -> None:
+    """Ticks (which skip samples that change no level), repaints between ticks (which draw what came
+    since) and samples interleaved at random: the picture is always the one the samples give.  A
+    repaint that drew new samples without keeping their levels once let a later tick compare with
+    older levels and keep a stale picture (a snapshot differed a column now and then)."""
+    rng = random.Random(20261201)
+    clock = Clock(T0)
+    timeline = Timeline(clock)
+    async with TimelineApp(timeline).run_test(size=(53, 12)) as pilot:
+        for case in range(40):
+            await timeline.remove()
+            timeline = Timeline(clock)
+            await pilot.app.mount(timeline)
+            timeline.tick()
+            at = T0 - rng.uniform(20, 200)
+            for _ in range(rng.randint(3, 40)):
+                at += rng.uniform(0.5, 6.0)
+                timeline.add_load(min(at, T0), rng.choice([0.0, 0.5, 30.0, 90.0, 150.0]), rng.randint(1, 300) * MIB)
+                action = rng.random()
+                if action < 0.3:
+                    timeline.tick()
+                elif action < 0.5:
+                    timeline.render_line(rng.randrange(12))  # a repaint between ticks
+            timeline.tick()
+            await pilot.pause()
+            assert painted(timeline) == timeline.text(53, 12).split("\n"), f"case {case}"

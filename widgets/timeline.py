@@ -51,7 +51,6 @@ from typing import Any, ClassVar, Literal
 
 from rich.segment import Segment
 from rich.style import Style
-from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -246,7 +245,7 @@ class Timeline(Widget):
             and _but_samples(key) == _but_samples(self._strips_key)
             and self._load_levels(self._axis(width, now), now, self._layout(height)[0]) == self._levels
         ):
-            self._strips_key = key  # only samples came, and they change no level
+            self._strips_key, self._now = key, now  # only samples came, and they change no level
             return
         rows, levels = self._rows_and_levels(width, height, now)
         old, self._rows, self._levels, self._now, self._strips_key = self._rows, rows, levels, now, key
@@ -257,11 +256,14 @@ class Timeline(Widget):
             self._strips = [self._strip(row, width) for row in rows]
             self.refresh()
             return
-        # Only the rows that changed are drawn again and repainted: a frame renders the lines it is
-        # given, and when the axis moves the empty lanes and the axis row stay as they were.
-        changed = [y for y, (before, after) in enumerate(zip(old, rows, strict=True)) if before != after]
-        self._strips = [self._strip(row, width) if y in changed else strips[y] for y, row in enumerate(rows)]
-        self.refresh(*(Region(0, y, width, 1) for y in changed))
+        # Only the rows that changed are drawn again (when the axis moves, the empty lanes and the
+        # axis row stay as they were).  The whole widget is repainted: repainting only those lines
+        # let Textual keep an older line beside them now and then (a snapshot lost a mark).
+        self._strips = [
+            strips[y] if before == after else self._strip(after, width)
+            for y, (before, after) in enumerate(zip(old, rows, strict=True))
+        ]
+        self.refresh()
 
     # --- drawing ---------------------------------------------------------------
     def _oldest(self) -> float | None:
@@ -469,12 +471,23 @@ class Timeline(Widget):
         return Strip(segments, width)
 
     def render_line(self, y: int) -> Strip:
-        width, height = self.size.width, self.size.height
-        key = self._key(width, height, self._now)
-        if self._strips is None or self._strips_key != key:
-            self._rows = self.rows(width, height, self._now)
-            self._strips = [self._strip(row, width) for row in self._rows]
-            self._strips_key = key
+        # Only a first paint (or one after new styles) builds here; every other change of the strips
+        # is made by the tick or a resize, which repaint the widget.  A line drawn here from newer
+        # data, while Textual kept the others from its cache, would mix two pictures.
+        if self._strips is None:
+            self._redraw(refresh=False)
+        assert self._strips is not None
         if 0 <= y < len(self._strips):
             return self._strips[y]
-        return Strip.blank(width, self.rich_style)
+        return Strip.blank(self.size.width, self.rich_style)
+
+    def _redraw(self, *, refresh: bool = True) -> None:
+        width, height = self.size.width, self.size.height
+        self._rows, self._levels = self._rows_and_levels(width, height, self._now)
+        self._strips = [self._strip(row, width) for row in self._rows]
+        self._strips_key = self._key(width, height, self._now)
+        if refresh:
+            self.refresh()
+
+    def on_resize(self) -> None:
+        self._redraw()

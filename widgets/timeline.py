@@ -6,8 +6,8 @@ resolution and a value scale at the left (``100%`` and ``0``; the scale grows
 in steps past 100 %), its memory as one more row under it with the top of its
 own scale, the time axis, and then one lane per run (see
 :mod:`studymon.widgets.run_lanes`).  Every part shares the columns of one
-:class:`~studymon.widgets.time_axis.TimeAxis`: all linear over 1, 2, 5 or
-10 minutes while everything shown is younger, then the last ten minutes
+:class:`~studymon.widgets.time_axis.TimeAxis`: all linear while the study
+is young (5 s a column at the finest), then at least the last ten minutes
 linear and everything older compressed into the left quarter.  A kill and a resume are
 vertical marks (``K`` and ``R``) across every row, so a run that went through
 a kill is visibly one bar with both marks on it.
@@ -176,7 +176,7 @@ class Timeline(Widget):
         self._styles: dict[StyleKey, Style] = {}
         self._strips: list[Strip] | None = None
         self._strips_key: tuple[Any, ...] = ()
-        self._rows: list[Row] | None = None  # what the strips show, to repaint only the rows that changed
+        self._rows: list[Row] | None = None  # what the strips show, to draw again only the rows that changed
         self._levels: Levels | None = None  # the load rows of those strips, quantized
 
     # --- what the pane gives ---------------------------------------------------
@@ -257,8 +257,7 @@ class Timeline(Widget):
             self.refresh()
             return
         # Only the rows that changed are drawn again (when the axis moves, the empty lanes and the
-        # axis row stay as they were).  The whole widget is repainted: repainting only those lines
-        # let Textual keep an older line beside them now and then (a snapshot lost a mark).
+        # axis row stay as they were); the widget is repainted whole, as it is small.
         self._strips = [
             strips[y] if before == after else self._strip(after, width)
             for y, (before, after) in enumerate(zip(old, rows, strict=True))

@@ -171,11 +171,12 @@ def test_the_axis_moves_by_whole_columns() -> None:
     assert moved.column(t) == axis.column(t) - 1
 
 
-@pytest.mark.parametrize(("age", "step"), [(0.0, 5.0), (40.0, 5.0), (230.0, 5.0), (250.0, 6.0), (500.0, 12.0),
-                                           (900.0, 20.0)])
+@pytest.mark.parametrize(("age", "step"), [(0.0, 5.0), (40.0, 5.0), (60.0, 5.0), (61.0, 10.0), (95.0, 10.0),
+                                           (230.0, 10.0), (250.0, 10.0), (500.0, 12.0), (900.0, 20.0)])
 def test_a_young_study_fills_the_axis_linearly(age: float, step: float) -> None:
     """Younger than the columns hold at the older form's step: every column linear, at the finest step
-    of the ladder that holds the oldest (never finer than 5 s: the screen ticks every 2 s)."""
+    of the ladder that holds the oldest (never finer than 5 s: the screen ticks every 2 s; past the first
+    minute never finer than 10 s: each step repaints)."""
     columns, now = 47, T0
     axis = TimeAxis.build(columns, now, oldest=now - age)
     assert axis.old_columns == 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import random
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +15,7 @@ from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.scrollbar import ScrollBar
 from textual.types import CSSPathType
 from textual.widget import Widget
 from textual.widgets import Button, Label, Static
@@ -38,7 +40,13 @@ from studymon.engine.ledger import LedgerIssue, Record
 from studymon.widgets.containers_table import ContainersTable
 from studymon.widgets.controls import Controls
 from studymon.widgets.dialogs import ConfirmScreen, HelpScreen, QuitScreen, RecordScreen
-from studymon.widgets.ledger_stream import SHOWN_AT_ONCE_PER_SECOND, LedgerStream, plain_line, summarize
+from studymon.widgets.ledger_stream import (
+    SHOWN_AT_ONCE_PER_SECOND,
+    LedgerScrollBar,
+    LedgerStream,
+    plain_line,
+    summarize,
+)
 from studymon.widgets.machine_bar import MachineBar
 from studymon.widgets.study_header import StudyHeader
 from studymon.widgets.study_pane import TCSS_PATH, StudyPane, pane_id
@@ -194,6 +202,48 @@ async def test_a_burst_is_shown_in_one_catch_up_not_one_repaint_per_record() -> 
         assert stream.lines.virtual_size.height == 55
         height = stream.lines.scrollable_content_region.height
         assert strip_text(stream.lines, height - 1).lstrip().startswith("55 ")
+
+
+def _textual_drawing(bar: ScrollBar) -> list[list[Any]]:
+    """What Textual's own scrollbar draws in ``bar``'s state, from nothing kept."""
+    bar._styles_cache.clear()
+    return [list(strip) for strip in ScrollBar.render_lines(bar, bar.size.region)]
+
+
+async def test_the_scrollbar_draws_again_only_when_its_thumb_moves_and_draws_what_textual_would() -> None:
+    """Following a busy stream, the thumb stays in the bottom cell: no drawing per catch-up. Wherever the view
+    is scrolled, what is shown is what Textual's scrollbar would draw."""
+    app = Harness(lambda: LedgerStream(refresh_interval=0.0, id="s"))
+    async with app.run_test(size=(60, 24)) as pilot:
+        stream = app.query_one(LedgerStream)
+        lines = stream.lines
+        stream.add_records(make_records(1000))
+        stream.flush()
+        await pilot.pause()
+        bar = lines.vertical_scrollbar
+        assert isinstance(bar, LedgerScrollBar) and bar.display
+        before = bar.draws
+        for k in range(40):  # catch-ups of a following stream
+            stream.add_records(make_records(25, start=1001 + 25 * k))
+            stream.flush()
+            await pilot.pause()
+            shown = [list(strip) for strip in bar.render_lines(bar.size.region)]
+            assert shown == _textual_drawing(bar)
+        assert bar.draws - before <= 1, "the thumb stayed in the bottom cell"
+        # Scrolled anywhere (by eighths of a cell and by whole pages), it draws what Textual would.
+        rng = random.Random(7)
+        for _ in range(60):
+            lines.scroll_to(y=rng.uniform(0, lines.max_scroll_y), animate=False)
+            await pilot.pause()
+            shown = [list(strip) for strip in bar.render_lines(bar.size.region)]
+            assert shown == _textual_drawing(bar)
+            assert bar.thumb() is not None
+        # The mouse over it changes its colours: drawn again.
+        draws = bar.draws
+        bar.mouse_over = True
+        await pilot.pause()
+        assert [list(strip) for strip in bar.render_lines(bar.size.region)] == _textual_drawing(bar)
+        assert bar.draws == draws + 1
 
 
 async def test_follow_stops_when_scrolled_up_and_resumes_on_end() -> None:

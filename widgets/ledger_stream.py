@@ -38,10 +38,11 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.cache import LRUCache
 from textual.containers import Vertical
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive, var
 from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 from textual.timer import Timer
 from textual.widget import Widget
@@ -283,6 +284,66 @@ class LedgerStore:
         return out
 
 
+class LedgerScrollBar(ScrollBar):
+    """The stream's scrollbar, drawn again only when its thumb moves by a part of a cell.
+
+    Following a busy stream, the length and the position change at every
+    catch-up while the thumb stays in the bottom cell: Textual's scrollbar
+    draws itself again each time, ~1 ms a pane (through rich), in every frame
+    of a catch-up.  This one keeps its last drawing for as long as the thumb
+    covers the same eighths of cells (what Textual's drawing resolves) in
+    the same colours and state.
+    """
+
+    EIGHTHS = 8  # Textual draws a thumb's ends in eighths of a cell
+
+    def __init__(self, *, thickness: int) -> None:
+        super().__init__(vertical=True, name="vertical", thickness=thickness)
+        self._drawn: tuple[tuple[object, ...], list[Strip]] | None = None
+        self.draws = 0  # drawings made, not taken from the last one
+
+    def forget_drawing(self) -> None:
+        """Draw again at the next frame (the theme or the colours changed)."""
+        self._drawn = None
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._drawn = None
+
+    def thumb(self) -> tuple[int, int] | None:
+        """The thumb's first and last eighth of a cell, as Textual's drawing places it; None: no thumb."""
+        size = self.size.height
+        virtual = math.ceil(self.window_virtual_size)
+        window = math.ceil(self.window_size) if self.window_size < self.window_virtual_size else 0
+        if not (window and size and virtual) or size == virtual:
+            return None
+        thumb_size = max(1.0, window / (virtual / size))
+        offset = (size - thumb_size) * (self.position / (virtual - window))
+        start = int(offset * self.EIGHTHS)
+        return start, start + math.ceil(thumb_size * self.EIGHTHS)
+
+    def _key(self, crop: Region) -> tuple[object, ...]:
+        parent = self.parent
+        assert isinstance(parent, Widget)
+        styles = parent.styles
+        if self.grabbed:
+            colours = (styles.scrollbar_background_active, styles.scrollbar_color_active)
+        elif self.mouse_over:
+            colours = (styles.scrollbar_background_hover, styles.scrollbar_color_hover)
+        else:
+            colours = (styles.scrollbar_background, styles.scrollbar_color)
+        return (crop, self.size, self.thickness, self.thumb(), colours, self.screen.styles.scrollbar_color.a == 0)
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        key = self._key(crop)
+        if self._drawn is not None and self._drawn[0] == key:
+            return list(self._drawn[1])
+        strips = super().render_lines(crop)
+        self.draws += 1
+        self._drawn = (key, list(strips))
+        return strips
+
+
 class LedgerLines(ScrollView, can_focus=True, inherit_bindings=False):
     """The scrolling lines of a :class:`LedgerStream`: a view of its store, its cursor and whether it follows.
 
@@ -327,6 +388,16 @@ class LedgerLines(ScrollView, can_focus=True, inherit_bindings=False):
         """How many drawn lines are cached (lines are drawn only when on screen)."""
         return len(self._strips)
 
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        # Textual makes its own on first use; this one keeps its drawing while the thumb stays put.
+        bar = self._vertical_scrollbar
+        if bar is None:
+            bar = self._vertical_scrollbar = LedgerScrollBar(thickness=self.scrollbar_size_vertical)
+            bar.display = False
+            self.app._start_widget(self, bar)  # how Textual starts a scrollbar
+        return bar
+
     # --- the stream's state --------------------------------------------------
     def watch_cursor(self, old: int | None, new: int | None) -> None:
         for ordinal in (old, new):
@@ -347,6 +418,9 @@ class LedgerLines(ScrollView, can_focus=True, inherit_bindings=False):
         super().notify_style_update()
         self._strips.clear()  # a theme change recolours every line
         self._styles.clear()
+        bar = self._vertical_scrollbar
+        if isinstance(bar, LedgerScrollBar):
+            bar.forget_drawing()
 
     def clear_cache(self) -> None:
         self._strips.clear()

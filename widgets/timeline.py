@@ -7,8 +7,9 @@ in steps past 100 %), its memory as one more row under it with the top of its
 own scale, the time axis, and then one lane per run (see
 :mod:`studymon.widgets.run_lanes`).  Every part shares the columns of one
 :class:`~studymon.widgets.time_axis.TimeAxis`: all linear while the study
-is young (5 s a column at the finest), then at least the last ten minutes
-linear and everything older compressed into the left quarter.  A kill and a resume are
+is young (5 s a column at the finest in its first minute, 10 s after it),
+then at least the last ten minutes linear and everything older compressed
+into the left quarter.  A kill and a resume are
 vertical marks (``K`` and ``R``) across every row, so a run that went through
 a kill is visibly one bar with both marks on it.
 

@@ -27,6 +27,10 @@ def test_kill_reaction_quick_runs_and_prints_p99() -> None:
     assert re.search(r"^baseline\s+10\s+3\s+[\d.]+\s+[\d.]+\s+[\d.]+$", out, re.M), out
     assert re.search(r"^engine p99 target \(<= 2 ms at every size\): (met|MISSED) ", out, re.M), out
     assert "engine sessions that ran the study to its halt after the kill at 10 lines: 3/3" in out, out
+    # The machine's floor beside it: the same pauses, a fixed piece of work, three samples.
+    assert re.search(r"^machine floor: a fixed ~1 ms of work in this process after the same pauses, 3 samples: "
+                     r"p50 [\d.]+ / p99 [\d.]+ / max [\d.]+ ms; over 2x its p50: \d/3$", out, re.M), out
+    assert re.search(r"^engine at 10 lines over 2x its p50: \d/3; p99/p50 engine x[\d.]+, floor x[\d.]+$", out, re.M), out
 
 
 def test_kill_under_load_quick_runs_and_prints_both_modes() -> None:

@@ -39,10 +39,19 @@ class ContainerWatch:
     """Follows the containers named ``prefix``... in a thread; reports their changes on the loop."""
 
     def __init__(
-        self, study: str, backend: str, prefix: str, recorder: EventRecorder, emit: Callable[[StudyEvent], None]
+        self,
+        study: str,
+        backend: str,
+        prefix: str,
+        recorder: EventRecorder,
+        emit: Callable[[StudyEvent], None],
+        *,
+        open_stream_runtime: Callable[[str], Runtime] = open_runtime,
     ) -> None:
+        """``open_stream_runtime`` makes the stream thread's own runtime from the backend's name."""
         self.study = study
         self.backend = backend
+        self.open_stream_runtime = open_stream_runtime
         self.prefix = prefix
         self.recorder = recorder
         self.emit = emit
@@ -52,6 +61,7 @@ class ContainerWatch:
         # event first, then the state), so this says what runs.
         self.statuses: dict[str, str] = {}
         self._stop = threading.Event()
+        self._inspect_failing = False  # said once per spell of failed inspects, not once per event
         self._thread = threading.Thread(target=self._stream, name=f"containers-{study}", daemon=True)
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -70,7 +80,7 @@ class ContainerWatch:
 
     def _stream(self) -> None:
         try:
-            runtime = open_runtime(self.backend)
+            runtime = self.open_stream_runtime(self.backend)
             for inspect in runtime.list(self.prefix):
                 name = str(inspect.get("Name", "")).lstrip("/")
                 state = inspect.get("State") or {}
@@ -98,7 +108,7 @@ class ContainerWatch:
         action = str(event.get("Action") or event.get("status") or "").split(":", 1)[0]
         if action not in _FOLLOWED:
             return
-        inspect = None if action == "destroy" else runtime.inspect(name)
+        inspect = None if action == "destroy" else self._inspect(runtime, name, action)
         code: int | None = None
         if action == "die":
             try:
@@ -107,6 +117,26 @@ class ContainerWatch:
                 code = None
         status = _STATUS_AFTER.get(action) or str(((inspect or {}).get("State") or {}).get("Status", action))
         self._post(ContainerChanged(self.study, name, action, inspect, status, code))
+
+    def _inspect(self, runtime: Runtime, name: str, action: str) -> dict[str, Any] | None:
+        """The container's inspect after an event; when the runtime fails to answer, what was known of it.
+
+        A failed inspect (an engine that answered an error, a connection
+        reset) costs this change its detail, never the stream: the events
+        after it, and the kill windows' recording, go on.
+        """
+        try:
+            inspect = runtime.inspect(name)
+        except Exception as exc:  # noqa: BLE001 - any runtime error; said once, then the stream goes on
+            if not self._inspect_failing:
+                self._inspect_failing = True
+                self._post(Problem(self.study, f"container {name}: its inspect after {action!r} failed ({exc})"))
+            known = self.containers.get(name)  # read from this thread: one lookup, under the GIL
+            if known is not None:
+                return known
+            return {"Name": f"/{name}", "State": {"Status": _STATUS_AFTER.get(action, action)}}
+        self._inspect_failing = False
+        return inspect
 
     def running(self) -> dict[str, dict[str, Any]]:
         """The containers that run now (name -> the inspect last taken), as their events say.

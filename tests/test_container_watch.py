@@ -1,0 +1,90 @@
+"""A study's container watch over the real process runtime, when the runtime's inspect fails.
+
+The only stand-in is a wrapper around the real runtime whose first inspects
+raise, as a Docker engine does that answers an error or drops the
+connection.  Containers, their events and the stream are real.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from studymon.engine.containers import ContainerWatch
+from studymon.engine.events import ContainerChanged, Problem, StudyEvent
+from studymon.engine.recording import EventRecorder
+from studymon.engine.runtimes import Runtime, open_runtime
+
+PREFIX = "watchfault-s-"
+
+
+class FailingInspect:
+    """The real runtime, except that its first ``calls`` inspects raise."""
+
+    def __init__(self, real: Runtime, calls: int) -> None:
+        self.real = real
+        self.left = calls
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+    def inspect(self, name: str) -> dict[str, Any] | None:
+        if self.left > 0:
+            self.left -= 1
+            raise ConnectionResetError("the engine dropped the connection")
+        return self.real.inspect(name)
+
+
+async def _until(condition: Any, what: str, deadline: float = 20.0) -> None:
+    end = time.monotonic() + deadline
+    while not condition():
+        assert time.monotonic() < end, f"no {what} within {deadline:g} s"
+        await asyncio.sleep(0.02)
+
+
+async def test_a_failed_inspect_costs_one_change_its_detail_not_the_stream() -> None:
+    runtime = open_runtime("process")
+    recorder = EventRecorder(PREFIX, runtime.history)
+    seen: list[StudyEvent] = []
+    watch = ContainerWatch(
+        "s", "process", PREFIX, recorder, seen.append,
+        open_stream_runtime=lambda backend: FailingInspect(open_runtime(backend), calls=2),  # type: ignore[return-value]
+    )
+    watch.start()
+    try:
+        assert await asyncio.to_thread(recorder.wait_live, 20.0), "the stream did not come up"
+
+        def changes(name: str) -> list[ContainerChanged]:
+            return [e for e in seen if isinstance(e, ContainerChanged) and e.name == name]
+
+        # The first run's create and start are inspected while the runtime fails: the row still comes
+        # and goes through its states, from what the events say.
+        runtime.run(f"{PREFIX}r1", ["sh", "-c", "sleep 0.3"])
+        assert runtime.wait(f"{PREFIX}r1", timeout=30) == 0
+        await _until(lambda: [c.action for c in changes(f"{PREFIX}r1")] == ["create", "start", "die"], "r1's die")
+        r1 = changes(f"{PREFIX}r1")
+        assert [c.status for c in r1] == ["created", "running", "exited"]
+        assert r1[0].inspect == {"Name": f"/{PREFIX}r1", "State": {"Status": "created"}}
+        assert r1[2].exit_code == 0 and (r1[2].inspect or {}).get("Id"), "the runtime answers again: a full inspect"
+        assert watch.statuses[f"{PREFIX}r1"] == "exited"
+
+        # The stream went on: a later run is followed in full.
+        runtime.run(f"{PREFIX}r2", ["true"])
+        assert runtime.wait(f"{PREFIX}r2", timeout=30) == 0
+        await _until(lambda: [c.action for c in changes(f"{PREFIX}r2")] == ["create", "start", "die"], "r2's die")
+        assert recorder.live
+
+        # Said once, as the runtime's fault, with the container's name; the stream never said it stopped.
+        problems = [e.message for e in seen if isinstance(e, Problem)]
+        assert len(problems) == 1, problems
+        assert f"{PREFIX}r1" in problems[0] and "dropped the connection" in problems[0], problems
+        assert not any("stream stopped" in p for p in problems)
+    finally:
+        watch.stop()
+        await watch.join()
+        for name in (f"{PREFIX}r1", f"{PREFIX}r2"):
+            try:
+                runtime.remove(name, force=True)
+            except Exception:  # noqa: BLE001 - a run that never came has nothing to remove
+                pass

@@ -11,6 +11,13 @@ ledger's end.  A run whose ``runStarted`` is replayed but whose result is not
 in the ledger is in flight: it is waited for in the same container, found by
 name, and never charged or started again.
 
+A container runtime that stops answering while a run is waited for (a Docker
+engine restarting) is waited for in turn, up to ``runtimeOutageSeconds``
+(60 s unless research.json sets it).  Past that the study stops as a
+temporary failure, ``serviceError`` then exit 75; the run keeps its
+container, and ``--resume`` passes over that mark and waits for the same
+container.
+
 Subclasses can override the run lifecycle (``charge``, ``start``,
 ``on_reattach``, ``collect``, ``launch``); the study's own behaviour has no
 switches for doing it wrong.
@@ -55,6 +62,12 @@ CONSOLE_KEYS = ("command",)
 FULL_STOP = "balance exhausted"
 
 EXIT_OK, EXIT_CRASH, EXIT_CONFIG, EXIT_TEMPORARY, EXIT_INTERRUPTED = 0, 1, 2, 75, 130
+
+# How long a wait for a run rides out a container runtime that does not answer (a Docker
+# engine restarting) before the study stops with a serviceError and exit 75, for --resume
+# to go on waiting for the same container.  ``runtimeOutageSeconds`` in research.json sets it.
+RUNTIME_OUTAGE = 60.0
+OUTAGE_RETRY = 1.0  # seconds between asking a runtime that did not answer
 
 # How often a wait for a container looks at the stop flag: well inside the
 # contract's 10 s for SIGINT, and cheap for either runtime.
@@ -102,6 +115,7 @@ class Settings:
     ablation_seconds: float
     service_fail_at_round: int | None
     seed: int
+    runtime_outage_seconds: float
     effective: dict[str, Any] = field(compare=False)
 
 
@@ -137,6 +151,9 @@ def settings_from(config: dict[str, Any], study_env: str | None = None) -> Setti
     if not isinstance(effective.get("ablation"), bool):
         raise ConfigError(f"ablation must be true or false, not {effective.get('ablation')!r}")
     run_cost = _number(effective, "runCost", 0)
+    # Not in the template: a key the template gained would change the studyOpen of every
+    # study resumed from an older ledger.  A research.json may still set it.
+    outage = _number(effective, "runtimeOutageSeconds", 0) if "runtimeOutageSeconds" in effective else RUNTIME_OUTAGE
     if run_cost <= 0:
         raise ConfigError("runCost must be more than 0, or the study never ends")
     return Settings(
@@ -157,6 +174,7 @@ def settings_from(config: dict[str, Any], study_env: str | None = None) -> Setti
         ablation_seconds=_number(effective, "ablationSeconds", 0),
         service_fail_at_round=fail,
         seed=_number(effective, "seed", 0, integer=True),
+        runtime_outage_seconds=outage,
         effective=effective,
     )
 
@@ -492,6 +510,7 @@ class Study:
             say(f"round {plan.round}: {plan.purpose} run {plan.run} on {plan.cell} started in {content['container']}")
             return False
         self.journal.step("runStarted", content)
+        self._skip_outages(plan)
         return self.journal.live
 
     def on_reattach(self, plan: RunPlan) -> None:
@@ -551,6 +570,7 @@ class Study:
 
     def collect(self, plan: RunPlan) -> Content | None:
         """The run's result: from the ledger when it is there, else from its container."""
+        self._skip_outages(plan)
         content = self.journal.recorded("runResult", run=plan.run)
         if content is None:
             code, outputs = self.await_container(plan)
@@ -563,16 +583,51 @@ class Study:
     def await_container(self, plan: RunPlan) -> tuple[int, dict[str, float]]:
         """Wait for the run's container to exit (it may have exited already); its exit code and outputs."""
         name = self.container(plan)
+        down_since: float | None = None
         try:
             while True:
                 self.checkpoint()
-                code = self.runtime.wait(name, timeout=WAIT_SLICE)
+                try:
+                    code = self.runtime.wait(name, timeout=WAIT_SLICE)
+                    outputs = parse_outputs(self.runtime.logs(name)) if code is not None else {}
+                except RuntimeUnavailable as exc:
+                    down_since = self._runtime_down(plan, exc, down_since)
+                    continue
+                if down_since is not None:
+                    say(f"run {plan.run}: the container runtime answers again; waiting on for {name}")
+                    down_since = None
                 if code is not None:
-                    return code, parse_outputs(self.runtime.logs(name))
+                    return code, outputs
         except NoSuchContainer:
             # Someone removed it: the run is lost, and saying so beats waiting forever.
             say(f"container {name} is gone: recording run {plan.run} as failed")
             return -1, {}
+
+    def _runtime_down(self, plan: RunPlan, exc: RuntimeUnavailable, since: float | None) -> float:
+        """A wait found the runtime not answering: wait a little and ask again, or give up for now.
+
+        Past ``runtime_outage_seconds`` the study stops as a temporary failure
+        (``serviceError``, exit 75); the run keeps its container, and
+        ``--resume`` waits for that same container.
+        """
+        now = time.monotonic()
+        if since is None:
+            since = now
+            say(
+                f"run {plan.run}: the container runtime does not answer ({exc}); "
+                f"waiting for it up to {self.settings.runtime_outage_seconds:g} s"
+            )
+        if now - since >= self.settings.runtime_outage_seconds:
+            message = f"the container runtime did not answer for {now - since:.0f} s while run {plan.run} ran: {exc}"
+            self.journal.step("serviceError", {"stage": plan.purpose, "round": plan.round, "message": message})
+            raise TemporaryFailure(message) from exc
+        self.stop.wait(OUTAGE_RETRY)  # a SIGINT ends the wait at once (the next checkpoint stops)
+        return since
+
+    def _skip_outages(self, plan: RunPlan) -> None:
+        """Replaying: an earlier process gave up waiting for the runtime here; this resume is its retry."""
+        while self.journal.skip("serviceError", stage=plan.purpose, round=plan.round):
+            pass
 
     def dispose(self, plan: RunPlan) -> None:
         """Remove a finished run's container (also when a resume finds one left over)."""

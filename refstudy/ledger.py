@@ -212,6 +212,20 @@ class Journal:
         self._pending.popleft()
         return record.content
 
+    def skip(self, kind: str, **fields: Any) -> bool:
+        """While replaying, pass over the next record if it is ``kind`` with ``fields``; whether it did.
+
+        For records that mark a retry rather than a step of the logic (a
+        ``serviceError`` where an earlier process stopped).
+        """
+        if not self._pending:
+            return False
+        record = self._pending[0]
+        if record.kind != kind or any(record.content.get(k) != v for k, v in fields.items()):
+            return False
+        self._pending.popleft()
+        return True
+
     def finish(self) -> None:
         """The logic reached its end: the ledger must hold nothing more."""
         if self._pending:

@@ -297,6 +297,93 @@ def test_an_engine_restart_inside_the_kill_window_is_never_a_pass(tmp_path: Path
     assert Path("/sys/class/net/docker0").exists() or not Path("/sys/class/net").exists()
 
 
+# --- the engine goes away while the reference study waits for a run ---------------------------
+
+
+def _ledger_records(study_dir: Path) -> list[dict[str, Any]]:
+    path = study_dir / "ledger.jsonl"
+    return read_lines(path) if path.exists() else []
+
+
+def _launch_refstudy(out: Path, env: dict[str, str], resume: bool = False) -> subprocess.Popen[bytes]:
+    """The reference controller started the way the console starts it (cwd OUT, own session, log appended)."""
+    argv = [sys.executable, "-m", "studymon.refstudy", "--config", str(out / "research.json"), "--dir", str(out / "study")]
+    env = dict(env, PYTHONPATH=str(ROOT), STUDYMON_STUDY=out.name, STUDYMON_OUT=str(out))
+    with open(out / "study.log", "ab") as log:
+        return subprocess.Popen(argv + (["--resume"] if resume else []), cwd=out, env=env, stdin=subprocess.DEVNULL,
+                                stdout=log, stderr=log, start_new_session=True)
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+def test_the_reference_study_rides_out_an_engine_outage_and_past_its_patience_stops_to_be_resumed(
+    tmp_path: Path, second_engine: Engine
+) -> None:
+    """A Docker engine that goes away while a run is waited for: a short outage is waited out; a long one ends
+    the study with serviceError and exit 75, and --resume waits for the same container (never started again)."""
+    engine = second_engine
+    out = tmp_path / "o"
+    out.mkdir()
+    prefix = "ro" + uuid.uuid4().hex[:8]
+    config = {"command": ["python3", "-m", "studymon.refstudy"], "study": "o", "backend": "docker",
+              "containerPrefix": prefix, "budget": 30, "diagnosisSeconds": 4, "samples": 2000,
+              "runtimeOutageSeconds": 20}
+    (out / "research.json").write_text(json.dumps(config))
+    study = out / "study"
+
+    def started() -> list[str]:
+        return [r["content"]["run"] for r in _ledger_records(study) if r["kind"] == "runStarted"]
+
+    proc = _launch_refstudy(out, engine.env())
+    try:
+        # 1. The engine dies while the first run is waited for, and is back within the study's patience.
+        wait_for("the first runStarted", lambda: len(started()) == 1, 60)
+        engine.stop(signal.SIGKILL)
+        time.sleep(6)  # the run's 4 s end while no engine answers (its containerd keeps it)
+        engine.start()
+        # 2. Down again during a later run, for longer than the study waits.
+        wait_for("a later runStarted", lambda: len(started()) == 2, 60)
+        engine.stop(signal.SIGKILL)
+        code = proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    log = (out / "study.log").read_text(errors="replace")
+    assert code == 75, log
+    kinds = [r["kind"] for r in _ledger_records(study)]
+    first, second = started()
+    assert kinds.count("runResult") == 1, (kinds, log)  # the first run was waited out and has its result
+    last = _ledger_records(study)[-1]
+    assert last["kind"] == "serviceError", kinds
+    assert last["content"]["stage"] == "diagnosis" and isinstance(last["content"]["round"], int), last
+    assert second in last["content"]["message"] and "did not answer" in last["content"]["message"], last
+    assert "the container runtime does not answer" in log and "answers again" in log, log
+    assert "Traceback" not in log, log
+
+    # 3. The engine is back; --resume waits for the same container and the study goes on to its end.
+    engine.start()
+    resumed = _launch_refstudy(out, engine.env(), resume=True)
+    try:
+        code = resumed.wait(120)
+    finally:
+        if resumed.poll() is None:
+            resumed.kill()
+            resumed.wait()
+    log = (out / "study.log").read_text(errors="replace")
+    assert code == 0, log
+    records = _ledger_records(study)
+    assert records[-1]["kind"] == "halt", [r["kind"] for r in records]
+    runs = [r["content"]["run"] for r in records if r["kind"] == "runStarted"]
+    assert runs.count(first) == 1 and runs.count(second) == 1, runs  # never started again
+    charged = [r["content"]["run"] for r in records if r["kind"] == "charge"]
+    assert charged.count(second) == 1, charged
+    results = [r["content"]["run"] for r in records if r["kind"] == "runResult"]
+    assert results.count(second) == 1 and results.index(second) == 1, results
+    assert f"run {second} was in flight" in log, log
+    assert "Traceback" not in log, log
+
+
 # --- the target removed from outside after the kill ----------------------------------------
 
 

@@ -237,6 +237,28 @@ def test_journal_replays_then_writes(tmp_path: Path) -> None:
     assert [r.seq for r in read_ledger(path)] == [1, 2, 3]
 
 
+def test_journal_passes_over_the_retry_marks_it_is_told_of_and_no_other(tmp_path: Path) -> None:
+    """A serviceError where an earlier process gave up waiting for the runtime is passed over on replay; one of
+    another stage or round, or any other record, is not."""
+    path = tmp_path / "ledger.jsonl"
+    with Ledger(path) as ledger:
+        ledger.append("runStarted", {"run": "d2", "container": "p-s-d2"})
+        ledger.append("serviceError", {"stage": "diagnosis", "round": 2, "message": "no engine"})
+        ledger.append("serviceError", {"stage": "diagnosis", "round": 2, "message": "no engine, again"})
+        ledger.append("serviceError", {"stage": "diagnosis", "round": 3, "message": "another round's"})
+    journal = Journal(Ledger(path, next_seq=5), read_ledger(path))
+    assert journal.skip("serviceError", stage="diagnosis", round=2) is False  # runStarted comes first
+    assert journal.step("runStarted", {"run": "d2", "container": "p-s-d2"}) is False
+    assert journal.skip("serviceError", stage="diagnosis", round=2) is True
+    assert journal.skip("serviceError", stage="diagnosis", round=2) is True
+    assert journal.skip("serviceError", stage="diagnosis", round=2) is False  # round 3's stays
+    assert not journal.live
+    with pytest.raises(ReplayMismatch, match="line 4"):
+        journal.recorded("runResult", run="d2")
+    assert journal.skip("serviceError", stage="diagnosis", round=3) is True
+    assert journal.live and journal.skip("serviceError", stage="diagnosis", round=3) is False
+
+
 def test_journal_refuses_a_different_history(tmp_path: Path) -> None:
     path = tmp_path / "ledger.jsonl"
     with Ledger(path) as ledger:

@@ -177,7 +177,8 @@ class DockerRuntime:
         """Turn transport failures into :class:`RuntimeUnavailable`."""
         try:
             yield
-        except (requests.exceptions.ConnectionError, ConnectionError) as exc:
+        except (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError, ConnectionError) as exc:
+            # A ChunkedEncodingError: the engine went away in the middle of its answer (a wait it was holding).
             raise RuntimeUnavailable(self._unreachable(exc)) from exc
 
     def _measure_offset(self, samples: int = 3) -> tuple[float, float]:

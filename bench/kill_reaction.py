@@ -333,12 +333,31 @@ def calibrate_floor() -> int:
     return lines
 
 
-async def floor_sample(lines: int, work_lines: int, index: int) -> Sample:
-    """The fixed work, timed after a pause drawn like the study's before its trigger."""
-    await asyncio.sleep(random.uniform(*DELAY_MS) / 1e3)
+async def floor_ms(work_lines: int, pause_ms: tuple[float, float] = DELAY_MS) -> float:
+    """The fixed work's milliseconds, timed after a pause drawn like the study's before its trigger."""
+    await asyncio.sleep(random.uniform(*pause_ms) / 1e3)
     began = time.perf_counter()
     floor_work(work_lines)
-    took = (time.perf_counter() - began) * 1e3
+    return (time.perf_counter() - began) * 1e3
+
+
+def floor_summary(floor: list[float]) -> dict[str, float]:
+    """The floor's p50 / p99 / max, and how many samples took over twice its p50."""
+    out = stats(floor)
+    out["over2xP50"] = sum(1 for x in floor if x > 2 * out["p50"])
+    return out
+
+
+def floor_line(f: dict[str, float]) -> str:
+    return (
+        f"machine floor: a fixed ~{FLOOR_MS:g} ms of work in this process after the same pauses, {f['n']} samples: "
+        f"p50 {f['p50']:.3f} / p99 {f['p99']:.3f} / max {f['max']:.3f} ms; over 2x its p50: {f['over2xP50']}/{f['n']}"
+    )
+
+
+async def floor_sample(lines: int, work_lines: int, index: int) -> Sample:
+    """One floor measurement, as a sample of its own design."""
+    took = await floor_ms(work_lines)
     now = time.time()
     return Sample("floor", lines, index, took, None, None, now, now, None)
 
@@ -387,9 +406,7 @@ def summarise(samples: list[Sample], sizes: list[int]) -> dict[str, Any]:
         out["ratio"][str(lines)] = {q: b[q] / e[q] if e[q] else math.inf for q in ("p50", "p99")}
         out["target"][str(lines)] = e["p99"] <= TARGET_P99_MS
         out.setdefault("finished", {})[str(lines)] = sum(1 for s in eng if s.finished)
-    floor = [s.reaction_ms for s in samples if s.design == "floor"]
-    out["floor"] = stats(floor)
-    out["floor"]["over2xP50"] = sum(1 for x in floor if x > 2 * out["floor"]["p50"])
+    out["floor"] = floor_summary([s.reaction_ms for s in samples if s.design == "floor"])
     for lines in sizes:
         eng_ms = [s.reaction_ms for s in samples if s.design == "engine" and s.lines == lines]
         p50 = out["reaction"][f"engine/{lines}"]["p50"]
@@ -424,10 +441,7 @@ def report(summary: dict[str, Any], sizes: list[int], triggers: int) -> str:
         n = s["n"]
         rows.append(f"engine sessions that ran the study to its halt after the kill at {lines} lines: {summary['finished'][str(lines)]}/{n}")
     f = summary["floor"]
-    rows.append(
-        f"machine floor: a fixed ~{FLOOR_MS:g} ms of work in this process after the same pauses, {f['n']} samples: "
-        f"p50 {f['p50']:.3f} / p99 {f['p99']:.3f} / max {f['max']:.3f} ms; over 2x its p50: {f['over2xP50']}/{f['n']}"
-    )
+    rows.append(floor_line(f))
     for lines in sizes:
         s = summary["reaction"][f"engine/{lines}"]
         rows.append(

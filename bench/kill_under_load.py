@@ -313,7 +313,10 @@ def slicing() -> str:
     return "all at once (no bounded read in engine/pump.py)"
 
 
-async def run_all(args: argparse.Namespace, work: Path, children: kr.Children) -> list[Sample]:
+async def run_all(
+    args: argparse.Namespace, work: Path, children: kr.Children, floors: list[float]
+) -> list[Sample]:
+    """Every trigger's sample; ``floors`` gets the machine's floor measured after each."""
     files: dict[str, Path] = {}
     for lines in args.sizes:
         files[f"fillers-{lines}"] = work / f"fillers-{lines}.jsonl"
@@ -324,6 +327,7 @@ async def run_all(args: argparse.Namespace, work: Path, children: kr.Children) -
     gc.callbacks.append(gcs)
     samples: list[Sample] = []
     total = args.triggers * len(args.sizes) * len(MODES)
+    work_lines = kr.calibrate_floor()
     try:
         for i in range(args.triggers):
             for k, lines in enumerate(args.sizes):
@@ -334,6 +338,8 @@ async def run_all(args: argparse.Namespace, work: Path, children: kr.Children) -
                     sample = await trigger(work, mode, lines, i, files, args.burst, children, gcs)
                     sample.seconds = time.monotonic() - began
                     samples.append(sample)
+                    # The machine's floor beside it (see kill_reaction.py), after the same pauses as the trigger's.
+                    floors.append(await kr.floor_ms(work_lines, DELAY_MS))
                     if not args.silent:
                         extra = ""
                         if sample.burst_wrote_at is not None:
@@ -428,6 +434,7 @@ def report(summary: dict[str, Any], args: argparse.Namespace, slices: str, load:
         parts = [f"{mode} {finished[mode][0]}/{finished[mode][1]}" for mode in MODES]
         rows.append(f"armed sessions that ran the study to its halt after the kill at {lines} lines: "
                     f"{', '.join(parts)}")
+    rows.append(kr.floor_line(summary["floor"]))
     verdicts = ", ".join(
         f"{mode} {lines} lines {summary['reaction'][f'{mode}/{lines}']['p99']:.3f} ms"
         for lines in args.sizes for mode in MODES
@@ -467,13 +474,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-async def amain(args: argparse.Namespace, work: Path, children: kr.Children) -> list[Sample]:
+async def amain(args: argparse.Namespace, work: Path, children: kr.Children, floors: list[float]) -> list[Sample]:
     task = asyncio.current_task()
     assert task is not None
     # SIGTERM ends the bench like Ctrl-C does: cancelled, children killed, folder removed.
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
     try:
-        return await run_all(args, work, children)
+        return await run_all(args, work, children, floors)
     finally:
         children.kill_all()
 
@@ -491,10 +498,11 @@ def main(argv: list[str] | None = None) -> int:
     # The engine's process runtime keeps its state here, not in the user's state folder.
     os.environ["STUDYMON_PROCESS_RUNTIME"] = str(work / "runtime")
     children = kr.Children()
+    floors: list[float] = []
     began = time.monotonic()
     load = [os.getloadavg()[0]]  # other work on the machine shows in every figure: say how much there was
     try:
-        samples = asyncio.run(amain(args, work, children))
+        samples = asyncio.run(amain(args, work, children, floors))
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("interrupted", file=sys.stderr)
         return 130
@@ -510,6 +518,7 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(work, ignore_errors=True)
     load.append(os.getloadavg()[0])
     summary = summarise(samples, args.sizes)
+    summary["floor"] = kr.floor_summary(floors)
     print(report(summary, args, slices, load))
     print(f"bench wall time: {time.monotonic() - began:.0f} s")
     if args.json:

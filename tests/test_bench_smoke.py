@@ -48,6 +48,7 @@ def test_kill_under_load_quick_runs_and_prints_both_modes() -> None:
     assert re.search(r"^company triggers written while the burst was being read at 10 lines: \d/2 ", out, re.M), out
     assert "armed sessions that ran the study to its halt after the kill at 10 lines: quiet 2/2, company 2/2" in out, out
     assert re.search(r"^armed p99 target \(<= 2 ms, quiet and with company, at every size\): (met|MISSED) ", out, re.M), out
+    assert re.search(r"^machine floor: a fixed ~1 ms of work in this process after the same pauses, 4 samples: ", out, re.M), out
     assert time.monotonic() - began < 60
 
 

@@ -1,8 +1,9 @@
 """A study's container watch over the real process runtime, when the runtime's inspect fails.
 
 The only stand-in is a wrapper around the real runtime whose first inspects
-raise, as a Docker engine does that answers an error or drops the
-connection.  Containers, their events and the stream are real.
+raise (:class:`tests.faulty_runtime.FaultyInspect`), as a Docker engine does
+that answers an error or drops the connection.  Containers, their events and
+the stream are real.
 """
 
 from __future__ import annotations
@@ -14,26 +15,10 @@ from typing import Any
 from studymon.engine.containers import ContainerWatch
 from studymon.engine.events import ContainerChanged, Problem, StudyEvent
 from studymon.engine.recording import EventRecorder
-from studymon.engine.runtimes import Runtime, open_runtime
+from studymon.engine.runtimes import open_runtime
+from tests.faulty_runtime import FaultyInspect
 
 PREFIX = "watchfault-s-"
-
-
-class FailingInspect:
-    """The real runtime, except that its first ``calls`` inspects raise."""
-
-    def __init__(self, real: Runtime, calls: int) -> None:
-        self.real = real
-        self.left = calls
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.real, name)
-
-    def inspect(self, name: str) -> dict[str, Any] | None:
-        if self.left > 0:
-            self.left -= 1
-            raise ConnectionResetError("the engine dropped the connection")
-        return self.real.inspect(name)
 
 
 async def _until(condition: Any, what: str, deadline: float = 20.0) -> None:
@@ -49,7 +34,9 @@ async def test_a_failed_inspect_costs_one_change_its_detail_not_the_stream() -> 
     seen: list[StudyEvent] = []
     watch = ContainerWatch(
         "s", "process", PREFIX, recorder, seen.append,
-        open_stream_runtime=lambda backend: FailingInspect(open_runtime(backend), calls=2),  # type: ignore[return-value]
+        open_stream_runtime=lambda backend: FaultyInspect(  # type: ignore[return-value]
+            calls=2, real=open_runtime(backend), error=ConnectionResetError("the engine dropped the connection")
+        ),
     )
     watch.start()
     try:

@@ -314,6 +314,16 @@ def _launch_refstudy(out: Path, env: dict[str, str], resume: bool = False) -> su
                                 stdout=log, stderr=log, start_new_session=True)
 
 
+def _ended(proc: subprocess.Popen[bytes], timeout: float) -> int | None:
+    """The controller's exit status once it ends within ``timeout`` s; None (and killed) when it does not."""
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return None
+
+
 @pytest.mark.slow
 @pytest.mark.docker
 def test_the_reference_study_rides_out_an_engine_outage_and_past_its_patience_stops_to_be_resumed(
@@ -344,11 +354,9 @@ def test_the_reference_study_rides_out_an_engine_outage_and_past_its_patience_st
         # 2. Down again during a later run, for longer than the study waits.
         wait_for("a later runStarted", lambda: len(started()) == 2, 60)
         engine.stop(signal.SIGKILL)
-        code = proc.wait(60)
+        code = _ended(proc, 60)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _ended(proc, 0)  # a failed step above: not left running
     log = (out / "study.log").read_text(errors="replace")
     assert code == 75, log
     kinds = [r["kind"] for r in _ledger_records(study)]
@@ -363,13 +371,7 @@ def test_the_reference_study_rides_out_an_engine_outage_and_past_its_patience_st
 
     # 3. The engine is back; --resume waits for the same container and the study goes on to its end.
     engine.start()
-    resumed = _launch_refstudy(out, engine.env(), resume=True)
-    try:
-        code = resumed.wait(120)
-    finally:
-        if resumed.poll() is None:
-            resumed.kill()
-            resumed.wait()
+    code = _ended(_launch_refstudy(out, engine.env(), resume=True), 120)
     log = (out / "study.log").read_text(errors="replace")
     assert code == 0, log
     records = _ledger_records(study)

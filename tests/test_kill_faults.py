@@ -28,30 +28,10 @@ from studymon.engine.recording import EventRecorder
 from studymon.engine.report import judge
 from studymon.engine.runtimes import open_runtime
 from studymon.engine.supervisor import Supervisor
+from tests.faulty_runtime import FaultyInspect
 from tests.studies import studymon, template
 
 pytestmark = pytest.mark.slow
-
-
-class FaultyInspect:
-    """The real process runtime, except that its first ``inspect`` calls fail or hang."""
-
-    def __init__(self, mode: str, calls: int = 1) -> None:
-        self.real = open_runtime("process")
-        self.mode = mode
-        self.left = calls
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.real, name)
-
-    def inspect(self, name: str) -> dict[str, Any] | None:
-        if self.left > 0:
-            self.left -= 1
-            if self.mode == "hang":
-                time.sleep(3)
-            else:
-                raise RuntimeError("inspect failed on purpose")
-        return self.real.inspect(name)
 
 
 def _armed_session(tmp_path: Path, runtime: Any, **settings: Any) -> tuple[Path, Any]:

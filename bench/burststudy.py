@@ -29,41 +29,19 @@ library and its sibling bench studies are imported.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import random
-import signal
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from microstudy import write_all
-from streamstudy import Control, last_seq, line
+from microstudy import timeline_shows
+from streamstudy import Control, last_seq, line, study_main, write_all
 
 POLL = 0.005  # seconds between looks at the awaited timeline (as microstudy waits on its own)
 IDLE_POLL = 0.05  # seconds between looks at the control file after the burst
 EXIT_INTERRUPTED = 130
-
-
-def timeline_shows(path: Path, seq: int) -> bool:
-    """Whether the last lines of ``path`` hold a ``seq`` >= ``seq``."""
-    try:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            fh.seek(max(0, size - 4096))
-            tail = fh.read()
-    except FileNotFoundError:
-        return False
-    lines = tail.splitlines()
-    for raw in lines[1:] if size > 4096 else lines:
-        try:
-            if json.loads(raw).get("seq", 0) >= seq:
-                return True
-        except ValueError:
-            continue
-    return False
 
 
 def run(cfg: dict[str, Any], study_dir: Path, resume: bool, stop: list[bool]) -> int:
@@ -106,19 +84,7 @@ def run(cfg: dict[str, Any], study_dir: Path, resume: bool, stop: list[bool]) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", required=True, type=Path)
-    parser.add_argument("--dir", required=True, type=Path)
-    parser.add_argument("--resume", action="store_true")
-    args = parser.parse_args(argv)
-    stop = [False]
-
-    def on_sigint(*_: object) -> None:
-        stop[0] = True
-
-    signal.signal(signal.SIGINT, on_sigint)
-    cfg = json.loads(args.config.read_text(encoding="utf-8"))
-    return run(cfg, args.dir, args.resume, stop)
+    return study_main(run, __doc__, argv)
 
 
 if __name__ == "__main__":

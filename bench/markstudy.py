@@ -41,59 +41,21 @@ Only the standard library is imported.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import signal
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from streamstudy import Control, last_seq, line, study_main, write_all
+
 IDLE_POLL = 0.02  # seconds between looks at the control file while idle
 EXIT_INTERRUPTED = 130
-
-
-def at(t: float) -> str:
-    """RFC 3339 UTC with milliseconds and ``Z``, as the ledger wants."""
-    whole = int(t)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{int((t - whole) * 1000):03d}Z"
 
 
 def marker(seq: int) -> str:
     """The marker of the record ``seq``: fixed width, so no marker is part of another."""
     return f"mk-{seq:05d}"
-
-
-def line(seq: int, kind: str, content: dict[str, Any]) -> bytes:
-    record = {"seq": seq, "at": at(time.time()), "kind": kind, "content": content}
-    return (json.dumps(record, separators=(",", ":")) + "\n").encode()
-
-
-def write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def last_seq(path: Path) -> int:
-    """The seq of the ledger's last complete line (0 for an empty ledger)."""
-    seq = 0
-    with open(path, "rb") as fh:
-        for raw in fh:
-            if raw.endswith(b"\n"):
-                try:
-                    seq = int(json.loads(raw)["seq"])
-                except (ValueError, KeyError, TypeError):
-                    continue
-    return seq
-
-
-def read_control(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8").strip() or "idle"
-    except OSError:
-        return "idle"
 
 
 def run(cfg: dict[str, Any], study_dir: Path, resume: bool, stop: list[bool]) -> int:
@@ -104,7 +66,7 @@ def run(cfg: dict[str, Any], study_dir: Path, resume: bool, stop: list[bool]) ->
         return 2
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     times = os.open(cfg["timesFile"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    control = Path(cfg["controlFile"])
+    control = Control(Path(cfg["controlFile"]))
     schedules: dict[str, list[float]] = {k: [float(d) for d in v] for k, v in (cfg.get("schedules") or {}).items()}
     deadline = time.monotonic() + float(cfg.get("maxSeconds", 3600))
     if resume:
@@ -117,7 +79,7 @@ def run(cfg: dict[str, Any], study_dir: Path, resume: bool, stop: list[bool]) ->
         if time.monotonic() > deadline:
             print("markstudy: maxSeconds reached, giving up", file=sys.stderr)
             return 1
-        phase = read_control(control)
+        phase = control.read()
         if phase == "halt":
             write_all(fd, line(seq, "halt", {"reason": "balance exhausted"}))
             return 0
@@ -144,19 +106,7 @@ def run(cfg: dict[str, Any], study_dir: Path, resume: bool, stop: list[bool]) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", required=True, type=Path)
-    parser.add_argument("--dir", required=True, type=Path)
-    parser.add_argument("--resume", action="store_true")
-    args = parser.parse_args(argv)
-    stop = [False]
-
-    def on_sigint(*_: object) -> None:
-        stop[0] = True
-
-    signal.signal(signal.SIGINT, on_sigint)
-    cfg = json.loads(args.config.read_text(encoding="utf-8"))
-    return run(cfg, args.dir, args.resume, stop)
+    return study_main(run, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,8 @@ Keys of its research.json (besides the console's ``command``, ``study``,
                     idle console that has already read the backlog (the bench
                     measures reaction, not catch-up)
 
-Only the standard library is imported: start-up time is part of every trigger.
+Only the standard library and `streamstudy.py` beside it are imported: start-up
+time is part of every trigger.
 
     python3 bench/microstudy.py --config C --dir D [--resume]
 """
@@ -41,17 +42,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from streamstudy import at, write_all
+
 BUDGET = 10
 RUN = "d1-0"
 EXPERIMENT = "e1"
 KILL_WAIT = 120.0  # seconds to sleep after the trigger; the console kills it well before
 AWAIT_DEADLINE = 120.0  # give up waiting for the console's timeline after this long
-
-
-def at(t: float) -> str:
-    """RFC 3339 UTC with milliseconds and ``Z``, as the ledger wants."""
-    whole = int(t)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{int((t - whole) * 1000):03d}Z"
 
 
 class Ledger:
@@ -72,30 +69,29 @@ class Ledger:
         return seq
 
 
-def write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+def timeline_shows(path: Path, seq: int) -> bool:
+    """Whether the last lines of ``path`` (a console's ``timeline.jsonl``) hold a ``seq`` >= ``seq``."""
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            fh.seek(max(0, size - 4096))
+            tail = fh.read()
+    except FileNotFoundError:
+        return False
+    lines = tail.splitlines()
+    for raw in lines[1:] if size > 4096 else lines:  # the first line of a cut tail may be a part
+        try:
+            if json.loads(raw).get("seq", 0) >= seq:
+                return True
+        except ValueError:
+            continue
+    return False
 
 
 def await_console(out: Path, seq: int) -> None:
     """Wait until the console's timeline records ``seq`` (polls the file's tail)."""
-    path = out / "timeline.jsonl"
     deadline = time.monotonic() + AWAIT_DEADLINE
-    while time.monotonic() < deadline:
-        try:
-            with open(path, "rb") as fh:
-                size = os.fstat(fh.fileno()).st_size
-                fh.seek(max(0, size - 4096))
-                tail = fh.read()
-        except FileNotFoundError:
-            tail = b""
-        for raw in tail.splitlines()[1:] if len(tail) == 4096 else tail.splitlines():
-            try:
-                if json.loads(raw).get("seq", 0) >= seq:
-                    return
-            except ValueError:
-                continue
+    while time.monotonic() < deadline and not timeline_shows(out / "timeline.jsonl", seq):
         time.sleep(0.005)
 
 
@@ -117,7 +113,10 @@ def fresh(cfg: dict[str, Any], study_dir: Path, out: Path) -> int:
     container = f"{cfg.get('containerPrefix', 'inforsi')}-{study}-{RUN}"
     ledger.append("stageOpen", {"stage": "diagnosis", "round": rnd})
     ledger.append("decision", {"name": "selectDiagnosis", "round": rnd, "output": {"chosen": [EXPERIMENT]}})
-    ledger.append("runPlanned", {"run": RUN, "purpose": "diagnosis", "object": "cell-a", "round": rnd, "experiments": [EXPERIMENT]})
+    ledger.append(
+        "runPlanned",
+        {"run": RUN, "purpose": "diagnosis", "object": "cell-a", "round": rnd, "experiments": [EXPERIMENT]},
+    )
     charge_seq = ledger.append("charge", {"run": RUN, "amount": BUDGET, "balance": 0})
     if cfg.get("awaitConsole"):
         await_console(out, charge_seq)
@@ -164,7 +163,12 @@ def resume(study_dir: Path) -> int:
         ledger.append("runResult", {"run": RUN, "exitCode": 0, "outputs": {EXPERIMENT: 0.5}})
         ledger.append(
             "diagnosisSettlement",
-            {"round": rnd, "run": RUN, "dropped": [], "judged": {"experiments": [{"id": EXPERIMENT, "verdict": "kept", "score": 0.5}]}},
+            {
+                "round": rnd,
+                "run": RUN,
+                "dropped": [],
+                "judged": {"experiments": [{"id": EXPERIMENT, "verdict": "kept", "score": 0.5}]},
+            },
         )
         ledger.append("stageOpen", {"stage": "proposal", "round": rnd})
     ledger.append("halt", {"reason": "balance exhausted"})

@@ -41,6 +41,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,11 @@ def content_at(index: int) -> tuple[str, dict[str, Any]]:
         return "decision", {"name": "proposeExperiments", "round": rnd, "output": {"proposed": proposed}}
     if step == 2:
         return "stageOpen", {"stage": "diagnosis", "round": rnd}
-    return "decision", {"name": "selectDiagnosis", "round": rnd, "output": {"chosen": ids, "why": "untested, best first"}}
+    return "decision", {
+        "name": "selectDiagnosis",
+        "round": rnd,
+        "output": {"chosen": ids, "why": "untested, best first"},
+    }
 
 
 def line(seq: int, kind: str, content: dict[str, Any], t: float | None = None) -> bytes:
@@ -166,8 +171,15 @@ def run(cfg: dict[str, Any], study_dir: Path, resume: bool, stop: list[bool]) ->
     return EXIT_INTERRUPTED
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+Run = Callable[[dict[str, Any], Path, bool, list[bool]], int]
+
+
+def study_main(run: Run, doc: str | None, argv: list[str] | None = None) -> int:
+    """The command line the bench studies share: ``--config C --dir D [--resume]``.
+
+    SIGINT sets the flag ``run`` looks at (the contract's clean stop, exit 130).
+    """
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0] if doc else None)
     parser.add_argument("--config", required=True, type=Path)
     parser.add_argument("--dir", required=True, type=Path)
     parser.add_argument("--resume", action="store_true")
@@ -180,6 +192,10 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, on_sigint)
     cfg = json.loads(args.config.read_text(encoding="utf-8"))
     return run(cfg, args.dir, args.resume, stop)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return study_main(run, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -20,9 +20,11 @@ keeps the cause's ``errno`` and names the final file.
 from __future__ import annotations
 
 import errno
+import itertools
 import json
 import os
 import secrets
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +78,11 @@ def _sync_folder(folder: Path) -> None:
 
 
 def _publish(path: Path, data: bytes) -> Path:
+    return _publish_chunks(path, (data,))
+
+
+def _publish_chunks(path: Path, chunks: Iterable[bytes]) -> Path:
+    """Publish the concatenated ``chunks`` as ``path``, whole or not at all (a chunk that raises leaves nothing)."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -90,7 +97,8 @@ def _publish(path: Path, data: bytes) -> Path:
         raise _write_error("write", path, exc) from exc
     try:
         try:
-            _write_all(fd, data)
+            for data in chunks:
+                _write_all(fd, data)
             os.fsync(fd)  # the bytes are on disk before the name points at them
         finally:
             os.close(fd)  # may report a deferred error (quota, NFS): counts as a failure
@@ -117,6 +125,29 @@ def _publish(path: Path, data: bytes) -> Path:
 def write_json(path: Path, obj: Any) -> Path:
     """Publish ``obj`` as ``path`` atomically; refuse when ``path`` exists."""
     return _publish(path, (json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n").encode())
+
+
+def write_json_list(path: Path, items: Iterable[Any], batch: int = 1024) -> Path:
+    """Publish the JSON array of ``items`` as ``path``, as :func:`write_json` would, ``batch`` items at a time.
+
+    The same bytes as ``write_json(path, list(items))``, without the list or
+    the whole text in memory: a ledger of a million records is written in
+    pieces, and each piece's items are freed once written.
+    """
+    encoder = json.JSONEncoder(ensure_ascii=False, indent=2, default=str)
+
+    def pieces() -> Iterator[bytes]:
+        it = iter(items)
+        first = True
+        while chunk := list(itertools.islice(it, batch)):
+            # A list's text is "[\n" + its items, each indented one level + "\n]": the same
+            # items in a longer list are the same lines, joined by ",\n".
+            body = encoder.encode(chunk)[2:-2]
+            yield (("[\n" if first else ",\n") + body).encode()
+            first = False
+        yield b"[]\n" if first else b"\n]\n"
+
+    return _publish_chunks(path, pieces())
 
 
 def write_text(path: Path, text: str) -> Path:

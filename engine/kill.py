@@ -46,9 +46,9 @@ from typing import Any
 
 from studymon.engine.accounts import Accounts
 from studymon.engine.clock import rfc3339_ms, rfc3339_ns
-from studymon.engine.evidence import read_json, write_json, write_text
+from studymon.engine.evidence import read_json, write_json, write_json_list, write_text
 from studymon.engine.launcher import Controller
-from studymon.engine.ledger import read_ledger
+from studymon.engine.ledger import iter_records
 from studymon.engine.recording import LIVE_FILE, SEAM, EventRecorder, last_seen
 from studymon.engine.runtimes import Runtime
 
@@ -318,8 +318,7 @@ class Kill:
                 f"after {GROUP_GONE_LIMIT:.0f} s; not resuming over it"
             )
         read_ledger()
-        at_kill, _ = await asyncio.to_thread(read_ledger_file, ledger)
-        write_json(self.folder / "ledger-at-kill.json", at_kill)
+        await asyncio.to_thread(write_ledger_at_kill, self.folder, ledger)
         write_json(self.folder / "container-after-kill.json", await self._inspect())
 
     async def before_resume(self) -> None:
@@ -418,8 +417,7 @@ class Kill:
                 return []  # the killed group is still there: its scene is not settled
         written = []
         if not (self.folder / "ledger-at-kill.json").exists():
-            at_kill, _ = await asyncio.to_thread(read_ledger_file, ledger)
-            write_json(self.folder / "ledger-at-kill.json", at_kill)
+            await asyncio.to_thread(write_ledger_at_kill, self.folder, ledger)
             written.append("ledger-at-kill.json")
         if not (self.folder / "container-after-kill.json").exists():
             write_json(self.folder / "container-after-kill.json", await self._inspect())
@@ -526,9 +524,15 @@ def _inspect_many(runtime: Runtime, names: list[str]) -> dict[str, Any]:
     return {name: runtime.inspect(name) for name in names}
 
 
-def read_ledger_file(path: Path) -> tuple[list[dict[str, Any]], int]:
-    records, issues = read_ledger(path)
-    return [r.as_json() for r in records], len(issues)
+def write_ledger_at_kill(folder: Path, ledger: Path) -> None:
+    """``ledger-at-kill.json``: every record of ``ledger`` as it stands, published whole.
+
+    Written record by record, in a thread: a long ledger built as one list
+    (and one text) took its size several times in memory, and the collections
+    its objects set off held the event loop (measured: 279 000 tracked objects
+    for 100 000 records, full collections of 50-125 ms).
+    """
+    write_json_list(folder / "ledger-at-kill.json", (r.as_json() for r in iter_records(ledger)))
 
 
 def _line(event: dict[str, Any]) -> str:

@@ -322,6 +322,16 @@ def read_ledger(path: Path | str) -> tuple[list[Record], list[LedgerIssue]]:
     return records, issues
 
 
+def iter_records(path: Path | str) -> Iterator[Record]:
+    """The records :func:`read_ledger` gives, a chunk at a time: a long ledger is never held whole."""
+    tail = LedgerTail(path)
+    try:
+        for records, _issues in tail.read_chunks():
+            yield from records
+    finally:
+        tail.close()
+
+
 def read_last_records(path: Path | str, max_bytes: int) -> tuple[list[Record], int]:
     """The whole records in the last ``max_bytes`` of a ledger, and the offset where they end.
 

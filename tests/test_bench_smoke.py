@@ -33,6 +33,14 @@ def test_kill_reaction_quick_runs_and_prints_p99() -> None:
     assert re.search(r"^engine at 10 lines over 2x its p50: \d/3; p99/p50 engine x[\d.]+, floor x[\d.]+$", out, re.M), out
 
 
+def test_ledger_at_kill_quick_writes_the_same_bytes_both_ways() -> None:
+    out = run_bench("ledger_at_kill.py", "--quick")
+    assert "the two files are the same bytes" in out, out
+    for design in ("streamed", "whole"):
+        assert re.search(rf"^{design}\s+[\d.]+\s+\d+\s+\d+\s+[\d.]+\s+[\d.]+$", out, re.M), out
+    assert re.search(r"^ratio whole/streamed: peak memory x[\d.]+, ", out, re.M), out
+
+
 def test_kill_under_load_quick_runs_and_prints_both_modes() -> None:
     began = time.monotonic()
     out = run_bench("kill_under_load.py", "--quick", "--silent")

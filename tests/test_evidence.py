@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from studymon.engine import evidence
 from studymon.engine.evidence import (
@@ -30,6 +32,7 @@ from studymon.engine.evidence import (
     read_json,
     read_jsonl,
     write_json,
+    write_json_list,
     write_text,
 )
 
@@ -322,3 +325,45 @@ def test_the_check_table_shows_control_characters_and_markup_instead_of_sending_
     assert "\x1b[2J" not in out and "\x1b]0;" not in out and "\x07" not in out
     assert "\\x1b[2J" in out and "[link=https://example.invalid]" in out  # shown as text
     assert "\x1b]8;" not in out, "no hyperlink was made from the id"
+
+
+# --- a JSON array written an item at a time ---------------------------------------------------
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(items=st.lists(JSON_VALUES, max_size=12), batch=st.sampled_from([1, 2, 5, 1024]))
+def test_an_array_written_item_by_item_is_the_bytes_write_json_gives(
+    tmp_path_factory: pytest.TempPathFactory, items: list[object], batch: int
+) -> None:
+    folder = tmp_path_factory.mktemp("arr")
+    write_json(folder / "whole.json", items)
+    write_json_list(folder / "streamed.json", iter(items), batch=batch)
+    assert (folder / "streamed.json").read_bytes() == (folder / "whole.json").read_bytes()
+    assert leftovers(folder) == []
+
+
+def test_an_array_whose_items_fail_part_way_leaves_nothing(tmp_path: Path) -> None:
+    def items() -> Iterator[dict[str, int]]:
+        for k in range(50_000):
+            if k == 40_000:
+                raise OSError(errno.EIO, "the ledger could not be read")
+            yield {"seq": k}
+
+    target = tmp_path / "ledger-at-kill.json"
+    with pytest.raises(OSError, match="could not be read"):
+        write_json_list(target, items(), batch=1000)  # several pieces were written before the failure
+    assert not target.exists() and leftovers(tmp_path) == []
+
+
+def test_an_array_is_never_written_over_evidence(tmp_path: Path) -> None:
+    target = tmp_path / "ledger-at-kill.json"
+    write_json(target, [{"seq": 1}])
+    with pytest.raises(EvidenceExists):
+        write_json_list(target, iter([{"seq": 2}]))
+    assert read_json(target) == [{"seq": 1}] and leftovers(tmp_path) == []

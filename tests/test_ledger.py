@@ -10,7 +10,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from studymon.engine.ledger import READ_SLICE, LedgerParser, LedgerTail, read_ledger
+from studymon.engine.evidence import read_json
+from studymon.engine.kill import write_ledger_at_kill
+from studymon.engine.ledger import READ_SLICE, LedgerParser, LedgerTail, iter_records, read_ledger
 
 
 def line(seq: int, kind: str = "charge", **content: object) -> bytes:
@@ -301,3 +303,22 @@ def test_read_ledger_whole_file(tmp_path: Path) -> None:
     records, issues = read_ledger(path)
     assert [r.seq for r in records] == [1, 2]
     assert [i.kind for i in issues] == ["torn"]
+
+
+def test_ledger_at_kill_is_every_record_read_ledger_gives_across_chunks_and_faults(tmp_path: Path) -> None:
+    """Streamed a chunk at a time, the records are read_ledger's: past the 1 MiB chunks, with a line that is
+    not JSON, a record without a seq, a blank line and a torn last line left out as read_ledger leaves them."""
+    path = tmp_path / "ledger.jsonl"
+    body = [line(k, "decision", name="x" * 300, round=k, note="é ☃") for k in range(1, 5001)]
+    body[1200] = b"this is not json\n"
+    body[2500] = b'{"at": "2026-11-30T05:32:38.123Z", "kind": "charge", "content": {}}\n'
+    body[3000] = b"\n"
+    path.write_bytes(b"".join(body) + b'{"seq": 5001, "kind": "cha')
+    assert path.stat().st_size > 1.5 * LedgerTail.CHUNK
+    records, issues = read_ledger(path)
+    assert issues and len(records) == 4997
+    assert [r.seq for r in iter_records(path)] == [r.seq for r in records]
+    folder = tmp_path / "kills" / "1"
+    write_ledger_at_kill(folder, path)
+    assert read_json(folder / "ledger-at-kill.json") == [r.as_json() for r in records]
+    assert not [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]

@@ -62,6 +62,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import kill_reaction as kr  # puts the project root on sys.path, for the imports below
+from streamstudy import tail_of
 
 import studymon.engine.ledger as ledger_mod
 import studymon.engine.pump as pump_mod
@@ -189,14 +190,10 @@ class Watch:
 # --- one trigger ---------------------------------------------------------------------
 def burst_wrote_at(ledger: Path) -> float | None:
     """``content.burstWroteAt`` of the burst study's marker line (it is near the ledger's end)."""
-    try:
-        with open(ledger, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            fh.seek(max(0, size - 4096))
-            tail = fh.read()
-    except FileNotFoundError:
+    found = tail_of(ledger)
+    if found is None:
         return None
-    for raw in reversed(tail.splitlines()):
+    for raw in reversed(found[0].splitlines()):
         if b'"burstWroteAt"' in raw:
             try:
                 return float(json.loads(raw)["content"]["burstWroteAt"])

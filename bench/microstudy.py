@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from streamstudy import at, write_all
+from streamstudy import at, tail_of, write_all
 
 BUDGET = 10
 RUN = "d1-0"
@@ -71,15 +71,12 @@ class Ledger:
 
 def timeline_shows(path: Path, seq: int) -> bool:
     """Whether the last lines of ``path`` (a console's ``timeline.jsonl``) hold a ``seq`` >= ``seq``."""
-    try:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            fh.seek(max(0, size - 4096))
-            tail = fh.read()
-    except FileNotFoundError:
+    found = tail_of(path)
+    if found is None:
         return False
+    tail, cut = found
     lines = tail.splitlines()
-    for raw in lines[1:] if size > 4096 else lines:  # the first line of a cut tail may be a part
+    for raw in lines[1:] if cut else lines:  # the first line of a cut tail may be a part
         try:
             if json.loads(raw).get("seq", 0) >= seq:
                 return True

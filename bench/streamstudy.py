@@ -111,6 +111,17 @@ class Control:
         return self.value
 
 
+def tail_of(path: Path, size: int = 4096) -> tuple[bytes, bool] | None:
+    """The last ``size`` bytes of ``path``, and whether they are cut (the file is longer); None: no file."""
+    try:
+        with open(path, "rb") as fh:
+            length = os.fstat(fh.fileno()).st_size
+            fh.seek(max(0, length - size))
+            return fh.read(), length > size
+    except FileNotFoundError:
+        return None
+
+
 def last_seq(path: Path) -> int:
     """The seq of the ledger's last complete line (0 for an empty ledger)."""
     with open(path, "rb") as fh:

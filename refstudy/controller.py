@@ -151,11 +151,11 @@ def settings_from(config: dict[str, Any], study_env: str | None = None) -> Setti
     if not isinstance(effective.get("ablation"), bool):
         raise ConfigError(f"ablation must be true or false, not {effective.get('ablation')!r}")
     run_cost = _number(effective, "runCost", 0)
+    if run_cost <= 0:
+        raise ConfigError("runCost must be more than 0, or the study never ends")
     # Not in the template: a key the template gained would change the studyOpen of every
     # study resumed from an older ledger.  A research.json may still set it.
     outage = _number(effective, "runtimeOutageSeconds", 0) if "runtimeOutageSeconds" in effective else RUNTIME_OUTAGE
-    if run_cost <= 0:
-        raise ConfigError("runCost must be more than 0, or the study never ends")
     return Settings(
         study=study,
         backend=backend,
@@ -510,7 +510,7 @@ class Study:
             say(f"round {plan.round}: {plan.purpose} run {plan.run} on {plan.cell} started in {content['container']}")
             return False
         self.journal.step("runStarted", content)
-        self._skip_outages(plan)
+        self._skip_outages(plan)  # they follow the runStarted: past them, the run is in flight or has its result
         return self.journal.live
 
     def on_reattach(self, plan: RunPlan) -> None:
@@ -570,7 +570,6 @@ class Study:
 
     def collect(self, plan: RunPlan) -> Content | None:
         """The run's result: from the ledger when it is there, else from its container."""
-        self._skip_outages(plan)
         content = self.journal.recorded("runResult", run=plan.run)
         if content is None:
             code, outputs = self.await_container(plan)

@@ -169,6 +169,11 @@ def _normal(content: Content) -> Content:
     return normal
 
 
+def _is(record: Record, kind: str, fields: dict[str, Any]) -> bool:
+    """Whether ``record`` is a ``kind`` whose content has ``fields``."""
+    return record.kind == kind and all(record.content.get(k) == v for k, v in fields.items())
+
+
 class Journal:
     """The ledger as the controller's logic sees it: replay first, then live."""
 
@@ -207,7 +212,7 @@ class Journal:
         if not self._pending:
             return None
         record = self._pending[0]
-        if record.kind != kind or any(record.content.get(k) != v for k, v in fields.items()):
+        if not _is(record, kind, fields):
             raise self._mismatch(record, kind, fields)
         self._pending.popleft()
         return record.content
@@ -218,10 +223,7 @@ class Journal:
         For records that mark a retry rather than a step of the logic (a
         ``serviceError`` where an earlier process stopped).
         """
-        if not self._pending:
-            return False
-        record = self._pending[0]
-        if record.kind != kind or any(record.content.get(k) != v for k, v in fields.items()):
+        if not self._pending or not _is(self._pending[0], kind, fields):
             return False
         self._pending.popleft()
         return True

@@ -64,9 +64,9 @@ class QuietLinuxDriver(LinuxDriver):
         decode = getincrementaldecoder("utf-8")().decode
         last_input = -KEY_SETTLE
 
-        def read(final: bool = False) -> bool:
+        def read() -> bool:
             """Read what the terminal sent; False at its end (a piped stdin)."""
-            data = decode(os.read(fileno, 4096), final=final)
+            data = decode(os.read(fileno, 4096))
             if not data:
                 return False
             for event in parser.feed(data):

@@ -302,13 +302,9 @@ class LedgerScrollBar(ScrollBar):
         self._drawn: tuple[tuple[object, ...], list[Strip]] | None = None
         self.draws = 0  # drawings made, not taken from the last one
 
-    def forget_drawing(self) -> None:
-        """Draw again at the next frame (the theme or the colours changed)."""
-        self._drawn = None
-
     def notify_style_update(self) -> None:
         super().notify_style_update()
-        self._drawn = None
+        self._drawn = None  # a theme change: Textual tells the scrollbar itself
 
     def thumb(self) -> tuple[int, int] | None:
         """The thumb's first and last eighth of a cell, as Textual's drawing places it; None: no thumb."""
@@ -418,9 +414,6 @@ class LedgerLines(ScrollView, can_focus=True, inherit_bindings=False):
         super().notify_style_update()
         self._strips.clear()  # a theme change recolours every line
         self._styles.clear()
-        bar = self._vertical_scrollbar
-        if isinstance(bar, LedgerScrollBar):
-            bar.forget_drawing()
 
     def clear_cache(self) -> None:
         self._strips.clear()

@@ -241,14 +241,13 @@ class Timeline(Widget):
         key = self._key(width, height, now)
         if key == self._strips_key:
             return
-        if (
-            self._strips is not None
-            and _but_samples(key) == _but_samples(self._strips_key)
-            and self._load_levels(self._axis(width, now), now, self._layout(height)[0]) == self._levels
-        ):
-            self._strips_key, self._now = key, now  # only samples came, and they change no level
-            return
-        rows, levels = self._rows_and_levels(width, height, now)
+        levels: Levels | None = None
+        if self._strips is not None and _but_samples(key) == _but_samples(self._strips_key):
+            levels = self._load_levels(self._axis(width, now), now, self._layout(height)[0])
+            if levels == self._levels:
+                self._strips_key, self._now = key, now  # only samples came, and they change no level
+                return
+        rows, levels = self._rows_and_levels(width, height, now, levels)
         old, self._rows, self._levels, self._now, self._strips_key = self._rows, rows, levels, now, key
         strips = self._strips
         if rows == old and strips is not None:
@@ -343,11 +342,15 @@ class Timeline(Widget):
         mem_levels = tuple(0 if not m else max(1, min(8, round(m / mem_top * 8))) for m in memory)
         return top, heights, mem_top, mem_levels, bool(peak)
 
-    def _rows_and_levels(self, width: int, height: int, now: float) -> tuple[list[Row], Levels]:
+    def _rows_and_levels(
+        self, width: int, height: int, now: float, levels: Levels | None = None
+    ) -> tuple[list[Row], Levels]:
+        """The rows at ``now``; ``levels``: the load rows' levels at that moment, when already known."""
         graph_rows, lane_rows = self._layout(height)
         axis = self._axis(width, now)
         marks = self._mark_columns(axis)
-        levels = self._load_levels(axis, now, graph_rows)
+        if levels is None:
+            levels = self._load_levels(axis, now, graph_rows)
         rows = self._graph_rows(levels, graph_rows, marks)
         rows.append(self._memory_row(levels, marks))
         axis_row: Row = [(c, ("axis", None)) for c in " " * (GUTTER - 1) + "└" + axis.labels()]

@@ -35,10 +35,25 @@ from studymon.engine.session import StudySession
 from studymon.engine.spec import StudySpec
 from studymon.engine.studyload import LoadMeter, load_line
 from studymon.engine.supervisor import Supervisor
+from tests.waits import until
 
 ROOT = Path(__file__).resolve().parent.parent
 LOAD_STUDY = ROOT / "tests" / "doubles" / "load_study.py"
 RFC3339_MS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+
+
+def spend(pid: int, seconds: float, timeout: float = 30) -> None:
+    """Wait until the computing process ``pid`` has used ``seconds`` more of CPU: an interval worth a rate."""
+    import psutil
+
+    process = psutil.Process(pid)
+
+    def used() -> float:
+        times = process.cpu_times()
+        return times.user + times.system
+
+    start = used()
+    until(lambda: used() - start >= seconds, timeout, f"pid {pid} to compute for {seconds} s")
 
 
 # --- the rates (pure) ----------------------------------------------------------------------
@@ -236,13 +251,14 @@ def test_engine_stats_are_read_as_docker_stats_shows_them() -> None:
 
 
 def test_a_process_tree_is_found_and_its_counters_read() -> None:
+    # The shell's two sleeps stand in for a controller's runs: a tree that lives while it is read.
     proc = subprocess.Popen(["sh", "-c", "sleep 30 & sleep 30 & wait"])
     try:
-        table = ProcessTable()
-        deadline = time.monotonic() + 10
-        while len(table.tree(proc.pid)) < 3 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        def whole() -> ProcessTable | None:
             table = ProcessTable()
+            return table if len(table.tree(proc.pid)) >= 3 else None
+
+        table = until(whole, 10, "the shell and its two children")
         tree = table.tree(proc.pid)
         assert tree[0] == proc.pid and len(tree) == 3
         assert table.tree(proc.pid, {tree[1]}) == [proc.pid, tree[2]]
@@ -265,17 +281,15 @@ def _process_run(pid: int, created: float, started: float) -> dict[str, Any]:
 
 
 def test_a_process_run_is_read_only_if_its_pid_is_still_its_command() -> None:
-    proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])  # a run that computes
     try:
-        time.sleep(0.3)
-        begun = read_process(proc.pid)
-        assert begun is not None
+        begun = until(lambda: read_process(proc.pid), 10, "the run's counters")
         meter = LoadMeter("s", "process")
         own = {"inforsi-s-r1": _process_run(proc.pid, begun.started - 0.01, begun.started + 0.01)}
         # The same pid under a container made an hour later: another process holds the pid now.
         reused = {"inforsi-s-r1": _process_run(proc.pid, begun.started + 3600, begun.started + 3600)}
         meter.measure(None, own, ProcessTable())
-        time.sleep(1.0)
+        spend(proc.pid, 0.5)
         load, _ = meter.measure(None, own, ProcessTable())
         assert load is not None and {n: c for n, c, _ in load.runs}["inforsi-s-r1"] >= 50
         assert meter.ways == {"inforsi-s-r1": "process"}
@@ -292,12 +306,12 @@ def test_a_run_whose_start_inspect_lags_behind_its_start_event_is_inspected_agai
     runtime = ProcessRuntime()
     name = "inforsi-s-r1"
     # What the watch may hold after the start event: the state as it was just before (created, no pid).
-    created = runtime.run(name, [sys.executable, "-c", "while True: pass"])
+    created = runtime.run(name, [sys.executable, "-c", "while True: pass"])  # a run that computes
     stale = {**created, "State": {**created["State"], "Status": "created", "Running": False, "Pid": 0}}
     try:
         meter = LoadMeter("s", "process")
         meter.measure(None, {name: stale}, ProcessTable())
-        time.sleep(1.0)
+        spend(runtime.inspect(name)["State"]["Pid"], 0.5)
         load, _ = meter.measure(None, {name: stale}, ProcessTable())
         assert meter.ways == {name: "process"}
         assert load is not None and load.runs[0][0] == name and load.runs[0][1] >= 50
@@ -309,9 +323,10 @@ def test_a_run_whose_start_inspect_lags_behind_its_start_event_is_inspected_agai
 def test_a_closed_meter_takes_no_sample() -> None:
     meter = LoadMeter("s", "process")
     meter.measure(os.getpid(), {}, ProcessTable())
-    time.sleep(0.05)
-    load, _ = meter.measure(os.getpid(), {}, ProcessTable())
-    assert load is not None and load.memory > 0, "a running controller alone gives a sample"
+    # The first reading is a base; a later one, once time has passed, is a sample.
+    load = until(lambda: meter.measure(os.getpid(), {}, ProcessTable())[0], 10,
+                 "a sample of a running controller alone")
+    assert load.memory > 0
     meter.close()
     assert meter.measure(os.getpid(), {}, ProcessTable()) == (None, 0.0), "none once its session has let go"
 
@@ -441,7 +456,7 @@ def test_docker_runs_are_read_from_their_cgroup_else_through_the_engine(
         cheap, api = LoadMeter("s", "docker"), LoadMeter("s", "docker", cgroups=False)
         for meter in (cheap, api):
             meter.measure(None, containers, ProcessTable())
-        time.sleep(1.5)
+        spend(inspect["State"]["Pid"], 0.75)
         got = {}
         for way, meter in (("cgroup", cheap), ("api", api)):
             load, _ = meter.measure(None, containers, ProcessTable())

@@ -8,13 +8,13 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.studies import ROOT, template
+from tests.waits import until
 
 pytestmark = pytest.mark.slow
 
@@ -35,6 +35,16 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(where)], capture_output=True)
 
 
+def going(proc: subprocess.Popen[str], timeline: Path) -> None:
+    """Wait until the console has seen three records of the study it runs (and is still running)."""
+
+    def seen() -> bool:
+        assert proc.poll() is None, "the console ended before the study got going"
+        return timeline.exists() and len(timeline.read_bytes().splitlines()) >= 3
+
+    until(seen, 60, "the study to get going")
+
+
 def _whole_lines(path: Path) -> int:
     data = path.read_bytes()
     assert not data or data.endswith(b"\n"), f"{path.name} ends in a torn line"
@@ -53,10 +63,7 @@ def test_a_full_disk_stops_the_study_whole_and_the_printed_command_finishes_it(t
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     try:
-        deadline = time.monotonic() + 60
-        while not (out / "timeline.jsonl").exists() or len((out / "timeline.jsonl").read_bytes().splitlines()) < 3:
-            assert time.monotonic() < deadline and proc.poll() is None, "the study did not get going"
-            time.sleep(0.05)
+        going(proc, out / "timeline.jsonl")
         filler = small_disk / "filler"
         fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o644)
         try:
@@ -110,10 +117,7 @@ def test_a_write_the_console_alone_cannot_make_stops_the_study_and_names_the_fil
     )
     try:
         timeline = out / "timeline.jsonl"
-        deadline = time.monotonic() + 60
-        while not timeline.exists() or len(timeline.read_bytes().splitlines()) < 3:
-            assert time.monotonic() < deadline and proc.poll() is None, "the study did not get going"
-            time.sleep(0.05)
+        going(proc, timeline)
         # The console's own files may now grow by a line or two; the study (other processes) is not limited.
         limit = timeline.stat().st_size + 300
         resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (limit, limit))

@@ -21,24 +21,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Callable
 
 import psutil
 import pytest
 
 from tests.studies import ROOT, verdicts
+from tests.waits import until
 
 GATED = ROOT / "tests" / "doubles" / "gated_study.py"
 GRACE = 10.0  # the console's SIGINT-then-SIGKILL grace (engine.launcher.GRACE_SECONDS)
-
-
-def wait_for(predicate: Callable[[], object], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture(autouse=True)
@@ -62,10 +53,11 @@ def env() -> dict[str, str]:
 class Console:
     """A headless ``studymon`` in the background, its output in files."""
 
-    def __init__(self, tmp: Path, *args: str) -> None:
+    def __init__(self, tmp: Path, *args: str, environ: dict[str, str] | None = None) -> None:
         self.stdout_path, self.stderr_path = tmp / "console.out", tmp / "console.err"
         with open(self.stdout_path, "w") as out, open(self.stderr_path, "w") as err:
-            self.proc = subprocess.Popen([sys.executable, "-m", "studymon.tui.cli", *args], cwd=tmp, env=env(),
+            self.proc = subprocess.Popen([sys.executable, "-m", "studymon.tui.cli", *args], cwd=tmp,
+                                         env=environ or env(),
                                          stdout=out, stderr=err, stdin=subprocess.DEVNULL)
 
     @property
@@ -130,11 +122,11 @@ def test_a_second_signal_leaves_the_studies_to_their_keepers(tmp_path: Path, sig
     a, b = tmp_path / "a", tmp_path / "b"
     console = Console(tmp_path, "run", "--headless", "--template", str(template), "a=a", "b=b")
     try:
-        wait_for(lambda: ledger_lines(a) >= 2 and ledger_lines(b) >= 2, 60, "both studies to open")
+        until(lambda: ledger_lines(a) >= 2 and ledger_lines(b) >= 2, 60, "both studies to open")
         console.signal(sig)
-        wait_for(lambda: "stopping the studies" in console.stdout, 20, "the first signal's message")
+        until(lambda: "stopping the studies" in console.stdout, 20, "the first signal's message")
         # The console has seen a end (its line is printed) and b has the SIGINT it ignores.
-        wait_for(lambda: "a controller" in console.stdout and "ended: code 130" in console.stdout
+        until(lambda: "a controller" in console.stdout and "ended: code 130" in console.stdout
                  and got_sigint(b), 20, "a to stop and b to get its SIGINT")
         controller = next(line for line in launches(b) if line["event"] == "start")
         second = time.monotonic()
@@ -181,7 +173,7 @@ def test_sigterm_stops_gracefully_and_says_sigterm(tmp_path: Path) -> None:
     out = tmp_path / "s"
     console = Console(tmp_path, "run", "--headless", "--template", str(t), "s=s")
     try:
-        wait_for(lambda: ledger_lines(out) >= 2, 60, "the study to open")
+        until(lambda: ledger_lines(out) >= 2, 60, "the study to open")
         console.signal(signal.SIGTERM)
         code = console.wait(timeout=60)
     finally:
@@ -203,15 +195,49 @@ def test_sigterm_stops_gracefully_and_says_sigterm(tmp_path: Path) -> None:
     assert_nothing_torn(out)
 
 
-def test_a_signal_during_the_launch_still_stops_the_study(tmp_path: Path) -> None:
+# Holds a keeper (and only a keeper) inside the launch until the test lets it go: at its start,
+# before the controller exists, or right after it has started the controller, before the console
+# knows its pid.  Python imports ``sitecustomize`` from the console's PYTHONPATH in every process.
+HOLD = """
+import os
+def _hold():
+    open(os.environ["STUDYMON_TEST_HOLD"] + ".held", "w").close()
+    with open(os.environ["STUDYMON_TEST_HOLD"], "rb") as fifo:
+        fifo.read(1)
+with open("/proc/self/cmdline", "rb") as _f:
+    _keeper = b"studymon.engine.keeper" in _f.read()
+if _keeper and os.environ.get("STUDYMON_TEST_HOLD_AT") == "start":
+    _hold()
+elif _keeper:
+    import subprocess
+    class _Held(subprocess.Popen):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            _hold()
+    subprocess.Popen = _Held
+"""
+
+
+@pytest.mark.parametrize("at", ["start", "spawned"])
+def test_a_signal_during_the_launch_still_stops_the_study(tmp_path: Path, at: str) -> None:
     """Ctrl-C while a controller is being started: it is stopped once it is up, not left to run on."""
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(HOLD)
+    fifo = tmp_path / "hold"
+    os.mkfifo(fifo)
+    held = dict(env(), PYTHONPATH=f"{hooks}{os.pathsep}{ROOT}", STUDYMON_TEST_HOLD=str(fifo), STUDYMON_TEST_HOLD_AT=at)
     t = gated_template(tmp_path, "t", "stop")
     out = tmp_path / "s"
-    console = Console(tmp_path, "run", "--headless", "--template", str(t), "s=s")
+    console = Console(tmp_path, "run", "--headless", "--template", str(t), "s=s", environ=held)
     try:
-        # The heavy snapshot is written just before the keeper is started: signal then.
-        wait_for(lambda: (out / "machine.jsonl").exists(), 60, "the start snapshot")
+        until(lambda: Path(f"{fifo}.held").exists(), 60, "the keeper to be held in the launch")
+        assert launches(out) == [], "the launch is not over: no controller has its start line"
         console.signal(signal.SIGINT)
+        until(lambda: "stopping the studies" in console.stdout, 20, "the console to take the signal")
+        fd = os.open(fifo, os.O_WRONLY)  # the keeper goes on: the launch ends after the signal was taken
+        os.write(fd, b"x")
+        os.close(fd)
         code = console.wait(timeout=30)  # without the late stop it would wait at the gate for ever
     finally:
         if console.proc.poll() is None:
@@ -220,7 +246,13 @@ def test_a_signal_during_the_launch_still_stops_the_study(tmp_path: Path) -> Non
     assert code == 3, text + console.stderr
     assert "Traceback" not in text + console.stderr
     # It ended on the console's SIGINT: at 130, or, when that came before the controller had set its
-    # handler up, by Python's default for SIGINT (the study's own start-up; --resume continues it).
-    assert launches(out)[-1]["event"] == "end" and "ended" in text
+    # handler up, by Python's default for SIGINT (a KeyboardInterrupt in the study's own start-up, exit 1,
+    # or in its code, death by SIGINT; --resume continues it).
+    start, end = launches(out)
+    assert start["event"] == "start" and end["event"] == "end" and end["pid"] == start["pid"], launches(out)
+    log = (out / "study.log").read_text()
+    assert (end["code"] == 130 or end["signal"] == "SIGINT"
+            or (end["code"] == 1 and log.rstrip().endswith("KeyboardInterrupt"))), (end, log[-400:])
+    assert "ended" in text
     assert f"studymon run --resume s={out}" in text
     assert_nothing_torn(out, log_clean=False)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -30,6 +31,7 @@ from studymon.engine.runtimes import open_runtime
 from studymon.engine.supervisor import Supervisor
 from tests.faulty_runtime import FaultyInspect
 from tests.studies import studymon, template
+from tests.waits import until, until_async
 
 pytestmark = pytest.mark.slow
 
@@ -49,6 +51,10 @@ def _armed_session(tmp_path: Path, runtime: Any, **settings: Any) -> tuple[Path,
     return out, asyncio.run(scenario())
 
 
+def _launches(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (out / "launches.jsonl").read_text().splitlines()]
+
+
 def _ledger_kinds(out: Path) -> list[str]:
     return [json.loads(line)["kind"] for line in (out / "study" / "ledger.jsonl").read_text().splitlines()]
 
@@ -64,30 +70,33 @@ def test_an_inspect_fault_while_frozen_still_kills_stops_with_3_and_the_resume_f
     assert kill["frozenMs"] <= FREEZE_LIMIT * 1000 + 100, kill["frozenMs"]
     assert kill["captureError"] and ("timed out" if mode == "hang" else "inspect failed") in kill["captureError"]
     pid = kill["pid"]
-    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() != psutil.STATUS_STOPPED
+    # Killed, not left frozen: the keeper saw it end by SIGKILL, and nothing of its group is left.
+    ends = [line for line in _launches(out) if line["event"] == "end" and line["pid"] == pid]
+    assert [(e["code"], e["signal"]) for e in ends] == [(None, "SIGKILL")], ends
+    with pytest.raises(ProcessLookupError):
+        os.killpg(pid, 0)
     # The session stops: exit 3, the reason and the exact command to go on.
     assert result.exit_status == 3
     assert "captureError" not in result.message and "not resumed" in result.message
     before = json.loads((out / "kills" / "1" / "container-before.json").read_text())
     assert set(before.values()) == {None}
     resumed = studymon("run", "--resume", "--headless", f"f={out}", cwd=tmp_path)
-    assert resumed.returncode in (0, 1), resumed.stdout + resumed.stderr
     assert _ledger_kinds(out)[-1] == "halt"
     assert json.loads((out / "outcome.json").read_text())["code"] == 0
-    # Without a snapshot from before the kill, the rerun check cannot hold.
+    # Without a snapshot from before the kill, the kill's evidence is incomplete and the rerun check
+    # cannot hold: both fail, and only they (the study itself recovered).
     verdicts = {(c.scope, c.name): c.ok for c in judge(out).checks}
-    assert verdicts[("kill 1 · d1", "sameContainerNoRerun")] is not True
+    failed = {key: ok for key, ok in verdicts.items() if ok is not True}
+    assert failed == {("kill 1", "killEvidence"): False, ("kill 1 · d1", "sameContainerNoRerun"): False}, failed
+    assert resumed.returncode == 1, resumed.stdout + resumed.stderr
 
 
 def _group_leader(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Controller]:
+    # The loop stands in for a controller's own work.
     proc = subprocess.Popen(
         [sys.executable, "-c", "import time\nwhile True: time.sleep(0.001)"], start_new_session=True
     )
-    deadline = time.monotonic() + 10
-    while process_start_time(proc.pid) is None and time.monotonic() < deadline:
-        time.sleep(0.01)
-    start = process_start_time(proc.pid)
-    assert start is not None
+    start = until(lambda: process_start_time(proc.pid), 10, "the process's start time")
     return proc, Controller(proc.pid, start, tmp_path, None)
 
 
@@ -107,10 +116,7 @@ def test_a_kill_abandoned_before_its_targets_are_known_lets_the_controller_go(tm
                 await kill.strike(broken_read, Accounts(), None)
 
         asyncio.run(scenario())
-        deadline = time.monotonic() + 5
-        while psutil.Process(proc.pid).status() == psutil.STATUS_STOPPED and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert psutil.Process(proc.pid).status() != psutil.STATUS_STOPPED, "left frozen"
+        until(lambda: psutil.Process(proc.pid).status() != psutil.STATUS_STOPPED, 5, "the controller to be let go")
         assert proc.poll() is None, "an abandoned kill kills nothing"
         assert not kill.kill_sent
     finally:
@@ -130,17 +136,26 @@ def test_a_window_left_open_by_a_stop_is_unknown_then_closed_by_resume(tmp_path:
         sup = Supervisor(events.append)
         session = sup.add(specs[0], resume=False, armed=True)
 
+        log = out / "study.log"
+        waiting = "run d1 was in flight: waiting for the same container"
+
+        async def stop_once_waiting(seen: int) -> None:
+            # Once the resumed controller says it waits for d1 it is past its start-up (a SIGINT in
+            # the middle of an interpreter's start is a crash, not a stop) and has its handler set.
+            await until_async(lambda: log.read_text().count(waiting) > seen, 60, "the resumed controller to wait")
+            session.stop()
+
         def sink(event: StudyEvent) -> None:
             events.append(event)
             if isinstance(event, KillStep) and event.step == "resumed":
-                # Once the resumed controller is past its start-up (a SIGINT in the middle of an
-                # interpreter's start is a crash, not a stop), well before the run's 8 s are up.
-                asyncio.get_running_loop().call_later(1.5, session.stop)
+                stoppers.append(asyncio.ensure_future(stop_once_waiting(log.read_text().count(waiting))))
 
         sup.sink = sink
         return (await asyncio.wait_for(sup.run(), 120))[0]
 
+    stoppers: list[asyncio.Future[None]] = []
     result = asyncio.run(scenario())
+    assert len(stoppers) == 1 and stoppers[0].done() and stoppers[0].exception() is None
     assert result.exit_status == 3, result.message
     folder = out / "kills" / "1"
     assert (folder / "kill.json").is_file() and not (folder / "container-events-window.json").exists()

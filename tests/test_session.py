@@ -3,26 +3,47 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import threading
+import tracemalloc
 from pathlib import Path
+from typing import Any
 
-from studymon.engine.events import KillStep, ProcessEnded, StudyEvent
+import pytest
+
+from studymon.engine.clock import parse_rfc3339
+from studymon.engine.events import KillStep, ProcessEnded, RecordsSeen, StudyEvent
+from studymon.engine.evidence import append_jsonl, write_json
 from studymon.engine.prepare import create_fresh, plan_fresh
+from studymon.engine.pump import SHOWN_ON_CATCH_UP
+from studymon.engine.spec import StudySpec
 from studymon.engine.supervisor import Supervisor
 from tests.studies import template
+from tests.waits import until_async
 
 
-async def _until(predicate, timeout: float) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("timed out")
-        await asyncio.sleep(0.02)
+def test_a_resume_asked_while_the_kill_is_still_capturing_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The console enables Resume as soon as the controller is gone; that resume must not be lost.
 
+    The capture is held (its ledger-at-kill write waits at a gate) until the
+    resume has been asked, so the resume comes while it is still capturing.
+    """
+    import studymon.engine.kill as kill_mod
 
-def test_a_resume_asked_while_the_kill_is_still_capturing_is_kept(tmp_path: Path) -> None:
-    """The console enables Resume as soon as the controller is gone; that resume must not be lost."""
+    write_ledger_at_kill = kill_mod.write_ledger_at_kill
+    capturing, go_on = threading.Event(), threading.Event()
+
+    def held(folder: Path, ledger: Path) -> None:
+        capturing.set()
+        assert go_on.wait(60), "the test never let the capture go on"
+        write_ledger_at_kill(folder, ledger)
+
+    monkeypatch.setattr(kill_mod, "write_ledger_at_kill", held)
     t = template(tmp_path, backend="process", budget=20, diagnosisSeconds=3)
-    specs, tpl, backend = plan_fresh([f"a={tmp_path / 'a'}"], t, [], "process")
+    out = tmp_path / "a"
+    specs, tpl, backend = plan_fresh([f"a={out}"], t, [], "process")
     create_fresh(specs, tpl, backend)
     events: list[StudyEvent] = []
 
@@ -30,10 +51,14 @@ def test_a_resume_asked_while_the_kill_is_still_capturing_is_kept(tmp_path: Path
         sup = Supervisor(events.append)
         s = sup.add(specs[0], resume=False, armed=False, linger=True)
         task = asyncio.ensure_future(sup.run())
-        await _until(lambda: bool(s.accounts.in_flight()), 30)
+        await until_async(lambda: bool(s.accounts.in_flight()), 30, "a run in flight")
         assert s.kill_now(auto_resume=False)
-        await _until(lambda: s.controller is not None and s.controller.ending is not None, 10)
-        assert s.resume()  # at once, while the kill is still capturing
+        await until_async(capturing.is_set, 30, "the kill to be capturing, its controller gone")
+        assert s.controller is not None and s.controller.ending is not None
+        assert s.resume()  # while the kill is still capturing
+        assert not (out / "kills" / "1" / "ledger-at-kill.json").exists()
+        assert len(launches(out)) == 2, "no controller was started over the capture"
+        go_on.set()
         return await asyncio.wait_for(task, 60)
 
     results = asyncio.run(scenario())
@@ -42,29 +67,37 @@ def test_a_resume_asked_while_the_kill_is_still_capturing_is_kept(tmp_path: Path
     assert "resumed" in steps and "settled" in steps
     ended = [(e.code, e.signal) for e in events if isinstance(e, ProcessEnded)]
     assert ended == [(None, "SIGKILL"), (0, None)]
+    # The resume was kept, and made once the capture was whole.
+    starts = [line for line in launches(out) if line["event"] == "start"]
+    assert [line["resume"] for line in starts] == [False, True]
+    captured = (out / "kills" / "1" / "container-after-kill.json").stat().st_mtime
+    assert parse_rfc3339(starts[1]["at"]) >= captured - 0.01
 
 
-def test_attaching_to_a_long_ledger_shows_its_end_first_and_keeps_memory_flat(tmp_path: Path) -> None:
-    import json
+def launches(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (out / "launches.jsonl").read_text().splitlines()]
 
-    from studymon.engine.events import RecordsSeen
-    from studymon.engine.evidence import append_jsonl, write_json
-    from studymon.engine.pump import SHOWN_ON_CATCH_UP
-    from studymon.engine.spec import StudySpec
 
-    out = tmp_path / "long"
+def long_ledger(out: Path, n: int) -> None:
+    """An attached study's folder whose ledger has ``n`` records: stages opening over a few rounds."""
     (out / "study").mkdir(parents=True)
     write_json(out / "research.json", {"command": ["true"], "study": "long", "backend": "process"})
     append_jsonl(out / "launches.jsonl", {"event": "start", "pid": 1, "at": "x", "resume": False})
     append_jsonl(out / "launches.jsonl", {"event": "end", "pid": 1, "at": "x", "code": 1, "signal": None})
-    n = 100_000
     with open(out / "study" / "ledger.jsonl", "w") as fh:
         fh.write(json.dumps({"seq": 1, "at": "t", "kind": "studyOpen", "content": {"budget": 0}}) + "\n")
+        # A handful of rounds: what the accounts keep per round is what the checks need, not per record.
         fh.writelines(
-            json.dumps({"seq": seq, "at": "t", "kind": "stageOpen", "content": {"stage": "proposal", "round": seq}})
+            json.dumps({"seq": seq, "at": "t", "kind": "stageOpen", "content": {"stage": "proposal", "round": seq % 7}})
             + "\n"
             for seq in range(2, n + 1)
         )
+
+
+def test_attaching_to_a_long_ledger_shows_its_end_first(tmp_path: Path) -> None:
+    out = tmp_path / "long"
+    n = 100_000
+    long_ledger(out, n)
     events: list[StudyEvent] = []
 
     async def scenario() -> None:
@@ -84,3 +117,42 @@ def test_attaching_to_a_long_ledger_shows_its_end_first_and_keeps_memory_flat(tm
     # The old console saw none of them: the timeline gets them all, once.
     with open(out / "timeline.jsonl") as timeline:
         assert sum(1 for _ in timeline) == n
+
+
+def test_attaching_keeps_memory_flat_whatever_the_ledgers_length(tmp_path: Path) -> None:
+    """The catch-up's peak of Python memory is the same for a ledger three times as long.
+
+    Both are long enough for the peak's steady state: the records shown (at
+    most SHOWN_ON_CATCH_UP) and one chunk's records being read (about 1 MiB).
+
+    Measured with tracemalloc from the session's start until the catch-up has
+    handed on what it shows; the judge that follows reads the ledger whole by
+    design (it is bounded by the evidence's size caps) and is not measured.
+    """
+    peaks = {}
+    for n in (25_000, 75_000):
+        out = tmp_path / f"long{n}"
+        long_ledger(out, n)
+        seen: list[int] = []
+
+        def sink(event: StudyEvent, seen: list[int] = seen) -> None:
+            if isinstance(event, RecordsSeen) and tracemalloc.is_tracing():
+                seen.append(len(event.records))
+                if len(seen) == 2:  # the preview of the end, then the catch-up's records
+                    seen.append(tracemalloc.get_traced_memory()[1])
+                    tracemalloc.stop()
+
+        async def scenario(out: Path = out, sink: Any = sink) -> None:
+            sup = Supervisor(sink)
+            sup.add(StudySpec("long", out), resume=False, armed=False, attach=True)
+            tracemalloc.start()
+            try:
+                await asyncio.wait_for(sup.run(), 120)
+            finally:
+                tracemalloc.stop()
+
+        asyncio.run(scenario())
+        assert len(seen) == 3, seen
+        peaks[n] = seen[2]
+    # 50 000 more records may cost a little, never their size (kept, they would more than double it).
+    assert peaks[75_000] <= peaks[25_000] * 1.1 + 500_000, peaks

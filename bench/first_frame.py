@@ -64,6 +64,7 @@ TARGET_S = 1.0
 DEFAULT_RECORDS = [200_000]
 POLL = 0.002  # seconds between screen reads while waiting for a frame
 FRAME_DEADLINE = 60.0  # seconds a trial may take before it counts as failed
+HALT_DEADLINE = 10.0  # seconds the studies are given to halt at the end before they are killed
 STUDY_ID = "big"
 
 
@@ -152,6 +153,26 @@ def count_lines(path: Path) -> int:
             return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b""))
     except FileNotFoundError:
         return 0
+
+
+def keeper_saw_end(out: Path) -> bool:
+    """Every controller start in ``OUT/launches.jsonl`` has its end line (the keeper saw it go)."""
+    try:
+        lines = (out / "launches.jsonl").read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return False
+    events = [json.loads(line).get("event") for line in lines if line.strip()]
+    return bool(events) and events.count("start") == events.count("end")
+
+
+def wait_ended(outs: list[Path], seconds: float = HALT_DEADLINE) -> None:
+    """Until the keeper of every study in ``outs`` has written its controller's end, for ``seconds`` at most.
+
+    The studies halt on their control file; whatever is still there after this is killed by :func:`sweep`.
+    """
+    deadline = time.monotonic() + seconds
+    while not all(keeper_saw_end(out) for out in outs) and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def controller_pid(out: Path) -> int | None:
@@ -339,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
         # The studies end as a study does (halt, exit 0); anything left is killed.
         with contextlib.suppress(OSError):
             (work / "control").write_text("halt", encoding="utf-8")
-        time.sleep(0.3)
+        wait_ended(sorted(p.parent for p in work.glob("study-*/launches.jsonl")))
         term.close()
         sweep(work, started)
         if args.keep:

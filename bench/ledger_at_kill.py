@@ -21,13 +21,17 @@ be the same bytes; the bench fails otherwise.
     python bench/ledger_at_kill.py --lines 1000000 --rounds 1
     python bench/ledger_at_kill.py --quick         # smoke run: 5 000 lines, 1 round (~2 s)
 
-Exit status 0 when measured (2 when the files differ).
+``--json FILE`` saves every round's figures and the medians; ``--keep`` keeps
+the temporary folder (the ledger and every ``ledger-at-kill.json`` written;
+its path is printed).  Exit status 0 when measured (2 when the files differ).
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -103,11 +107,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lines", type=int, default=None, help="ledger lines (default 100 000; 5 000 with --quick)")
     p.add_argument("--rounds", type=int, default=None, help="rounds of both designs (default 3; 1 with --quick)")
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--json", type=Path, help="save every round's figures and the medians to this file")
+    p.add_argument("--keep", action="store_true", help="keep the temporary folder (its path is printed)")
     args = p.parse_args(argv)
     lines = args.lines or (5_000 if args.quick else 100_000)
     rounds = args.rounds or (1 if args.quick else 3)
-    with tempfile.TemporaryDirectory(prefix="studymon-at-kill-") as tmp:
-        work = Path(tmp)
+    work = Path(tempfile.mkdtemp(prefix="studymon-at-kill-"))
+    try:
         ledger = work / "ledger.jsonl"
         kr.make_fillers(ledger, lines)  # ~220 bytes a line, as the kill benches' long ledgers
         results: dict[str, list[dict[str, float]]] = {name: [] for name in DESIGNS}
@@ -119,6 +125,11 @@ def main(argv: list[str] | None = None) -> int:
             print("ledger_at_kill: the two designs wrote different files", file=sys.stderr)
             return 2
         size = len(results["streamed"][0]["bytes"])
+    finally:
+        if args.keep:
+            print(f"kept {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
     rows = [
         f"ledger-at-kill.json of a {lines}-line ledger ({ledger.name}, {size / 1e6:.1f} MB written); {rounds} rounds; "
         "medians",
@@ -139,6 +150,11 @@ def main(argv: list[str] | None = None) -> int:
                 f"longest full collection {full}, time x{w['seconds'] / s['seconds']:.2f}")
     rows.append("the two files are the same bytes")
     print("\n".join(rows))
+    if args.json:
+        runs = {name: [{**{k: v for k, v in r.items() if k != "bytes"}, "bytes": len(r["bytes"])} for r in runs]
+                for name, runs in results.items()}
+        args.json.write_text(json.dumps({"lines": lines, "rounds": rounds, "bytes": size, "runs": runs,
+                                         "medians": med}, indent=2) + "\n", encoding="utf-8")
     return 0
 
 

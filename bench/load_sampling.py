@@ -37,11 +37,14 @@ The engine samples every study's load every 2.5 s, in the sampler's thread
     python bench/load_sampling.py --rounds 300 --json load.json
     python bench/load_sampling.py --quick          # smoke run: 3 rounds, 2 containers, no "API forced" (~10 s)
 
-Without a Docker engine (or the image), part 1 and the Docker lines of part
-2 are skipped and said so.  Exit status 0 when what could be measured was,
-2 when a measurement failed, 130 when interrupted.  Containers, controllers
-and the temporary folder are removed on the way out, also on Ctrl-C and
-SIGTERM.
+Part 1 and the Docker lines of part 2 need a Docker engine with the
+reference study's image (``studymon image``), on this machine (the cgroup
+way reads the containers' cgroup files).  Without one the bench says why and
+exits 2, measuring nothing: ``--no-docker`` leaves the Docker parts out, and
+says so, for a machine that has no engine.  Exit status 0 when everything
+asked for was measured, 2 when a measurement failed or Docker was needed and
+is not there, 130 when interrupted.  Containers, controllers and the
+temporary folder are removed on the way out, also on Ctrl-C and SIGTERM.
 """
 
 from __future__ import annotations
@@ -88,6 +91,10 @@ CONTROLLER = (
 
 class Interrupted(Exception):
     """SIGTERM: end like Ctrl-C, cleaning up."""
+
+
+class NoDocker(Exception):
+    """The Docker parts were asked for and cannot be measured here."""
 
 
 def _on_term(_signum: int, _frame: object) -> None:
@@ -390,7 +397,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--containers", type=int, default=6, help="Docker containers (two per study)")
     parser.add_argument("--busy", type=int, default=0, help="how many of them compute instead of sleeping")
     parser.add_argument("--quick", action="store_true", help='3 rounds, 10 samples, 2 containers, no "API forced"')
-    parser.add_argument("--json", type=Path, help="save the summary here")
+    parser.add_argument(
+        "--no-docker",
+        action="store_true",
+        help="leave out part 1 and the Docker lines of part 2 (a machine without a Docker engine)",
+    )
+    parser.add_argument("--json", type=Path, help="save the summary and every sample's times here")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args(argv)
     if args.quick:
@@ -416,24 +428,26 @@ def run(args: argparse.Namespace, current: Scene) -> dict[str, Any]:
         "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
     }
     controllers = current.start_controllers()
-    inspects = current.start_docker(args.containers, args.busy)
     designs: list[tuple[DesignCost, Callable[[], None]]] = []
     api_rows: list[dict[str, Any]] = []
-    if isinstance(inspects, str):
-        print(f"part 1 skipped: {inspects}")
-        summary["docker"] = inspects
+    forced_costs: list[DesignCost] = []
+    if args.no_docker:
+        print("part 1 and the Docker lines of part 2 not run: --no-docker")
+        summary["docker"] = None
     else:
+        inspects = current.start_docker(args.containers, args.busy)
+        if isinstance(inspects, str):
+            raise NoDocker(inspects)
         summary["docker"] = current.docker.version().get("Version")
         compared = compare_ways(inspects, args.rounds, args.pace)
         if isinstance(compared, str):
-            print(f"part 1 skipped: {compared}")
-            summary["ways"] = compared
-        else:
-            cgroup, api = (c.summary(len(inspects)) for c in compared)
-            summary["ways"] = {"cgroup": cgroup, "api": api}
-            print_ways(cgroup, api, len(inspects), args.rounds, current.tag)
-            if cgroup["failures"] or api["failures"]:
-                raise RuntimeError(f"readings failed: cgroup {cgroup['failures']}, api {api['failures']}")
+            raise NoDocker(compared)
+        cgroup, api = (c.summary(len(inspects)) for c in compared)
+        summary["ways"] = {"cgroup": cgroup, "api": api}
+        summary["waySamples"] = {c.way: {"wall_ms": c.wall_ms, "cpu_ms": c.cpu_ms} for c in compared}
+        print_ways(cgroup, api, len(inspects), args.rounds, current.tag)
+        if cgroup["failures"] or api["failures"]:
+            raise RuntimeError(f"readings failed: cgroup {cgroup['failures']}, api {api['failures']}")
         print()
         six = per_study((inspects * STUDIES)[: 2 * STUDIES])  # two runs per study, repeated when fewer were asked
         if args.quick:
@@ -443,6 +457,7 @@ def run(args: argparse.Namespace, current: Scene) -> dict[str, Any]:
             forced = DesignCost("engine, API forced", "docker")
             time_designs([(forced, engine_sampler("docker", controllers, six, cgroups=False))], 10, pause=args.pace)
             api_rows.append(forced.summary())
+            forced_costs.append(forced)
         designs.append((DesignCost("engine", "docker"), engine_sampler("docker", controllers, six)))
     runs = current.start_process_runs(2 * STUDIES)
     designs.append((DesignCost("engine", "process"), engine_sampler("process", controllers, per_study(runs))))
@@ -450,6 +465,10 @@ def run(args: argparse.Namespace, current: Scene) -> dict[str, Any]:
     time_designs(designs, args.samples)
     rows = [cost.summary() for cost, _ in designs[:-1]] + api_rows + [designs[-1][0].summary()]
     summary["designs"] = rows
+    summary["designSamples"] = [
+        {"design": c.design, "runtime": c.runtime, "cpu_ms": c.cpu_ms, "wall_ms": c.wall_ms}
+        for c in [cost for cost, _ in designs[:-1]] + forced_costs + [designs[-1][0]]
+    ]
     print_designs(rows)
     base = rows[-1]["cpu_mean_ms"]
     for r in rows[:-1]:
@@ -467,6 +486,13 @@ def main(argv: list[str] | None = None) -> int:
     except (KeyboardInterrupt, Interrupted):
         print("interrupted", file=sys.stderr)
         return 130
+    except NoDocker as exc:
+        print(
+            f"load_sampling: the Docker parts cannot be measured: {exc}; "
+            "run where a local Docker engine has the image (studymon image), or give --no-docker",
+            file=sys.stderr,
+        )
+        return 2
     except Exception as exc:  # noqa: BLE001 - the bench says what failed and exits 2
         print(f"failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2

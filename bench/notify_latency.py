@@ -31,7 +31,8 @@ time over that window is its idle cost.
 
 Exit status: 0 when every append was noticed (within the 10 s each is given),
 2 when one was not, 130 when interrupted.  The writer is killed and the
-temporary folder removed on the way out.
+temporary folder removed on the way out (``--keep`` keeps it: every
+design's file, one line per append holding its write time).
 """
 
 from __future__ import annotations
@@ -91,6 +92,8 @@ class Sample:
     design: str
     latency_ms: float
     woke: bool  # False: seen on a timeout's re-check, not on a notice
+    wrote_at: float  # time.monotonic() the writer put in the line, just before its write
+    seen_at: float  # time.monotonic() once the loop had read it
 
 
 @dataclass
@@ -170,7 +173,7 @@ async def measure(args: argparse.Namespace, work: Path, writer: subprocess.Popen
                 except TimeoutError as exc:
                     raise AppendMissed(f"{follower.name}: append {n + 1} not seen in {APPEND_DEADLINE:g} s") from exc
                 wrote_at = float(data.decode().splitlines()[-1])
-                samples.append(Sample(follower.name, (seen_at - wrote_at) * 1000.0, woke))
+                samples.append(Sample(follower.name, (seen_at - wrote_at) * 1000.0, woke, wrote_at, seen_at))
             if not args.silent:
                 print(f"\r{n + 1}/{args.appends} appends per design", end="", file=sys.stderr, flush=True)
         if not args.silent:
@@ -263,6 +266,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--quick", action="store_true", help="smoke run: 5 appends per design, 1 s idle")
     p.add_argument("--json", type=Path, help="save every sample and the summary to this file")
+    p.add_argument("--keep", action="store_true", help="keep the temporary folder (its path is printed)")
     p.add_argument("--silent", action="store_true", help="no progress on stderr")
     args = p.parse_args(argv)
     if args.appends is None:
@@ -304,7 +308,10 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         writer.kill()
         writer.wait()
-        shutil.rmtree(work, ignore_errors=True)
+        if args.keep:
+            print(f"kept {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
     summary = summarise(samples, idle)
     print(report(summary, args.appends, args.idle))
     print(f"bench wall time: {time.monotonic() - began:.0f} s")

@@ -69,7 +69,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
-from first_frame import find_toolong, interrupted, sweep  # noqa: E402
+from first_frame import find_toolong, interrupted, keeper_saw_end, sweep, wait_ended  # noqa: E402
 from kill_reaction import percentile  # noqa: E402
 from terminal import TerminalError, Terminals  # noqa: E402
 
@@ -304,8 +304,11 @@ def warm_up(programs: list[Program], times: Times, control: Path, args: argparse
 
 
 # --- the manual kill ------------------------------------------------------------------
-def one_kill(term: Terminals, work: Path, index: int, env: dict[str, str]) -> float:
-    """A fresh study under a fresh console, killed by keys; confirming key → ``killSentEpoch``, ms."""
+def one_kill(term: Terminals, work: Path, index: int, env: dict[str, str]) -> tuple[float, float]:
+    """A fresh study under a fresh console, killed by keys: when the confirming key was sent and ``killSentEpoch``.
+
+    It returns once the study's keeper has written the controller's end, so the evidence is whole.
+    """
     study = f"k{index}"
     out = work / "kills" / study
     out.parent.mkdir(exist_ok=True)
@@ -328,11 +331,16 @@ def one_kill(term: Terminals, work: Path, index: int, env: dict[str, str]) -> fl
             with contextlib.suppress(FileNotFoundError, ValueError):
                 sent = json.loads(kill_json.read_text(encoding="utf-8")).get("killSentEpoch")
                 if isinstance(sent, (int, float)):
-                    return 1000 * (sent - pressed)
+                    break
             if time.monotonic() > deadline:
                 raise BenchFailed(f"no killSentEpoch in {kill_json} 10 s after the key; "
                                   f"screen:\n{term.screen(session)}")
             time.sleep(0.005)
+        while not keeper_saw_end(out):
+            if time.monotonic() > deadline:
+                raise BenchFailed(f"the keeper of {study} wrote no end line 10 s after the key")
+            time.sleep(0.01)
+        return pressed, float(sent)
     finally:
         term.kill_session(session)
         with contextlib.suppress(psutil.Error):
@@ -383,12 +391,15 @@ def run(args: argparse.Namespace, work: Path, terms: list[Terminals]) -> dict[st
     status = sm.pane_dead("console")[1]
 
     kills: list[float] = []
+    kill_times: list[tuple[float, float]] = []
     for i in range(1, args.kills + 1):
-        kills.append(one_kill(sm, work, i, env))
+        pressed, sent = one_kill(sm, work, i, env)
+        kill_times.append((pressed, sent))
+        kills.append(1000 * (sent - pressed))
         if not args.silent:
             print(f"kill {i}: {kills[-1]:.2f} ms", file=sys.stderr, flush=True)
-    return {"phases": todo, "programs": [p.name for p in programs], "kills": kills, "consoleExit": status,
-            "toolongStarts": toolong_starts}
+    return {"phases": todo, "programs": [p.name for p in programs], "kills": kills, "killTimes": kill_times,
+            "consoleExit": status, "toolongStarts": toolong_starts}
 
 
 def verdicts(res: dict[str, Any]) -> dict[str, tuple[bool, str]]:
@@ -504,6 +515,8 @@ def as_json(res: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
             for p in res["phases"]
         },
         "killsMs": res["kills"], "killSummary": summary(res["kills"]) if res["kills"] else None,
+        "kills": [{"study": f"k{i}", "keyEpoch": pressed, "killSentEpoch": sent}
+                  for i, (pressed, sent) in enumerate(res["killTimes"], 1)],
         "consoleExit": res["consoleExit"], "toolongStarts": res["toolongStarts"],
         "targets": {k: {"met": ok, "value": d} for k, (ok, d) in verdicts(res).items()},
     }
@@ -529,7 +542,7 @@ def main(argv: list[str] | None = None) -> int:
             if not control.name.endswith(".tmp"):
                 with contextlib.suppress(OSError):
                     set_control(control, "halt")
-        time.sleep(0.3)
+        wait_ended(sorted(p.parent for p in work.rglob("launches.jsonl")))
         for term in terms:
             term.close()
         sweep(work, started)

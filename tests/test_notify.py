@@ -23,14 +23,16 @@ from studymon.engine.notify import (
     Notifier,
     chosen_backend,
     inotify_available,
-    watchfiles_available,
 )
 from studymon.engine.prepare import create_fresh, plan_fresh
 from studymon.engine.supervisor import Supervisor
 from tests.studies import template
+from tests.waits import until
 
+# Every test here is Linux's (inotify, /proc/self); a developer's macOS or BSD machine lacks it.  watchfiles
+# is a dependency of the project, so a machine without it has a broken install: that fails, it does not skip.
 pytestmark = pytest.mark.skipif(
-    not (inotify_available() and watchfiles_available()), reason="needs Linux and watchfiles"
+    not inotify_available(), reason="needs Linux inotify (the engine's notice source there)"
 )
 
 # Callers wait this long at most (the session's safety wake-up); a notice must come well before.
@@ -48,7 +50,15 @@ def notifier(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) ->
 
 
 def _later(action: Callable[[], None], delay: float = 0.05) -> threading.Thread:
-    thread = threading.Thread(target=lambda: (time.sleep(delay), action()))
+    """``action`` in another thread, ``delay`` seconds from now."""
+
+    def writer() -> None:
+        # The writer's own pace: a study writes when it writes, here a moment after the caller began
+        # to wait.  Nothing waits on this sleep: the caller waits for the notice, with its deadline.
+        time.sleep(delay)
+        action()
+
+    thread = threading.Thread(target=writer)
     thread.start()
     return thread
 
@@ -99,9 +109,12 @@ def test_the_mask_is_honoured(notifier: Notifier, tmp_path: Path) -> None:
     timeline = tmp_path / "timeline.jsonl"
     timeline.write_text("")
     assert notifier.watch(tmp_path, IN_CREATE | IN_MOVED_TO)
-    time.sleep(QUIET)
+    # The watch is live once an arrival is noticed (watchfiles' thread starts in its own time): only
+    # then can a write that is not noticed show the mask, not a watch that was not there yet.
+    assert _noticed(notifier, (tmp_path / "probe").mkdir) < PROMPT
     notifier.drain()
     _append(timeline)
+    # The span over which the write must NOT wake it: longer than watchfiles takes to hand a batch on.
     assert not notifier.wait(QUIET)
     assert _noticed(notifier, (tmp_path / "study").mkdir) < PROMPT
 
@@ -155,17 +168,28 @@ def _fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
+def _crate_threads() -> list[str]:
+    """The notify crate's threads in this process (``notify-rs ...``): each ends shortly after its watcher is
+    closed, not during, and closes its descriptors as it ends."""
+    names = []
+    for task in os.listdir("/proc/self/task"):
+        try:
+            name = (Path("/proc/self/task") / task / "comm").read_text().strip()
+        except OSError:
+            continue  # ended meanwhile
+        if name.startswith("notify-rs"):
+            names.append(name)
+    return names
+
+
+def _counts() -> tuple[int, int, int]:
+    return threading.active_count(), _tasks(), _fds()
+
+
 def _settled() -> tuple[int, int, int]:
-    """Threads, tasks and descriptors, once an earlier test's are gone (the notify crate ends its thread
-    and closes its descriptors shortly after its watcher is closed, not during)."""
-    last, deadline = (-1, -1, -1), time.monotonic() + 5
-    while time.monotonic() < deadline:
-        now = (threading.active_count(), _tasks(), _fds())
-        if now == last:
-            return now
-        last = now
-        time.sleep(0.2)
-    return last
+    """Threads, tasks and descriptors, once the notify crate's threads of watchers closed before are gone."""
+    until(lambda: not _crate_threads(), 5, "the notify crate's threads of closed watchers to end", seen=_crate_threads)
+    return _counts()
 
 
 def test_the_watchfiles_path_leaks_nothing(tmp_path: Path) -> None:
@@ -185,8 +209,12 @@ def test_the_watchfiles_path_leaks_nothing(tmp_path: Path) -> None:
     n.close()
     n.close()
     assert not any(t.name == "studymon-notify" for t in threading.enumerate())  # joined by close
-    after = _settled()
-    assert all(a <= b for a, b in zip(after, before, strict=True)), f"(threads, tasks, fds) {before} -> {after}"
+    until(
+        lambda: all(a <= b for a, b in zip(_counts(), before, strict=True)),
+        5,
+        f"(threads, tasks, fds) back to {before} or fewer",
+        seen=lambda: (_counts(), _crate_threads()),
+    )
 
 
 def test_the_choice_of_source(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -34,6 +34,7 @@ from studymon.engine.spec import StudySpec
 from studymon.tui.app import Planned, StudymonApp
 from studymon.widgets.ledger_stream import SHOWN_AT_ONCE_PER_SECOND, LedgerStream
 from studymon.widgets.study_pane import TCSS_PATH, StudyPane
+from tests.waits import until_async
 
 DEADLINE = 5.0  # seconds: generous, and still far below the 30 s gathering and 60 s refresh interval
 
@@ -94,6 +95,16 @@ async def test_pump_reads_a_slow_ledger_at_each_append_and_gathers_a_busy_one(
     clock = Clock()
     pump.pace = Pace(READ_AT_ONCE_PER_SECOND, clock)
     pump.open()
+    waits: list[float] = []  # the pump's waits on its notice, begun
+    waited = asyncio.Event()
+    wait_async = pump.notifier.wait_async
+
+    async def noted_wait(timeout: float) -> bool:
+        waits.append(timeout)
+        waited.set()
+        return await wait_async(timeout)
+
+    pump.notifier.wait_async = noted_wait  # type: ignore[method-assign]
     task = asyncio.create_task(pump.run())
 
     def append(seq: int) -> None:
@@ -124,7 +135,7 @@ async def test_pump_reads_a_slow_ledger_at_each_append_and_gathers_a_busy_one(
         return True
 
     try:
-        await asyncio.sleep(0.05)  # the pump waits on its notice
+        await until_async(lambda: waits, DEADLINE, "the pump to wait on its notice", wake=waited)
         # Slow: a record every 0.2 s of the pace's clock, each read at once (not after 30 s).
         for seq in range(1, 6):
             append(seq)

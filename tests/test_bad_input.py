@@ -15,6 +15,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -514,22 +515,45 @@ def test_refused_in_one_line_with_nothing_changed(tmp_path: Path, c: Case) -> No
 
 
 # --- report on broken evidence: judged (exit 1 or 3), never refused, never written to --------------
+# Each case breaks one file of a sound evidence folder (tests/corpus.py's, judged ✓ with exit 0 first),
+# and names a check that must then fail.
 
-BROKEN_EVIDENCE: dict[str, Callable[[Path], None]] = {
-    "research-json-not-json": lambda out: (out / "research.json").write_text("{"),
-    "research-json-a-list": lambda out: (out / "research.json").write_text("[]"),
-    "launches-a-folder": lambda out: ((out / "launches.jsonl").unlink(), (out / "launches.jsonl").mkdir()),
-    "ledger-missing": lambda out: (out / "study" / "ledger.jsonl").unlink(),
-    "ledger-a-fifo": lambda out: ((out / "study" / "ledger.jsonl").unlink(), os.mkfifo(out / "study" / "ledger.jsonl")),
-    "outcome-without-report": lambda out: (out / "outcome.json").write_text('{"code": 0}'),
+BROKEN_EVIDENCE: dict[str, tuple[Callable[[Path], object], tuple[str, str]]] = {
+    "research-json-not-json": (lambda out: (out / "research.json").write_text("{"), ("study", "contractKept")),
+    "research-json-a-list": (lambda out: (out / "research.json").write_text("[]"), ("study", "contractKept")),
+    "launches-a-folder": (lambda out: ((out / "launches.jsonl").unlink(), (out / "launches.jsonl").mkdir()),
+                          ("study", "exitedCleanly")),
+    "ledger-missing": (lambda out: (out / "study" / "ledger.jsonl").unlink(), ("study", "ledgerWellFormed")),
+    "ledger-a-fifo": (lambda out: ((out / "study" / "ledger.jsonl").unlink(), os.mkfifo(out / "study" / "ledger.jsonl")),
+                      ("study", "ledgerWellFormed")),
+    "kill-json-not-json": (lambda out: (out / "kills" / "1" / "kill.json").write_text("{"), ("kill 1", "killEvidence")),
+    "live-events-a-fifo": (lambda out: ((out / "kills" / "1" / "container-events-live.jsonl").unlink(),
+                                        os.mkfifo(out / "kills" / "1" / "container-events-live.jsonl")),
+                           ("kill 1 · d1", "sameContainerNoRerun")),
 }
+
+
+def sound_evidence(tmp: Path) -> Path:
+    from tests.corpus import derive, sound, write
+
+    return write(derive(sound()), tmp / "a")
+
+
+def test_the_base_of_the_broken_evidence_is_sound(tmp_path: Path) -> None:
+    sound_evidence(tmp_path)
+    for extra in ((), ("--json",)):
+        proc = studymon("report", *extra, "a", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    [report] = json.loads(proc.stdout)
+    assert report["ok"] is True and all(c["ok"] is True for c in report["checks"]), report
 
 
 @pytest.mark.parametrize("name", sorted(BROKEN_EVIDENCE))
 @pytest.mark.parametrize("extra", [(), ("--json",)], ids=["table", "json"])
 def test_report_judges_broken_evidence_and_writes_nothing(tmp_path: Path, name: str, extra: tuple[str, ...]) -> None:
-    out = evidence(tmp_path, "a")
-    BROKEN_EVIDENCE[name](out)
+    out = sound_evidence(tmp_path)
+    breaks, (scope, check) = BROKEN_EVIDENCE[name]
+    breaks(out)
     before = snapshot(tmp_path)
     proc = studymon("report", *extra, "a", cwd=tmp_path)
     assert proc.returncode in (1, 3), proc.stdout + proc.stderr
@@ -537,8 +561,10 @@ def test_report_judges_broken_evidence_and_writes_nothing(tmp_path: Path, name: 
     if extra:
         [report] = json.loads(proc.stdout)
         assert report["ok"] is not True
+        verdicts = {(c["scope"], c["name"]): c["ok"] for c in report["checks"]}
+        assert verdicts[(scope, check)] is False, verdicts
     else:
-        assert "✗" in proc.stdout
+        assert re.search(rf"{re.escape(scope)}\s*│ {check}\s*│ ✗", proc.stdout), proc.stdout
     assert snapshot(tmp_path) == before
 
 

@@ -70,7 +70,7 @@ def run_pytest(tmp_path: Path, gate: bool) -> subprocess.CompletedProcess[str]:
     folder.mkdir(exist_ok=True)
     for name, text in SKIPPING.items():
         (folder / name).write_text(text)
-    env = {k: v for k, v in os.environ.items() if k != GATE}
+    env = {k: v for k, v in os.environ.items() if k not in (GATE, "PYTEST_ADDOPTS")}
     if gate:
         env[GATE] = "1"
     env["PYTHONPATH"] = str(ROOT)

@@ -233,6 +233,7 @@ def test_kill_under_load_quick_measures_the_kills_its_studies_show(tmp_path: Pat
 
 
 # --- the console benches (real terminals: tmux) -----------------------------------
+# A developer's machine may lack tmux; CI installs it (.ci/run), and there the gate turns a skip into a failure.
 needs_tmux = pytest.mark.skipif(
     shutil.which("tmux") is None, reason="tmux is not installed: the console benches run the console in tmux"
 )

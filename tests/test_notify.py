@@ -152,7 +152,7 @@ def test_wait_async_wakes_the_loop(notifier: Notifier, tmp_path: Path) -> None:
     async def scenario() -> float:
         notifier.drain()
         loop = asyncio.get_running_loop()
-        loop.call_later(0.05, _append, ledger)
+        loop.call_later(0.05, _append, ledger)  # the writer's own pace, as in _later: nothing waits on it
         start = time.monotonic()
         assert await notifier.wait_async(FALLBACK_TIMEOUT)
         return time.monotonic() - start

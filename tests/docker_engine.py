@@ -36,12 +36,13 @@ import signal
 import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 from typing import Iterator
 
 import psutil
 import pytest
+
+from tests.waits import until
 
 
 # A crashed-and-restarted engine stops the containers it finds running, each
@@ -216,13 +217,10 @@ def _connects(path: Path) -> bool:
 
 
 def _wait_for(ready, timeout: float, what: str, proc: subprocess.Popen[bytes], log: Path) -> None:  # noqa: ANN001
-    deadline = time.monotonic() + timeout
-    while not ready():
-        if proc.poll() is not None:
-            raise RuntimeError(f"waiting for {what}: it exited {proc.returncode}:\n{_tail(log)}")
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"waiting for {what}: no answer in {timeout:.0f} s:\n{_tail(log)}")
-        time.sleep(0.05)
+    """Until ``ready()``; fails at the deadline (with the log's tail), or at once when ``proc`` exits."""
+    until(lambda: ready() or proc.poll() is not None, timeout, what, step=0.05, seen=lambda: _tail(log))
+    if not ready():
+        raise RuntimeError(f"waiting for {what}: it exited {proc.returncode}:\n{_tail(log)}")
 
 
 def _tail(log: Path, lines: int = 20) -> str:

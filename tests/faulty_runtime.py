@@ -34,7 +34,7 @@ class FaultyInspect:
         if self.left > 0:
             self.left -= 1
             if self.mode == "hang":
-                time.sleep(3)
+                time.sleep(3)  # stands in for the runtime's hang: the fault injected
             else:
                 raise self.error
         return self.real.inspect(name)

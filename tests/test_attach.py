@@ -7,24 +7,19 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import psutil
 import pytest
 
 from tests.studies import ROOT, assert_evidence_complete, studymon, template, verdicts
+from tests.waits import until
 
 pytestmark = pytest.mark.slow
 
 
 def wait_for(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+    until(predicate, timeout, what, step=0.05)
 
 
 def ledger_kinds(out: Path) -> list[str]:

@@ -9,7 +9,6 @@ the stream are real.
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 from studymon.engine.containers import ContainerWatch
@@ -17,15 +16,13 @@ from studymon.engine.events import ContainerChanged, Problem, StudyEvent
 from studymon.engine.recording import EventRecorder
 from studymon.engine.runtimes import open_runtime
 from tests.faulty_runtime import FaultyInspect
+from tests.waits import until_async
 
 PREFIX = "watchfault-s-"
 
 
 async def _until(condition: Any, what: str, deadline: float = 20.0) -> None:
-    end = time.monotonic() + deadline
-    while not condition():
-        assert time.monotonic() < end, f"no {what} within {deadline:g} s"
-        await asyncio.sleep(0.02)
+    await until_async(condition, deadline, what, step=0.02)
 
 
 async def test_a_failed_inspect_costs_one_change_its_detail_not_the_stream() -> None:

@@ -31,6 +31,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from studymon.engine.clock import rfc3339_ms
@@ -40,9 +41,11 @@ from studymon.engine.recording import EventRecorder
 from studymon.engine.report import judge
 from studymon.engine.runtimes.docker import DockerRuntime, daemon_identity
 from studymon.engine.supervisor import Supervisor
+from studymon.refstudy.image import IMAGE
 from tests.docker_engine import Engine
 from tests.corpus import D1, add_event, container, derive, event, in_window, sound, window, write
 from tests.studies import ROOT, assert_evidence_complete, template
+from tests.waits import until
 
 PATIENT = ROOT / "tests" / "doubles" / "patient_study.py"
 LIVE_FILE = "container-events-live.jsonl"
@@ -58,13 +61,12 @@ def read_lines(path: Path) -> list[dict[str, Any]]:
 
 
 def wait_for(what: str, ready, timeout: float, proc: subprocess.Popen[str] | None = None) -> None:  # noqa: ANN001
-    deadline = time.monotonic() + timeout
-    while not ready():
-        if proc is not None and proc.poll() is not None:
-            out, err = proc.communicate()
-            raise AssertionError(f"studymon ended (exit {proc.returncode}) before {what}:\n{out}\n{err}")
-        assert time.monotonic() < deadline, f"no {what} within {timeout:.0f} s"
-        time.sleep(0.02)
+    """Until ``ready()``; fails at the deadline, or at once when ``proc`` ends first."""
+    until(lambda: ready() or (proc is not None and proc.poll() is not None), timeout, what, step=0.02)
+    if not ready():
+        assert proc is not None
+        out, err = proc.communicate()
+        raise AssertionError(f"studymon ended (exit {proc.returncode}) before {what}:\n{out}\n{err}")
 
 
 def resumed_after_kill(out: Path) -> bool:
@@ -194,24 +196,57 @@ def test_the_stream_tells_a_restarted_engine_once_however_long_it_was_away(secon
     engine = second_engine
     with engine.selected():
         runtime = DockerRuntime()
+    # Every request for the engine's events goes through the SDK's ``events``: count the
+    # ones that fail (the reconnects while the engine is away), and wake the waits.
+    failed: list[Exception] = []
+    changed = threading.Event()
+    ask = runtime.api.events
+
+    def counted_events(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return ask(*args, **kwargs)
+        except Exception as exc:
+            failed.append(exc)
+            changed.set()
+            raise
+
+    runtime.api.events = counted_events  # type: ignore[method-assign]
     stop = threading.Event()
     live = threading.Event()
     gaps: list[tuple[Any, ...]] = []
-    streaming = threading.Thread(target=runtime.stream, args=(lambda _e: None, stop),
-                                 kwargs={"on_live": lambda _t: live.set(), "on_gap": lambda *a: gaps.append(a)})
+    seen: list[dict[str, Any]] = []
+
+    def on_event(event: dict[str, Any]) -> None:
+        seen.append(event)
+        changed.set()
+
+    def on_gap(*told: Any) -> None:
+        gaps.append(told)
+        changed.set()
+
+    streaming = threading.Thread(target=runtime.stream, args=(on_event, stop),
+                                 kwargs={"on_live": lambda _t: live.set(), "on_gap": on_gap})
     streaming.start()
     try:
         assert live.wait(10)
         before = runtime.identity()
         engine.stop(signal.SIGKILL)
-        time.sleep(3)  # several reconnects fail meanwhile
+        until(lambda: len(failed) >= 3, 30, "three reconnects to fail while the engine is away", wake=changed,
+              seen=lambda: (failed, gaps))
         assert not gaps, "a gap is told when the engine answers again, once"
         engine.start()
-        deadline = time.monotonic() + 20
-        while not gaps:
-            assert time.monotonic() < deadline, "the restart was not told"
-            time.sleep(0.05)
-        time.sleep(2)  # room for a second (wrong) report
+        until(lambda: gaps, 20, "the restart to be told", wake=changed)
+        # A container made on the restarted engine: once the stream has delivered its events,
+        # the reconnect is behind it, and any second (wrong) report of it would have come.
+        client = engine.client()
+        try:
+            made = client.api.create_container(IMAGE, ["true"])["Id"]
+            client.api.remove_container(made)
+        finally:
+            client.close()
+        until(lambda: any((e.get("Actor") or {}).get("ID") == made and e.get("Action") == "destroy" for e in seen), 20,
+              "the stream to deliver a container's events from the restarted engine", wake=changed,
+              seen=lambda: [(e.get("Action"), (e.get("Actor") or {}).get("ID")) for e in seen])
     finally:
         stop.set()
         streaming.join(10)
@@ -314,6 +349,25 @@ def _launch_refstudy(out: Path, env: dict[str, str], resume: bool = False) -> su
                                 stdout=log, stderr=log, start_new_session=True)
 
 
+def _run_process(engine: Engine, container: str) -> psutil.Process:
+    """The process a running container runs (its command, under the engine's containerd shim)."""
+    client = engine.client()
+    try:
+        state = client.api.inspect_container(container)["State"]
+    finally:
+        client.close()
+    assert state["Running"] and state["Pid"], state
+    return psutil.Process(state["Pid"])
+
+
+def _ended_process(proc: psutil.Process) -> bool:
+    """``proc`` has exited (gone, or a zombie not yet reaped)."""
+    try:
+        return not proc.is_running() or proc.status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
 def _ended(proc: subprocess.Popen[bytes], timeout: float) -> int | None:
     """The controller's exit status once it ends within ``timeout`` s; None (and killed) when it does not."""
     try:
@@ -348,8 +402,11 @@ def test_the_reference_study_rides_out_an_engine_outage_and_past_its_patience_st
     try:
         # 1. The engine dies while the first run is waited for, and is back within the study's patience.
         wait_for("the first runStarted", lambda: len(started()) == 1, 60)
+        first_run = next(r for r in _ledger_records(study) if r["kind"] == "runStarted")
+        run = _run_process(engine, first_run["content"]["container"])
         engine.stop(signal.SIGKILL)
-        time.sleep(6)  # the run's 4 s end while no engine answers (its containerd keeps it)
+        # The run's 4 s end while no engine answers (its containerd keeps the container).
+        until(lambda: _ended_process(run), 30, "the first run's process to end while no engine answers")
         engine.start()
         # 2. Down again during a later run, for longer than the study waits.
         wait_for("a later runStarted", lambda: len(started()) == 2, 60)

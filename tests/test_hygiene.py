@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -24,6 +23,7 @@ from studymon.engine.session import SessionResult
 from studymon.engine.spec import StudySpec
 from studymon.engine.supervisor import Supervisor
 from tests.studies import template
+from tests.waits import until, until_async
 
 pytestmark = pytest.mark.slow
 
@@ -65,14 +65,12 @@ class Level:
         return fds, [t for t in threads if not t.startswith(allowed_threads)]
 
     def assert_back(self, when: str, allowed_threads: tuple[str, ...] = ()) -> None:
-        deadline = time.monotonic() + SETTLE
-        while True:
+        def left() -> str:
+            """What is still open or running; empty once all is back."""
             fds, threads = self.extra(allowed_threads)
-            if not fds and not threads:
-                return
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{when}: left open {fds or 'no descriptor'}; left running {threads or 'no thread'}")
-            time.sleep(0.05)
+            return f"left open {fds or 'no descriptor'}; left running {threads or 'no thread'}" if fds or threads else ""
+
+        until(lambda: not left(), SETTLE, f"every descriptor closed and thread ended {when}", step=0.05, seen=left)
 
 
 def fresh(tmp_path: Path, study: str, backend: str) -> StudySpec:
@@ -90,10 +88,7 @@ def run(spec: StudySpec, attach: bool = False, until: Callable[[Any], bool] | No
         session = supervisor.add(spec, resume=False, armed=False, attach=attach)
         task = asyncio.ensure_future(supervisor.run())
         if until is not None:
-            deadline = time.monotonic() + 60
-            while not until(session):
-                assert time.monotonic() < deadline, "the study never reached the moment to detach"
-                await asyncio.sleep(0.02)
+            await until_async(lambda: until(session), 60, "the study to reach the moment to detach", step=0.02)
             session.close()
         return (await asyncio.wait_for(task, 240))[0]
 

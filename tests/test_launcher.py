@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -11,9 +12,21 @@ import time
 from pathlib import Path
 
 from studymon.engine.launcher import Controller, find_running, first_start
+from tests.waits import until, until_async
 
-DEAF = "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); print('up', flush=True); time.sleep(60)"
-POLITE = "import time\ntry:\n    time.sleep(60)\nexcept KeyboardInterrupt:\n    raise SystemExit(130)"
+# Controllers that say "up" on their output (study.log) once their SIGINT handling is in place.
+DEAF = (
+    "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); print('up', flush=True)\n"
+    "time.sleep(60)  # stands in for a study's own work\n"
+)
+POLITE = (
+    "import time\n"
+    "try:\n"
+    "    print('up', flush=True)\n"
+    "    time.sleep(60)  # stands in for a study's own work\n"
+    "except KeyboardInterrupt:\n"
+    "    raise SystemExit(130)\n"
+)
 
 
 def launches(out: Path) -> list[dict]:
@@ -24,11 +37,18 @@ async def _launch(out: Path, code: str) -> Controller:
     return await Controller.launch([sys.executable, "-c", code], out, dict(os.environ), resume=False)
 
 
+async def _said_up(out: Path) -> None:
+    """Until the controller has written "up" to study.log: its SIGINT handling is in place."""
+    log = out / "study.log"
+    await until_async(lambda: "up" in log.read_text().split(), 30, "the controller to say it is up",
+                      seen=log.read_text)
+
+
 def test_sigint_stops_a_polite_controller(tmp_path: Path) -> None:
     async def scenario() -> None:
         c = await _launch(tmp_path, POLITE)
         assert os.getpgid(c.pid) == c.pid and os.getsid(c.pid) == c.pid  # its own session and group
-        await asyncio.sleep(0.3)
+        await _said_up(tmp_path)  # inside its try: the SIGINT is a KeyboardInterrupt there
         ending = await c.stop(grace=5)
         assert (ending.code, ending.signal) == (130, None)
 
@@ -39,7 +59,7 @@ def test_sigint_stops_a_polite_controller(tmp_path: Path) -> None:
 def test_sigint_escalates_to_sigkill_after_the_grace(tmp_path: Path) -> None:
     async def scenario() -> float:
         c = await _launch(tmp_path, DEAF)
-        await asyncio.sleep(0.3)
+        await _said_up(tmp_path)  # SIGINT ignored from here on: only the SIGKILL can end it
         t0 = time.monotonic()
         ending = await c.stop(grace=1.0)
         assert ending.signal == "SIGKILL"
@@ -108,11 +128,11 @@ exec({WRITER!r})
 SLEEPERS = r"""
 import os, subprocess, sys, time
 path = sys.argv[1]
-child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)  # a study's own work"])
 with open(path + ".tmp", "w") as fh:
     fh.write(str(child.pid))
 os.replace(path + ".tmp", path + ".child")
-time.sleep(120)
+time.sleep(120)  # stands in for a study's own work
 """
 
 
@@ -121,42 +141,59 @@ async def _family(out: Path, code: str, path: Path) -> tuple[Controller, int]:
     path.touch()
     c = await Controller.launch([sys.executable, "-c", code, str(path)], out, dict(os.environ), resume=False)
     marker = Path(str(path) + ".child")
-    deadline = time.monotonic() + 30
-    while not marker.exists():
-        assert time.monotonic() < deadline, "the child was not started"
-        await asyncio.sleep(0.01)
+    await until_async(marker.exists, 30, "the child to be started")
     child = int(marker.read_text())
     assert os.getpgid(child) == c.pid
     return c, child
 
 
-def _written(pid: int) -> int:
-    """Bytes the process ``pid`` has written so far (``wchar`` of /proc/<pid>/io)."""
+def _io(pid: int, field: str) -> int:
+    """The counter ``field`` of /proc/<pid>/io (``wchar``: bytes written; ``syscr``: read calls)."""
     with open(f"/proc/{pid}/io") as fh:
         for line in fh:
-            if line.startswith("wchar:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
-    raise AssertionError(f"no wchar in /proc/{pid}/io")
+    raise AssertionError(f"no {field} in /proc/{pid}/io")
+
+
+def _written(pid: int) -> int:
+    """Bytes the process ``pid`` has written so far (``wchar`` of /proc/<pid>/io)."""
+    return _io(pid, "wchar")
 
 
 async def _both_write(pids: tuple[int, int], since: tuple[int, int] = (0, 0)) -> tuple[int, int]:
     """Wait until both writers have written more than ``since``; their counts then."""
-    deadline = time.monotonic() + 30
-    while True:
+
+    def counts() -> tuple[int, ...] | None:
         now = tuple(_written(p) for p in pids)
-        if all(n > s for n, s in zip(now, since)):
-            return now  # type: ignore[return-value]
-        assert time.monotonic() < deadline, "a writer does not write"
-        await asyncio.sleep(0.001)
+        return now if all(n > s for n, s in zip(now, since)) else None
+
+    return await until_async(counts, 30, "both writers to write", step=0.001)  # type: ignore[return-value]
 
 
 def test_group_stopped_after_freeze_means_no_process_of_the_group_writes(tmp_path: Path) -> None:
+    import subprocess
+
     path = tmp_path / "written"
+    # The span over which nothing may be written: while a writer of the same kind, outside
+    # the group and let run only then, writes four chunks (the group's writers, if not
+    # stopped, would write meanwhile).  So the span is measured in work done, not in time.
+    control_path = tmp_path / "control"
+    control_path.touch()
+    control = subprocess.Popen([sys.executable, "-c", WRITER, str(control_path)], start_new_session=True)
+
+    def control_writes(chunks: int) -> None:
+        base = _written(control.pid)
+        os.kill(control.pid, signal.SIGCONT)
+        until(lambda: _written(control.pid) >= base + chunks * (8 << 20), 30,
+              f"the control writer to write {chunks} chunks", step=0.001)
+        os.kill(control.pid, signal.SIGSTOP)
 
     async def scenario() -> None:
         c, child = await _family(tmp_path, WRITERS, path)
         pids = (c.pid, child)
         try:
+            control_writes(1)
             counts = await _both_write(pids)
             for attempt in range(30):
                 assert c.freeze()
@@ -165,7 +202,7 @@ def test_group_stopped_after_freeze_means_no_process_of_the_group_writes(tmp_pat
                     assert time.monotonic() < deadline, f"attempt {attempt}: the group was never seen stopped"
                 size = path.stat().st_size
                 frozen = tuple(_written(p) for p in pids)
-                time.sleep(0.1)  # the span over which nothing may be written, not a wait for an event
+                control_writes(4)
                 assert path.stat().st_size == size, f"attempt {attempt}: the file changed after group_stopped()"
                 assert tuple(_written(p) for p in pids) == frozen, f"attempt {attempt}: a writer wrote while stopped"
                 assert c.thaw()
@@ -176,7 +213,11 @@ def test_group_stopped_after_freeze_means_no_process_of_the_group_writes(tmp_pat
             assert await c.wait_group_gone(30)
         assert counts
 
-    asyncio.run(scenario())
+    try:
+        asyncio.run(scenario())
+    finally:
+        control.kill()
+        control.wait()
 
 
 def test_a_group_is_not_gone_while_a_child_of_its_killed_leader_lives(tmp_path: Path) -> None:
@@ -208,20 +249,24 @@ def test_a_descendant_that_left_the_group_does_not_hold_up_the_stop(tmp_path: Pa
     code = (
         "import os, subprocess, sys, time\n"
         "subprocess.Popen([sys.executable, '-c', 'import time\\nwhile True: pass'], start_new_session=True)\n"
-        "while True: time.sleep(0.001)\n"
+        "while True: time.sleep(0.001)  # stands in for a study's own work\n"
     )
     leader = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
     try:
-        deadline = time.monotonic() + 10
-        while not psutil.Process(leader.pid).children() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        detached = psutil.Process(leader.pid).children()[0]
+        def detached_child() -> psutil.Process | None:
+            # Started, and in a session of its own: between its fork and its setsid it is
+            # still in the leader's group, where the SIGSTOP would reach it.
+            for child in psutil.Process(leader.pid).children():
+                with contextlib.suppress(ProcessLookupError):
+                    if os.getsid(child.pid) == child.pid:
+                        return child
+            return None
+
+        detached = until(detached_child, 10, "the detached process to be in a session of its own")
         controller = Controller(leader.pid, psutil.Process(leader.pid).create_time(), tmp_path, None)
         assert controller.freeze()
-        deadline = time.monotonic() + 5
-        while not controller.group_stopped():
-            assert time.monotonic() < deadline, "a process outside the group held up the stop"
-            time.sleep(0.001)
+        until(controller.group_stopped, 5, "the group seen stopped (a process outside it must not hold it up)",
+              step=0.001)
         assert detached.status() != psutil.STATUS_STOPPED
     finally:
         for p in psutil.Process(leader.pid).children(recursive=True):
@@ -246,14 +291,14 @@ def test_a_group_caught_in_a_vfork_is_seen_stopped(tmp_path: Path) -> None:
                 if caught >= 3:
                     break
                 assert c.freeze()
-                deadline = time.monotonic() + 0.5
-                while not c.group_stopped():
-                    assert time.monotonic() < deadline, "the stopped group was never confirmed"
-                    time.sleep(0.001)
+                until(c.group_stopped, 0.5, "the stopped group confirmed", step=0.001)
                 st = open(f"/proc/{c.pid}/stat").read()
                 caught += st[st.rfind(")") + 2] == "D"
+                reads = _io(c.pid, "syscr")
                 c.thaw()
-                time.sleep(0.002)
+                # On to another start before the next freeze: each start reads its child's exec
+                # pipe, so a read call means the vfork seen (if any) is over, never counted twice.
+                until(lambda: _io(c.pid, "syscr") > reads, 5, "the controller to run on after the thaw", step=0.001)
         finally:
             c.kill()
             await c.wait()

@@ -23,6 +23,7 @@ from studymon.engine.runtimes.journal import INDEX, segment_name
 from studymon.engine.runtimes.process import ProcessRuntime
 from studymon.engine.runtimes.statedir import UnsafeStateFolder
 from tests.studies import ROOT, template
+from tests.waits import until
 
 NOBODY = 65534
 VICTIM_TEXT = "precious\n"
@@ -279,9 +280,8 @@ def test_the_stream_follows_rotations_without_losing_a_line(tmp_path: Path) -> N
                    for w in (1, 2)]
         for proc in writers:
             assert proc.wait(120) == 0
-        deadline = time.monotonic() + 10
-        while len(seen) < 800 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        until(lambda: len(seen) >= 800, 10, "the 800 lines to be delivered", step=0.02,
+              seen=lambda: f"{len(seen)} delivered")
     finally:
         stop.set()
         tail.join(10)
@@ -294,6 +294,19 @@ def test_the_stream_follows_rotations_without_losing_a_line(tmp_path: Path) -> N
     assert len(list((root / "events").glob("*.jsonl"))) > 10, "the writers rotated the journal many times"
 
 
+def _wchan(thread: threading.Thread) -> str:
+    """Where in the kernel ``thread`` sleeps (/proc/self/task/<tid>/wchan)."""
+    try:
+        return Path(f"/proc/self/task/{thread.native_id}/wchan").read_text()
+    except OSError as exc:
+        return f"unreadable: {exc}"
+
+
+def _in_select(thread: threading.Thread) -> bool:
+    """``thread`` sleeps in a select or poll (not on a lock, as a thread waiting for the GIL does)."""
+    return _wchan(thread).startswith(("poll_schedule_timeout", "do_select", "do_sys_poll"))
+
+
 def test_the_stream_returns_at_once_when_stopped(tmp_path: Path) -> None:
     rt = ProcessRuntime(tmp_path / "root")
     stop = threading.Event()
@@ -302,7 +315,8 @@ def test_the_stream_returns_at_once_when_stopped(tmp_path: Path) -> None:
     tail = threading.Thread(target=rt.stream, args=(lambda e: None, stop), kwargs={"on_live": lambda t: live.set()})
     tail.start()
     assert live.wait(10)
-    time.sleep(0.1)  # into its wait
+    until(lambda: _in_select(tail), 10, "the stream to wait in its select",
+          seen=lambda: _wchan(tail))  # so that only the stop can wake it
     began = time.monotonic()
     stop.set()
     tail.join(5)

@@ -20,6 +20,7 @@ import pytest
 
 from studymon.refstudy.controller import ModelService, parse_outputs, settings_from, ConfigError
 from studymon.refstudy.ledger import Journal, Ledger, LedgerError, ReplayMismatch, TornLedger, read_ledger, Record
+from tests.waits import until
 
 ROOT = Path(__file__).resolve().parent.parent
 DOUBLE = ROOT / "tests" / "doubles" / "broken_study.py"
@@ -80,18 +81,19 @@ def of(recs: list[Record], kind: str, **fields: Any) -> list[Record]:
 
 def wait_for(out: Path, proc: subprocess.Popen[bytes], found: Callable[[list[Record]], bool]) -> list[Record]:
     """Poll the ledger until ``found`` holds; fails when the controller ends first or the deadline passes."""
-    end = time.monotonic() + DEADLINE
-    while time.monotonic() < end:
+
+    def awaited() -> tuple[list[Record]] | None:
         try:
             recs = records(out)
         except TornLedger:
             recs = []  # caught mid-write; the rest arrives at once
         if found(recs):
-            return recs
+            return (recs,)
         if proc.poll() is not None:
             pytest.fail(f"the controller ended ({proc.returncode}) before the awaited record; log:\n{log_of(out)}")
-        time.sleep(0.02)
-    pytest.fail("the awaited ledger record never came")
+        return None
+
+    return until(awaited, DEADLINE, "the awaited ledger record", step=0.02, seen=lambda: log_of(out))[0]
 
 
 def first_start(recs: list[Record]) -> bool:

@@ -20,7 +20,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import psutil
 import pytest
@@ -29,23 +29,12 @@ from studymon.engine.clock import parse_rfc3339
 from studymon.engine.runtimes.base import ContainerConflict, NoSuchContainer, Runtime, RuntimeUnavailable
 from studymon.engine.runtimes.process import ProcessRuntime
 from studymon.refstudy.image import IMAGE
+from tests.waits import until
 
 ROOT = Path(__file__).resolve().parent.parent
 PAYLOAD = ["sh", "-c", "sleep 1; echo '{\"a\": 1}'"]
 LONG = ["sh", "-c", "sleep 30"]
 NS_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
-
-
-def eventually(check: Callable[[], Any], deadline: float = 10.0, what: str = "condition") -> Any:
-    """Wait for ``check()`` to be truthy, with a deadline (no hopeful sleeps)."""
-    end = time.monotonic() + deadline
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 class Harness:
@@ -233,9 +222,9 @@ def test_remove_force_running_gives_die_and_destroy(h: Harness) -> None:
     h.rt.remove(name, force=True)
     assert h.rt.inspect(name) is None
     # The engine may record the destroy a moment after answering.
-    events = eventually(
+    events = until(
         lambda: (lambda ev: ev if "destroy" in of(ev, name) else None)(h.rt.events(since, h.rt.now())),
-        what="the destroy event",
+        10, "the destroy event", step=0.02,
     )
     assert of(events, name) == ["die", "destroy"]
     assert of(events, name, ("kill", "die", "destroy")) == ["kill", "die", "destroy"]
@@ -278,17 +267,17 @@ def check_stream(h: Harness, payload: list[str]) -> list[dict[str, Any]]:
         suffix = f"probe-{next(probes)}"
         h.run(suffix, ["true"])
         try:
-            eventually(lambda: of(snapshot(), h.name(suffix)), deadline=1.0)
-        except AssertionError:
-            return False
+            until(lambda: of(snapshot(), h.name(suffix)), 1.0, f"the events of {suffix}", step=0.02)
+        except pytest.fail.Exception:
+            return False  # not shown within a second: not connected yet, the next probe
         return True
 
-    eventually(connected, deadline=20, what="the stream to connect")
+    until(connected, 20, "the stream to connect", step=0.02)
 
     h.run("streamed", payload)
-    eventually(lambda: of(snapshot(), name)[:1] == ["create"], what="create")
+    until(lambda: of(snapshot(), name)[:1] == ["create"], 10, "create", step=0.02)
     assert h.rt.wait(name, timeout=30) == 0
-    eventually(lambda: "die" in of(snapshot(), name), what="die")
+    until(lambda: "die" in of(snapshot(), name), 10, "die", step=0.02)
     assert of(snapshot(), name) == ["create", "start", "die"]
     for event in snapshot():
         check_event_shape(event)
@@ -351,7 +340,7 @@ sys.path.insert(0, sys.argv[1])
 from studymon.engine.runtimes.process import ProcessRuntime
 state = ProcessRuntime().run(sys.argv[2], ["sh", "-c", "sleep 1.5; echo done; exit 3"])
 print(state["Id"], flush=True)
-time.sleep(60)
+time.sleep(60)  # stands in for a study's own work
 """
 
 
@@ -397,7 +386,8 @@ def test_process_dead_shim_is_reported_dead() -> None:
     shim = command.parent()
     assert shim is not None
     shim.kill()
-    dead = eventually(lambda: (lambda i: i if i and i["State"]["Status"] == "dead" else None)(rt.inspect(name)), what="dead")
+    dead = until(lambda: (lambda i: i if i and i["State"]["Status"] == "dead" else None)(rt.inspect(name)), 10, "dead",
+                 step=0.02)
     assert dead["State"]["Running"] is False
     assert command.is_running()  # the command itself goes on
     assert rt.wait(name, timeout=0.3) is None  # not over while its command runs

@@ -15,6 +15,7 @@ from studymon.engine import studylock
 from studymon.engine.clock import parse_rfc3339
 from studymon.engine.spec import BadInput, StudySpec
 from studymon.engine.studylock import LockFolderUnsafe, StudyInUse, claim, claim_for_command, holder_of
+from tests.waits import until, until_async
 
 IDENT = "process:/tmp/test-runtime"
 
@@ -25,7 +26,7 @@ from pathlib import Path
 from studymon.engine.studylock import claim
 lock = claim("alpha", Path(sys.argv[2]), sys.argv[3], "inforsi")
 print("held", flush=True)
-time.sleep(60)
+time.sleep(60)  # stands in for a study's own work, the lock held meanwhile
 """
 
 
@@ -185,12 +186,13 @@ def test_the_study_stays_locked_through_its_kill_and_resume_and_is_free_at_its_e
         sup = Supervisor(lambda event: None)
         session = sup.add(specs[0], resume=False, armed=True)
         task = asyncio.ensure_future(sup.run())
-        while session.controller is None:
-            await asyncio.sleep(0.005)
+        await until_async(lambda: session.controller is not None or task.done(), 60, "the first launch", step=0.005)
+        deadline = time.monotonic() + 240
         while not task.done():
+            assert time.monotonic() < deadline, "the study did not end within 240 s"
             seen.append(await asyncio.to_thread(holder_of, "alpha", ident, "inforsi"))
             polled_at.append(time.time())  # when the answer was in hand
-            await asyncio.sleep(0.005)
+            await asyncio.wait([task], timeout=0.005)  # the next poll in 5 ms, or the study's end
         return await task
 
     results = asyncio.run(scenario())
@@ -221,10 +223,9 @@ def test_a_second_command_with_the_same_id_is_refused_and_the_first_study_is_unt
                              cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         ledger = one / "study" / "ledger.jsonl"
-        deadline = time.monotonic() + 60
-        while not (ledger.exists() and b'"runStarted"' in ledger.read_bytes()):
-            assert time.monotonic() < deadline and first.poll() is None, "the first study did not start a run"
-            time.sleep(0.05)
+        started = lambda: ledger.exists() and b'"runStarted"' in ledger.read_bytes()  # noqa: E731
+        until(lambda: started() or first.poll() is not None, 60, "the first study to start a run", step=0.05)
+        assert started(), f"the first study ended (exit {first.returncode}) before it started a run"
         second = studymon("run", "--headless", "--template", str(t), f"a={two}", cwd=tmp_path)
         assert second.returncode == 2, second.stdout + second.stderr
         lines = second.stderr.strip().splitlines()
@@ -251,10 +252,7 @@ def test_a_keeper_left_running_by_a_dead_console_keeps_the_id(tmp_path: Path) ->
     console = subprocess.Popen([sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--template", str(t), f"a={one}"],
                                cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     launches = one / "launches.jsonl"
-    deadline = time.monotonic() + 60
-    while not (launches.exists() and launches.read_text().strip()):
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    until(lambda: launches.exists() and launches.read_text().strip(), 60, "the first launch", step=0.05)
     console.kill()
     console.wait()
     refused = studymon("run", "--headless", "--template", str(t), f"a={tmp_path / 'two'}", cwd=tmp_path)

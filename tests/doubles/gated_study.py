@@ -73,7 +73,7 @@ def main() -> int:
         if interrupted and on_sigint == "stop":
             print("stopped on SIGINT", flush=True)
             return 130
-        time.sleep(0.02)
+        time.sleep(0.02)  # stands in for a study's own work, which lasts until the gate opens
     if "halt" not in kinds:
         write("halt", {"reason": "balance exhausted"})
     return 0

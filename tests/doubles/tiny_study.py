@@ -19,6 +19,7 @@ It writes ``studyOpen``, one proposal stage and ``halt "balance exhausted"``
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -26,10 +27,25 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[2]
+
 
 def now() -> str:
     t = datetime.now(timezone.utc)
     return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+
+
+def timeline_seqs(out: Path) -> set[int]:
+    """The seqs the console's watch has put in ``OUT/timeline.jsonl`` so far: the lines it has read."""
+    seqs = set()
+    try:
+        lines = (out / "timeline.jsonl").read_text().splitlines()
+    except OSError:
+        return seqs
+    for line in lines:
+        with contextlib.suppress(ValueError, KeyError, TypeError):  # a line being written
+            seqs.add(json.loads(line)["seq"])
+    return seqs
 
 
 def main() -> int:
@@ -51,13 +67,21 @@ def main() -> int:
         nonlocal seq
         seq += 1 + skip
         os.write(fd, (json.dumps({"seq": seq, "at": now(), "kind": kind, "content": content}) + "\n").encode())
-        time.sleep(0.05)
+        time.sleep(0.05)  # stands in for a study's own work between two records
 
     if not existing:
         write("studyOpen", {"study": config.get("study"), "budget": 0, "config": {}})
         write("stageOpen", {"stage": "proposal", "round": 1}, skip=1 if fault == "gap" else 0)
         if fault in ("replace", "truncate"):
-            time.sleep(0.5)  # long enough for a watcher to have read both lines
+            # The change comes once the console's watch has read both lines (and put them
+            # in its timeline): it changes a ledger the watch follows, as the fault means.
+            if str(ROOT) not in sys.path:
+                sys.path.insert(0, str(ROOT))
+            from tests.waits import until
+
+            out = Path(os.environ.get("STUDYMON_OUT", "."))
+            until(lambda: {1, 2} <= timeline_seqs(out), 60, "the console's watch to have read both lines",
+                  seen=lambda: sorted(timeline_seqs(out)))
             data = ledger.read_bytes()
             os.close(fd)
             if fault == "replace":

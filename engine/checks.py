@@ -165,6 +165,11 @@ def free_text(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def run_text(value: Any) -> str:
+    """A run id for a detail, if it is one (rule 1); the accounts keep any string a ledger gives."""
+    return value if valid_id(value) else "a run with an invalid id"
+
+
 def name_text(value: Any) -> str:
     """A container name for a detail, if it is one; never arbitrary bytes."""
     return value if valid_container_name(value) else "a container"
@@ -826,7 +831,7 @@ def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts) -> Check
         listed = {t.run: t for t in k.targets}
         flying = {a.run: a for a in acc.in_flight_at(seq)}
         for run in sorted(set(flying) - set(listed)):
-            v.fail(f"kill.json omits run {run}, in flight at seq {seq}")
+            v.fail(f"kill.json omits run {run_text(run)}, in flight at seq {seq}")
         for run in sorted(set(listed) - set(flying)):
             acct = acc.runs.get(run)
             early = [r.seq for r in acct.results if r.seq <= seq] if acct else []
@@ -1139,7 +1144,7 @@ def charged_once(
         for a in repeats[:SHOWN]:
             when = "after the kill" if a.plan.seq > seq else "before the kill, started after it"  # type: ignore[union-attr]
             v.fail(
-                f"run {a.run} (planned at seq {a.plan.seq}, {when}) repeats it: "  # type: ignore[union-attr]
+                f"run {run_text(a.run)} (planned at seq {a.plan.seq}, {when}) repeats it: "  # type: ignore[union-attr]
                 "same purpose, cell, round and experiments"
             )
     return v.check(f"1 charge, 1 runStarted; no run planned after the kill repeats {t.run}")
@@ -1281,6 +1286,7 @@ def kill_triggered(
     for run, detail in arming.missed:
         v.fail(f"missed{' ' + run if valid_id(run) else ''}: {free_text(detail)}")
     first = acc.first_diagnosis
+    first_text = run_text(first)
     first_acct = acc.runs.get(first) if first else None
     start = first_acct.starts[0].seq if first_acct and first_acct.starts else None
     by_number = {ev.number: ev for ev in kills}
@@ -1308,21 +1314,22 @@ def kill_triggered(
         if k.trigger_seq != start:
             v.fail(
                 f"kill {number} fired at seq {k.trigger_seq if k.trigger_seq is not None else '?'}, "
-                f"not at {first}'s runStarted (seq {start})"
+                f"not at {first_text}'s runStarted (seq {start})"
             )
         if first not in {t.run for t in k.targets}:
-            v.fail(f"the first diagnosis run {first} is not among kill {number}'s targets")
+            v.fail(f"the first diagnosis run {first_text} is not among kill {number}'s targets")
         if run is not None and run != first:
-            v.fail(f"arms.jsonl says kill {number} fired at {run if valid_id(run) else 'another run'}, not at {first}")
+            shown = run if valid_id(run) else "another run"
+            v.fail(f"arms.jsonl says kill {number} fired at {shown}, not at {first_text}")
     for ev in autos:
         if ev.number not in fired_numbers:
             v.fail(f"kill {ev.number} was triggered automatically, but arms.jsonl has no fired line for it")
     if not arming.fired and not arming.missed and not autos and arming.armed_at_end:
         if start is not None:
-            v.fail(f"armed, but the kill did not fire at {first}'s runStarted (seq {start})")
+            v.fail(f"armed, but the kill did not fire at {first_text}'s runStarted (seq {start})")
         elif finished:
             v.fail("armed, but no diagnosis run started while the study ran")
         else:
             v.unknown("armed; no diagnosis run has started yet")
     fired = ", ".join(f"kill {n}" for n, _ in arming.fired)
-    return v.check(f"{fired} fired at {first}'s runStarted (seq {start}); its folder is complete")
+    return v.check(f"{fired} fired at {first_text}'s runStarted (seq {start}); its folder is complete")

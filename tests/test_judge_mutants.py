@@ -11,7 +11,7 @@ from typing import Any
 
 from studymon.engine.checks import EventTally, LedgerFacts, TargetWatch, kill_checks
 from studymon.engine.report import judge
-from tests.corpus import write
+from tests.corpus import COST, derive, experiments, find, run_entries, sound, write
 from tests.test_checks import NAME, SCOPE, STUDY, ev_at, evidence, one_kill, tally
 
 
@@ -104,3 +104,51 @@ def test_only_dockers_leading_slash_is_dropped_from_a_name() -> None:
     t.add(ev_at("create", 1300, name="Xp-s-zz", cid="ID8"), "x")  # another container of the study
     assert t.targets[0].forbidden == [("stop", 1100), ("rename", 1200)]
     assert t.foreign == [("Xp-s-zz", "create", 1300)]
+
+
+# --- details quote only validated run ids ----------------------------------------------------------------
+
+HOSTILE_RUN = "\x1b[2Jd9"  # clears an operator's terminal if a detail quoted it
+
+
+def _renamed(s: Any, old: str, new: str) -> Any:
+    for entry in s.entries:
+        for key in ("run", "container"):
+            value = entry.content.get(key)
+            if isinstance(value, str) and (value == old or value.endswith(f"-{old}")):
+                entry.content[key] = value[: len(value) - len(old)] + new
+    for spec in s.kills:
+        if spec.run == old:
+            spec.run = new
+    return s
+
+
+def _repeated(s: Any) -> Any:
+    """d1's work planned again after the kill, under a run id the contract forbids."""
+    i = find(s, "runStarted", run="d1")
+    again = run_entries(HOSTILE_RUN, "diagnosis", "c1", 1, experiments(1))
+    s.entries[i + 1:i + 1] = [again["plan"], again["charge"], again["start"], again["result"]]
+    s.budget += COST
+    s.entries[0].content["budget"] = s.budget
+    return s
+
+
+def test_run_ids_from_the_ledger_reach_no_detail_unvalidated(tmp_path: Path) -> None:
+    """A run id breaking rule 1 (an escape sequence) is never quoted: the checks fail, naming no such id.
+
+    Where: ``killEvidence`` (a run in flight that kill.json omits), ``killTriggered`` (the first
+    diagnosis run), ``chargedOnce`` (a run repeating the target).
+    """
+    folders = {
+        "renamed": _renamed(sound(), "d1", HOSTILE_RUN),
+        "repeated": _repeated(sound()),
+    }
+    failing = {}
+    for name, scenario in folders.items():
+        judgement = judge(write(derive(scenario), tmp_path / name))
+        for check in judgement.checks:
+            assert not any(ord(ch) < 32 or ord(ch) == 127 for ch in check.detail), (name, check.name, check.detail)
+            assert "[2J" not in check.detail, (name, check.name, check.detail)
+        failing[name] = {(c.scope, c.name) for c in judgement.checks if c.ok is False}
+    assert {("study", "killTriggered"), ("kill 1", "killEvidence"), ("study", "contractKept")} <= failing["renamed"]
+    assert ("kill 1 · d1", "chargedOnce") in failing["repeated"], failing["repeated"]

@@ -26,6 +26,7 @@ from studymon.engine.runtimes.docker import DockerRuntime
 from studymon.engine.supervisor import Supervisor
 from studymon.refstudy.image import IMAGE
 from tests.studies import template
+from tests.waits import until
 
 pytestmark = pytest.mark.docker
 
@@ -93,10 +94,8 @@ def test_a_closed_runtime_keeps_no_connection_and_its_stream_leaves_no_thread(do
         runtime.run(name, ["true"], image=IMAGE)
         assert runtime.wait(name, timeout=30) == 0
         runtime.remove(name)
-        deadline = time.monotonic() + 10
-        while not any(e.get("Action") == "destroy" and e["Actor"]["Attributes"].get("name") == name for e in seen):
-            assert time.monotonic() < deadline, "no destroy event"
-            time.sleep(0.01)
+        until(lambda: any(e.get("Action") == "destroy" and e["Actor"]["Attributes"].get("name") == name for e in seen),
+              10, "the container's destroy event")
         # In use, the runtime holds connections (the stream's and the pool's): the count sees them.
         assert engine_sockets(address) - before
     finally:

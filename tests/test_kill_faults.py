@@ -92,9 +92,9 @@ def test_an_inspect_fault_while_frozen_still_kills_stops_with_3_and_the_resume_f
 
 
 def _group_leader(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Controller]:
-    # The loop stands in for a controller's own work.
     proc = subprocess.Popen(
-        [sys.executable, "-c", "import time\nwhile True: time.sleep(0.001)"], start_new_session=True
+        [sys.executable, "-c", "import time\nwhile True: time.sleep(0.001)  # stands in for a study's own work"],
+        start_new_session=True,
     )
     start = until(lambda: process_start_time(proc.pid), 10, "the process's start time")
     return proc, Controller(proc.pid, start, tmp_path, None)

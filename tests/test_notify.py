@@ -53,9 +53,9 @@ def _later(action: Callable[[], None], delay: float = 0.05) -> threading.Thread:
     """``action`` in another thread, ``delay`` seconds from now."""
 
     def writer() -> None:
-        # The writer's own pace: a study writes when it writes, here a moment after the caller began
-        # to wait.  Nothing waits on this sleep: the caller waits for the notice, with its deadline.
-        time.sleep(delay)
+        # A study writes when it writes, here a moment after the caller began to wait.  Nothing
+        # waits on this sleep: the caller waits for the notice, with its deadline.
+        time.sleep(delay)  # stands in for a study's own pace
         action()
 
     thread = threading.Thread(target=writer)

@@ -47,7 +47,6 @@ from tests.waits import until
 
 # A crashed-and-restarted engine stops the containers it finds running, each
 # with its stop timeout (10 s): the restart takes that long.
-DOCKER_REQUIRED = os.environ.get("STUDYMON_REQUIRE_DOCKER") == "1"
 ANSWER_TIMEOUT = 60.0
 STOP_TIMEOUT = 30.0
 
@@ -272,9 +271,7 @@ def second_engine(docker_engine: None) -> Iterator[Engine]:
     """A running Docker engine of this test's own, with the test image; gone after the test."""
     reason = _cannot_run()
     if reason is not None:
-        if DOCKER_REQUIRED:
-            pytest.fail(f"STUDYMON_REQUIRE_DOCKER=1 but {reason}")
-        pytest.skip(reason)
+        pytest.skip(reason)  # a failure under the gate (tests/gate.py)
     from studymon.refstudy.image import IMAGE, build_image
 
     # Short paths: unix socket paths are limited to 108 bytes.

@@ -1,5 +1,5 @@
 """The two container runtimes, against the real thing: a Docker engine (skipped
-without one, unless STUDYMON_REQUIRE_DOCKER=1) and the process runtime.
+without one, a failure with STUDYMON_REQUIRE_ALL=1) and the process runtime.
 
 The same tests run on both, because the checks downstream are one piece of
 code for both: inspect shapes, exit codes, logs, lists, event windows, name

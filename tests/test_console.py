@@ -13,7 +13,6 @@ deadlines, never on sleeps that hope.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import json
@@ -35,8 +34,10 @@ from studymon.engine.launcher import find_running
 from studymon.engine.prepare import create_fresh, plan_fresh
 from studymon.engine.runtimes import NoSuchContainer, open_runtime
 from studymon.tui.app import Planned, StudymonApp
+from studymon.tui.screens import TICK_SECONDS
 from studymon.widgets.dialogs import ConfirmScreen, QuitScreen
 from tests.studies import BROKEN, assert_evidence_complete, report, template, verdicts
+from tests.waits import until_async
 
 pytestmark = pytest.mark.slow
 
@@ -108,37 +109,57 @@ def lab(tmp_path: Path, backend: str) -> Iterator[Lab]:
 
 
 async def wait_until(pilot: Pilot, what: str, predicate: Callable[[], object], timeout: float = WAIT) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if pilot.app.return_code is not None:
+    def holds() -> object:
+        value = predicate()
+        if not value and pilot.app.return_code is not None:
             raise AssertionError(f"the app ended (return code {pilot.app.return_code}) while waiting for {what}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"waited {timeout:g} s for {what}")
-        await pilot.pause(0.1)
+        return value
+
+    await until_async(holds, timeout, what, step=0.05)
+
+
+async def stays_open(app: StudymonApp) -> None:
+    """Every study has ended and the console stays: it is still open after its clock has ticked again.
+
+    Whether it leaves or stays on the verdicts is chosen once, in the worker that sets ``app.status``,
+    with no await in between, and leaving sets the return code at once (``App.exit``): a status
+    without a return code is the choice to stay.  That it then goes on is shown by the next tick of
+    the console's own clock (every ``TICK_SECONDS``), not by a pause that hopes nothing happens.
+    """
+    assert app.status is not None
+    machine = app.main.machine
+    ticks: list[None] = []
+    tick = machine.tick
+
+    def counted() -> None:
+        ticks.append(None)
+        tick()
+
+    machine.tick = counted  # the screen calls the machine line's tick by name at each of its ticks
+    try:
+        await until_async(lambda: ticks or app.return_code is not None, TICK_SECONDS * 10,
+                          "a tick of the console's clock after every study ended")
+    finally:
+        del machine.tick
+    assert app.return_code is None, "the console closed by itself"
 
 
 async def wait_exit(app: StudymonApp, timeout: float = WAIT) -> int:
     """The app's return code: once every study has ended the console stays open on the verdicts,
     shown in every pane and the top line; then `q` closes it (an app that left on its own, after
     a detach, has its code already)."""
-    deadline = time.monotonic() + timeout
-    while app.return_code is None and app.status is None:
-        if time.monotonic() > deadline:
-            states = {sid: s.state for sid, s in app.supervisor.sessions.items()}
-            raise AssertionError(f"waited {timeout:g} s for every study to end; states {states}")
-        # Not pilot.pause: the screens go away as the app shuts down.
-        await asyncio.sleep(0.1)
+    # Not pilot.pause: the screens go away as the app shuts down.
+    await until_async(lambda: app.return_code is not None or app.status is not None, timeout,
+                      "every study to end", step=0.05,
+                      seen=lambda: {sid: s.state for sid, s in app.supervisor.sessions.items()})
     if app.return_code is None:
-        await asyncio.sleep(0.3)
-        assert app.return_code is None, "the console must stay open when every study has ended"
+        await stays_open(app)
         assert app.main.machine.overall is not None and f"exit {app.status}" in app.main.machine.overall[1]
         for pane in app.main.panes.values():
             assert pane.verdict.display, f"{pane.study_id}: no verdict shown at the end"
         await app.main.run_action("quit_console")
-    while app.return_code is None:
-        if time.monotonic() > deadline:
-            raise AssertionError(f"waited {timeout:g} s for the app to close after q")
-        await asyncio.sleep(0.1)
+    await until_async(lambda: app.return_code is not None, timeout, "the app to close after q", step=0.05)
+    assert app.return_code is not None
     return app.return_code
 
 
@@ -213,7 +234,9 @@ async def test_arm_by_key_before_the_first_diagnosis_then_kill_resume_all_hold(l
         assert not ledger(b), "the study must not have started before it was armed"
         gate.touch()
         await wait_until(pilot, "the armed kill", (b / "kills" / "1" / "kill.json").is_file)
-        assert not app.supervisor.sessions["b"].armed and not app.main.panes["b"].header.armed
+        assert not app.supervisor.sessions["b"].armed
+        # The pane hears of it by a message of its own, which may still be on its way.
+        await wait_until(pilot, "b's header disarmed", lambda: not app.main.panes["b"].header.armed)
         code = await wait_exit(app)
     assert code == 0, failures(app)
     assert [r.study for r in app.results] == ["a", "b"]
@@ -313,7 +336,8 @@ async def test_stop_then_resume(lab: Lab) -> None:
         await wait_until(pilot, "the study stopped", lambda: session.state == State.STOPPED)
         ends = [e for e in launches(out) if e["event"] == "end"]
         assert [e["code"] for e in ends] == [130]
-        assert app.main.panes["a"].header.state == State.STOPPED
+        # The pane hears of it by a message of its own, which may still be on its way.
+        await wait_until(pilot, "the pane showing stopped", lambda: app.main.panes["a"].header.state == State.STOPPED)
         assert not button(app, "a", "resume").disabled, "Resume must be enabled once the controller has stopped"
         assert button(app, "a", "kill").disabled and button(app, "a", "stop").disabled
 
@@ -386,8 +410,7 @@ async def test_a_broken_study_ends_on_its_verdict_with_the_failure_shown_until_q
     app = StudymonApp(planned, save_dir=lab.tmp)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, "every study ended", lambda: app.status is not None, timeout=WAIT)
-        await pilot.pause(0.5)
-        assert app.return_code is None, "the console closed by itself"
+        await stays_open(app)
         pane = app.main.panes["a"]
         assert pane.verdict.display
         text = pane.verdict.plain()

@@ -2,17 +2,22 @@
 Escape and the app's closing are all as prompt as with Textual's own driver.
 
 ``tests/doubles/keys_app.py`` runs on :class:`QuietLinuxDriver` in tmux and
-writes down each key with its time and the native id of the input thread;
-the thread's voluntary context switches (``/proc``) count its wake-ups.
-Textual's own driver wakes ten times a second (30 in the 3 s measured).
+writes down each key with its time and the native id of the input thread.
+That the thread is on its long wait is read from ``/proc``: the system call
+it is blocked in (a select) and that call's timeout, read from its memory.
+Its voluntary context switches count its wake-ups: Textual's own driver
+wakes ten times a second, and never waits longer than a tenth of a second.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import platform
 import re
 import shlex
 import shutil
+import struct
 import sys
 import time
 from pathlib import Path
@@ -23,6 +28,7 @@ import pytest
 from studymon.tui.app import StudymonApp
 from studymon.tui.driver import IDLE_WAIT, KEY_SETTLE, QuietLinuxDriver
 from tests.test_e2e_tmux import Tmux
+from tests.waits import until
 
 ROOT = Path(__file__).resolve().parent.parent
 KEYS_APP = ROOT / "tests" / "doubles" / "keys_app.py"
@@ -38,18 +44,42 @@ def lines(log: Path) -> list[dict[str, Any]]:
 
 
 def wait_line(log: Path, predicate: Any, timeout: float, what: str) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for line in lines(log):
-            if predicate(line):
-                return line
-        time.sleep(0.02)
-    pytest.fail(f"timed out after {timeout} s waiting for {what}; log: {lines(log)}")
+    def found() -> dict[str, Any] | None:
+        return next((line for line in lines(log) if predicate(line)), None)
+
+    return until(found, timeout, what, step=0.02, seen=lambda: lines(log))
+
+
+# The select calls a thread can be blocked in, by machine and number: where their timeout
+# argument points (the fifth), a timespec (ns) or a timeval (us).
+SELECTS = {("x86_64", 270): 1e9, ("x86_64", 23): 1e6, ("aarch64", 72): 1e9}
+
+
+def select_timeout(tid: int) -> float | None:
+    """The timeout of the select thread ``tid`` is blocked in; None while it is not in one."""
+    try:
+        call = Path(f"/proc/{tid}/syscall").read_text()
+        fields = call.split()
+        per_second = SELECTS.get((platform.machine(), int(fields[0]))) if fields[0].isdigit() else None
+        if per_second is None:
+            return None
+        with open(f"/proc/{tid}/mem", "rb") as mem:
+            mem.seek(int(fields[5], 16))
+            seconds, fraction = struct.unpack("qq", mem.read(16))
+        # Still in the same call, so what was read is its timeout (not a stack since reused).
+        if Path(f"/proc/{tid}/syscall").read_text() != call:
+            return None
+    except PermissionError as exc:
+        pytest.fail(f"cannot read the input thread's system call in /proc ({exc}): "
+                    "run as root, or with kernel.yama.ptrace_scope=0")
+    except (FileNotFoundError, ProcessLookupError):
+        return None  # the thread has ended
+    return seconds + fraction / per_second
 
 
 def wake_ups(tid: int) -> int:
     status = Path(f"/proc/{tid}/status").read_text()
-    m = re.search(r"^voluntary_ctxt_switches:\s+(\d+)", status, re.M)
+    m = re.search(r"^voluntary_ctxt_switches:\s+(\d+)", status, re.MULTILINE)
     assert m, status
     return int(m.group(1))
 
@@ -67,11 +97,11 @@ def test_idle_input_thread_sleeps_and_keys_escape_and_closing_stay_prompt(tmp_pa
         assert ready["driver"] == "QuietLinuxDriver"
         tid = ready["ready"]
 
-        # Idle: past the short wait that follows input (the terminal's answers at start are input).
-        time.sleep(KEY_SETTLE + 1.0)
-        before = wake_ups(tid)
-        time.sleep(3.0)
-        assert wake_ups(tid) - before <= 3, "the input thread kept waking while nothing came"
+        # Idle: past the short wait that follows input (the terminal's answers at start are input),
+        # the thread is blocked in a select that times out only after IDLE_WAIT.
+        until(lambda: (select_timeout(tid) or 0) >= IDLE_WAIT, KEY_SETTLE + 30,
+              f"the input thread on its long wait ({IDLE_WAIT:g} s)",
+              step=0.05, seen=lambda: Path(f"/proc/{tid}/syscall").read_text())
 
         # A key wakes it at once.
         sent = time.time()
@@ -85,9 +115,26 @@ def test_idle_input_thread_sleeps_and_keys_escape_and_closing_stay_prompt(tmp_pa
         got = wait_line(log, lambda line: line.get("key") == "escape", 10, "a lone Escape")
         assert got["at"] - sent < 1.0
 
-        # Closing with the thread on its long wait: it is woken, not waited for.
+        # Closing with the thread on its long wait: it is woken, not waited for.  The app closes
+        # EXIT_AFTER after x, its own timer: while the test waits for that, the thread's wake-ups are
+        # counted from when it is seen on its long wait again (KEY_SETTLE after x) until the close.
+        samples: list[tuple[float, int]] = []
+
+        def closed() -> dict[str, Any] | None:
+            written = lines(log)
+            # From when the app has x (the thread read it, and waits short again) ...
+            if any(line.get("key") == "x" for line in written):
+                with contextlib.suppress(FileNotFoundError, ProcessLookupError):  # the thread ended
+                    if (select_timeout(tid) or 0) >= IDLE_WAIT:
+                        samples.append((time.time(), wake_ups(tid)))
+            # ... until the app closes.
+            return next((line for line in written if "exit" in line), None)
+
         term.keys("x")
-        exited = wait_line(log, lambda line: "exit" in line, EXIT_AFTER + 10, "the app closing by itself")
+        exited = until(closed, EXIT_AFTER + 10, "the app closing by itself", step=0.02, seen=lambda: lines(log))
+        idle = [(at, woken) for at, woken in samples if at < exited["exit"]]
+        assert idle and idle[-1][0] - idle[0][0] >= 1.0, f"not seen on its long wait before the close: {samples}"
+        assert idle[-1][1] - idle[0][1] <= 1, f"the input thread kept waking while nothing came: {idle}"
         screen = term.wait_for("the shell after the app", lambda s: "ENDED" in s, IDLE_WAIT / 2, history=True)
         m = re.search(r"ENDED (\d+\.\d+) EXIT=(\d+)", screen)
         assert m, screen

@@ -4,11 +4,14 @@ The console is started in a tmux session on a private server (its own
 ``-L`` socket, so no other tmux session is touched), the screen is read with
 ``capture-pane``, and keys are sent with ``send-keys``.  The test waits for
 the three panes, focuses ``alpha`` with ``1``, asks for *Kill now* with ``k``,
-leaves the dialog with Escape, asks again and confirms with a second ``k``, sees the pane say
-``killed``, resumes with ``r``, and waits for the end: the console stays on
-the verdicts until ``q``.  Once the app has left the screen, the check table
-and its summary line are read from the terminal, and the shell's ``EXIT=$?``
-line gives the exit status.
+leaves the dialog with Escape, asks again, waits until alpha's ledger shows a
+run that has just started (so that the kill has a target), confirms with a
+second ``k``, sees the pane say ``killed``, resumes with ``r``, and waits for
+the end: the console stays on the verdicts, and still answers keys, until
+``q``.  Once the app has left the screen, the check table and its summary
+line are read from the terminal, and the shell's ``EXIT=$?`` line gives the
+exit status; the number of checks is the judge's, read again from the
+evidence.
 
 Every wait has a deadline and, when it runs out, the failure shows the last
 screen.  The tmux server is killed on the way out, pass or fail.
@@ -27,13 +30,20 @@ import sys
 import time
 import uuid
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
+from studymon.engine.report import judge
+from tests.waits import until
+
 ROOT = Path(__file__).resolve().parent.parent
 WIDTH, HEIGHT = 160, 48
 STUDIES = ("alpha", "beta", "gamma")
+# A demo run lasts diagnosisSeconds (3 s, refstudy/research.json): a run started at most this long
+# ago leaves the kill two seconds to land, for one key's way through tmux and the console.
+FRESH = 1.0
 
 pytestmark = [
     pytest.mark.slow,
@@ -95,15 +105,41 @@ class Tmux:
                 os.unlink(self.socket_path)
 
     def wait_for(self, what: str, predicate: Callable[[str], bool], timeout: float, *, history: bool = False) -> str:
-        """Poll the screen until ``predicate(screen)``; the screen that satisfied it."""
-        deadline = time.monotonic() + timeout
-        text = ""
-        while time.monotonic() < deadline:
-            text = self.everything() if history else self.screen()
-            if predicate(text):
-                return text
-            time.sleep(0.1)
-        pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}; last screen:\n{text}")
+        """Read the screen until ``predicate(screen)``; the screen that satisfied it (a failure shows the last)."""
+        last = [""]
+
+        def look() -> str | None:
+            last[0] = self.everything() if history else self.screen()
+            return last[0] if predicate(last[0]) else None
+
+        # Nothing tells us the screen changed: tmux is asked again every 0.1 s.
+        return until(look, timeout, what, step=0.1, seen=lambda: last[0])
+
+
+def in_flight(ledger: Path) -> dict[str, float]:
+    """The runs with a ``runStarted`` and no ``runResult`` in ``ledger``, each with its start's epoch."""
+    started: dict[str, float] = {}
+    try:
+        data = ledger.read_bytes()
+    except FileNotFoundError:
+        return started
+    for raw in data.splitlines(keepends=True):
+        if not raw.endswith(b"\n"):
+            break  # a line being written: it is read at the next look
+        record = json.loads(raw)
+        run = record["content"].get("run")
+        if record["kind"] == "runStarted":
+            started[run] = datetime.fromisoformat(record["at"]).timestamp()
+        elif record["kind"] == "runResult":
+            started.pop(run, None)
+    return started
+
+
+def a_fresh_run(ledger: Path) -> tuple[str, float] | None:
+    """A run in flight in ``ledger`` that started at most FRESH seconds ago, and its age."""
+    now = time.time()
+    fresh = [(run, now - at) for run, at in in_flight(ledger).items() if now - at <= FRESH]
+    return min(fresh, key=lambda pair: pair[1]) if fresh else None
 
 
 def header_line(screen: str) -> str:
@@ -164,9 +200,12 @@ def run_demo_by_keys(tmp_path: Path, backend: str) -> None:
         term.keys("Escape")
         term.wait_for("the confirmation closed", lambda s: "Kill alpha now?" not in s, timeout=10)
         assert state_of(term.screen(), "alpha") in ("running", "resuming")
-        # k, k: the second k confirms.
+        # k, k: the second k confirms, once a run of alpha has just started: the kill then has a target.
         term.keys("k")
         term.wait_for("the kill confirmation", lambda s: "Kill alpha now?" in s, timeout=10)
+        ledger = out / "alpha" / "study" / "ledger.jsonl"
+        run, age = until(lambda: a_fresh_run(ledger), 30, f"a run of alpha started less than {FRESH:g} s ago",
+                         step=0.02, seen=lambda: in_flight(ledger))
         term.keys("k")
         screen = term.wait_for("alpha killed, its evidence captured",
                                lambda s: state_of(s, "alpha") == "killed" and "captured" in pane_column(s, "alpha"),
@@ -179,10 +218,17 @@ def run_demo_by_keys(tmp_path: Path, backend: str) -> None:
                       or state_of(s, "alpha") in ("resuming", "running", "finished ✓"), timeout=30)
 
         # Every study ends: the console stays, with the overall result on top and a verdict per pane.
-        screen = term.wait_for("the verdicts", lambda s: "every check holds · exit 0" in s
-                               and all("verdict ✓" in pane_column(s, study) for study in STUDIES), timeout=90)
-        time.sleep(1.0)
-        assert not term.pane_dead() and "studymon checks" not in term.screen(), "the console closed by itself"
+        term.wait_for("the verdicts", lambda s: "every check holds · exit 0" in s
+                      and all("verdict ✓" in pane_column(s, study) for study in STUDIES), timeout=90)
+        # The console stays: whether it leaves or shows the verdicts is chosen once, when every study
+        # has ended, and the verdicts are drawn only when it stays.  That it still answers keys after
+        # that choice is shown by the help opening and closing on ?, Escape.
+        term.keys("?")
+        term.wait_for("the help, after the end", lambda s: "The ledger in focus" in s, timeout=10)
+        term.keys("Escape")
+        screen = term.wait_for("the help closed, the verdicts again", lambda s: "The ledger in focus" not in s
+                               and "every check holds · exit 0" in s, timeout=10)
+        assert not term.pane_dead() and "studymon checks" not in screen, "the console closed by itself"
         # q closes it: the app leaves, the shell prints the table, then EXIT=.
         term.keys("q")
         text = term.wait_for("the exit status line", lambda s: re.search(r"^EXIT=\d+", s, re.MULTILINE) is not None,
@@ -201,16 +247,32 @@ def run_demo_by_keys(tmp_path: Path, backend: str) -> None:
     assert "✗" not in text.split("studymon checks", 1)[1], text
     m = re.search(r"^✓ all (\d+) checks hold$", text, re.MULTILINE)
     assert m, f"no summary line\n{text}"
-    # 4 per study, 3 per kill target, killTriggered for beta: at least 16 (alpha's kill may have had a target).
-    assert int(m.group(1)) >= 16, text
-    # The evidence agrees with what the terminal said: alpha was killed by hand, once.
+    # The count is the judge's, read again from the evidence, and a ✓ row of the table each.
+    judged = {study: judge(out / study).checks for study in STUDIES}
+    assert all(c.ok is True for checks in judged.values() for c in checks), judged
+    total = sum(len(checks) for checks in judged.values())
+    table = text.split("studymon checks", 1)[1].split(m.group(0), 1)[0]
+    assert int(m.group(1)) == total == len(re.findall(r"│ ✓ │", table)), (total, text)
+    # The evidence agrees with what the terminal said: alpha was killed by hand, once, with a run in flight.
     kill = json.loads((out / "alpha" / "kills" / "1" / "kill.json").read_text())
     assert kill["trigger"] == "manual", kill
-    alpha_rows = text[text.index("│alpha"):text.index("│beta")]
-    for target in kill["targets"]:
-        # A run in flight at the kill: its three kill checks are alpha's rows in the table.
-        for check in ("sameContainerNoRerun", "chargedOnce", "resultSettledAndFinished"):
-            assert re.search(rf"kill 1 · {re.escape(target['run'])}\s*│ {check}\s*│ ✓", alpha_rows), alpha_rows
+    assert [t["run"] for t in kill["targets"]] == [run], (
+        f"the kill key was pressed {age:.2f} s after {run}'s runStarted, yet alpha's kill has the targets "
+        f"{kill['targets']}: the run did not stay in flight until the kill\n{kill}"
+    )
+    # Each kill (alpha's by hand, beta's armed) and each of its targets: their checks are ✓ rows of the
+    # study's part of the table, and the judge's.
+    parts = dict(zip(STUDIES, re.split(r"^│(?:alpha|beta|gamma)\s*│", table, flags=re.MULTILINE)[1:], strict=True))
+    for study in ("alpha", "beta"):
+        targets = json.loads((out / study / "kills" / "1" / "kill.json").read_text())["targets"]
+        assert targets, f"{study}'s kill had no run in flight"
+        checks = [("kill 1", "killDelivered"), ("kill 1", "killEvidence")]
+        checks += [(f"kill 1 · {t['run']}", check) for t in targets
+                   for check in ("sameContainerNoRerun", "chargedOnce", "resultSettledAndFinished")]
+        for scope, check in checks:
+            row = rf"│ {re.escape(scope)}\s*│ {check}\s*│ ✓"
+            assert re.search(row, parts[study]), (study, scope, check, parts[study])
+            assert any(c.name == check and c.scope == scope for c in judged[study]), (study, scope, check)
     assert not (out / "alpha" / "kills" / "2").exists()
     assert (out / "beta" / "kills" / "1" / "kill.json").is_file()
     assert (out / "gamma" / "report.json").is_file() and not (out / "gamma" / "kills").exists()

@@ -7,18 +7,30 @@ import subprocess
 import sys
 from pathlib import Path
 
-from studymon.engine.sampler import process_snapshot
+import psutil
 
-SECRET = "--token=s3cr3t-not-for-the-evidence"
+from studymon.engine.sampler import process_snapshot
+from tests.waits import until
+
+SECRET = "--token=s3cr3t-not-for-the-evidence"  # noqa: S105 - a made-up token: the text that must not leak
+OTHERS_WORK = "import time; time.sleep(60)"  # the sleep stands in for the work of somebody else's process
 
 
 def test_other_processes_keep_name_and_usage_but_not_their_arguments() -> None:
-    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", SECRET])
-    mine = subprocess.Popen(["sh", "-c", "sleep 30 & wait", "study-arg"])
+    other = subprocess.Popen([sys.executable, "-c", OTHERS_WORK, SECRET])
+    # A study's tree: its controller (the shell) and what it started (sleep, standing in for its work).
+    mine = subprocess.Popen(["sh", "-c", "sleep 30 & wait", "study-arg"])  # noqa: S607 - the sh on PATH
     try:
-        import time
+        shell = psutil.Process(mine.pid)
 
-        time.sleep(0.2)  # the shell has started its child
+        def child_exec_done() -> bool:
+            # Forked is not enough: until its exec the child still has the shell's command line.
+            try:
+                return any(c.cmdline()[:1] == ["sleep"] for c in shell.children())
+            except psutil.NoSuchProcess:
+                return False
+
+        until(child_exec_done, 10, "the shell's child, sleep, started", seen=shell.children)
         snap = process_snapshot(own=mine.pid)
         text = json.dumps(snap)
         assert SECRET not in text, "another process's arguments were written down"
@@ -38,7 +50,7 @@ def test_other_processes_keep_name_and_usage_but_not_their_arguments() -> None:
 def test_a_whole_study_writes_no_foreign_command_line(tmp_path: Path) -> None:
     from tests.studies import studymon, template
 
-    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", SECRET])
+    other = subprocess.Popen([sys.executable, "-c", OTHERS_WORK, SECRET])  # running beside the study
     try:
         t = template(tmp_path, backend="process", budget=20)
         done = studymon("run", "--headless", "--template", str(t), f"a={tmp_path / 'a'}", cwd=tmp_path)

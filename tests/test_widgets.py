@@ -50,6 +50,7 @@ from studymon.widgets.ledger_stream import (
 from studymon.widgets.machine_bar import MachineBar
 from studymon.widgets.study_header import StudyHeader
 from studymon.widgets.study_pane import TCSS_PATH, StudyPane, pane_id
+from tests.waits import until_async
 
 WIDGETS = Path(__file__).resolve().parent.parent / "widgets"
 
@@ -231,7 +232,7 @@ async def test_the_scrollbar_draws_again_only_when_its_thumb_moves_and_draws_wha
             assert shown == _textual_drawing(bar)
         assert bar.draws - before <= 1, "the thumb stayed in the bottom cell"
         # Scrolled anywhere (by eighths of a cell and by whole pages), it draws what Textual would.
-        rng = random.Random(7)
+        rng = random.Random(7)  # noqa: S311 - seeded scroll positions, no secret
         for _ in range(60):
             lines.scroll_to(y=rng.uniform(0, lines.max_scroll_y), animate=False)
             await pilot.pause()
@@ -760,25 +761,41 @@ async def test_the_palette_lists_every_action_before_anything_is_typed() -> None
 
     nowhere = Path("/nonexistent/studymon-palette")
     app = StudymonApp([Planned(StudySpec(s, nowhere / s), "inforsi") for s in ("alpha", "beta")], start_engine=False)
+    ours = [
+        "Kill alpha now", "Arm or disarm alpha", "Resume alpha", "Stop alpha",
+        "Kill beta now", "Arm or disarm beta", "Resume beta", "Stop beta", "Help", "Quit",
+    ]
+    # Textual's own commands come before or after ours (the providers answer in any order);
+    # ours are told apart by their help, from the table of actions.
+    helps = {row.help for row in keys.KEYS}
     async with app.run_test(size=(160, 48)) as pilot:
+
+        def prompts() -> list[str]:
+            """What the palette lists (nothing while it is not open)."""
+            if not isinstance(app.screen, CommandPalette):
+                return []
+            shown = app.screen.query_one(CommandList)
+            return [str(shown.get_option_at_index(i).prompt) for i in range(shown.option_count)]
+
+        def listed() -> list[str] | None:
+            """Our commands in the palette, once as many are listed as we have (they come in batches)."""
+            mine = [p.split("\n")[0] for p in prompts() if p.split("\n")[-1] in helps]
+            return mine if len(mine) >= len(ours) else None
+
+        def highlighted() -> str | None:
+            shown = app.screen.query_one(CommandList)
+            index = shown.highlighted
+            return None if index is None else str(shown.get_option_at_index(index).prompt).split("\n")[0]
+
         await pilot.press("ctrl+p")
-        await pilot.pause(0.3)
-        assert isinstance(app.screen, CommandPalette)
-        shown = app.screen.query_one(CommandList)
-        prompts = [str(shown.get_option_at_index(i).prompt) for i in range(shown.option_count)]
-        ours = [
-            "Kill alpha now", "Arm or disarm alpha", "Resume alpha", "Stop alpha",
-            "Kill beta now", "Arm or disarm beta", "Resume beta", "Stop beta", "Help", "Quit",
-        ]
-        # Textual's own commands come before or after ours (the providers answer in any order);
-        # ours are told apart by their help, from the table of actions.
-        helps = {row.help for row in keys.KEYS}
-        assert [p.split("\n")[0] for p in prompts if p.split("\n")[-1] in helps] == ours
+        shown = await until_async(listed, 10, "the palette listing our commands", seen=lambda: (app.screen, prompts()))
+        assert shown == ours
         await pilot.press(*"Help")
-        await pilot.pause(0.3)
+        await until_async(lambda: highlighted() == "Help", 10, "Help highlighted after typing it",
+                          seen=lambda: (highlighted(), prompts()))
         await pilot.press("enter")
-        await pilot.pause(0.3)
-        assert isinstance(app.screen, HelpScreen)
+        await until_async(lambda: isinstance(app.screen, HelpScreen), 10, "the help, run from the palette",
+                          seen=lambda: app.screen)
     assert not await asyncio.to_thread(nowhere.exists)
 
 
@@ -822,8 +839,7 @@ async def test_a_fresh_diagnosis_start_lights_its_pane_up_for_a_while_and_rings_
                                 (6, "runStarted", now - 0.2, {"run": "d2"}))])
         assert pane.has_class("-alert") and rings == [1]
         assert pane.note == study_pane.Note("▶ diagnosis d2 started — k k kills now", "alert")
-        await pilot.pause(0.8)
-        assert not pane.has_class("-alert")
+        await until_async(lambda: not pane.has_class("-alert"), 10, "the alert to go by itself after ALERT_SECONDS")
         assert pane.note.text.startswith("kill 1: settled"), "the note before the alert comes back"
         # The run's result ends it early: the run is no longer in flight.
         monkeypatch.setattr(study_pane, "ALERT_SECONDS", 30.0)

@@ -1,0 +1,92 @@
+"""How the judge reads a runtime restart recorded beside a kill's live recording (``runtime-restarts.jsonl``).
+
+Folders built from the corpus's sound study; the recorder that writes the
+file, and whole studies whose engine restarts inside a kill's window, are
+``tests/test_engine_faults.py``'s.  Fast and pure, so that mutation testing
+of the judge (docs/mutation.md) runs them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from studymon.engine.clock import rfc3339_ms
+from studymon.engine.report import judge
+from tests.corpus import D1, add_event, container, derive, event, in_window, sound, window, write
+
+RESTARTS_FILE = "runtime-restarts.jsonl"
+RESTARTED = "the Docker engine restarted"
+
+
+def restart_line(start: float, end: float, **extra: Any) -> dict[str, Any]:
+    return {"runtime": "docker", "before": {"pid": 10, "started": 1}, "after": {"pid": 20, "started": 2},
+            "from": rfc3339_ms(start), "to": rfc3339_ms(end), "seenAt": rfc3339_ms(end + 1), **extra}
+
+
+def judged(tmp_path: Path, files: dict[str, Any]) -> Any:
+    return {(c.scope, c.name): c for c in judge(write(files, tmp_path / "o")).checks}
+
+
+def with_restart(at: float = 0.2) -> dict[str, Any]:
+    """The sound study's folder, its kill 1 recording a restart (and its gap) ``at`` of the way into the window."""
+    files = derive(sound())
+    start, end = in_window(files, 1, at), in_window(files, 1, at + 0.05)
+    files["kills/1/container-events-live.jsonl"].insert(
+        1, {"gap": {"from": rfc3339_ms(start), "to": rfc3339_ms(end)}})
+    files[f"kills/1/{RESTARTS_FILE}"] = [restart_line(start, end)]
+    return files
+
+
+def test_a_recorded_restart_is_said_first_and_is_never_a_pass(tmp_path: Path) -> None:
+    check = judged(tmp_path, with_restart())[(D1, "sameContainerNoRerun")]
+    assert check.ok is None
+    assert check.detail.startswith(f"{RESTARTED} between "), check.detail
+    assert check.detail.endswith("; the live recording has 1 gap"), check.detail
+
+
+def test_a_restart_alone_makes_the_check_unknown(tmp_path: Path) -> None:
+    files = with_restart()
+    files["kills/1/container-events-live.jsonl"].pop(1)  # the gap line, removed by hand
+    check = judged(tmp_path, files)[(D1, "sameContainerNoRerun")]
+    assert check.ok is None and check.detail.startswith(RESTARTED), check
+
+
+def test_a_restart_is_said_before_the_failures_it_explains(tmp_path: Path) -> None:
+    files = with_restart()
+    add_event(files, 1, event("kill", container("d1"), in_window(files, 1, 0.4), signal="15"))
+    check = judged(tmp_path, files)[(D1, "sameContainerNoRerun")]
+    assert check.ok is False
+    assert check.detail.startswith(RESTARTED) and "kill of inforsi-s-d1" in check.detail, check.detail
+
+
+def test_a_restart_after_the_targets_result_leaves_its_check_alone(tmp_path: Path) -> None:
+    files = derive(sound())
+    seen = window(files, 1)["targets"]["d1"]["resultSeenEpoch"]
+    files[f"kills/1/{RESTARTS_FILE}"] = [restart_line(seen + 0.01, seen + 0.02)]
+    assert judged(tmp_path, files)[(D1, "sameContainerNoRerun")].ok is True
+
+
+@pytest.mark.parametrize("line", [
+    "not json",
+    [1, 2],
+    {"runtime": "podman", "from": "2026-11-30T00:00:00.000Z", "to": "2026-11-30T00:00:01.000Z"},
+    {"runtime": "docker", "from": "yesterday", "to": "2026-11-30T00:00:01.000Z"},
+    {"runtime": "docker", "from": "2026-11-30T00:00:02.000Z", "to": "2026-11-30T00:00:01.000Z"},
+])
+def test_a_line_that_is_not_a_restart_fails_the_check_without_quoting_it(tmp_path: Path, line: Any) -> None:
+    files = derive(sound())
+    files[f"kills/1/{RESTARTS_FILE}"] = [line]
+    check = judged(tmp_path, files)[(D1, "sameContainerNoRerun")]
+    assert check.ok is False and f"{RESTARTS_FILE} line 1" in check.detail, check
+    assert "podman" not in check.detail and "yesterday" not in check.detail
+
+
+def test_an_unreadable_restarts_file_fails_the_check(tmp_path: Path) -> None:
+    out = write(derive(sound()), tmp_path / "o")
+    os.mkfifo(out / "kills" / "1" / RESTARTS_FILE)
+    checks = {(c.scope, c.name): c for c in judge(out).checks}
+    assert checks[(D1, "sameContainerNoRerun")].ok is False

@@ -90,3 +90,57 @@ def test_an_unreadable_restarts_file_fails_the_check(tmp_path: Path) -> None:
     os.mkfifo(out / "kills" / "1" / RESTARTS_FILE)
     checks = {(c.scope, c.name): c for c in judge(out).checks}
     assert checks[(D1, "sameContainerNoRerun")].ok is False
+
+
+def test_a_restart_is_said_in_full_with_its_times(tmp_path: Path) -> None:
+    files = with_restart()
+    [line] = files[f"kills/1/{RESTARTS_FILE}"]
+    check = judged(tmp_path, files)[(D1, "sameContainerNoRerun")]
+    assert check.detail.startswith(
+        f"{RESTARTED} between {line['from']} and {line['to']}: what it did to the containers then is not in "
+        "the live recording; "), check.detail
+
+
+def test_a_restart_of_no_time_at_all_is_a_restart(tmp_path: Path) -> None:
+    """``from`` equal to ``to`` (the engine was away for less than the clock tells): still a restart."""
+    files = derive(sound())
+    at = in_window(files, 1, 0.2)
+    files[f"kills/1/{RESTARTS_FILE}"] = [restart_line(at, at)]
+    check = judged(tmp_path, files)[(D1, "sameContainerNoRerun")]
+    assert check.ok is None and check.detail.startswith(RESTARTED), check
+
+
+@pytest.mark.parametrize(("line", "why"), [
+    ([1, 2], "a list, not a runtime restart"),
+    ({"runtime": "docker", "from": "2026-11-30T00:00:00.000Z", "to": 5}, "not a runtime restart (runtime, from, to)"),
+    ({"runtime": "docker", "from": 5, "to": "2026-11-30T00:00:00.000Z"}, "not a runtime restart (runtime, from, to)"),
+])
+def test_a_line_that_is_not_a_restart_is_named_with_why(tmp_path: Path, line: Any, why: str) -> None:
+    files = derive(sound())
+    files[f"kills/1/{RESTARTS_FILE}"] = [line]
+    check = judged(tmp_path, files)[(D1, "sameContainerNoRerun")]
+    assert check.ok is False and f"{RESTARTS_FILE} line 1: {why}" in check.detail, check
+
+
+@pytest.mark.parametrize(("count", "more"), [(3, ""), (4, " (and 1 more restart)"), (5, " (and 2 more restarts)")])
+def test_many_restarts_are_counted_past_the_ones_shown(tmp_path: Path, count: int, more: str) -> None:
+    """Three restarts are said, the last of them with the count of any others."""
+    files = derive(sound())
+    times = [(in_window(files, 1, 0.1 + 0.05 * i), in_window(files, 1, 0.12 + 0.05 * i)) for i in range(count)]
+    files[f"kills/1/{RESTARTS_FILE}"] = [restart_line(start, end) for start, end in times]
+    check = judged(tmp_path, files)[(D1, "sameContainerNoRerun")]
+    assert check.ok is None, check
+    said = [part for part in check.detail.split("; ") if part.startswith(RESTARTED)]
+    assert [part.split(" between ")[1].split(" and ")[0] for part in said] == [rfc3339_ms(s) for s, _ in times[:3]]
+    assert said[-1].endswith(f"the live recording{more}"), said
+    assert not said[0].endswith(")") and not said[1].endswith(")"), said
+
+
+def test_a_restart_that_began_as_the_result_was_seen_is_said(tmp_path: Path) -> None:
+    """The result seen in the very millisecond the restart began: the restart may have touched the run."""
+    files = derive(sound())
+    seen = round(window(files, 1)["targets"]["d1"]["resultSeenEpoch"], 3)
+    files["kills/1/container-events-window.json"]["targets"]["d1"]["resultSeenEpoch"] = seen
+    files[f"kills/1/{RESTARTS_FILE}"] = [restart_line(seen, seen + 0.01)]
+    check = judged(tmp_path, files)[(D1, "sameContainerNoRerun")]
+    assert check.ok is None and check.detail.startswith(RESTARTED), check

@@ -151,4 +151,7 @@ def test_run_ids_from_the_ledger_reach_no_detail_unvalidated(tmp_path: Path) -> 
             assert "[2J" not in check.detail, (name, check.name, check.detail)
         failing[name] = {(c.scope, c.name) for c in judgement.checks if c.ok is False}
     assert {("study", "killTriggered"), ("kill 1", "killEvidence"), ("study", "contractKept")} <= failing["renamed"]
+    said = {name: [c.detail for c in judge(tmp_path / name).checks] for name in folders}
+    assert any("the first diagnosis run a run with an invalid id is not among" in d for d in said["renamed"]), said
+    assert any("run a run with an invalid id (planned at seq" in d for d in said["repeated"]), said
     assert ("kill 1 · d1", "chargedOnce") in failing["repeated"], failing["repeated"]

@@ -88,8 +88,15 @@ def test_a_line_that_is_not_a_restart_fails_the_check_without_quoting_it(tmp_pat
 def test_an_unreadable_restarts_file_fails_the_check(tmp_path: Path) -> None:
     out = write(derive(sound()), tmp_path / "o")
     os.mkfifo(out / "kills" / "1" / RESTARTS_FILE)
-    checks = {(c.scope, c.name): c for c in judge(out).checks}
-    assert checks[(D1, "sameContainerNoRerun")].ok is False
+    check = {(c.scope, c.name): c for c in judge(out).checks}[(D1, "sameContainerNoRerun")]
+    assert check.ok is False and check.detail == f"{RESTARTS_FILE}: not a regular file (a FIFO)", check
+
+
+def test_a_restarts_line_that_is_not_json_says_so(tmp_path: Path) -> None:
+    files = derive(sound())
+    files[f"kills/1/{RESTARTS_FILE}"] = ["not json"]
+    check = judged(tmp_path, files)[(D1, "sameContainerNoRerun")]
+    assert check.ok is False and check.detail == f"{RESTARTS_FILE} line 1: not JSON", check
 
 
 def test_a_restart_is_said_in_full_with_its_times(tmp_path: Path) -> None:

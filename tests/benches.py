@@ -25,6 +25,8 @@ from typing import Any
 
 import pytest
 
+from tests.studies import jsonl, launches  # noqa: F401 - the bench tests read evidence through these too
+
 ROOT = Path(__file__).resolve().parent.parent
 NUMBER = r"(?:-?[\d.]+|nan|inf)"
 
@@ -131,15 +133,6 @@ def row(out: str, pattern: str) -> list[float]:
 
 
 # --- evidence a study leaves --------------------------------------------------------------
-def jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def launches(out: Path) -> list[dict[str, Any]]:
-    """``OUT/launches.jsonl``: every controller start and end the keeper wrote."""
-    return jsonl(out / "launches.jsonl")
-
-
 def sigkilled(out: Path) -> int:
     """Controllers of ``OUT`` that ended by SIGKILL, as their keeper saw it."""
     return sum(1 for line in launches(out) if line["event"] == "end" and line.get("signal") == "SIGKILL")

@@ -46,6 +46,15 @@ def studymon(*args: str, cwd: Path, timeout: float = 300) -> subprocess.Complete
     )
 
 
+def jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def launches(out: Path) -> list[dict[str, Any]]:
+    """``OUT/launches.jsonl``: every controller start and end the keeper wrote."""
+    return jsonl(out / "launches.jsonl")
+
+
 def report(out: Path) -> dict[str, Any]:
     return json.loads((out / "report.json").read_text())
 

@@ -30,7 +30,7 @@ from studymon.engine.report import judge
 from studymon.engine.runtimes import open_runtime
 from studymon.engine.supervisor import Supervisor
 from tests.faulty_runtime import FaultyInspect
-from tests.studies import studymon, template
+from tests.studies import launches, studymon, template
 from tests.waits import until, until_async
 
 pytestmark = pytest.mark.slow
@@ -51,10 +51,6 @@ def _armed_session(tmp_path: Path, runtime: Any, **settings: Any) -> tuple[Path,
     return out, asyncio.run(scenario())
 
 
-def _launches(out: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (out / "launches.jsonl").read_text().splitlines()]
-
-
 def _ledger_kinds(out: Path) -> list[str]:
     return [json.loads(line)["kind"] for line in (out / "study" / "ledger.jsonl").read_text().splitlines()]
 
@@ -71,7 +67,7 @@ def test_an_inspect_fault_while_frozen_still_kills_stops_with_3_and_the_resume_f
     assert kill["captureError"] and ("timed out" if mode == "hang" else "inspect failed") in kill["captureError"]
     pid = kill["pid"]
     # Killed, not left frozen: the keeper saw it end by SIGKILL, and nothing of its group is left.
-    ends = [line for line in _launches(out) if line["event"] == "end" and line["pid"] == pid]
+    ends = [line for line in launches(out) if line["event"] == "end" and line["pid"] == pid]
     assert [(e["code"], e["signal"]) for e in ends] == [(None, "SIGKILL")], ends
     with pytest.raises(ProcessLookupError):
         os.killpg(pid, 0)
@@ -159,8 +155,8 @@ def test_a_window_left_open_by_a_stop_is_unknown_then_closed_by_resume(tmp_path:
     assert result.exit_status == 3, result.message
     folder = out / "kills" / "1"
     assert (folder / "kill.json").is_file() and not (folder / "container-events-window.json").exists()
-    launches = [json.loads(line) for line in (out / "launches.jsonl").read_text().splitlines()]
-    assert launches[-1]["event"] == "end" and launches[-1]["code"] == 130
+    last = launches(out)[-1]
+    assert last["event"] == "end" and last["code"] == 130
     kinds = _ledger_kinds(out)
     assert "runResult" not in kinds, "the stop came after the target's result: make diagnosisSeconds longer"
     first = judge(out)

@@ -18,7 +18,7 @@ from studymon.engine.prepare import create_fresh, plan_fresh
 from studymon.engine.pump import SHOWN_ON_CATCH_UP
 from studymon.engine.spec import StudySpec
 from studymon.engine.supervisor import Supervisor
-from tests.studies import template
+from tests.studies import launches, template
 from tests.waits import until_async
 
 
@@ -72,10 +72,6 @@ def test_a_resume_asked_while_the_kill_is_still_capturing_is_kept(
     assert [line["resume"] for line in starts] == [False, True]
     captured = (out / "kills" / "1" / "container-after-kill.json").stat().st_mtime
     assert parse_rfc3339(starts[1]["at"]) >= captured - 0.01
-
-
-def launches(out: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (out / "launches.jsonl").read_text().splitlines()]
 
 
 def long_ledger(out: Path, n: int) -> None:

@@ -4,7 +4,7 @@
 first line that breaks a rule (and how many lines do).  It keeps per run and
 per round only the few facts the rules need (counts, a result's seq, the
 planned and chosen experiment ids), so a long ledger costs little memory and
-each record O(1) work.  ``contractKept`` (in :mod:`studymon.engine.checks`) turns it
+each record O(1) work.  ``contractKept`` (in :mod:`studymon.engine.judge.study`) turns it
 into a verdict.
 
 The rules, as numbered in the contract:

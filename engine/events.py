@@ -10,7 +10,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
-from studymon.engine.checks import Check
+from studymon.engine.judge.verdict import Check
 from studymon.engine.ledger import LedgerIssue, Record
 
 

@@ -2,7 +2,7 @@
 
 :func:`finish` runs once the controller has ended for good (or the
 operator closed a study that will not go on): it writes ``outcome.json``,
-judges the evidence folder (:func:`studymon.engine.report.judge`), publishes
+judges the evidence folder (:func:`studymon.engine.judge.judge`), publishes
 the reports of a finished study and says what the operator can do next.
 Each report is written only if it is not there yet, so a finish cut short
 (a full disk) is completed by ``--resume``.
@@ -20,10 +20,11 @@ from typing import Any, Protocol
 
 from studymon.engine.events import Problem, State, StudyEvent, Verdicts
 from studymon.engine.evidence import EvidenceWriteError, write_json, write_text
+from studymon.engine.judge import Judgement, judge
+from studymon.engine.judge.read import last_ending
+from studymon.engine.judge.table import table_svg
 from studymon.engine.launcher import Controller, Ending, last_log_line
-from studymon.engine.report import Judgement, judge, last_ending
 from studymon.engine.spec import StudySpec
-from studymon.engine.table import table_svg
 
 
 @dataclass

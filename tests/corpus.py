@@ -32,9 +32,10 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from studymon.engine.clock import rfc3339_ms, rfc3339_ns
 
@@ -378,11 +379,11 @@ ST = "study"
 
 
 def F(*keys: Key) -> dict[Key, bool | None]:
-    return {k: False for k in keys}
+    return dict.fromkeys(keys, False)
 
 
 def U(*keys: Key) -> dict[Key, bool | None]:
-    return {k: None for k in keys}
+    return dict.fromkeys(keys)
 
 
 CORPUS: list[Case] = []

@@ -9,49 +9,25 @@ from typing import Any
 import pytest
 
 from studymon.engine.accounts import Accounts
-from studymon.engine.checks import (
-    AFTER,
-    AT_KILL,
-    BEFORE,
-    BEFORE_RESUME,
-    KILL_JSON,
-    LIVE,
-    READBACK,
-    WINDOW,
-    WINDOW_OPEN,
-    Arming,
-    Check,
-    EventTally,
-    KillEvidence,
-    LedgerFacts,
-    StudyFacts,
-    TargetWatch,
-    Verdict,
+from studymon.engine.folder import KillFolder
+from studymon.engine.judge.events import EventTally, TargetWatch, event_ns, planned_after
+from studymon.engine.judge.facts import Arming, KillEvidence, LedgerFacts, StudyFacts, parse_kill, parse_window
+from studymon.engine.judge.kill import kill_checks, kill_delivered, kill_evidence
+from studymon.engine.judge.study import (
     charged_equals_starts,
-    charged_once,
-    epoch_ns,
-    event_ns,
     exited_cleanly,
     fault_text,
-    free_text,
     halted_at_export,
-    kill_checks,
-    kill_delivered,
-    kill_evidence,
     kill_triggered,
     ledger_well_formed,
-    name_text,
-    overall,
-    parse_kill,
-    parse_window,
-    planned_after,
-    result_settled_and_finished,
-    rfc3339_epoch,
-    same_container_no_rerun,
-    short_id,
     study_checks,
-    time_text,
 )
+from studymon.engine.judge.target import charged_once, result_settled_and_finished, same_container_no_rerun
+from studymon.engine.judge.text import epoch_ns, free_text, name_text, rfc3339_epoch, short_id, time_text
+from studymon.engine.judge.verdict import WINDOW_OPEN, Check, Verdict, overall
+
+AFTER, AT_KILL, BEFORE, BEFORE_RESUME = KillFolder.AFTER, KillFolder.AT_KILL, KillFolder.BEFORE, KillFolder.BEFORE_RESUME
+KILL_JSON, LIVE, READBACK, WINDOW = KillFolder.KILL, KillFolder.LIVE, KillFolder.READBACK, KillFolder.WINDOW
 from studymon.engine.ledger import LedgerIssue, Record
 from tests.corpus import build, container, container_id, derive
 
@@ -90,7 +66,7 @@ def evidence(files: dict[str, Any], n: int = 1, study: StudyFacts = STUDY) -> tu
     since = ev.window.since_ns if ev.window else ev.kill.since_ns
     targets = [TargetWatch(t.run, container(t.run), frozenset({container_id(container(t.run))}),
                            ev.window.results[t.run]["resultSeenNs"] if ev.window else None) for t in ev.kill.targets]
-    allowed = planned_after(acc, study, seq)
+    allowed = planned_after(acc, study.name_prefix, seq)
     ev.tally = EventTally(since, ev.window.until_ns if ev.window else None, STUDY.name_prefix, allowed, targets)
     for file, live in ((LIVE, True), (READBACK, False)):
         for i, e in enumerate(files.get(base + file, []), 1):
@@ -394,7 +370,7 @@ def test_an_open_window_has_no_end() -> None:
 def test_forbidden_actions(action: str) -> None:
     t = tally()
     t.add(ev_at(action, 1500), "x")
-    forbidden = action.split(":")[0] in ("create", "start", "rename", "kill", "stop")
+    forbidden = action.split(":", maxsplit=1)[0] in ("create", "start", "rename", "kill", "stop")
     assert t.targets[0].forbidden_count == (1 if forbidden else 0)
 
 
@@ -1168,15 +1144,15 @@ import sys  # noqa: E402
 def test_planned_after_is_strictly_after() -> None:
     acc = Accounts().extend([rec(4, "runPlanned", run="a"), rec(5, "runPlanned", run="b"),
                              rec(6, "runStarted", run="a", container="inforsi-s-a")])
-    assert planned_after(acc, STUDY, 6) == frozenset({"inforsi-s-b"}), "started before the kill: never again"
-    assert planned_after(acc, STUDY, 5) == frozenset({"inforsi-s-a", "inforsi-s-b"}), "not started yet: §1 starts it"
-    assert planned_after(acc, STUDY, 3) == frozenset({"inforsi-s-a", "inforsi-s-b"})
-    assert planned_after(acc, STUDY, None) == frozenset()
-    assert planned_after(acc, StudyFacts(None, "inforsi", "x"), 0) == frozenset()
+    assert planned_after(acc, STUDY.name_prefix, 6) == frozenset({"inforsi-s-b"}), "started before the kill: never again"
+    assert planned_after(acc, STUDY.name_prefix, 5) == frozenset({"inforsi-s-a", "inforsi-s-b"}), "not started yet: §1 starts it"
+    assert planned_after(acc, STUDY.name_prefix, 3) == frozenset({"inforsi-s-a", "inforsi-s-b"})
+    assert planned_after(acc, STUDY.name_prefix, None) == frozenset()
+    assert planned_after(acc, StudyFacts(None, "inforsi", "x").name_prefix, 0) == frozenset()
 
 
 def test_ns_text() -> None:
-    from studymon.engine.checks import ns_text
+    from studymon.engine.judge.text import ns_text
     assert ns_text(1_500_000_000) == "1970-01-01T00:00:01.500Z"
 
 
@@ -1314,7 +1290,7 @@ def test_an_event_reaches_every_target_it_concerns() -> None:
 
 
 def test_distinct_events_are_remembered_up_to_a_bound() -> None:
-    from studymon.engine.checks import SEEN_KEPT
+    from studymon.engine.judge.verdict import SEEN_KEPT
     t = tally(until=None)
     for i in range(SEEN_KEPT + 10):
         t.add(ev_at("stop", 2000 + i), "x")
@@ -1360,7 +1336,7 @@ def test_same_container_more_clauses() -> None:
 
 
 def test_exit_code_attribute() -> None:
-    from studymon.engine.checks import _exit_code
+    from studymon.engine.judge.events import _exit_code
     assert _exit_code(137) == 137 and _exit_code("137") == 137 and _exit_code("-1") == -1
     assert _exit_code(True) is None and _exit_code("1.0") is None and _exit_code("9" * 11) is None
 

@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-from studymon.engine.checks import LedgerFacts, StudyFacts, contract_kept
 from studymon.engine.contract import (
     ContractWatch,
     chosen_ids,
@@ -19,6 +18,8 @@ from studymon.engine.contract import (
     valid_container_name,
     valid_id,
 )
+from studymon.engine.judge.facts import LedgerFacts, StudyFacts
+from studymon.engine.judge.study import contract_kept
 from studymon.engine.ledger import Record
 
 
@@ -31,7 +32,7 @@ def run_records(start: int, run: str, rnd: int, exps: list[str], purpose: str = 
         ("runPlanned", {"run": run, "purpose": purpose, "object": "c", "round": rnd, "experiments": exps}),
         ("charge", {"run": run, "amount": 10, "balance": 90}),
         ("runStarted", {"run": run, "container": f"inforsi-s-{run}"}),
-        ("runResult", {"run": run, "exitCode": 0, "outputs": {e: 0.5 for e in exps}}),
+        ("runResult", {"run": run, "exitCode": 0, "outputs": dict.fromkeys(exps, 0.5)}),
     ]
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from studymon.engine.clock import rfc3339_ms
-from studymon.engine.report import judge
+from studymon.engine.judge import judge
 from tests.corpus import CORPUS, HOSTILE, MARKER, Case, Files, Hostile, derive, sound, write
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -87,9 +87,11 @@ def test_report_of_the_sound_folder_exits_0(tmp_path: Path) -> None:
     assert "all 19 checks hold" in proc.stdout
 
 
-# --- what report.py reads, piece by piece ------------------------------------------------------
+# --- what the judge reads, piece by piece ------------------------------------------------------
 
-from studymon.engine.report import NotEvidence, kill_folders, last_ending  # noqa: E402
+from studymon.engine.folder import EvidenceFolder  # noqa: E402
+from studymon.engine.judge import NotEvidence  # noqa: E402
+from studymon.engine.judge.read import last_ending  # noqa: E402
 from tests.corpus import FIRST_PID, add_event, build, container, container_id, event, in_window, t  # noqa: E402
 
 
@@ -189,14 +191,14 @@ def test_kill_folders_are_numbered_directories_inside_out(tmp_path: Path) -> Non
     (tmp_path / "elsewhere").mkdir()
     os.symlink(tmp_path / "elsewhere", out / "kills" / "4")
     os.symlink(out / "kills" / "2", out / "kills" / "10")
-    assert kill_folders(out) == [out / "kills" / "1", out / "kills" / "2", out / "kills" / "10"]
-    assert kill_folders(tmp_path / "elsewhere") == []
+    assert [k.path for k in EvidenceFolder(out).kills()] == [out / "kills" / "1", out / "kills" / "2", out / "kills" / "10"]
+    assert EvidenceFolder(tmp_path / "elsewhere").kills() == []
     os.symlink(tmp_path / "elsewhere", tmp_path / "t-kills")
     other = write(derive(sound()), tmp_path / "t")
     import shutil
     shutil.rmtree(other / "kills")
     os.symlink(out / "kills", other / "kills")
-    assert kill_folders(other) == []
+    assert EvidenceFolder(other).kills() == []
 
 
 def test_the_container_prefix_defaults_and_is_checked(tmp_path: Path) -> None:
@@ -298,7 +300,7 @@ def test_the_kill_report_names_what_is_wrong(tmp_path: Path) -> None:
 
 
 def test_a_judgement_without_kills() -> None:
-    from studymon.engine.report import Judgement
+    from studymon.engine.judge import Judgement
     j = Judgement("s", Path("."), [], True, None, {})
     assert j.kills == [] and j.ok is True and j.accounts == {}
     assert Judgement("s", Path("."), [], True, None, lambda: {"a": 1}).accounts == {"a": 1}

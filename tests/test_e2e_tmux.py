@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pytest
 
-from studymon.engine.report import judge
+from studymon.engine.judge import judge
 from tests.waits import until
 
 ROOT = Path(__file__).resolve().parent.parent

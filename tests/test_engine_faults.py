@@ -36,9 +36,9 @@ import pytest
 
 from studymon.engine.clock import rfc3339_ms
 from studymon.engine.events import KillStep, StudyEvent
+from studymon.engine.judge import judge
 from studymon.engine.prepare import create_fresh, plan_fresh
 from studymon.engine.recording import EventRecorder
-from studymon.engine.report import judge
 from studymon.engine.runtimes.docker import DockerRuntime, daemon_identity
 from studymon.engine.supervisor import Supervisor
 from studymon.refstudy.image import IMAGE
@@ -59,7 +59,7 @@ def read_lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def wait_for(what: str, ready, timeout: float, proc: subprocess.Popen[str] | None = None) -> None:  # noqa: ANN001
+def wait_for(what: str, ready, timeout: float, proc: subprocess.Popen[str] | None = None) -> None:
     """Until ``ready()``; fails at the deadline, or at once when ``proc`` ends first."""
     until(lambda: ready() or (proc is not None and proc.poll() is not None), timeout, what, step=0.02)
     if not ready():

@@ -15,8 +15,8 @@ PARTS = {"studymon": "studymon", "studymon.engine": "engine", "studymon.tui": "t
 
 ENGINE_MODULES = [
     "studymon.engine", "studymon.engine.session", "studymon.engine.supervisor", "studymon.engine.kill",
-    "studymon.engine.report", "studymon.engine.prepare", "studymon.engine.runtimes.docker",
-    "studymon.engine.runtimes.process", "studymon.engine.table", "studymon.engine.sampler",
+    "studymon.engine.judge", "studymon.engine.judge.report", "studymon.engine.folder", "studymon.engine.prepare", "studymon.engine.runtimes.docker",
+    "studymon.engine.runtimes.process", "studymon.engine.judge.table", "studymon.engine.sampler",
 ]
 
 

@@ -314,8 +314,8 @@ def test_the_check_table_shows_control_characters_and_markup_instead_of_sending_
 
     from rich.console import Console
 
-    from studymon.engine.checks import Check
-    from studymon.engine.table import check_table
+    from studymon.engine.judge.table import check_table
+    from studymon.engine.judge.verdict import Check
 
     hostile = "d1\x1b[2J\x1b]0;owned\x07[link=https://example.invalid]x[/link]"
     buf = io.StringIO()

@@ -9,8 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from studymon.engine.checks import EventTally, LedgerFacts, TargetWatch, kill_checks
-from studymon.engine.report import judge
+from studymon.engine.judge import judge
+from studymon.engine.judge.events import EventTally, TargetWatch
+from studymon.engine.judge.facts import LedgerFacts
+from studymon.engine.judge.kill import kill_checks
 from tests.corpus import COST, derive, experiments, find, run_entries, sound, write
 from tests.test_checks import NAME, SCOPE, STUDY, ev_at, evidence, one_kill, tally
 

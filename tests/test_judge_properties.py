@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from studymon.engine.contract import ROUND_KINDS, RUN_KINDS
-from studymon.engine.report import judge
+from studymon.engine.judge import judge
 from tests.corpus import (
     Files,
     KillSpec,
@@ -305,7 +305,7 @@ def test_a_200000_line_ledger_is_judged_in_bounded_memory(tmp_path: Path) -> Non
     # Measured in a fresh process: the peak resident size (VmHWM, which an exec resets, unlike
     # ru_maxrss) while judging, beyond what importing took.
     code = (
-        "import sys; from studymon.engine.report import judge\n"
+        "import sys; from studymon.engine.judge import judge\n"
         "def peak():\n"
         "    for line in open('/proc/self/status'):\n"
         "        if line.startswith('VmHWM:'):\n"

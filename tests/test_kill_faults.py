@@ -22,11 +22,11 @@ import pytest
 
 from studymon.engine.accounts import Accounts
 from studymon.engine.events import KillStep, StudyEvent
+from studymon.engine.judge import judge
 from studymon.engine.kill import FREEZE_LIMIT, Kill, KillAbandoned
 from studymon.engine.launcher import Controller, process_start_time
 from studymon.engine.prepare import create_fresh, plan_fresh
 from studymon.engine.recording import EventRecorder
-from studymon.engine.report import judge
 from studymon.engine.runtimes import open_runtime
 from studymon.engine.supervisor import Supervisor
 from tests.faulty_runtime import FaultyInspect

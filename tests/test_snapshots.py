@@ -26,7 +26,6 @@ from typing import Any
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from studymon.engine.checks import Check
 from studymon.engine.clock import rfc3339_ms, rfc3339_ns
 from studymon.engine.events import (
     ArmChanged,
@@ -43,6 +42,7 @@ from studymon.engine.events import (
     Verdicts,
 )
 from studymon.engine.finish import SessionResult
+from studymon.engine.judge.verdict import Check
 from studymon.engine.ledger import Record
 from studymon.engine.spec import StudySpec
 from studymon.tui.app import Planned, StudymonApp

@@ -20,7 +20,6 @@ from textual.types import CSSPathType
 from textual.widget import Widget
 from textual.widgets import Button, Label, Static
 
-from studymon.engine.checks import Check
 from studymon.engine.events import (
     ArmChanged,
     ContainerChanged,
@@ -36,6 +35,7 @@ from studymon.engine.events import (
     StudyLoad,
     Verdicts,
 )
+from studymon.engine.judge.verdict import Check
 from studymon.engine.ledger import LedgerIssue, Record
 from studymon.widgets.containers_table import ContainersTable
 from studymon.widgets.controls import Controls

@@ -37,17 +37,17 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from rich.console import Console
 
 from studymon import __version__
-from studymon.engine.checks import Check
 from studymon.engine.events import ProcessStarted, StudyEvent
 from studymon.engine.evidence import read_json
+from studymon.engine.judge import NotEvidence, judge
+from studymon.engine.judge.table import check_table, summary_line
+from studymon.engine.judge.verdict import Check
 from studymon.engine.prepare import create_fresh, plan_attach, plan_fresh, plan_resume, resolve
-from studymon.engine.report import NotEvidence, judge
 from studymon.engine.runtimes.process import check_state_folder
 from studymon.engine.session import SessionResult
 from studymon.engine.spec import BadInput, StudySpec
 from studymon.engine.studylock import StudyLock, claim_for_command
 from studymon.engine.supervisor import Supervisor, exit_status
-from studymon.engine.table import check_table, summary_line
 from studymon.refstudy import template as reference_template
 
 if TYPE_CHECKING:

@@ -33,7 +33,7 @@ from studymon.engine.events import (
     StudyEvent,
     Verdicts,
 )
-from studymon.engine.table import clean
+from studymon.engine.judge.table import clean
 from studymon.widgets.states import state_label
 
 LAST_KINDS = 6

@@ -25,9 +25,9 @@ from textual.message import Message
 from textual.reactive import var
 from textual.timer import Timer
 
-from studymon.engine.checks import Check
 from studymon.engine.clock import parse_rfc3339
 from studymon.engine.events import KillStep, Progress, State, StudyEvent
+from studymon.engine.judge.verdict import Check
 from studymon.engine.ledger import Record
 from studymon.widgets import keys
 from studymon.widgets.containers_table import ContainersTable

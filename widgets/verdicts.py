@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from studymon.engine.checks import Check
+from studymon.engine.judge.verdict import Check
 
 MARKS = {True: "✓", False: "✗", None: "?"}
 STYLES = {True: "verdict--ok", False: "verdict--fail", None: "verdict--unknown"}

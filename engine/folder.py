@@ -1,0 +1,206 @@
+"""The evidence folder, spelled once: the name of every file of ``OUT`` and of ``kills/<n>/``.
+
+The engine writes through these names and the judge reads through them, so a
+file is never named twice.  Each name comes in two forms: a :class:`Path`
+(for the writers, who own the folder) and a path relative to ``OUT`` (for
+the judge, which reads through :mod:`studymon.engine.safefile` and never
+follows a name out of the folder).  What each file holds is in
+``docs/evidence.md``; the typed form of each record is in
+:mod:`studymon.engine.records`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+_KILL_NAME = re.compile(r"[1-9][0-9]{0,5}")
+
+
+class KillFolder:
+    """``kills/<n>/``: the files of one kill."""
+
+    KILL = "kill.json"
+    AT_KILL = "ledger-at-kill.json"
+    BEFORE = "container-before.json"
+    AFTER = "container-after-kill.json"
+    BEFORE_RESUME = "container-before-resume.json"
+    READBACK = "container-events.jsonl"
+    LIVE = "container-events-live.jsonl"
+    WINDOW = "container-events-window.json"
+    # Beside the recording when its stream lost events to a restart of the runtime; optional:
+    # only a console that saw a restart writes it.
+    RESTARTS = "runtime-restarts.jsonl"
+
+    FILES = (KILL, AT_KILL, BEFORE, AFTER, BEFORE_RESUME, READBACK, LIVE, WINDOW)
+    # Written by the time the controller is resumed; the rest when the window closes.
+    AT_KILL_FILES = (KILL, AT_KILL, BEFORE, AFTER, LIVE)
+    SNAPSHOTS = (BEFORE, AFTER, BEFORE_RESUME)
+
+    def __init__(self, out: Path, number: int) -> None:
+        self.out = Path(out)
+        self.number = number
+
+    @property
+    def path(self) -> Path:
+        return self.out / "kills" / str(self.number)
+
+    def file(self, name: str) -> Path:
+        return self.path / name
+
+    def rel(self, name: str) -> str:
+        """``name``'s path inside ``OUT`` (for :mod:`safefile`)."""
+        return f"kills/{self.number}/{name}"
+
+    @property
+    def kill_json(self) -> Path:
+        return self.file(self.KILL)
+
+    @property
+    def at_kill(self) -> Path:
+        return self.file(self.AT_KILL)
+
+    @property
+    def live(self) -> Path:
+        return self.file(self.LIVE)
+
+    @property
+    def readback(self) -> Path:
+        return self.file(self.READBACK)
+
+    @property
+    def window(self) -> Path:
+        return self.file(self.WINDOW)
+
+    @property
+    def restarts(self) -> Path:
+        return self.file(self.RESTARTS)
+
+    @property
+    def window_open(self) -> bool:
+        """kill.json is written and the window file is not yet."""
+        return self.kill_json.is_file() and not self.window.exists()
+
+
+class EvidenceFolder:
+    """``OUT``: the console's files beside the study's own ``OUT/study``."""
+
+    RESEARCH = "research.json"
+    STUDY = "study"
+    LEDGER = "study/ledger.jsonl"
+    LOG = "study.log"
+    LAUNCHES = "launches.jsonl"
+    ARMS = "arms.jsonl"
+    LEDGER_WATCH = "ledger-watch.jsonl"
+    MACHINE = "machine.jsonl"
+    TIMELINE = "timeline.jsonl"
+    LOAD = "load.jsonl"
+    OUTCOME = "outcome.json"
+    ACCOUNTS = "accounts.json"
+    KILL_REPORT = "kill-report.json"
+    REPORT_SVG = "report.svg"
+    REPORT = "report.json"
+    KILLS = "kills"
+
+    # Files that only a studymon evidence folder has: an OUT holding any of them is not new.
+    MARKS = (LAUNCHES, TIMELINE, MACHINE, OUTCOME, REPORT, STUDY)
+    # Files appended to a line at a time (a resume only adds to them).
+    APPENDED = (LAUNCHES, TIMELINE, MACHINE, LOAD, ARMS, LOG)
+
+    def __init__(self, out: Path) -> None:
+        self.out = Path(out)
+
+    def file(self, name: str) -> Path:
+        return self.out / name
+
+    @property
+    def research(self) -> Path:
+        return self.out / self.RESEARCH
+
+    @property
+    def study(self) -> Path:
+        return self.out / self.STUDY
+
+    @property
+    def ledger(self) -> Path:
+        return self.out / self.LEDGER
+
+    @property
+    def log(self) -> Path:
+        return self.out / self.LOG
+
+    @property
+    def launches(self) -> Path:
+        return self.out / self.LAUNCHES
+
+    @property
+    def arms(self) -> Path:
+        return self.out / self.ARMS
+
+    @property
+    def ledger_watch(self) -> Path:
+        return self.out / self.LEDGER_WATCH
+
+    @property
+    def machine(self) -> Path:
+        return self.out / self.MACHINE
+
+    @property
+    def timeline(self) -> Path:
+        return self.out / self.TIMELINE
+
+    @property
+    def load(self) -> Path:
+        return self.out / self.LOAD
+
+    @property
+    def outcome(self) -> Path:
+        return self.out / self.OUTCOME
+
+    @property
+    def report(self) -> Path:
+        return self.out / self.REPORT
+
+    def kill(self, number: int) -> KillFolder:
+        return KillFolder(self.out, number)
+
+    def kill_numbers(self) -> list[int]:
+        """The kill folders (``1``, ``2``, …) that are directories inside ``OUT``, in order.
+
+        Safe for a folder an adversary wrote: a name that is not a number, or
+        a link that leads out of ``OUT``, is not a kill folder.
+        """
+        root = os.path.realpath(self.out)
+        real = os.path.realpath(os.path.join(root, self.KILLS))
+        if not real.startswith(root + os.sep) or not os.path.isdir(real):
+            return []
+        try:
+            names = os.listdir(real)
+        except OSError:
+            return []
+        found = []
+        for name in names:
+            if not _KILL_NAME.fullmatch(name):
+                continue
+            path = os.path.realpath(os.path.join(real, name))
+            if path.startswith(root + os.sep) and os.path.isdir(path):
+                found.append(int(name))
+        return sorted(found)
+
+    def kills(self) -> list[KillFolder]:
+        return [self.kill(n) for n in self.kill_numbers()]
+
+    def next_kill(self) -> KillFolder:
+        """The folder the next kill is written to: one past the highest number there."""
+        root = self.out / self.KILLS
+        numbers = [int(p.name) for p in root.iterdir() if p.name.isdigit()] if root.is_dir() else []
+        return self.kill(max(numbers, default=0) + 1)
+
+    def open_windows(self) -> list[KillFolder]:
+        """Kill folders whose window is still open (kill.json written, the window file not yet)."""
+        root = self.out / self.KILLS
+        if not root.is_dir():
+            return []
+        numbers = sorted(int(p.name) for p in root.iterdir() if p.name.isdigit())
+        return [k for k in (self.kill(n) for n in numbers) if k.window_open]

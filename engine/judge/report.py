@@ -1,0 +1,178 @@
+"""Judging a study from its evidence folder alone.
+
+:func:`judge` reads ``OUT`` and gives every check of the study.  The live
+session writes its evidence first and then calls the same function, so
+``studymon run`` and ``studymon report`` cannot disagree.  Only a folder
+that is not an evidence folder at all raises (:class:`NotEvidence`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from studymon.engine import safefile
+from studymon.engine.contract import is_int, valid_container_name
+from studymon.engine.folder import EvidenceFolder, KillFolder
+from studymon.engine.judge.facts import KillEvidence
+from studymon.engine.judge.kill import kill_checks
+from studymon.engine.judge.read import (
+    keeper_end,
+    read_arms,
+    read_events,
+    read_kill,
+    read_launches,
+    read_ledger,
+    read_ledger_watch,
+    read_study,
+)
+from studymon.engine.judge.study import (
+    charged_equals_starts,
+    contract_kept,
+    exited_cleanly,
+    halted_at_export,
+    kill_triggered,
+    ledger_well_formed,
+)
+from studymon.engine.judge.verdict import STUDY_CHECKS, Check, overall
+
+
+class NotEvidence(ValueError):
+    """The folder is not a studymon evidence folder."""
+
+
+class Judgement:
+    """Every check of one study, and the documents built on the way.
+
+    ``accounts`` (the content of accounts.json) is built when first asked
+    for: ``studymon report`` never needs it, and for a long ledger it is the
+    largest thing a judgement holds.
+    """
+
+    def __init__(
+        self,
+        study: str,
+        out: Path,
+        checks: list[Check],
+        finished: bool,
+        ending: dict[str, Any] | None,
+        accounts: dict[str, Any] | Callable[[], dict[str, Any]],
+        kills: list[dict[str, Any]] | None = None,
+    ) -> None:
+        self.study = study
+        self.out = out
+        self.checks = checks
+        self.finished = finished
+        self.ending = ending
+        self._accounts = accounts
+        self.kills = kills if kills is not None else []
+
+    @property
+    def accounts(self) -> dict[str, Any]:
+        if callable(self._accounts):
+            self._accounts = self._accounts()
+        return self._accounts
+
+    @property
+    def ok(self) -> bool | None:
+        return overall(self.checks)
+
+    def report_json(self) -> dict[str, Any]:
+        return {
+            "study": self.study,
+            "out": str(self.out),
+            "finished": self.finished,
+            "ending": self.ending,
+            "ok": self.ok,
+            "checks": [c.as_json() for c in self.checks],
+        }
+
+
+def _kill_report(ev: KillEvidence, checks: list[Check]) -> dict[str, Any]:
+    k = ev.kill
+    by_scope: dict[str, list[Check]] = {}
+    for c in checks:
+        by_scope.setdefault(c.scope, []).append(c)
+    targets = []
+    for t in k.targets if k else []:
+        mine = by_scope.get(f"{ev.scope} · {t.run}", [])
+        watch = ev.tally.watch(t.run) if ev.tally else None
+        targets.append(
+            {
+                "run": t.run,
+                "container": t.container if valid_container_name(t.container) else None,
+                "resultSeq": (ev.window.results.get(t.run) or {}).get("resultSeq") if ev.window else None,
+                "events": None
+                if watch is None
+                else {
+                    "forbidden": [{"action": a, "timeNano": ns} for a, ns in watch.forbidden],
+                    "dies": [{"Id": i, "exitCode": code} for i, code in watch.dies.values()],
+                },
+                "checks": {c.name: c.ok for c in mine},
+                "details": {c.name: c.detail for c in mine},
+            }
+        )
+    return {
+        "kill": ev.number,
+        "trigger": k.trigger if k else None,
+        "beforeKillSeq": k.before_kill_seq if k else None,
+        "windowOpen": ev.window_open,
+        "files": {f: ev.problem(f) or "ok" for f in KillFolder.FILES},
+        "gaps": ev.tally.gaps if ev.tally else None,
+        "checks": {c.name: c.ok for c in by_scope.get(ev.scope, [])},
+        "details": {c.name: c.detail for c in by_scope.get(ev.scope, [])},
+        "targets": targets,
+    }
+
+
+def judge(out: Path) -> Judgement:
+    """Every check of the study in ``out``, from the files alone."""
+    out = Path(out)
+    folder = EvidenceFolder(out)
+    if not safefile.exists(out, folder.RESEARCH) or not safefile.exists(out, folder.LAUNCHES):
+        raise NotEvidence(f"{out} is not a studymon evidence folder (no {folder.RESEARCH} or {folder.LAUNCHES})")
+    study = read_study(out)
+    kills = [read_kill(k, study) for k in folder.kills()]
+    numbers = [ev.number for ev in kills]
+    for i, ev in enumerate(kills):
+        low = numbers[i - 1] if i else 0
+        ev.missing_kills = list(range(low + 1, ev.number))
+
+    acc, contract, ledger, issues = read_ledger(out, study, kills)
+    read_ledger_watch(out, ledger)
+    pids = frozenset(ev.kill.pid for ev in kills if ev.kill is not None and ev.kill.pid is not None)
+    ending, ends = read_launches(out, pids)
+    arming = read_arms(out)
+    for ev in kills:
+        if ev.kill is not None and ev.kill.pid is not None:
+            ev.keeper_end = keeper_end(ends.get(ev.kill.pid, []), ev.kill.at_epoch)
+        ev.launches_problem = ending.problem
+        read_events(out, ev, acc, study)
+
+    finished = ending.ended and is_int(ending.code) and ending.code == 0
+    checks = [
+        ledger_well_formed(ledger),
+        contract_kept(contract, study, ledger),
+        halted_at_export(acc, ledger),
+        charged_equals_starts(acc, ledger),
+        exited_cleanly(ending.code, ending.signal, ending.ended, ending.problem),
+    ]
+    triggered = kill_triggered(arming, kills, acc, ledger, finished)
+    if triggered is not None:
+        checks.append(triggered)
+    reports = []
+    for ev in kills:
+        kchecks = kill_checks(ev, acc, study, ledger)
+        checks.extend(kchecks)
+        reports.append(_kill_report(ev, kchecks))
+
+    def accounts() -> dict[str, Any]:
+        doc = acc.as_json()
+        doc["ledgerIssues"] = [i.as_json() for i in issues]
+        doc["ledgerIssueCount"] = ledger.issue_count
+        doc["contract"] = contract.first.text if contract.first else None
+        doc["checks"] = {c.name: c.ok for c in checks if c.scope == "study" and c.name in STUDY_CHECKS}
+        return doc
+
+    return Judgement(study.id or out.name, out, checks, finished, ending.as_json(), accounts, reports)

@@ -1,0 +1,73 @@
+"""Values from evidence files as they may be shown: validated, or said of, never echoed.
+
+The evidence may have been written by an adversary; a detail quotes a value
+only once it was validated (run ids and container names that match their
+patterns, integers, times), and free text the console wrote itself is cut
+short and stripped of control characters.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from studymon.engine.clock import parse_rfc3339, rfc3339_ms
+from studymon.engine.contract import is_number, valid_container_name, valid_id
+from studymon.engine.safefile import type_name
+
+# --- showing values from files --------------------------------------------------
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+SIGNAL = re.compile(r"SIG[A-Z0-9]{1,12}")
+TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z")
+
+
+def free_text(value: Any, limit: int = 120) -> str:
+    """Text the console wrote (a missed kill's detail), safe to print: no control characters, cut short."""
+    if not isinstance(value, str):
+        return type_name(value)
+    text = _CONTROL.sub("?", value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def run_text(value: Any) -> str:
+    """A run id for a detail, if it is one (rule 1); the accounts keep any string a ledger gives."""
+    return value if valid_id(value) else "a run with an invalid id"
+
+
+def name_text(value: Any) -> str:
+    """A container name for a detail, if it is one; never arbitrary bytes."""
+    return value if valid_container_name(value) else "a container"
+
+
+def short_id(value: Any) -> str:
+    if isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9_.:-]{1,128}", value):
+        return value.split(":")[-1][:12]
+    return "an unreadable Id"
+
+
+def time_text(value: Any) -> str:
+    return value if isinstance(value, str) and TIME.fullmatch(value) else "an unreadable time"
+
+
+def ns_text(ns: int) -> str:
+    return rfc3339_ms(ns / 1e9)
+
+
+def epoch_ns(value: Any) -> int | None:
+    """Epoch seconds (a JSON number) as integer nanoseconds, or None."""
+    if not is_number(value):
+        return None
+    try:
+        return round(value * 1e9)
+    except (OverflowError, ValueError):  # infinite, not a number, or beyond a float
+        return None
+
+
+def rfc3339_epoch(value: Any) -> float | None:
+    if not isinstance(value, str) or not TIME.fullmatch(value):
+        return None
+    try:
+        return parse_rfc3339(value)
+    except (ValueError, OverflowError):
+        return None

@@ -1,0 +1,96 @@
+"""A verdict and how reasons make one.
+
+A check is ``True`` (holds), ``False`` (fails) or ``None`` (unknown: the
+evidence needed may still come).  As in Jepsen, false beats unknown beats
+pass: a :class:`Verdict` collects every reason a check fails and every
+reason it cannot tell, and fails if there is any of the first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+STUDY_CHECKS = ("ledgerWellFormed", "contractKept", "haltedAtExport", "chargedEqualsStarts", "exitedCleanly")
+KILL_CHECKS = ("killDelivered", "killEvidence")
+TARGET_CHECKS = ("sameContainerNoRerun", "chargedOnce", "resultSettledAndFinished")
+
+
+FORBIDDEN = ("create", "start", "rename", "kill", "stop")
+SIGKILL = "SIGKILL"
+WINDOW_OPEN = "window still open; `studymon run --resume` continues it"
+SHOWN = 3  # reasons shown per check before "and N more"
+# Distinct events remembered to count an event once when both the live recording and
+# the read-back hold it; past this many, further ones may be counted twice (still a failure).
+SEEN_KEPT = 256
+
+
+@dataclass(frozen=True)
+class Check:
+    """One verdict: the check's name, what it is about (``scope``), ok and why."""
+
+    name: str
+    ok: bool | None
+    detail: str
+    scope: str = "study"
+
+    def as_json(self) -> dict[str, Any]:
+        return {"name": self.name, "scope": self.scope, "ok": self.ok, "detail": self.detail}
+
+
+def overall(checks: Iterable[Check]) -> bool | None:
+    """False if any check fails, else None if any is unknown, else True."""
+    result: bool | None = True
+    for c in checks:
+        if c.ok is False:
+            return False
+        if c.ok is None:
+            result = None
+    return result
+
+
+class Verdict:
+    """Reasons gathered for one check: any failure makes it ✗, else any unknown makes it ?."""
+
+    def __init__(self, name: str, scope: str) -> None:
+        self.name = name
+        self.scope = scope
+        self.failures: list[str] = []
+        self.unknowns: list[str] = []
+        self.context: list[str] = []
+
+    def fail(self, reason: str) -> None:
+        self.failures.append(reason)
+
+    def unknown(self, reason: str) -> None:
+        self.unknowns.append(reason)
+
+    def explain(self, reason: str) -> None:
+        """A fact that bears on every other reason (a runtime restart): shown first, fail or unknown.
+
+        Alone it makes the check unknown, never a pass.
+        """
+        self.context.append(reason)
+
+    def listed(self, shown: list[str], total: int, one: str, many: str) -> None:
+        """Failures of one kind: the first few, the last of them saying how many more there are."""
+        reasons = list(shown)
+        more = total - len(reasons)
+        if reasons and more > 0:
+            reasons[-1] += f" (and {more} more {one if more == 1 else many})"
+        for reason in reasons:
+            self.fail(reason)
+
+    def check(self, passed: str | Callable[[], str]) -> Check:
+        """The verdict; ``passed`` (text, or a function giving it) is the detail when the check holds."""
+        ok: bool | None
+        if self.failures:
+            ok, reasons = False, self.context + self.failures
+        elif self.unknowns or self.context:
+            ok, reasons = None, self.context + self.unknowns
+        else:
+            return Check(self.name, True, passed if isinstance(passed, str) else passed(), self.scope)
+        shown = "; ".join(reasons[:SHOWN])
+        more = f"; and {len(reasons) - SHOWN} more" if len(reasons) > SHOWN else ""
+        return Check(self.name, ok, shown + more, self.scope)

@@ -10,6 +10,19 @@ console that detaches or crashes, and is released only when the console and
 every keeper of the study have gone.  The file says which OUT holds it, so a
 refusal can name it.
 
+One id is not enough: the ids ``exp`` and ``exp-2`` give the stems
+``inforsi-exp-`` and ``inforsi-exp-2-``, and every container of the second
+is under the first one's stem (PROTOCOL §6.1).  So a claim also refuses a
+study whose stem extends, or is extended by, the stem of a study that holds
+its lock on the same runtime (:class:`NeighbourRunning`).  A lock file's
+name starts with its study's stem, and its digest binds the runtime, the
+prefix and the id, so the neighbours are found by name and told apart by
+runtime without trusting what the files say.  Every claim looks for them
+and takes its own lock while it holds an exclusive ``flock`` on the lock
+folder itself: two neighbours claimed at the same instant are looked at one
+after the other, and the second sees the first.  That guard is held for a
+few milliseconds (never while waiting for a keeper) and creates no file.
+
 The lock files live in a folder of the user's own (``$STUDYMON_LOCK_DIR``, or
 ``$XDG_STATE_HOME/studymon/locks``, by default ``~/.local/state``): created
 0700, refused when another user owns it or others can write to it, and the
@@ -20,6 +33,7 @@ fresh study whose containers are already running (:func:`running_containers`).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import hashlib
@@ -27,6 +41,7 @@ import json
 import os
 import stat
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +53,36 @@ OWN_KEEPER_WAIT = 10.0
 class StudyInUse(RuntimeError):
     """The study's lock is held: ``holder`` is the OUT that has it (None when it cannot be told)."""
 
-    def __init__(self, study_id: str, holder: Path | None) -> None:
+    def __init__(self, study_id: str, holder: Path | None, message: str | None = None) -> None:
         self.study_id = study_id
         self.holder = holder
         where = f"by the study in {holder}" if holder else "by another studymon command"
-        super().__init__(f"study id {study_id!r} is in use {where}")
+        super().__init__(message or f"study id {study_id!r} is in use {where}")
+
+
+class NeighbourRunning(StudyInUse):
+    """A study whose stem extends this one's, or is extended by it, holds its lock on the same runtime.
+
+    ``holder`` is that study's OUT (None when it cannot be told), ``other_id``
+    and ``other_prefix`` name it.
+    """
+
+    def __init__(self, study_id: str, prefix: str, other_id: str, other_prefix: str, holder: Path | None) -> None:
+        self.prefix = prefix
+        self.other_id = other_id
+        self.other_prefix = other_prefix
+        where = f"running in {holder}" if holder else "running under another studymon command"
+        super().__init__(
+            study_id,
+            holder,
+            f"study id {study_id!r} cannot run beside study {other_id!r} ({where}) on this runtime: "
+            f"{overlap(prefix, study_id, other_prefix, other_id)}; "
+            f"choose an id that does not extend or is not extended by {other_id!r}, or wait for {other_id!r} to end",
+        )
+
+
+class LockBusy(RuntimeError):
+    """The lock folder's guard was not let go in time (a claim stopped half way, e.g. by SIGSTOP)."""
 
 
 class LockFolderUnsafe(RuntimeError):
@@ -83,9 +123,58 @@ def engine_identity(backend: str, runtime: Any = None) -> str:
     return f"process:{Path(root).resolve()}"
 
 
+def stem(prefix: str, study_id: str) -> str:
+    """What every run container of the study is named with: ``<prefix>-<ID>-``."""
+    return f"{prefix}-{study_id}-"
+
+
+def neighbours(a: str, b: str) -> bool:
+    """Whether two stems extend one another (equal stems do): one study's containers fall under the other's."""
+    return a.startswith(b) or b.startswith(a)
+
+
+def overlap(prefix: str, study_id: str, other_prefix: str, other_id: str) -> str:
+    """Why two studies' container names collide, in words."""
+    mine, theirs = stem(prefix, study_id), stem(other_prefix, other_id)
+    if mine == theirs:
+        how = f"the run containers of both are named {mine}<run>"
+    elif mine.startswith(theirs):
+        how = f"the run containers of {study_id!r} ({mine}<run>) are named under {theirs}, the stem of {other_id!r}"
+    else:
+        how = f"the run containers of {other_id!r} ({theirs}<run>) are named under {mine}, the stem of {study_id!r}"
+    return how + ", so each study would take the other's containers for its own"
+
+
+_DIGEST = 16
+_SUFFIX = ".lock"
+
+
 def lock_name(identity: str, prefix: str, study_id: str) -> str:
-    digest = hashlib.sha256(f"{identity}\0{prefix}\0{study_id}".encode()).hexdigest()[:16]
-    return f"{prefix}-{study_id}-{digest}.lock"
+    digest = hashlib.sha256(f"{identity}\0{prefix}\0{study_id}".encode()).hexdigest()[:_DIGEST]
+    return f"{stem(prefix, study_id)}{digest}{_SUFFIX}"
+
+
+def _stem_of(name: str) -> str | None:
+    """The stem a lock file's name starts with (``<prefix>-<ID>-``), or None when it is no lock file's name."""
+    if not name.endswith(_SUFFIX) or len(name) < _DIGEST + len(_SUFFIX) + 4:
+        return None
+    head = name[: -(_DIGEST + len(_SUFFIX))]
+    return head if head.endswith("-") else None
+
+
+def _split(name: str, identity: str) -> tuple[str, str] | None:
+    """The prefix and id of the lock file ``name`` when it is a lock of the runtime ``identity``, else None.
+
+    A prefix may hold ``-`` too, so every split of the stem is tried against the digest.
+    """
+    head = (_stem_of(name) or "-")[:-1]
+    at = head.find("-")
+    while at > 0:
+        prefix, study_id = head[:at], head[at + 1 :]
+        if study_id and lock_name(identity, prefix, study_id) == name:
+            return prefix, study_id
+        at = head.find("-", at + 1)
+    return None
 
 
 class StudyLock:
@@ -111,42 +200,115 @@ class StudyLock:
         return self.fd >= 0
 
 
-def claim(study_id: str, out: Path, identity: str, prefix: str, wait_for_own: float = 0.0) -> StudyLock:
-    """Take the study's lock for ``out``; :class:`StudyInUse` when a running study has it.
+# How long a claim waits for another claim to let go of the lock folder's guard.
+GUARD_WAIT = 10.0
 
-    ``wait_for_own``: when the holder is ``out`` itself (its keeper winding
-    down after a kill), wait up to that many seconds for it to let go.
-    """
-    folder = _safe_dir(lock_dir())
-    path = folder / lock_name(identity, prefix, study_id)
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+
+@contextlib.contextmanager
+def _guard(folder: Path) -> Iterator[None]:
+    """Hold the lock folder's guard: claims of one folder look for neighbours one at a time."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
-        fd = os.open(path, flags, 0o600)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise LockFolderUnsafe(f"lock file {path} is a symlink: remove it") from None
-        raise
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise LockFolderUnsafe(f"lock file {path} is not a regular file: remove it")
-        deadline = time.monotonic() + wait_for_own
+        deadline = time.monotonic() + GUARD_WAIT
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
-                holder = _holder(fd)
-                own = holder is not None and _same(holder, out)
-                if not own or time.monotonic() >= deadline:
-                    raise StudyInUse(study_id, holder) from None
-                time.sleep(0.05)
-        body = json.dumps({"out": str(out.resolve()), "pid": os.getpid(), "id": study_id}).encode()
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, body, 0)
-    except BaseException:
-        os.close(fd)
-        raise
-    return StudyLock(fd, path, study_id, out)
+                if time.monotonic() >= deadline:
+                    raise LockBusy(
+                        f"lock folder {folder} stayed guarded by another claim for {GUARD_WAIT:.0f} s: "
+                        "a studymon command is stopped half way (end it, or resume it with SIGCONT)"
+                    ) from None
+                time.sleep(0.005)
+        yield
+    finally:
+        os.close(fd)  # lets go of the guard
+
+
+def _refuse_neighbours(folder: Path, identity: str, prefix: str, study_id: str) -> None:
+    """:class:`NeighbourRunning` when a study of this runtime whose stem extends ours (or ours its) holds its lock.
+
+    Called with the guard held, so a lock seen held has its OUT written.
+    """
+    mine = stem(prefix, study_id)
+    own = lock_name(identity, prefix, study_id)
+    with os.scandir(folder) as entries:
+        names = sorted(e.name for e in entries)
+    for name in names:
+        theirs = _stem_of(name)
+        if name == own or theirs is None or not neighbours(mine, theirs):
+            continue
+        found = _split(name, identity)
+        if found is None:
+            continue  # another runtime's study, or not a lock file
+        try:
+            fd = os.open(folder / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise NeighbourRunning(study_id, prefix, found[1], found[0], _holder(fd)) from None
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+
+def claim(study_id: str, out: Path, identity: str, prefix: str, wait_for_own: float = 0.0) -> StudyLock:
+    """Take the study's lock for ``out``; :class:`StudyInUse` when a running study has it.
+
+    :class:`NeighbourRunning` (a :class:`StudyInUse`) when a study of the same
+    runtime whose stem extends this one's, or is extended by it, holds its
+    lock; then no lock file is made.  ``wait_for_own``: when the holder is
+    ``out`` itself (its keeper winding down after a kill), wait up to that
+    many seconds for it to let go.
+    """
+    folder = _safe_dir(lock_dir())
+    path = folder / lock_name(identity, prefix, study_id)
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    deadline = time.monotonic() + wait_for_own
+    while True:
+        with _guard(folder):
+            _refuse_neighbours(folder, identity, prefix, study_id)
+            try:
+                fd = os.open(path, flags, 0o600)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise LockFolderUnsafe(f"lock file {path} is a symlink: remove it") from None
+                raise
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise LockFolderUnsafe(f"lock file {path} is not a regular file: remove it")
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    holder = _holder(fd)
+                else:
+                    # Written before the guard is let go: a neighbour's claim that sees
+                    # the lock held can name its OUT.
+                    body = {
+                        "out": str(out.resolve()),
+                        "pid": os.getpid(),
+                        "id": study_id,
+                        "prefix": prefix,
+                        "runtime": identity,
+                    }
+                    os.ftruncate(fd, 0)
+                    os.pwrite(fd, json.dumps(body).encode(), 0)
+                    return StudyLock(fd, path, study_id, out)
+            except BaseException:
+                os.close(fd)
+                raise
+            os.close(fd)
+        # Held: wait (without the guard) only for this OUT's own keeper.
+        own = holder is not None and _same(holder, out)
+        if not own or time.monotonic() >= deadline:
+            raise StudyInUse(study_id, holder)
+        time.sleep(0.05)
 
 
 def holder_of(study_id: str, identity: str, prefix: str) -> Path | None:
@@ -185,9 +347,9 @@ def _same(a: Path, b: Path) -> bool:
 
 def running_containers(runtime: Any, prefix: str, study_id: str) -> list[str]:
     """Names of the study's containers (``<prefix>-<ID>-…``) that run or are being created on ``runtime``."""
-    stem = f"{prefix}-{study_id}-"
+    mine = stem(prefix, study_id)
     names = []
-    for found in runtime.list(stem):
+    for found in runtime.list(mine):
         name = str(found.get("Name", "")).lstrip("/")
         status = (found.get("State") or {}).get("Status")
         # An id may hold '-': "a" and "a-b" share the stem "p-a-".  A label that
@@ -195,7 +357,7 @@ def running_containers(runtime: Any, prefix: str, study_id: str) -> list[str]:
         label = ((found.get("Config") or {}).get("Labels") or {}).get("studymon.study")
         if label not in (None, study_id):
             continue
-        if name.startswith(stem) and status in ("running", "created", "restarting", "paused"):
+        if name.startswith(mine) and status in ("running", "created", "restarting", "paused"):
             names.append(name)
     return sorted(names)
 
@@ -206,18 +368,34 @@ def claim_for_command(
     """Claim every study's lock for one command, before anything is written: all of them, or none.
 
     Raises :class:`studymon.engine.spec.BadInput` with the one line to print when a
-    study's id is in use (naming the OUT that has it), when a fresh study's
-    containers already run on its runtime, or when the lock folder is unsafe.
+    study's id is in use (naming the OUT that has it), when its stem and another
+    running study's extend one another on its runtime (naming that study and
+    its OUT; two such studies of this command are refused before any lock is
+    taken), when a fresh study's containers already run on its runtime, or when
+    the lock folder is unsafe.
     """
     from studymon.engine.spec import BadInput
 
+    identities = {spec.id: engine_identity(backends[spec.id]) for spec in specs}
+    for i, a in enumerate(specs):
+        for b in specs[i + 1 :]:
+            pa, pb = prefixes[a.id], prefixes[b.id]
+            if identities[a.id] == identities[b.id] and neighbours(stem(pa, a.id), stem(pb, b.id)):
+                raise BadInput(
+                    f"studies {b.id!r} and {a.id!r} of this command cannot run at once on one runtime: "
+                    f"{overlap(pb, b.id, pa, a.id)}; choose for {b.id!r} an id that does not extend "
+                    f"or is not extended by {a.id!r}, or run them one after the other"
+                )
     held: dict[str, StudyLock] = {}
     try:
         for spec in specs:
             backend, prefix = backends[spec.id], prefixes[spec.id]
-            identity = engine_identity(backend)
+            identity = identities[spec.id]
             try:
                 held[spec.id] = claim(spec.id, spec.out, identity, prefix)
+            except NeighbourRunning as exc:
+                hint = f"watch it with: studymon attach {exc.holder}" if exc.holder else "wait for it to end"
+                raise BadInput(f"{exc}; {hint}") from None
             except StudyInUse as exc:
                 if exc.holder is not None and _same(exc.holder, spec.out):
                     raise BadInput(
@@ -229,7 +407,7 @@ def claim_for_command(
                 raise BadInput(
                     f"study id {spec.id!r} is in use by {where} on this runtime: pick another id, or {hint}"
                 ) from None
-            except (LockFolderUnsafe, OSError) as exc:
+            except (LockFolderUnsafe, LockBusy, OSError) as exc:
                 raise BadInput(f"cannot take the study lock of {spec.id!r}: {exc}") from None
             if fresh:
                 names = _running_on(backend, prefix, spec.id)

@@ -261,3 +261,272 @@ def test_a_keeper_left_running_by_a_dead_console_keeps_the_id(tmp_path: Path) ->
     assert resumed.returncode == 2 and "still running" in resumed.stderr and "studymon attach" in resumed.stderr
     attached = studymon("attach", "--headless", str(one), cwd=tmp_path, timeout=180)
     assert attached.returncode == 0, attached.stdout + attached.stderr
+
+
+# --- neighbours: stems that extend one another (PROTOCOL §6.1) ------------------------------------------
+
+HOLD_AS = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from studymon.engine.studylock import claim
+study_id, out, identity, prefix = sys.argv[2:6]
+lock = claim(study_id, Path(out), identity, prefix)
+print("held", flush=True)
+sys.stdin.read()  # held until the test closes our standard input (or kills us)
+"""
+
+
+def _hold_as(study_id: str, out: Path, prefix: str = "inforsi", identity: str = IDENT) -> subprocess.Popen[str]:
+    """Another process that holds ``study_id``'s lock until its standard input is closed."""
+    root = str(Path(__file__).resolve().parent.parent)
+    proc = subprocess.Popen([sys.executable, "-c", HOLD_AS, root, study_id, str(out), identity, prefix],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def _let_go(proc: subprocess.Popen[str]) -> None:
+    assert proc.stdin is not None
+    proc.stdin.close()
+    proc.wait(timeout=30)
+
+
+@pytest.mark.parametrize(("held", "claimed"), [
+    (("inforsi", "exp"), ("inforsi", "exp-2")),  # claimed extends held
+    (("inforsi", "exp-2"), ("inforsi", "exp")),  # claimed is extended by held
+    (("inforsi", "exp"), ("inforsi", "exp-2-b")),
+    (("inforsi-exp", "2"), ("inforsi", "exp-2")),  # one stem under two prefixes: inforsi-exp-2-
+    (("inforsi", "exp-2"), ("inforsi-exp", "2-b")),
+])
+def test_a_study_whose_stem_extends_a_running_ones_is_refused_naming_it(
+    tmp_path: Path, study_lock_dir: Path, held: tuple[str, str], claimed: tuple[str, str]
+) -> None:
+    holder = _hold_as(held[1], tmp_path / "one", prefix=held[0])
+    try:
+        with pytest.raises(studylock.NeighbourRunning) as caught:
+            claim(claimed[1], tmp_path / "two", IDENT, claimed[0])
+        refusal = caught.value
+        assert isinstance(refusal, StudyInUse)  # whoever handles a study in use handles this one too
+        assert (refusal.other_id, refusal.other_prefix) == (held[1], held[0])
+        assert refusal.holder == (tmp_path / "one").resolve()
+        message = str(refusal)
+        assert f"study id {claimed[1]!r} cannot run beside study {held[1]!r}" in message
+        assert f"running in {(tmp_path / 'one').resolve()}" in message
+        assert f"{held[0]}-{held[1]}-" in message and f"{claimed[0]}-{claimed[1]}-" in message
+        assert "so each study would take the other's containers for its own" in message
+        assert f"choose an id that does not extend or is not extended by {held[1]!r}" in message
+        # Refused before its own lock file was made.
+        assert not os.path.lexists(study_lock_dir / studylock.lock_name(IDENT, *claimed))
+    finally:
+        _let_go(holder)
+    # Once the neighbour has ended, the id is free.
+    claim(claimed[1], tmp_path / "two", IDENT, claimed[0]).release()
+
+
+def test_stems_that_do_not_extend_or_studies_of_other_runtimes_are_not_neighbours(tmp_path: Path) -> None:
+    holder = _hold_as("exp", tmp_path / "one")
+    try:
+        for n, (prefix, study_id, identity) in enumerate([
+            ("inforsi", "expx", IDENT),  # inforsi-expx- does not start with inforsi-exp-
+            ("inforsi", "ex", IDENT),  # nor inforsi-exp- with inforsi-ex-
+            ("inforsi", "e", IDENT),
+            ("inforsix", "exp-2", IDENT),  # the same ids under another prefix
+            ("other", "exp-2", IDENT),
+            ("inforsi", "exp-2", "process:/tmp/another-runtime"),  # another process runtime
+            ("inforsi", "exp-2", "docker:unix:///var/run/docker.sock"),  # Docker, not this process runtime
+        ]):
+            claim(study_id, tmp_path / f"o{n}", identity, prefix).release()
+        # The holder is still refused to its real neighbours.
+        with pytest.raises(studylock.NeighbourRunning):
+            claim("exp-2", tmp_path / "two", IDENT, "inforsi")
+    finally:
+        _let_go(holder)
+    # A neighbour's lock file that nobody holds (its study ended) is no neighbour.
+    assert os.path.exists(studylock.lock_dir() / studylock.lock_name(IDENT, "inforsi", "exp"))
+    claim("exp-2", tmp_path / "two", IDENT, "inforsi").release()
+
+
+RACER = """
+import os, sys
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from studymon.engine.studylock import StudyInUse, claim
+study_id, out = sys.argv[2], sys.argv[3]
+for n, gate in enumerate(int(g) for g in sys.argv[4:]):
+    print("ready", flush=True)
+    os.read(gate, 1)  # every racer is released at once, when the test closes the gate's other end
+    try:
+        lock = claim(study_id, Path(out), f"process:/tmp/race-{n}", "inforsi")
+    except StudyInUse:
+        lock = None
+    print("refused" if lock is None else "held", flush=True)
+    sys.stdin.readline()  # the lock is kept until the test has heard every racer
+    if lock is not None:
+        lock.release()
+"""
+
+
+def test_neighbours_claimed_at_the_same_instant_never_both_hold(tmp_path: Path) -> None:
+    """Racers whose stems all extend one another (x, x-1, x-1-2, ...), released together: one wins each round."""
+    root = str(Path(__file__).resolve().parent.parent)
+    ids = ["x"]
+    while len(ids) < 6:
+        ids.append(f"{ids[-1]}-{len(ids)}")
+    gates = [os.pipe() for _ in range(40)]  # one per round, each on its own runtime
+    reads = [r for r, _ in gates]
+    opened = [w for _, w in gates]
+    racers = [
+        subprocess.Popen([sys.executable, "-c", RACER, root, i, str(tmp_path / i), *map(str, reads)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, pass_fds=reads)
+        for i in ids
+    ]
+    try:
+        for r in reads:
+            os.close(r)
+        for n, (_, gate) in enumerate(gates):
+            for racer in racers:
+                assert racer.stdout is not None and racer.stdout.readline().strip() == "ready"
+            os.close(gate)
+            opened.remove(gate)
+            said = [racer.stdout.readline().strip() for racer in racers if racer.stdout is not None]
+            seen = dict(zip(ids, said, strict=True))
+            assert sorted(said) == ["held"] + ["refused"] * (len(ids) - 1), f"round {n}: {seen}"
+            for racer in racers:
+                assert racer.stdin is not None
+                racer.stdin.write("next\n")
+                racer.stdin.flush()
+    finally:
+        for gate in opened:
+            os.close(gate)
+        for racer in racers:
+            racer.kill()
+            racer.wait(timeout=30)
+
+
+def test_a_command_with_two_neighbours_is_refused_before_any_lock_is_taken(
+    tmp_path: Path, study_lock_dir: Path
+) -> None:
+    specs = [StudySpec("exp", tmp_path / "a"), StudySpec("exp-2", tmp_path / "b")]
+    with pytest.raises(BadInput) as caught:
+        claim_for_command(specs, {"exp": "inforsi", "exp-2": "inforsi"}, {"exp": "process", "exp-2": "process"}, True)
+    message = str(caught.value)
+    assert message.startswith("studies 'exp-2' and 'exp' of this command cannot run at once on one runtime")
+    assert "the run containers of 'exp-2' (inforsi-exp-2-<run>) are named under inforsi-exp-, the stem of 'exp'" \
+        in message
+    assert "choose for 'exp-2' an id that does not extend or is not extended by 'exp'" in message
+    assert list(study_lock_dir.iterdir()) == []
+    # Resumed studies keep their own prefixes: these two stems are one (inforsi-exp-2-).
+    specs = [StudySpec("2", tmp_path / "a"), StudySpec("exp-2", tmp_path / "b")]
+    both = r"studies 'exp-2' and '2' of this command .*: the run containers of both are named inforsi-exp-2-<run>"
+    with pytest.raises(BadInput, match=both):
+        claim_for_command(specs, {"2": "inforsi-exp", "exp-2": "inforsi"}, {"2": "process", "exp-2": "process"}, False)
+    # Not neighbours: stems that do not extend, or another prefix.
+    for other, prefix in (("expx", "inforsi"), ("exp-2", "other")):
+        specs = [StudySpec("exp", tmp_path / "a"), StudySpec(other, tmp_path / "b")]
+        locks = claim_for_command(specs, {"exp": "inforsi", other: prefix}, {"exp": "process", other: "process"}, True)
+        assert sorted(locks) == sorted(["exp", other])
+        for lock in locks.values():
+            lock.release()
+
+
+@pytest.mark.usefixtures("docker_engine")
+def test_neighbours_on_docker_and_on_the_process_runtime_are_not_refused(tmp_path: Path) -> None:
+    specs = [StudySpec("exp", tmp_path / "a"), StudySpec("exp-2", tmp_path / "b")]
+    prefixes = {"exp": "inforsi", "exp-2": "inforsi"}
+    locks = claim_for_command(specs, prefixes, {"exp": "process", "exp-2": "docker"}, True)
+    assert sorted(locks) == ["exp", "exp-2"]
+    for lock in locks.values():
+        lock.release()
+
+
+def test_a_command_beside_a_running_neighbour_is_refused_naming_it_and_writes_nothing(
+    tmp_path: Path, study_lock_dir: Path
+) -> None:
+    """A real study ``exp`` runs; a second command with ``exp-2`` (fresh or resumed) is refused, others are not."""
+    from studymon.engine.prepare import create_fresh, plan_fresh
+    from tests.studies import ROOT, studymon, template
+
+    tiny = [sys.executable, str(ROOT / "tests" / "doubles" / "tiny_study.py")]
+    t = template(tmp_path, backend="process", budget=30, diagnosisSeconds=3)
+    quick = tmp_path / "quick.json"
+    quick.write_text(json.dumps({"command": tiny, "backend": "process"}))
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text(json.dumps({"command": tiny, "backend": "process", "containerPrefix": "other"}))
+    # A made, never started exp-2, to be resumed while exp runs.
+    made = tmp_path / "made"
+    specs, tpl, backend = plan_fresh([f"exp-2={made}"], quick, [], "process")
+    create_fresh(specs, tpl, backend)
+
+    def digest(folder: Path) -> list[tuple[str, int, int, bytes]]:
+        return [
+            (str(p.relative_to(folder)), p.stat().st_mode, p.stat().st_mtime_ns, p.read_bytes() if p.is_file() else b"")
+            for p in sorted(folder.rglob("*"))
+        ]
+
+    made_before = digest(made)
+    one, two = tmp_path / "one", tmp_path / "two"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200")
+    first = subprocess.Popen([sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--template", str(t),
+                              f"exp={one}"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True)
+    try:
+        ledger = one / "study" / "ledger.jsonl"
+        started = lambda: ledger.exists() and b'"runStarted"' in ledger.read_bytes()  # noqa: E731
+        until(lambda: started() or first.poll() is not None, 60, "the first study to start a run", step=0.05)
+        assert started(), f"the first study ended (exit {first.returncode}) before it started a run"
+        locks_before = sorted(p.name for p in study_lock_dir.iterdir())
+        for args in (("--template", str(quick), f"exp-2={two}"), ("--resume", f"exp-2={made}")):
+            second = studymon("run", "--headless", *args, cwd=tmp_path)
+            assert second.returncode == 2, second.stdout + second.stderr
+            lines = second.stderr.strip().splitlines()
+            assert len(lines) == 1, second.stderr
+            assert lines[0] == (
+                f"studymon run: study id 'exp-2' cannot run beside study 'exp' (running in {one.resolve()}) on this "
+                "runtime: the run containers of 'exp-2' (inforsi-exp-2-<run>) are named under inforsi-exp-, the stem "
+                "of 'exp', so each study would take the other's containers for its own; choose an id that does not "
+                f"extend or is not extended by 'exp', or wait for 'exp' to end; watch it with: studymon attach "
+                f"{one.resolve()}"
+            ), lines[0]
+        assert not two.exists(), "a refused command wrote nothing"
+        assert digest(made) == made_before, "a refused resume touched nothing"
+        assert sorted(p.name for p in study_lock_dir.iterdir()) == locks_before, "nor made a lock file"
+        # Not neighbours of exp: a stem that does not extend, the same ids under another prefix.
+        for args in (("--template", str(quick), f"expx={tmp_path / 'x'}"),
+                     ("--template", str(elsewhere), f"exp-2={tmp_path / 'other'}")):
+            beside = studymon("run", "--headless", *args, cwd=tmp_path)
+            assert beside.returncode == 0, beside.stdout + beside.stderr
+        assert first.poll() is None, "exp was still running while its non-neighbours ran"
+        output, _ = first.communicate(timeout=180)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert first.returncode == 0, output
+    # Once exp has ended, exp-2 may run.
+    resumed = studymon("run", "--headless", "--resume", f"exp-2={made}", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+
+
+def test_a_command_with_two_neighbour_ids_is_refused_and_writes_nothing(tmp_path: Path, study_lock_dir: Path) -> None:
+    from tests.studies import ROOT, studymon
+
+    quick = tmp_path / "quick.json"
+    quick.write_text(json.dumps({"command": [sys.executable, str(ROOT / "tests" / "doubles" / "tiny_study.py")],
+                                 "backend": "process"}))
+    refused = studymon("run", "--headless", "--template", str(quick), f"exp={tmp_path / 'one'}",
+                       f"exp-2={tmp_path / 'two'}", cwd=tmp_path)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert refused.stderr.strip().splitlines() == [
+        (
+            "studymon run: studies 'exp-2' and 'exp' of this command cannot run at once on one runtime: the run "
+            "containers of 'exp-2' (inforsi-exp-2-<run>) are named under inforsi-exp-, the stem of 'exp', so each "
+            "study would take the other's containers for its own; choose for 'exp-2' an id that does not extend or "
+            "is not extended by 'exp', or run them one after the other"
+        )
+    ], refused.stderr
+    assert not (tmp_path / "one").exists() and not (tmp_path / "two").exists()
+    assert list(study_lock_dir.iterdir()) == []
+    # Ids that do not extend one another run side by side.
+    beside = studymon("run", "--headless", "--template", str(quick), f"exp={tmp_path / 'one'}",
+                      f"expx={tmp_path / 'two'}", cwd=tmp_path)
+    assert beside.returncode == 0, beside.stdout + beside.stderr

@@ -21,6 +21,10 @@ from studymon.engine.contract import SELECT, chosen_ids, is_number, settlement_a
 from studymon.engine.ledger import Record
 
 FULL_STOP = "balance exhausted"
+# What a study writes while it works: none of it may follow the halt it ends at (rule 12).
+WORK_KINDS = frozenset(
+    {"stageOpen", "decision", "runPlanned", "charge", "runStarted", "runResult", "diagnosisSettlement"}
+)
 # Bounded lists for the report: a hostile ledger of a million exports must not grow memory.
 KEPT = 100
 
@@ -184,6 +188,9 @@ class Accounts:
     settlements: dict[Any, Settlement] = field(default_factory=dict)  # round -> its first settlement
     proposal_opened: dict[Any, int] = field(default_factory=dict)  # round -> seq of its last stageOpen proposal
     first_diagnosis: str | None = None  # run id of the first runPlanned with purpose diagnosis
+    # The last record of the kinds a study writes while it works (rule 12: none after its final halt).
+    last_work: Record | None = None
+    max_amount: float | None = None  # the largest amount charged (rule 13)
     last_seq: int = 0
     count: int = 0
 
@@ -200,6 +207,8 @@ class Accounts:
         self.count += 1
         self.last_seq = record.seq
         kind = record.kind
+        if kind in WORK_KINDS:
+            self.last_work = record if not self.trim else Record(record.seq, "", kind, {}, record.line, 0)
         if kind == "runPlanned":
             acct = self._run(record)
             if acct is not None:
@@ -214,6 +223,8 @@ class Accounts:
             balance = record.content.get("balance")
             if is_number(amount):
                 self.charged += amount
+                if self.max_amount is None or amount > self.max_amount:
+                    self.max_amount = amount
             if is_number(balance):
                 self.balance = balance
             if not (is_number(amount) and is_number(balance)):

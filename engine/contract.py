@@ -22,6 +22,18 @@ The rules, as numbered in the contract:
 6. Field types: ``round`` an integer; ``amount``, ``balance``, ``budget``
    numbers; ``exitCode`` an integer; ``outputs``, ``config`` objects.
 
+And those of contract v3 (§6.2):
+
+7. ``studyOpen`` is line 1 and no other line; its ``study`` is research.json's.
+8. ``at`` is an RFC 3339 UTC time.
+9. Numbers are finite (the reader reports a literal beyond a double; the
+   watch checks the amounts and what they add up to).
+10. (A line that repeats a key is no record: the parser's, for ``ledgerWellFormed``.)
+11. A settlement's ``round`` is its run's round; a run is settled at most
+    once; an experiment is judged or dropped, never both; a judged id is
+    one of its run's experiments or its round's chosen ids, and has a value
+    in the run's ``runResult.outputs``.
+
 Details never quote a value the ledger holds unless it was validated first
 (run ids that match the pattern, integer rounds): a hostile ledger must not
 put its bytes on the operator's terminal.
@@ -29,6 +41,7 @@ put its bytes on the operator's terminal.
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from collections.abc import Hashable
@@ -45,6 +58,21 @@ _ID = re.compile(ID_PATTERN)
 # Docker's own rule for container names, which a prefix must keep.
 _CONTAINER_NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}")
 
+KNOWN_KINDS = frozenset(
+    {
+        "studyOpen",
+        "stageOpen",
+        "decision",
+        "runPlanned",
+        "charge",
+        "runStarted",
+        "runResult",
+        "diagnosisSettlement",
+        "serviceError",
+        "halt",
+        "export",
+    }
+)
 RUN_KINDS = frozenset({"runPlanned", "charge", "runStarted", "runResult", "diagnosisSettlement"})
 # Kinds whose content has a ``round`` (contract §2): it must be an integer.
 ROUND_KINDS = frozenset({"stageOpen", "decision", "runPlanned", "diagnosisSettlement", "serviceError"})
@@ -118,6 +146,42 @@ def settlement_accounted(content: dict[str, Any]) -> tuple[frozenset[Hashable] |
     return frozenset(ids), None
 
 
+# An RFC 3339 UTC time, as rule 8 takes it: ``Z`` or ``+00:00``, any fraction digits.
+_AT = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(\.\d{1,9})?(Z|\+00:00)")
+
+
+def valid_at(value: Any) -> bool:
+    """Whether ``value`` is a time as rule 8 asks (a real date and time, in UTC)."""
+    if not isinstance(value, str):
+        return False
+    m = _AT.fullmatch(value)
+    if m is None:
+        return False
+    year, month, day, hour, minute, second = (int(m.group(i)) for i in range(1, 7))
+    if not (1 <= month <= 12 and 0 <= hour <= 23 and 0 <= minute <= 59 and 0 <= second <= 60):
+        return False
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    days = (31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)[month - 1]
+    return 1 <= day <= days
+
+
+def finite(value: Any) -> bool:
+    return is_number(value) and math.isfinite(value)
+
+
+def judged_and_dropped(content: dict[str, Any]) -> tuple[list[Hashable], list[Hashable]] | None:
+    """A settlement's judged ids and dropped ids, each as written (a sound one was checked already)."""
+    dropped = content.get("dropped")
+    judged = content.get("judged")
+    experiments = judged.get("experiments") if isinstance(judged, dict) else None
+    if not isinstance(dropped, list) or not isinstance(experiments, list):
+        return None
+    return (
+        [key(j["id"]) for j in experiments if isinstance(j, dict) and "id" in j],
+        [key(d["experiment"]) for d in dropped if isinstance(d, dict) and "experiment" in d],
+    )
+
+
 def chosen_ids(content: dict[str, Any]) -> tuple[frozenset[Hashable] | None, str | None]:
     """The ids a ``selectDiagnosis`` decision chose, or why it cannot say."""
     output = content.get("output")
@@ -129,7 +193,11 @@ def chosen_ids(content: dict[str, Any]) -> tuple[frozenset[Hashable] | None, str
 
 
 def plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+    if n == 1:
+        return f"{n} {word}"
+    if word.endswith("y") and word[-2:-1] not in ("a", "e", "o", "u"):
+        return f"{n} {word[:-1]}ies"
+    return f"{n} {word}s"
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,14 +221,17 @@ CHARGED, STARTED, RESULTED = 1, 2, 4
 class _Run:
     """What the rules need of one run: where it was planned, its planned experiments, what it has had."""
 
-    __slots__ = ("experiments", "had", "plan_line")
+    __slots__ = ("experiments", "had", "outputs", "plan_line", "round", "settled")
 
-    def __init__(self, plan_line: int | None, experiments: Any) -> None:
+    def __init__(self, plan_line: int | None, experiments: Any, rnd: Any = None) -> None:
         self.plan_line = plan_line  # None: no runPlanned yet
         # The plan's experiments as written (a reference the accounts hold anyway);
         # turned into ids only when a settlement names the run.
         self.experiments = experiments
+        self.round = rnd
         self.had = 0  # CHARGED | STARTED | RESULTED
+        self.outputs: frozenset[Hashable] = frozenset()  # the ids its runResult has a value for
+        self.settled = False
 
 
 class _Round:
@@ -192,6 +263,7 @@ class ContractWatch:
         self.container_prefix = container_prefix
         self.study = study
         self.first: Broken | None = None
+        self._opened = False  # a studyOpen was seen
         self.broken_lines = 0
         self.lines = 0
         self._runs: dict[str, _Run] = {}
@@ -205,11 +277,39 @@ class ContractWatch:
     def add(self, record: Record) -> None:
         self.lines += 1
         breaks = self._judge(record)
+        self._v3(record, breaks)
         if breaks:
             self.broken_lines += 1
             if self.first is None:
                 rule, detail = min(breaks, key=lambda b: b[0])
                 self.first = Broken(rule, record.line, record.seq, detail)
+
+    def nonfinite(self, line: int, seq: int) -> None:
+        """The reader found a number beyond a double (``1e400``), or not a number, in line ``line`` (rule 9)."""
+        self.broken_lines += 1
+        if self.first is None or self.first.line > line:
+            self.first = Broken(9, line, seq, "a number that is not finite")
+
+    def _v3(self, r: Record, breaks: list[tuple[int, str]]) -> None:
+        """Rules 7 and 8, and rule 9 on the numbers the checks add up."""
+        if r.kind == "studyOpen":
+            if r.line != 1 or self._opened:
+                breaks.append((7, "studyOpen is not the first line, or not the only one"))
+            elif self.study is not None and r.content.get("study") != self.study:
+                breaks.append((7, f"studyOpen.study is not {self.study}, the study research.json names"))
+            self._opened = True
+        elif r.line == 1:
+            breaks.append(
+                (7, f"the first line is {r.kind if r.kind in KNOWN_KINDS else 'another kind'}, not studyOpen")
+            )
+        if not valid_at(r.at):
+            breaks.append((8, "at is not an RFC 3339 UTC time"))
+        c = r.content
+        breaks.extend(
+            (9, f"{r.kind}.{name} is not finite")
+            for name in ("amount", "balance", "budget")
+            if name in c and is_number(c[name]) and not math.isfinite(c[name])
+        )
 
     # --- one record ------------------------------------------------------------
     def _judge(self, r: Record) -> list[tuple[int, str]]:
@@ -263,13 +363,13 @@ class ContractWatch:
     def _planned(self, r: Record, run: str, breaks: list[tuple[int, str]]) -> None:
         state = self._runs.get(run)
         if state is None:
-            self._runs[run] = _Run(r.line, r.get("experiments"))
+            self._runs[run] = _Run(r.line, r.get("experiments"), r.get("round"))
         elif state.plan_line is not None:
             breaks.append((2, f"second runPlanned for run {run} (the first is line {state.plan_line})"))
         else:
             # Its charge, start or result came first (that line broke rule 2 already).
             breaks.append((3, f"runPlanned for run {run} after its other records"))
-            state.plan_line, state.experiments = r.line, r.get("experiments")
+            state.plan_line, state.experiments, state.round = r.line, r.get("experiments"), r.get("round")
 
     def _charge(self, c: dict[str, Any], run: str, breaks: list[tuple[int, str]]) -> None:
         state = self._known_run("charge", run, breaks)
@@ -305,7 +405,13 @@ class ContractWatch:
             breaks.append((3, f"second runResult for run {run}"))
         elif not state.had & STARTED:
             breaks.append((3, f"runResult for run {run} before its runStarted"))
+        first = not state.had & RESULTED
         state.had |= RESULTED
+        outputs = r.get("outputs")
+        if first and isinstance(outputs, dict):
+            state.outputs = frozenset(key(k) for k in outputs)
+            if any(is_number(v) and not math.isfinite(v) for v in outputs.values()):
+                breaks.append((9, f"runResult.outputs of run {run} holds a number that is not finite"))
         if not is_int(r.get("exitCode")):
             breaks.append((6, f"runResult.exitCode is {type_name(r.get('exitCode'))}, not an integer"))
         if not isinstance(r.get("outputs"), dict):
@@ -361,6 +467,7 @@ class ContractWatch:
             breaks.append((5, f"diagnosisSettlement of round {rnd}: {problem}"))
             return
         assert accounted is not None
+        self._settled_rule_11(c, run, named, state, rnd, breaks)
         if state is not None and state.settlements == 1:
             state.accounted = accounted
         if named is not None and named.plan_line is not None:
@@ -387,3 +494,45 @@ class ContractWatch:
                 breaks.append((5, f"diagnosisSettlement of round {rnd} leaves out {plural(left, 'chosen experiment')}"))
         if state is not None:
             state.settled_both()
+
+    def _settled_rule_11(
+        self,
+        c: dict[str, Any],
+        run: str | None,
+        named: _Run | None,
+        state: _Round | None,
+        rnd: str,
+        breaks: list[tuple[int, str]],
+    ) -> None:
+        """Rule 11: the settlement is of its run's round, the run's only one, and judges only what has a value."""
+        ids = judged_and_dropped(c)
+        if ids is None:
+            return
+        judged, dropped = ids
+        if set(judged) & set(dropped):
+            breaks.append((11, f"diagnosisSettlement of round {rnd} both judges and drops an experiment"))
+        if named is None or named.plan_line is None:
+            return
+        if not (is_int(named.round) and is_int(c.get("round")) and named.round == c.get("round")):
+            breaks.append((11, f"diagnosisSettlement of round {rnd} settles run {run}, which is of another round"))
+        if named.settled:
+            breaks.append((11, f"run {run} is settled a second time"))
+        named.settled = True
+        planned = experiment_keys(named.experiments) or frozenset()
+        chosen = state.chosen if state is not None and state.chosen is not None else frozenset()
+        foreign = [j for j in judged if j not in planned and j not in chosen]
+        if foreign:
+            breaks.append(
+                (11, f"diagnosisSettlement of round {rnd} judges {plural(len(foreign), 'id')} run {run} never had")
+            )
+        unvalued = [j for j in judged if j not in named.outputs]
+        if unvalued and named.had & RESULTED:
+            breaks.append(
+                (
+                    11,
+                    (
+                        f"diagnosisSettlement of round {rnd} judges {plural(len(unvalued), 'id')} "
+                        f"with no output of run {run}"
+                    ),
+                )
+            )

@@ -20,9 +20,11 @@ from typing import Any, Protocol
 
 from studymon.engine.events import Problem, State, StudyEvent, Verdicts
 from studymon.engine.evidence import EvidenceWriteError, write_json, write_text
+from studymon.engine.folder import EvidenceFolder
 from studymon.engine.judge import Judgement, judge
 from studymon.engine.judge.read import last_ending
 from studymon.engine.judge.table import table_svg
+from studymon.engine.judge.verdict import exit_status
 from studymon.engine.launcher import Controller, Ending, last_log_line
 from studymon.engine.spec import StudySpec
 
@@ -41,9 +43,8 @@ class SessionResult:
 
     @property
     def exit_status(self) -> int:
-        if not self.finished or self.judgement is None:
-            return 3
-        return 0 if self.judgement.ok is True else 1
+        """§6.6: 1 when a check failed, 3 when none did and one may still change (or none could be judged)."""
+        return exit_status([self.judgement.ok if self.judgement is not None else None])
 
 
 def resume_command(specs: list[StudySpec]) -> str:
@@ -68,21 +69,21 @@ async def finish(host: FinishHost, spec: StudySpec, ending: Ending | None, kill_
     out = spec.out
     # Each file is written only if it is not there yet: a finish that failed half way
     # (a full disk) is completed by ``--resume`` without touching what it wrote.
-    if finished and not (out / "outcome.json").exists():
+    if finished and not (out / EvidenceFolder.OUTCOME).exists():
         assert ending is not None
-        write_json(out / "outcome.json", ending.as_json())
+        write_json(out / EvidenceFolder.OUTCOME, ending.as_json())
         await host.heavy_snapshot("end")
     judgement = await asyncio.to_thread(judge, out)
     if finished:
         documents: list[tuple[str, Callable[[Path], Any]]] = [
-            ("accounts.json", lambda p: write_json(p, judgement.accounts)),
+            (EvidenceFolder.ACCOUNTS, lambda p: write_json(p, judgement.accounts)),
             (
-                "kill-report.json",
+                EvidenceFolder.KILL_REPORT,
                 lambda p: write_json(p, {"study": spec.id, "kills": judgement.kills}) if judgement.kills else None,
             ),
-            ("report.svg", lambda p: write_text(p, table_svg(spec.id, judgement.checks))),
+            (EvidenceFolder.REPORT_SVG, lambda p: write_text(p, table_svg(spec.id, judgement.checks))),
             # Last: report.json says the study is done, so it comes when everything else is.
-            ("report.json", lambda p: write_json(p, judgement.report_json())),
+            (EvidenceFolder.REPORT, lambda p: write_json(p, judgement.report_json())),
         ]
         for name, write in documents:
             if not (out / name).exists():
@@ -140,7 +141,7 @@ def unfinished_message(ending: Ending | None, out: Path) -> str:
         return "exit 130: stopped on SIGINT"
     if ending.signal:
         return f"killed by {ending.signal}"
-    return f"crashed with exit {ending.code} ({last_log_line(out / 'study.log')})"
+    return f"crashed with exit {ending.code} ({last_log_line(out / EvidenceFolder.LOG)})"
 
 
 def unfinished_state(ending: Ending | None, out: Path) -> tuple[State, str]:

@@ -20,10 +20,12 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
-from studymon.engine.clock import rfc3339_ms
 from studymon.engine.evidence import append_jsonl
+from studymon.engine.folder import EvidenceFolder
+from studymon.engine.records import LaunchEnd, LaunchStart
 
 
 def _start_time(pid: int) -> float | None:
@@ -51,7 +53,9 @@ def main(argv: list[str]) -> int:
     # controller must get SIGINT's default (Python's KeyboardInterrupt) back.
     signal.signal(signal.SIGINT, _ignore)
     signal.signal(signal.SIGHUP, _ignore)
-    log = os.open(out / "study.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    log = os.open(out / EvidenceFolder.LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    # Stamped before the spawn: the controller's first record is never seen before its start (§6.3).
+    started = time.time()
     try:
         proc = subprocess.Popen(
             command,
@@ -64,25 +68,18 @@ def main(argv: list[str]) -> int:
         )
     except OSError as exc:
         os.write(log, f"studymon: cannot start the controller: {exc}\n".encode())
-        append_jsonl(
-            out / "launches.jsonl",
-            {"event": "start", "pid": None, "at": rfc3339_ms(), "resume": resume, "argv": command, "error": str(exc)},
-        )
-        append_jsonl(
-            out / "launches.jsonl", {"event": "end", "pid": None, "at": rfc3339_ms(), "code": 127, "signal": None}
-        )
+        failed = LaunchStart(None, started, resume).to_json()
+        append_jsonl(out / EvidenceFolder.LAUNCHES, {**failed, "argv": command, "error": str(exc)})
+        append_jsonl(out / EvidenceFolder.LAUNCHES, LaunchEnd(None, time.time(), 127, None).to_json())
         print(json.dumps({"pid": None, "error": str(exc)}), flush=True)
         return 1
     finally:
         os.close(log)
     start_time = _start_time(proc.pid)
     append_jsonl(
-        out / "launches.jsonl",
+        out / EvidenceFolder.LAUNCHES,
         {
-            "event": "start",
-            "pid": proc.pid,
-            "at": rfc3339_ms(),
-            "resume": resume,
+            **LaunchStart(proc.pid, started, resume).to_json(),
             "startTime": start_time,
             "keeper": os.getpid(),
             "argv": command,
@@ -98,9 +95,7 @@ def main(argv: list[str]) -> int:
     os.dup2(devnull, 1)
     rc = proc.wait()
     code, sig = (None, signal.Signals(-rc).name) if rc < 0 else (rc, None)
-    append_jsonl(
-        out / "launches.jsonl", {"event": "end", "pid": proc.pid, "at": rfc3339_ms(), "code": code, "signal": sig}
-    )
+    append_jsonl(out / EvidenceFolder.LAUNCHES, LaunchEnd(proc.pid, time.time(), code, sig).to_json())
     return 0
 
 

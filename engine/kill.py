@@ -45,11 +45,12 @@ from pathlib import Path
 from typing import Any
 
 from studymon.engine.accounts import Accounts
-from studymon.engine.clock import rfc3339_ms, rfc3339_ns
 from studymon.engine.evidence import read_json, write_json, write_json_list, write_text
+from studymon.engine.folder import KillFolder
 from studymon.engine.launcher import Controller
 from studymon.engine.ledger import iter_records
-from studymon.engine.recording import LIVE_FILE, SEAM, EventRecorder, last_seen
+from studymon.engine.recording import SEAM, EventRecorder, last_seen
+from studymon.engine.records import KillRecord, KillTarget, WindowRecord, parse_kill
 from studymon.engine.runtimes import Runtime
 
 # The longest the controller stays frozen before SIGKILL, whatever happens.
@@ -72,60 +73,18 @@ STOP_WAIT = 0.003
 STOP_POLL = 0.0001
 # How long the killed group may take to be gone before the resume is refused.
 GROUP_GONE_LIMIT = 30.0
-WINDOW_FILE = "container-events-window.json"
 
 
 class KillAbandoned(RuntimeError):
     """The kill could not be made; the controller was let go (SIGCONT)."""
 
 
-@dataclass
-class Target:
-    """A run in flight at the kill."""
-
-    run: str
-    cell: Any
-    round: Any
-    plan_seq: int | None
-    start_seq: int
-    container: str | None
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "run": self.run,
-            "cell": self.cell,
-            "round": self.round,
-            "planSeq": self.plan_seq,
-            "startSeq": self.start_seq,
-            "container": self.container,
-        }
-
-
-def targets_now(accounts: Accounts) -> list[Target]:
+def targets_now(accounts: Accounts) -> list[KillTarget]:
     """Every run started and without a result."""
     return [
-        Target(a.run, a.cell, a.round, a.plan.seq if a.plan else None, a.starts[-1].seq, a.container)
+        KillTarget(a.run, a.cell, a.round, a.plan.seq if a.plan else None, a.starts[-1].seq, a.container)
         for a in accounts.in_flight()
     ]
-
-
-def next_kill_number(out: Path) -> int:
-    root = out / "kills"
-    if not root.is_dir():
-        return 1
-    numbers = [int(p.name) for p in root.iterdir() if p.name.isdigit()]
-    return max(numbers, default=0) + 1
-
-
-def open_windows(out: Path) -> list[Path]:
-    """Kill folders whose window is still open (kill.json written, the window file not yet)."""
-    root = out / "kills"
-    if not root.is_dir():
-        return []
-    found = [
-        p for p in root.iterdir() if p.name.isdigit() and (p / "kill.json").is_file() and not (p / WINDOW_FILE).exists()
-    ]
-    return sorted(found, key=lambda p: int(p.name))
 
 
 @dataclass
@@ -145,7 +104,7 @@ class Kill:
     frozen_at: float = 0.0
     since: float = 0.0  # the runtime's clock at the freeze: the window opens here
     stopped_confirmed: bool = False
-    targets: list[Target] = field(default_factory=list)
+    targets: list[KillTarget] = field(default_factory=list)
     before: dict[str, Any] = field(default_factory=dict)
     capture_error: str | None = None
     kill_sent: float = 0.0
@@ -278,36 +237,29 @@ class Kill:
 
     # --- 3. capture -----------------------------------------------------------
     def kill_json(self) -> dict[str, Any]:
-        return {
-            "trigger": self.trigger,
-            "at": rfc3339_ms(self.kill_sent),
-            "pid": self.controller.pid if self.controller else None,
-            "beforeKillSeq": self.before_kill_seq,
-            "targets": [t.as_json() for t in self.targets],
-            "prefix": self.prefix,
-            "signal": "SIGKILL",
-            "signalled": self.signalled,
-            "groupStopped": self.stopped_confirmed,
-            "captureError": self.capture_error,
-            "triggerSeq": self.trigger_seq,
-            "triggerAt": self.trigger_at,
-            "triggerSeenAt": rfc3339_ms(self.trigger_seen),
-            "frozenAt": rfc3339_ms(self.frozen_at),
-            "killSentAt": rfc3339_ms(self.kill_sent),
-            "triggerSeenEpoch": self.trigger_seen,
-            "frozenEpoch": self.frozen_at,
-            "killSentEpoch": self.kill_sent,
-            "killReturnedEpoch": self.kill_returned,
-            "frozenMs": round((self.kill_sent - self.frozen_at) * 1000, 3),
-            "since": rfc3339_ns(int(self.since * 1e9)),
-            "sinceEpoch": self.since,
-        }
+        return KillRecord(
+            trigger=self.trigger,
+            at_epoch=self.kill_sent,
+            pid=self.controller.pid if self.controller else None,
+            before_kill_seq=self.before_kill_seq,
+            targets=self.targets,
+            trigger_seq=self.trigger_seq,
+            signalled=self.signalled,
+            since_epoch=self.since,
+            prefix=self.prefix,
+            capture_error=self.capture_error,
+            group_stopped=self.stopped_confirmed,
+            trigger_at=self.trigger_at,
+            trigger_seen=self.trigger_seen,
+            frozen=self.frozen_at,
+            kill_returned=self.kill_returned,
+        ).to_json()
 
     async def capture(self, read_ledger: Callable[[], None], ledger: Path) -> None:
         """Write what the strike saw, start recording, and record the scene after the kill."""
         self.folder.mkdir(parents=True, exist_ok=False)
-        write_json(self.folder / "kill.json", self.kill_json())
-        write_json(self.folder / "container-before.json", self.before)
+        write_json(self.folder / KillFolder.KILL, self.kill_json())
+        write_json(self.folder / KillFolder.BEFORE, self.before)
         ids = {str(s.get("Id")) for s in self.before.values() if isinstance(s, dict) and s.get("Id")}
         await asyncio.to_thread(self.recorder.open, self.number, self.folder, self.since, ids, self.runtime.now())
         assert self.controller is not None
@@ -319,10 +271,10 @@ class Kill:
             )
         read_ledger()
         await asyncio.to_thread(write_ledger_at_kill, self.folder, ledger)
-        write_json(self.folder / "container-after-kill.json", await self._inspect())
+        write_json(self.folder / KillFolder.AFTER, await self._inspect())
 
     async def before_resume(self) -> None:
-        write_json(self.folder / "container-before-resume.json", await self._inspect())
+        write_json(self.folder / KillFolder.BEFORE_RESUME, await self._inspect())
 
     async def _inspect(self) -> dict[str, Any]:
         names = [t.container for t in self.targets if t.container]
@@ -352,19 +304,9 @@ class Kill:
             events = await asyncio.to_thread(self.runtime.events, self.since, until)
         finally:
             self.recorder.close(self.number)
-        write_text(self.folder / "container-events.jsonl", "".join(_line(e) for e in events))
-        write_json(
-            self.folder / WINDOW_FILE,
-            {
-                "since": rfc3339_ns(int(self.since * 1e9)),
-                "until": rfc3339_ns(int(until * 1e9)),
-                "sinceEpoch": self.since,
-                "untilEpoch": until,
-                "targets": {
-                    t.run: self.results.get(t.run, {"resultSeq": None, "resultSeenEpoch": None}) for t in self.targets
-                },
-            },
-        )
+        write_text(self.folder / KillFolder.READBACK, "".join(_line(e) for e in events))
+        results = {t.run: self.results.get(t.run, {"resultSeq": None, "resultSeenEpoch": None}) for t in self.targets}
+        write_json(self.folder / KillFolder.WINDOW, WindowRecord(self.since, until, results).to_json())
         self.closed = True
 
     def leave(self) -> None:
@@ -374,28 +316,18 @@ class Kill:
     @classmethod
     def reopen(cls, folder: Path, prefix: str, runtime: Runtime, recorder: EventRecorder) -> Kill:
         """The kill of an open window in ``folder``, as an earlier console left it."""
-        data = read_json(folder / "kill.json")
+        data = read_json(folder / KillFolder.KILL)
         if not isinstance(data, dict):
-            raise ValueError(f"{folder / 'kill.json'} is not a JSON object")  # noqa: TRY004 - bad content, not a bad argument
-        kill = cls(int(folder.name), folder, str(data.get("trigger")), prefix, runtime, recorder)
-        kill.since = float(data.get("sinceEpoch") or 0.0)
-        kill.before_kill_seq = int(data.get("beforeKillSeq") or 0)
-        kill.targets = [
-            Target(
-                str(t.get("run")),
-                t.get("cell"),
-                t.get("round"),
-                t.get("planSeq"),
-                int(t.get("startSeq") or 0),
-                t.get("container"),
-            )
-            for t in data.get("targets") or []
-            if isinstance(t, dict)
-        ]
-        before = read_json(folder / "container-before.json") if (folder / "container-before.json").is_file() else {}
+            raise ValueError(f"{folder / KillFolder.KILL} is not a JSON object")  # noqa: TRY004 - bad content, not a bad argument
+        record = parse_kill(data, prefix)
+        kill = cls(int(folder.name), folder, str(record.trigger), prefix, runtime, recorder)
+        kill.since = record.since_epoch or 0.0
+        kill.before_kill_seq = record.before_kill_seq or 0
+        kill.targets = record.targets
+        before_file = folder / KillFolder.BEFORE
+        before = read_json(before_file) if before_file.is_file() else {}
         kill.before = before if isinstance(before, dict) else {}
-        pid = data.get("pid")
-        kill.killed_pid = pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None
+        kill.killed_pid = record.pid
         return kill
 
     async def complete_capture(self, ledger: Path) -> list[str]:
@@ -416,17 +348,17 @@ class Kill:
             else:
                 return []  # the killed group is still there: its scene is not settled
         written = []
-        if not (self.folder / "ledger-at-kill.json").exists():
+        if not (self.folder / KillFolder.AT_KILL).exists():
             await asyncio.to_thread(write_ledger_at_kill, self.folder, ledger)
-            written.append("ledger-at-kill.json")
-        if not (self.folder / "container-after-kill.json").exists():
-            write_json(self.folder / "container-after-kill.json", await self._inspect())
-            written.append("container-after-kill.json")
+            written.append(KillFolder.AT_KILL)
+        if not (self.folder / KillFolder.AFTER).exists():
+            write_json(self.folder / KillFolder.AFTER, await self._inspect())
+            written.append(KillFolder.AFTER)
         return written
 
     def continue_recording(self) -> None:
         """Continue an open window's recording from where the last console stopped (in a thread)."""
-        last = last_seen(self.folder / LIVE_FILE)
+        last = last_seen(self.folder / KillFolder.LIVE)
         start = self.since if last is None else max(self.since, last - SEAM)
         ids = {str(s.get("Id")) for s in self.before.values() if isinstance(s, dict) and s.get("Id")}
         self.recorder.open(self.number, self.folder, start, ids, self.runtime.now())
@@ -532,7 +464,7 @@ def write_ledger_at_kill(folder: Path, ledger: Path) -> None:
     its objects set off held the event loop (measured: 279 000 tracked objects
     for 100 000 records, full collections of 50-125 ms).
     """
-    write_json_list(folder / "ledger-at-kill.json", (r.as_json() for r in iter_records(ledger)))
+    write_json_list(folder / KillFolder.AT_KILL, (r.as_json() for r in iter_records(ledger)))
 
 
 def _line(event: dict[str, Any]) -> str:

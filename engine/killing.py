@@ -21,12 +21,13 @@ from typing import Protocol
 
 from studymon.engine import kill as killproto
 from studymon.engine.accounts import Accounts
-from studymon.engine.clock import rfc3339_ms
 from studymon.engine.events import ArmChanged, KillStep, Problem, State, StudyEvent
 from studymon.engine.evidence import append_jsonl, read_jsonl
+from studymon.engine.folder import EvidenceFolder, KillFolder
 from studymon.engine.launcher import Controller
 from studymon.engine.ledger import Record
 from studymon.engine.recording import EventRecorder
+from studymon.engine.records import ArmLine
 from studymon.engine.runtimes import Runtime
 from studymon.engine.spec import StudySpec
 
@@ -95,7 +96,7 @@ class KillDriver:
         if on == self.armed:
             return
         self.armed = on
-        append_jsonl(self.spec.out / "arms.jsonl", {"event": "arm" if on else "disarm", "at": rfc3339_ms()})
+        append_jsonl(EvidenceFolder(self.spec.out).arms, ArmLine("arm" if on else "disarm", time.time()).to_json())
         self.host.emit(ArmChanged(self.spec.id, on))
         if on:
             self.react_now()
@@ -103,7 +104,7 @@ class KillDriver:
     def restore_arming(self) -> None:
         """An attached or resumed session keeps an arming that has not fired yet."""
         armed = False
-        for line in read_jsonl(self.spec.out / "arms.jsonl"):
+        for line in read_jsonl(EvidenceFolder(self.spec.out).arms):
             event = line.get("event")
             armed = event == "arm" if event in ("arm", "disarm", "fired", "missed") else armed
         self.armed = armed
@@ -112,8 +113,8 @@ class KillDriver:
 
     def _missed(self, run: str | None, detail: str) -> None:
         self.armed = False
-        line = {"event": "missed", "at": rfc3339_ms(), "run": run, "detail": detail}
-        append_jsonl(self.spec.out / "arms.jsonl", line)
+        line = ArmLine("missed", time.time(), run=run, detail=detail)
+        append_jsonl(EvidenceFolder(self.spec.out).arms, line.to_json())
         self.host.emit(ArmChanged(self.spec.id, False))
         self._step(0, "missed", detail)
 
@@ -160,10 +161,10 @@ class KillDriver:
     # --- one kill ----------------------------------------------------------------
     def _begin(self, trigger: str, record: Record | None, only: str | None, seen: float, auto_resume: bool) -> bool:
         """Freeze the controller now, in this wake-up; the rest of the kill follows in a task."""
-        number = killproto.next_kill_number(self.spec.out)
+        folder = EvidenceFolder(self.spec.out).next_kill()
         kill = killproto.Kill(
-            number=number,
-            folder=self.spec.out / "kills" / str(number),
+            number=folder.number,
+            folder=folder.path,
             trigger=trigger,
             prefix=self.prefix,
             runtime=self.runtime,
@@ -237,8 +238,8 @@ class KillDriver:
         if kill.trigger == "auto":
             self.armed = False
             append_jsonl(
-                self.spec.out / "arms.jsonl",
-                {"event": "fired", "at": rfc3339_ms(), "run": self.accounts.first_diagnosis, "kill": kill.number},
+                EvidenceFolder(self.spec.out).arms,
+                ArmLine("fired", time.time(), kill=kill.number, run=self.accounts.first_diagnosis).to_json(),
             )
             self.host.emit(ArmChanged(self.spec.id, False))
         controller = self.host.controller
@@ -286,7 +287,7 @@ class KillDriver:
 
     async def continue_windows(self, resuming: bool) -> None:
         """Take over the kill windows an earlier console left open (``resuming``: before a resume, else attached)."""
-        folders = killproto.open_windows(self.spec.out)
+        folders = [k.path for k in EvidenceFolder(self.spec.out).open_windows()]
         if not folders:
             return
         await asyncio.to_thread(self.recorder.wait_live, 10.0)
@@ -309,7 +310,7 @@ class KillDriver:
     async def before_resume(self) -> None:
         """Record the containers of every open window just before the controller is resumed (once a window)."""
         for kill in self.windows.values():
-            if not (kill.folder / "container-before-resume.json").exists():
+            if not (kill.folder / KillFolder.BEFORE_RESUME).exists():
                 await kill.before_resume()
 
     def leave(self) -> None:

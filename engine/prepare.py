@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from studymon.engine.evidence import read_json, write_json
+from studymon.engine.folder import EvidenceFolder
 from studymon.engine.runtimes import docker_answers
 from studymon.engine.spec import (
     ID_PATTERN,
@@ -35,9 +36,9 @@ MAX_STUDIES = 16
 
 # What the console writes in an OUT (PROTOCOL §5) beside research.json; one of
 # them with a research.json marks a folder as some study's evidence.
-EVIDENCE_MARKS = ("launches.jsonl", "timeline.jsonl", "machine.jsonl", "outcome.json", "report.json", "study")
+EVIDENCE_MARKS = EvidenceFolder.MARKS
 # The files a resumed or attached session appends to: each must be writable if it is there.
-APPENDED = ("launches.jsonl", "timeline.jsonl", "machine.jsonl", "load.jsonl", "arms.jsonl", "study.log")
+APPENDED = EvidenceFolder.APPENDED
 
 
 def _too_many(count: int, what: str) -> BadInput:
@@ -111,7 +112,7 @@ def is_evidence_folder(folder: Path) -> bool:
     Right after it is made, an OUT holds only research.json: then the copy
     itself, naming its study, tells.
     """
-    research = folder / "research.json"
+    research = folder / EvidenceFolder.RESEARCH
     if not research.is_file():
         return False
     return any(os.path.lexists(folder / mark) for mark in EVIDENCE_MARKS) or _names_a_study(research)
@@ -148,7 +149,7 @@ def _writable_out(out: Path, command: str) -> None:
     fix = f"make it writable (or remount it read-write), then run {command} again"
     if not os.access(out, os.W_OK | os.X_OK):
         raise BadInput(f"{out} is read-only, and the study's evidence is appended there: {fix}")
-    study = out / "study"
+    study = out / EvidenceFolder.STUDY
     if study.is_dir() and not os.access(study, os.W_OK | os.X_OK):
         raise BadInput(f"{study} is read-only, and the study appends its ledger there: {fix}")
     for name in APPENDED:
@@ -219,7 +220,7 @@ def create_fresh(
             os.mkdir(s.out)  # FileExistsError if it appeared since the check: nothing is overwritten
             made.append(s.out)
             own = {**template, **(overrides or {}).get(s.id, {})}
-            write_json(s.out / "research.json", materialise(own, s.id, backend))
+            write_json(s.out / EvidenceFolder.RESEARCH, materialise(own, s.id, backend))
     except OSError as exc:
         for out in made:
             shutil.rmtree(out, ignore_errors=True)
@@ -235,7 +236,7 @@ def plan_resume(pairs: list[str], armed_ids: list[str]) -> list[StudySpec]:
     for s in specs:
         if not os.path.lexists(s.out):
             raise BadInput(f"{s.out} does not exist (moved or deleted?): give the folder the study was started in")
-        research_path = s.out / "research.json"
+        research_path = s.out / EvidenceFolder.RESEARCH
         if not research_path.is_file():
             raise BadInput(f"{s.out} holds no study (no research.json): check the path, or start it without --resume")
         try:
@@ -252,7 +253,7 @@ def plan_resume(pairs: list[str], armed_ids: list[str]) -> list[StudySpec]:
             raise BadInput(
                 f"{s.out} holds study {research.get('study')!r}, not {s.id!r}: give the id it was started with"
             )
-        if (s.out / "report.json").exists():
+        if (s.out / EvidenceFolder.REPORT).exists():
             raise BadInput(
                 f"{s.id} has finished (report.json exists); there is nothing to resume. See: studymon report {s.out}"
             )
@@ -279,8 +280,8 @@ def plan_attach(outs: list[Path]) -> list[StudySpec]:
         out = check_out_path(given)
         if not os.path.lexists(out):
             raise BadInput(f"{out} does not exist (moved or deleted?): give the folder the study was started in")
-        research_path = out / "research.json"
-        if not research_path.is_file() or not (out / "launches.jsonl").is_file():
+        research_path = out / EvidenceFolder.RESEARCH
+        if not research_path.is_file() or not (out / EvidenceFolder.LAUNCHES).is_file():
             raise BadInput(f"{out} is not a studymon evidence folder (no research.json or launches.jsonl)")
         try:
             research = read_json(research_path)
@@ -292,7 +293,7 @@ def plan_attach(outs: list[Path]) -> list[StudySpec]:
             ) from None
         if not isinstance(research, dict):
             raise BadInput(f"{research_path} is not a JSON object")
-        if (out / "outcome.json").exists():
+        if (out / EvidenceFolder.OUTCOME).exists():
             raise BadInput(f"{out} has finished (outcome.json exists); see: studymon report {out}")
         study = research.get("study")
         if not isinstance(study, str) or not ID_PATTERN.fullmatch(study):

@@ -31,9 +31,11 @@ from studymon.engine.accounts import Accounts
 from studymon.engine.clock import rfc3339_ms
 from studymon.engine.events import Progress, RecordsSeen, StudyEvent
 from studymon.engine.evidence import EvidenceWriteError, append_jsonl, append_line_fd
+from studymon.engine.folder import EvidenceFolder
 from studymon.engine.ledger import READ_SLICE, LedgerIssue, LedgerTail, Record, read_last_records
 from studymon.engine.notify import IN_CREATE, IN_MOVED_TO, Notifier
 from studymon.engine.pace import Pace
+from studymon.engine.records import TimelineLine
 from studymon.engine.spec import StudySpec
 
 # With a notice source a wake-up comes soon after a write (inotify: within a
@@ -136,7 +138,7 @@ class LedgerPump:
         self._frozen_reads: list[Read] = []
         self._pumping = True
         self._timeline_fd = -1
-        self._timeline_path = spec.out / "timeline.jsonl"
+        self._timeline_path = spec.out / EvidenceFolder.TIMELINE
 
     # --- opening and closing --------------------------------------------------
     def open(self) -> None:
@@ -316,10 +318,10 @@ class LedgerPump:
     def _write_timeline(self, records: list[Record], seen: float) -> None:
         if self._timeline_fd < 0:
             return
-        seen_at = rfc3339_ms(seen)
+        seen_at = rfc3339_ms(seen)  # one batch, one time written out
         for r in records:
             # One line per write keeps each append whole even if the console dies mid-batch.
-            line = {"seq": r.seq, "kind": r.kind, "at": r.at, "seenAt": seen_at}
+            line = TimelineLine.line(r.seq, r.kind, r.at, seen_at)
             data = (json.dumps(line, ensure_ascii=False) + "\n").encode()
             append_line_fd(self._timeline_fd, self._timeline_path, data)
 
@@ -337,7 +339,7 @@ class LedgerPump:
         while self._watch_faults_recorded < len(faults):
             line = dict(faults[self._watch_faults_recorded])
             line["at"] = rfc3339_ms()
-            append_jsonl(self.spec.out / "ledger-watch.jsonl", line)
+            append_jsonl(self.spec.out / EvidenceFolder.LEDGER_WATCH, line)
             self._watch_faults_recorded += 1
 
     def progress(self) -> None:

@@ -20,7 +20,7 @@ What could not be watched live is never papered over:
   need it unknown;
 * a loss the runtime knows came from its own restart (a Docker daemon that is
   another process when the stream reconnects) is also a line of
-  ``kills/<n>/runtime-restarts.jsonl`` (:data:`RESTARTS_FILE`): the gap line's
+  ``kills/<n>/runtime-restarts.jsonl`` (``KillFolder.RESTARTS``): the gap line's
   shape is the contract's, so why there is a gap is said beside it.
 
 The stream calls :meth:`EventRecorder.on_event` from its own thread; writes
@@ -40,9 +40,9 @@ from typing import Any
 
 from studymon.engine.clock import parse_rfc3339, rfc3339_ms
 from studymon.engine.evidence import append_jsonl
+from studymon.engine.folder import KillFolder
+from studymon.engine.records import STUDY_LABEL, Gap
 
-LIVE_FILE = "container-events-live.jsonl"
-RESTARTS_FILE = "runtime-restarts.jsonl"
 # The study's recent events kept in memory, so that a recording opened at a
 # kill starts before it.  Bounded both ways: a study makes a few events per run.
 RECENT_SECONDS = 300.0
@@ -94,8 +94,9 @@ class _Recording:
 class EventRecorder:
     """Keeps a study's recent container events and writes the open kill windows' recordings."""
 
-    def __init__(self, prefix: str, history: History) -> None:
+    def __init__(self, prefix: str, history: History, study: str | None = None) -> None:
         self.prefix = prefix
+        self.study = study  # events of containers labelled with this study id are its too
         self._history = history
         self._lock = threading.Lock()
         self._recent: collections.deque[tuple[str, dict[str, Any]]] = collections.deque(maxlen=RECENT_MAX)
@@ -114,7 +115,7 @@ class EventRecorder:
 
     def on_gap(self, since: float, until: float, restart: dict[str, Any] | None = None) -> None:
         """Events between ``since`` and ``until`` may be lost; ``restart``: the runtime restarted then."""
-        line = {"gap": {"from": rfc3339_ms(since), "to": rfc3339_ms(until)}}
+        line = Gap(since, until).to_json()
         why = None if restart is None else restart_line(since, until, restart)
         with self._lock:
             self._gaps.append((since, until, restart))
@@ -123,7 +124,7 @@ class EventRecorder:
                 if rec.ready:
                     append_jsonl(rec.path, line)
                     if why is not None:
-                        append_jsonl(rec.path.parent / RESTARTS_FILE, why)
+                        append_jsonl(rec.path.parent / KillFolder.RESTARTS, why)
                 else:
                     rec.pending.append(line)
                     if why is not None:
@@ -140,9 +141,11 @@ class EventRecorder:
         if event.get("Type", "container") != "container":
             return False
         name, old = _names(event)
-        actor_id = (event.get("Actor") or {}).get("ID") or event.get("id")
+        actor = event.get("Actor") or {}
+        actor_id = actor.get("ID") or event.get("id")
+        labelled = self.study is not None and (actor.get("Attributes") or {}).get(STUDY_LABEL) == self.study
         with self._lock:
-            ours = name.startswith(self.prefix) or old.startswith(self.prefix)
+            ours = name.startswith(self.prefix) or old.startswith(self.prefix) or labelled
             if not ours and not any(actor_id in rec.ids for rec in self._open.values()):
                 return False
             seen = rfc3339_ms()
@@ -184,7 +187,7 @@ class EventRecorder:
         target containers' Ids, followed whatever their name becomes.  It may
         read the runtime's history: call it from a thread.
         """
-        path = folder / LIVE_FILE
+        path = folder / KillFolder.LIVE
         rec = _Recording(number, path, set(ids))
         rec.keys.update(_recorded_keys(path))
         with self._lock:
@@ -202,7 +205,7 @@ class EventRecorder:
             except Exception:  # noqa: BLE001 - a history that cannot be read is a gap
                 back = None
             if back is None:
-                lines.append({"gap": {"from": rfc3339_ms(since), "to": rfc3339_ms(upto)}})
+                lines.append(Gap(since, upto).to_json())
             else:
                 read_at = rfc3339_ms()
                 for e in back:
@@ -210,10 +213,10 @@ class EventRecorder:
                         rec.keys.add(event_key(e))
                         lines.append({**e, "seenAt": read_at, "readBack": True})
         if down is not None:
-            lines.append({"gap": {"from": rfc3339_ms(max(since, down)), "to": rfc3339_ms(now)}})
+            lines.append(Gap(max(since, down), now).to_json())
         restarts: list[dict[str, Any]] = []
         for a, b, r in gaps:
-            lines.append({"gap": {"from": rfc3339_ms(a), "to": rfc3339_ms(b)}})
+            lines.append(Gap(a, b).to_json())
             if r is not None:
                 restarts.append(restart_line(a, b, r))
         for seen, e in recent:
@@ -227,15 +230,18 @@ class EventRecorder:
             for line in lines + rec.pending:
                 append_jsonl(path, line)
             for line in restarts + rec.pending_restarts:
-                append_jsonl(folder / RESTARTS_FILE, line)
+                append_jsonl(folder / KillFolder.RESTARTS, line)
             rec.pending.clear()
             rec.pending_restarts.clear()
             rec.ready = True
 
     def _belongs(self, event: dict[str, Any], rec: _Recording) -> bool:
         name, old = _names(event)
-        actor_id = (event.get("Actor") or {}).get("ID") or event.get("id")
-        return name.startswith(self.prefix) or old.startswith(self.prefix) or actor_id in rec.ids
+        actor = event.get("Actor") or {}
+        actor_id = actor.get("ID") or event.get("id")
+        # Labelled as this study's, whatever its name (contract §6.1).
+        labelled = self.study is not None and (actor.get("Attributes") or {}).get(STUDY_LABEL) == self.study
+        return name.startswith(self.prefix) or old.startswith(self.prefix) or actor_id in rec.ids or labelled
 
     def close(self, number: int) -> None:
         """Stop recording kill ``number`` (its window closed, or the console is leaving)."""
@@ -248,7 +254,7 @@ class EventRecorder:
 
 
 def restart_line(since: float, until: float, restart: dict[str, Any]) -> dict[str, Any]:
-    """A line of :data:`RESTARTS_FILE`: the gap's stretch, when it was seen, and what the runtime said changed."""
+    """A line of ``runtime-restarts.jsonl``: the gap's stretch, when it was seen, and what the runtime said changed."""
     return {**restart, "from": rfc3339_ms(since), "to": rfc3339_ms(until), "seenAt": rfc3339_ms()}
 
 

@@ -51,6 +51,7 @@ from studymon.engine.finish import (
     stop_for_write,
     unfinished_state,
 )
+from studymon.engine.folder import EvidenceFolder
 from studymon.engine.killing import KillDriver
 from studymon.engine.launcher import Controller, Ending, find_running, first_start
 from studymon.engine.proctree import ProcessTable
@@ -58,7 +59,7 @@ from studymon.engine.pump import LedgerPump, last_timeline_seq
 from studymon.engine.recording import EventRecorder
 from studymon.engine.runtimes import Runtime, open_runtime
 from studymon.engine.sampler import WRITE_EVERY, heavy_snapshot
-from studymon.engine.spec import StudySpec, controller_argv
+from studymon.engine.spec import DEFAULT_PREFIX, StudySpec, controller_argv
 from studymon.engine.studyload import LoadMeter, load_line
 from studymon.engine.studylock import StudyLock
 
@@ -91,12 +92,12 @@ class StudySession:
         self.sink = sink
         self.resume_at_start = resume
         self.linger = linger  # keep watching after the controller ends (console), until closed
-        self.research: dict[str, Any] = read_json(spec.out / "research.json")
+        self.research: dict[str, Any] = read_json(spec.out / EvidenceFolder.RESEARCH)
         self.backend: str = self.research.get("backend", "process")
-        self.prefix = f"{self.research.get('containerPrefix', 'inforsi')}-{spec.id}-"
+        self.prefix = f"{self.research.get('containerPrefix', DEFAULT_PREFIX)}-{spec.id}-"
         self.runtime: Runtime = runtime if runtime is not None else open_runtime(self.backend)
         self._owns_runtime = runtime is None  # one given by the caller is the caller's to close
-        self.recorder = EventRecorder(self.prefix, self.runtime.history)
+        self.recorder = EventRecorder(self.prefix, self.runtime.history, spec.id)
         self.accounts = Accounts()
         self.controller: Controller | None = None
         self.state = State.STARTING
@@ -364,7 +365,7 @@ class StudySession:
         """
         if self.lock is None or not self.lock.held:
             identity = studylock.engine_identity(self.backend, self.runtime)
-            prefix = str(self.research.get("containerPrefix", "inforsi"))
+            prefix = str(self.research.get("containerPrefix", DEFAULT_PREFIX))
             self.lock = studylock.claim(
                 self.spec.id, self.spec.out, identity, prefix, wait_for_own=studylock.OWN_KEEPER_WAIT
             )
@@ -390,7 +391,7 @@ class StudySession:
             snap = await asyncio.to_thread(heavy_snapshot, label, containers, own)
         except Exception as exc:  # noqa: BLE001 - a snapshot that failed is recorded as such, never fatal
             snap = {"label": label, "containers": containers, "error": f"{type(exc).__name__}: {exc}"}
-        append_jsonl(self.spec.out / "machine.jsonl", snap)
+        append_jsonl(self.spec.out / EvidenceFolder.MACHINE, snap)
 
     def measure_load(self, table: ProcessTable) -> tuple[StudyLoad | None, float]:
         """The study's load now, and its controller tree's CPU (called from the sampler's thread).
@@ -408,7 +409,7 @@ class StudySession:
         """A sample of the study's own load: a line of ``load.jsonl`` and the event."""
         if self._write_error is None:
             try:
-                append_jsonl(self.spec.out / "load.jsonl", load_line(load))
+                append_jsonl(self.spec.out / EvidenceFolder.LOAD, load_line(load))
             except EvidenceWriteError as exc:
                 self._note_write_error(exc)
         self.emit(load)
@@ -418,7 +419,7 @@ class StudySession:
         self._samples += 1
         if self._samples % WRITE_EVERY == 1 and self._write_error is None:
             try:
-                append_jsonl(self.spec.out / "machine.jsonl", sample)
+                append_jsonl(self.spec.out / EvidenceFolder.MACHINE, sample)
             except EvidenceWriteError as exc:
                 self._note_write_error(exc)
         self.emit(Sample(self.spec.id, sample, tree_cpu))

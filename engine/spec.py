@@ -16,8 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from studymon.engine.folder import EvidenceFolder
+
 ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9_.-]{0,62}")  # matched in full: no trailing newline slips through
 DEFAULT_PREFIX = "inforsi"
+# What a template may expect its study to end at (contract §6.7): the seed's halt, an export, either.
+EXPECT_ENDS = ("halt", "export", "any")
 BACKENDS = ("docker", "process", "auto")
 # The template is copied into research.json and read by every session and
 # ``report``; a study's bulk data belongs in files the template names.
@@ -146,6 +150,13 @@ def load_template(path: Path) -> dict[str, Any]:
     backend = data.get("backend", "auto")
     if backend not in BACKENDS:
         raise BadInput(f'template {path}: "backend" must be one of docker, process, auto (got {backend!r})')
+    expect = data.get("expectEnd", "halt")
+    if expect not in EXPECT_ENDS:
+        raise BadInput(
+            f'template {path}: "expectEnd" must be one of halt, export, any (got a {type(expect).__name__}'
+            + (f" {expect!r}" if isinstance(expect, str) and len(expect) <= 20 and expect.isprintable() else "")
+            + '): say what the study ends at, "halt" being the seed\'s "balance exhausted"'
+        )
     return data
 
 
@@ -216,7 +227,7 @@ def controller_argv(research: dict[str, Any], out: Path, resume: bool) -> list[s
     command = list(research["command"])
     if command and command[0] in PYTHONS:
         command[0] = sys.executable
-    argv = [*command, "--config", str(out / "research.json"), "--dir", str(out / "study")]
+    argv = [*command, "--config", str(out / EvidenceFolder.RESEARCH), "--dir", str(out / EvidenceFolder.STUDY)]
     if resume:
         argv.append("--resume")
     return argv
@@ -231,8 +242,8 @@ class StudySpec:
 
     @property
     def study_dir(self) -> Path:
-        return self.out / "study"
+        return self.out / EvidenceFolder.STUDY
 
     @property
     def ledger(self) -> Path:
-        return self.out / "study" / "ledger.jsonl"
+        return self.out / EvidenceFolder.LEDGER

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from studymon.engine.events import StudyEvent, StudyLoad
+from studymon.engine.judge.verdict import EXIT_FAIL, EXIT_OK, EXIT_UNKNOWN
 from studymon.engine.proctree import ProcessTable
 from studymon.engine.runtimes import Runtime
 from studymon.engine.sampler import SAMPLE_EVERY, light_sample
@@ -22,11 +23,9 @@ from studymon.engine.studylock import StudyLock
 
 
 def exit_status(results: list[SessionResult]) -> int:
-    if any(r.exit_status == 3 for r in results):
-        return 3
-    if any(r.exit_status == 1 for r in results):
-        return 1
-    return 0
+    """The command's status: 1 when a study has a check that failed, else 3 when one may still change, else 0."""
+    statuses = {r.exit_status for r in results}
+    return next((s for s in (EXIT_FAIL, EXIT_UNKNOWN) if s in statuses), EXIT_OK)
 
 
 class Supervisor:

@@ -4,8 +4,9 @@ A :class:`Scenario` is what a study wrote to its ledger (entries in order,
 ``seq`` and ``at`` given when written) plus where the console killed it.
 :func:`derive` turns a scenario into the whole evidence folder the console
 would have written for it: research.json, the ledger, launches.jsonl,
-arms.jsonl, and per kill ``kill.json``, ``ledger-at-kill.json``, the three
-container snapshots, the live and read-back lifecycle events and the window.
+arms.jsonl, timeline.jsonl, and per kill ``kill.json``,
+``ledger-at-kill.json``, the three container snapshots, the live and
+read-back lifecycle events and the window.
 Times follow the ledger: record ``seq`` is written at ``T0 + seq`` seconds; a
 run's container is created and started just before its ``runStarted`` and
 dies just before its ``runResult``; a kill lands just after record
@@ -281,6 +282,15 @@ def derive(s: Scenario) -> Files:
     files["launches.jsonl"] = launches
     if arms:
         files["arms.jsonl"] = arms
+    # The console's view of each record (§5): seen 0.1 s after it was written, as the window's
+    # resultSeenEpoch says; a kill's trigger record at once (the kill follows it within 0.1 s).
+    # Every record after a kill was seen after the resumed controller started (§6.3).
+    triggers = {starts[spec.run][0] for spec in s.kills}
+    files["timeline.jsonl"] = [
+        {"seq": r["seq"], "kind": r["kind"], "at": r["at"],
+         "seenAt": rfc3339_ms(t(r["seq"]) + (0.0 if r["seq"] in triggers else 0.1))}
+        for r in records
+    ]
     return files
 
 
@@ -532,7 +542,7 @@ def _gap(f: Files) -> None:
 
 
 case("gap-in-live-recording", "the live recording has a gap", U((D1, "sameContainerNoRerun")), files=_gap,
-     details={(D1, "sameContainerNoRerun"): "the live recording has 1 gap"})
+     details={(D1, "sameContainerNoRerun"): "the live recording has 1 gap in the window"})
 
 
 def _gap_and_create(f: Files) -> None:
@@ -702,7 +712,7 @@ def _replan(s: Scenario) -> None:
 
 case("replanned-after-kill", "a run planned after the kill repeats the target (purpose, cell, round, experiments)",
      F((D1, "chargedOnce")), scenario=_replan,
-     details={(D1, "chargedOnce"): "run d1b (planned at seq 8, after the kill) repeats it: same purpose, cell, round and experiments"})
+     details={(D1, "chargedOnce"): "run d1b (planned at seq 8, after the kill) repeats it: same purpose, cell and round, and an experiment in common"})
 
 
 def _export(s: Scenario) -> None:
@@ -857,7 +867,7 @@ def _gap_in_readback(f: Files) -> None:
 
 case("gap-line-in-read-back", "a gap line in the read-back, which is the runtime's events verbatim",
      F((D1, "sameContainerNoRerun")), files=_gap_in_readback,
-     details={(D1, "sameContainerNoRerun"): "container-events.jsonl line 2: a gap line that is not a gap"})
+     details={(D1, "sameContainerNoRerun"): "container-events.jsonl line 2: a gap line that is not a gap (from and to, two times in order)"})
 
 case("stop-after-its-result", "a stop of a target after its result was seen, inside the kill's window: still sound",
      {}, files=_stop_after_result)
@@ -881,6 +891,838 @@ def _die_in_one_file(f: Files) -> None:
 
 
 case("die-only-read-back", "the die is in the read-back only: the union still has one", {}, files=_die_in_one_file)
+
+
+
+# Contract v3, §6 and rules 7-14.
+#
+# v3 judges by the story sound evidence tells (allow, don't deny): each case below is wrong in
+# one way v2's list of known wrongs let through, or is sound in a way v2 took for a wrong.  The
+# expected checks are v3's, as PROTOCOL.md §6 and docs/contract.md (more exact, and agreeing)
+# say; where they leave open which check a clause fails, the choice is named in a comment.
+
+def _kills(f: Files) -> list[int]:
+    n, out = 1, []
+    while f"kills/{n}/kill.json" in f:
+        out.append(n)
+        n += 1
+    return out
+
+
+def _seq_of(f: Files, kind: str, **match: Any) -> int:
+    """The seq of the first ledger record of ``kind`` whose content has ``match``."""
+    for r in f["study/ledger.jsonl"]:
+        if isinstance(r, dict) and r["kind"] == kind and all(r["content"].get(k) == v for k, v in match.items()):
+            return r["seq"]
+    raise KeyError((kind, match))
+
+
+def _edit_record(f: Files, seq: int, fn: Callable[[dict[str, Any]], None]) -> None:
+    """Edit record ``seq`` wherever the evidence holds it: the ledger and each ledger-at-kill.json."""
+    for r in f["study/ledger.jsonl"]:
+        if isinstance(r, dict) and r["seq"] == seq:
+            fn(r)
+    for n in _kills(f):
+        for r in f[f"kills/{n}/ledger-at-kill.json"]:
+            if r["seq"] == seq:
+                fn(r)
+
+
+def _set_at(f: Files, seq: int, at: str) -> None:
+    """Record ``seq`` written at ``at`` (the ledger, ledger-at-kill.json and timeline.jsonl agree)."""
+    _edit_record(f, seq, lambda r: r.update(at=at))
+    for line in f["timeline.jsonl"]:
+        if line["seq"] == seq:
+            line["at"] = at
+
+
+def _raw(f: Files, seq: int, old: str, new: str, at_kill: bool = True) -> None:
+    """Record ``seq`` as raw text with ``old`` replaced by ``new`` (what json.dumps cannot write)."""
+    ledger = f["study/ledger.jsonl"]
+    for i, r in enumerate(ledger):
+        if isinstance(r, dict) and r["seq"] == seq:
+            text = json.dumps(r)
+            assert old in text, (old, text)
+            ledger[i] = text.replace(old, new)
+    for n in _kills(f) if at_kill else []:
+        rel = f"kills/{n}/ledger-at-kill.json"
+        records = f[rel]
+        if any(r["seq"] == seq for r in records):
+            text = json.dumps(records, indent=2)
+            assert text.count(old) == 1, old
+            f[rel] = text.replace(old, new).encode()
+
+
+def _ev(action: str, name: str, when: float, cid: str | None = None, **attrs: str) -> dict[str, Any]:
+    e = event(action, name, when, **attrs)
+    if cid is not None:
+        e["id"] = e["Actor"]["ID"] = cid
+    return e
+
+
+def _add_raw_event(f: Files, n: int, e: dict[str, Any], seen: float) -> None:
+    """An event whose times are not derive's (kept as given), in both recordings."""
+    live, back = kill_events(f, n)
+    live.append(dict(copy.deepcopy(e), seenAt=rfc3339_ms(seen)))
+    back.append(copy.deepcopy(e))
+
+
+def _research(**keys: Any) -> Callable[[Files], None]:
+    return lambda f: f["research.json"].update(keys)
+
+
+def _both(*fns: Callable[[Any], None]) -> Callable[[Any], None]:
+    def run(x: Any) -> None:
+        for fn in fns:
+            fn(x)
+    return run
+
+
+D1_NAME = container("d1")
+ALL_RSF = ((D1, "resultSettledAndFinished"), (A2, "resultSettledAndFinished"), (D3, "resultSettledAndFinished"))
+HALTED = (ST, "haltedAtExport")
+ACCOUNTED = (ST, "resultsAccounted")
+
+
+# §6.4 Allowed events: in the kill's window a target's container may only die once (and be destroyed
+# after that, oom just before it, or be looked at); any other action, known or not, is ✗ naming it.
+
+def _target_action(action: str, n: int = 1, run: str = "d1", at: float = 0.3, **attrs: str) -> Callable[[Files], None]:
+    return lambda f: add_event(f, n, event(action, container(run), in_window(f, n, at), **attrs))
+
+
+for _action, _attrs in (("exec_create", {"execID": "e" * 64}), ("exec_start", {"execID": "e" * 64}),
+                        ("exec_die", {"execID": "e" * 64, "exitCode": "0"}), ("restart", {}), ("pause", {}),
+                        ("unpause", {}), ("update", {}), ("commit", {}), ("extract-to-dir", {}), ("frobnicate", {}),
+                        ("exec_start: sh -c 'python run.py again'", {"execID": "e" * 64})):
+    case(f"v3-{_action.split(':')[0]}{'-with-command' if ':' in _action else ''}-of-target",
+         f"a {_action!r} event of the target's container in its window: not in the story",
+         F((D1, "sameContainerNoRerun")), files=_target_action(_action, **_attrs))
+
+for _action in ("attach", "detach", "resize", "top", "archive-path", "export", "health_status: healthy"):
+    case(f"v3-passive-{_action.split(':')[0]}-of-target",
+         f"a passive {_action!r} of the target's container in its window: still sound",
+         {}, files=_target_action(_action))
+
+
+def _die_at(f: Files) -> float:
+    live = kill_events(f, 1)[0]
+    return next(ev_time(e) for e in live if e["Action"] == "die" and e["Actor"]["Attributes"]["name"] == D1_NAME)
+
+
+case("v3-destroy-after-die-in-window", "the target's container removed after its die, inside the window: sound", {},
+     files=lambda f: add_event(f, 1, event("destroy", D1_NAME, _die_at(f) + 0.1)))
+
+case("v3-destroy-before-die", "the target's container destroyed before its one die: not in the story",
+     F((D1, "sameContainerNoRerun")), files=lambda f: add_event(f, 1, event("destroy", D1_NAME, _die_at(f) - 0.2)))
+
+
+def _oom_result(s: Scenario) -> None:
+    s.entries[find(s, "runResult", run="d1")].content["exitCode"] = 137
+
+
+case("v3-oom-just-before-die", "the run was killed for memory: an oom just before its die (exit 137, as runResult "
+     "says)", {}, scenario=_oom_result, files=lambda f: add_event(f, 1, event("oom", D1_NAME, _die_at(f) - 0.005)))
+
+case("v3-oom-just-after-die", "the engine reported the oom 50 ms after the die (either order, within a second): sound",
+     {}, scenario=_oom_result, files=lambda f: add_event(f, 1, event("oom", D1_NAME, _die_at(f) + 0.05)))
+
+
+def _a2_oom(s: Scenario) -> None:
+    s.entries[find(s, "runResult", run="a2")].content["exitCode"] = 137
+
+
+def _oom_late(f: Files) -> None:
+    live = kill_events(f, 2)[0]
+    die = next(ev_time(e) for e in live if e["Action"] == "die" and e["Actor"]["Attributes"]["name"] == container("a2"))
+    assert die + 1.1 < window(f, 2)["untilEpoch"]
+    add_event(f, 2, event("oom", container("a2"), die + 1.1))
+
+
+case("v3-oom-long-after-die", "an oom of a2 1.1 s after its die: not the one allowed around it",
+     F((A2, "sameContainerNoRerun")), scenario=_a2_oom, files=_oom_late)
+
+
+# §6.4 The target's name is never created or started in the kill's window, after its own result too.
+
+def _rerun_after_result(f: Files) -> None:
+    seen = window(f, 2)["targets"]["a2"]["resultSeenEpoch"]
+    for action, dt in (("create", 0.2), ("start", 0.21)):
+        add_event(f, 2, _ev(action, container("a2"), seen + dt, cid="c" * 64))
+
+
+# Choice: a container of the study made in the window for a run that was not waiting to start is
+# work off the books for every target of the kill (docs/contract.md: "a target's own name is never
+# allowed"), so d3 fails too.
+case("v3-target-name-remade-after-its-result", "a2's name created and started again after its result was seen, "
+     "while kill 2's window is still open (d3 had no result yet)",
+     F((A2, "sameContainerNoRerun"), (D3, "sameContainerNoRerun")), files=_rerun_after_result)
+
+
+def _start_after_result(f: Files) -> None:
+    seen = window(f, 1)["targets"]["d1"]["resultSeenEpoch"]
+    assert seen + 0.02 < window(f, 1)["untilEpoch"]
+    add_event(f, 1, _ev("start", D1_NAME, seen + 0.02, cid="c" * 64))
+
+
+case("v3-target-name-started-after-its-result", "d1's name started after its result was seen, inside the window",
+     F((D1, "sameContainerNoRerun")), files=_start_after_result)
+
+# v2 judged a target's events only until its result was seen: this case's stop comes after it.
+# In v3 the window is the kill's (sinceEpoch to untilEpoch), and `stop` is not in the story.
+for _c in CORPUS:
+    if _c.name == "stop-after-its-result":
+        _c.why = "a stop of a target after its result was seen, inside the kill's window: not in the story (v3 §6.4)"
+        _c.expected = F((A2, "sameContainerNoRerun"))
+
+
+# §6.4 Snapshots agree with the events.  A target that exited just before the kill (FinishedAt
+# before sinceEpoch) has its die stamped 10-25 ms later, inside the window: that is its one die.
+
+def _exited_before_kill(code: int = 0, die_after: float = 0.02) -> Callable[[Files], None]:
+    """d1 finished 10 ms before the window opened; its die stamped ``die_after`` later."""
+    def edit(f: Files) -> None:
+        finished = f["kills/1/kill.json"]["sinceEpoch"] - 0.01
+        for file in ("container-before.json", "container-after-kill.json", "container-before-resume.json"):
+            f[f"kills/1/{file}"][D1_NAME]["State"].update(
+                Running=False, Status="exited", ExitCode=code, FinishedAt=rfc3339_ns(round(finished * 1e9)))
+        ns = round((finished + die_after) * 1e9)
+        assert ns / 1e9 < window(f, 1)["untilEpoch"]
+        edit_events(f, 1, "die", D1_NAME, lambda e: e.update(time=ns // 1_000_000_000, timeNano=ns))
+        for e in kill_events(f, 1)[0]:
+            if e["Action"] == "die" and e["Actor"]["Attributes"]["name"] == D1_NAME:
+                e["seenAt"] = rfc3339_ms(ns / 1e9 + 0.002)
+    return edit
+
+
+case("v3-exited-just-before-kill", "d1 exited 10 ms before the window; Docker stamped its die 20 ms later, inside "
+     "it: the snapshots' exit is that die (Id, code, time)", {}, files=_exited_before_kill())
+
+case("v3-exited-before-kill-code-differs", "the snapshots show exit 2, the one die and runResult say 0",
+     F((D1, "sameContainerNoRerun")), files=_exited_before_kill(code=2))
+
+case("v3-exited-before-kill-die-a-second-later", "the snapshots' FinishedAt is 1.06 s before the one die (inside "
+     "the window): not the same time within a second", F((D1, "sameContainerNoRerun")),
+     files=_exited_before_kill(die_after=1.06))
+
+def _exited_before_resume(f: Files) -> None:
+    """d1 exited while the kill waited for its resume: its die, then the snapshot before the resume shows that exit."""
+    kill = f["kills/1/kill.json"]
+    finished = kill["killSentEpoch"] + 0.09
+    ns = round((finished + 0.015) * 1e9)
+    edit_events(f, 1, "die", D1_NAME, lambda e: e.update(time=ns // 1_000_000_000, timeNano=ns))
+    for e in kill_events(f, 1)[0]:
+        if e["Action"] == "die" and e["Actor"]["Attributes"]["name"] == D1_NAME:
+            e["seenAt"] = rfc3339_ms(ns / 1e9 + 0.002)
+    f["kills/1/container-before-resume.json"][D1_NAME]["State"].update(
+        Running=False, Status="exited", ExitCode=0, FinishedAt=rfc3339_ns(round(finished * 1e9)))
+
+
+for _c in CORPUS:
+    if _c.name == "before-resume-exited":
+        # v3 §6.4: the exit the snapshot shows is the one die (code, and time within a second), so the
+        # die comes before the snapshot; v2's folder (an exit with no FinishedAt, its die after the
+        # resume) is the next case.
+        _c.files = _exited_before_resume
+
+case("v3-snapshot-exit-without-finished-at", "container-before-resume.json shows d1 exited with no FinishedAt, and "
+     "its one die comes after the resume", F((D1, "sameContainerNoRerun")),
+     files=lambda f: f["kills/1/container-before-resume.json"][D1_NAME]["State"].update(Running=False, Status="exited"))
+
+case("v3-snapshot-name-of-another-container", "container-after-kill.json files d1 under a Name that is a1's",
+     F((D1, "sameContainerNoRerun")),
+     files=lambda f: f["kills/1/container-after-kill.json"][D1_NAME].update(Name="/" + container("a1")))
+
+
+def _names_without_slash(f: Files) -> None:
+    for n in _kills(f):
+        for file in ("container-before.json", "container-after-kill.json", "container-before-resume.json"):
+            for name, entry in f[f"kills/{n}/{file}"].items():
+                entry["Name"] = name
+
+
+case("v3-snapshot-names-without-slash", "every snapshot's Name without the leading /: sound", {},
+     files=_names_without_slash)
+
+
+# §6.4 Recordings agree: one event (Id, action, timeNano) in both files with other attributes.
+
+def _readback_die(fn: Callable[[dict[str, Any]], None]) -> Callable[[Files], None]:
+    def edit(f: Files) -> None:
+        for e in kill_events(f, 1)[1]:
+            if e["Action"] == "die" and e["Actor"]["Attributes"]["name"] == D1_NAME:
+                fn(e)
+    return edit
+
+
+case("v3-recordings-disagree-on-exit-code", "the live die says exit 0, the read-back's same die says exit 1",
+     F((D1, "sameContainerNoRerun")), files=_readback_die(lambda e: e["Actor"]["Attributes"].update(exitCode="1")))
+
+case("v3-recordings-disagree-on-name", "the read-back's copy of d1's die names another container",
+     F((D1, "sameContainerNoRerun")),
+     files=_readback_die(lambda e: e["Actor"]["Attributes"].update(name=container("d1x"))))
+
+
+# §6.4 Times.
+
+case("v3-time-an-hour-from-timenano", "d1's die: time is an hour away from its timeNano",
+     F((D1, "sameContainerNoRerun")),
+     files=lambda f: edit_events(f, 1, "die", D1_NAME, lambda e: e.update(time=e["time"] + 3600)))
+
+
+def _whole_second(action: str, second_of: Callable[[Files], float]) -> Callable[[Files], None]:
+    def edit(f: Files) -> None:
+        when = second_of(f)
+        e = event(action, D1_NAME, when, **({"exitCode": "0"} if action == "die" else {}))
+        del e["timeNano"]
+        e["time"] = int(when)
+        _add_raw_event(f, 1, e, when + 0.002)
+    return edit
+
+
+case("v3-whole-second-start-overlapping-window-start",
+     "a start of d1 with only a whole-second time, the second in which the window opens: it counts as inside",
+     F((D1, "sameContainerNoRerun")), files=_whole_second("start", lambda f: window(f, 1)["sinceEpoch"] - 0.04))
+
+
+def _die_whole_second(f: Files) -> None:
+    for lines in kill_events(f, 1):
+        for e in lines:
+            if e["Action"] == "die" and e["Actor"]["Attributes"]["name"] == D1_NAME:
+                del e["timeNano"]
+
+
+case("v3-whole-second-die", "d1's one die has only a whole-second time (no timeNano): still its one die", {},
+     files=_die_whole_second)
+
+
+def _event_time(time: Any, time_nano: Any) -> Callable[[Files], None]:
+    def edit(f: Files) -> None:
+        e = event("attach", D1_NAME, in_window(f, 1, 0.3))
+        e.update(time=time, timeNano=time_nano)
+        _add_raw_event(f, 1, e, in_window(f, 1, 0.3))
+    return edit
+
+
+case("v3-event-time-beyond-year-9999", "an event of d1 whose time is past the year 9999: of the wrong shape",
+     F((D1, "sameContainerNoRerun")), files=_event_time(300_000_000_000, 300_000_000_000 * 10 ** 9))
+case("v3-event-time-negative", "an event of d1 whose time is negative: of the wrong shape",
+     F((D1, "sameContainerNoRerun")), files=_event_time(-1, -1_000_000_000))
+case("v3-event-time-not-a-number", "an event of d1 whose time and timeNano are text: of the wrong shape",
+     F((D1, "sameContainerNoRerun")), files=_event_time("soon", "soon"))
+
+
+# §6.4 Gaps: only one that overlaps the window makes a check ?; a gap line without both bounds is ✗.
+
+def _live_gap(gap: dict[str, Any]) -> Callable[[Files], None]:
+    return lambda f: kill_events(f, 1)[0].insert(1, {"gap": gap})
+
+
+def _gap_before(f: Files) -> None:
+    since = window(f, 1)["sinceEpoch"]
+    _live_gap({"from": rfc3339_ms(since - 0.9), "to": rfc3339_ms(since - 0.5)})(f)
+
+
+def _gap_over_start(f: Files) -> None:
+    since = window(f, 1)["sinceEpoch"]
+    _live_gap({"from": rfc3339_ms(since - 0.5), "to": rfc3339_ms(since + 0.01)})(f)
+
+
+case("v3-gap-wholly-before-the-window", "the live stream was down before the window opened: sound", {},
+     files=_gap_before)
+case("v3-gap-over-the-window-start", "the live stream was down as the window opened", U((D1, "sameContainerNoRerun")),
+     files=_gap_over_start)
+case("v3-gap-without-its-end", "a gap line with only `from`: not an event", F((D1, "sameContainerNoRerun")),
+     files=lambda f: _live_gap({"from": rfc3339_ms(in_window(f, 1, 0.1))})(f))
+
+
+# §6.4 Work off the books: a container of the study started in the window for a run that never
+# has a runStarted (v2 let it pass because the run was planned after the kill).
+
+def _plan_unstarted(s: Scenario) -> None:
+    i = find(s, "runStarted", run="d3")
+    s.entries.insert(i + 1, Entry("runPlanned", {"run": "x9", "purpose": "probe", "object": "cz", "round": 3,
+                                                 "experiments": ["ez"]}))
+
+
+def _start_unstarted(f: Files) -> None:
+    for action, at in (("create", 0.5), ("start", 0.51)):
+        add_event(f, 2, event(action, container("x9"), in_window(f, 2, at)))
+
+
+case("v3-work-off-the-books", "x9 is planned after kill 2 but never started in the ledger, yet its container is "
+     "created and started in the window", F((A2, "sameContainerNoRerun"), (D3, "sameContainerNoRerun")),
+     scenario=_plan_unstarted, files=_start_unstarted)
+
+
+# §6.4 Twins: a run planned after the kill (or planned before and started after it) with a
+# target's purpose, cell and round and any experiment id in common.
+
+def _twin(run: str, purpose: str, cell: str, rnd: int, exps: list[str],
+          plan_before_start_of: str | None = None) -> Callable[[Scenario], None]:
+    """A whole run ``run`` just before the halt; its plan there too, or before ``plan_before_start_of``'s runStarted."""
+    def edit(s: Scenario) -> None:
+        again = run_entries(run, purpose, cell, rnd, exps)
+        at = find(s, "halt")
+        s.entries[at:at] = [again["charge"], again["start"], again["result"]]
+        if plan_before_start_of is None:
+            s.entries.insert(find(s, "halt") - 3, again["plan"])
+        else:
+            s.entries.insert(find(s, "runStarted", run=plan_before_start_of), again["plan"])
+        s.budget += COST
+        s.entries[0].content["budget"] = s.budget
+    return edit
+
+
+case("v3-twin-lists-an-id-twice", "a run planned after kill 2 with a2's purpose, cell and round lists e2a twice",
+     F((A2, "chargedOnce")), scenario=_twin("a2b", "ablation", "c2", 2, ["e2a", "e2a"]))
+case("v3-twin-adds-an-id", "a run planned after kill 2 with a2's purpose, cell and round and one id more",
+     F((A2, "chargedOnce")), scenario=_twin("a2b", "ablation", "c2", 2, ["e2a", "e2z"]))
+def _plan_only(run: str, purpose: str, cell: str, rnd: int, exps: list[str]) -> Callable[[Scenario], None]:
+    def edit(s: Scenario) -> None:
+        s.entries.insert(find(s, "halt"), run_entries(run, purpose, cell, rnd, exps)["plan"])
+    return edit
+
+
+# Planned only: a diagnosis twin that ran would have a result no settlement of its round can name.
+case("v3-twin-one-id-in-common", "a diagnosis run planned after kill 1 in d1's cell and round shares only e1b with it",
+     F((D1, "chargedOnce")), scenario=_plan_only("d1b", "diagnosis", "c1", 1, ["e1b", "e1z"]))
+# A diagnosis twin that ran has a result no settlement of round 3 names (d3's does): rule 14 too.
+case("v3-twin-planned-before-started-after", "d3b, planned before kill 2 (before d3 started) and started after it, "
+     "repeats d3's e3a", F((D3, "chargedOnce"), ACCOUNTED),
+     scenario=_twin("d3b", "diagnosis", "c0", 3, ["e3a"], plan_before_start_of="d3"))
+case("v3-same-cell-other-experiments", "an ablation of a2's cell and round with no experiment in common: sound", {},
+     scenario=_twin("a2b", "ablation", "c2", 2, ["e2b"]))
+
+
+# §6.4 Lost is lost; rule 14 (resultsAccounted).  Once the study has finished (its final controller
+# exited 0) a target without a result is ✗, never ?.
+
+def _forget_d1(s: Scenario) -> None:
+    del s.entries[find(s, "diagnosisSettlement", round=1)]
+    del s.entries[find(s, "runResult", run="d1")]
+    # Killed once only: d1, still without a result, would be a target of every later kill too.
+    s.kills = s.kills[:1]
+
+
+# The window never closed (no result): the console rightly wrote no window file and no read-back,
+# so kill 1's folder is complete for its stage (killEvidence and killTriggered hold); d1 has no die,
+# and once the study has finished nothing of a window is ?: sameContainerNoRerun ✗ too.
+case("v3-lost-target-result", "after its only kill the study forgets d1 (no result, no settlement of round 1), halts "
+     "and exits 0", F(ACCOUNTED, (D1, "resultSettledAndFinished"), (D1, "sameContainerNoRerun")), scenario=_forget_d1)
+
+case("v3-target-round-never-settled", "d1 has its result but round 1 is never settled; the study exits 0",
+     F(ACCOUNTED, (D1, "resultSettledAndFinished")),
+     scenario=lambda s: s.entries.pop(find(s, "diagnosisSettlement", round=1)))
+
+
+def _ablation_abandoned(s: Scenario) -> None:
+    a3 = run_entries("a3", "ablation", "c0", 3, ["e3a"])
+    at = find(s, "halt")
+    s.entries[at:at] = [Entry("stageOpen", {"stage": "ablation", "round": 3}), a3["plan"], a3["charge"], a3["start"]]
+    s.budget += COST
+    s.entries[0].content["budget"] = s.budget
+
+
+case("v3-ablation-never-resulted", "an ablation started after the last kill never has a result (no kill in flight)",
+     F(ACCOUNTED), scenario=_ablation_abandoned)
+
+case("v3-diagnosis-never-settled", "d2 (no kill's target) has a result; round 2 is never settled", F(ACCOUNTED),
+     scenario=lambda s: s.entries.pop(find(s, "diagnosisSettlement", round=2)))
+
+
+# §6.6 ? only where the study can still be resumed (or a gap).
+
+def _service_error(s: Scenario) -> None:
+    s.entries[find(s, "halt")] = Entry("serviceError", {"stage": "proposal", "round": 3,
+                                                        "message": "the model service did not answer"})
+    s.final_code = 75
+
+
+case("v3-resumable-pending-halt", "the study stopped for a temporary failure (serviceError, exit 75) before its halt: "
+     "--resume continues it, so what has not happened yet is ?",
+     U(HALTED, (ST, "exitedCleanly"), *ALL_RSF), scenario=_service_error)
+
+for _c in CORPUS:
+    if _c.name == "window-file-missing":
+        # v3: the study finished (exit 0) and d1 has its result, so the window must have closed:
+        # its file is missing evidence, not a window still open (§6.4 lost is lost, §6.6).
+        _c.why = "container-events-window.json is missing though every target has its result and the study finished"
+        _c.expected = F((K1, "killEvidence"), (ST, "killTriggered"), (D1, "sameContainerNoRerun"),
+                        (D1, "resultSettledAndFinished"))
+        _c.details = {}
+    if _c.name == "unclean-exit":
+        # v3 §6.6: exit 1 is a crash that --resume continues; the clean exit has not happened yet, and
+        # each target's resultSettledAndFinished asks that the study finished (docs/contract.md).
+        _c.expected = U((ST, "exitedCleanly"), *ALL_RSF)
+
+
+# §6.1 Attribution: labels, where present, decide whose a container is.
+
+def _labelled(n: int, name: str, study: str | None, run: str | None, actions: tuple[str, ...] = ("create", "start"),
+              cid: str | None = None) -> Callable[[Files], None]:
+    labels = {k: v for k, v in (("studymon.study", study), ("studymon.run", run)) if v is not None}
+
+    def edit(f: Files) -> None:
+        for i, action in enumerate(actions):
+            extra = {"exitCode": "0"} if action == "die" else {}
+            add_event(f, n, _ev(action, name, in_window(f, n, 0.2 + 0.1 * i), cid=cid, **labels, **extra))
+    return edit
+
+
+case("v3-neighbour-study-s-x", "study s-x (stem inforsi-s-x-) ran beside it; its labelled containers' events are "
+     "in the recording: not this study's", {},
+     files=_labelled(2, container("r1", study="s-x"), "s-x", "r1", ("create", "start", "die", "destroy")))
+case("v3-stem-name-labelled-other-study", "a container under this study's stem labelled as another study's: not "
+     "this study's", {}, files=_labelled(2, container("zz"), "other", "zz"))
+case("v3-labelled-ours-under-another-name", "a container named outside the stem but labelled with this study's id "
+     "(run zz, never started in the ledger) starts in the window",
+     F((A2, "sameContainerNoRerun"), (D3, "sameContainerNoRerun")), files=_labelled(2, "lab-zz", STUDY, "zz"))
+# A container labelled as a target's run is that target's (its events fail d3), and a container of
+# the study made in the window for a run not waiting to start (work off the books, a2 too).
+case("v3-labelled-as-target-run", "a container named elsewhere but labelled as run d3 of this study starts in the "
+     "window", F((A2, "sameContainerNoRerun"), (D3, "sameContainerNoRerun")),
+     files=_labelled(2, "lab-d3", STUDY, "d3", cid="d" * 64))
+# Stems that extend one another never run at once (§6.1): an unlabelled name under the stem is ours.
+case("v3-unlabelled-under-an-extending-stem", "an unlabelled inforsi-s-x-r1 (as a study s-x would name it) starts in "
+     "the window: under this study's stem, with no label to say otherwise, it is this study's",
+     F((A2, "sameContainerNoRerun"), (D3, "sameContainerNoRerun")),
+     files=_labelled(2, container("r1", study="s-x"), None, None))
+case("v3-unlabelled-outside-the-stem", "an unlabelled container outside the stem starts in the window: out of scope "
+     "(no evidence can tie it to the study)", {}, files=_labelled(2, "elsewhere-d3", None, None, cid="e" * 64))
+
+
+# §6.2 rule 7: studyOpen is line 1 and no other; its study is research.json's.
+
+case("v3-rule7-study-open-of-another-study", "studyOpen names study t; research.json says s", F((ST, "contractKept")),
+     scenario=lambda s: s.entries[0].content.update(study="t"))
+
+
+def _second_open(s: Scenario) -> None:
+    at = find(s, "halt")
+    s.entries.insert(at, copy.deepcopy(s.entries[0]))
+
+
+case("v3-rule7-second-study-open", "a second studyOpen, the same as the first, before the halt",
+     F((ST, "contractKept")),
+     scenario=_second_open)
+
+
+def _open_second(s: Scenario) -> None:
+    s.entries[0], s.entries[1] = s.entries[1], s.entries[0]
+
+
+case("v3-rule7-study-open-not-first", "the first line is a decision; studyOpen is line 2", F((ST, "contractKept")),
+     scenario=_open_second)
+
+
+# §6.2 rule 8: `at` is an RFC 3339 UTC time.
+
+def _at(value: str) -> Callable[[Files], None]:
+    return lambda f: _set_at(f, _seq_of(f, "decision", name="proposeExperiments", round=3), value)
+
+
+case("v3-rule8-at-not-a-time", "a record's at is not a time", F((ST, "contractKept")), files=_at("soon"))
+case("v3-rule8-at-not-utc", "a record's at is a time two hours east of UTC", F((ST, "contractKept")),
+     files=_at("2026-11-30T02:53:59.000+02:00"))
+case("v3-rule8-at-impossible-date", "a record's at is the 13th month", F((ST, "contractKept")),
+     files=_at("2026-13-30T00:53:59.000Z"))
+
+
+def _retime(fmt: Callable[[int, str], str]) -> Callable[[Files], None]:
+    """Every record's at rewritten as ``fmt(seq, at)``."""
+    def edit(f: Files) -> None:
+        for r in list(f["study/ledger.jsonl"]):
+            _set_at(f, r["seq"], fmt(r["seq"], r["at"]))
+    return edit
+
+
+case("v3-rule8-plus-zero-offset", "every at written with +00:00 instead of Z: accepted", {},
+     files=_retime(lambda _seq, at: at[:-1] + "+00:00"))
+_FRACTIONS = (lambda at: at[:-5] + "Z", lambda at: at[:-2] + "Z", lambda at: at[:-1] + "000Z",
+              lambda at: at[:-1] + "000000Z", lambda at: at)
+case("v3-rule8-other-fraction-digits", "at written with 0, 2, 6, 9 and 3 fraction digits: accepted", {},
+     files=_retime(lambda seq, at: _FRACTIONS[seq % len(_FRACTIONS)](at)))
+
+
+# §6.2 rule 9: numbers are finite.
+
+SENTINEL = 0.123456789
+
+
+def _output_1e400(f: Files) -> None:
+    seq = _seq_of(f, "runResult", run="a1")
+    _edit_record(f, seq, lambda r: r["content"]["outputs"].update(e1a=SENTINEL))
+    _raw(f, seq, repr(SENTINEL), "1e400")
+
+
+# Choice: 1e400 is valid JSON that no finite number holds: the line parses (ledgerWellFormed holds)
+# and breaks rule 9 (contractKept), as §6.2 places it.
+case("v3-rule9-1e400", "an output of a1 written 1e400 (in the ledger and kill 2's ledger-at-kill.json alike)",
+     F((ST, "contractKept")), files=_output_1e400)
+
+
+def _overflow(s: Scenario) -> None:
+    for run in ("a1", "d2"):
+        s.entries[find(s, "charge", run=run)].content["amount"] = 1e308
+    s.budget = 1e308
+    s.entries[0].content["budget"] = s.budget
+
+
+# Every number in every line is finite (rule 9 holds, docs/contract.md: "every number in the line"),
+# but the charges sum to infinity: the books cannot be shown to add up (v2 compared inf with inf).
+case("v3-rule9-charges-overflow", "two charges of 1e308 against a budget of 1e308: the amounts sum to infinity",
+     F((ST, "chargedEqualsStarts")), scenario=_overflow)
+
+
+# §6.2 rule 10: no object in a line repeats a key; lone surrogate escapes are valid JSON.
+
+def _dup_key(old: str, new: str) -> Callable[[Files], None]:
+    return lambda f: _raw(f, _seq_of(f, "decision", name="proposeExperiments", round=3), old, new, at_kill=False)
+
+
+case("v3-rule10-repeated-key-in-content", "a line whose content repeats `name` (same value): not a record",
+     F((ST, "ledgerWellFormed")),
+     files=_dup_key('"name": "proposeExperiments"', '"name": "proposeExperiments", "name": "proposeExperiments"'))
+case("v3-rule10-repeated-top-level-key", "a line that repeats `kind` (same value): not a record",
+     F((ST, "ledgerWellFormed")), files=_dup_key('"kind": "decision"', '"kind": "decision", "kind": "decision"'))
+case("v3-rule10-lone-surrogate", "a decision's free-text note holds \\ud83d (a cut emoji, as JavaScript writes it), "
+     "in the ledger and both ledger-at-kill.json: accepted", {},
+     files=lambda f: _edit_record(f, 2, lambda r: r["content"]["output"].update(note="cut \ud83d")))
+
+
+# §6.2 rule 11: settlements (on round 2, whose run d2 is no kill's target).
+
+def _settlement2(fn: Callable[[dict[str, Any]], None]) -> Callable[[Scenario], None]:
+    return lambda s: fn(s.entries[find(s, "diagnosisSettlement", round=2)].content)
+
+
+# Round 2 is then left without its settlement: rule 14 fails too.
+case("v3-rule11-settlement-round-not-its-runs", "d2 (round 2) is settled by a settlement of round 4",
+     F((ST, "contractKept"), ACCOUNTED), scenario=_settlement2(lambda c: c.update(round=4)))
+
+
+def _settle_twice(s: Scenario) -> None:
+    i = find(s, "diagnosisSettlement", round=2)
+    again = copy.deepcopy(s.entries[i])
+    again.content["round"] = 4
+    s.entries.insert(i + 1, again)
+
+
+case("v3-rule11-settled-twice-in-two-rounds", "d2 settled by round 2's settlement and again by one of round 4",
+     F((ST, "contractKept")), scenario=_settle_twice)
+case("v3-rule11-judged-and-dropped", "e2a is both judged and dropped", F((ST, "contractKept")),
+     scenario=_settlement2(lambda c: c.update(dropped=[{"experiment": "e2a", "reason": "flaky"}])))
+
+
+def _judged_stranger(s: Scenario) -> None:
+    _settlement2(lambda c: c["judged"]["experiments"].append({"id": "e9z", "verdict": "kept", "score": 0.5}))(s)
+    s.entries[find(s, "runResult", run="d2")].content["outputs"]["e9z"] = 0.7
+
+
+case("v3-rule11-judged-id-not-of-the-run", "the settlement judges e9z, neither d2's experiment nor chosen (though d2's "
+     "outputs hold it)", F((ST, "contractKept")), scenario=_judged_stranger)
+case("v3-rule11-judged-id-without-output", "e2b is judged, but d2's outputs hold no value for it",
+     F((ST, "contractKept")),
+     scenario=lambda s: s.entries[find(s, "runResult", run="d2")].content["outputs"].pop("e2b"))
+
+
+def _chosen_beyond(s: Scenario) -> None:
+    s.entries[find(s, "decision", name="selectDiagnosis", round=2)].content["output"]["chosen"] = ["e2a", "e2b", "e2c"]
+    _settlement2(lambda c: c.update(dropped=[{"experiment": "e2c", "reason": "not run"}]))(s)
+
+
+case("v3-rule11-chosen-id-dropped", "round 2 chose e2c too, which d2 does not run; the settlement drops it: sound", {},
+     scenario=_chosen_beyond)
+
+
+# §6.2 rule 12: nothing after the halt the study ends at (haltedAtExport).  As for an export after
+# the halt (v2), every target's resultSettledAndFinished asks the study to end halted at export.
+
+case("v3-rule12-stage-after-halt", "a stageOpen after the halt", F(HALTED, *ALL_RSF),
+     scenario=lambda s: s.entries.append(Entry("stageOpen", {"stage": "proposal", "round": 4})))
+
+
+def _run_after_halt(s: Scenario) -> None:
+    a4 = run_entries("a4", "ablation", "c0", 3, ["e3b"])
+    s.entries += [a4["plan"], a4["charge"], a4["start"], a4["result"]]
+
+
+case("v3-rule12-run-after-halt", "a whole ablation run (plan, charge, start, result) after the halt",
+     F(HALTED, *ALL_RSF), scenario=_run_after_halt)
+
+
+# §6.2 rule 13: a "balance exhausted" halt leaves less than the dearest charge.
+
+def _budget(n: float) -> Callable[[Scenario], None]:
+    def edit(s: Scenario) -> None:
+        s.budget = n
+        s.entries[0].content["budget"] = n
+    return edit
+
+
+case("v3-rule13-a-whole-run-left", "balance exhausted with 10 left, a whole run's worth", F(HALTED, *ALL_RSF),
+     scenario=_budget(60))
+
+
+def _dear_first(s: Scenario) -> None:
+    s.entries[find(s, "charge", run="d1")].content["amount"] = 20
+    _budget(75)(s)
+
+
+case("v3-rule13-less-than-the-dearest-run-left", "runs cost 20 and 10; the halt leaves 15, less than the dearest: "
+     "sound", {}, scenario=_dear_first)
+
+
+# §6.3 Controllers.
+
+def _launch(f: Files, event_: str, pid: int) -> dict[str, Any]:
+    return next(line for line in f["launches.jsonl"] if line["event"] == event_ and line["pid"] == pid)
+
+
+case("v3-killed-pid-ended-before-the-kill", "the killed pid's only end is 50 ms before the kill: not the kill's",
+     F((K1, "killDelivered")),
+     files=lambda f: _launch(f, "end", FIRST_PID).update(at=rfc3339_ms(f["kills/1/kill.json"]["killSentEpoch"] - 0.05)))
+
+
+def _resume_early(f: Files) -> None:
+    launches = f["launches.jsonl"]
+    start = _launch(f, "start", FIRST_PID + 1)
+    end = _launch(f, "end", FIRST_PID)
+    start["at"] = rfc3339_ms(f["kills/1/kill.json"]["killSentEpoch"] + 0.02)  # before the end, 50 ms after the kill
+    launches.remove(start)
+    launches.insert(launches.index(end), start)
+
+
+# Both rules of "one at a time" (docs/contract.md): a start before the previous controller's end
+# (exitedCleanly), a start after a kill before the killed controller's end (killDelivered).
+case("v3-resume-before-the-killed-controller-ended", "the resumed controller started before the killed one's end",
+     F((K1, "killDelivered"), (ST, "exitedCleanly")), files=_resume_early)
+
+
+def _two_at_once(f: Files) -> None:
+    launches = f["launches.jsonl"]
+    at = launches.index(_launch(f, "end", FIRST_PID + 1))
+    launches[at:at] = [{"event": "start", "pid": 5000, "at": rfc3339_ms(t(20.2)), "resume": True},
+                       {"event": "end", "pid": 5000, "at": rfc3339_ms(t(20.6)), "code": 0, "signal": None}]
+
+
+case("v3-two-controllers-at-once", "a second controller started and ended while the first resumed one ran",
+     F((ST, "exitedCleanly")), files=_two_at_once)
+
+
+def _resume_late(f: Files) -> None:
+    seq = _seq_of(f, "runResult", run="d1")
+    assert next(line["seenAt"] for line in f["timeline.jsonl"] if line["seq"] == seq) == rfc3339_ms(t(seq) + 0.1)
+    _launch(f, "start", FIRST_PID + 1)["at"] = rfc3339_ms(t(seq) + 0.12)
+
+
+# The check that reads the record fails (docs/contract.md): the target's runResult, resultSettledAndFinished.
+case("v3-record-seen-while-no-controller-ran", "d1's runResult was seen after the kill and before the resumed "
+     "controller started: written by something that outlived the kill",
+     F((D1, "resultSettledAndFinished")), files=_resume_late)
+
+
+def _unseen(f: Files) -> None:
+    seq = _seq_of(f, "runPlanned", run="d1")
+    f["timeline.jsonl"] = [line for line in f["timeline.jsonl"] if line["seq"] != seq]
+
+
+case("v3-record-before-the-kills-timeline-lacks", "d1's runPlanned, before every kill, is not in timeline.jsonl: "
+     "sound (only records after a kill must have been seen from a resumed controller)", {}, files=_unseen)
+
+
+def _unseen_after(f: Files) -> None:
+    seq = _seq_of(f, "diagnosisSettlement", round=3)
+    f["timeline.jsonl"] = [line for line in f["timeline.jsonl"] if line["seq"] != seq]
+
+
+case("v3-record-after-kill-timeline-lacks", "round 3's settlement (after kill 2) is not in timeline.jsonl: written "
+     "by something no console saw", F((D3, "resultSettledAndFinished")), files=_unseen_after)
+
+case("v3-final-controller-has-no-end", "the last end line is of an earlier pid (4243, code 0): the final controller "
+     "(4244) has not ended, so the study has not finished", U((ST, "exitedCleanly"), *ALL_RSF),
+     files=lambda f: f["launches.jsonl"][-1].update(pid=FIRST_PID + 1))
+
+
+# §6.5 Evidence files; and the facts held twice (§6): kill.json and the window, ledger-at-kill.json.
+
+def _no_since(f: Files) -> None:
+    del f["kills/2/kill.json"]["since"]
+    del f["kills/2/kill.json"]["sinceEpoch"]
+
+
+case("v3-kill-json-without-since", "kill 2's kill.json has neither since nor sinceEpoch", F((K2, "killEvidence")),
+     files=_no_since)
+case("v3-fired-line-without-run", "arms.jsonl's fired line does not name its run", F((ST, "killTriggered")),
+     files=lambda f: f["arms.jsonl"][1].pop("run"))
+case("v3-at-kill-float-for-int", "ledger-at-kill.json has round 1.0 where the ledger has 1", F((K1, "killEvidence")),
+     files=lambda f: f["kills/1/ledger-at-kill.json"][4]["content"].update(round=1.0))
+case("v3-at-kill-true-for-1", "ledger-at-kill.json has round true where the ledger has 1", F((K2, "killEvidence")),
+     files=lambda f: f["kills/2/ledger-at-kill.json"][4]["content"].update(round=True))
+
+
+def _extra_targets(f: Files) -> None:
+    kill = f["kills/2/kill.json"]
+    kill["targets"] += [
+        {"run": run, "cell": "c2", "round": 2, "planSeq": 19, "startSeq": 21, "container": container(run)}
+        for run in ("d2", "x1", "x2")
+    ]
+
+
+case("v3-listed-targets-beyond-in-flight", "kill.json lists d2, x1 and x2 beside the runs in flight: one ✗ with their "
+     "count, no checks of their own", F((K2, "killEvidence")), files=_extra_targets)
+case("v3-window-since-text-differs", "the window's since text is an hour after its sinceEpoch and kill.json's since",
+     F((K2, "killEvidence")),
+     files=lambda f: window(f, 2).update(since=rfc3339_ns(int((window(f, 2)["sinceEpoch"] + 3600) * 1e9))))
+case("v3-window-extra-target", "the window has an entry for x9, which kill.json does not list", F((K2, "killEvidence")),
+     files=lambda f: window(f, 2)["targets"].update(x9={"resultSeq": 35, "resultSeenEpoch": t(35) + 0.1}))
+
+for _c in CORPUS:
+    if _c.name == "window-entry-missing":
+        # v3 §6: kill.json lists d3, the window file does not: the copies disagree.
+        _c.expected = F((K2, "killEvidence"), (D3, "sameContainerNoRerun"), (D3, "resultSettledAndFinished"))
+    if _c.name == "result-at-or-before-kill":
+        # v3 §6.5: d1 was not in flight at beforeKillSeq 8, so it is a listed target beyond the runs in
+        # flight: one ✗ of killEvidence, and no checks of its own; and the first diagnosis run is not
+        # among the automatic kill's targets (killTriggered, docs/contract.md).
+        _c.expected = F((K1, "killEvidence"), (ST, "killTriggered"))
+    if _c.name == "replanned-after-kill":
+        # v3 rule 14: the twin d1b's result is named by no settlement of round 1 (d1's is).
+        _c.expected = F((D1, "chargedOnce"), ACCOUNTED)
+    if _c.name == "settlement-names-other-run":
+        # v3 rule 14: d1's result is named by no settlement of its round.
+        _c.expected = F((ST, "contractKept"), (D1, "resultSettledAndFinished"), ACCOUNTED)
+    if _c.name == "charge-without-plan":
+        # v3 rule 14: d1x was started (runStarted) and never has a result.
+        _c.expected = F((ST, "contractKept"), ACCOUNTED)
+
+
+# §6.7 The expected end (research.json's expectEnd).
+
+def _export(s: Scenario) -> None:
+    s.entries.append(Entry("export", {"path": "export.json"}))
+
+
+def _export_for_halt(s: Scenario) -> None:
+    s.entries[find(s, "halt")] = Entry("export", {"path": "export.json"})
+
+
+case("v3-expect-export-exported", "expectEnd export: the ledger ends halt, export; exit 0", {},
+     scenario=_export, files=_research(expectEnd="export"))
+case("v3-expect-export-without-halt", "expectEnd export: an export where the halt was; exit 0", {},
+     scenario=_export_for_halt, files=_research(expectEnd="export"))
+case("v3-expect-export-but-halted", "expectEnd export, but the study halted without exporting",
+     F(HALTED, *ALL_RSF), files=_research(expectEnd="export"))
+case("v3-expect-halt-said", "expectEnd halt, said outright: the seed's end", {}, files=_research(expectEnd="halt"))
+case("v3-expect-halt-but-exported", "expectEnd halt, said outright, and an export follows the halt",
+     F(HALTED, *ALL_RSF), scenario=_export, files=_research(expectEnd="halt"))
+case("v3-expect-any-halt", "expectEnd any: halted at balance exhausted", {}, files=_research(expectEnd="any"))
+case("v3-expect-any-export", "expectEnd any: halt, then export", {}, scenario=_export, files=_research(expectEnd="any"))
+case("v3-expect-end-unknown", "expectEnd is none of halt, export, any", F(HALTED, *ALL_RSF),
+     files=_research(expectEnd="sometimes"))
+case("v3-expect-any-neither", "expectEnd any, but the ledger ends with neither a halt nor an export (exit 0)",
+     F(HALTED, *ALL_RSF), scenario=lambda s: s.entries.pop(find(s, "halt")), files=_research(expectEnd="any"))
 
 
 # --- hostile and malformed files ---------------------------------------------------------------
@@ -1021,4 +1863,55 @@ HOSTILE: list[Hostile] = [
         json.dumps({"seq": 8, "at": "x", "kind": "halt", "content": {"reason": [MARKER]}}),
         json.dumps({"seq": 9, "at": [MARKER], "kind": {"k": MARKER}, "content": MARKER}),
     ]), {(ST, "contractKept")}),
+]
+
+
+# Contract v3 §6.5: details quote only validated values, never a study's free text, an unvalidated
+# exit code or an action that is not in the story (it is named, but not with the file's bytes).
+
+def _jsonl_edit(rel: str, fn: Callable[[list[Any]], None]) -> Callable[[Path], None]:
+    def prepare(out: Path) -> None:
+        path = out / rel
+        lines = [json.loads(line) for line in path.read_text().splitlines()]
+        fn(lines)
+        path.write_text("".join(json.dumps(v) + "\n" for v in lines))
+    return prepare
+
+
+def _in_both_recordings(fn: Callable[[list[Any]], None]) -> Callable[[Path], None]:
+    live = _jsonl_edit("kills/1/container-events-live.jsonl", fn)
+    back = _jsonl_edit("kills/1/container-events.jsonl", fn)
+
+    def prepare(out: Path) -> None:
+        live(out)
+        back(out)
+    return prepare
+
+
+def _d1_die_code(lines: list[Any]) -> None:
+    for e in lines:
+        if e.get("Action") == "die" and e["Actor"]["Attributes"].get("name") == container("d1"):
+            e["Actor"]["Attributes"]["exitCode"] = MARKER
+
+
+def _d1_event(action: str) -> Callable[[list[Any]], None]:
+    def add(lines: list[Any]) -> None:
+        e = event(action, container("d1"), t(7.6))  # inside kill 1's window (sinceEpoch t(7.05), untilEpoch t(8.15))
+        e["status"] = action
+        lines.append(dict(e, seenAt=rfc3339_ms(t(7.602))))
+    return add
+
+
+def _halt_reason(lines: list[Any]) -> None:
+    for r in lines:
+        if r.get("kind") == "halt":
+            r["content"]["reason"] = MARKER
+
+
+HOSTILE += [
+    Hostile("v3-die-exit-code-marker", _in_both_recordings(_d1_die_code), {(D1, "sameContainerNoRerun")}),
+    Hostile("v3-unknown-action-marker", _in_both_recordings(_d1_event(MARKER)), {(D1, "sameContainerNoRerun")}),
+    Hostile("v3-action-suffix-marker", _in_both_recordings(_d1_event("exec_start: " + MARKER)),
+            {(D1, "sameContainerNoRerun")}),
+    Hostile("v3-halt-reason-marker", _jsonl_edit("study/ledger.jsonl", _halt_reason), {(ST, "haltedAtExport")}),
 ]

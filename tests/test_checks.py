@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import copy
+import tempfile
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from studymon.engine.accounts import Accounts
 from studymon.engine.folder import KillFolder
-from studymon.engine.judge.events import EventTally, TargetWatch, event_ns, planned_after
-from studymon.engine.judge.facts import Arming, KillEvidence, LedgerFacts, StudyFacts, parse_kill, parse_window
-from studymon.engine.judge.kill import kill_checks, kill_delivered, kill_evidence
+from studymon.engine.judge.events import EventTally, TargetWatch, planned_after
+from studymon.engine.judge.facts import Arming, KillEvidence, Launches, LedgerFacts, StudyFacts
+from studymon.engine.judge.kill import judged_targets, kill_checks, kill_delivered, kill_evidence
+from studymon.engine.judge.read import keeper_end, read_launches
 from studymon.engine.judge.study import (
     charged_equals_starts,
     exited_cleanly,
@@ -20,16 +23,27 @@ from studymon.engine.judge.study import (
     halted_at_export,
     kill_triggered,
     ledger_well_formed,
+    results_accounted,
     study_checks,
 )
 from studymon.engine.judge.target import charged_once, result_settled_and_finished, same_container_no_rerun
-from studymon.engine.judge.text import epoch_ns, free_text, name_text, rfc3339_epoch, short_id, time_text
+from studymon.engine.judge.text import free_text, name_text, short_id, time_text
 from studymon.engine.judge.verdict import WINDOW_OPEN, Check, Verdict, overall
+from studymon.engine.records import (
+    ContainerEvent,
+    LaunchEnd,
+    LaunchStart,
+    epoch_ns,
+    parse_event,
+    parse_kill,
+    parse_window,
+)
+from studymon.engine.records import time_epoch as rfc3339_epoch
 
 AFTER, AT_KILL, BEFORE, BEFORE_RESUME = KillFolder.AFTER, KillFolder.AT_KILL, KillFolder.BEFORE, KillFolder.BEFORE_RESUME
 KILL_JSON, LIVE, READBACK, WINDOW = KillFolder.KILL, KillFolder.LIVE, KillFolder.READBACK, KillFolder.WINDOW
 from studymon.engine.ledger import LedgerIssue, Record
-from tests.corpus import build, container, container_id, derive
+from tests.corpus import build, container, container_id, derive, write
 
 STUDY = StudyFacts("s", "inforsi")
 NAME = container("d1")
@@ -44,34 +58,60 @@ def accounts(files: dict[str, Any]) -> Accounts:
     return Accounts().extend(records(files))
 
 
+def launch_facts(files: dict[str, Any], pids: frozenset[int] = frozenset()) -> Launches:
+    """launches.jsonl as the judge reads it (:func:`read_launches`), from the derived folder's lines."""
+    with tempfile.TemporaryDirectory() as out:
+        write({"launches.jsonl": files["launches.jsonl"]}, Path(out))
+        return read_launches(Path(out), pids)
+
+
 def evidence(files: dict[str, Any], n: int = 1, study: StudyFacts = STUDY) -> tuple[KillEvidence, Accounts]:
-    """What report.py reads for kill ``n``, built in memory from a derived folder."""
+    """What report.py reads and works out for kill ``n`` (the timeline aside), built from a derived folder."""
     acc = accounts(files)
     ev = KillEvidence(n)
     base = f"kills/{n}/"
     for file in (KILL_JSON, AT_KILL, BEFORE, AFTER, BEFORE_RESUME, READBACK, LIVE, WINDOW):
         if base + file not in files:
             ev.missing.add(file)
-    ev.kill = parse_kill(files[base + KILL_JSON], study)
+    ev.kill = parse_kill(files[base + KILL_JSON], study.name_prefix)
     for file in (BEFORE, AFTER, BEFORE_RESUME):
         if base + file in files:
             ev.snapshots[file] = files[base + file]
     if base + WINDOW in files:
         ev.window, problem = parse_window(files[base + WINDOW])
         assert problem is None
-    ev.keeper_end = next((line for line in files["launches.jsonl"]
-                          if line["event"] == "end" and line["pid"] == ev.kill.pid), None)
+    ev.targets = judged_targets(ev, acc, LedgerFacts())
+    ev.all_results = all(bool(acc.runs[t.run].results) for t in ev.targets if t.run in acc.runs)
+    assert ev.kill.pid is not None and ev.kill.at_epoch is not None
+    launches = launch_facts(files, frozenset({ev.kill.pid}))
+    ev.keeper_end = keeper_end(launches.ends.get(ev.kill.pid, []), ev.kill.at_epoch)
+    ev.resumed_over = any(pid == ev.kill.pid and at >= ev.kill.at_epoch - 1 for pid, at in launches.overlapped)
+    ev.finished = launches.finished
     seq = ev.kill.before_kill_seq
     assert seq is not None
     since = ev.window.since_ns if ev.window else ev.kill.since_ns
-    targets = [TargetWatch(t.run, container(t.run), frozenset({container_id(container(t.run))}),
-                           ev.window.results[t.run]["resultSeenNs"] if ev.window else None) for t in ev.kill.targets]
-    allowed = planned_after(acc, study.name_prefix, seq)
-    ev.tally = EventTally(since, ev.window.until_ns if ev.window else None, STUDY.name_prefix, allowed, targets)
+    targets = []
+    for t in ev.targets:  # as read_events does: the Ids the snapshots show, the time the result was seen
+        name = container(t.run)
+        ids = frozenset(e["Id"] for snaps in ev.snapshots.values() if isinstance(e := snaps.get(name), dict)
+                        and isinstance(e.get("Id"), str))
+        targets.append(TargetWatch(t.run, name, ids, ev.window.seen_ns(t.run) if ev.window else None))
+    allowed, unstarted = planned_after(acc, study.name_prefix, seq)
+    ev.tally = EventTally(since, ev.window.until_ns if ev.window else None, study.name_prefix, allowed, targets,
+                          study.id, unstarted)
     for file, live in ((LIVE, True), (READBACK, False)):
         for i, e in enumerate(files.get(base + file, []), 1):
             ev.tally.add(e, f"{file} line {i}", live)
+    ev.end_ok = halted_at_export(acc, LedgerFacts(), "halt", ev.finished).ok
     return ev, acc
+
+
+def resumable(files: dict[str, Any]) -> dict[str, Any]:
+    """The folder with its final controller killed (no exit 0): the study has not finished, a resume continues it."""
+    final = files["launches.jsonl"][-1]
+    assert final["event"] == "end"
+    final.update(code=None, signal="SIGKILL")
+    return files
 
 
 def one_kill() -> dict[str, Any]:
@@ -84,7 +124,7 @@ def verdicts(checks: list[Check]) -> dict[str, bool | None]:
 
 
 def target(ev: KillEvidence) -> Any:
-    return ev.kill.targets[0]  # type: ignore[union-attr]
+    return ev.targets[0]
 
 
 def scnr(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts | None = None) -> Check:
@@ -146,8 +186,13 @@ def test_names_ids_times_are_shown_only_when_valid() -> None:
     assert time_text("2026-11-30 05:32") == "an unreadable time" and time_text(1) == "an unreadable time"
 
 
-@pytest.mark.parametrize("value, ns", [(1.5, 1_500_000_000), (2, 2_000_000_000), (0, 0), (True, None), ("1", None),
-                                       (float("nan"), None), (float("inf"), None), (None, None), (1e300, None)])
+# Epoch seconds are a date only between 1970 and the year 10 000 (§6.4: never a crash, never trusted).
+@pytest.mark.parametrize("value, ns", [(1.5, 1_500_000_000), (2, 2_000_000_000), (0, None), (-1, None), (True, None),
+                                       ("1", None), (float("nan"), None), (float("inf"), None), (None, None),
+                                       (1e300, None),
+                                       # the last second before the year 10 000, to the nearest double
+                                       (253_402_300_799, 253_402_300_798_999_986_176),
+                                       (253_402_300_800, None)])
 def test_epoch_ns(value: Any, ns: int | None) -> None:
     assert epoch_ns(value) == ns
 
@@ -159,11 +204,27 @@ def test_rfc3339_epoch() -> None:
     assert rfc3339_epoch("9999-99-99T99:99:99Z") is None
 
 
+def _ev(**fields: Any) -> ContainerEvent | str | None:
+    e = parse_event({"Action": "die", "Actor": {"ID": "i", "Attributes": {"name": "/n"}}, **fields})
+    return e if not isinstance(e, ContainerEvent) else e  # type: ignore[return-value]
+
+
 def test_event_time() -> None:
-    assert event_ns({"timeNano": 5, "time": 9}) == 5
-    assert event_ns({"time": 2}) == 2_000_000_000
-    assert event_ns({"timeNano": True, "time": "x"}) is None
-    assert event_ns({}) is None
+    e = _ev(timeNano=5_500_000_000, time=5)
+    assert isinstance(e, ContainerEvent) and (e.lo_ns, e.hi_ns) == (5_500_000_000, 5_500_000_000)
+    # Only a whole second: any part of it.
+    e = _ev(time=2)
+    assert isinstance(e, ContainerEvent) and (e.lo_ns, e.hi_ns) == (2_000_000_000, 2_999_999_999)
+    # time and timeNano a second apart at most; an hour apart is the wrong shape.
+    assert isinstance(_ev(timeNano=6_000_000_000, time=5), ContainerEvent)
+    assert _ev(timeNano=6_000_000_001, time=5) == "an event whose time and timeNano disagree"
+    assert _ev(timeNano=5_000_000_000 + 3600 * 10**9, time=5) == "an event whose time and timeNano disagree"
+    assert _ev(timeNano=True, time="x") == "an event whose timeNano is not an integer"
+    assert _ev() == "an event without a time that can be a date"
+    assert _ev(time=253_402_300_801) == "an event without a time that can be a date"  # past the year 9999
+    assert _ev(time=-5) == "an event without a time that can be a date"
+    assert _ev(timeNano=-5) == "an event whose timeNano cannot be a date"
+    assert _ev(timeNano=10**30) == "an event whose timeNano cannot be a date"
 
 
 # --- per study ------------------------------------------------------------------------------------
@@ -199,11 +260,12 @@ def rec(seq: int, kind: str, **content: Any) -> Record:
 def test_halted_at_export() -> None:
     halt = rec(2, "halt", reason="balance exhausted")
 
-    def h(*recs: Record, ledger: LedgerFacts | None = None) -> Check:
-        return halted_at_export(Accounts().extend(list(recs)), ledger)
+    def h(*recs: Record, ledger: LedgerFacts | None = None, expect: str = "halt", finished: bool = True) -> Check:
+        return halted_at_export(Accounts().extend(list(recs)), ledger, expect, finished)
 
     assert h() == Check("haltedAtExport", False, "no halt in the ledger")
-    assert h(halt) == Check("haltedAtExport", True, "halt at seq 2: balance exhausted, no export after it")
+    assert h(halt) == Check(
+        "haltedAtExport", True, "halt at seq 2: balance exhausted, no export after it; nothing after it")
     assert h(rec(2, "halt", reason="out of ideas")) == Check(
         "haltedAtExport", False, "the last halt (seq 2) is not 'balance exhausted'")
     assert h(halt, rec(3, "export", path="x")) == Check("haltedAtExport", False, "an export (seq 3) follows the halt (seq 2)")
@@ -213,6 +275,92 @@ def test_halted_at_export() -> None:
     assert h(halt, ledger=LedgerFacts(problem="p")) == Check("haltedAtExport", False, "the ledger cannot be judged: p")
     # "Follows" is the ledger's order of lines.
     assert h(Record(5, "t", "export", {}, 1, 0), Record(4, "t", "halt", {"reason": "balance exhausted"}, 2, 0)).ok is True
+
+
+def test_halted_at_export_is_unknown_while_the_study_may_go_on() -> None:
+    """§6.6: while the study can be resumed, the end it has not reached yet is unknown, not a failure."""
+    def h(*recs: Record, finished: bool = False) -> Check:
+        return halted_at_export(Accounts().extend(list(recs)), LedgerFacts(), "halt", finished)
+
+    assert h() == Check("haltedAtExport", None, "no halt in the ledger")
+    assert h(rec(2, "halt", reason="out of ideas")) == Check(
+        "haltedAtExport", None, "the last halt (seq 2) is not 'balance exhausted'")
+    assert h(rec(2, "halt", reason="balance exhausted"), rec(3, "export", path="x")) == Check(
+        "haltedAtExport", None, "an export (seq 3) follows the halt (seq 2)")
+    assert h(rec(2, "halt", reason="balance exhausted")).ok is True
+    # What happened wrong fails all the same (rule 13).
+    spent = [rec(1, "studyOpen", budget=20, config={}), rec(2, "charge", run="a", amount=10, balance=10),
+             rec(3, "halt", reason="balance exhausted")]
+    assert h(*spent).ok is False
+
+
+@pytest.mark.parametrize("kind", ["stageOpen", "decision", "runPlanned", "charge", "runStarted", "runResult",
+                                  "diagnosisSettlement"])
+def test_halted_at_export_rule_12_nothing_after_the_end(kind: str) -> None:
+    """Rule 12: after the halt the study ends at, no work; a serviceError or another halt is no work."""
+    recs = [rec(2, "halt", reason="balance exhausted"), rec(3, kind, run="a", round=1)]
+    c = halted_at_export(Accounts().extend(recs), LedgerFacts(), "halt", True)
+    assert c == Check("haltedAtExport", False, f"{kind} (seq 3) comes after the halt the study ends at (seq 2)")
+    assert halted_at_export(Accounts().extend(recs), LedgerFacts(), "halt", False).ok is None
+    before = [rec(1, kind, run="a", round=1), rec(2, "halt", reason="balance exhausted")]
+    assert halted_at_export(Accounts().extend(before), LedgerFacts(), "halt", True).ok is True
+    quiet = [recs[0], rec(3, "serviceError", stage="proposal", round=1, message="m")]
+    assert halted_at_export(Accounts().extend(quiet), LedgerFacts(), "halt", True).ok is True
+    exported = [rec(2, "export", path="x"), rec(3, kind, run="a", round=1)]
+    assert halted_at_export(Accounts().extend(exported), LedgerFacts(), "export", True) == Check(
+        "haltedAtExport", False, f"{kind} (seq 3) comes after the export the study ends at (seq 2)")
+
+
+def test_halted_at_export_rule_13_the_budget_is_spent() -> None:
+    """Rule 13: a "balance exhausted" halt leaves less than the dearest amount ever charged."""
+    def h(*amounts: tuple[float, float]) -> Check:
+        recs = [rec(1, "studyOpen", budget=100, config={})]
+        recs += [rec(2 + i, "charge", run=f"r{i}", amount=a, balance=b) for i, (a, b) in enumerate(amounts)]
+        recs.append(rec(2 + len(amounts), "halt", reason="balance exhausted"))
+        return halted_at_export(Accounts().extend(recs), LedgerFacts(), "halt", True)
+
+    assert h((50, 50), (40, 10)).ok is True  # 10 left < 50, the dearest: sound
+    assert h((45, 55), (45, 10)).ok is True
+    assert h((45, 55), (10, 45)) == Check(
+        "haltedAtExport", False,
+        "the budget is spent, says the halt (seq 4), but the balance left (45) pays for the dearest run (45)")
+    assert h((45, 55), (10, 44.5)).ok is True  # less than the dearest run left: runs may cost different amounts
+    assert h((10, 90)).detail == (
+        "the budget is spent, says the halt (seq 3), but the balance left (90) pays for the dearest run (10)")
+    assert h().ok is True  # nothing charged: nothing to compare with
+
+
+def test_halted_at_export_rule_13_whatever_the_study_ends_at() -> None:
+    """Rule 13 holds of a "balance exhausted" halt whatever end the template expects (§6.2: a whole run's worth
+    of budget left means a charge was counted twice somewhere), an export after it included."""
+    recs = [rec(1, "studyOpen", budget=30, config={}), rec(2, "charge", run="a", amount=10, balance=20),
+            rec(3, "halt", reason="balance exhausted"), rec(4, "export", path="x")]
+    for expect in ("export", "any"):
+        c = halted_at_export(Accounts().extend(recs), LedgerFacts(), expect, True)
+        assert c.ok is False and "the balance left (20) pays for the dearest run (10)" in c.detail, (expect, c.detail)
+
+
+def test_halted_at_export_expects_what_the_template_says() -> None:
+    """§6.7: expectEnd halt (the default), export, or any; the check keeps its name and says what it expected."""
+    halt, export = rec(2, "halt", reason="balance exhausted"), rec(3, "export", path="x")
+
+    def h(*recs: Record, expect: str, finished: bool = True) -> Check:
+        return halted_at_export(Accounts().extend(list(recs)), LedgerFacts(), expect, finished)
+
+    assert h(halt, export, expect="export") == Check(
+        "haltedAtExport", True, "export at seq 3: the export; nothing after it")
+    assert h(halt, expect="export") == Check("haltedAtExport", False, "no export in the ledger")
+    assert h(halt, expect="export", finished=False) == Check("haltedAtExport", None, "no export in the ledger")
+    assert h(halt, expect="any") == Check(
+        "haltedAtExport", True, "halt at seq 2: balance exhausted, no export after it; nothing after it")
+    assert h(halt, export, expect="any").detail == "export at seq 3: the export; nothing after it"
+    assert h(rec(2, "halt", reason="out of ideas"), export, expect="any").ok is True
+    assert h(rec(2, "halt", reason="out of ideas"), expect="any") == Check(
+        "haltedAtExport", False, "neither a full stop nor an export")
+    assert h(expect="any") == Check("haltedAtExport", False, "neither a full stop nor an export")
+    assert h(halt, expect="later") == Check(
+        "haltedAtExport", False, "research.json's expectEnd is not halt, export or any")
+    assert h(halt, expect="?") == Check("haltedAtExport", False, "research.json's expectEnd is not halt, export or any")
 
 
 def test_charged_equals_starts() -> None:
@@ -238,27 +386,72 @@ def test_charged_equals_starts() -> None:
     assert "1 more run" in charged_equals_starts(Accounts().extend(base + many[:4])).detail
 
 
-@pytest.mark.parametrize("args, ok, detail", [
-    ((0, None, True), True, "exit 0"),
-    ((0, None, False), None, "the controller has not ended"),
-    ((None, "SIGKILL", True), False, "killed by SIGKILL"),
-    ((1, None, True), False, "exit 1"),
-    ((False, None, True), False, "the exit status was not recorded"),
-    ((None, "x\x1b", True), False, "the exit status was not recorded"),
-    ((0, None, True, "launches.jsonl: a FIFO"), False, "launches.jsonl: a FIFO"),
+def start(pid: int | None, at: float, resume: bool = False) -> dict[str, Any]:
+    return LaunchStart(pid, at, resume).to_json()
+
+
+def end(pid: int | None, at: float, code: int | None = 0, signal: str | None = None) -> dict[str, Any]:
+    return LaunchEnd(pid, at, code, signal).to_json()
+
+
+RESUME = "`studymon run --resume` continues it"
+
+
+@pytest.mark.parametrize("lines, ok, detail", [
+    ([start(7, 1), end(7, 2)], True, "exit 0 (pid 7)"),
+    ([start(7, 1)], None, "the controller (pid 7) has not ended"),
+    # A crash, a kill, exit 75 or 130: the study can be resumed (§1), so not yet a failure (§6.6).
+    ([start(7, 1), end(7, 2, None, "SIGKILL")], None, f"the controller was killed by SIGKILL; {RESUME}"),
+    ([start(7, 1), end(7, 2, 1)], None, f"the controller ended with exit 1; {RESUME}"),
+    ([start(7, 1), end(7, 2, 75)], None, f"the controller ended with exit 75; {RESUME}"),
+    # The final controller is the last start's pid, and its own end: not the last end line of the file.
+    ([start(7, 1), end(7, 2), start(8, 3, True)], None, "the controller (pid 8) has not ended"),
+    ([start(7, 1), end(7, 2, None, "SIGKILL"), start(8, 3, True), end(8, 4)], True, "exit 0 (pid 8)"),
+    ([start(7, 1), end(7, 2, None, "SIGKILL"), start(8, 3, True), end(7, 4)], None,
+     "the controller (pid 8) has not ended"),
+    ([start(7, 1), end(7, 2, 1), start(8, 3, True), end(8, 4, 0), end(7, 5, 0)], True, "exit 0 (pid 8)"),
+    # Lines that are not launches: named, never quoted.
+    ([start(7, 1), dict(end(7, 2), code=False)], False,
+     "launches.jsonl line 2: an end line whose code is not an integer"),
+    ([start(7, 1), dict(end(7, 2), signal="x\x1b")], False,
+     "launches.jsonl line 2: an end line whose signal is not a signal's name"),
+    # The launcher's end for a controller whose keeper is gone: the status is lost, a resume can go on.
+    ([start(7, 1), end(7, 2, None)], None, f"the controller ended, its exit status lost; {RESUME}"),
+    # The keeper could not start the controller: a start without a pid, an end with 127.
+    ([start(None, 1), end(None, 2, 127)], None, f"the controller ended with exit 127; {RESUME}"),  # type: ignore[arg-type]
+    ([dict(start(7, 1), at="yesterday"), end(7, 2)], False,
+     "launches.jsonl line 1: a start line whose at is not a time; no controller started"),
+    ([dict(start(7, 1), pid=0), end(7, 2)], False,
+     "launches.jsonl line 1: a start line whose pid is not a process id; no controller started"),
+    ([start(7, 1), dict(end(7, 2), pid="7")], False,
+     "launches.jsonl line 2: an end line whose pid is not a process id"),
+    ([start(7, 1), {"event": "begin", "pid": 7, "at": end(7, 2)["at"]}, end(7, 3)], False,
+     "launches.jsonl line 2: a line whose event is neither start nor end"),
+    ([[1], start(7, 1), end(7, 2)], False, "launches.jsonl line 1: a list, not a launch"),
+    ([], False, "no controller started"),
+    ([end(None, 2, 1)], False, "no controller started"),
+    # One controller at a time (§6.3).
+    ([start(7, 1), start(8, 2), end(8, 3)], False, "two controllers at once: pid 8 started while pid 7 had not ended"),
 ])
-def test_exited_cleanly(args: tuple[Any, ...], ok: bool | None, detail: str) -> None:
-    assert exited_cleanly(*args) == Check("exitedCleanly", ok, detail)
+def test_exited_cleanly(lines: list[Any], ok: bool | None, detail: str) -> None:
+    assert exited_cleanly(launch_facts({"launches.jsonl": lines})) == Check("exitedCleanly", ok, detail)
+
+
+def test_exited_cleanly_without_a_readable_file() -> None:
+    assert exited_cleanly(Launches(problem="launches.jsonl: a FIFO")) == Check(
+        "exitedCleanly", False, "launches.jsonl: a FIFO")
 
 
 def test_study_checks_over_records_alone() -> None:
     files = one_kill()
     recs = records(files)
     checks = study_checks(recs, [], Accounts().extend(recs), 0, None, True)
-    assert [c.name for c in checks] == ["ledgerWellFormed", "contractKept", "haltedAtExport", "chargedEqualsStarts", "exitedCleanly"]
+    assert [c.name for c in checks] == ["ledgerWellFormed", "contractKept", "haltedAtExport", "chargedEqualsStarts",
+                                        "exitedCleanly", "resultsAccounted"]
     assert all(c.ok for c in checks), checks
     assert checks[0].detail == f"{len(recs)} lines, seq 1..{len(recs)}"
-    assert checks[1].detail == f"rules 1-6 hold over {len(recs)} records"
+    assert checks[1].detail == f"rules 1-9 and 11 hold over {len(recs)} records"
+    assert checks[5].detail == "each of 1 started run has its one result, each diagnosis result its settlement"
     issues = [LedgerIssue("gap", i, "g") for i in range(1, 6)]
     checks = study_checks(recs[:2], issues, Accounts().extend(recs[:2]), 0, None, True)
     assert checks[0].detail == "line 1: gap (g); line 2: gap (g); line 3: gap (g) (and 2 more issues)"
@@ -268,13 +461,62 @@ def test_study_checks_over_records_alone() -> None:
     assert study_checks(bad, [], Accounts().extend(bad), 0, None, True)[1].ok is True
     checks = study_checks(bad, [], Accounts().extend(bad), 0, None, True, study=STUDY)
     assert checks[1].detail.startswith("rule 4, line 7: runStarted.container for run d1 is not inforsi-s-d1")
+    # Rule 7 with the study's id: studyOpen names research.json's study.
+    other = StudyFacts("t", "inforsi")
+    checks = study_checks(recs, [], Accounts().extend(recs), 0, None, True, study=other)
+    assert checks[1].detail.startswith("rule 7, line 1: studyOpen.study is not t, the study research.json names")
+    # The template's expectEnd reaches haltedAtExport (§6.7).
+    checks = study_checks(recs, [], Accounts().extend(recs), 0, None, True, study=replace(STUDY, expect_end="export"))
+    assert checks[2] == Check("haltedAtExport", False, "no export in the ledger")
+
+
+def test_results_accounted() -> None:
+    """Rule 14: by the study's end every started run has its one result, every diagnosis result its settlement."""
+    recs = records(one_kill())
+    acc = Accounts().extend(recs)
+    assert results_accounted(acc, LedgerFacts(), True) == Check(
+        "resultsAccounted", True, "each of 1 started run has its one result, each diagnosis result its settlement")
+    settlement = next(r for r in recs if r.kind == "diagnosisSettlement")
+    unsettled = Accounts().extend([r for r in recs if r is not settlement])
+    assert results_accounted(unsettled, LedgerFacts(), True) == Check(
+        "resultsAccounted", False, "the study finished without a settlement of d1's result")
+    assert results_accounted(unsettled, LedgerFacts(), False) == Check(
+        "resultsAccounted", None, "d1's result has no settlement yet")
+    # A settlement of the round that names another run is not d1's.
+    other = Accounts().extend([replace(r, content=dict(r.content, run="d9")) if r is settlement else r for r in recs])
+    assert results_accounted(other, LedgerFacts(), True).detail == (
+        "the study finished without a settlement of d1's result")
+    lost = Accounts().extend([r for r in recs if r.kind != "runResult"])
+    c = results_accounted(lost, LedgerFacts(), True)
+    assert c == Check("resultsAccounted", False, "the study finished without d1's result")
+    assert results_accounted(lost, LedgerFacts(), False) == Check(
+        "resultsAccounted", None, "d1 has no result yet")
+    # Whether or not a kill was in flight: an ablation abandoned on resume is lost too, and needs no settlement.
+    abl = records(derive(build(rounds=1, ablation=(True,), overlap=(False,), kills=())))
+    assert results_accounted(Accounts().extend(abl), LedgerFacts(), True).ok is True
+    gone = Accounts().extend([r for r in abl if not (r.kind == "runResult" and r.content["run"] == "a1")])
+    assert results_accounted(gone, LedgerFacts(), True).detail == "the study finished without a1's result"
+    # Two results fail at once: that happened, whatever comes next.
+    result = next(r for r in recs if r.kind == "runResult")
+    twice = Accounts().extend([*recs, replace(result, seq=99, line=99)])
+    assert results_accounted(twice, LedgerFacts(), False) == Check("resultsAccounted", False, "d1 has 2 results")
+    # Planned (and charged) but never started: no result is owed.
+    assert results_accounted(Accounts().extend([r for r in recs if r.kind not in ("runStarted", "runResult")]),
+                             LedgerFacts(), True).ok is True
+    assert results_accounted(acc, LedgerFacts(problem="p"), True) == Check(
+        "resultsAccounted", False, "the ledger cannot be judged: p")
+    many = Accounts().extend([rec(1, "runPlanned", run=f"r{i}") for i in range(5)]
+                             + [rec(2, "runStarted", run=f"r{i}") for i in range(5)])
+    assert results_accounted(many, LedgerFacts(), True).detail == (
+        "the study finished without r0's result; the study finished without r1's result; "
+        "the study finished without r2's result (and 2 more runs)")
 
 
 # --- kill.json and the window -----------------------------------------------------------------------
 
 
 def test_parse_kill_sound() -> None:
-    k = parse_kill(one_kill()["kills/1/kill.json"], STUDY)
+    k = parse_kill(one_kill()["kills/1/kill.json"], STUDY.name_prefix)
     assert (k.trigger, k.pid, k.before_kill_seq, k.trigger_seq, k.signalled) == ("auto", 4242, 7, 7, True)
     assert [t.run for t in k.targets] == ["d1"] and not k.problems and not k.delivery
     assert k.since_ns is not None and k.at_epoch is not None
@@ -301,22 +543,42 @@ def test_parse_kill_sound() -> None:
 def test_parse_kill_fields(change: dict[str, Any], where: str, reason: str) -> None:
     obj = one_kill()["kills/1/kill.json"]
     obj.update(change)
-    k = parse_kill(obj, STUDY)
+    k = parse_kill(obj, STUDY.name_prefix)
     assert getattr(k, where) == [reason]
     other = "delivery" if where == "problems" else "problems"
     assert getattr(k, other) == []
 
 
-def test_parse_kill_tolerates_what_v2_leaves_optional() -> None:
+def test_parse_kill_tolerates_what_v2_leaves_optional_but_needs_since() -> None:
+    """signal, captureError, prefix and a manual kill's triggerSeq may be left out; since and sinceEpoch may not
+    (§6.5)."""
     obj = one_kill()["kills/1/kill.json"]
-    for key in ("signal", "captureError", "prefix", "sinceEpoch"):
+    for key in ("signal", "captureError", "prefix"):
         del obj[key]
     obj["trigger"], obj["triggerSeq"] = "manual", None
-    k = parse_kill(obj, STUDY)
+    k = parse_kill(obj, STUDY.name_prefix)
     assert not k.problems and not k.delivery and k.trigger_seq is None
-    assert k.since_ns == int(round(rfc3339_epoch(obj["since"][:23] + "Z") * 1e9)) or k.since_ns is not None
-    del obj["since"]
-    assert parse_kill(obj, STUDY).since_ns is None
+    assert k.since_ns == round(obj["sinceEpoch"] * 1e9)
+    no_since = "kill.json has no since and sinceEpoch, two times, to open the window at"
+    for missing in (("sinceEpoch",), ("since",), ("since", "sinceEpoch")):
+        k = parse_kill({key: v for key, v in obj.items() if key not in missing}, STUDY.name_prefix)
+        assert k.problems == [no_since] and not k.delivery, missing
+    # Without sinceEpoch nothing opens the window; since alone is not taken for it.
+    assert parse_kill({key: v for key, v in obj.items() if key != "sinceEpoch"}, STUDY.name_prefix).since_ns is None
+    for bad in ("1", True, 0, -1.0, float("nan"), 1e300):
+        assert parse_kill(dict(obj, sinceEpoch=bad), STUDY.name_prefix).problems == [no_since], bad
+    assert parse_kill(dict(obj, since="yesterday"), STUDY.name_prefix).problems == [no_since]
+
+
+def test_parse_kill_since_and_since_epoch_agree() -> None:
+    """One fact twice: the text and the number must be the same time (to the millisecond the text may round to)."""
+    obj = one_kill()["kills/1/kill.json"]
+    since = obj["sinceEpoch"]
+    disagree = "kill.json: since and sinceEpoch are not the same time"
+    assert parse_kill(dict(obj, sinceEpoch=since + 0.0009), STUDY.name_prefix).problems == []
+    k = parse_kill(dict(obj, sinceEpoch=since + 0.002), STUDY.name_prefix)
+    assert k.problems == [disagree] and k.since_ns == round((since + 0.002) * 1e9)
+    assert parse_kill(dict(obj, sinceEpoch=since - 3600), STUDY.name_prefix).problems == [disagree]
 
 
 def test_parse_window() -> None:
@@ -337,14 +599,33 @@ def test_parse_window() -> None:
     same, problem = parse_window(dict(w, untilEpoch=w["sinceEpoch"]))
     assert problem is None and same is not None
     nulls, _ = parse_window(dict(w, targets={"d1": {"resultSeq": None, "resultSeenEpoch": None}}))
-    assert nulls is not None and nulls.results["d1"] == {"resultSeq": None, "resultSeenNs": None}
+    assert nulls is not None and nulls.results["d1"] == {"resultSeq": None, "resultSeenEpoch": None}
+    assert nulls.seen_ns("d1") is None and nulls.seen_ns("d9") is None
+    sound_window = parse_window(w)[0]
+    assert sound_window is not None and sound_window.notes == []
+    assert sound_window.seen_ns("d1") == round(w["targets"]["d1"]["resultSeenEpoch"] * 1e9)
+    # The times as text and as numbers are one fact twice: where they differ, the window is used and
+    # killEvidence says so.
+    for change, note in [
+        ({"since": "2026-01-01T00:00:00.000Z"}, f"{WINDOW}: since and sinceEpoch are not the same time"),
+        ({"since": None}, f"{WINDOW} has no since and sinceEpoch, two times, to open the window at"),
+        ({"until": "2026-01-01T00:00:00.000Z"}, f"{WINDOW}: until and untilEpoch are not the same time"),
+        ({"until": 5}, f"{WINDOW}: until and untilEpoch are not the same time"),
+    ]:
+        noted, problem = parse_window(dict(w, **change))
+        assert problem is None and noted is not None and noted.notes == [note], change
+    within, _ = parse_window(dict(w, sinceEpoch=w["sinceEpoch"] + 0.0009, untilEpoch=w["untilEpoch"] - 0.0009))
+    assert within is not None and within.notes == []
 
 
 # --- the lifecycle events ---------------------------------------------------------------------------
 
 
-def tally(until: int | None = 2000, allowed: frozenset[str] = frozenset()) -> EventTally:
-    return EventTally(1000, 3000, "inforsi-s-", allowed, [TargetWatch("d1", NAME, frozenset({"ID1"}), until)])
+def tally(until: int | None = 2000, allowed: frozenset[str] = frozenset(), window_until: int | None = 3000,
+          unstarted: frozenset[str] = frozenset()) -> EventTally:
+    """A window from 1000 to ``window_until`` ns (None: still open), d1's result seen at ``until``."""
+    return EventTally(1000, window_until, "inforsi-s-", allowed, [TargetWatch("d1", NAME, frozenset({"ID1"}), until)],
+                      "s", unstarted)
 
 
 def ev_at(action: str, ns: int, name: str = NAME, cid: str = "ID1", **attrs: str) -> dict[str, Any]:
@@ -354,24 +635,44 @@ def ev_at(action: str, ns: int, name: str = NAME, cid: str = "ID1", **attrs: str
 
 def test_window_bounds_are_inclusive() -> None:
     t = tally()
-    for ns in (999, 1000, 2000, 2001):
+    for ns in (999, 1000, 3000, 3001):
         t.add(ev_at("start", ns), "x")
-    assert t.targets[0].forbidden == [("start", 1000), ("start", 2000)]
+    assert t.targets[0].forbidden == [("start", 1000), ("start", 3000)]
     assert t.targets[0].forbidden_count == 2
 
 
+def test_the_whole_window_is_the_targets_story() -> None:
+    """v3 (§6.4): a target's events are judged from the window's start to its end, after its own result too."""
+    t = tally(until=2000)
+    t.add(ev_at("start", 2001), "x")  # after d1's result was seen, inside the window
+    t.add(ev_at("die", 2500, exitCode="0"), "x")
+    assert t.targets[0].forbidden == [("start", 2001)] and len(t.targets[0].dies) == 1
+
+
 def test_an_open_window_has_no_end() -> None:
-    t = tally(until=None)
+    t = tally(until=None, window_until=None)
     t.add(ev_at("stop", 10 ** 18), "x")
     assert t.targets[0].forbidden_count == 1
+    t = tally(until=None, window_until=3000)
+    t.add(ev_at("stop", 10 ** 18), "x")  # closed at 3000: after the window
+    assert t.targets[0].forbidden_count == 0
 
 
-@pytest.mark.parametrize("action", ["create", "start", "rename", "kill", "stop", "exec_start: sh"])
-def test_forbidden_actions(action: str) -> None:
+# Allow, don't deny (§6.4): besides its one die, a destroy and an oom, a target may only be read.
+@pytest.mark.parametrize("action, verb", [
+    ("create", "create"), ("start", "start"), ("rename", "rename"), ("kill", "kill"), ("stop", "stop"),
+    ("exec_create: sh -c x", "exec_create"), ("exec_start: sh", "exec_start"), ("exec_die", "exec_die"),
+    ("restart", "restart"), ("pause", "pause"), ("unpause", "unpause"), ("update", "update"), ("commit", "commit"),
+    ("extract-to-dir", "extract-to-dir"), ("copy", "copy"), ("frobnicate", "frobnicate"), ("Die", "Die"),
+    ("die:", None), ("attach", None), ("detach", None), ("resize", None), ("top", None), ("archive-path", None),
+    ("export", None), ("health_status: healthy", None), ("health_status", None), ("destroy", None), ("oom", None),
+    ("die", None),
+])
+def test_forbidden_actions(action: str, verb: str | None) -> None:
     t = tally()
-    t.add(ev_at(action, 1500), "x")
-    forbidden = action.split(":", maxsplit=1)[0] in ("create", "start", "rename", "kill", "stop")
-    assert t.targets[0].forbidden_count == (1 if forbidden else 0)
+    t.add(ev_at(action, 1500, exitCode="0"), "x")
+    assert t.targets[0].forbidden == ([] if verb is None else [(verb, 1500)])
+    assert t.targets[0].forbidden_count == (0 if verb is None else 1)
 
 
 def test_events_match_by_name_by_id_and_by_old_name() -> None:
@@ -405,6 +706,9 @@ def test_die_exit_codes() -> None:
     assert [v[1] for v in t.targets[0].dies.values()].count(None) == 2
 
 
+GAP_IN = {"gap": {"from": "1970-01-01T00:00:00.000001500Z", "to": "1970-01-01T00:00:00.000002500Z"}}  # 1500..2500 ns
+
+
 def test_lines_that_are_not_events() -> None:
     t = tally()
     t.add("x", "l1")
@@ -412,28 +716,104 @@ def test_lines_that_are_not_events() -> None:
     t.add({"Action": "die"}, "l3")
     t.add({"Action": "die", "timeNano": 1500, "Actor": ["x"]}, "l4")
     t.add({"gap": "x"}, "l5")
-    t.add({"gap": {"from": "a", "to": "b"}}, "l6", live=False)  # a gap in the read-back is not a gap
-    assert t.malformed == ["l1: a string, not an event", "l2: an event without an Action", "l3: an event without a time"]
+    t.add({"gap": {"from": "a", "to": "b"}}, "l6")  # a gap line without two times is not a gap (§6.4)
+    assert t.malformed == ["l1: a string, not an event", "l2: an event without an Action",
+                           "l3: an event without a time that can be a date"]
     assert t.malformed_count == 6 and t.gaps == 0
-    t.add({"gap": {"from": "a", "to": "b"}}, "l7")
-    assert t.gaps == 1
-    t.add({"Type": "network", "Action": 5}, "l8")  # not a container event: not ours to judge
-    assert t.malformed_count == 6
+    t.add(GAP_IN, "l7", live=False)  # a gap in the read-back is not a gap, and not the runtime's
+    assert t.malformed_count == 7 and t.gaps == 0
+    t.add(GAP_IN, "l8")
+    assert t.gaps == 1 and t.malformed_count == 7
+    t.add({"Type": "network", "Action": 5}, "l9")  # not a container event: not ours to judge
+    assert t.malformed_count == 7
+    t = tally()
+    t.add(GAP_IN, "r", live=False)
+    assert t.malformed == ["r: a gap line in the runtime's own events"]
+
+
+@pytest.mark.parametrize("gap, counts", [
+    (GAP_IN, True),
+    # ends at since, begins at until
+    ({"gap": {"from": "1970-01-01T00:00:00.000000500Z", "to": "1970-01-01T00:00:00.000001000Z"}}, True),
+    ({"gap": {"from": "1970-01-01T00:00:00.000003000Z", "to": "1970-01-01T00:00:00.000004000Z"}}, True),
+    ({"gap": {"from": "1970-01-01T00:00:00.000000100Z", "to": "1970-01-01T00:00:00.000000999Z"}}, False),  # before
+    ({"gap": {"from": "1970-01-01T00:00:00.000003001Z", "to": "1970-01-01T00:00:00.000004000Z"}}, False),  # after
+    ({"gap": {"from": "1970-01-01T00:00:00.000000500Z", "to": "1970-01-01T00:00:00.000009000Z"}}, True),  # over it
+])
+def test_only_a_gap_that_overlaps_the_window_counts(gap: dict[str, Any], counts: bool) -> None:
+    t = tally()
+    t.add(gap, "g")
+    assert (t.gaps, t.malformed_count) == (1 if counts else 0, 0)
+
+
+@pytest.mark.parametrize("gap", [
+    {"gap": {}}, {"gap": {"from": "1970-01-01T00:00:00.000001500Z"}}, {"gap": {"to": "1970-01-01T00:00:00.000001500Z"}},
+    {"gap": {"from": "1970-01-01T00:00:00.000002500Z", "to": "1970-01-01T00:00:00.000001500Z"}},  # out of order
+    {"gap": {"from": 1, "to": 2}}, {"gap": [1, 2]}, {"gap": None},
+    {"gap": {"from": "1970-01-01T00:00:00.000001500Z", "to": "10000-01-01T00:00:00.000Z"}},
+])
+def test_a_gap_line_needs_two_times_in_order(gap: dict[str, Any]) -> None:
+    t = tally(window_until=None)
+    t.add(gap, "g")
+    assert t.gaps == 0 and t.malformed == ["g: a gap line that is not a gap (from and to, two times in order)"]
 
 
 def test_other_study_containers_in_the_window() -> None:
-    t = EventTally(1000, 3000, "inforsi-s-", frozenset({"inforsi-s-d2"}), [TargetWatch("d1", NAME, frozenset(), 2000)])
-    t.add(ev_at("create", 1500, name="inforsi-s-d2", cid="A"), "x")  # planned after the kill
+    t = EventTally(1000, 3000, "inforsi-s-", frozenset({"inforsi-s-d2"}), [TargetWatch("d1", NAME, frozenset(), 2000)],
+                   "s", frozenset({"inforsi-s-d5"}))
+    t.add(ev_at("create", 1500, name="inforsi-s-d2", cid="A"), "x")  # planned after the kill, started on the books
     t.add(ev_at("create", 1500, name="inforsi-t-d9", cid="B"), "x")  # another study
     t.add(ev_at("die", 1500, name="inforsi-s-zz", cid="C"), "x")  # not a create or start
     t.add(ev_at("create", 3001, name="inforsi-s-zz", cid="D"), "x")  # after the window
     t.add(ev_at("create", 999, name="inforsi-s-zz", cid="E"), "x")  # before it
-    assert t.foreign_count == 0
+    # Under the stem but labelled as another study's: not this study's (§6.1).
+    t.add(ev_at("create", 1500, name="inforsi-s-zz", cid="H", **{"studymon.study": "s-2"}), "x")
+    assert t.foreign_count == 0 and t.unbooked_count == 0
     t.add(ev_at("start", 3000, name="inforsi-s-zz", cid="F"), "x")
     t.add(ev_at("start", 3000, name="inforsi-s-zz", cid="F"), "x", live=False)
     assert t.foreign == [("inforsi-s-zz", "start", 3000)] and t.foreign_count == 1
-    t.add(ev_at("create", 1500, name=NAME, cid="G"), "x")  # the target's own: a forbidden action, not foreign
-    assert t.foreign_count == 1 and t.targets[0].forbidden_count == 1
+    # The target's own: an action outside its story, and for every other target work done again.
+    t.add(ev_at("create", 1500, name=NAME, cid="G"), "x")
+    assert t.foreign_count == 2 and t.foreign[1] == (NAME, "create", 1500) and t.targets[0].forbidden_count == 1
+    # Labelled as this study's, whatever its name: its container (§6.1).
+    t.add(ev_at("start", 1600, name="elsewhere", cid="I", **{"studymon.study": "s", "studymon.run": "x1"}), "x")
+    assert t.foreign_count == 3 and t.foreign[2] == ("elsewhere", "start", 1600)
+    # Planned, without a runStarted (yet): off the books until it has one.
+    t.add(ev_at("create", 1700, name="inforsi-s-d5", cid="J"), "x")
+    assert t.unbooked == [("inforsi-s-d5", "create", 1700)] and t.unbooked_count == 1 and t.foreign_count == 3
+
+
+def test_a_container_labelled_as_a_targets_run_is_its_story() -> None:
+    """§6.1/§6.4: the events of a container labelled as the target's run are the target's, whatever its name."""
+    t = tally()
+    t.add(ev_at("start", 1500, name="renamed", cid="ID7", **{"studymon.study": "s", "studymon.run": "d1"}), "x")
+    assert t.targets[0].forbidden == [("start", 1500)]
+    t = tally()
+    t.add(ev_at("start", 1500, name="renamed", cid="ID7", **{"studymon.study": "s-2", "studymon.run": "d1"}), "x")
+    assert t.targets[0].forbidden == [] and t.foreign_count == 0  # another study's d1
+    # The target's own name, whatever label it wears, is the target's.
+    t = tally()
+    t.add(ev_at("start", 1500, cid="ID7", **{"studymon.study": "s-2"}), "x")
+    assert t.targets[0].forbidden == [("start", 1500)]
+
+
+def test_the_two_recordings_must_agree() -> None:
+    """§6.4: one event (Id, action, time) in both files with other attributes: the recordings disagree."""
+    t = tally()
+    t.add(ev_at("die", 1500, exitCode="0"), "x", True)
+    t.add(ev_at("die", 1500, exitCode="0"), "x", False)
+    assert t.targets[0].disagree == 0 and len(t.targets[0].dies) == 1
+    t.add(ev_at("die", 1500, exitCode="137"), "x", False)
+    assert t.targets[0].disagree == 1 and len(t.targets[0].dies) == 1
+    t = tally()
+    t.add(ev_at("die", 1500, exitCode="0"), "x", True)
+    t.add(ev_at("die", 1500, name="other", exitCode="0"), "x", False)
+    t.add(ev_at("die", 1500, exitCode="0", signal="9"), "x", False)
+    assert t.targets[0].disagree == 2
+    t = tally()
+    t.add(ev_at("die", 1500, exitCode="0", image="a"), "x", True)
+    t.add(ev_at("die", 1500, exitCode="0", image="b"), "x", False)  # an attribute not compared
+    assert t.targets[0].disagree == 0
 
 
 # --- killDelivered ------------------------------------------------------------------------------------
@@ -442,11 +822,12 @@ def test_other_study_containers_in_the_window() -> None:
 def test_kill_delivered() -> None:
     ev, _ = evidence(one_kill())
     assert kill_delivered(ev) == Check("killDelivered", True, "SIGKILL sent to pid 4242; its keeper recorded the end by SIGKILL", "kill 1")
+    at = ev.keeper_end.at  # type: ignore[union-attr]
     for end, detail in [
-        (None, "launches.jsonl has no end line for pid 4242"),
-        ({"signal": None, "code": 0}, "the keeper's end line for pid 4242 says exit 0, not SIGKILL"),
-        ({"signal": "SIGTERM", "code": None}, "the keeper's end line for pid 4242 says SIGTERM, not SIGKILL"),
-        ({"signal": None, "code": None}, "the keeper's end line for pid 4242 has no status, not SIGKILL"),
+        (None, "launches.jsonl has no end line for pid 4242 at or after the kill"),
+        (LaunchEnd(4242, at, 0, None), "the keeper's end line for pid 4242 says exit 0, not SIGKILL"),
+        (LaunchEnd(4242, at, None, "SIGTERM"), "the keeper's end line for pid 4242 says SIGTERM, not SIGKILL"),
+        (LaunchEnd(4242, at, None, None), "the keeper's end line for pid 4242 has lost its status, not SIGKILL"),
     ]:
         ev.keeper_end = end
         assert kill_delivered(ev).detail == detail
@@ -455,6 +836,50 @@ def test_kill_delivered() -> None:
     ev.kill = None
     ev.problems[KILL_JSON] = "kill.json: a list where a JSON object belongs"
     assert kill_delivered(ev).detail == "kill.json: a list where a JSON object belongs"
+
+
+def _launch_at(files: dict[str, Any], i: int, at: float) -> None:
+    from studymon.engine.clock import rfc3339_ms
+    files["launches.jsonl"][i]["at"] = rfc3339_ms(at)
+
+
+def test_kill_delivered_reads_the_killed_pids_first_end_after_the_kill() -> None:
+    """§6.3: an end of the killed pid before the kill is not the kill's; the first at or after it is."""
+    files = one_kill()
+    kill_at = rfc3339_epoch(files["kills/1/kill.json"]["at"])
+    assert kill_at is not None
+    assert [line["event"] for line in files["launches.jsonl"]] == ["start", "end", "start", "end"]
+    _launch_at(files, 1, kill_at - 0.002)  # the killed controller's end, stamped before the kill
+    ev, _ = evidence(files)
+    assert kill_delivered(ev).detail == "launches.jsonl has no end line for pid 4242 at or after the kill"
+    _launch_at(files, 1, kill_at - 0.001)  # the two stamps round to the millisecond
+    assert kill_delivered(evidence(files)[0]).ok is True
+    # An earlier end of that pid (exit 0) and then the kill's: the kill's is read.
+    files = one_kill()
+    early = dict(files["launches.jsonl"][1], code=0, signal=None)
+    early["at"] = files["launches.jsonl"][0]["at"]
+    files["launches.jsonl"].insert(1, early)
+    files["launches.jsonl"].insert(2, dict(files["launches.jsonl"][0]))  # it started again, as pid 4242
+    ev, _ = evidence(files)
+    assert kill_delivered(ev).ok is True and ev.keeper_end.signal == "SIGKILL"  # type: ignore[union-attr]
+    # Only the end of the kill's pid counts, not another controller's.
+    files = one_kill()
+    files["launches.jsonl"][1]["pid"] = 4000
+    assert kill_delivered(evidence(files)[0]).detail == (
+        "launches.jsonl has no end line for pid 4242 at or after the kill; "
+        "a controller was started after the kill while pid 4242 had not ended")
+
+
+def test_kill_delivered_no_resume_over_the_killed_controller() -> None:
+    """§6.3: a resume after a kill starts after the killed controller's end."""
+    files = one_kill()
+    lines = files["launches.jsonl"]
+    lines[1], lines[2] = lines[2], lines[1]  # the resumed controller started, then the killed one ended
+    ev, _ = evidence(files)
+    assert kill_delivered(ev) == Check(
+        "killDelivered", False, "a controller was started after the kill while pid 4242 had not ended", "kill 1")
+    assert exited_cleanly(launch_facts(files)).detail == (
+        "two controllers at once: pid 4243 started while pid 4242 had not ended")
 
 
 # --- killEvidence -------------------------------------------------------------------------------------
@@ -472,15 +897,28 @@ def test_kill_evidence_sound_and_its_boundaries() -> None:
     assert f"beforeKillSeq {acc.last_seq + 1} is past the ledger's end (seq {acc.last_seq})" in kill_evidence(ev, acc, LedgerFacts()).detail
 
 
+def retarget(ev: KillEvidence, acc: Accounts) -> None:
+    """The judged targets worked out again, as report.py does, after the test changed the kill or the ledger."""
+    ev.targets = judged_targets(ev, acc, LedgerFacts())
+
+
+NOT_THE_KILLS = f"{WINDOW}'s targets are not the kill's"
+
+
 def test_kill_evidence_result_at_the_kill_is_not_in_flight() -> None:
     files = one_kill()
     ev, acc = evidence(files)
     result = acc.runs["d1"].results[0].seq
     ev.kill.before_kill_seq = result - 1  # type: ignore[union-attr]
-    assert kill_evidence(ev, acc, LedgerFacts()).ok is True
+    retarget(ev, acc)
+    assert [t.run for t in ev.targets] == ["d1"] and kill_evidence(ev, acc, LedgerFacts()).ok is True
     ev.kill.before_kill_seq = result  # type: ignore[union-attr]
+    retarget(ev, acc)
+    assert ev.targets == []  # judged are the runs in flight by the ledger, not kill.json's list
     c = kill_evidence(ev, acc, LedgerFacts())
-    assert c.detail == f"target d1 had its result at seq {result}, before the kill (seq {result})"
+    assert c.detail == (f"{NOT_THE_KILLS}: 1 entry of no target, 0 targets without one; "
+                        f"kill.json lists 1 run not in flight at seq {result} (d1); "
+                        f"d1 had its result at seq {result}, before the kill")
 
 
 def test_kill_evidence_trigger_seq_boundary() -> None:
@@ -495,9 +933,13 @@ def test_kill_evidence_targets_must_be_the_runs_in_flight() -> None:
     ev, acc = evidence(one_kill())
     targets = ev.kill.targets  # type: ignore[union-attr]
     ev.kill.targets = []  # type: ignore[union-attr]
+    retarget(ev, acc)
+    assert [t.run for t in ev.targets] == ["d1"]  # still judged: the ledger had it in flight
     assert kill_evidence(ev, acc, LedgerFacts()).detail == "kill.json omits run d1, in flight at seq 7"
     ev.kill.targets = targets + [replace(targets[0], run="d9")]  # type: ignore[union-attr]
-    assert kill_evidence(ev, acc, LedgerFacts()).detail == "kill.json lists run d9, not in flight at seq 7"
+    retarget(ev, acc)
+    assert [t.run for t in ev.targets] == ["d1"]  # a listed run not in flight gets no checks of its own
+    assert kill_evidence(ev, acc, LedgerFacts()).detail == "kill.json lists 1 run not in flight at seq 7 (d9)"
     for field_, value in [("cell", "c9"), ("round", 1.0), ("plan_seq", 4), ("start_seq", 6), ("container", "x")]:
         ev.kill.targets = [replace(targets[0], **{field_: value})]  # type: ignore[union-attr]
         c = kill_evidence(ev, acc, LedgerFacts())
@@ -505,16 +947,49 @@ def test_kill_evidence_targets_must_be_the_runs_in_flight() -> None:
         assert c.detail == f"kill.json's target d1 disagrees with the ledger on {name}", field_
 
 
+def test_kill_evidence_listed_runs_not_in_flight_are_one_reason() -> None:
+    """§6.5: the report's size follows the ledger, not kill.json: any number of extra targets is one reason."""
+    ev, acc = evidence(one_kill())
+    d1 = ev.kill.targets[0]  # type: ignore[union-attr]
+    ev.kill.targets = [d1] + [replace(d1, run=f"x{i}") for i in range(1000)]  # type: ignore[union-attr]
+    retarget(ev, acc)
+    c = kill_evidence(ev, acc, LedgerFacts())
+    assert c == Check(
+        "killEvidence", False, "kill.json lists 1000 runs not in flight at seq 7 (x0, x1, x10 and 997 more)", "kill 1")
+    checks = kill_checks(ev, acc, STUDY, LedgerFacts())
+    assert [(ch.scope, ch.name) for ch in checks] == [
+        ("kill 1", "killDelivered"), ("kill 1", "killEvidence"),
+        (SCOPE, "sameContainerNoRerun"), (SCOPE, "chargedOnce"), (SCOPE, "resultSettledAndFinished")]
+
+
+def test_kill_evidence_window_targets_are_the_judged_targets() -> None:
+    """§6.5: the window file holds one fact twice with kill.json: its targets are the runs judged."""
+    ev, acc = evidence(one_kill())
+    entry = ev.window.results["d1"]  # type: ignore[union-attr]
+    ev.window.results["d9"] = dict(entry)  # type: ignore[union-attr]
+    assert kill_evidence(ev, acc, LedgerFacts()).detail == (
+        f"{NOT_THE_KILLS}: 1 entry of no target, 0 targets without one")
+    del ev.window.results["d9"], ev.window.results["d1"]  # type: ignore[union-attr]
+    assert kill_evidence(ev, acc, LedgerFacts()).detail == (
+        f"{NOT_THE_KILLS}: 0 entries of no target, 1 target without one")
+    ev.window.notes.append(f"{WINDOW}: until and untilEpoch are not the same time")  # type: ignore[union-attr]
+    ev.window.results["d1"] = entry  # type: ignore[union-attr]
+    assert kill_evidence(ev, acc, LedgerFacts()).detail == f"{WINDOW}: until and untilEpoch are not the same time"
+
+
 def test_kill_evidence_window_start() -> None:
     ev, acc = evidence(one_kill())
-    since = ev.kill.since_ns  # type: ignore[union-attr]
+    # Near 1970, where a double holds nanoseconds: the window opens where kill.json's since does, to the microsecond.
+    ev.kill.since_epoch = 1.0  # type: ignore[union-attr]
     for delta, ok in ((1000, True), (-1000, True), (1001, False), (-1001, False)):
-        ev.window.since_ns = since + delta  # type: ignore[union-attr,operator]
+        ev.window.since_epoch = (1_000_000_000 + delta) / 1e9  # type: ignore[union-attr]
         c = kill_evidence(ev, acc, LedgerFacts())
         assert c.ok is ok, delta
     assert c.detail == f"{WINDOW} starts at another time than kill.json's since"
-    ev.kill.since_ns = None  # type: ignore[union-attr]
-    assert kill_evidence(ev, acc, LedgerFacts()).ok is True
+    # Without a since, the window cannot be opened (§6.5): the folder is incomplete.
+    ev.kill.since_epoch = None  # type: ignore[union-attr]
+    assert kill_evidence(ev, acc, LedgerFacts()) == Check(
+        "killEvidence", False, "kill.json has no since and sinceEpoch, two times, to open the window at", "kill 1")
 
 
 def test_kill_evidence_files_and_stage() -> None:
@@ -523,11 +998,12 @@ def test_kill_evidence_files_and_stage() -> None:
     ev.missing.add(AFTER)
     ev.problems[BEFORE] = f"{BEFORE}: not a regular file (a FIFO)"
     assert kill_evidence(ev, acc, LedgerFacts()).detail == f"missing: {AFTER}; {BEFORE}: not a regular file (a FIFO)"
-    # An open window needs only what is written by the resume.
-    files.pop("kills/1/container-events-window.json")
-    files.pop("kills/1/container-events.jsonl")
-    files.pop("kills/1/container-before-resume.json")
+    # An open window needs only what is written by the resume, while the study can still be resumed.
+    files = resumable(one_kill())
+    for file in (WINDOW, READBACK, BEFORE_RESUME):
+        files.pop(f"kills/1/{file}")
     ev, acc = evidence(files)
+    assert not ev.finished
     c = kill_evidence(ev, acc, LedgerFacts())
     assert c.ok is True and c.detail.endswith(WINDOW_OPEN)
     ev.missing_kills = [1]
@@ -536,6 +1012,56 @@ def test_kill_evidence_files_and_stage() -> None:
     c = kill_evidence(ev, acc, LedgerFacts(problem="p"))
     assert c.detail == ("kills/1/ is missing: kills are numbered from 1; kill.json at is not an RFC 3339 time; "
                         "ledger-at-kill.json differs; and 1 more")
+    # Finished with every target's result: the window should have closed, and its files be there.
+    files = one_kill()
+    for file in (WINDOW, READBACK, BEFORE_RESUME):
+        files.pop(f"kills/1/{file}")
+    ev, acc = evidence(files)
+    assert ev.finished and ev.all_results
+    assert kill_evidence(ev, acc, LedgerFacts()) == Check(
+        "killEvidence", False, f"missing: {BEFORE_RESUME}, {READBACK}, {WINDOW}", "kill 1")
+    # Finished with a target's result lost: the window stays open for good; the folder is complete for its stage.
+    acc.runs["d1"].results.clear()
+    ev.all_results = False
+    assert kill_evidence(ev, acc, LedgerFacts()).ok is True
+
+
+def test_a_record_first_seen_between_two_resumed_controllers_is_not_judged_by_when(tmp_path: Path) -> None:
+    """§6.3 bounds what is seen by the first controller started after the kill: a record first seen later,
+    between two controllers, may be the earlier one's, seen at the next console's catch-up. Here the
+    resumed controller (4243) ended before d1's result was seen and the next (4244) started only after it:
+    that is no evidence of anything outliving the kill, and the study is sound."""
+    from studymon.engine.clock import rfc3339_ms
+    from studymon.engine.judge import judge
+    from tests.corpus import t as at_seq
+    files = one_kill()
+    lines = files["launches.jsonl"]
+    final = lines.pop()
+    lines += [{"event": "end", "pid": 4243, "at": rfc3339_ms(at_seq(7.6)), "code": 1, "signal": None},
+              {"event": "start", "pid": 4244, "at": rfc3339_ms(at_seq(8.5)), "resume": True}, dict(final, pid=4244)]
+    seen = {line["seq"]: line["seenAt"] for line in files["timeline.jsonl"]}
+    assert seen[8] == rfc3339_ms(at_seq(8.1))  # d1's runResult: between the two controllers
+    checks = {(c.scope, c.name): c for c in judge(write(files, tmp_path / "o")).checks}
+    assert checks[("study", "exitedCleanly")].ok is True
+    assert all(c.ok is True for c in checks.values()), [c for c in checks.values() if c.ok is not True]
+    # Seen before 4243, the first controller after the kill, started: that one fails.
+    files["timeline.jsonl"] = [dict(line, seenAt=rfc3339_ms(at_seq(7.15))) if line["seq"] == 8 else line
+                               for line in files["timeline.jsonl"]]
+    checks = {(c.scope, c.name): c for c in judge(write(files, tmp_path / "p")).checks}
+    c = checks[(SCOPE, "resultSettledAndFinished")]
+    assert c.ok is False and "seq 8 (runResult) was seen while no controller started after the kill ran" in c.detail
+
+
+def test_kill_evidence_a_finished_study_is_not_told_to_resume() -> None:
+    """§6.4 lost is lost: once the study has finished, nothing tells the operator to resume it."""
+    files = one_kill()
+    for file in (WINDOW, READBACK, BEFORE_RESUME):
+        files.pop(f"kills/1/{file}")
+    ev, acc = evidence(files)
+    acc.runs["d1"].results.clear()
+    ev.all_results = False
+    c = kill_evidence(ev, acc, LedgerFacts())
+    assert c.ok is True and "--resume" not in c.detail, c.detail
 
 
 # --- sameContainerNoRerun -----------------------------------------------------------------------------
@@ -561,63 +1087,105 @@ def test_same_container_snapshot_clauses(file: str, change: Any, reason: str) ->
     assert c.ok is False and reason in c.detail.split("; "), c.detail
 
 
+def exit_snapshots(
+    ev: KillEvidence, at_ns: int, code: int = 0, files: tuple[str, ...] = (AFTER, BEFORE_RESUME)
+) -> None:
+    """The target's snapshots in ``files`` show it exited with ``code`` at ``at_ns``."""
+    from studymon.engine.clock import rfc3339_ns
+    for file in files:
+        state = ev.snapshots[file][NAME]["State"]
+        state.update(Running=False, Status="exited", ExitCode=code, FinishedAt=rfc3339_ns(at_ns))
+
+
+def die_ns(ev: KillEvidence) -> int:
+    """When the target's one die in its window happened."""
+    (die,) = ev.tally.targets[0].dies.values()  # type: ignore[union-attr]
+    return die[2]  # type: ignore[no-any-return]
+
+
 def test_same_container_after_kill_may_have_exited_on_its_own() -> None:
-    """The run ended between SIGKILL and the snapshot after it: the same container, its die in the window."""
+    """The run ended between SIGKILL and the snapshot after it: the same container, its die in the window,
+    the exit the snapshots show being that die's (§6.4)."""
     ev, acc = evidence(one_kill())
-    for file in (AFTER, BEFORE_RESUME):
-        ev.snapshots[file][NAME]["State"].update(Running=False, Status="exited")
+    exit_snapshots(ev, die_ns(ev) - 20_000_000)  # Docker stamps the die 10-25 ms after FinishedAt
+    assert scnr(ev, acc).ok is True, scnr(ev, acc).detail
+    exit_snapshots(ev, die_ns(ev) + 999_000_000)
     assert scnr(ev, acc).ok is True
+    exit_snapshots(ev, die_ns(ev) - 1_001_000_000)
+    assert scnr(ev, acc).detail == "the die is not the exit the snapshots show (exit code and time within a second)"
+    exit_snapshots(ev, die_ns(ev), code=1)
+    assert scnr(ev, acc).detail == ("the die is not the exit the snapshots show (exit code and time within a second)")
+    exit_snapshots(ev, die_ns(ev))
+    for file in (AFTER, BEFORE_RESUME):
+        del ev.snapshots[file][NAME]["State"]["FinishedAt"]  # exited, but when cannot be read
+    assert scnr(ev, acc).detail == "the die is not the exit the snapshots show (exit code and time within a second)"
+    ev, acc = evidence(one_kill())
+    exit_snapshots(ev, die_ns(ev))
     ev.snapshots[AFTER][NAME]["Id"] = "another"
     assert scnr(ev, acc).ok is False
     ev, acc = evidence(one_kill())
-    ev.snapshots[AFTER][NAME]["State"].update(Running=False, Status="exited")
+    exit_snapshots(ev, die_ns(ev), files=(AFTER,))
     ev.tally.targets[0].dies.clear()  # type: ignore[union-attr]
-    assert scnr(ev, acc).detail == f"no die of {NAME} in its window"
+    assert scnr(ev, acc).detail == (f"{BEFORE_RESUME}: {NAME} exited, and here it is not that same exited container; "
+                                    f"no die of {NAME} in its window")
 
 
 def test_a_target_seen_running_at_the_kill_that_had_finished_just_before_it() -> None:
     """The snapshot before the kill read the run as it ended; the one after shows it finished before the window.
 
     Its die then lies before the window (found by the soak: the process
-    runtime records the exit a moment after the command ends).  No die may
-    come in the window, and runResult must give the exit that was seen.
+    runtime records the exit a moment after the command ends), or just
+    inside it (Docker stamps the die 10-25 ms after FinishedAt): that one
+    die must agree with the snapshots, and runResult must give the exit that was seen.
     """
-    from studymon.engine.clock import rfc3339_ns
-
-    def exited(ev: Any, at_ns: int, code: int = 0) -> None:
-        for file in (AFTER, BEFORE_RESUME):
-            ev.snapshots[file][NAME]["State"].update(Running=False, Status="exited", ExitCode=code,
-                                                     FinishedAt=rfc3339_ns(at_ns))
-
     ev, acc = evidence(one_kill())
     since = ev.window.since_ns  # type: ignore[union-attr]
     ev.tally.targets[0].dies.clear()  # type: ignore[union-attr]
-    exited(ev, since - 1_000_000)
+    exit_snapshots(ev, since - 1_000_000)
     assert scnr(ev, acc).ok is True, scnr(ev, acc).detail
-    exited(ev, since + 1_000_000)  # finished in the window: its die must be there
+    exit_snapshots(ev, since + 1_000_000)  # finished in the window: its die must be there
     assert scnr(ev, acc).detail == f"no die of {NAME} in its window"
+    # Finished before the window, its die inside it and agreeing with it: that exit's die.
     ev, acc = evidence(one_kill())
-    exited(ev, since - 1_000_000)  # finished before the window, yet a die of it in the window
-    assert scnr(ev, acc).detail == f"{NAME} exited before the kill, and a die of it comes in its window"
+    exit_snapshots(ev, die_ns(ev) - 20_000_000)
+    ev.window.since_epoch = (die_ns(ev) - 10_000_000) / 1e9  # type: ignore[union-attr]
+    assert scnr(ev, acc).ok is True, scnr(ev, acc).detail
+    # A die in the window that is not that exit's (more than a second from it) is another story.
+    exit_snapshots(ev, die_ns(ev) - 1_500_000_000)
+    assert scnr(ev, acc).detail == "the die is not the exit the snapshots show (exit code and time within a second)"
     ev, acc = evidence(one_kill())
     ev.tally.targets[0].dies.clear()  # type: ignore[union-attr]
-    exited(ev, since - 1_000_000, code=137)
-    assert scnr(ev, acc).detail == f"{NAME} exited 137 before the kill, runResult says 0"
-    exited(ev, since - 1_000_000)
+    exit_snapshots(ev, since - 1_000_000, code=137)
+    assert scnr(ev, acc).detail == "the snapshots show exit 137, runResult says 0"
+    exit_snapshots(ev, since - 1_000_000)
     ev.snapshots[BEFORE_RESUME][NAME]["State"]["ExitCode"] = 1
-    assert scnr(ev, acc).detail == (f"{BEFORE_RESUME}: {NAME} exited before the kill, "
-                                    "and here it is not that same exited container")
+    assert scnr(ev, acc).detail == f"{BEFORE_RESUME}: {NAME} shows another exit than the snapshot before"
     ev, acc = evidence(one_kill())
     ev.tally.targets[0].dies.clear()  # type: ignore[union-attr]
-    exited(ev, since - 1_000_000)
+    exit_snapshots(ev, since - 1_000_000)
     ev.snapshots[AFTER][NAME]["State"]["FinishedAt"] = "garbage"
-    assert scnr(ev, acc).detail == f"no die of {NAME} in its window"
+    assert scnr(ev, acc).detail == (f"{BEFORE_RESUME}: {NAME} shows another exit than the snapshot before; "
+                                    f"no die of {NAME} in its window")
 
 
 def test_same_container_before_resume_may_have_exited() -> None:
     ev, acc = evidence(one_kill())
-    ev.snapshots[BEFORE_RESUME][NAME]["State"].update(Running=False, Status="exited")
+    exit_snapshots(ev, die_ns(ev) - 20_000_000, files=(BEFORE_RESUME,))
     assert scnr(ev, acc).ok is True
+    del ev.snapshots[BEFORE_RESUME][NAME]["State"]["FinishedAt"]
+    assert scnr(ev, acc).detail == "the die is not the exit the snapshots show (exit code and time within a second)"
+
+
+@pytest.mark.parametrize("file", [BEFORE, AFTER, BEFORE_RESUME])
+def test_a_snapshot_is_of_the_name_it_is_filed_under(file: str) -> None:
+    """§6.4: each snapshot's Name is the name it is filed under, with or without Docker's leading /."""
+    ev, acc = evidence(one_kill())
+    ev.snapshots[file][NAME]["Name"] = NAME
+    assert scnr(ev, acc).ok is True
+    for other in ("/inforsi-s-d2", "inforsi-s-d1x", None, 5, "//" + NAME + "/"):
+        ev.snapshots[file][NAME]["Name"] = other
+        assert scnr(ev, acc).detail == (
+            f"{file}: the entry filed under {NAME} is another container's (its Name differs)"), other
 
 
 def test_same_container_missing_entries() -> None:
@@ -633,6 +1201,7 @@ def test_same_container_missing_entries() -> None:
 def test_same_container_name_must_be_the_contracts() -> None:
     ev, acc = evidence(one_kill())
     ev.kill.targets = [replace(target(ev), container="x")]  # type: ignore[union-attr]
+    retarget(ev, acc)
     assert scnr(ev, acc).detail == f"the target's container in kill.json is not {NAME}"
     c = same_container_no_rerun(ev, target(ev), acc.runs["d1"], StudyFacts(None, None, "research.json: missing"),
                                 LedgerFacts(), SCOPE)
@@ -642,19 +1211,42 @@ def test_same_container_name_must_be_the_contracts() -> None:
 def test_same_container_die_clauses() -> None:
     ev, acc = evidence(one_kill())
     watch = ev.tally.targets[0]  # type: ignore[union-attr]
-    (k, (cid, code)), = watch.dies.items()
-    watch.dies[k] = (cid, 1)
+    (k, (cid, _, ns)), = watch.dies.items()
+    watch.dies[k] = (cid, 1, ns)
     assert scnr(ev, acc).detail == "the die says exit 1, runResult says 0"
-    watch.dies[k] = (cid, None)
+    watch.dies[k] = (cid, None, ns)
     assert scnr(ev, acc).detail == "the die has no exitCode"
-    watch.dies[k] = ("other", 0)
+    watch.dies[k] = ("other", 0, ns)
     assert scnr(ev, acc).detail == f"the die is of container other, not of {container_id(NAME)[:12]}"
     watch.dies.clear()
     assert scnr(ev, acc).detail == f"no die of {NAME} in its window"
-    watch.dies.update({1: (cid, 0), 2: (cid, 0)})
+    watch.dies.update({1: (cid, 0, ns), 2: (cid, 0, ns + 1)})
     assert scnr(ev, acc).detail == f"2 dies of {NAME} in its window"
-    watch.dies[3] = (cid, 0)
+    watch.dies[3] = (cid, 0, ns + 2)
     assert scnr(ev, acc).detail == f"more than 2 dies of {NAME} in its window"
+
+
+def test_what_may_come_with_the_die() -> None:
+    """A destroy after the die; an oom before it, or up to a second after it (§6.4)."""
+    ev, acc = evidence(one_kill())
+    watch = ev.tally.targets[0]  # type: ignore[union-attr]
+    ns = die_ns(ev)
+    watch.destroys.append(ns + 1)  # removed after its die (the sound run's is after the window)
+    assert scnr(ev, acc).ok is True
+    watch.destroys.append(ns - 1)
+    assert scnr(ev, acc).detail == f"a destroy of {NAME} comes before its die"
+    watch.destroys.pop()
+    assert scnr(ev, acc).ok is True
+    watch.ooms[:] = [ns - 5_000_000_000, ns + 1_000_000_000]
+    assert scnr(ev, acc).ok is True
+    watch.ooms.append(ns + 1_000_000_001)
+    assert scnr(ev, acc).detail == f"an oom of {NAME} comes after its die"
+    watch.dies.clear()
+    watch.ooms[:] = [ns]
+    assert scnr(ev, acc).detail == (f"no die of {NAME} in its window; a destroy of {NAME} with no die before it; "
+                                    f"an oom of {NAME} with no die after it")
+    watch.destroys.clear()
+    assert scnr(ev, acc).detail == f"no die of {NAME} in its window; an oom of {NAME} with no die after it"
 
 
 def test_a_twin_planned_before_the_kill_and_started_after_it_is_a_repeat() -> None:
@@ -667,7 +1259,7 @@ def test_a_twin_planned_before_the_kill_and_started_after_it_is_a_repeat() -> No
     twin = copy.deepcopy(acc)
     twin.add(Record(seq + 1, "t", "runStarted", {"run": "t9", "container": "inforsi-s-t9"}, 100, 0))
     assert co(ev, twin).detail == (f"run t9 (planned at seq {seq}, before the kill, started after it) repeats it: "
-                                   "same purpose, cell, round and experiments")
+                                   "same purpose, cell and round, and an experiment in common")
     before = copy.deepcopy(acc)
     before.add(Record(seq, "t", "runStarted", {"run": "t9", "container": "inforsi-s-t9"}, 100, 0))
     assert co(ev, before).ok is True, "started before the kill: not this kill's repeat"
@@ -677,38 +1269,46 @@ def test_a_target_that_exited_just_before_the_kill() -> None:
     """Its result was still to be written: no die in the window, the snapshots keep one exited container."""
     ev, acc = evidence(one_kill())
     watch = ev.tally.targets[0]  # type: ignore[union-attr]
+    ns = die_ns(ev)
     watch.dies.clear()
     for file in (BEFORE, AFTER, BEFORE_RESUME):
         state = ev.snapshots[file][NAME]["State"]
         state.update(Running=False, Status="exited", ExitCode=0, FinishedAt="2026-11-30T00:00:01Z")
     assert scnr(ev, acc).ok is True
     ev.snapshots[AFTER][NAME]["State"]["ExitCode"] = 1
-    assert scnr(ev, acc).detail == f"{AFTER}: {NAME} exited before the kill, and here it is not that same exited container"
+    assert scnr(ev, acc).detail == f"{AFTER}: {NAME} shows another exit than the snapshot before"
     ev.snapshots[AFTER][NAME]["State"]["ExitCode"] = 0
     ev.snapshots[BEFORE_RESUME][NAME]["State"]["FinishedAt"] = "2026-11-30T00:00:09Z"
-    assert scnr(ev, acc).detail.startswith(f"the FinishedAt of {NAME} changes across")
+    assert scnr(ev, acc).detail == f"{BEFORE_RESUME}: {NAME} shows another exit than the snapshot before"
     ev.snapshots[BEFORE_RESUME][NAME]["State"]["FinishedAt"] = "2026-11-30T00:00:01Z"
     acc.runs["d1"].results[0].content["exitCode"] = 3
-    assert scnr(ev, acc).detail == f"{NAME} exited 0 before the kill, runResult says 3"
+    assert scnr(ev, acc).detail == "the snapshots show exit 0, runResult says 3"
     acc.runs["d1"].results[0].content["exitCode"] = 0
-    watch.dies[1] = (container_id(NAME), 0)
-    assert scnr(ev, acc).detail == f"{NAME} exited before the kill, and a die of it comes in its window"
+    # A die in its window that is not the exit the snapshots show (53 minutes later): another story.
+    watch.dies[1] = (container_id(NAME), 0, ns)
+    assert scnr(ev, acc).detail == "the die is not the exit the snapshots show (exit code and time within a second)"
+    # A die that is that exit's (Docker stamps it just after FinishedAt, which may put it in the window): sound.
+    exit_snapshots(ev, ns - 25_000_000, files=(BEFORE, AFTER, BEFORE_RESUME))
+    assert scnr(ev, acc).ok is True
+    watch.dies[1] = (container_id(NAME), 1, ns)
+    assert scnr(ev, acc).detail == ("the die is not the exit the snapshots show (exit code and time within a second); "
+                                    "the die says exit 1, runResult says 0")
     watch.dies.clear()
     ev.snapshots[AFTER][NAME]["State"].update(Running=True, Status="running")
-    assert scnr(ev, acc).ok is False  # started again after it had exited
+    assert scnr(ev, acc).detail == f"{AFTER}: {NAME} exited, and here it is not that same exited container"
 
 
 def test_same_container_window_clauses() -> None:
     ev, acc = evidence(one_kill())
     w = ev.window
     entry = w.results["d1"]  # type: ignore[union-attr]
-    entry["resultSeenNs"] = w.until_ns  # type: ignore[union-attr]
+    entry["resultSeenEpoch"] = w.until_epoch  # type: ignore[union-attr]
     assert scnr(ev, acc).ok is True
-    entry["resultSeenNs"] = w.until_ns + 1  # type: ignore[union-attr]
+    entry["resultSeenEpoch"] = w.until_epoch + 1e-6  # type: ignore[union-attr]
     assert scnr(ev, acc).detail == f"{WINDOW}: d1's result was seen outside the window"
-    entry["resultSeenNs"] = w.since_ns - 1  # type: ignore[union-attr]
+    entry["resultSeenEpoch"] = w.since_epoch - 1e-6  # type: ignore[union-attr]
     assert scnr(ev, acc).detail == f"{WINDOW}: d1's result was seen outside the window"
-    entry["resultSeenNs"] = None
+    entry["resultSeenEpoch"] = None
     assert scnr(ev, acc).detail == f"{WINDOW} gives no time for d1's result"
     del w.results["d1"]  # type: ignore[union-attr]
     assert scnr(ev, acc).detail == f"{WINDOW} has no entry for d1"
@@ -720,22 +1320,45 @@ def test_same_container_window_clauses() -> None:
 def test_same_container_gaps_are_unknown_and_false_beats_them() -> None:
     ev, acc = evidence(one_kill())
     ev.tally.gaps = 2  # type: ignore[union-attr]
-    assert scnr(ev, acc) == Check("sameContainerNoRerun", None, "the live recording has 2 gaps", SCOPE)
+    assert scnr(ev, acc) == Check("sameContainerNoRerun", None, "the live recording has 2 gaps in the window", SCOPE)
+    ev.tally.gaps = 1  # type: ignore[union-attr]
+    assert scnr(ev, acc).detail == "the live recording has 1 gap in the window"
     ev.tally.targets[0].forbidden = [("start", 0)]  # type: ignore[union-attr]
     assert scnr(ev, acc).ok is False
 
 
+def open_window(files: dict[str, Any]) -> dict[str, Any]:
+    """Kill 1's window not closed yet: no window file, no read-back, no snapshot before a resume."""
+    for file in (WINDOW, READBACK, BEFORE_RESUME):
+        files.pop(f"kills/1/{file}")
+    return files
+
+
 def test_same_container_open_window() -> None:
-    files = one_kill()
-    files.pop("kills/1/container-events-window.json")
-    files.pop("kills/1/container-events.jsonl")
-    files.pop("kills/1/container-before-resume.json")
-    ev, acc = evidence(files)
+    ev, acc = evidence(open_window(resumable(one_kill())))
     assert scnr(ev, acc) == Check("sameContainerNoRerun", None, WINDOW_OPEN, SCOPE)
     ev.tally.targets[0].dies.clear()  # type: ignore[union-attr]
     assert scnr(ev, acc).detail == f"{WINDOW_OPEN}; no die of {NAME} yet"
     ev.missing.add(LIVE)
     assert scnr(ev, acc).ok is False
+
+
+def test_same_container_open_window_of_a_finished_study() -> None:
+    """§6.4 lost is lost: once the study has finished, an open window is ✗, its missing die and files too."""
+    ev, acc = evidence(open_window(one_kill()))
+    assert ev.finished and not ev.may_continue
+    assert scnr(ev, acc) == Check(
+        "sameContainerNoRerun", False,
+        f"{BEFORE_RESUME}: missing; the study finished with the window still open; {READBACK}: missing", SCOPE)
+    ev.tally.targets[0].dies.clear()  # type: ignore[union-attr]
+    assert scnr(ev, acc) == Check(  # the fourth reason: no die of it in its window, never "yet"
+        "sameContainerNoRerun", False,
+        f"{BEFORE_RESUME}: missing; the study finished with the window still open; {READBACK}: missing; and 1 more",
+        SCOPE)
+    ev.missing.discard(BEFORE_RESUME)
+    ev.snapshots[BEFORE_RESUME] = copy.deepcopy(ev.snapshots[AFTER])
+    ev.missing.discard(READBACK)
+    assert scnr(ev, acc).detail == f"the study finished with the window still open; no die of {NAME} in its window"
 
 
 def test_same_container_event_file_problems() -> None:
@@ -780,14 +1403,25 @@ def test_charged_once_repeat_after_the_kill() -> None:
         acc2 = copy.deepcopy(acc)
         acc2.add(Record(at_seq, "t", "runPlanned", dict(plan.content, run="d1b"), 99, 0))  # type: ignore[union-attr]
         assert (co(ev, acc2).ok is False) is repeats
-    for change in ({"purpose": "ablation"}, {"object": "c9"}, {"round": 2}, {"experiments": ["e1a"]}):
+    for change in ({"purpose": "ablation"}, {"object": "c9"}, {"round": 2}, {"experiments": ["e9"]},
+                   {"experiments": []}):
         acc2 = copy.deepcopy(acc)
         acc2.add(Record(seq + 1, "t", "runPlanned", dict(plan.content, run="d1b", **change), 99, 0))  # type: ignore[union-attr]
         assert co(ev, acc2).ok is True, change
+    # Twins (§6.4): the same purpose, cell and round and ANY experiment id in common.
+    for experiments in (list(reversed(plan.get("experiments"))), ["e1a"], ["e1b", "e9"]):  # type: ignore[union-attr]
+        acc2 = copy.deepcopy(acc)
+        acc2.add(Record(seq + 1, "t", "runPlanned", dict(plan.content, run="d1b", experiments=experiments), 99, 0))  # type: ignore[union-attr]
+        assert co(ev, acc2).detail == (f"run d1b (planned at seq {seq + 1}, after the kill) repeats it: "
+                                       "same purpose, cell and round, and an experiment in common"), experiments
+    # Each repeat is named, the first few.
     acc2 = copy.deepcopy(acc)
-    acc2.add(Record(seq + 1, "t", "runPlanned",
-                    dict(plan.content, run="d1b", experiments=list(reversed(plan.get("experiments")))), 99, 0))  # type: ignore[union-attr]
-    assert co(ev, acc2).detail == f"run d1b (planned at seq {seq + 1}, after the kill) repeats it: same purpose, cell, round and experiments"
+    for i in range(4):
+        content = dict(plan.content, run=f"r{i}", experiments=["e1a"])  # type: ignore[union-attr]
+        acc2.add(Record(seq + 1 + i, "t", "runPlanned", content, 99 + i, 0))
+    c = co(ev, acc2)
+    assert c.ok is False and c.detail.count("repeats it") == 3
+    assert c.detail.startswith(f"run r0 (planned at seq {seq + 1}")
 
 
 def test_charged_once_needs_the_kill_seq_and_a_plan() -> None:
@@ -837,7 +1471,7 @@ def test_result_count() -> None:
     d1.results.append(d1.results[0])
     assert rsf(ev, acc).detail == "2 runResult for d1"
     d1.results.clear()
-    assert rsf(ev, acc).detail.startswith("no runResult for d1; the settlement of round 1 (seq 9) comes with no runResult for d1")
+    assert rsf(ev, acc).detail.startswith("the study finished without d1's result; the settlement of round 1 (seq 9) comes with no runResult for d1")
 
 
 def test_settlement_clauses() -> None:
@@ -885,22 +1519,61 @@ def test_selection_and_plan_shapes() -> None:
 def test_not_halted_at_export() -> None:
     ev, acc = evidence(one_kill())
     acc.add(Record(99, "t", "export", {"path": "x"}, 99, 0))
-    assert rsf(ev, acc).detail == "the study did not end halted at export"
+    ev.end_ok = halted_at_export(acc, LedgerFacts(), "halt", ev.finished).ok  # as report.py hands it on
+    assert ev.end_ok is False
+    assert rsf(ev, acc) == Check(
+        "resultSettledAndFinished", False, "the study did not end as its template expects (haltedAtExport)", SCOPE)
+    # Not ended so yet, and it may still be resumed: unknown.
+    ev.end_ok = None
+    assert rsf(ev, acc) == Check(
+        "resultSettledAndFinished", None, "the study has not ended yet as its template expects", SCOPE)
+    # Ended as expected, but its controller has not exited 0: it may go on.
+    ev, acc = evidence(resumable(one_kill()))
+    assert ev.end_ok is True and not ev.finished
+    assert rsf(ev, acc) == Check("resultSettledAndFinished", None, "the study has not finished yet", SCOPE)
 
 
 def test_an_open_window_leaves_what_has_not_happened_unknown() -> None:
-    files = one_kill()
+    files = resumable(one_kill())
     files.pop("kills/1/container-events-window.json")
     ev, acc = evidence(files)
-    assert rsf(ev, acc) == Check("resultSettledAndFinished", None, WINDOW_OPEN, SCOPE)
+    assert rsf(ev, acc) == Check(
+        "resultSettledAndFinished", None, f"{WINDOW_OPEN}; the study has not finished yet", SCOPE)
     acc.runs["d1"].results.clear()
     del acc.settlements[1]
     acc.last_halt = None
+    ev.end_ok = halted_at_export(acc, LedgerFacts(), "halt", ev.finished).ok
     c = rsf(ev, acc)
     assert c.ok is None
-    assert c.detail == f"no runResult for d1; {WINDOW_OPEN}; no diagnosisSettlement for round 1; and 1 more"
+    assert c.detail == f"no runResult for d1 yet; {WINDOW_OPEN}; no diagnosisSettlement for round 1; and 1 more"
     acc.runs["d1"].results.extend([Record(8, "t", "runResult", {"run": "d1", "exitCode": 0}, 8, 0)] * 2)
     assert rsf(ev, acc).ok is False  # what happened wrong fails even while the window is open
+
+
+def test_lost_is_lost_once_the_study_has_finished() -> None:
+    """§6.4: the study finished (exit 0) with the window open: a target without its result is ✗, never ?."""
+    files = one_kill()
+    files.pop("kills/1/container-events-window.json")
+    ev, acc = evidence(files)
+    acc.runs["d1"].results.clear()
+    del acc.settlements[1]
+    c = rsf(ev, acc)
+    assert c == Check("resultSettledAndFinished", False,
+                      "the study finished without d1's result; the study finished with the window still open; "
+                      "no diagnosisSettlement for round 1", SCOPE)
+    assert "--resume" not in c.detail
+
+
+def test_a_settlement_still_to_come_is_unknown_while_the_study_may_be_resumed() -> None:
+    """§6.6: the window closed (d1 has its result), then the controller crashed before the settlement:
+    a resume may still settle round 1, so the missing settlement is ?, as resultsAccounted says, not ✗."""
+    ev, acc = evidence(resumable(one_kill()))
+    assert not ev.finished and not ev.window_open
+    del acc.settlements[1]
+    del acc.proposal_opened[1]
+    assert results_accounted(acc, LedgerFacts(), ev.finished).ok is None
+    c = rsf(ev, acc)
+    assert c.ok is None, c.detail
 
 
 def test_a_non_diagnosis_target_needs_no_settlement() -> None:
@@ -967,9 +1640,12 @@ def test_kill_triggered_absent_when_nothing_was_armed() -> None:
     (lambda a, ev, acc: a.fired.__setitem__(0, (2, "d1")), "arms.jsonl says kill 2 fired, but kills/2/ is missing"),
     (lambda a, ev, acc: a.fired.__setitem__(0, ("1", "d1")), "arms.jsonl has a fired line whose kill is a string, not a number"),
     (lambda a, ev, acc: a.fired.__setitem__(0, (1, "d2")), "arms.jsonl says kill 1 fired at d2, not at d1"),
-    (lambda a, ev, acc: a.fired.__setitem__(0, (1, "D2")), "arms.jsonl says kill 1 fired at another run, not at d1"),
+    (lambda a, ev, acc: a.fired.__setitem__(0, (1, "D2")), "arms.jsonl's fired line for kill 1 names no run"),
+    (lambda a, ev, acc: a.fired.__setitem__(0, (1, None)), "arms.jsonl's fired line for kill 1 names no run"),
     (lambda a, ev, acc: setattr(ev.kill, "trigger_seq", 6), "kill 1 fired at seq 6, not at d1's runStarted (seq 7)"),
-    (lambda a, ev, acc: setattr(ev.kill, "targets", []), "the first diagnosis run d1 is not among kill 1's targets"),
+    # The judged targets are the runs in flight at beforeKillSeq: d1 is not, once it had its result by then.
+    (lambda a, ev, acc: (setattr(ev.kill, "before_kill_seq", acc.runs["d1"].results[0].seq), retarget(ev, acc)),
+     "the first diagnosis run d1 is not among kill 1's targets"),
     (lambda a, ev, acc: ev.missing.add(LIVE), f"kills/1/ is incomplete: missing: {LIVE}"),
     (lambda a, ev, acc: setattr(a, "problem", "arms.jsonl: a FIFO"), "arms.jsonl: a FIFO"),
     (lambda a, ev, acc: setattr(a, "bad_lines", 2), "arms.jsonl: 2 lines are not arming events"),
@@ -1144,11 +1820,18 @@ import sys  # noqa: E402
 def test_planned_after_is_strictly_after() -> None:
     acc = Accounts().extend([rec(4, "runPlanned", run="a"), rec(5, "runPlanned", run="b"),
                              rec(6, "runStarted", run="a", container="inforsi-s-a")])
-    assert planned_after(acc, STUDY.name_prefix, 6) == frozenset({"inforsi-s-b"}), "started before the kill: never again"
-    assert planned_after(acc, STUDY.name_prefix, 5) == frozenset({"inforsi-s-a", "inforsi-s-b"}), "not started yet: §1 starts it"
-    assert planned_after(acc, STUDY.name_prefix, 3) == frozenset({"inforsi-s-a", "inforsi-s-b"})
-    assert planned_after(acc, STUDY.name_prefix, None) == frozenset()
-    assert planned_after(acc, StudyFacts(None, "inforsi", "x").name_prefix, 0) == frozenset()
+    # (on the books: its runStarted came; off them so far: no runStarted yet)
+    none = frozenset()  # type: frozenset[str]
+    assert planned_after(acc, STUDY.name_prefix, 6) == (none, frozenset({"inforsi-s-b"})), \
+        "started before the kill: never again"
+    assert planned_after(acc, STUDY.name_prefix, 5) == (frozenset({"inforsi-s-a"}), frozenset({"inforsi-s-b"})), \
+        "not started yet: §1 starts it"
+    assert planned_after(acc, STUDY.name_prefix, 3) == (frozenset({"inforsi-s-a"}), frozenset({"inforsi-s-b"}))
+    assert planned_after(acc, STUDY.name_prefix, None) == (none, none)
+    assert planned_after(acc, StudyFacts(None, "inforsi", "x").name_prefix, 0) == (none, none)
+    acc.add(rec(7, "runPlanned", run="c"))
+    acc.add(rec(8, "runStarted", run="c", container="inforsi-s-c"))
+    assert planned_after(acc, STUDY.name_prefix, 6) == (frozenset({"inforsi-s-c"}), frozenset({"inforsi-s-b"}))
 
 
 def test_ns_text() -> None:
@@ -1161,7 +1844,10 @@ def test_repeats_are_judged_on_exact_json() -> None:
     plan = acc.runs["d1"].plan
     seq = ev.kill.before_kill_seq + 1  # type: ignore[union-attr,operator]
     for change, repeats in [
-        ({"experiments": ["e1a", "e9"]}, False),  # as many, not the same
+        ({"experiments": ["e9", "e8"]}, False),  # as many, none in common
+        ({"experiments": ["e1a", "e9"]}, True),  # one in common is work done again (§6.4)
+        ({"experiments": ["E1A"]}, False),
+        ({"experiments": [["e1a"]]}, False),
         ({"round": 1.0}, False),
         ({"object": True}, False),
         ({"purpose": "diagnosis "}, False),
@@ -1189,11 +1875,13 @@ def test_a_target_without_a_plan_or_start() -> None:
     assert kill_evidence(ev, acc, LedgerFacts()).detail == \
         "kill.json's target d1 disagrees with the ledger on cell, round, planSeq"
     assert rsf(ev, acc).ok is True  # no plan: not a diagnosis run as far as the ledger says
-    acc.runs["d1"].starts.clear()
-    assert kill_evidence(ev, acc, LedgerFacts()).detail == "kill.json lists run d1, not in flight at seq 7"
+    never_started = copy.deepcopy(acc)
+    never_started.runs["d1"].starts.clear()
     del acc.runs["d1"]
-    assert kill_evidence(ev, acc, LedgerFacts()).detail == "kill.json lists run d1, not in flight at seq 7"
+    assert kill_evidence(ev, acc, LedgerFacts()).detail == "kill.json lists 1 run not in flight at seq 7 (d1)"
     assert co(ev, acc).detail == "0 charges, 0 runStarted; run d1 has no runPlanned"
+    # Never started, its result (seq 8) after the kill (seq 7): not in flight, and the detail says no more than is true.
+    assert kill_evidence(ev, never_started, LedgerFacts()).detail == "kill.json lists 1 run not in flight at seq 7 (d1)"
 
 
 def test_a_settlement_at_seq_0_still_needs_a_proposal_after_it() -> None:
@@ -1206,14 +1894,26 @@ def test_a_settlement_at_seq_0_still_needs_a_proposal_after_it() -> None:
 
 def test_study_checks_with_an_unusable_ledger() -> None:
     checks = study_checks([], [], Accounts(), 0, None, True, ledger=LedgerFacts(problem="gone"))
-    assert [c.ok for c in checks] == [False, False, False, False, True]
-    assert checks[2].detail == checks[3].detail.split("; ")[0] == "the ledger cannot be judged: gone"
+    assert [c.ok for c in checks] == [False, False, False, False, True, False]
+    gone = "the ledger cannot be judged: gone"
+    assert checks[2].detail == checks[3].detail.split("; ")[0] == checks[5].detail == gone
 
 
 def test_study_checks_pass_the_signal_on() -> None:
     checks = study_checks([], [], Accounts(), None, "SIGKILL", True)
-    assert checks[-1].detail == "killed by SIGKILL"
-    assert study_checks([], [], Accounts(), 3, None, False)[-1].ok is None
+    assert checks[4] == Check(
+        "exitedCleanly", None, "the controller was killed by SIGKILL; `studymon run --resume` continues it")
+    # Not finished: the end not reached yet is unknown (§6.6); finished (exit 0), it is missing.
+    assert checks[2] == Check("haltedAtExport", None, "no halt in the ledger")
+    assert study_checks([], [], Accounts(), 0, None, True)[2] == Check("haltedAtExport", False, "no halt in the ledger")
+    assert study_checks([], [], Accounts(), 3, None, False)[4].ok is None
+    assert study_checks([], [], Accounts(), 3, None, True)[4].detail == (
+        "the controller ended with exit 3; `studymon run --resume` continues it")
+    assert study_checks([], [], Accounts(), 0, None, True)[4] == Check("exitedCleanly", True, "exit 0 (pid 1)")
+    # What is not a code or a signal's name is not passed on (nor shown): the status is lost.
+    for code, signal in ((False, None), (None, "x\x1b")):
+        assert study_checks([], [], Accounts(), code, signal, True)[4] == Check(
+            "exitedCleanly", None, "the controller ended, its exit status lost; `studymon run --resume` continues it")
 
 
 def test_untrimmed_accounts_keep_the_records_themselves() -> None:
@@ -1262,17 +1962,19 @@ def test_tally_details() -> None:
     t = tally()
     t.add({"gap": {}}, "a")
     t.add({"gap": {"from": "x"}}, "b")
-    assert t.gaps == 2
+    assert t.gaps == 0  # a gap line without both bounds is not a gap, nor an event (§6.4)
+    assert t.malformed == ["a: a gap line that is not a gap (from and to, two times in order)",
+                           "b: a gap line that is not a gap (from and to, two times in order)"]
     # An old-style event ("status", no Action), an event without an Actor (its "id" names it), a verb with a suffix.
     t.add({"status": "stop", "timeNano": 1100, "id": "ID1"}, "c")
     t.add({"Action": "kill:9:x", "timeNano": 1200, "Actor": {"Attributes": {"name": NAME}}}, "d")
     t.add({"Action": "start", "timeNano": 1300, "Actor": {"ID": 5}, "id": "ID1"}, "e")
     t.add({"Action": "die", "timeNano": 1400, "Actor": {"ID": "ID1", "Attributes": {"name": 5, "exitCode": 3}}}, "f")
     assert [a for a, _ in t.targets[0].forbidden] == ["stop", "kill", "start"]
-    assert t.targets[0].forbidden_count == 3 and list(t.targets[0].dies.values()) == [("ID1", 3)]
+    assert t.targets[0].forbidden_count == 3 and list(t.targets[0].dies.values()) == [("ID1", 3, 1400)]
     t.add({"Action": "die", "timeNano": 1500, "Actor": 7}, "g")
     t.add({"Action": "die", "timeNano": 1500, "Actor": {"Attributes": []}}, "h")
-    assert t.malformed == ["g: an event whose Actor is not an object", "h: an event whose Actor is not an object"]
+    assert t.malformed[2:] == ["g: an event whose Actor is not an object"] and t.malformed_count == 4
     t.add(ev_at("stop", 1600), "i")
     assert t.targets[0].forbidden_count == 4 and len(t.targets[0].forbidden) == 3
 
@@ -1280,13 +1982,15 @@ def test_tally_details() -> None:
 def test_an_event_reaches_every_target_it_concerns() -> None:
     a = TargetWatch("a", "inforsi-s-a", frozenset({"SAME"}), 2000)
     b = TargetWatch("b", "inforsi-s-b", frozenset({"SAME"}), 5000)
-    t = EventTally(1000, 6000, "inforsi-s-", frozenset(), [a, b])
+    t = EventTally(1000, 6000, "inforsi-s-", frozenset(), [a, b], "s")
     t.add(ev_at("stop", 1500, name="x", cid="SAME"), "1")
     assert a.forbidden_count == 1 and b.forbidden_count == 1
-    t.add(ev_at("stop", 3000, name="x", cid="SAME"), "2")  # after a's result, before b's
-    assert a.forbidden_count == 1 and b.forbidden_count == 2
+    t.add(ev_at("stop", 3000, name="x", cid="SAME"), "2")  # after a's result, before b's: the window is both stories
+    assert a.forbidden_count == 2 and b.forbidden_count == 2
     t.add(ev_at("rename", 3100, name="x", cid="OTHER", oldName="/inforsi-s-b"), "3")
-    assert b.forbidden_count == 3 and t.watch("b") is b and t.watch("c") is None
+    assert a.forbidden_count == 2 and b.forbidden_count == 3 and t.watch("b") is b and t.watch("c") is None
+    t.add(ev_at("stop", 6001, name="x", cid="SAME"), "4")  # after the window
+    assert a.forbidden_count == 2 and b.forbidden_count == 3
 
 
 def test_distinct_events_are_remembered_up_to_a_bound() -> None:
@@ -1308,8 +2012,8 @@ def test_distinct_events_are_remembered_up_to_a_bound() -> None:
 def test_same_container_more_clauses() -> None:
     ev, acc = evidence(one_kill())
     c = scnr(ev, acc)
-    assert c.detail == (f"{NAME}: one Id ({container_id(NAME)[:12]}) and StartedAt in 3 snapshots, running at the kill; "
-                        "no create/start/rename/kill/stop and 1 die in its window, exit as runResult; "
+    assert c.detail == (f"{NAME}: one Id ({container_id(NAME)[:12]}) and StartedAt in 3 snapshots; "
+                        "in its window only 1 die and what may come with it, exit as runResult; "
                         "no other container of the study made in the window")
     ev.snapshots[BEFORE] = {}
     ev.snapshots[AFTER][NAME]["State"].update(Running=False, Status="paused")
@@ -1321,7 +2025,7 @@ def test_same_container_more_clauses() -> None:
     ev.snapshots[BEFORE_RESUME][NAME]["State"]["StartedAt"] = "x"
     assert scnr(ev, acc).detail == f"the StartedAt of {NAME} changes across {BEFORE}, {AFTER}, {BEFORE_RESUME}"
     ev, acc = evidence(one_kill())
-    ev.window.results["d1"]["resultSeenNs"] = ev.window.since_ns  # type: ignore[union-attr]
+    ev.window.results["d1"]["resultSeenEpoch"] = ev.window.since_epoch  # type: ignore[union-attr]
     assert f"{WINDOW}: d1's result was seen outside the window" not in scnr(ev, acc).detail
     ev, acc = evidence(one_kill())
     ev.tally.foreign = [("inforsi-s-zz", "create", 0)]  # type: ignore[union-attr]
@@ -1329,28 +2033,36 @@ def test_same_container_more_clauses() -> None:
     assert scnr(ev, acc).detail.endswith("(and 1 more container of the study made in the window)")
     ev, acc = evidence(one_kill())
     acc.runs["d1"].results.append(acc.runs["d1"].results[0])
-    assert scnr(ev, acc).detail == "2 runResults to compare the die's exit code with"
+    assert scnr(ev, acc).detail == "2 runResults to compare the exit code with"
     ev, acc = evidence(one_kill())
     acc.runs["d1"].results[0] = Record(8, "t", "runResult", {"run": "d1", "exitCode": [0]}, 8, 0)
     assert scnr(ev, acc).detail == "runResult's exitCode is a list, not an integer"
 
 
-def test_exit_code_attribute() -> None:
-    from studymon.engine.judge.events import _exit_code
-    assert _exit_code(137) == 137 and _exit_code("137") == 137 and _exit_code("-1") == -1
-    assert _exit_code(True) is None and _exit_code("1.0") is None and _exit_code("9" * 11) is None
+@pytest.mark.parametrize("code, read", [(137, 137), ("137", 137), ("-1", -1), (True, None), ("1.0", None),
+                                        ("9" * 11, None), (None, None)])
+def test_exit_code_attribute(code: Any, read: int | None) -> None:
+    e = parse_event({"Action": "die", "timeNano": 10**18, "Actor": {"Attributes": {"exitCode": code}}})
+    assert isinstance(e, ContainerEvent) and e.exit_code == read
 
 
 def test_parse_kill_boundaries() -> None:
     obj = one_kill()["kills/1/kill.json"]
-    assert parse_kill(dict(obj, pid=1), STUDY).pid == 1
-    assert parse_kill(dict(obj, beforeKillSeq=0), STUDY).before_kill_seq == 0
-    assert parse_kill(dict(obj, triggerSeq="7"), STUDY).problems == ["kill.json triggerSeq is a string, not a seq"]
-    k = parse_kill(dict(obj, sinceEpoch=1.5, since="1970-01-01T00:00:09.000Z"), STUDY)
-    assert k.since_ns == 1_500_000_000
-    k = parse_kill({key: v for key, v in obj.items() if key != "sinceEpoch"} | {"since": "1970-01-01T00:00:02.250Z"}, STUDY)
-    assert k.since_ns == 2_250_000_000
-    k = parse_kill(dict(obj, targets=[1, {"run": "D1"}, {"run": "d1"}, {"run": "d1"}, {"run": "d2"}]), STUDY)
+    assert parse_kill(dict(obj, pid=1), STUDY.name_prefix).pid == 1
+    assert parse_kill(dict(obj, beforeKillSeq=0), STUDY.name_prefix).before_kill_seq == 0
+    assert parse_kill(dict(obj, triggerSeq="7"), STUDY.name_prefix).problems == [
+        "kill.json triggerSeq is a string, not a seq"]
+    # The window opens at sinceEpoch; since, its text, must say the same time.
+    k = parse_kill(dict(obj, sinceEpoch=1.5, since="1970-01-01T00:00:01.500Z"), STUDY.name_prefix)
+    assert k.since_ns == 1_500_000_000 and k.problems == []
+    k = parse_kill(dict(obj, sinceEpoch=1.5, since="1970-01-01T00:00:09.000Z"), STUDY.name_prefix)
+    assert k.since_ns == 1_500_000_000 and k.problems == ["kill.json: since and sinceEpoch are not the same time"]
+    without = {key: v for key, v in obj.items() if key != "sinceEpoch"} | {"since": "1970-01-01T00:00:02.250Z"}
+    k = parse_kill(without, STUDY.name_prefix)
+    assert k.since_ns is None
+    assert k.problems == ["kill.json has no since and sinceEpoch, two times, to open the window at"]
+    targets = [1, {"run": "D1"}, {"run": "d1"}, {"run": "d1"}, {"run": "d2"}]
+    k = parse_kill(dict(obj, targets=targets), STUDY.name_prefix)
     assert [t.run for t in k.targets] == ["d1", "d2"]
     assert k.problems == ["kill.json target 1 is an integer, not an object", "kill.json target 2 has no valid run id",
                           "kill.json lists run d1 twice"]
@@ -1362,8 +2074,11 @@ def test_parse_window_until_type() -> None:
 
 
 def test_incomplete_lists_every_missing_file() -> None:
-    ev = KillEvidence(1, missing={LIVE, AT_KILL})
-    assert ev.incomplete() == [f"missing: {AT_KILL}, {LIVE}"]
+    ev = KillEvidence(1, missing={LIVE, AT_KILL}, finished=True)
+    assert ev.incomplete() == [f"missing: {AT_KILL}, {LIVE}"] and ev.to_come() == []
+    # While the study can be resumed, the resume still writes ledger-at-kill.json (and the snapshot after the kill).
+    ev = KillEvidence(1, missing={LIVE, AT_KILL, AFTER})
+    assert ev.incomplete() == [f"missing: {LIVE}"] and ev.to_come() == [AT_KILL, AFTER]
 
 
 def test_kill_evidence_pass_details() -> None:
@@ -1374,6 +2089,8 @@ def test_kill_evidence_pass_details() -> None:
     ev, acc = evidence(files)
     ev.kill.targets = []  # type: ignore[union-attr]
     ev.kill.before_kill_seq = acc.runs["d1"].results[0].seq  # type: ignore[union-attr]
+    ev.window.results.clear()  # type: ignore[union-attr]
+    retarget(ev, acc)
     assert kill_evidence(ev, acc, LedgerFacts()).detail.startswith("complete; targets (no run) are the runs in flight")
 
 
@@ -1398,8 +2115,11 @@ def test_charged_equals_starts_more() -> None:
     assert charged_equals_starts(Accounts().extend(big)).ok is False
 
 
-def test_exited_cleanly_defaults_to_ended() -> None:
-    assert exited_cleanly(0) == Check("exitedCleanly", True, "exit 0")
+def test_halted_at_export_defaults_to_a_finished_study_that_halts() -> None:
+    """Called without the template's expectEnd or the launches, the study is taken as finished, expected to halt."""
+    assert halted_at_export(Accounts()) == Check("haltedAtExport", False, "no halt in the ledger")
+    exported = Accounts().extend([rec(1, "export", path="x")])
+    assert halted_at_export(exported) == Check("haltedAtExport", False, "no halt in the ledger")
 
 
 def test_kill_triggered_more() -> None:

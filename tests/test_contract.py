@@ -73,7 +73,7 @@ def test_the_sound_ledger_keeps_every_rule() -> None:
     w = watch(sound())
     assert w.first is None and w.broken_lines == 0 and w.lines == len(sound())
     check = contract_kept(w, StudyFacts("s", "inforsi"), LedgerFacts())
-    assert check.ok is True and check.detail == f"rules 1-6 hold over {len(sound())} records"
+    assert check.ok is True and check.detail == f"rules 1-9 and 11 hold over {len(sound())} records"
 
 
 # --- rule 1 ------------------------------------------------------------------------------
@@ -183,6 +183,7 @@ def _last_break(entries: list[tuple[str, dict[str, Any]]]) -> tuple[int, str]:
     return w.first.rule, w.first.detail
 
 
+OPEN = ("studyOpen", {"study": "s", "budget": 100, "config": {}})  # line 1 (rule 7): every ledger opens so
 P = ("runPlanned", {"run": "d1", "purpose": "x", "object": "c", "round": 1, "experiments": []})
 C = ("charge", {"run": "d1", "amount": 1, "balance": 1})
 S = ("runStarted", {"run": "d1", "container": "inforsi-s-d1"})
@@ -190,20 +191,28 @@ R = ("runResult", {"run": "d1", "exitCode": 0, "outputs": {}})
 
 
 @pytest.mark.parametrize("entries, expected", [
-    ([P, C, S, R], []),
-    ([P, C, S, R, C], [(5, 3, "second charge for run d1")]),
-    ([P, S, C], [(2, 3, "runStarted for run d1 before its charge"), (3, 3, "charge for run d1 after its runStarted")]),
-    ([P, C, R, S], [(3, 3, "runResult for run d1 before its runStarted"), (4, 3, "runStarted for run d1 after its runResult")]),
-    ([P, R, C], [(2, 3, "runResult for run d1 before its runStarted"), (3, 3, "charge for run d1 after its runResult")]),
-    ([P, C, S, R, R], [(5, 3, "second runResult for run d1")]),
-    ([P, C, S, S, R], [(4, 3, "second runStarted for run d1")]),
+    ([OPEN, P, C, S, R], []),
+    ([OPEN, P, C, S, R, C], [(6, 3, "second charge for run d1")]),
+    ([OPEN, P, S, C], [(3, 3, "runStarted for run d1 before its charge"),
+                       (4, 3, "charge for run d1 after its runStarted")]),
+    ([OPEN, P, C, R, S], [(4, 3, "runResult for run d1 before its runStarted"),
+                          (5, 3, "runStarted for run d1 after its runResult")]),
+    ([OPEN, P, R, C], [(3, 3, "runResult for run d1 before its runStarted"),
+                       (4, 3, "charge for run d1 after its runResult")]),
+    ([OPEN, P, C, S, R, R], [(6, 3, "second runResult for run d1")]),
+    ([OPEN, P, C, S, S, R], [(5, 3, "second runStarted for run d1")]),
+    ([OPEN, C, P, S, R], [(2, 2, "charge for run d1, which has no runPlanned before it"),
+                          (3, 3, "runPlanned for run d1 after its other records")]),
+    ([OPEN, S, P], [(2, 2, "runStarted for run d1, which has no runPlanned before it"),
+                    (3, 3, "runPlanned for run d1 after its other records")]),
+    ([OPEN, R, P], [(2, 2, "runResult for run d1, which has no runPlanned before it"),
+                    (3, 3, "runPlanned for run d1 after its other records")]),
+    ([OPEN, P, P, C], [(3, 2, "second runPlanned for run d1 (the first is line 2)")]),
+    # Without its studyOpen, line 1 breaks rule 7 (and the lowest rule a line breaks is the one named).
+    ([P, C, S, R], [(1, 7, "the first line is runPlanned, not studyOpen")]),
     ([C, P, S, R], [(1, 2, "charge for run d1, which has no runPlanned before it"),
                     (2, 3, "runPlanned for run d1 after its other records")]),
-    ([S, P], [(1, 2, "runStarted for run d1, which has no runPlanned before it"),
-              (2, 3, "runPlanned for run d1 after its other records")]),
-    ([R, P], [(1, 2, "runResult for run d1, which has no runPlanned before it"),
-              (2, 3, "runPlanned for run d1 after its other records")]),
-    ([P, P, C], [(2, 2, "second runPlanned for run d1 (the first is line 1)")]),
+    ([OPEN, P, OPEN, C], [(3, 7, "studyOpen is not the first line, or not the only one")]),
 ])
 def test_rule_3_order_line_by_line(entries: list[tuple[str, dict[str, Any]]], expected: list[tuple[int, int, str]]) -> None:
     assert breaks_by_line(entries) == expected
@@ -443,3 +452,96 @@ def test_settlement_and_choice_readers() -> None:
     assert chosen_ids({"output": {"chosen": ["a"]}}) == (frozenset({key("a")}), None)
     assert chosen_ids({"output": ["a"]}) == (None, "output.chosen is not a list")
     assert chosen_ids({}) == (None, "output.chosen is not a list")
+
+
+# --- rules 7-11 (contract v3, §6.2) --------------------------------------------------------
+
+
+def test_rule_7_study_open_is_line_1_and_names_the_study() -> None:
+    e = sound()
+    e[0][1]["study"] = "t"
+    assert broken(e) == (7, 1, "studyOpen.study is not s, the study research.json names")
+    assert watch(e, study=None).first is None  # research.json unknown: rule 4's reason says so
+    e = sound()
+    e.insert(at(e, "halt"), e[0])
+    assert broken(e) == (7, len(e) - 1, "studyOpen is not the first line, or not the only one")
+    e = sound()[1:]
+    assert broken(e) == (7, 1, "the first line is stageOpen, not studyOpen")
+    e = [("somethingNew", {}), *sound()]
+    rule, line, detail = broken(e)
+    assert (rule, line, detail) == (7, 1, "the first line is another kind, not studyOpen")
+    assert "somethingNew" not in detail
+
+
+def _at_watch(value: Any) -> ContractWatch:
+    w = ContractWatch("inforsi", "s")
+    for i, (kind, content) in enumerate(sound(), 1):
+        w.add(Record(i, value if i == 2 else f"2026-11-30T00:00:{i:02d}.000Z", kind, content, i, 0))
+    return w
+
+
+@pytest.mark.parametrize("value, ok", [
+    ("2026-11-30T05:32:38.123Z", True), ("2026-11-30T05:32:38Z", True), ("2026-11-30T05:32:38.1Z", True),
+    ("2026-11-30T05:32:38.123456789Z", True), ("2026-11-30T05:32:38.123+00:00", True), ("2028-02-29T00:00:00Z", True),
+    ("2026-11-30T05:32:38.1234567890Z", False), ("2026-11-30T05:32:38.123+01:00", False),
+    ("2026-11-30T05:32:38.123", False), ("2026-11-30 05:32:38.123Z", False), ("2026-02-29T00:00:00Z", False),
+    ("2026-13-01T00:00:00Z", False), ("2026-11-31T00:00:00Z", False), ("2026-11-30T24:00:00Z", False),
+    ("2026-11-30T05:60:00Z", False), ("yesterday", False), ("", False), (1796000000, False), (None, False),
+])
+def test_rule_8_at_is_an_rfc3339_utc_time(value: Any, ok: bool) -> None:
+    w = _at_watch(value)
+    if ok:
+        assert w.first is None, value
+    else:
+        assert w.first is not None and (w.first.rule, w.first.line, w.first.detail) == (
+            8, 2, "at is not an RFC 3339 UTC time"), value
+
+
+def test_rule_9_numbers_are_finite() -> None:
+    e = sound()
+    c = at(e, "charge")
+    e[c][1]["amount"] = float("inf")
+    assert broken(e) == (9, c + 1, "charge.amount is not finite")
+    e = sound()
+    e[c][1]["balance"] = float("nan")
+    assert broken(e) == (9, c + 1, "charge.balance is not finite")
+    e = sound()
+    e[0][1]["budget"] = float("-inf")
+    assert broken(e) == (9, 1, "studyOpen.budget is not finite")
+    e = sound()
+    r = at(e, "runResult")
+    e[r][1]["outputs"]["e1"] = float("nan")
+    assert broken(e) == (9, r + 1, "runResult.outputs of run d1 holds a number that is not finite")
+    # A literal beyond a double (1e400), reported by the reader: its line, if the first.
+    w = watch(sound())
+    w.nonfinite(5, 5)
+    assert (w.first.rule, w.first.line, w.first.detail) == (9, 5, "a number that is not finite")  # type: ignore[union-attr]
+    w = watch(e)
+    w.nonfinite(r + 5, r + 5)  # later than the first break: the first stays
+    assert (w.first.rule, w.first.line) == (9, r + 1) and w.broken_lines == 2  # type: ignore[union-attr]
+
+
+def test_rule_11_a_settlement_settles_its_run_of_its_round_once() -> None:
+    e = sound()
+    s = at(e, "diagnosisSettlement")
+    e[s][1]["judged"]["experiments"].append({"id": "e1", "verdict": "kept", "score": 1})
+    assert broken(e) == (11, s + 1, "diagnosisSettlement of round 1 both judges and drops an experiment")
+    e = sound()
+    e[s][1]["judged"]["experiments"].append({"id": "e9", "verdict": "kept", "score": 1})
+    assert broken(e) == (11, s + 1, "diagnosisSettlement of round 1 judges 1 id run d1 never had")
+    # A chosen id of the round may be judged, but only with a value in the run's outputs.
+    e = sound()
+    e[at(e, "decision")][1]["output"]["chosen"] = ["e1", "e2", "e3"]
+    e[s][1]["judged"]["experiments"].append({"id": "e3", "verdict": "kept", "score": 1})
+    assert broken(e) == (11, s + 1, "diagnosisSettlement of round 1 judges 1 id with no output of run d1")
+    e[at(e, "runResult")][1]["outputs"]["e3"] = 0.5
+    assert watch(e).first is None
+    # Of its run's round.
+    e = sound()
+    e[at(e, "runPlanned")][1]["round"] = 2
+    assert broken(e)[0::2] == (11, "diagnosisSettlement of round 1 settles run d1, which is of another round")
+    # Settled once: d1 settled (wrongly) in round 2, then again in its own round 1.
+    e = sound()
+    e.insert(s, ("diagnosisSettlement", dict(e[s][1], round=2)))
+    assert broken(e) == (11, s + 1, "diagnosisSettlement of round 2 settles run d1, which is of another round")
+    assert _last_break(e[: s + 2]) == (11, "run d1 is settled a second time")

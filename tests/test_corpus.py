@@ -27,8 +27,8 @@ def test_the_sound_folder_holds_every_check(tmp_path: Path) -> None:
     out = write(derive(sound()), tmp_path / "s")
     got = verdicts(out)
     assert all(ok is True for ok in got.values()), {k: v for k, v in got.items() if v is not True}
-    # Every check of the table is there: 5 per study, killTriggered, 2 per kill, 3 per target.
-    assert len(got) == 6 + 2 * 2 + 3 * 3
+    # Every check of the table is there: 6 per study, killTriggered, 2 per kill, 3 per target.
+    assert len(got) == 7 + 2 * 2 + 3 * 3
 
 
 def test_the_corpus_is_large_and_names_are_unique() -> None:
@@ -84,7 +84,7 @@ def test_report_of_the_sound_folder_exits_0(tmp_path: Path) -> None:
     out = write(derive(sound()), tmp_path / "s")
     proc = _report(out)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "all 19 checks hold" in proc.stdout
+    assert "all 20 checks hold" in proc.stdout
 
 
 # --- what the judge reads, piece by piece ------------------------------------------------------
@@ -117,26 +117,31 @@ def test_last_ending_and_finished(tmp_path: Path) -> None:
     assert last_ending(out) == ({"code": 0, "signal": None}, True)
     j = judge(out)
     assert j.finished is True and j.ending == {"code": 0, "signal": None}
-    # A start after the last end: running again, not finished; the last end is still the ending.
+    # A start after the last end: the final controller is that one, running, not finished (§6.3).
     files["launches.jsonl"].append({"event": "start", "pid": 9, "at": rfc3339_ms(t(99)), "resume": True})
     out = write(files, tmp_path / "b")
-    assert last_ending(out) == ({"code": 0, "signal": None}, False)
+    assert last_ending(out) == (None, False)
     j = judge(out)
-    assert j.finished is False and _checks(out)[("study", "exitedCleanly")] == (None, "the controller has not ended")
-    # Lines that are not launches are skipped, not the end of reading.
+    assert j.finished is False
+    assert _checks(out)[("study", "exitedCleanly")] == (None, "the controller (pid 9) has not ended")
+    # Lines that are not launches are read past, and named: exitedCleanly fails on them.
     files = derive(sound())
     files["launches.jsonl"].insert(1, "not json")
     files["launches.jsonl"].insert(1, ["a list"])
     out = write(files, tmp_path / "c")
-    assert judge(out).finished is True and judge(out).ok is True
-    # Only an integer code and a signal name are reported.
+    assert judge(out).finished is True
+    assert _checks(out)[("study", "exitedCleanly")][0] is False
+    assert "launches.jsonl line 2: a list, not a launch" in _checks(out)[("study", "exitedCleanly")][1]
+    # An end whose code or signal is not one is no end: the final controller has not ended.
+    files = derive(sound())
     files["launches.jsonl"][-1].update(code="0", signal="SIG\x1b")
     out = write(files, tmp_path / "d")
-    assert last_ending(out) == ({"code": None, "signal": None}, True)
+    assert last_ending(out) == (None, False)
     assert judge(out).finished is False
     files["launches.jsonl"][-1].update(code=None, signal="SIGKILL")
     assert last_ending(write(files, tmp_path / "e")) == ({"code": None, "signal": "SIGKILL"}, True)
-    assert _checks(tmp_path / "e")[("study", "exitedCleanly")] == (False, "killed by SIGKILL")
+    assert _checks(tmp_path / "e")[("study", "exitedCleanly")] == (
+        None, "the controller was killed by SIGKILL; `studymon run --resume` continues it")
     assert last_ending(tmp_path / "nowhere") == (None, False)
 
 
@@ -170,17 +175,20 @@ def test_the_keeper_end_of_the_killed_pid(tmp_path: Path) -> None:
     launches.insert(i, {"event": "end", "pid": FIRST_PID, "at": rfc3339_ms(t(1)), "code": 0, "signal": None})
     launches.insert(i + 2, {"event": "end", "pid": FIRST_PID, "at": rfc3339_ms(t(30)), "code": 0, "signal": None})
     assert _checks(write(files, tmp_path / "e"))[("kill 1", "killDelivered")][0] is True
+    # Ends whose times cannot be read are no ends: none at or after the kill.
     for line in launches:
         if line["event"] == "end" and line["pid"] == FIRST_PID:
             line["at"] = "unreadable"
-    assert _checks(write(files, tmp_path / "f"))[("kill 1", "killDelivered")][0] is False  # the last: exit 0
-    # Ends whose times cannot be read: the last one counts.
+    assert _checks(write(files, tmp_path / "f"))[("kill 1", "killDelivered")] == (
+        False, f"launches.jsonl has no end line for pid {FIRST_PID} at or after the kill; "
+        f"a controller was started after the kill while pid {FIRST_PID} had not ended")
+    # Only an end before the kill: not the kill's.
     files = derive(sound())
     for line in files["launches.jsonl"]:
         if line["event"] == "end" and line["pid"] == FIRST_PID:
-            line["at"] = "later"
-    files["launches.jsonl"].insert(1, {"event": "end", "pid": FIRST_PID, "at": "soon", "code": 0, "signal": None})
-    assert _checks(write(files, tmp_path / "d"))[("kill 1", "killDelivered")][0] is True
+            line["at"] = rfc3339_ms(t(1))
+    assert _checks(write(files, tmp_path / "d"))[("kill 1", "killDelivered")] == (
+        False, f"launches.jsonl has no end line for pid {FIRST_PID} at or after the kill")
 
 
 def test_kill_folders_are_numbered_directories_inside_out(tmp_path: Path) -> None:
@@ -259,7 +267,7 @@ def test_report_json_and_accounts(tmp_path: Path) -> None:
     acc = j.accounts
     assert acc is j.accounts  # built once
     assert acc["checks"] == {"ledgerWellFormed": True, "contractKept": True, "haltedAtExport": True,
-                             "chargedEqualsStarts": True, "exitedCleanly": True}
+                             "chargedEqualsStarts": True, "exitedCleanly": True, "resultsAccounted": True}
     assert acc["contract"] is None and acc["ledgerIssues"] == [] and acc["ledgerIssueCount"] == 0
     assert (acc["budget"], acc["balance"], acc["charged"], acc["records"], acc["lastSeq"]) == (50, 0, 50, 40, 40)
     assert acc["halt"]["kind"] == "halt" and acc["halts"] == 1 and acc["exports"] == [] and acc["exportCount"] == 0
@@ -275,7 +283,8 @@ def test_report_json_and_accounts(tmp_path: Path) -> None:
     target = kills[0]["targets"][0]
     assert (target["run"], target["container"], target["resultSeq"]) == ("d1", "inforsi-s-d1", 8)
     assert target["events"]["forbidden"] == []
-    assert target["events"]["dies"] == [{"Id": container_id("inforsi-s-d1"), "exitCode": 0}]
+    assert target["events"]["dies"] == [
+        {"Id": container_id("inforsi-s-d1"), "exitCode": 0, "timeNano": round((t(8) - 0.5) * 1e9)}]
     assert target["checks"] == {"sameContainerNoRerun": True, "chargedOnce": True, "resultSettledAndFinished": True}
     assert target["details"]["chargedOnce"] == "1 charge, 1 runStarted; no run planned after the kill repeats d1"
     assert set(target) == {"run", "container", "resultSeq", "events", "checks", "details"}
@@ -350,11 +359,15 @@ def test_many_targets_and_events_are_judged_in_linear_time(tmp_path: Path) -> No
     began = time.monotonic()
     j = judge(out)
     assert time.monotonic() - began < 20  # about a second; quadratic would be minutes
-    assert len(j.checks) == 19 + 3 * n
+    # Listed runs that were not in flight get no checks of their own: one reason, with their count.
+    assert len(j.checks) == 20
     got = {(c.scope, c.name): c for c in j.checks}
-    assert got[("kill 1 · x7", "sameContainerNoRerun")].detail.startswith("container-before.json has no inforsi-s-x7")
-    x7 = next(t for t in j.kills[0]["targets"] if t["run"] == "x7")
-    assert [e["action"] for e in x7["events"]["forbidden"]] == ["start"]
+    assert got[("kill 1", "killEvidence")].ok is False
+    assert got[("kill 1", "killEvidence")].detail.startswith(f"kill.json lists {n} runs not in flight at seq 7 (x0, x1, x10 and")
+    assert [t["run"] for t in j.kills[0]["targets"]] == ["d1"]
+    # The starts of the listed runs' containers are containers of the study made in the window.
+    assert got[("kill 1 · d1", "sameContainerNoRerun")].ok is False
+    assert "more containers of the study made in the window)" in got[("kill 1 · d1", "sameContainerNoRerun")].detail
 
 
 def _manual_only() -> Files:

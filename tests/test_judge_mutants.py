@@ -14,11 +14,12 @@ from studymon.engine.judge.events import EventTally, TargetWatch
 from studymon.engine.judge.facts import LedgerFacts
 from studymon.engine.judge.kill import kill_checks
 from tests.corpus import COST, derive, experiments, find, run_entries, sound, write
-from tests.test_checks import NAME, SCOPE, STUDY, ev_at, evidence, one_kill, tally
+from tests.test_checks import NAME, SCOPE, STUDY, ev_at, evidence, one_kill, resumable, tally
 
 
 def _without_since(files: dict[str, Any]) -> dict[str, Any]:
-    """kill.json without ``since``/``sinceEpoch``: contract v2 leaves them optional (docs/contract.md)."""
+    """kill.json without ``since``/``sinceEpoch``: v2 left them optional; v3 requires them (``killEvidence`` ✗, §6.5),
+    and the checks that can go by the window file's start still do."""
     kill = files["kills/1/kill.json"]
     del kill["since"], kill["sinceEpoch"]
     return files
@@ -26,6 +27,10 @@ def _without_since(files: dict[str, Any]) -> dict[str, Any]:
 
 def _target_checks(out: Path) -> dict[str, tuple[bool | None, str]]:
     return {c.name: (c.ok, c.detail) for c in judge(out).checks if c.scope == SCOPE}
+
+
+def _kill_checks(out: Path) -> dict[str, tuple[bool | None, str]]:
+    return {c.name: (c.ok, c.detail) for c in judge(out).checks if c.scope == "kill 1"}
 
 
 # --- report._read_events: where the window starts ------------------------------------------------------
@@ -36,10 +41,12 @@ def test_a_kill_json_without_since_is_judged_from_the_windows_start(tmp_path: Pa
 
     Kills ``engine.report.x__read_events__mutmut_5`` (kill.json's since taken even when the window gives one).
     """
-    checks = _target_checks(write(_without_since(one_kill()), tmp_path / "s"))
-    ok, detail = checks["sameContainerNoRerun"]
+    out = write(_without_since(one_kill()), tmp_path / "s")
+    ok, detail = _target_checks(out)["sameContainerNoRerun"]
     assert ok is True, detail
     assert detail.startswith(f"{NAME}: one Id (")
+    assert _kill_checks(out)["killEvidence"] == (
+        False, "kill.json has no since and sinceEpoch, two times, to open the window at")
 
 
 def test_an_open_window_without_any_start_leaves_the_events_unjudged(tmp_path: Path) -> None:
@@ -49,7 +56,8 @@ def test_an_open_window_without_any_start_leaves_the_events_unjudged(tmp_path: P
 
     Kills ``engine.report.x__read_events__mutmut_8`` (``or`` made ``and``: tallied with no start).
     """
-    files = _without_since(one_kill())
+    # The study may still be resumed (its last controller was killed): an open window is not lost yet (§6.6).
+    files = resumable(_without_since(one_kill()))
     for file in ("container-events-window.json", "container-events.jsonl", "container-before-resume.json"):
         del files[f"kills/1/{file}"]
     ok, detail = _target_checks(write(files, tmp_path / "s"))["sameContainerNoRerun"]
@@ -88,7 +96,7 @@ def test_an_event_id_that_is_not_a_string_is_no_id() -> None:
         e = {"Type": "container", "Action": "die", "timeNano": ns, "id": cid,
              "Actor": {"Attributes": {"name": NAME, "exitCode": "0"}}}
         t.add(e, "x")
-    assert list(t.targets[0].dies.values()) == [(None, 0), (None, 0), (None, 0)]
+    assert list(t.targets[0].dies.values()) == [(None, 0, 1500), (None, 0, 1600), (None, 0, 1700)]
     assert t.malformed_count == 0
 
 

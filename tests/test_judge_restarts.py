@@ -45,7 +45,7 @@ def test_a_recorded_restart_is_said_first_and_is_never_a_pass(tmp_path: Path) ->
     check = judged(tmp_path, with_restart())[(D1, "sameContainerNoRerun")]
     assert check.ok is None
     assert check.detail.startswith(f"{RESTARTED} between "), check.detail
-    assert check.detail.endswith("; the live recording has 1 gap"), check.detail
+    assert check.detail.endswith("; the live recording has 1 gap in the window"), check.detail
 
 
 def test_a_restart_alone_makes_the_check_unknown(tmp_path: Path) -> None:
@@ -63,11 +63,16 @@ def test_a_restart_is_said_before_the_failures_it_explains(tmp_path: Path) -> No
     assert check.detail.startswith(RESTARTED) and "kill of inforsi-s-d1" in check.detail, check.detail
 
 
-def test_a_restart_after_the_targets_result_leaves_its_check_alone(tmp_path: Path) -> None:
+def test_a_restart_after_the_targets_result_but_in_the_window_is_said_and_one_after_it_is_not(tmp_path: Path) -> None:
+    """v3 §6.4: the target's story is the whole window, not only up to its result."""
     files = derive(sound())
     seen = window(files, 1)["targets"]["d1"]["resultSeenEpoch"]
     files[f"kills/1/{RESTARTS_FILE}"] = [restart_line(seen + 0.01, seen + 0.02)]
-    assert judged(tmp_path, files)[(D1, "sameContainerNoRerun")].ok is True
+    check = judged(tmp_path / "a", files)[(D1, "sameContainerNoRerun")]
+    assert check.ok is None and check.detail.startswith(RESTARTED), check
+    until = window(files, 1)["untilEpoch"]
+    files[f"kills/1/{RESTARTS_FILE}"] = [restart_line(until + 0.01, until + 0.02)]
+    assert judged(tmp_path / "b", files)[(D1, "sameContainerNoRerun")].ok is True
 
 
 @pytest.mark.parametrize("line", [

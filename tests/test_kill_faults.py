@@ -71,8 +71,9 @@ def test_an_inspect_fault_while_frozen_still_kills_stops_with_3_and_the_resume_f
     assert [(e["code"], e["signal"]) for e in ends] == [(None, "SIGKILL")], ends
     with pytest.raises(ProcessLookupError):
         os.killpg(pid, 0)
-    # The session stops: exit 3, the reason and the exact command to go on.
-    assert result.exit_status == 3
+    # The session stops: exit 1 (killEvidence fails for good: the capture failed, §6.6), the reason
+    # and the exact command to go on.
+    assert result.exit_status == 1
     assert "captureError" not in result.message and "not resumed" in result.message
     before = json.loads((out / "kills" / "1" / "container-before.json").read_text())
     assert set(before.values()) == {None}
@@ -198,7 +199,7 @@ def test_a_capture_cut_short_is_completed_by_the_resume(tmp_path: Path, monkeypa
     with monkeypatch.context() as patch:  # only the capture: the test's runtime and lock folders stay
         patch.setattr(kill_mod.Kill, "capture", cut_short)
         out, result = _armed_session(tmp_path, open_runtime("process"), diagnosisSeconds=2)
-    assert result.exit_status == 3
+    assert result.exit_status == 3, [c for c in result.judgement.checks if c.ok is not True] if result.judgement else None
     folder = out / "kills" / "1"
     assert (folder / "kill.json").is_file() and not (folder / "ledger-at-kill.json").exists()
     resumed = studymon("run", "--headless", "--resume", f"f={out}", cwd=tmp_path, timeout=180)

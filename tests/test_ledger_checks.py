@@ -69,7 +69,9 @@ def test_a_crash_is_unfinished_with_the_resume_command_then_resumes(tmp_path: Pa
     # report judges the unfinished folder without writing anything.
     before = sorted(p.name for p in out.iterdir())
     rep = studymon("report", "t", cwd=tmp_path)
-    assert rep.returncode == 3 and "✗" in rep.stdout
+    # Nothing failed: what has not happened yet may still come (§6.6), and the resume continues it.
+    assert rep.returncode == 3 and "✗" not in rep.stdout and "?" in rep.stdout, rep.stdout
+    assert f"studymon run --resume t={out}" in rep.stdout
     assert sorted(p.name for p in out.iterdir()) == before
     again = studymon("run", "--resume", "--headless", "t=t", cwd=tmp_path)
     assert again.returncode == 0, again.stdout + again.stderr

@@ -141,12 +141,12 @@ def assert_contract(recs: list[Record]) -> None:
 
 def assert_engine_agrees(out: Path) -> None:
     """The console's own per-study checks pass on this ledger."""
-    from studymon.engine import checks
     from studymon.engine.accounts import Accounts
+    from studymon.engine.judge.study import study_checks
     from studymon.engine.ledger import read_ledger as engine_read
 
     recs, issues = engine_read(out / "study" / "ledger.jsonl")
-    verdicts = checks.study_checks(recs, issues, Accounts().extend(recs), 0, None, True)
+    verdicts = study_checks(recs, issues, Accounts().extend(recs), 0, None, True)
     assert all(c.ok for c in verdicts), [c.as_json() for c in verdicts if not c.ok]
 
 

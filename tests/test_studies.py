@@ -76,7 +76,8 @@ def test_three_studies_on_the_process_runtime_one_armed(tmp_path: Path) -> None:
         ("recharge", {"chargedOnce", "chargedEqualsStarts", "contractKept"}),
         # A settlement of a run with no result breaks §2a rule 5; without the result the
         # kill's window never closes, so the container check stays unknown.
-        ("noresult", {"resultSettledAndFinished", "contractKept", "sameContainerNoRerun"}),
+        # The study then finishes without d1's result: lost (rule 14).
+        ("noresult", {"resultSettledAndFinished", "contractKept", "sameContainerNoRerun", "resultsAccounted"}),
         ("instant", {"killTriggered"}),
     ],
 )

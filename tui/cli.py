@@ -39,13 +39,16 @@ from rich.console import Console
 from studymon import __version__
 from studymon.engine.events import ProcessStarted, StudyEvent
 from studymon.engine.evidence import read_json
+from studymon.engine.finish import resume_command
+from studymon.engine.folder import EvidenceFolder
 from studymon.engine.judge import NotEvidence, judge
 from studymon.engine.judge.table import check_table, summary_line
-from studymon.engine.judge.verdict import Check
+from studymon.engine.judge.verdict import EXIT_UNKNOWN, Check
+from studymon.engine.judge.verdict import exit_status as judge_exit_status
 from studymon.engine.prepare import create_fresh, plan_attach, plan_fresh, plan_resume, resolve
 from studymon.engine.runtimes.process import check_state_folder
 from studymon.engine.session import SessionResult
-from studymon.engine.spec import BadInput, StudySpec
+from studymon.engine.spec import DEFAULT_PREFIX, BadInput, StudySpec
 from studymon.engine.studylock import StudyLock, claim_for_command
 from studymon.engine.supervisor import Supervisor, exit_status
 from studymon.refstudy import template as reference_template
@@ -53,7 +56,7 @@ from studymon.refstudy import template as reference_template
 if TYPE_CHECKING:
     from studymon.tui.headless import HeadlessView
 
-EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNFINISHED = 0, 1, 2, 3
+EXIT_USAGE = 2  # bad input: nothing was written
 # After a second signal the sessions get this long to let go of their files
 # (a cancelled wait unwinds in milliseconds); the studies are not waited for.
 LEAVE_WAIT = 5.0
@@ -189,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
             highlight=False,
             soft_wrap=True,
         )
-        return EXIT_UNFINISHED
+        return EXIT_UNKNOWN
     finally:
         signal.signal(signal.SIGTERM, previous)
 
@@ -226,13 +229,13 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         if args.template is not None:
             raise BadInput("--template is for a fresh start; a resumed study keeps its research.json")
         specs = plan_resume(args.pairs, args.armed)
-        research = {s.id: read_json(s.out / "research.json") for s in specs}
-        prefixes = {sid: str(r.get("containerPrefix", "inforsi")) for sid, r in research.items()}
+        research = {s.id: read_json(s.out / EvidenceFolder.RESEARCH) for s in specs}
+        prefixes = {sid: str(r.get("containerPrefix", DEFAULT_PREFIX)) for sid, r in research.items()}
         backends = {sid: str(r.get("backend", "process")) for sid, r in research.items()}
     else:
         template_path = Path(args.template).resolve() if args.template else reference_template()
         specs, template, backend = plan_fresh(args.pairs, template_path, args.armed)
-        prefixes = {s.id: str(template.get("containerPrefix", "inforsi")) for s in specs}
+        prefixes = {s.id: str(template.get("containerPrefix", DEFAULT_PREFIX)) for s in specs}
         backends = {s.id: backend for s in specs}
         fresh = template, backend
     if "process" in backends.values():
@@ -320,8 +323,8 @@ def run_console(
 
     planned = []
     for spec in specs:
-        research = read_json(spec.out / "research.json")
-        prefix = str(research.get("containerPrefix", "inforsi"))
+        research = read_json(spec.out / EvidenceFolder.RESEARCH)
+        prefix = str(research.get("containerPrefix", DEFAULT_PREFIX))
         planned.append(
             Planned(spec, prefix, resume=resume, armed=spec.id in armed, attach=attach, lock=locks.get(spec.id))
         )
@@ -337,7 +340,7 @@ def run_console(
             highlight=False,
             soft_wrap=True,
         )
-        return EXIT_UNFINISHED
+        return EXIT_UNKNOWN
     return finish(app.results, console, app.supervisor.resume_hint(app.results))
 
 
@@ -448,7 +451,7 @@ def left_running(supervisor: Supervisor, view: HeadlessView, console: Console, i
         lines.append("studymon run --resume " + " ".join(shlex.quote(f"{s.id}={s.out}") for s in resume))
     if lines:
         console.print("[bold yellow]Continue with:[/]\n  " + "\n  ".join(lines), highlight=False, soft_wrap=True)
-    return EXIT_UNFINISHED
+    return EXIT_UNKNOWN
 
 
 def finish(results: list[SessionResult], console: Console, hint: str | None) -> int:
@@ -458,7 +461,8 @@ def finish(results: list[SessionResult], console: Console, hint: str | None) -> 
         if r.detached:
             checks.append(Check("finished", None, f"detached, still running: studymon attach {r.out}"))
         elif not r.finished:
-            checks.append(Check("finished", False, r.message or "the study could not finish"))
+            # Not a failure: what has not happened yet may still come (§6.6).
+            checks.append(Check("finished", None, r.message or "the study could not finish"))
         rows.append((r.study, checks))
     console.print(check_table(rows))
     console.print(summary_line(rows))
@@ -466,7 +470,7 @@ def finish(results: list[SessionResult], console: Console, hint: str | None) -> 
         if r.finished:
             console.print(f"[dim]{r.study}: evidence in {r.out}[/]", highlight=False)
     status = exit_status(results)
-    if status == EXIT_UNFINISHED and hint:
+    if hint:
         console.print(
             f"[bold yellow]A study could not finish; the scene is kept. Continue with:[/]\n  {hint}",
             highlight=False,
@@ -495,15 +499,18 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
         for j in judgements:
             checks = list(j.checks)
             if not j.finished:
-                checks.append(
-                    Check("finished", False, f"the study has not finished: studymon run --resume {j.study}={j.out}")
+                # Its controller has not ended: it may still run, and attach follows it; else resume.
+                how = (
+                    f"studymon attach {shlex.quote(str(j.out))}"
+                    if j.ending is None
+                    else resume_command([StudySpec(j.study, j.out)])
                 )
+                checks.append(Check("finished", None, f"the study has not finished: {how} continues it"))
             rows.append((j.study, checks))
         console.print(check_table(rows))
         console.print(summary_line(rows))
-    if any(not j.finished for j in judgements):
-        return EXIT_UNFINISHED
-    return EXIT_OK if all(j.ok is True for j in judgements) else EXIT_FAIL
+    # §6.6: a check that failed beats one that may still change (an unfinished study has one: exitedCleanly).
+    return judge_exit_status([j.ok for j in judgements])
 
 
 # --- demo -----------------------------------------------------------------------

@@ -2,41 +2,26 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from studymon.engine.accounts import Accounts
-from studymon.engine.contract import is_int, plural
-from studymon.engine.judge.text import epoch_ns, rfc3339_epoch
-from studymon.engine.judge.verdict import FORBIDDEN, SEEN_KEPT, SHOWN
+from studymon.engine.contract import plural
+from studymon.engine.judge.verdict import SEEN_KEPT, SHOWN
+from studymon.engine.records import ContainerEvent, Gap, parse_event, time_epoch
 from studymon.engine.safefile import type_name
 
 RUNTIME_NAMES = {"docker": "the Docker engine", "process": "the process runtime"}
 
 
-# --- container lifecycle events ---------------------------------------------------------
-
-
-def event_ns(event: dict[str, Any]) -> int | None:
-    tn = event.get("timeNano")
-    if is_int(tn):
-        return tn
-    t = event.get("time")
-    return epoch_ns(t)
-
-
-def _exit_code(value: Any) -> int | None:
-    if is_int(value):
-        return value
-    if isinstance(value, str) and re.fullmatch(r"-?\d{1,10}", value):
-        return int(value)
-    return None
+# What a target's container may do in its kill's window, besides its one ``die`` and what
+# comes with it (a ``destroy`` after it, an ``oom`` before it): actions that only read it.
+PASSIVE = frozenset({"attach", "detach", "resize", "top", "archive-path", "export", "health_status"})
 
 
 @dataclass
 class TargetWatch:
-    """The lifecycle events that concern one target, within its window."""
+    """The lifecycle events that concern one target in its kill's window: its story as the events tell it."""
 
     run: str
     name: str
@@ -45,18 +30,37 @@ class TargetWatch:
     forbidden: list[tuple[str, int]] = field(default_factory=list)  # (action, time), the first few
     forbidden_count: int = 0  # distinct ones (counted up to SEEN_KEPT)
     seen: set[tuple[Any, ...]] = field(default_factory=set)
-    dies: dict[tuple[Any, ...], tuple[Any, int | None]] = field(default_factory=dict)  # key -> (Id, exit), at most 3
+    dies: dict[tuple[Any, ...], tuple[Any, int | None, int]] = field(default_factory=dict)  # key -> (Id, exit, ns)
+    destroys: list[int] = field(default_factory=list)  # times, the first few
+    ooms: list[int] = field(default_factory=list)  # times, the first few
+    disagree: int = 0  # events whose live and read-back copies differ
+
+    def note(self, e: ContainerEvent) -> None:
+        k = e.key
+        if e.verb == "die":
+            if k not in self.dies and len(self.dies) < 3:
+                self.dies[k] = (e.id, e.exit_code, e.lo_ns)
+        elif e.verb in ("destroy", "oom"):
+            times = self.destroys if e.verb == "destroy" else self.ooms
+            if e.lo_ns not in times and len(times) < SHOWN:
+                times.append(e.lo_ns)
+        elif e.verb not in PASSIVE and k not in self.seen:
+            if len(self.seen) < SEEN_KEPT:
+                self.seen.add(k)
+            self.forbidden_count += 1
+            if len(self.forbidden) < SHOWN:
+                self.forbidden.append((e.verb, e.lo_ns))
 
 
 class EventTally:
     """Container lifecycle events, fed one at a time from the live recording and the read-back.
 
-    Kept: for each target, its forbidden actions and its distinct ``die``
-    events (the same event in both files is one: deduplicated by Id, action
-    and time; two distinct dies already fail, so at most three are kept);
-    the study containers created or started in the window for runs not
-    planned after the kill; gap lines; lines that are not events.  Memory
-    stays bounded whatever the files hold.
+    Kept: for each target, the events of its story (§6.4) and any action
+    outside it, over the whole window; the two copies of one event (by Id,
+    action and time) compared; the study's other containers created or
+    started in the window for runs that were not waiting to start; gaps
+    that overlap the window; lines that are not events.  Memory stays
+    bounded whatever the files hold.
     """
 
     def __init__(
@@ -66,14 +70,18 @@ class EventTally:
         name_prefix: str | None,
         allowed: frozenset[str],
         targets: list[TargetWatch],
+        study: str | None = None,
+        unstarted: frozenset[str] = frozenset(),
     ) -> None:
         self.since_ns = since_ns
         self.until_ns = until_ns
         self.name_prefix = name_prefix
+        self.study = study
         self.allowed = allowed
+        self.unstarted = unstarted
         self.targets = targets
         self._target_names = frozenset(t.name for t in targets)
-        # Targets by name and by Id: an event finds its targets at once, however many there are.
+        # Targets by name, by Id and by run: an event finds its targets at once, however many there are.
         self._by_run = {t.run: t for t in targets}
         self._by_name: dict[str, list[TargetWatch]] = {}
         self._by_id: dict[str, list[TargetWatch]] = {}
@@ -88,7 +96,10 @@ class EventTally:
         self.malformed_count = 0
         self.foreign: list[tuple[str, str, int]] = []  # (name, action, time), the first few
         self.foreign_count = 0
+        self.unbooked: list[tuple[str, str, int]] = []  # made for a run with no runStarted yet, the first few
+        self.unbooked_count = 0
         self._seen: set[tuple[Any, ...]] = set()
+        self._copies: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # key -> compared attributes, targets' events
 
     def watch(self, run: str) -> TargetWatch | None:
         return self._by_run.get(run)
@@ -104,7 +115,7 @@ class EventTally:
             self.bad_line(where, f"{type_name(value)}, not a runtime restart")
             return
         runtime, start, end = value.get("runtime"), value.get("from"), value.get("to")
-        start_epoch, end_epoch = rfc3339_epoch(start), rfc3339_epoch(end)
+        start_epoch, end_epoch = time_epoch(start), time_epoch(end)
         if (
             not isinstance(runtime, str)
             or runtime not in RUNTIME_NAMES
@@ -120,9 +131,9 @@ class EventTally:
         if len(self.restarts) < SHOWN:
             self.restarts.append((runtime, start, int(start_epoch * 1e9), end))
 
-    def restarts_for(self, watch: TargetWatch | None) -> list[str]:
-        """What to say of the restarts that began before ``watch``'s result was seen (all of them without one)."""
-        until = watch.until_ns if watch is not None else None
+    def restarts_said(self) -> list[str]:
+        """What to say of the restarts that began in the window (a target's story is the whole window)."""
+        until = self.until_ns  # the whole window is the target's story, not only up to its result
         shown = [
             f"{RUNTIME_NAMES[runtime]} restarted between {start} and {end}: what it did to the "
             "containers then is not in the live recording"
@@ -134,86 +145,89 @@ class EventTally:
             shown[-1] += f" (and {plural(more, 'more restart')})"
         return shown
 
+    def _in_window(self, lo_ns: int, hi_ns: int) -> bool:
+        """Whether any part of ``lo_ns``..``hi_ns`` lies in the window."""
+        if self.since_ns is not None and hi_ns < self.since_ns:
+            return False
+        return self.until_ns is None or lo_ns <= self.until_ns
+
     def add(self, value: Any, where: str, live: bool = True) -> None:
-        if not isinstance(value, dict):
-            self.bad_line(where, f"{type_name(value)}, not an event")
+        e = parse_event(value)
+        if e is None:
+            return  # an event of an image, a network...: not a container's
+        if isinstance(e, str):
+            self.bad_line(where, e)
             return
-        if "gap" in value:
-            if live and isinstance(value["gap"], dict):
+        if isinstance(e, Gap):
+            if not live:
+                self.bad_line(where, "a gap line in the runtime's own events")
+            elif self._in_window(round(e.lo * 1e9), round(e.hi * 1e9)):
                 self.gaps += 1
-            else:
-                self.bad_line(where, "a gap line that is not a gap")
             return
-        kind = value.get("Type")
-        if kind is not None and kind != "container":
+        if not self._in_window(e.lo_ns, e.hi_ns):
             return
-        action = value.get("Action", value.get("status"))
-        if not isinstance(action, str):
-            self.bad_line(where, "an event without an Action")
-            return
-        ns = event_ns(value)
-        if ns is None:
-            self.bad_line(where, "an event without a time")
-            return
-        actor = value.get("Actor", {})
-        attrs = actor.get("Attributes", {}) if isinstance(actor, dict) else None
-        if not isinstance(attrs, dict):
-            self.bad_line(where, "an event whose Actor is not an object")
-            return
-        if self.since_ns is not None and ns < self.since_ns:
-            return
-        verb = action.split(":", 1)[0]
-        cid = actor.get("ID") if isinstance(actor.get("ID"), str) else value.get("id")
-        cid = cid if isinstance(cid, str) else None
-        name = attrs.get("name")
-        name = name.lstrip("/") if isinstance(name, str) else None
-        old = attrs.get("oldName")
-        old = old.lstrip("/") if isinstance(old, str) else None
-        # The targets this event is about: by name, by Id, or renamed away from its name.
-        concerned = {id(t): t for t in self._by_name.get(name, ())}  # type: ignore[arg-type]
-        concerned.update((id(t), t) for t in self._by_id.get(cid, ()))  # type: ignore[arg-type]
-        if verb == "rename":
-            concerned.update((id(t), t) for t in self._by_name.get(old, ()))  # type: ignore[arg-type]
+        if e.study is not None and e.study != self.study and e.name not in self._target_names:
+            return  # labelled as another study's: not this study's, whatever its name (§6.1)
+        # The targets this event is about: by name, by Id, by its run label, or renamed away from its name.
+        concerned = {id(t): t for t in self._by_name.get(e.name, ())}  # type: ignore[arg-type]
+        concerned.update((id(t), t) for t in self._by_id.get(e.id, ()))  # type: ignore[arg-type]
+        if e.study is not None and e.run is not None and e.run in self._by_run:
+            t = self._by_run[e.run]
+            concerned[id(t)] = t
+        if e.verb == "rename":
+            concerned.update((id(t), t) for t in self._by_name.get(e.old_name, ()))  # type: ignore[arg-type]
+        if concerned:
+            known = self._copies.get(e.key)
+            if known is None:
+                if len(self._copies) < SEEN_KEPT:
+                    self._copies[e.key] = e.compared
+            elif known != e.compared:
+                for t in concerned.values():
+                    t.disagree += 1
         for t in concerned.values():
-            if t.until_ns is not None and ns > t.until_ns:
-                continue
-            k = (cid, verb, ns)
-            if verb in FORBIDDEN and k not in t.seen:
-                if len(t.seen) < SEEN_KEPT:
-                    t.seen.add(k)
-                t.forbidden_count += 1
-                if len(t.forbidden) < SHOWN:
-                    t.forbidden.append((verb, ns))
-            elif verb == "die" and k not in t.dies and len(t.dies) < 3:
-                t.dies[k] = (cid, _exit_code(attrs.get("exitCode")))
+            t.note(e)
+        ours = e.name is not None and (
+            e.study == self.study
+            if e.study is not None
+            else self.name_prefix is not None and e.name.startswith(self.name_prefix)
+        )
+        # Any container of the study made in the window, a target's own included: for every other
+        # target it is work done again that its story leaves no room for.
         if (
-            verb in ("create", "start")
-            and self.name_prefix is not None
-            and name is not None
-            and name.startswith(self.name_prefix)
-            and name not in self.allowed
-            and name not in self._target_names
-            and (self.until_ns is None or ns <= self.until_ns)
-            and (cid, verb, ns) not in self._seen
+            e.verb in ("create", "start")
+            and (ours or concerned)
+            and e.name not in self.allowed
+            and e.key not in self._seen
         ):
             if len(self._seen) < SEEN_KEPT:
-                self._seen.add((cid, verb, ns))
-            self.foreign_count += 1
-            if len(self.foreign) < SHOWN:
-                self.foreign.append((name, verb, ns))
+                self._seen.add(e.key)
+            if e.name in self.unstarted:
+                self.unbooked_count += 1
+                if len(self.unbooked) < SHOWN:
+                    self.unbooked.append((e.name, e.verb, e.lo_ns))
+            else:
+                self.foreign_count += 1
+                if len(self.foreign) < SHOWN:
+                    self.foreign.append((e.name, e.verb, e.lo_ns))  # type: ignore[arg-type]
 
 
-def planned_after(acc: Accounts, prefix: str | None, seq: int | None) -> frozenset[str]:
+def planned_after(acc: Accounts, prefix: str | None, seq: int | None) -> tuple[frozenset[str], frozenset[str]]:
     """Container names the study may create in a kill's window: runs not yet started at ``seq``.
 
     A run planned after the kill, and also one planned (and perhaps charged)
     before it but not started by then: §1 has the resume start it.  Neither
     is a target; a target's own name is judged apart and never allowed.
+    The first set: those whose ``runStarted`` came (on the books); the
+    second: those without one yet (off the books, unless it still comes).
     """
     if prefix is None or seq is None:
-        return frozenset()
-    return frozenset(
-        prefix + a.run
+        return frozenset(), frozenset()
+    waiting = [
+        a
         for a in acc.runs.values()
         if a.plan is not None and (a.plan.seq > seq or not any(st.seq <= seq for st in a.starts))
+    ]
+    return (
+        frozenset(prefix + a.run for a in waiting if a.starts),
+        frozenset(prefix + a.run for a in waiting if not a.starts),
     )

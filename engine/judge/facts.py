@@ -9,12 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from studymon.engine.contract import is_int, valid_id
 from studymon.engine.folder import KillFolder
-from studymon.engine.judge.text import epoch_ns, free_text, rfc3339_epoch
-from studymon.engine.judge.verdict import SIGKILL
+from studymon.engine.judge.verdict import SHOWN, Verdict
 from studymon.engine.ledger import LedgerIssue
-from studymon.engine.safefile import type_name
+from studymon.engine.records import KillRecord, KillTarget, LaunchEnd, LaunchStart, WindowRecord, no_since
 
 if TYPE_CHECKING:
     from studymon.engine.judge.events import EventTally
@@ -30,6 +28,7 @@ class StudyFacts:
     id: str | None
     container_prefix: str | None
     problem: str | None = None
+    expect_end: str = "halt"  # research.json's expectEnd (§6.7)
 
     @property
     def name_prefix(self) -> str | None:
@@ -55,154 +54,55 @@ class LedgerFacts:
     faults: list[str] = field(default_factory=list)  # ledger-watch.jsonl lines as reasons (the first SHOWN)
     fault_count: int = 0
     watch_problem: str | None = None  # ledger-watch.jsonl could not be read
+    absent: bool = False  # there is no ledger file at all
+    pending: bool = False  # absent, and the study may still write it: a resume can continue it
+
+    def say(self, v: Verdict, lead: str = "the ledger cannot be judged: ") -> None:
+        """The ledger's problem, for a check that needs the ledger: ✗, or ? for a ledger still to come."""
+        (v.unknown if self.pending else v.fail)(lead + (self.problem or ""))
 
 
-@dataclass(frozen=True)
-class Ending:
-    """The last controller's end (launches.jsonl), or why it is not known."""
+@dataclass
+class Launches:
+    """What launches.jsonl says: the final controller and its end, every controller's life, the killed ones' ends."""
 
-    ended: bool
-    code: Any = None
-    signal: Any = None
-    problem: str | None = None
+    final: LaunchStart | None = None  # the last start
+    final_end: LaunchEnd | None = None  # its own end, if it has one
+    lives: list[tuple[float, float | None]] = field(default_factory=list)  # (start, end) of each controller
+    ends: dict[int, list[LaunchEnd]] = field(default_factory=dict)  # pid -> its end lines (a few), for kills
+    overlaps: list[str] = field(default_factory=list)  # a start while another controller ran (the first few)
+    overlapped: list[tuple[int | None, float]] = field(default_factory=list)  # (pid that still ran, at the start)
+    problems: list[str] = field(default_factory=list)  # lines that are not launches (the first few)
+    problem_count: int = 0
+    problem: str | None = None  # the file could not be read
+
+    @property
+    def ended(self) -> bool:
+        return self.final_end is not None
+
+    @property
+    def finished(self) -> bool:
+        """The final controller ended with exit 0: the study has finished (§6.3)."""
+        return self.final_end is not None and self.final_end.clean and self.problem is None
+
+    def bad(self, reason: str) -> None:
+        self.problem_count += 1
+        if len(self.problems) < SHOWN:
+            self.problems.append(reason)
+
+    def overlap(self, running: LaunchStart, start: LaunchStart) -> None:
+        if len(self.overlaps) < SHOWN:
+            self.overlaps.append(f"pid {start.pid} started while pid {running.pid} had not ended")
+        if len(self.overlapped) < 64:
+            self.overlapped.append((running.pid, start.at))
+
+    def ending_json(self) -> dict[str, Any] | None:
+        """The final end for the report: only an integer code and a signal name, nothing else from the file."""
+        end = self.final_end
+        return None if end is None else {"code": end.code, "signal": end.signal}
 
 
 # --- the kill evidence, interpreted ---------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Target:
-    """One entry of kill.json ``targets``."""
-
-    run: str
-    cell: Any
-    round: Any
-    plan_seq: Any
-    start_seq: Any
-    container: Any
-
-
-@dataclass
-class KillFile:
-    """kill.json, its fields checked.
-
-    ``problems`` are reasons for ``killEvidence``, ``delivery`` for
-    ``killDelivered`` (the pid, ``signalled``, ``signal``), so one wrong
-    field fails one check.
-    """
-
-    trigger: Any = None
-    at_epoch: float | None = None
-    pid: int | None = None
-    before_kill_seq: int | None = None
-    targets: list[Target] = field(default_factory=list)
-    trigger_seq: int | None = None
-    signalled: bool = False
-    since_ns: int | None = None
-    problems: list[str] = field(default_factory=list)
-    delivery: list[str] = field(default_factory=list)
-
-
-def parse_kill(obj: dict[str, Any], study: StudyFacts) -> KillFile:
-    k = KillFile()
-    trigger = obj.get("trigger")
-    if trigger in ("auto", "manual"):
-        k.trigger = trigger
-    else:
-        k.problems.append("kill.json trigger is neither auto nor manual")
-    k.at_epoch = rfc3339_epoch(obj.get("at"))
-    if k.at_epoch is None:
-        k.problems.append("kill.json at is not an RFC 3339 time")
-    pid = obj.get("pid")
-    if is_int(pid) and pid > 0:
-        k.pid = pid
-    else:
-        k.delivery.append(f"kill.json pid is {type_name(pid)}, not a process id")
-    seq = obj.get("beforeKillSeq")
-    if is_int(seq) and seq >= 0:
-        k.before_kill_seq = seq
-    else:
-        k.problems.append(f"kill.json beforeKillSeq is {type_name(seq)}, not a seq")
-    tseq = obj.get("triggerSeq")
-    if is_int(tseq):
-        k.trigger_seq = tseq
-    elif trigger == "auto":
-        k.problems.append(f"kill.json triggerSeq is {type_name(tseq)}, not a seq")
-    signalled = obj.get("signalled")
-    if signalled is True:
-        k.signalled = True
-    elif signalled is False:
-        k.delivery.append("kill.json says SIGKILL was not sent")
-    else:
-        k.delivery.append(f"kill.json signalled is {type_name(signalled)}, not a boolean")
-    if "signal" in obj and obj.get("signal") != SIGKILL:
-        k.delivery.append("kill.json signal is not SIGKILL")
-    error = obj.get("captureError")
-    if error is not None:
-        k.problems.append(f"capture failed while the controller was frozen: {free_text(error)}")
-    if "prefix" in obj and study.name_prefix is not None and obj.get("prefix") != study.name_prefix:
-        k.problems.append(f"kill.json prefix is not the study's {study.name_prefix}")
-    k.since_ns = epoch_ns(obj.get("sinceEpoch"))
-    if k.since_ns is None:
-        since = rfc3339_epoch(obj.get("since"))
-        k.since_ns = None if since is None else round(since * 1e9)
-    targets = obj.get("targets")
-    if not isinstance(targets, list):
-        k.problems.append(f"kill.json targets is {type_name(targets)}, not a list")
-        return k
-    seen: set[str] = set()
-    for i, t in enumerate(targets, 1):
-        if not isinstance(t, dict):
-            k.problems.append(f"kill.json target {i} is {type_name(t)}, not an object")
-            continue
-        run = t.get("run")
-        if not valid_id(run):
-            k.problems.append(f"kill.json target {i} has no valid run id")
-            continue
-        if run in seen:
-            k.problems.append(f"kill.json lists run {run} twice")
-            continue
-        seen.add(run)
-        k.targets.append(
-            Target(run, t.get("cell"), t.get("round"), t.get("planSeq"), t.get("startSeq"), t.get("container"))
-        )
-    return k
-
-
-@dataclass
-class Window:
-    """container-events-window.json: the window's bounds and each target's result."""
-
-    since_ns: int
-    until_ns: int
-    results: dict[str, dict[str, Any]]  # run -> {"resultSeq": int|None, "resultSeenNs": int|None}
-
-
-def parse_window(obj: dict[str, Any]) -> tuple[Window | None, str | None]:
-    """The window, or why the file cannot be used (for every check that needs it)."""
-    since = epoch_ns(obj.get("sinceEpoch"))
-    until = epoch_ns(obj.get("untilEpoch"))
-    if since is None:
-        return None, f"{KillFolder.WINDOW}: sinceEpoch is {type_name(obj.get('sinceEpoch'))}, not a time"
-    if until is None:
-        return None, f"{KillFolder.WINDOW}: untilEpoch is {type_name(obj.get('untilEpoch'))}, not a time"
-    if until < since:
-        return None, f"{KillFolder.WINDOW}: untilEpoch comes before sinceEpoch"
-    targets = obj.get("targets")
-    if not isinstance(targets, dict):
-        return None, f"{KillFolder.WINDOW}: targets is {type_name(targets)}, not an object"
-    results: dict[str, dict[str, Any]] = {}
-    for run, entry in targets.items():
-        if not isinstance(entry, dict):
-            return None, f"{KillFolder.WINDOW}: a target's entry is {type_name(entry)}, not an object"
-        seq = entry.get("resultSeq")
-        seen = entry.get("resultSeenEpoch")
-        if seq is not None and not is_int(seq):
-            return None, f"{KillFolder.WINDOW}: a resultSeq is {type_name(seq)}, not an integer"
-        if seen is not None and epoch_ns(seen) is None:
-            return None, f"{KillFolder.WINDOW}: a resultSeenEpoch is {type_name(seen)}, not a time"
-        results[run] = {"resultSeq": seq, "resultSeenNs": epoch_ns(seen)}
-    return Window(since, until, results), None
 
 
 # --- per kill ----------------------------------------------------------------------------
@@ -215,13 +115,23 @@ class KillEvidence:
     number: int
     problems: dict[str, str] = field(default_factory=dict)  # file -> why it cannot be used (it is there)
     missing: set[str] = field(default_factory=set)  # files that are not there at all
-    kill: KillFile | None = None
+    kill: KillRecord | None = None
     snapshots: dict[str, dict[str, Any]] = field(default_factory=dict)  # file -> {name: inspect | None}
-    window: Window | None = None
+    window: WindowRecord | None = None
     at_kill: str | None = None  # why ledger-at-kill.json is not the ledger as it stood (None: it is)
     tally: EventTally | None = None  # None when the events could not be judged
-    keeper_end: dict[str, Any] | None = None  # launches.jsonl end line of kill.json's pid
+    keeper_end: LaunchEnd | None = None  # the killed pid's first end at or after the kill
     launches_problem: str | None = None
+    targets: list[KillTarget] = field(default_factory=list)  # the runs judged (see kill.judged_targets)
+    # Records after the kill seen while no controller started after it ran, or never seen: (run, why).
+    # (run, kind, why, never seen at all)
+    unmanned: list[tuple[str | None, str, str, bool]] = field(default_factory=list)
+    unmanned_count: int = 0
+    timeline_problem: str | None = None
+    resumed_over: bool = False  # a controller started after the kill before the killed one had ended
+    finished: bool = False  # the study has finished (§6.3): what is missing now is lost
+    all_results: bool = False  # every target has its result in the ledger: the window should have closed
+    end_ok: bool | None = True  # haltedAtExport's verdict: the study ended as expected
     missing_kills: list[int] = field(default_factory=list)  # lower kill numbers with no folder
 
     @property
@@ -239,15 +149,40 @@ class KillEvidence:
         """The window file is not there (yet): the resumed controller ended before every result."""
         return KillFolder.WINDOW in self.missing
 
+    @property
+    def may_continue(self) -> bool:
+        """The window is open and the study can still be resumed: what is missing may still come."""
+        return self.window_open and not self.finished
+
     def required(self) -> tuple[str, ...]:
-        return KillFolder.AT_KILL_FILES if self.window_open else KillFolder.FILES
+        """The files the folder must hold: all of them once the window has closed, or should have.
+
+        A window stays open while a target lacks its result; a finished study
+        that lost one leaves it open for good (its checks say the result is
+        lost), but one whose targets all have their results should have closed it.
+        """
+        if self.window_open and (not self.finished or not self.all_results):
+            return KillFolder.AT_KILL_FILES
+        return KillFolder.FILES
+
+    # What a resume writes when a console went away in the middle of the capture (kill.complete_capture).
+    COMPLETED_BY_RESUME = (KillFolder.AT_KILL, KillFolder.AFTER)
+
+    def to_come(self) -> list[str]:
+        """Capture files missing that a resume still writes, while the study can be resumed."""
+        if self.finished:
+            return []
+        return [f for f in self.COMPLETED_BY_RESUME if f in self.missing]
 
     def incomplete(self) -> list[str]:
-        """Why the folder is not complete (for its stage): files missing or unusable."""
+        """Why the folder is not complete (for its stage): files missing or unusable, kill.json without since."""
         required = self.required()
-        missing = [f for f in required if f in self.missing]
+        later = self.to_come()
+        missing = [f for f in required if f in self.missing and f not in later]
         out = [f"missing: {', '.join(missing)}"] if missing else []
         out += [self.problems[f] for f in KillFolder.FILES if f in self.problems]
+        if self.kill is not None and self.kill.since_epoch is None:
+            out.append(no_since(KillFolder.KILL))
         return out
 
 

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from studymon.engine.accounts import Accounts, RunAccount
-from studymon.engine.contract import is_int
+from studymon.engine.contract import plural, valid_id
 from studymon.engine.folder import KillFolder
-from studymon.engine.judge.facts import KillEvidence, KillFile, LedgerFacts, StudyFacts, Target
+from studymon.engine.judge.facts import KillEvidence, LedgerFacts, StudyFacts
 from studymon.engine.judge.target import plans_after, target_checks
-from studymon.engine.judge.text import SIGNAL, run_text
-from studymon.engine.judge.verdict import SIGKILL, WINDOW_OPEN, Check, Verdict
+from studymon.engine.judge.text import run_text
+from studymon.engine.judge.verdict import SHOWN, WINDOW_OPEN, Check, Verdict
+from studymon.engine.records import SIGKILL, KillRecord, KillTarget, same_json
+
+# Listed targets judged when the ledger cannot say which runs were in flight.
+LISTED_KEPT = 16
 
 
 def kill_delivered(ev: KillEvidence) -> Check:
@@ -23,7 +25,7 @@ def kill_delivered(ev: KillEvidence) -> Check:
     return v.check(lambda: f"SIGKILL sent to pid {k.pid}; its keeper recorded the end by SIGKILL")  # type: ignore[union-attr]
 
 
-def _delivery(v: Verdict, ev: KillEvidence, k: KillFile) -> None:
+def _delivery(v: Verdict, ev: KillEvidence, k: KillRecord) -> None:
     for reason in k.delivery:
         v.fail(reason)
     if k.pid is not None:
@@ -31,29 +33,33 @@ def _delivery(v: Verdict, ev: KillEvidence, k: KillFile) -> None:
         if ev.launches_problem is not None:
             v.fail(ev.launches_problem)
         elif end is None:
-            v.fail(f"launches.jsonl has no end line for pid {k.pid}")
-        elif end.get("signal") != SIGKILL:
-            signal, code = end.get("signal"), end.get("code")
-            if isinstance(signal, str) and SIGNAL.fullmatch(signal):
-                how = f"says {signal}"
-            elif is_int(code):
-                how = f"says exit {code}"
+            v.fail(f"launches.jsonl has no end line for pid {k.pid} at or after the kill")
+        elif end.signal != SIGKILL:
+            if end.signal:
+                how = f"says {end.signal}"
             else:
-                how = "has no status"
+                how = f"says exit {end.code}" if end.code is not None else "has lost its status"
             v.fail(f"the keeper's end line for pid {k.pid} {how}, not SIGKILL")
+        if ev.resumed_over:
+            v.fail(f"a controller was started after the kill while pid {k.pid} had not ended")
 
 
 def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts) -> Check:
     v = Verdict("killEvidence", ev.scope)
-    for reason in ev.incomplete():
+    incomplete = ev.incomplete()
+    for reason in incomplete:
         v.fail(reason)
+    later = ev.to_come()
+    if later:
+        v.unknown(f"missing: {', '.join(later)}; `studymon run --resume` writes it before it resumes")
     for n in ev.missing_kills:
         v.fail(f"kills/{n}/ is missing: kills are numbered from 1")
     k = ev.kill
     if k is None:
         return v.check(lambda: "")  # never shown: kill.json is missing or unusable, a reason above
     for reason in k.problems:
-        v.fail(reason)
+        if reason not in incomplete:  # kill.json without its since is said once
+            v.fail(reason)
     seq = k.before_kill_seq
     if ev.at_kill is not None:
         v.fail(ev.at_kill)
@@ -61,8 +67,27 @@ def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts) -> Check
     # to the microsecond): a later start would hide what happened just after the kill.
     if ev.window is not None and k.since_ns is not None and abs(ev.window.since_ns - k.since_ns) > 1000:
         v.fail(f"{KillFolder.WINDOW} starts at another time than kill.json's since")
+    if ev.timeline_problem is not None:
+        v.fail(ev.timeline_problem)
+    targets = {t.run for t in ev.targets}
+    # A record of no target that no console saw is not judged (a console may have died); one seen
+    # before any controller after the kill started was written by something that outlived it.
+    strays = [why for run, _, why, never in ev.unmanned if run not in targets and not never]
+    if strays:
+        more = ev.unmanned_count - len(ev.unmanned)
+        v.fail(strays[0] + (f" (and {len(strays) - 1 + more} more such records)" if len(strays) > 1 or more else ""))
+    if ev.window is not None:
+        for note in ev.window.notes:
+            v.fail(note)
+        judged = {t.run for t in ev.targets}
+        entries = set(ev.window.results)
+        if entries != judged:
+            v.fail(
+                f"{KillFolder.WINDOW}'s targets are not the kill's: {plural(len(entries - judged), 'entry')} "
+                f"of no target, {plural(len(judged - entries), 'target')} without one"
+            )
     if ledger.problem is not None:
-        v.fail(f"the ledger cannot be judged: {ledger.problem}")
+        ledger.say(v)
     elif seq is not None:
         if seq > acc.last_seq:
             v.fail(f"beforeKillSeq {seq} is past the ledger's end (seq {acc.last_seq})")
@@ -72,26 +97,32 @@ def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts) -> Check
         flying = {a.run: a for a in acc.in_flight_at(seq)}
         for run in sorted(set(flying) - set(listed)):
             v.fail(f"kill.json omits run {run_text(run)}, in flight at seq {seq}")
-        for run in sorted(set(listed) - set(flying)):
-            acct = acc.runs.get(run)
-            early = [r.seq for r in acct.results if r.seq <= seq] if acct else []
-            if early:
-                v.fail(f"target {run} had its result at seq {early[0]}, before the kill (seq {seq})")
-            else:
-                v.fail(f"kill.json lists run {run}, not in flight at seq {seq}")
+        extra = sorted(set(listed) - set(flying))
+        if extra:
+            # One reason, whatever their number: the report's size follows the ledger, not kill.json.
+            early = [
+                (run, r.seq)
+                for run in extra[:SHOWN]
+                if run in acc.runs
+                for r in acc.runs[run].results[:1]
+                if r.seq <= seq
+            ]
+            names = ", ".join(extra[:SHOWN]) + (f" and {len(extra) - SHOWN} more" if len(extra) > SHOWN else "")
+            why = "".join(f"; {run} had its result at seq {rseq}, before the kill" for run, rseq in early)
+            v.fail(f"kill.json lists {plural(len(extra), 'run')} not in flight at seq {seq} ({names}){why}")
         for run in sorted(set(listed) & set(flying)):
             wrong = _target_disagrees(listed[run], flying[run])
             if wrong:
                 v.fail(f"kill.json's target {run} disagrees with the ledger on {', '.join(wrong)}")
-    runs = ", ".join(t.run for t in k.targets) or "no run"
-    stage = f"; {WINDOW_OPEN}" if ev.window_open else ""
+    runs = ", ".join(t.run for t in ev.targets) or "no run"
+    stage = f"; {WINDOW_OPEN}" if ev.may_continue else ""
     return v.check(
         f"complete; targets ({runs}) are the runs in flight at seq {seq}; "
         f"ledger-at-kill.json is the ledger to that seq{stage}"
     )
 
 
-def _target_disagrees(t: Target, acct: RunAccount) -> list[str]:
+def _target_disagrees(t: KillTarget, acct: RunAccount) -> list[str]:
     plan = acct.plan
     facts = {
         "cell": (t.cell, acct.cell),
@@ -101,20 +132,41 @@ def _target_disagrees(t: Target, acct: RunAccount) -> list[str]:
         "startSeq": (t.start_seq, acct.starts[0].seq),
         "container": (t.container, acct.starts[0].get("container")),
     }
-    return [name for name, (claimed, known) in facts.items() if not _same(claimed, known)]
-
-
-def _same(a: Any, b: Any) -> bool:
-    """JSON equality that tells 1 from 1.0 from True."""
-    return type(a) is type(b) and a == b
+    return [name for name, (claimed, known) in facts.items() if not same_json(claimed, known)]
 
 
 def kill_checks(ev: KillEvidence, acc: Accounts, study: StudyFacts, ledger: LedgerFacts) -> list[Check]:
     """Every check of one kill: ``killDelivered``, ``killEvidence``, then three per target."""
     checks = [kill_delivered(ev), kill_evidence(ev, acc, ledger)]
-    if ev.kill is not None and ev.kill.targets:
+    if ev.kill is not None and ev.targets:
         seq = ev.kill.before_kill_seq
         plans = plans_after(acc, seq) if seq is not None else None
-        for t in ev.kill.targets:
+        for t in ev.targets:
             checks += target_checks(ev, t, acc, study, ledger, plans)
     return checks
+
+
+def judged_targets(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts) -> list[KillTarget]:
+    """The runs whose story the kill's checks tell: those in flight at ``beforeKillSeq`` by the ledger.
+
+    kill.json's list is compared with them (``killEvidence``) but does not
+    add to them: a run it lists that was not in flight gets no checks of its
+    own.  Without a ledger or a seq to go by, the first of the listed.
+    """
+    k = ev.kill
+    if k is None:
+        return []
+    seq = k.before_kill_seq
+    if seq is None or ledger.problem is not None:
+        return k.targets[:LISTED_KEPT]
+    listed = {t.run: t for t in k.targets}
+    targets = []
+    for a in acc.in_flight_at(seq):
+        if a.run in listed:
+            targets.append(listed[a.run])
+        elif valid_id(a.run):
+            start = a.starts[0]
+            targets.append(
+                KillTarget(a.run, a.cell, a.round, a.plan.seq if a.plan else None, start.seq, start.get("container"))
+            )
+    return targets

@@ -15,29 +15,50 @@ launches and the lifecycle events (which need the accounts).
 
 from __future__ import annotations
 
-import re
+import math
+from array import array
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from studymon.engine import safefile
 from studymon.engine.accounts import Accounts
-from studymon.engine.contract import ContractWatch, is_int, valid_container_name, valid_id
+from studymon.engine.contract import KNOWN_KINDS, ContractWatch, valid_id
 from studymon.engine.folder import EvidenceFolder, KillFolder
 from studymon.engine.judge.events import EventTally, TargetWatch, planned_after
-from studymon.engine.judge.facts import Arming, KillEvidence, LedgerFacts, StudyFacts, parse_kill, parse_window
+from studymon.engine.judge.facts import (
+    Arming,
+    KillEvidence,
+    Launches,
+    LedgerFacts,
+    StudyFacts,
+)
 from studymon.engine.judge.study import fault_text
-from studymon.engine.judge.text import rfc3339_epoch
 from studymon.engine.judge.verdict import SHOWN
 from studymon.engine.ledger import LedgerIssue, LedgerParser, Record
+from studymon.engine.records import (
+    LaunchEnd,
+    LaunchStart,
+    parse_arm,
+    parse_kill,
+    parse_launch,
+    parse_research,
+    parse_timeline,
+    parse_window,
+    same_json,
+)
 from studymon.engine.safefile import JsonArray, JsonlFile, Unreadable
-from studymon.engine.spec import DEFAULT_PREFIX
+from studymon.engine.spec import DEFAULT_PREFIX, EXPECT_ENDS
 
 # A ledger with this many issues is garbage: reading stops, so a file of a
 # billion empty lines costs seconds, not an hour.
 ISSUE_LIMIT = 10_000
 ISSUES_KEPT = 1000  # in accounts.json
+# The most records after a kill whose seen times are held (8 bytes each).
+MAX_SEEN = 50_000_000
+# kill.json's ``at`` is stamped after SIGKILL returned, the keeper's end after its wait: both clocks
+# are this machine's, so the end comes after; a millisecond is the rounding of the two stamps.
+KEEPER_SLACK = 0.001
 
 
 def _lines(out: Path, rel: str) -> Iterator[safefile.Line]:
@@ -46,64 +67,48 @@ def _lines(out: Path, rel: str) -> Iterator[safefile.Line]:
 
 
 def last_ending(out: Path) -> tuple[dict[str, Any] | None, bool]:
-    """The last controller end in launches.jsonl, and whether the last start has ended."""
-    ending, _ = read_launches(Path(out), frozenset())
-    return ending.as_json(), ending.ended
+    """The final controller's end (code and signal), and whether it has ended."""
+    launches = read_launches(Path(out), frozenset())
+    return launches.ending_json(), launches.ended
 
 
-@dataclass
-class _Ending:
-    """The last ``end`` line (code and signal as written) and whether the last start has ended."""
-
-    ended: bool = False
-    seen: bool = False  # any end line at all
-    code: Any = None
-    signal: Any = None
-    problem: str | None = None
-
-    def as_json(self) -> dict[str, Any] | None:
-        """The last end for the report: only an integer code and a signal name, nothing else from the file."""
-        if not self.seen:
-            return None
-        signal = (
-            self.signal if isinstance(self.signal, str) and re.fullmatch(r"SIG[A-Z0-9]{1,12}", self.signal) else None
-        )
-        return {"code": self.code if is_int(self.code) else None, "signal": signal}
-
-
-def read_launches(out: Path, pids: frozenset[int]) -> tuple[_Ending, dict[int, list[dict[str, Any]]]]:
-    """The last end, and the end lines of ``pids`` (a few each)."""
-    ending = _Ending()
-    ends: dict[int, list[dict[str, Any]]] = {}
+def read_launches(out: Path, pids: frozenset[int]) -> Launches:
+    """launches.jsonl: the final controller, every controller's life, and the ends of ``pids`` (a few each)."""
+    facts = Launches()
+    running: LaunchStart | None = None  # the controller that started last and has not ended
     try:
         for line in _lines(out, EvidenceFolder.LAUNCHES):
-            value = line.value
-            if line.problem is not None or not isinstance(value, dict):
+            value = line.value if line.problem is None else None
+            parsed = parse_launch(value) if line.problem is None else line.problem
+            if isinstance(parsed, str):
+                facts.bad(f"{EvidenceFolder.LAUNCHES} line {line.number}: {parsed}")
                 continue
-            event = value.get("event")
-            if event == "start":
-                ending.ended = False
-            elif event == "end":
-                ending.ended = ending.seen = True
-                ending.code, ending.signal = value.get("code"), value.get("signal")
-                pid = value.get("pid")
-                if is_int(pid) and pid in pids and len(ends.setdefault(pid, [])) < 8:
-                    ends[pid].append(value)
+            if isinstance(parsed, LaunchStart):
+                if running is not None:
+                    facts.overlap(running, parsed)
+                running = parsed
+                facts.final = parsed
+                facts.final_end = None
+                facts.lives.append((parsed.at, None))
+                continue
+            if parsed.pid is not None and parsed.pid in pids and len(facts.ends.setdefault(parsed.pid, [])) < 8:
+                facts.ends[parsed.pid].append(parsed)
+            if running is not None and parsed.pid == running.pid:
+                facts.final_end = parsed
+                facts.lives[-1] = (running.at, parsed.at)
+                running = None
+            elif parsed.pid is None and running is None:
+                facts.final_end = parsed  # the keeper could not start the controller
     except Unreadable as exc:
-        return _Ending(problem=str(exc)), {}
-    return ending, ends
+        return Launches(problem=str(exc))
+    return facts
 
 
-def keeper_end(ends: list[dict[str, Any]], at_epoch: float | None) -> dict[str, Any] | None:
-    """The end line of the killed controller: the first of its pid's at or after the kill."""
-    if not ends:
+def keeper_end(ends: list[LaunchEnd], at_epoch: float | None) -> LaunchEnd | None:
+    """The end line of the killed controller: the first of its pid's at or after the kill; an earlier one is not it."""
+    if at_epoch is None:
         return None
-    if at_epoch is not None:
-        for end in ends:
-            when = rfc3339_epoch(end.get("at"))
-            if when is not None and when >= at_epoch:
-                return end
-    return ends[-1]
+    return next((end for end in ends if end.at >= at_epoch - KEEPER_SLACK), None)
 
 
 def read_study(out: Path) -> StudyFacts:
@@ -111,18 +116,8 @@ def read_study(out: Path) -> StudyFacts:
         research = safefile.read_object(out, EvidenceFolder.RESEARCH)
     except Unreadable as exc:
         return StudyFacts(None, None, str(exc))
-    study = research.get("study")
-    prefix = research.get("containerPrefix", DEFAULT_PREFIX)
-    problems = []
-    if not valid_id(study):
-        problems.append(f"{EvidenceFolder.RESEARCH}: study is not a valid study id")
-    if not valid_container_name(prefix):
-        problems.append(f"{EvidenceFolder.RESEARCH}: containerPrefix is not a container name prefix")
-    return StudyFacts(
-        study if valid_id(study) else None,
-        prefix if valid_container_name(prefix) else None,
-        "; ".join(problems) or None,
-    )
+    r = parse_research(research, DEFAULT_PREFIX, EXPECT_ENDS)
+    return StudyFacts(r.study, r.container_prefix, "; ".join(r.problems) or None, r.expect_end)
 
 
 def read_kill(folder: KillFolder, study: StudyFacts) -> KillEvidence:
@@ -134,7 +129,7 @@ def read_kill(folder: KillFolder, study: StudyFacts) -> KillEvidence:
             ev.missing.add(file)
     if KillFolder.KILL not in ev.missing:
         try:
-            ev.kill = parse_kill(safefile.read_object(out, folder.rel(KillFolder.KILL)), study)
+            ev.kill = parse_kill(safefile.read_object(out, folder.rel(KillFolder.KILL)), study.name_prefix)
         except Unreadable as exc:
             ev.problems[KillFolder.KILL] = f"{KillFolder.KILL}: {exc.reason}"
     for file in KillFolder.SNAPSHOTS:
@@ -181,7 +176,7 @@ class _AtKill:
             self._fail(f"{KillFolder.AT_KILL}: {exc.reason}")
             return
         self.index += 1
-        if element != record.as_json():
+        if not same_json(element, record.as_json()):
             self._fail(f"{KillFolder.AT_KILL} differs from the ledger at record {self.index} (seq {record.seq})")
         else:
             self.last_seq = record.seq
@@ -213,8 +208,92 @@ class _AtKill:
             self.array.close()
 
 
+class _Seen:
+    """When the console first saw each record after a kill (timeline.jsonl), against the controllers' starts.
+
+    Every record after a kill's ``beforeKillSeq`` was written by a controller
+    started after the kill, so it was seen after that start (§6.3); one seen
+    before, or never seen, was written by something that outlived the kill.
+    The seen times are held in an array from the lowest such seq (8 bytes a
+    record), not as objects.
+    """
+
+    # The keeper's and the console's stamps are milliseconds of the same clock.  Only the first start
+    # after the kill bounds what is seen: a record first seen later, between two controllers, may
+    # have been written by the one that ended (a console that was not watching sees it at its
+    # catch-up), so that proves nothing.
+    SLACK = 0.002
+
+    def __init__(self, out: Path, kills: list[KillEvidence], launches: Launches) -> None:
+        # (kill, its beforeKillSeq, the first controller start after it)
+        self.kills = [
+            (ev, ev.kill.before_kill_seq, self._resumed_at(ev, launches))
+            for ev in kills
+            if ev.kill is not None and ev.kill.before_kill_seq is not None
+        ]
+        self.base = min((seq for _, seq, _ in self.kills), default=None)
+        self.seen = array("d")
+        self.problem: str | None = None
+        if self.base is not None:
+            self._read(out)
+
+    @staticmethod
+    def _resumed_at(ev: KillEvidence, launches: Launches) -> float | None:
+        at = ev.kill.at_epoch if ev.kill is not None else None
+        if at is None:
+            return None
+        return next((start for start, _ in launches.lives if start >= at), None)
+
+    def _read(self, out: Path) -> None:
+        assert self.base is not None
+        if not safefile.exists(out, EvidenceFolder.TIMELINE):
+            self.problem = f"{EvidenceFolder.TIMELINE}: missing"
+            return
+        nan = float("nan")
+        try:
+            for line in _lines(out, EvidenceFolder.TIMELINE):
+                parsed = parse_timeline(line.value) if line.problem is None else line.problem
+                if isinstance(parsed, str) or parsed.seq <= self.base or parsed.seq - self.base > MAX_SEEN:
+                    continue  # a line that cannot say when a record was seen: that record was not seen
+                i = parsed.seq - self.base - 1
+                if i >= len(self.seen):
+                    self.seen.extend([nan] * (i + 1 - len(self.seen)))
+                if math.isnan(self.seen[i]):
+                    self.seen[i] = parsed.seen_at  # the first time a console saw it
+        except Unreadable as exc:
+            self.problem = str(exc)
+
+    def add(self, r: Record) -> None:
+        """Judge one record after the kills it follows."""
+        if self.base is None or r.seq <= self.base:
+            return
+        i = r.seq - self.base - 1
+        seen = self.seen[i] if i < len(self.seen) else float("nan")
+        for ev, before, resumed in self.kills:
+            if r.seq <= before:
+                continue
+            if math.isnan(seen):
+                why = f"seq {r.seq} ({_kind(r)}) was never seen by a console"
+            elif resumed is None or seen < resumed - self.SLACK:
+                why = f"seq {r.seq} ({_kind(r)}) was seen while no controller started after the kill ran"
+            else:
+                continue
+            if len(ev.unmanned) < 64:
+                ev.unmanned.append((_run_of(r), r.kind, why, math.isnan(seen)))
+            ev.unmanned_count += 1
+
+
+def _kind(r: Record) -> str:
+    return r.kind if r.kind in KNOWN_KINDS else "a record"
+
+
+def _run_of(r: Record) -> str | None:
+    run = r.content.get("run")
+    return run if valid_id(run) else None
+
+
 def read_ledger(
-    out: Path, study: StudyFacts, kills: list[KillEvidence]
+    out: Path, study: StudyFacts, kills: list[KillEvidence], launches: Launches | None = None
 ) -> tuple[Accounts, ContractWatch, LedgerFacts, list[LedgerIssue]]:
     acc = Accounts(trim=True)
     contract = ContractWatch(study.container_prefix, study.id)
@@ -228,7 +307,10 @@ def read_ledger(
             comparers.append(_AtKill(ev, JsonArray(out, KillFolder(out, ev.number).rel(KillFolder.AT_KILL))))
         except Unreadable as exc:
             ev.problems[KillFolder.AT_KILL] = f"{KillFolder.AT_KILL}: {exc.reason}"
-    parser = LedgerParser()
+    parser = LedgerParser(strict=True)
+    seen = _Seen(out, kills, launches if launches is not None else Launches())
+    for ev in kills:
+        ev.timeline_problem = seen.problem
 
     def note(issues: list[LedgerIssue]) -> None:
         facts.issue_count += len(issues)
@@ -236,6 +318,7 @@ def read_ledger(
         if room > 0:
             kept.extend(issues[:room])
 
+    facts.absent = not safefile.exists(out, EvidenceFolder.LEDGER)
     chunks = safefile.ledger_chunks(out, EvidenceFolder.LEDGER)
     try:
         for chunk in chunks:
@@ -243,9 +326,13 @@ def read_ledger(
             for r in records:
                 acc.add(r)
                 contract.add(r)
+                seen.add(r)
                 for c in comparers:
                     c.add(r)
             note(issues)
+            for line, seq in parser.nonfinite:
+                contract.nonfinite(line, seq)
+            parser.nonfinite.clear()
             if facts.issue_count > ISSUE_LIMIT:
                 facts.problem = f"reading stopped after {facts.issue_count} issues"
                 break
@@ -286,23 +373,15 @@ def read_arms(out: Path) -> Arming | None:
     arming = Arming()
     try:
         for line in _lines(out, EvidenceFolder.ARMS):
-            value = line.value
-            if line.problem is not None or not isinstance(value, dict):
+            arm = parse_arm(line.value) if line.problem is None else line.problem
+            if isinstance(arm, str):
                 arming.bad_lines += 1
                 continue
-            event = value.get("event")
-            if event == "arm":
-                arming.armed_at_end = True
-            elif event == "disarm":
-                arming.armed_at_end = False
-            elif event == "fired":
-                arming.armed_at_end = False
-                if len(arming.fired) < 16:
-                    arming.fired.append((value.get("kill"), value.get("run")))
-            elif event == "missed":
-                arming.armed_at_end = False
-                if len(arming.missed) < SHOWN:
-                    arming.missed.append((value.get("run"), value.get("detail")))
+            arming.armed_at_end = arm.event == "arm"
+            if arm.event == "fired" and len(arming.fired) < 16:
+                arming.fired.append((arm.kill, arm.run))
+            elif arm.event == "missed" and len(arming.missed) < SHOWN:
+                arming.missed.append((arm.run, arm.detail))
     except Unreadable as exc:
         arming.problem = str(exc)
     return arming
@@ -317,9 +396,9 @@ def read_events(out: Path, ev: KillEvidence, acc: Accounts, study: StudyFacts) -
     since = window.since_ns if window is not None else k.since_ns
     if since is None or (window is None and KillFolder.WINDOW not in ev.missing):
         return  # no window start known (or the window file is unusable): the checks say so
-    allowed = planned_after(acc, study.name_prefix, k.before_kill_seq)
+    allowed, unstarted = planned_after(acc, study.name_prefix, k.before_kill_seq)
     targets = []
-    for t in k.targets:
+    for t in ev.targets:
         name = study.container(t.run)
         if name is None:
             continue
@@ -328,9 +407,10 @@ def read_events(out: Path, ev: KillEvidence, acc: Accounts, study: StudyFacts) -
             entry = ev.snapshots.get(file, {}).get(name)
             if isinstance(entry, dict) and isinstance(entry.get("Id"), str):
                 ids.add(entry["Id"])
-        seen = window.results.get(t.run, {}).get("resultSeenNs") if window is not None else None
+        seen = window.seen_ns(t.run) if window is not None else None
         targets.append(TargetWatch(t.run, name, frozenset(ids), seen))
-    tally = EventTally(since, window.until_ns if window is not None else None, study.name_prefix, allowed, targets)
+    until = window.until_ns if window is not None else None
+    tally = EventTally(since, until, study.name_prefix, allowed, targets, study.id, unstarted)
     for file, live in ((KillFolder.LIVE, True), (KillFolder.READBACK, False)):
         if file in ev.missing:
             continue

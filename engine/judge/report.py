@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from studymon.engine import safefile
-from studymon.engine.contract import is_int, valid_container_name
+from studymon.engine.contract import valid_container_name
 from studymon.engine.folder import EvidenceFolder, KillFolder
 from studymon.engine.judge.facts import KillEvidence
-from studymon.engine.judge.kill import kill_checks
+from studymon.engine.judge.kill import judged_targets, kill_checks
 from studymon.engine.judge.read import (
     keeper_end,
     read_arms,
@@ -34,7 +34,9 @@ from studymon.engine.judge.study import (
     halted_at_export,
     kill_triggered,
     ledger_well_formed,
+    results_accounted,
 )
+from studymon.engine.judge.text import action_text
 from studymon.engine.judge.verdict import STUDY_CHECKS, Check, overall
 
 
@@ -95,7 +97,7 @@ def _kill_report(ev: KillEvidence, checks: list[Check]) -> dict[str, Any]:
     for c in checks:
         by_scope.setdefault(c.scope, []).append(c)
     targets = []
-    for t in k.targets if k else []:
+    for t in ev.targets:
         mine = by_scope.get(f"{ev.scope} · {t.run}", [])
         watch = ev.tally.watch(t.run) if ev.tally else None
         targets.append(
@@ -106,8 +108,8 @@ def _kill_report(ev: KillEvidence, checks: list[Check]) -> dict[str, Any]:
                 "events": None
                 if watch is None
                 else {
-                    "forbidden": [{"action": a, "timeNano": ns} for a, ns in watch.forbidden],
-                    "dies": [{"Id": i, "exitCode": code} for i, code in watch.dies.values()],
+                    "forbidden": [{"action": action_text(a), "timeNano": ns} for a, ns in watch.forbidden],
+                    "dies": [{"Id": i, "exitCode": code, "timeNano": ns} for i, code, ns in watch.dies.values()],
                 },
                 "checks": {c.name: c.ok for c in mine},
                 "details": {c.name: c.detail for c in mine},
@@ -139,24 +141,37 @@ def judge(out: Path) -> Judgement:
         low = numbers[i - 1] if i else 0
         ev.missing_kills = list(range(low + 1, ev.number))
 
-    acc, contract, ledger, issues = read_ledger(out, study, kills)
-    read_ledger_watch(out, ledger)
     pids = frozenset(ev.kill.pid for ev in kills if ev.kill is not None and ev.kill.pid is not None)
-    ending, ends = read_launches(out, pids)
-    arming = read_arms(out)
+    launches = read_launches(out, pids)
+    acc, contract, ledger, issues = read_ledger(out, study, kills, launches)
+    read_ledger_watch(out, ledger)
     for ev in kills:
-        if ev.kill is not None and ev.kill.pid is not None:
-            ev.keeper_end = keeper_end(ends.get(ev.kill.pid, []), ev.kill.at_epoch)
-        ev.launches_problem = ending.problem
+        ev.targets = judged_targets(ev, acc, ledger)
+        ev.all_results = all(bool(acc.runs[t.run].results) for t in ev.targets if t.run in acc.runs)
+    arming = read_arms(out)
+    finished = launches.finished
+    # No ledger yet (the controller stopped before it wrote one): a resume may still write it.
+    ledger.pending = not finished and (ledger.absent or ledger.records == 0) and ledger.issue_count == 0
+    for ev in kills:
+        k = ev.kill
+        if k is not None and k.pid is not None:
+            ev.keeper_end = keeper_end(launches.ends.get(k.pid, []), k.at_epoch)
+            if k.at_epoch is not None and any(pid == k.pid and at >= k.at_epoch - 1 for pid, at in launches.overlapped):
+                ev.resumed_over = True
+        ev.launches_problem = launches.problem
+        ev.finished = finished
         read_events(out, ev, acc, study)
 
-    finished = ending.ended and is_int(ending.code) and ending.code == 0
+    ended = halted_at_export(acc, ledger, study.expect_end, finished)
+    for ev in kills:
+        ev.end_ok = ended.ok
     checks = [
         ledger_well_formed(ledger),
         contract_kept(contract, study, ledger),
-        halted_at_export(acc, ledger),
+        ended,
         charged_equals_starts(acc, ledger),
-        exited_cleanly(ending.code, ending.signal, ending.ended, ending.problem),
+        exited_cleanly(launches),
+        results_accounted(acc, ledger, finished),
     ]
     triggered = kill_triggered(arming, kills, acc, ledger, finished)
     if triggered is not None:
@@ -175,4 +190,4 @@ def judge(out: Path) -> Judgement:
         doc["checks"] = {c.name: c.ok for c in checks if c.scope == "study" and c.name in STUDY_CHECKS}
         return doc
 
-    return Judgement(study.id or out.name, out, checks, finished, ending.as_json(), accounts, reports)
+    return Judgement(study.id or out.name, out, checks, finished, launches.ending_json(), accounts, reports)

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import Any
 
-from studymon.engine.accounts import FULL_STOP, Accounts
+from studymon.engine.accounts import FULL_STOP, Accounts, round_key
 from studymon.engine.contract import ContractWatch, is_int, plural, valid_id
-from studymon.engine.judge.facts import Arming, KillEvidence, LedgerFacts, StudyFacts
-from studymon.engine.judge.text import SIGNAL, free_text, run_text, time_text
-from studymon.engine.judge.verdict import SHOWN, Check, Verdict
+from studymon.engine.judge.facts import Arming, KillEvidence, Launches, LedgerFacts, StudyFacts
+from studymon.engine.judge.text import free_text, run_text, time_text
+from studymon.engine.judge.verdict import RESUME_HINT, SHOWN, Check, Verdict
 from studymon.engine.ledger import LedgerIssue, Record
+from studymon.engine.records import LaunchEnd, LaunchStart, signal_name
 from studymon.engine.safefile import type_name
+from studymon.engine.spec import EXPECT_ENDS
 
 # --- per study -----------------------------------------------------------------------
 
@@ -18,9 +22,9 @@ from studymon.engine.safefile import type_name
 def ledger_well_formed(ledger: LedgerFacts) -> Check:
     v = Verdict("ledgerWellFormed", "study")
     if ledger.problem is not None:
-        v.fail(ledger.problem)
+        ledger.say(v, "")
     elif ledger.records == 0 and ledger.issue_count == 0:
-        v.fail("the ledger is empty")
+        (v.unknown if ledger.pending else v.fail)("the ledger is empty")
     v.listed(
         [f"line {i.line}: {i.kind} ({i.detail})" for i in ledger.issues[:SHOWN]], ledger.issue_count, "issue", "issues"
     )
@@ -42,7 +46,7 @@ def fault_text(line: Any) -> str:
 def contract_kept(watch: ContractWatch, study: StudyFacts, ledger: LedgerFacts) -> Check:
     v = Verdict("contractKept", "study")
     if ledger.problem is not None:
-        v.fail(f"the ledger cannot be judged: {ledger.problem}")
+        ledger.say(v)
     if watch.first is not None:
         more = watch.broken_lines - 1
         v.fail(
@@ -51,27 +55,105 @@ def contract_kept(watch: ContractWatch, study: StudyFacts, ledger: LedgerFacts) 
         )
     if study.problem is not None:
         v.fail(f"rule 4 cannot be checked: {study.problem}")
-    return v.check(f"rules 1-6 hold over {plural(watch.lines, 'record')}")
+    return v.check(f"rules 1-9 and 11 hold over {plural(watch.lines, 'record')}")
 
 
-def halted_at_export(acc: Accounts, ledger: LedgerFacts | None = None) -> Check:
+def halted_at_export(
+    acc: Accounts, ledger: LedgerFacts | None = None, expect: str = "halt", finished: bool = True
+) -> Check:
+    """The study ended as its template expects (§6.7), with nothing after that end (rules 12 and 13).
+
+    While the study can still be resumed (not ``finished``), an end not
+    reached yet is unknown, not a failure.
+    """
     if ledger is not None and ledger.problem is not None:
-        return Check("haltedAtExport", False, f"the ledger cannot be judged: {ledger.problem}")
-    halt = acc.last_halt
-    if halt is None:
-        return Check("haltedAtExport", False, "no halt in the ledger")
-    if halt.get("reason") != FULL_STOP:
-        return Check("haltedAtExport", False, f"the last halt (seq {halt.seq}) is not {FULL_STOP!r}")
-    export = acc.last_export
-    if export is not None and export.line > halt.line:
-        return Check("haltedAtExport", False, f"an export (seq {export.seq}) follows the halt (seq {halt.seq})")
-    return Check("haltedAtExport", True, f"halt at seq {halt.seq}: {FULL_STOP}, no export after it")
+        return Check(
+            "haltedAtExport", None if ledger.pending else False, f"the ledger cannot be judged: {ledger.problem}"
+        )
+    if expect not in EXPECT_ENDS:
+        return Check("haltedAtExport", False, "research.json's expectEnd is not halt, export or any")
+    v = Verdict("haltedAtExport", "study")
+    pending = v.fail if finished else v.unknown
+    halt, export = acc.last_halt, acc.last_export
+    full_stop = halt is not None and halt.get("reason") == FULL_STOP
+    # The record the study ends at: its last halt, or its last export where an export may end it.
+    if expect == "halt" or (expect == "any" and full_stop and (export is None or export.line < halt.line)):  # type: ignore[union-attr]
+        end, what = halt, "halt"
+        if halt is None:
+            pending("no halt in the ledger")
+        elif not full_stop:
+            pending(f"the last halt (seq {halt.seq}) is not {FULL_STOP!r}")
+        elif export is not None and export.line > halt.line:
+            pending(f"an export (seq {export.seq}) follows the halt (seq {halt.seq})")
+    else:
+        end, what = export, "export"
+        if export is None:
+            pending("no export in the ledger" if expect == "export" else "neither a full stop nor an export")
+    if end is not None:
+        work = acc.last_work
+        if work is not None and work.line > end.line:
+            pending(f"{work.kind} (seq {work.seq}) comes after the {what} the study ends at (seq {end.seq})")
+    balance, dearest = acc.balance, acc.max_amount
+    # Rule 13 holds for any full stop, whatever the study ends at.
+    if full_stop and balance is not None and dearest is not None and balance >= dearest:
+        v.fail(
+            f"the budget is spent, says the halt (seq {halt.seq}), but the balance left ({balance:g}) "  # type: ignore[union-attr]
+            f"pays for the dearest run ({dearest:g})"
+        )
+    if end is None:
+        return v.check("")
+    said = f"{FULL_STOP}, no export after it" if what == "halt" else "the export"
+    return v.check(f"{what} at seq {end.seq}: {said}; nothing after it")
+
+
+def results_accounted(acc: Accounts, ledger: LedgerFacts, finished: bool) -> Check:
+    """Rule 14: by the study's end, every started run has its one result and every diagnosis result its settlement.
+
+    Whether or not a kill was in flight: a run abandoned on resume is lost.
+    While the study can still be resumed, what is missing may still come.
+    """
+    v = Verdict("resultsAccounted", "study")
+    if ledger.problem is not None:
+        ledger.say(v)
+    pending = v.fail if finished else v.unknown
+    lost = [a for a in acc.runs.values() if a.starts and not a.results]
+    unsettled = [
+        a
+        for a in acc.runs.values()
+        if a.purpose == "diagnosis"
+        and a.results
+        and getattr(acc.settlements.get(round_key(a.round)), "run", None) != a.run
+    ]
+    twice = [a for a in acc.runs.values() if len(a.results) > 1]
+    if finished:
+        _listed(pending, [f"the study finished without {run_text(a.run)}'s result" for a in lost], "run")
+        _listed(
+            pending,
+            [f"the study finished without a settlement of {run_text(a.run)}'s result" for a in unsettled],
+            "run",
+        )
+    else:
+        _listed(pending, [f"{run_text(a.run)} has no result yet" for a in lost], "run")
+        _listed(pending, [f"{run_text(a.run)}'s result has no settlement yet" for a in unsettled], "run")
+    _listed(v.fail, [f"{run_text(a.run)} has {len(a.results)} results" for a in twice], "run")
+    starts = sum(1 for a in acc.runs.values() if a.starts)
+    return v.check(f"each of {plural(starts, 'started run')} has its one result, each diagnosis result its settlement")
+
+
+def _listed(say: Callable[[str], None], reasons: list[str], one: str) -> None:
+    """The first few reasons, the last of them saying how many more there are."""
+    shown = reasons[:SHOWN]
+    more = len(reasons) - len(shown)
+    if shown and more > 0:
+        shown[-1] += f" (and {plural(more, 'more ' + one)})"
+    for reason in shown:
+        say(reason)
 
 
 def charged_equals_starts(acc: Accounts, ledger: LedgerFacts | None = None) -> Check:
     v = Verdict("chargedEqualsStarts", "study")
     if ledger is not None and ledger.problem is not None:
-        v.fail(f"the ledger cannot be judged: {ledger.problem}")
+        ledger.say(v)
     uneven = [a for a in acc.runs.values() if len(a.charges) != len(a.starts)]
     if uneven:
         runs = ", ".join(
@@ -85,27 +167,39 @@ def charged_equals_starts(acc: Accounts, ledger: LedgerFacts | None = None) -> C
         first = acc.bad_charge.seq
         v.fail(f"{plural(acc.bad_charges, 'charge')} without a numeric amount and balance (first at seq {first})")
     if acc.budget is None:
-        v.fail("no budget: studyOpen is missing or has no numeric budget")
+        if not (ledger is not None and ledger.pending):
+            v.fail("no budget: studyOpen is missing or has no numeric budget")
     elif acc.balance is not None:
         spent = acc.budget - acc.balance
-        if abs(acc.charged - spent) > 1e-9 * max(1.0, abs(acc.budget)):
+        if not (math.isfinite(acc.charged) and math.isfinite(spent)):
+            v.fail("the amounts do not add up to a finite number")
+        elif abs(acc.charged - spent) > 1e-9 * max(1.0, abs(acc.budget)):
             v.fail(f"charges sum to {acc.charged:g} but budget {acc.budget:g} - balance {acc.balance:g} = {spent:g}")
     starts = sum(len(a.starts) for a in acc.runs.values())
     return v.check(lambda: f"{plural(starts, 'start')}, {acc.charged:g} charged = {acc.budget:g} - {acc.balance:g}")
 
 
-def exited_cleanly(code: Any, signal: Any = None, ended: bool = True, problem: str | None = None) -> Check:
-    if problem is not None:
-        return Check("exitedCleanly", False, problem)
-    if not ended:
-        return Check("exitedCleanly", None, "the controller has not ended")
-    if is_int(code) and code == 0:
-        return Check("exitedCleanly", True, "exit 0")
-    if isinstance(signal, str) and SIGNAL.fullmatch(signal):
-        return Check("exitedCleanly", False, f"killed by {signal}")
-    if is_int(code):
-        return Check("exitedCleanly", False, f"exit {code}")
-    return Check("exitedCleanly", False, "the exit status was not recorded")
+def exited_cleanly(launches: Launches) -> Check:
+    """The final controller (the last start's pid) and its own end: exit 0, or not yet (§6.3)."""
+    v = Verdict("exitedCleanly", "study")
+    if launches.problem is not None:
+        return Check("exitedCleanly", False, launches.problem)
+    v.listed(launches.problems, launches.problem_count, "line that is not a launch", "lines that are not launches")
+    # One controller at a time (§6.3); a resume over a killed one is also the kill's (killDelivered).
+    for reason in launches.overlaps:
+        v.fail(f"two controllers at once: {reason}")
+    final, end = launches.final, launches.final_end
+    if final is None:
+        v.fail("no controller started")
+    elif end is None:
+        v.unknown(f"the controller (pid {final.pid}) has not ended")
+    elif not end.clean:
+        if end.signal:
+            how = f"was killed by {end.signal}"
+        else:
+            how = f"ended with exit {end.code}" if end.code is not None else "ended, its exit status lost"
+        v.unknown(f"the controller {how}; {RESUME_HINT}")
+    return v.check(lambda: f"exit 0 (pid {final.pid})")  # type: ignore[union-attr]
 
 
 def study_checks(
@@ -132,12 +226,14 @@ def study_checks(
         contract = ContractWatch(study.container_prefix, study.id)
         for r in records:
             contract.add(r)
+    launches = _launches(code, signal, ended)
     return [
         ledger_well_formed(ledger),
         contract_kept(contract, study, ledger),
-        halted_at_export(acc, ledger),
+        halted_at_export(acc, ledger, study.expect_end, launches.finished),
         charged_equals_starts(acc, ledger),
-        exited_cleanly(code, signal, ended),
+        exited_cleanly(launches),
+        results_accounted(acc, ledger, launches.finished),
     ]
 
 
@@ -158,7 +254,7 @@ def kill_triggered(
         what = "line is not an arming event" if arming.bad_lines == 1 else "lines are not arming events"
         v.fail(f"arms.jsonl: {arming.bad_lines} {what}")
     if ledger.problem is not None:
-        v.fail(f"the ledger cannot be judged: {ledger.problem}")
+        ledger.say(v)
     for run, detail in arming.missed:
         v.fail(f"missed{' ' + run if valid_id(run) else ''}: {free_text(detail)}")
     first = acc.first_diagnosis
@@ -179,6 +275,8 @@ def kill_triggered(
         incomplete = ev.incomplete()
         if incomplete:
             v.fail(f"kills/{number}/ is incomplete: {incomplete[0]}")
+        elif ev.to_come():
+            v.unknown(f"kills/{number}/ is not complete yet: the resume writes {', '.join(ev.to_come())}")
         k = ev.kill
         if k is None:
             continue
@@ -192,11 +290,12 @@ def kill_triggered(
                 f"kill {number} fired at seq {k.trigger_seq if k.trigger_seq is not None else '?'}, "
                 f"not at {first_text}'s runStarted (seq {start})"
             )
-        if first not in {t.run for t in k.targets}:
+        if first not in {t.run for t in ev.targets}:
             v.fail(f"the first diagnosis run {first_text} is not among kill {number}'s targets")
-        if run is not None and run != first:
-            shown = run if valid_id(run) else "another run"
-            v.fail(f"arms.jsonl says kill {number} fired at {shown}, not at {first_text}")
+        if not valid_id(run):
+            v.fail(f"arms.jsonl's fired line for kill {number} names no run")
+        elif run != first:
+            v.fail(f"arms.jsonl says kill {number} fired at {run}, not at {first_text}")
     for ev in autos:
         if ev.number not in fired_numbers:
             v.fail(f"kill {ev.number} was triggered automatically, but arms.jsonl has no fired line for it")
@@ -209,3 +308,11 @@ def kill_triggered(
             v.unknown("armed; no diagnosis run has started yet")
     fired = ", ".join(f"kill {n}" for n, _ in arming.fired)
     return v.check(f"{fired} fired at {first_text}'s runStarted (seq {start}); its folder is complete")
+
+
+def _launches(code: Any, signal: Any, ended: bool) -> Launches:
+    """One controller that ended so (or has not ended), for :func:`study_checks`."""
+    launches = Launches(final=LaunchStart(1, 1.0, False), lives=[(1.0, 2.0 if ended else None)])
+    if ended:
+        launches.final_end = LaunchEnd(1, 2.0, code if is_int(code) else None, signal_name(signal))
+    return launches

@@ -2,26 +2,30 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from studymon.engine.accounts import Accounts, RunAccount, round_key
-from studymon.engine.clock import parse_rfc3339
 from studymon.engine.contract import experiment_keys, is_int, plural, round_text, valid_id
 from studymon.engine.folder import KillFolder
-from studymon.engine.judge.facts import KillEvidence, LedgerFacts, StudyFacts, Target
-from studymon.engine.judge.text import name_text, ns_text, run_text, short_id
+from studymon.engine.judge.events import TargetWatch
+from studymon.engine.judge.facts import KillEvidence, LedgerFacts, StudyFacts
+from studymon.engine.judge.text import action_text, name_text, ns_text, run_text, short_id
 from studymon.engine.judge.verdict import SHOWN, WINDOW_OPEN, Check, Verdict
 from studymon.engine.ledger import Record
+from studymon.engine.records import KillTarget, Snapshot, parse_snapshot
 from studymon.engine.safefile import type_name
+
+FINISHED_OPEN = "the study finished with the window still open"
 
 # --- per target ------------------------------------------------------------------------------
 
 
 def target_checks(
     ev: KillEvidence,
-    t: Target,
+    t: KillTarget,
     acc: Accounts,
     study: StudyFacts,
     ledger: LedgerFacts,
@@ -36,7 +40,7 @@ def target_checks(
     ]
 
 
-def snapshot_entry(ev: KillEvidence, file: str, name: str) -> tuple[dict[str, Any] | None, str | None]:
+def snapshot_entry(ev: KillEvidence, file: str, name: str) -> tuple[Snapshot | None, str | None]:
     """The target's inspect in one snapshot file, or why there is none."""
     problem = ev.problem(file)
     if problem is not None:
@@ -44,14 +48,30 @@ def snapshot_entry(ev: KillEvidence, file: str, name: str) -> tuple[dict[str, An
     entry = ev.snapshots[file].get(name)  # a file without a problem was read
     if entry is None:
         return None, f"{file} has no {name}"
-    if not isinstance(entry, dict):
-        return None, f"{file}: the entry for {name} is {type_name(entry)}, not an object"
-    return entry, None
+    snap = parse_snapshot(entry)
+    if isinstance(snap, str):
+        return None, f"{file}: the entry for {name} is {snap}"
+    return snap, None
+
+
+@dataclass
+class _Container:
+    """What the snapshots say of the target's container: one Id, one start, and an exit if it had one."""
+
+    snaps: dict[str, Snapshot] = field(default_factory=dict)
+    exited_before: bool = False  # it exited just before the kill: its die may lie before the window
+    exit: Snapshot | None = None  # the first snapshot that shows it exited
+
+    @property
+    def id(self) -> str | None:
+        first = self.snaps.get(KillFolder.BEFORE)
+        return first.id if first is not None else None
 
 
 def same_container_no_rerun(
-    ev: KillEvidence, t: Target, acct: RunAccount | None, study: StudyFacts, ledger: LedgerFacts, scope: str
+    ev: KillEvidence, t: KillTarget, acct: RunAccount | None, study: StudyFacts, ledger: LedgerFacts, scope: str
 ) -> Check:
+    """The target's story in its container (§6.4): one container, only allowed events, one die that agrees."""
     v = Verdict("sameContainerNoRerun", scope)
     name = study.container(t.run)
     if name is None:
@@ -60,176 +80,174 @@ def same_container_no_rerun(
     if t.container != name:
         v.fail(f"the target's container in kill.json is not {name}")
     if ledger.problem is not None:
-        v.fail(f"the ledger cannot be judged: {ledger.problem}")
-
-    # One container throughout: the same Id and StartedAt in every snapshot, running at the kill
-    # (or exited just before it, with its result still to be written).
-    ids: dict[str, Any] = {}
-    started: dict[str, Any] = {}
-    finished: dict[str, Any] = {}
-    exited_at_kill = False
-    exited_code: Any = None
-    window_since = ev.window.since_ns if ev.window is not None else ev.kill.since_ns if ev.kill else None
-    for file in KillFolder.SNAPSHOTS:
-        if file == KillFolder.BEFORE_RESUME and ev.window_open and file in ev.missing:
-            continue  # not resumed yet
-        entry, why = snapshot_entry(ev, file, name)
-        if entry is None:
-            v.fail(why or file)
-            continue
-        state = entry.get("State")
-        state = state if isinstance(state, dict) else {}
-        if not (isinstance(entry.get("Id"), str) and entry.get("Id")):
-            v.fail(f"{file}: {name} has no Id")
-        if not (isinstance(state.get("StartedAt"), str) and state.get("StartedAt")):
-            v.fail(f"{file}: {name} has no StartedAt")
-        ids[file] = entry.get("Id")
-        started[file] = state.get("StartedAt")
-        if file == KillFolder.BEFORE and state.get("Running") is not True and state.get("Status") == "exited":
-            # The run ended just before the kill and its result was not written yet: its
-            # die lies before the window, and the snapshots must keep that one exit.
-            exited_code = state.get("ExitCode")
-            exited_at_kill = True
-            finished[file] = state.get("FinishedAt")
-            continue
-        if (
-            file == KillFolder.AFTER
-            and not exited_at_kill
-            and state.get("Running") is False
-            and state.get("Status") == "exited"
-            and _finished_before(state, window_since)
-        ):
-            # The snapshot before the kill was read as the run ended (the runtime had not
-            # yet written its exit): it finished before the window, so its die lies before
-            # it too, as if the first snapshot had shown it exited.
-            exited_code = state.get("ExitCode")
-            exited_at_kill = True
-            finished[file] = state.get("FinishedAt")
-            continue
-        if exited_at_kill and file != KillFolder.BEFORE:
-            if state.get("Running") is not False or state.get("ExitCode") != exited_code:
-                v.fail(f"{file}: {name} exited before the kill, and here it is not that same exited container")
-            finished[file] = state.get("FinishedAt")
-        elif file == KillFolder.BEFORE and state.get("Running") is not True:
-            v.fail(f"{file}: {name} is not running")
-        elif file == KillFolder.AFTER and state.get("Running") is not True and state.get("Status") != "exited":
-            # The run may end on its own between SIGKILL and this snapshot: the same
-            # container (Id, StartedAt) having exited is its one die, judged below.
-            v.fail(f"{file}: {name} is neither running nor exited")
-    if len({repr(i) for i in ids.values()}) > 1:
-        v.fail(f"the Id of {name} changes across {', '.join(ids)}")
-    if len({repr(s) for s in started.values()}) > 1:
-        v.fail(f"the StartedAt of {name} changes across {', '.join(started)}")
-    if len({repr(f) for f in finished.values()}) > 1:
-        v.fail(f"the FinishedAt of {name} changes across {', '.join(finished)}")
-    the_id = ids.get(KillFolder.BEFORE)
-
-    # The window: when the target's result was seen.
-    window = ev.window
-    if KillFolder.WINDOW in ev.problems:
-        v.fail(ev.problems[KillFolder.WINDOW])
-    elif ev.window_open:
-        v.unknown(WINDOW_OPEN)
-    elif window is not None:
-        entry = window.results.get(t.run)
-        if entry is None:
-            v.fail(f"{KillFolder.WINDOW} has no entry for {t.run}")
-        elif entry["resultSeenNs"] is None:
-            v.fail(f"{KillFolder.WINDOW} gives no time for {t.run}'s result")
-        elif not window.since_ns <= entry["resultSeenNs"] <= window.until_ns:
-            v.fail(f"{KillFolder.WINDOW}: {t.run}'s result was seen outside the window")
-
-    # The lifecycle events.
-    for file in (KillFolder.LIVE, KillFolder.READBACK):
-        problem = ev.problem(file)
-        if problem is not None and not (file == KillFolder.READBACK and ev.window_open and file in ev.missing):
-            v.fail(problem)
-    tally = ev.tally
-    watch = None
-    if tally is not None:
-        watch = tally.watch(t.run)
-        v.listed(tally.malformed, tally.malformed_count, "line that is not an event", "lines that are not events")
-        v.listed(
-            [
-                f"{action} of {name_text(other)} at {ns_text(ns)} in the window, "
-                "and its run was not waiting to start at the kill"
-                for other, action, ns in tally.foreign
-            ],
-            tally.foreign_count,
-            "container of the study made in the window",
-            "containers of the study made in the window",
-        )
-        if tally.gaps:
-            v.unknown(f"the live recording has {plural(tally.gaps, 'gap')}")
-        for restart in tally.restarts_for(watch):
-            v.explain(restart)
-    else:
-        v.unknown("the lifecycle events were not judged")  # never a pass without them
+        ledger.say(v)
+    box = _snapshots(v, ev, name)
+    _window_entry(v, ev, t)
+    watch = _study_events(v, ev, t, name)
     if watch is not None:
-        v.listed(
-            [f"{action} of {name} at {ns_text(ns)} in its window" for action, ns in watch.forbidden],
-            watch.forbidden_count,
-            "such event",
-            "such events",
-        )
-        dies = list(watch.dies.values())
-        if exited_at_kill:
-            if dies:
-                v.fail(f"{name} exited before the kill, and a die of it comes in its window")
-            results = acct.results if acct else []
-            if len(results) == 1:
-                code = results[0].get("exitCode")
-                if not is_int(code) or not is_int(exited_code) or code != exited_code:
-                    v.fail(f"{name} exited {exited_code!r} before the kill, runResult says {code!r}")
-            elif not ev.window_open:
-                v.fail(f"{plural(len(results), 'runResult')} to compare the exit code with")
-        elif len(dies) > 1:
-            v.fail(f"{'more than 2' if len(dies) > 2 else '2'} dies of {name} in its window")
-        elif not dies:
-            if ev.window_open:
-                v.unknown(f"no die of {name} yet")
-            else:
-                v.fail(f"no die of {name} in its window")
-        else:
-            die_id, die_code = dies[0]
-            if the_id is not None and die_id != the_id:
-                v.fail(f"the die is of container {short_id(die_id)}, not of {short_id(the_id)}")
-            results = acct.results if acct else []
-            if len(results) == 1:
-                code = results[0].get("exitCode")
-                if not is_int(code):
-                    v.fail(f"runResult's exitCode is {type_name(code)}, not an integer")
-                elif die_code is None:
-                    v.fail("the die has no exitCode")
-                elif die_code != code:
-                    v.fail(f"the die says exit {die_code}, runResult says {code}")
-            elif not ev.window_open:
-                v.fail(f"{plural(len(results), 'runResult')} to compare the die's exit code with")
+        _own_events(v, ev, name, watch, box, acct)
     n_dies = len(watch.dies) if watch else 0
     return v.check(
-        f"{name}: one Id ({short_id(the_id)}) and StartedAt in {len(ids)} snapshots, running at the kill; "
-        f"no create/start/rename/kill/stop and {plural(n_dies, 'die')} in its window, exit as runResult; "
+        f"{name}: one Id ({short_id(box.id)}) and StartedAt in {len(box.snaps)} snapshots; "
+        f"in its window only {plural(n_dies, 'die')} and what may come with it, exit as runResult; "
         "no other container of the study made in the window"
     )
 
 
-def _finished_before(state: dict[str, Any], since_ns: int | None) -> bool:
-    """Whether a snapshot's ``FinishedAt`` lies before the window's start."""
-    text = state.get("FinishedAt")
-    if since_ns is None or not isinstance(text, str):
-        return False
-    try:
-        finished = parse_rfc3339(text)
-    except (ValueError, OverflowError):
-        return False
-    return 0 < finished * 1e9 < since_ns
+def _snapshots(v: Verdict, ev: KillEvidence, name: str) -> _Container:
+    """One container throughout: the same Id and StartedAt in every snapshot, each filed under its own name,
+    running at the kill or exited just before it, and one exit once it has one."""
+    box = _Container()
+    since = ev.window.since_ns if ev.window is not None else ev.kill.since_ns if ev.kill else None
+    for file in KillFolder.SNAPSHOTS:
+        if file == KillFolder.BEFORE_RESUME and ev.may_continue and file in ev.missing:
+            continue  # not resumed yet
+        snap, why = snapshot_entry(ev, file, name)
+        if snap is None:
+            (v.unknown if file in ev.to_come() else v.fail)(why or file)
+            continue
+        box.snaps[file] = snap
+        if snap.id is None:
+            v.fail(f"{file}: {name} has no Id")
+        if snap.started_at is None:
+            v.fail(f"{file}: {name} has no StartedAt")
+        if snap.name != name:
+            v.fail(f"{file}: the entry filed under {name} is another container's (its Name differs)")
+        if snap.exited:
+            if box.exit is None:
+                box.exit = snap
+                # Exited in the first snapshot, or (read as the run ended) finished before the window.
+                box.exited_before = file == KillFolder.BEFORE or (
+                    file == KillFolder.AFTER
+                    and since is not None
+                    and snap.finished_ns is not None
+                    and snap.finished_ns < since
+                )
+            elif (snap.exit_code, snap.finished_ns) != (box.exit.exit_code, box.exit.finished_ns):
+                v.fail(f"{file}: {name} shows another exit than the snapshot before")
+        elif box.exit is not None:
+            v.fail(f"{file}: {name} exited, and here it is not that same exited container")
+        elif file == KillFolder.BEFORE and snap.running is not True:
+            v.fail(f"{file}: {name} is not running")
+        elif file != KillFolder.BEFORE and snap.running is not True:
+            v.fail(f"{file}: {name} is neither running nor exited")
+    if len({s.id for s in box.snaps.values()}) > 1:
+        v.fail(f"the Id of {name} changes across {', '.join(box.snaps)}")
+    if len({s.started_at for s in box.snaps.values()}) > 1:
+        v.fail(f"the StartedAt of {name} changes across {', '.join(box.snaps)}")
+    return box
 
 
-def _experiments(value: Any) -> Any:
-    """A plan's experiments compared as a multiset, whatever they hold."""
-    if isinstance(value, list):
-        return tuple(sorted(orjson.dumps(x, option=orjson.OPT_SORT_KEYS) for x in value))
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+def _window_entry(v: Verdict, ev: KillEvidence, t: KillTarget) -> None:
+    """The window file says when the target's result was seen, inside the window."""
+    window = ev.window
+    if KillFolder.WINDOW in ev.problems:
+        v.fail(ev.problems[KillFolder.WINDOW])
+    elif ev.may_continue:
+        v.unknown(WINDOW_OPEN)
+    elif ev.window_open:
+        v.fail(FINISHED_OPEN)
+    elif window is not None:
+        entry = window.results.get(t.run)
+        if entry is None:
+            v.fail(f"{KillFolder.WINDOW} has no entry for {t.run}")
+        elif window.seen_ns(t.run) is None:
+            v.fail(f"{KillFolder.WINDOW} gives no time for {t.run}'s result")
+        elif not window.since_ns <= window.seen_ns(t.run) <= window.until_ns:  # type: ignore[operator]
+            v.fail(f"{KillFolder.WINDOW}: {t.run}'s result was seen outside the window")
+
+
+def _study_events(v: Verdict, ev: KillEvidence, t: KillTarget, own: str) -> TargetWatch | None:
+    """What the recordings say of the study in the window: readable, no gap, nothing made off the books."""
+    for file in (KillFolder.LIVE, KillFolder.READBACK):
+        problem = ev.problem(file)
+        if problem is not None and not (file == KillFolder.READBACK and ev.may_continue and file in ev.missing):
+            v.fail(problem)
+    tally = ev.tally
+    if tally is None:
+        v.unknown("the lifecycle events were not judged")  # never a pass without them
+        return None
+    watch = tally.watch(t.run)
+    v.listed(tally.malformed, tally.malformed_count, "line that is not an event", "lines that are not events")
+    v.listed(
+        [
+            f"{action} of {name_text(other)} at {ns_text(ns)} in the window, "
+            "and its run was not waiting to start at the kill"
+            for other, action, ns in tally.foreign
+            if other != own
+        ],
+        tally.foreign_count,
+        "container of the study made in the window",
+        "containers of the study made in the window",
+    )
+    unbooked = [
+        f"{action} of {name_text(other)} at {ns_text(ns)} in the window, and its run has no runStarted"
+        for other, action, ns in tally.unbooked
+    ]
+    if ev.finished:
+        v.listed(unbooked, tally.unbooked_count, "container made off the books", "containers made off the books")
+    elif unbooked:
+        v.unknown(unbooked[0] + " yet")
+    if tally.gaps:
+        v.unknown(f"the live recording has {plural(tally.gaps, 'gap')} in the window")
+    for restart in tally.restarts_said():
+        v.explain(restart)
+    return watch
+
+
+def _own_events(
+    v: Verdict, ev: KillEvidence, name: str, watch: TargetWatch, box: _Container, acct: RunAccount | None
+) -> None:
+    """The target's own events: nothing outside its story, its one die agreeing with the snapshots and the result."""
+    v.listed(
+        [f"{action_text(action)} of {name} at {ns_text(ns)} in its window" for action, ns in watch.forbidden],
+        watch.forbidden_count,
+        "such event",
+        "such events",
+    )
+    if watch.disagree:
+        v.fail(f"the recordings disagree: {plural(watch.disagree, 'event')} of {name} differ between the two files")
+    dies = sorted(watch.dies.values(), key=lambda d: d[2])
+    if len(dies) > 1:
+        v.fail(f"{'more than 2' if len(dies) > 2 else '2'} dies of {name} in its window")
+    elif not dies and not box.exited_before:
+        if ev.may_continue:
+            v.unknown(f"no die of {name} yet")
+        else:
+            v.fail(f"no die of {name} in its window")
+    die = dies[0] if dies else None
+    if die is not None:
+        die_id, die_code, die_ns = die
+        if box.id is not None and die_id != box.id:
+            v.fail(f"the die is of container {short_id(die_id)}, not of {short_id(box.id)}")
+        if die_code is None:
+            v.fail("the die has no exitCode")
+        shown = box.exit
+        if shown is not None and (
+            die_code != shown.exit_code or shown.finished_ns is None or abs(die_ns - shown.finished_ns) > 1_000_000_000
+        ):
+            v.fail("the die is not the exit the snapshots show (exit code and time within a second)")
+        if any(ns < die_ns for ns in watch.destroys):
+            v.fail(f"a destroy of {name} comes before its die")
+        # The engine may report the oom just after the die it caused.
+        if any(ns > die_ns + 1_000_000_000 for ns in watch.ooms):
+            v.fail(f"an oom of {name} comes after its die")
+    else:
+        if watch.destroys and not box.exited_before:
+            v.fail(f"a destroy of {name} with no die before it")
+        if watch.ooms and not box.exited_before:
+            v.fail(f"an oom of {name} with no die after it")
+    results = acct.results if acct else []
+    code = die[1] if die is not None else box.exit.exit_code if box.exit is not None else None
+    if len(results) == 1:
+        claimed = results[0].get("exitCode")
+        if not is_int(claimed):
+            v.fail(f"runResult's exitCode is {type_name(claimed)}, not an integer")
+        elif code is not None and code != claimed:
+            said = "the die says" if die is not None else "the snapshots show"
+            v.fail(f"{said} exit {code}, runResult says {claimed}")
+    elif not ev.may_continue and (die is not None or box.exited_before):
+        v.fail(f"{plural(len(results), 'runResult')} to compare the exit code with")
 
 
 def plans_after(acc: Accounts, seq: int) -> dict[tuple[Any, ...], list[RunAccount]]:
@@ -253,7 +271,7 @@ def plans_after(acc: Accounts, seq: int) -> dict[tuple[Any, ...], list[RunAccoun
 
 def charged_once(
     ev: KillEvidence,
-    t: Target,
+    t: KillTarget,
     acct: RunAccount | None,
     acc: Accounts,
     ledger: LedgerFacts,
@@ -262,11 +280,14 @@ def charged_once(
 ) -> Check:
     v = Verdict("chargedOnce", scope)
     if ledger.problem is not None:
-        v.fail(f"the ledger cannot be judged: {ledger.problem}")
+        ledger.say(v)
     charges = len(acct.charges) if acct else 0
     starts = len(acct.starts) if acct else 0
     if charges != 1 or starts != 1:
         v.fail(f"{plural(charges, 'charge')}, {starts} runStarted")
+    for run, kind, why, _ in ev.unmanned:
+        if run == t.run and kind in ("runPlanned", "charge", "runStarted"):
+            v.fail(why + ": written by something that outlived the kill")
     seq = ev.kill.before_kill_seq if ev.kill else None
     plan = acct.plan if acct else None
     if seq is None:
@@ -276,13 +297,19 @@ def charged_once(
     else:
         if plans is None:
             plans = plans_after(acc, seq)
-        repeats = [a for a in plans.get(_plan_key(plan), []) if a is not acct]
-        for a in repeats[:SHOWN]:
-            when = "after the kill" if a.plan.seq > seq else "before the kill, started after it"  # type: ignore[union-attr]
-            v.fail(
-                f"run {run_text(a.run)} (planned at seq {a.plan.seq}, {when}) repeats it: "  # type: ignore[union-attr]
-                "same purpose, cell, round and experiments"
-            )
+        mine = _experiment_ids(plan.get("experiments"))
+        repeats = [
+            a
+            for a in plans.get(_plan_key(plan), [])
+            if a is not acct and mine & _experiment_ids(a.plan.get("experiments"))  # type: ignore[union-attr]
+        ]
+        shown = [
+            f"run {run_text(a.run)} (planned at seq {a.plan.seq}, "  # type: ignore[union-attr]
+            f"{'after the kill' if a.plan.seq > seq else 'before the kill, started after it'}) repeats it: "  # type: ignore[union-attr]
+            "same purpose, cell and round, and an experiment in common"
+            for a in repeats[:SHOWN]
+        ]
+        v.listed(shown, len(repeats), "such run", "such runs")
     return v.check(f"1 charge, 1 runStarted; no run planned after the kill repeats {t.run}")
 
 
@@ -291,28 +318,34 @@ def _canon(value: Any) -> bytes:
 
 
 def _plan_key(plan: Record) -> tuple[Any, ...]:
-    """What makes two plans the same run: purpose, cell, round and experiments (as JSON, so 1 is not 1.0)."""
-    return (
-        _canon(plan.get("purpose")),
-        _canon(plan.get("object")),
-        _canon(plan.get("round")),
-        _experiments(plan.get("experiments")),
-    )
+    """What makes two plans of the same work: purpose, cell and round (as JSON, so 1 is not 1.0).
+
+    Twins also share an experiment (:func:`_experiment_ids`): any id in common repeats the work.
+    """
+    return (_canon(plan.get("purpose")), _canon(plan.get("object")), _canon(plan.get("round")))
+
+
+def _experiment_ids(value: Any) -> frozenset[Any]:
+    """A plan's experiment ids as a set; a plan whose experiments are not a list stands for itself whole."""
+    ids = experiment_keys(value)
+    return ids if ids is not None else frozenset({("whole", _canon(value))})
 
 
 def result_settled_and_finished(
-    ev: KillEvidence, t: Target, acct: RunAccount | None, acc: Accounts, ledger: LedgerFacts, scope: str
+    ev: KillEvidence, t: KillTarget, acct: RunAccount | None, acc: Accounts, ledger: LedgerFacts, scope: str
 ) -> Check:
     v = Verdict("resultSettledAndFinished", scope)
     # While the window is open, what has not happened yet is unknown; what happened wrong fails.
-    pending = v.unknown if ev.window_open else v.fail
+    # What has not happened yet may still come while the study can be resumed (§6.6); once it has
+    # finished, it is lost.
+    pending = v.fail if ev.finished else v.unknown
     if ledger.problem is not None:
-        v.fail(f"the ledger cannot be judged: {ledger.problem}")
+        ledger.say(v)
     seq = ev.kill.before_kill_seq if ev.kill else None
     results = acct.results if acct else []
     result: Record | None = None
     if not results:
-        pending(f"no runResult for {t.run}")
+        pending(f"the study finished without {t.run}'s result" if ev.finished else f"no runResult for {t.run} yet")
     elif len(results) > 1:
         v.fail(f"{len(results)} runResult for {t.run}")
     else:
@@ -323,8 +356,10 @@ def result_settled_and_finished(
             v.fail(f"the result (seq {result.seq}) is not after the kill (seq {seq})")
     if KillFolder.WINDOW in ev.problems:
         v.fail(ev.problems[KillFolder.WINDOW])
-    elif ev.window_open:
+    elif ev.may_continue:
         v.unknown(WINDOW_OPEN)
+    elif ev.window_open:
+        v.fail(FINISHED_OPEN)
     elif ev.window is not None:
         entry = ev.window.results.get(t.run)
         closed_at = entry["resultSeq"] if entry else None
@@ -335,8 +370,15 @@ def result_settled_and_finished(
 
     if acct is not None and acct.plan is not None and acct.purpose == "diagnosis":
         _settled(v, pending, t.run, acct, acct.plan, result, acc)
-    if not acc.halted_at_export():
-        pending("the study did not end halted at export")
+    for run, kind, why, _ in ev.unmanned:
+        if run == t.run and kind in ("runResult", "diagnosisSettlement"):
+            v.fail(why + ": written by something that outlived the kill")
+    if ev.end_ok is False:
+        v.fail("the study did not end as its template expects (haltedAtExport)")
+    elif ev.end_ok is None:
+        v.unknown("the study has not ended yet as its template expects")
+    elif not ev.finished:
+        v.unknown("the study has not finished yet")
     rnd = round_text(acct.round) if acct else "?"
     where = f"seq {result.seq}" if result else "?"
     settled = "; settled, then proposal " + rnd + " opened" if acct and acct.purpose == "diagnosis" else ""

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from studymon.engine.clock import parse_rfc3339, rfc3339_ms
-from studymon.engine.contract import is_number, valid_container_name, valid_id
+from studymon.engine.clock import rfc3339_ms
+from studymon.engine.contract import valid_container_name, valid_id
 from studymon.engine.safefile import type_name
 
 # --- showing values from files --------------------------------------------------
@@ -46,28 +46,14 @@ def short_id(value: Any) -> str:
     return "an unreadable Id"
 
 
+def action_text(value: Any) -> str:
+    """A container event's action for a detail, if it reads as one (``exec_start``, ``archive-path``)."""
+    return value if isinstance(value, str) and re.fullmatch(r"[a-z][a-z_-]{0,31}", value) else "an unknown action"
+
+
 def time_text(value: Any) -> str:
     return value if isinstance(value, str) and TIME.fullmatch(value) else "an unreadable time"
 
 
 def ns_text(ns: int) -> str:
     return rfc3339_ms(ns / 1e9)
-
-
-def epoch_ns(value: Any) -> int | None:
-    """Epoch seconds (a JSON number) as integer nanoseconds, or None."""
-    if not is_number(value):
-        return None
-    try:
-        return round(value * 1e9)
-    except (OverflowError, ValueError):  # infinite, not a number, or beyond a float
-        return None
-
-
-def rfc3339_epoch(value: Any) -> float | None:
-    if not isinstance(value, str) or not TIME.fullmatch(value):
-        return None
-    try:
-        return parse_rfc3339(value)
-    except (ValueError, OverflowError):
-        return None

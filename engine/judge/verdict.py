@@ -12,14 +12,20 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-STUDY_CHECKS = ("ledgerWellFormed", "contractKept", "haltedAtExport", "chargedEqualsStarts", "exitedCleanly")
+STUDY_CHECKS = (
+    "ledgerWellFormed",
+    "contractKept",
+    "haltedAtExport",
+    "chargedEqualsStarts",
+    "exitedCleanly",
+    "resultsAccounted",
+)
 KILL_CHECKS = ("killDelivered", "killEvidence")
 TARGET_CHECKS = ("sameContainerNoRerun", "chargedOnce", "resultSettledAndFinished")
 
 
-FORBIDDEN = ("create", "start", "rename", "kill", "stop")
-SIGKILL = "SIGKILL"
-WINDOW_OPEN = "window still open; `studymon run --resume` continues it"
+RESUME_HINT = "`studymon run --resume` continues it"
+WINDOW_OPEN = f"window still open; {RESUME_HINT}"
 SHOWN = 3  # reasons shown per check before "and N more"
 # Distinct events remembered to count an event once when both the live recording and
 # the read-back hold it; past this many, further ones may be counted twice (still a failure).
@@ -37,6 +43,20 @@ class Check:
 
     def as_json(self) -> dict[str, Any]:
         return {"name": self.name, "scope": self.scope, "ok": self.ok, "detail": self.detail}
+
+
+# The exit status of `studymon run` and `studymon report` (§6.6): a check failed beats one that may still change.
+EXIT_OK, EXIT_FAIL, EXIT_UNKNOWN = 0, 1, 3
+
+
+def exit_status(verdicts: Iterable[bool | None]) -> int:
+    """1 when any verdict is ✗, else 3 when any is ?, else 0."""
+    seen = list(verdicts)
+    if any(ok is False for ok in seen):
+        return EXIT_FAIL
+    if any(ok is None for ok in seen):
+        return EXIT_UNKNOWN
+    return EXIT_OK
 
 
 def overall(checks: Iterable[Check]) -> bool | None:

@@ -1,0 +1,613 @@
+"""The records of the evidence folder, typed: what the engine writes (``to_json``) and the judge reads (``parse``).
+
+One class per kind of record.  ``parse`` takes a JSON value as found in a
+file an adversary may have written and gives the record, or the reason it
+is not one; every field the judge uses is validated there, once, so a check
+never meets a value of the wrong type.  Times are validated as dates
+(``0 < t``, before the year 10 000), never trusted as given.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from studymon.engine.clock import parse_rfc3339, rfc3339_ms, rfc3339_ns
+from studymon.engine.contract import is_int, is_number, valid_id
+from studymon.engine.folder import KillFolder
+from studymon.engine.safefile import type_name
+
+# Epoch seconds of 10000-01-01T00:00:00Z: a later time cannot be a date the console wrote.
+LAST_DATE = 253_402_300_800.0
+_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?(Z|\+00:00)")
+_SIGNAL = re.compile(r"SIG[A-Z0-9]{1,12}")
+
+
+def epoch(value: Any) -> float | None:
+    """Epoch seconds (a JSON number) that can be a date, or None."""
+    if not is_number(value) or not math.isfinite(value) or not 0 < value < LAST_DATE:
+        return None
+    return float(value)
+
+
+def epoch_ns(value: Any) -> int | None:
+    """Epoch seconds that can be a date, as integer nanoseconds, or None."""
+    seconds = epoch(value)
+    return None if seconds is None else round(seconds * 1e9)
+
+
+def time_epoch(value: Any) -> float | None:
+    """An RFC 3339 UTC time as epoch seconds, if it is one and can be a date; else None."""
+    if not isinstance(value, str) or not _TIME.fullmatch(value):
+        return None
+    try:
+        seconds = parse_rfc3339(value)
+    except (ValueError, OverflowError):
+        return None
+    return seconds if 0 < seconds < LAST_DATE else None
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """JSON equality that tells ``1`` from ``1.0`` from ``true``: the same values of the same types, all levels."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same_json(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def signal_name(value: Any) -> str | None:
+    return value if isinstance(value, str) and _SIGNAL.fullmatch(value) else None
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchStart:
+    """A ``launches.jsonl`` line: a controller started."""
+
+    pid: int | None  # None: the keeper could not start it (an end line with code 127 follows)
+    at: float
+    resume: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": "start", "pid": self.pid, "at": rfc3339_ms(self.at), "resume": self.resume}
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchEnd:
+    """A ``launches.jsonl`` line: a controller ended, with its exit code or the signal that killed it."""
+
+    pid: int | None  # None: the keeper could not start it
+    at: float
+    code: int | None
+    signal: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": "end", "pid": self.pid, "at": rfc3339_ms(self.at), "code": self.code, "signal": self.signal}
+
+    @property
+    def clean(self) -> bool:
+        return self.code == 0 and self.signal is None
+
+
+def parse_launch(value: Any) -> LaunchStart | LaunchEnd | str:
+    """A launches line, or why it is not one."""
+    if not isinstance(value, dict):
+        return f"{type_name(value)}, not a launch"
+    event = value.get("event")
+    pid = value.get("pid")
+    at = time_epoch(value.get("at"))
+    if event not in ("start", "end"):
+        return "a line whose event is neither start nor end"
+    if at is None:
+        return f"{'a start' if event == 'start' else 'an end'} line whose at is not a time"
+    if event == "start":
+        if pid is not None and not (is_int(pid) and pid > 0):
+            return "a start line whose pid is not a process id"
+        return LaunchStart(pid, at, value.get("resume") is True)
+    if pid is not None and not (is_int(pid) and pid > 0):
+        return "an end line whose pid is not a process id"
+    code, signal = value.get("code"), value.get("signal")
+    if code is not None and not is_int(code):
+        return "an end line whose code is not an integer"
+    if signal is not None and signal_name(signal) is None:
+        return "an end line whose signal is not a signal's name"
+    return LaunchEnd(pid, at, code, signal)
+
+
+# --- container lifecycle events -----------------------------------------------------------
+
+STUDY_LABEL = "studymon.study"
+RUN_LABEL = "studymon.run"
+_EXIT = re.compile(r"-?\d{1,10}")
+# The attributes two copies of one event must agree on (the live recording and the read-back).
+COMPARED = ("exitCode", "name", "signal")
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerEvent:
+    """One lifecycle event of a container, as the runtime gave it: its time validated, its names read.
+
+    ``lo_ns``..``hi_ns`` is when it happened: one instant with ``timeNano``;
+    the whole second with only a whole-second ``time``.
+    """
+
+    verb: str  # the action's part before ``:``
+    id: str | None
+    name: str | None  # without the leading "/"
+    old_name: str | None  # a rename's former name
+    lo_ns: int
+    hi_ns: int
+    exit_code: int | None
+    study: str | None  # the studymon.study label
+    run: str | None  # the studymon.run label
+    compared: tuple[Any, ...]  # the attributes two copies must agree on
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """What makes two copies one event: Id, action and time."""
+        return (self.id, self.verb, self.lo_ns)
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """A stretch where the live stream was down: ``{"gap": {"from": <seenAt>, "to": <seenAt>}}``."""
+
+    lo: float
+    hi: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"gap": {"from": rfc3339_ms(self.lo), "to": rfc3339_ms(self.hi)}}
+
+
+def _text(value: Any) -> str | None:
+    return value.lstrip("/") if isinstance(value, str) else None
+
+
+def parse_event(value: Any) -> ContainerEvent | Gap | str | None:
+    """An event line: the event, a gap, None for an event of something other than a container, or why it is neither."""
+    if not isinstance(value, dict):
+        return f"{type_name(value)}, not an event"
+    if "gap" in value:
+        gap = value["gap"]
+        lo = time_epoch(gap.get("from")) if isinstance(gap, dict) else None
+        hi = time_epoch(gap.get("to")) if isinstance(gap, dict) else None
+        if lo is None or hi is None or hi < lo:
+            return "a gap line that is not a gap (from and to, two times in order)"
+        return Gap(lo, hi)
+    kind = value.get("Type")
+    if kind is not None and kind != "container":
+        return None
+    action = value.get("Action", value.get("status"))
+    if not isinstance(action, str) or not action:
+        return "an event without an Action"
+    tn, t = value.get("timeNano"), value.get("time")
+    whole = round(t * 1e9) if is_int(t) and 0 < t < LAST_DATE else None
+    if is_int(tn):
+        if not 0 < tn < LAST_DATE * 1e9:
+            return "an event whose timeNano cannot be a date"
+        if t is not None and (whole is None or abs(tn - whole) > 1_000_000_000):
+            return "an event whose time and timeNano disagree"
+        lo = hi = tn
+    elif tn is not None:
+        return "an event whose timeNano is not an integer"
+    elif whole is not None:
+        lo, hi = whole, whole + 999_999_999  # only the second is known: any part of it
+    else:
+        return "an event without a time that can be a date"
+    actor = value.get("Actor", {})
+    attrs = actor.get("Attributes", {}) if isinstance(actor, dict) else None
+    if not isinstance(attrs, dict):
+        return "an event whose Actor is not an object"
+    cid = actor.get("ID") if isinstance(actor.get("ID"), str) else value.get("id")
+    code = attrs.get("exitCode")
+    exit_code = code if is_int(code) else int(code) if isinstance(code, str) and _EXIT.fullmatch(code) else None
+    study, run = attrs.get(STUDY_LABEL), attrs.get(RUN_LABEL)
+    return ContainerEvent(
+        verb=action.split(":", 1)[0],
+        id=cid if isinstance(cid, str) else None,
+        name=_text(attrs.get("name")),
+        old_name=_text(attrs.get("oldName")),
+        lo_ns=lo,
+        hi_ns=hi,
+        exit_code=exit_code,
+        study=study if isinstance(study, str) else None,
+        run=run if isinstance(run, str) else None,
+        compared=tuple(repr(attrs.get(a)) for a in COMPARED),
+    )
+
+
+# --- container snapshots --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """One container's inspect, as a snapshot file holds it under the container's name."""
+
+    id: str | None
+    name: str | None  # without the leading "/"
+    running: bool | None
+    status: str | None
+    started_at: str | None
+    finished_ns: int | None  # when it exited; None while it runs (Docker's zero time) or unreadable
+    exit_code: int | None
+
+    @property
+    def exited(self) -> bool:
+        return self.running is False and self.status == "exited"
+
+
+def parse_snapshot(value: Any) -> Snapshot | str:
+    """A snapshot's entry, or why it is not an inspect."""
+    if not isinstance(value, dict):
+        return f"{type_name(value)}, not an object"
+    state = value.get("State")
+    state = state if isinstance(state, dict) else {}
+    cid, name, started = value.get("Id"), value.get("Name"), state.get("StartedAt")
+    finished = time_epoch(state.get("FinishedAt"))
+    running, status, code = state.get("Running"), state.get("Status"), state.get("ExitCode")
+    return Snapshot(
+        id=cid if isinstance(cid, str) and cid else None,
+        name=_text(name),
+        running=running if isinstance(running, bool) else None,
+        status=status if isinstance(status, str) else None,
+        started_at=started if isinstance(started, str) and started else None,
+        finished_ns=None if finished is None else round(finished * 1e9),
+        exit_code=code if is_int(code) else None,
+    )
+
+
+# --- kill.json -----------------------------------------------------------------------------------
+
+SIGKILL = "SIGKILL"
+TRIGGERS = ("auto", "manual")
+
+
+@dataclass(slots=True)
+class KillTarget:
+    """A run in flight at a kill: an entry of kill.json ``targets``.
+
+    Parsed, only ``run`` is validated (an id); the other fields are compared
+    with the ledger as written, types included.
+    """
+
+    run: str
+    cell: Any
+    round: Any
+    plan_seq: Any
+    start_seq: Any
+    container: Any
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run": self.run,
+            "cell": self.cell,
+            "round": self.round,
+            "planSeq": self.plan_seq,
+            "startSeq": self.start_seq,
+            "container": self.container,
+        }
+
+
+@dataclass
+class KillRecord:
+    """kill.json: one kill, as the console made it.
+
+    The writer fills every field; :func:`parse_kill` validates those the
+    judge reads and gives the reasons one is wrong in two lists, so that one
+    wrong field fails one check: ``problems`` for ``killEvidence``,
+    ``delivery`` (the pid, ``signalled``, ``signal``) for ``killDelivered``.
+    """
+
+    trigger: str | None = None
+    at_epoch: float | None = None  # when SIGKILL was sent
+    pid: int | None = None
+    before_kill_seq: int | None = None
+    targets: list[KillTarget] = field(default_factory=list)
+    trigger_seq: int | None = None
+    signalled: bool = False
+    since_epoch: float | None = None  # the runtime's clock at the freeze: the window opens here
+    prefix: str | None = None
+    capture_error: str | None = None
+    # Only written, never judged: how the kill went, for whoever reads the folder.
+    group_stopped: bool | None = None
+    trigger_at: str | None = None
+    trigger_seen: float = 0.0
+    frozen: float = 0.0
+    kill_returned: float = 0.0
+    problems: list[str] = field(default_factory=list)
+    delivery: list[str] = field(default_factory=list)
+
+    @property
+    def since_ns(self) -> int | None:
+        return None if self.since_epoch is None else round(self.since_epoch * 1e9)
+
+    def to_json(self) -> dict[str, Any]:
+        sent = self.at_epoch or 0.0
+        since = self.since_epoch or 0.0
+        return {
+            "trigger": self.trigger,
+            "at": rfc3339_ms(sent),
+            "pid": self.pid,
+            "beforeKillSeq": self.before_kill_seq,
+            "targets": [t.to_json() for t in self.targets],
+            "prefix": self.prefix,
+            "signal": SIGKILL,
+            "signalled": self.signalled,
+            "groupStopped": self.group_stopped,
+            "captureError": self.capture_error,
+            "triggerSeq": self.trigger_seq,
+            "triggerAt": self.trigger_at,
+            "triggerSeenAt": rfc3339_ms(self.trigger_seen),
+            "frozenAt": rfc3339_ms(self.frozen),
+            "killSentAt": rfc3339_ms(sent),
+            "triggerSeenEpoch": self.trigger_seen,
+            "frozenEpoch": self.frozen,
+            "killSentEpoch": sent,
+            "killReturnedEpoch": self.kill_returned,
+            "frozenMs": round((sent - self.frozen) * 1000, 3),
+            "since": rfc3339_ns(int(since * 1e9)),
+            "sinceEpoch": since,
+        }
+
+
+def _free(value: Any, limit: int = 120) -> str:
+    """Text the console wrote itself, cut short and without control characters."""
+    if not isinstance(value, str):
+        return type_name(value)
+    text = _CONTROL.sub("?", value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def no_since(file: str) -> str:
+    return f"{file} has no since and sinceEpoch, two times, to open the window at"
+
+
+def _since(obj: dict[str, Any], file: str) -> tuple[float | None, str | None]:
+    """When the kill's recording began: ``sinceEpoch``, which ``since`` (the same time as text) must match."""
+    since = epoch(obj.get("sinceEpoch"))
+    text = time_epoch(obj.get("since"))
+    if since is None or text is None:
+        return since, no_since(file)
+    if abs(text - since) > 0.001:  # the text has microseconds or nanoseconds
+        return since, f"{file}: since and sinceEpoch are not the same time"
+    return since, None
+
+
+def parse_kill(obj: dict[str, Any], name_prefix: str | None) -> KillRecord:
+    """kill.json as the judge reads it; ``name_prefix`` is the study's container stem (None: unknown)."""
+    k = KillRecord()
+    trigger = obj.get("trigger")
+    if trigger in TRIGGERS:
+        k.trigger = trigger
+    else:
+        k.problems.append("kill.json trigger is neither auto nor manual")
+    k.at_epoch = time_epoch(obj.get("at"))
+    if k.at_epoch is None:
+        k.problems.append("kill.json at is not an RFC 3339 time")
+    pid = obj.get("pid")
+    if is_int(pid) and pid > 0:
+        k.pid = pid
+    else:
+        k.delivery.append(f"kill.json pid is {type_name(pid)}, not a process id")
+    seq = obj.get("beforeKillSeq")
+    if is_int(seq) and seq >= 0:
+        k.before_kill_seq = seq
+    else:
+        k.problems.append(f"kill.json beforeKillSeq is {type_name(seq)}, not a seq")
+    tseq = obj.get("triggerSeq")
+    if is_int(tseq):
+        k.trigger_seq = tseq
+    elif trigger == "auto":
+        k.problems.append(f"kill.json triggerSeq is {type_name(tseq)}, not a seq")
+    signalled = obj.get("signalled")
+    if signalled is True:
+        k.signalled = True
+    elif signalled is False:
+        k.delivery.append("kill.json says SIGKILL was not sent")
+    else:
+        k.delivery.append(f"kill.json signalled is {type_name(signalled)}, not a boolean")
+    if "signal" in obj and obj.get("signal") != SIGKILL:
+        k.delivery.append("kill.json signal is not SIGKILL")
+    error = obj.get("captureError")
+    if error is not None:
+        k.problems.append(f"capture failed while the controller was frozen: {_free(error)}")
+    if "prefix" in obj and name_prefix is not None and obj.get("prefix") != name_prefix:
+        k.problems.append(f"kill.json prefix is not the study's {name_prefix}")
+    k.since_epoch, why = _since(obj, KillFolder.KILL)
+    if why is not None:
+        k.problems.append(why)
+    targets = obj.get("targets")
+    if not isinstance(targets, list):
+        k.problems.append(f"kill.json targets is {type_name(targets)}, not a list")
+        return k
+    seen: set[str] = set()
+    for i, t in enumerate(targets, 1):
+        if not isinstance(t, dict):
+            k.problems.append(f"kill.json target {i} is {type_name(t)}, not an object")
+            continue
+        run = t.get("run")
+        if not valid_id(run):
+            k.problems.append(f"kill.json target {i} has no valid run id")
+            continue
+        if run in seen:
+            k.problems.append(f"kill.json lists run {run} twice")
+            continue
+        seen.add(run)
+        k.targets.append(
+            KillTarget(run, t.get("cell"), t.get("round"), t.get("planSeq"), t.get("startSeq"), t.get("container"))
+        )
+    return k
+
+
+# --- container-events-window.json --------------------------------------------------------------
+
+
+@dataclass
+class WindowRecord:
+    """container-events-window.json: the kill's window, from the freeze until every target's result was seen."""
+
+    since_epoch: float
+    until_epoch: float
+    results: dict[str, dict[str, Any]]  # run -> {"resultSeq": int | None, "resultSeenEpoch": float | None}
+    notes: list[str] = field(default_factory=list)  # where the file disagrees with itself (for killEvidence)
+
+    @property
+    def since_ns(self) -> int:
+        return round(self.since_epoch * 1e9)
+
+    @property
+    def until_ns(self) -> int:
+        return round(self.until_epoch * 1e9)
+
+    def seen_ns(self, run: str) -> int | None:
+        seen = (self.results.get(run) or {}).get("resultSeenEpoch")
+        return None if seen is None else round(seen * 1e9)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "since": rfc3339_ns(int(self.since_epoch * 1e9)),
+            "until": rfc3339_ns(int(self.until_epoch * 1e9)),
+            "sinceEpoch": self.since_epoch,
+            "untilEpoch": self.until_epoch,
+            "targets": self.results,
+        }
+
+
+def parse_window(obj: dict[str, Any]) -> tuple[WindowRecord | None, str | None]:
+    """The window, or why the file cannot be used (for every check that needs it)."""
+    file = KillFolder.WINDOW
+    # The times as text and as numbers are one fact twice: where they differ, killEvidence says so.
+    since, why = _since(obj, file)
+    notes = [why] if why is not None and since is not None else []
+    until = epoch(obj.get("untilEpoch"))
+    until_text = time_epoch(obj.get("until"))
+    if until is not None and (until_text is None or abs(until_text - until) > 0.001):
+        notes.append(f"{file}: until and untilEpoch are not the same time")
+    if since is None:
+        return None, f"{file}: sinceEpoch is {type_name(obj.get('sinceEpoch'))}, not a time"
+    if until is None:
+        return None, f"{file}: untilEpoch is {type_name(obj.get('untilEpoch'))}, not a time"
+    if until < since:
+        return None, f"{file}: untilEpoch comes before sinceEpoch"
+    targets = obj.get("targets")
+    if not isinstance(targets, dict):
+        return None, f"{file}: targets is {type_name(targets)}, not an object"
+    results: dict[str, dict[str, Any]] = {}
+    for run, entry in targets.items():
+        if not isinstance(entry, dict):
+            return None, f"{file}: a target's entry is {type_name(entry)}, not an object"
+        seq = entry.get("resultSeq")
+        seen = entry.get("resultSeenEpoch")
+        if seq is not None and not is_int(seq):
+            return None, f"{file}: a resultSeq is {type_name(seq)}, not an integer"
+        if seen is not None and epoch(seen) is None:
+            return None, f"{file}: a resultSeenEpoch is {type_name(seen)}, not a time"
+        results[run] = {"resultSeq": seq, "resultSeenEpoch": epoch(seen)}
+    return WindowRecord(since, until, results, notes), None
+
+
+# --- arms.jsonl, timeline.jsonl, research.json ----------------------------------------------------
+
+ARM_EVENTS = ("arm", "disarm", "fired", "missed")
+
+
+@dataclass(frozen=True, slots=True)
+class ArmLine:
+    """An ``arms.jsonl`` line: armed, disarmed, a kill fired (its number and run), or missed (why).
+
+    Parsed, ``event`` is validated; ``kill``, ``run`` and ``detail`` come as
+    written, for ``killTriggered`` to say what is wrong with each.
+    """
+
+    event: str
+    at: float
+    kill: Any = None
+    run: Any = None
+    detail: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        line: dict[str, Any] = {"event": self.event, "at": rfc3339_ms(self.at)}
+        if self.event == "fired":
+            line.update(run=self.run, kill=self.kill)
+        elif self.event == "missed":
+            line.update(run=self.run, detail=self.detail)
+        return line
+
+
+def parse_arm(value: Any) -> ArmLine | str:
+    if not isinstance(value, dict) or value.get("event") not in ARM_EVENTS:
+        return "not an arming event"
+    return ArmLine(
+        value["event"], time_epoch(value.get("at")) or 0.0, value.get("kill"), value.get("run"), value.get("detail")
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineLine:
+    """A ``timeline.jsonl`` line: a ledger record (``seq``, ``kind``, its ``at``) and when a console saw it."""
+
+    seq: int
+    kind: str
+    at: str
+    seen_at: float
+
+    def to_json(self) -> dict[str, Any]:
+        return self.line(self.seq, self.kind, self.at, rfc3339_ms(self.seen_at))
+
+    @staticmethod
+    def line(seq: int, kind: str, at: str, seen_at: str) -> dict[str, Any]:
+        """The line itself, its time already written out: a batch seen at once shares one ``seenAt``."""
+        return {"seq": seq, "kind": kind, "at": at, "seenAt": seen_at}
+
+
+def parse_timeline(value: Any) -> TimelineLine | str:
+    """A timeline line, as far as the judge reads it: its seq and when it was seen."""
+    seq = value.get("seq") if isinstance(value, dict) else None
+    if not is_int(seq) or seq < 1:
+        return "a timeline line without a seq"
+    assert isinstance(value, dict)
+    seen = time_epoch(value.get("seenAt"))
+    if seen is None:
+        return "a timeline line whose seenAt is not a time"
+    kind = value.get("kind")
+    at = value.get("at")
+    return TimelineLine(seq, kind if isinstance(kind, str) else "", at if isinstance(at, str) else "", seen)
+
+
+@dataclass(frozen=True, slots=True)
+class Research:
+    """research.json as the judge reads it: who the study is, and what it is expected to end at.
+
+    The file is the template the study was started with (written by
+    ``spec.materialise``); every other key is the study's own.
+    """
+
+    study: str | None
+    container_prefix: str | None
+    expect_end: str  # "halt", "export", "any"; "?" when the file says something else
+    problems: tuple[str, ...]
+
+
+def parse_research(obj: dict[str, Any], default_prefix: str, expect_ends: tuple[str, ...]) -> Research:
+    study = obj.get("study")
+    prefix = obj.get("containerPrefix", default_prefix)
+    expect = obj.get("expectEnd", "halt")
+    problems = []
+    if not valid_id(study):
+        problems.append("research.json: study is not a valid study id")
+    if not (isinstance(prefix, str) and re.fullmatch(r"[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}", prefix)):
+        problems.append("research.json: containerPrefix is not a container name prefix")
+        prefix = None
+    return Research(
+        study if valid_id(study) else None,
+        prefix,
+        expect if isinstance(expect, str) and expect in expect_ends else "?",
+        tuple(problems),
+    )

@@ -1,0 +1,195 @@
+"""The evidence folder's typed records: what the writer's ``to_json`` gives, the judge's ``parse`` reads back.
+
+And what ``parse`` refuses: every field the judge uses is validated there,
+so a value of the wrong type or an impossible time is a reason, never a
+crash or a value trusted as given.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from studymon.engine.records import (
+    ArmLine,
+    ContainerEvent,
+    Gap,
+    KillRecord,
+    KillTarget,
+    LaunchEnd,
+    LaunchStart,
+    TimelineLine,
+    WindowRecord,
+    parse_arm,
+    parse_event,
+    parse_kill,
+    parse_launch,
+    parse_research,
+    parse_snapshot,
+    parse_timeline,
+    parse_window,
+    same_json,
+    time_epoch,
+)
+
+# Millisecond times of this century, as the console's clock gives them.
+TIMES = st.integers(1_700_000_000_000, 4_000_000_000_000).map(lambda ms: ms / 1000)
+PIDS = st.integers(1, 2**22)
+
+
+def _through_a_file(value: Any) -> Any:
+    return json.loads(json.dumps(value))
+
+
+@given(PIDS, TIMES, st.booleans())
+def test_a_start_line_reads_back(pid: int, at: float, resume: bool) -> None:
+    got = parse_launch(_through_a_file(LaunchStart(pid, at, resume).to_json()))
+    assert got == LaunchStart(pid, at, resume)
+
+
+@given(st.one_of(st.none(), PIDS), TIMES, st.one_of(st.none(), st.integers(-128, 255)),
+       st.sampled_from([None, "SIGKILL", "SIGTERM"]))
+def test_an_end_line_reads_back(pid: int | None, at: float, code: int | None, signal: str | None) -> None:
+    got = parse_launch(_through_a_file(LaunchEnd(pid, at, code, signal).to_json()))
+    assert got == LaunchEnd(pid, at, code, signal)
+    assert isinstance(got, LaunchEnd) and got.clean is (code == 0 and signal is None)
+
+
+def test_launch_lines_that_are_not_launches() -> None:
+    at = "2026-12-01T00:00:00.000Z"
+    assert parse_launch(["x"]) == "a list, not a launch"
+    assert parse_launch({"event": "begin", "pid": 1, "at": at}) == "a line whose event is neither start nor end"
+    assert parse_launch({"event": "start", "pid": 1}) == "a start line whose at is not a time"
+    assert parse_launch({"event": "start", "pid": True, "at": at}) == "a start line whose pid is not a process id"
+    assert parse_launch({"event": "end", "pid": -3, "at": at, "code": 0}) == "an end line whose pid is not a process id"
+    assert parse_launch({"event": "end", "pid": 1, "at": at, "code": "0"}) == "an end line whose code is not an integer"
+    assert parse_launch({"event": "end", "pid": 1, "at": at, "signal": "SIG\x1b"}) == (
+        "an end line whose signal is not a signal's name")
+    assert parse_launch({"event": "end", "pid": 1, "at": "10000-01-01T00:00:00Z", "code": 0}) == (
+        "an end line whose at is not a time")
+
+
+@given(st.lists(st.sampled_from(["d1", "a1", "d2", "x.y-z_9"]), unique=True, max_size=4), TIMES, PIDS,
+       st.integers(0, 10**6), st.sampled_from(["auto", "manual"]))
+def test_kill_json_reads_back(runs: list[str], at: float, pid: int, seq: int, trigger: str) -> None:
+    targets = [KillTarget(r, "c1", 1, 5, 7, f"inforsi-s-{r}") for r in runs]
+    record = KillRecord(trigger=trigger, at_epoch=at, pid=pid, before_kill_seq=seq, targets=targets,
+                        trigger_seq=seq if trigger == "auto" else None, signalled=True, since_epoch=at - 0.05,
+                        prefix="inforsi-s-", frozen=at - 0.05)
+    got = parse_kill(_through_a_file(record.to_json()), "inforsi-s-")
+    assert (got.problems, got.delivery) == ([], [])
+    assert (got.trigger, got.pid, got.before_kill_seq, got.trigger_seq, got.signalled) == (
+        trigger, pid, seq, record.trigger_seq, True)
+    assert got.targets == targets
+    assert got.at_epoch is not None and abs(got.at_epoch - at) < 0.001
+    assert got.since_ns is not None and abs(got.since_ns - round((at - 0.05) * 1e9)) < 1000
+
+
+def test_kill_json_fields_fail_the_check_they_belong_to() -> None:
+    sound = KillRecord(trigger="manual", at_epoch=1.8e9, pid=9, before_kill_seq=7, signalled=True,
+                       since_epoch=1.8e9 - 0.05).to_json()
+    got = parse_kill(dict(sound, pid="9", signalled=False), None)
+    assert got.problems == [] and got.delivery == ["kill.json pid is a string, not a process id",
+                                                   "kill.json says SIGKILL was not sent"]
+    got = parse_kill({k: v for k, v in sound.items() if k not in ("since", "sinceEpoch")}, None)
+    assert got.problems == ["kill.json has no since and sinceEpoch, two times, to open the window at"]
+    got = parse_kill(dict(sound, since="2030-01-01T00:00:00.000000000Z"), None)
+    assert got.problems == ["kill.json: since and sinceEpoch are not the same time"]
+    got = parse_kill(dict(sound, prefix="inforsi-t-"), "inforsi-s-")
+    assert got.problems == ["kill.json prefix is not the study's inforsi-s-"]
+    got = parse_kill(dict(sound, targets=[{"run": "d1"}, {"run": "d1"}, {"run": "D1"}, 5]), None)
+    assert got.problems == ["kill.json lists run d1 twice", "kill.json target 3 has no valid run id",
+                            "kill.json target 4 is an integer, not an object"]
+
+
+@given(TIMES, st.floats(0.001, 1e5), st.dictionaries(st.sampled_from(["d1", "a2", "d3"]),
+                                                      st.tuples(st.integers(1, 99), st.floats(0, 1))))
+def test_the_window_reads_back(since: float, length: float, results: dict[str, tuple[int, float]]) -> None:
+    entries = {run: {"resultSeq": seq, "resultSeenEpoch": since + at * length} for run, (seq, at) in results.items()}
+    got, problem = parse_window(_through_a_file(WindowRecord(since, since + length, entries).to_json()))
+    assert problem is None and got is not None
+    assert (got.since_epoch, got.until_epoch, got.notes) == (since, since + length, [])
+    assert {run: got.seen_ns(run) for run in entries} == {
+        run: round(e["resultSeenEpoch"] * 1e9) for run, e in entries.items()}
+
+
+def test_the_window_disagreeing_with_itself_is_noted_and_impossible_times_refused() -> None:
+    doc = WindowRecord(1.8e9, 1.8e9 + 5, {}).to_json()
+    got, problem = parse_window(dict(doc, until="2030-01-01T00:00:00.000000000Z"))
+    assert problem is None and got is not None and got.notes == [
+        "container-events-window.json: until and untilEpoch are not the same time"]
+    assert parse_window(dict(doc, untilEpoch=1.8e9 - 5))[1] == (
+        "container-events-window.json: untilEpoch comes before sinceEpoch")
+    assert parse_window(dict(doc, sinceEpoch=1e300))[1] == "container-events-window.json: sinceEpoch is a number, not a time"
+
+
+@given(TIMES, st.floats(0, 100))
+def test_a_gap_reads_back(lo: float, length: float) -> None:
+    hi = lo + length
+    got = parse_event(_through_a_file(Gap(lo, hi).to_json()))
+    assert isinstance(got, Gap) and abs(got.lo - lo) < 0.001 and abs(got.hi - hi) < 0.001
+
+
+def test_a_gap_needs_two_times_in_order() -> None:
+    for gap in ({"from": "2026-12-01T00:00:01.000Z"}, {"from": "x", "to": "y"}, "2026",
+                {"from": "2026-12-01T00:00:02.000Z", "to": "2026-12-01T00:00:01.000Z"}):
+        assert parse_event({"gap": gap}) == "a gap line that is not a gap (from and to, two times in order)"
+
+
+def test_an_event_reads_its_names_labels_and_action() -> None:
+    e = parse_event({"Type": "container", "Action": "exec_start: sh -c 'x'", "time": 1_800_000_000,
+                     "timeNano": 1_800_000_000_250_000_000,
+                     "Actor": {"ID": "abc", "Attributes": {"name": "/inforsi-s-d1", "studymon.study": "s",
+                                                           "studymon.run": "d1", "exitCode": "3"}}})
+    assert isinstance(e, ContainerEvent)
+    assert (e.verb, e.id, e.name, e.study, e.run, e.exit_code) == ("exec_start", "abc", "inforsi-s-d1", "s", "d1", 3)
+    assert e.key == ("abc", "exec_start", 1_800_000_000_250_000_000)
+    assert parse_event({"Type": "image", "Action": "pull"}) is None
+    assert parse_event({"Action": "die", "time": 1_800_000_000, "Actor": ["x"]}) == "an event whose Actor is not an object"
+    assert parse_event({"Action": 5, "time": 1}) == "an event without an Action"
+
+
+def test_a_snapshot_reads_its_state() -> None:
+    s = parse_snapshot({"Id": "abc", "Name": "/inforsi-s-d1", "State": {
+        "Running": False, "Status": "exited", "StartedAt": "2026-12-01T00:00:00.1Z",
+        "FinishedAt": "2026-12-01T00:00:05.500000000Z", "ExitCode": 0}})
+    assert not isinstance(s, str) and s.exited and s.name == "inforsi-s-d1" and s.exit_code == 0
+    assert s.finished_ns == round(time_epoch("2026-12-01T00:00:05.5Z") * 1e9)  # type: ignore[operator]
+    running = parse_snapshot({"Id": "abc", "State": {"Running": True, "FinishedAt": "0001-01-01T00:00:00Z"}})
+    assert not isinstance(running, str) and running.finished_ns is None and not running.exited
+    assert parse_snapshot(["x"]) == "a list, not an object"
+
+
+@given(st.sampled_from(["arm", "disarm", "fired", "missed"]), TIMES)
+def test_arm_lines_read_back(event: str, at: float) -> None:
+    line = ArmLine(event, at, kill=1 if event == "fired" else None, run="d1" if event in ("fired", "missed") else None,
+                   detail="late" if event == "missed" else None)
+    got = parse_arm(_through_a_file(line.to_json()))
+    assert got == line
+    assert parse_arm({"event": "armed"}) == "not an arming event"
+
+
+@given(st.integers(1, 10**9), TIMES)
+def test_timeline_lines_read_back(seq: int, seen: float) -> None:
+    got = parse_timeline(_through_a_file(TimelineLine(seq, "runStarted", "2026-12-01T00:00:00.000Z", seen).to_json()))
+    assert not isinstance(got, str) and got.seq == seq and abs(got.seen_at - seen) < 0.001
+    assert parse_timeline({"seq": 0, "seenAt": "2026-12-01T00:00:00.000Z"}) == "a timeline line without a seq"
+    assert parse_timeline({"seq": 3, "seenAt": 5}) == "a timeline line whose seenAt is not a time"
+
+
+def test_research_reads_who_the_study_is() -> None:
+    r = parse_research({"study": "s", "expectEnd": "export"}, "inforsi", ("halt", "export", "any"))
+    assert (r.study, r.container_prefix, r.expect_end, r.problems) == ("s", "inforsi", "export", ())
+    r = parse_research({"study": "S!", "containerPrefix": ["x"], "expectEnd": "never"}, "inforsi", ("halt",))
+    assert (r.study, r.container_prefix, r.expect_end) == (None, None, "?")
+    assert r.problems == ("research.json: study is not a valid study id",
+                          "research.json: containerPrefix is not a container name prefix")
+
+
+def test_same_json_tells_types_apart() -> None:
+    assert same_json({"a": [1, {"b": 2.5}]}, {"a": [1, {"b": 2.5}]})
+    for a, b in ((1, 1.0), (1, True), (0, False), ([1], [1, 1]), ({"a": 1}, {"a": 1, "b": 2}), ("1", 1), (None, 0)):
+        assert not same_json(a, b) and not same_json({"k": [a]}, {"k": [b]})

@@ -244,7 +244,9 @@ def test_report_hostile_kills_a_judge_past_its_limits(tmp_path: Path) -> None:
             if reason == "time":
                 assert 0.05 <= s["seconds"] < 5, s
             else:
-                assert s["peak_rss"] > 0.015 * (1 << 30), s
+                # Killed once /proc/<pid>/statm showed more than the limit; the kernel's high-water mark
+                # (ru_maxrss) is counted apart and was seen a little under it.
+                assert s["peak_rss"] > 0.9 * 0.015 * (1 << 30), s
         cells = _table_row(out, "sound")
         assert cells[1] == cells[3] == cells[6] == cells[8] == ">", cells
         assert cells[12] == cells[14] == "-" and cells[15] == "k/k", cells

@@ -14,8 +14,15 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import ClassVar
 
 _KILL_NAME = re.compile(r"[1-9][0-9]{0,5}")
+MiB = 1 << 20
+
+# How large each file may be, for the judge: more than a study and its console could write is
+# judged hostile, not read.  Chosen so that a whole folder within them is judged in under 10 s
+# and 1 GiB on two cores (bench/report_hostile.py measures it): a 32 MiB ledger is ~160 000
+# records, a long study's; a kill's files are a few KiB to a few MiB.
 
 
 class KillFolder:
@@ -34,6 +41,19 @@ class KillFolder:
     RESTARTS = "runtime-restarts.jsonl"
 
     FILES = (KILL, AT_KILL, BEFORE, AFTER, BEFORE_RESUME, READBACK, LIVE, WINDOW)
+    CAPS: ClassVar[dict[str, int]] = {
+        KILL: 8 * MiB,
+        AT_KILL: 64 * MiB,  # the ledger to the kill, written with indentation: twice the ledger's cap
+        BEFORE: 8 * MiB,
+        AFTER: 8 * MiB,
+        BEFORE_RESUME: 8 * MiB,
+        READBACK: 32 * MiB,
+        LIVE: 32 * MiB,
+        WINDOW: 8 * MiB,
+        RESTARTS: 1 * MiB,
+    }
+    # What all kill folders together may hold: each is read whole, so their number is bounded too.
+    BUDGET = 96 * MiB
     # Written by the time the controller is resumed; the rest when the window closes.
     AT_KILL_FILES = (KILL, AT_KILL, BEFORE, AFTER, LIVE)
     SNAPSHOTS = (BEFORE, AFTER, BEFORE_RESUME)
@@ -52,6 +72,22 @@ class KillFolder:
     def rel(self, name: str) -> str:
         """``name``'s path inside ``OUT`` (for :mod:`safefile`)."""
         return f"kills/{self.number}/{name}"
+
+    def size(self) -> int:
+        """What the judge reads of it: the bytes of its files, each up to its cap (one past it is refused unread).
+
+        Links and other kinds of file are not counted (the judge refuses them), nor files it does not read.
+        """
+        total = 0
+        try:
+            with os.scandir(self.path) as entries:
+                for entry in entries:
+                    cap = self.CAPS.get(entry.name)
+                    if cap is not None and entry.is_file(follow_symlinks=False):
+                        total += min(entry.stat(follow_symlinks=False).st_size, cap)
+        except OSError:
+            pass
+        return total
 
     @property
     def kill_json(self) -> Path:
@@ -102,6 +138,14 @@ class EvidenceFolder:
     REPORT_SVG = "report.svg"
     REPORT = "report.json"
     KILLS = "kills"
+    CAPS: ClassVar[dict[str, int]] = {
+        RESEARCH: 1 * MiB,
+        LEDGER: 32 * MiB,
+        LAUNCHES: 4 * MiB,
+        ARMS: 1 * MiB,
+        LEDGER_WATCH: 1 * MiB,
+        TIMELINE: 32 * MiB,
+    }
 
     # Files that only a studymon evidence folder has: an OUT holding any of them is not new.
     MARKS = (LAUNCHES, TIMELINE, MACHINE, OUTCOME, REPORT, STUDY)

@@ -14,14 +14,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from studymon.engine.clock import parse_rfc3339, rfc3339_ms, rfc3339_ns
+from studymon.engine.clock import rfc3339_ms, rfc3339_ns, utc_epoch
 from studymon.engine.contract import is_int, is_number, valid_id
 from studymon.engine.folder import KillFolder
 from studymon.engine.safefile import type_name
 
 # Epoch seconds of 10000-01-01T00:00:00Z: a later time cannot be a date the console wrote.
 LAST_DATE = 253_402_300_800.0
-_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?(Z|\+00:00)")
 _SIGNAL = re.compile(r"SIG[A-Z0-9]{1,12}")
 
 
@@ -40,13 +39,8 @@ def epoch_ns(value: Any) -> int | None:
 
 def time_epoch(value: Any) -> float | None:
     """An RFC 3339 UTC time as epoch seconds, if it is one and can be a date; else None."""
-    if not isinstance(value, str) or not _TIME.fullmatch(value):
-        return None
-    try:
-        seconds = parse_rfc3339(value)
-    except (ValueError, OverflowError):
-        return None
-    return seconds if 0 < seconds < LAST_DATE else None
+    seconds = utc_epoch(value)
+    return seconds if seconds is not None and 0 < seconds < LAST_DATE else None
 
 
 def same_json(a: Any, b: Any) -> bool:

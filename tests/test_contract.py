@@ -434,7 +434,7 @@ def test_type_helpers() -> None:
 def test_experiment_keys_exactly() -> None:
     assert key("e1") == "e1" and key(3) == 3
     assert key(None) == ("NoneType", None) and key(True) == ("bool", True) and key(1.5) == ("float", 1.5)
-    assert key([1, "a"]) == ("json", b'[1,"a"]') and key({"b": 1, "a": 2}) == ("json", b'{"a":2,"b":1}')
+    assert key([1, "a"]) == ("json", '[1,"a"]') and key({"b": 1, "a": 2}) == ("json", '{"a":2,"b":1}')
 
 
 def test_experiment_keys_tell_types_apart() -> None:

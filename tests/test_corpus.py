@@ -506,3 +506,47 @@ def test_armed_and_finished_without_a_diagnosis_run(tmp_path: Path) -> None:
     files["launches.jsonl"].append({"event": "start", "pid": 9, "at": rfc3339_ms(t(99)), "resume": True})
     out = write(files, tmp_path / "t")
     assert _checks(out)[("study", "killTriggered")] == (None, "armed; no diagnosis run has started yet")
+
+
+# --- the size caps of the folder's files, and of all its kills together ----------------------------
+
+
+def _sparse(path: Path, size: int) -> None:
+    with open(path, "wb") as fh:
+        fh.truncate(size)
+
+
+def test_each_file_is_refused_past_its_own_cap(tmp_path: Path) -> None:
+    from studymon.engine.folder import EvidenceFolder, KillFolder
+
+    out = write(derive(sound()), tmp_path / "s")
+    _sparse(out / "kills" / "1" / "kill.json", KillFolder.CAPS[KillFolder.KILL] + 1)
+    _sparse(out / "launches.jsonl", EvidenceFolder.CAPS[EvidenceFolder.LAUNCHES] + 1)
+    got = {(c.scope, c.name): c for c in judge(out).checks}
+    assert got[("kill 1", "killEvidence")].ok is False
+    assert "at most 8.0 MiB" in got[("kill 1", "killEvidence")].detail, got[("kill 1", "killEvidence")].detail
+    assert got[("study", "exitedCleanly")].ok is False
+    assert "at most 4.0 MiB" in got[("study", "exitedCleanly")].detail, got[("study", "exitedCleanly")].detail
+
+
+def test_the_kill_folders_together_keep_within_their_budget(tmp_path: Path) -> None:
+    """A folder of many kills, each within its caps, is read only up to what all kills together may hold."""
+    from studymon.engine.folder import KillFolder
+
+    out = write(derive(sound()), tmp_path / "s")
+    each = KillFolder.CAPS[KillFolder.LIVE]  # a sparse live recording: its bytes are counted, not stored
+    # Kills 1 and 2 hold a few KiB: the kill that brings the others to the budget passes it.
+    over = 2 + KillFolder.BUDGET // each
+    for n in range(3, over + 2):
+        folder = out / "kills" / str(n)
+        folder.mkdir()
+        _sparse(folder / KillFolder.LIVE, each)
+    # A file the judge does not read counts for nothing.
+    _sparse(out / "kills" / "1" / "notes.bin", 10 * KillFolder.BUDGET)
+    got = {(c.scope, c.name): c for c in judge(out).checks}
+    unread = f"kills/ holds more than {KillFolder.BUDGET >> 20} MiB up to kills/{over}/"
+    assert unread not in got[(f"kill {over - 1}", "killEvidence")].detail
+    for n in (over, over + 1):
+        assert got[(f"kill {n}", "killEvidence")].ok is False and got[(f"kill {n}", "killEvidence")].detail.startswith(
+            unread if n == over else f"kills/ holds more than {KillFolder.BUDGET >> 20} MiB up to kills/{n}/")
+    assert got[("kill 1", "killEvidence")].ok is True and got[("kill 2", "killEvidence")].ok is True

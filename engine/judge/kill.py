@@ -6,7 +6,7 @@ from studymon.engine.accounts import Accounts, RunAccount
 from studymon.engine.contract import plural, valid_id
 from studymon.engine.folder import KillFolder
 from studymon.engine.judge.facts import KillEvidence, LedgerFacts, StudyFacts
-from studymon.engine.judge.target import plans_after, target_checks
+from studymon.engine.judge.target import PlanIndex, target_checks
 from studymon.engine.judge.text import run_text
 from studymon.engine.judge.verdict import SHOWN, WINDOW_OPEN, Check, Verdict
 from studymon.engine.records import SIGKILL, KillRecord, KillTarget, same_json
@@ -135,12 +135,14 @@ def _target_disagrees(t: KillTarget, acct: RunAccount) -> list[str]:
     return [name for name, (claimed, known) in facts.items() if not same_json(claimed, known)]
 
 
-def kill_checks(ev: KillEvidence, acc: Accounts, study: StudyFacts, ledger: LedgerFacts) -> list[Check]:
+def kill_checks(
+    ev: KillEvidence, acc: Accounts, study: StudyFacts, ledger: LedgerFacts, index: PlanIndex | None = None
+) -> list[Check]:
     """Every check of one kill: ``killDelivered``, ``killEvidence``, then three per target."""
     checks = [kill_delivered(ev), kill_evidence(ev, acc, ledger)]
     if ev.kill is not None and ev.targets:
         seq = ev.kill.before_kill_seq
-        plans = plans_after(acc, seq) if seq is not None else None
+        plans = (index or PlanIndex(acc)).after(seq) if seq is not None else None
         for t in ev.targets:
             checks += target_checks(ev, t, acc, study, ledger, plans)
     return checks

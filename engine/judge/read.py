@@ -61,8 +61,8 @@ MAX_SEEN = 50_000_000
 KEEPER_SLACK = 0.001
 
 
-def _lines(out: Path, rel: str) -> Iterator[safefile.Line]:
-    with JsonlFile(out, rel) as f:
+def _lines(out: Path, rel: str, cap: int) -> Iterator[safefile.Line]:
+    with JsonlFile(out, rel, cap) as f:
         yield from f.lines()
 
 
@@ -77,7 +77,7 @@ def read_launches(out: Path, pids: frozenset[int]) -> Launches:
     facts = Launches()
     running: LaunchStart | None = None  # the controller that started last and has not ended
     try:
-        for line in _lines(out, EvidenceFolder.LAUNCHES):
+        for line in _lines(out, EvidenceFolder.LAUNCHES, EvidenceFolder.CAPS[EvidenceFolder.LAUNCHES]):
             value = line.value if line.problem is None else None
             parsed = parse_launch(value) if line.problem is None else line.problem
             if isinstance(parsed, str):
@@ -113,11 +113,34 @@ def keeper_end(ends: list[LaunchEnd], at_epoch: float | None) -> LaunchEnd | Non
 
 def read_study(out: Path) -> StudyFacts:
     try:
-        research = safefile.read_object(out, EvidenceFolder.RESEARCH)
+        research = safefile.read_object(out, EvidenceFolder.RESEARCH, EvidenceFolder.CAPS[EvidenceFolder.RESEARCH])
     except Unreadable as exc:
         return StudyFacts(None, None, str(exc))
     r = parse_research(research, DEFAULT_PREFIX, EXPECT_ENDS)
     return StudyFacts(r.study, r.container_prefix, "; ".join(r.problems) or None, r.expect_end)
+
+
+def read_kills(folder: EvidenceFolder, study: StudyFacts) -> list[KillEvidence]:
+    """Every kill folder, in order, as long as all of them together keep within :data:`KillFolder.BUDGET`.
+
+    The folders past it are not read: each stands for its kill, with every
+    file unusable, so the kill's checks fail saying why.
+    """
+    kills = []
+    spent = 0
+    for kill in folder.kills():
+        spent += kill.size()
+        if spent > KillFolder.BUDGET:
+            ev = KillEvidence(kill.number)
+            over = (
+                f"kills/ holds more than {KillFolder.BUDGET >> 20} MiB up to kills/{kill.number}/, "
+                "more than a study's kills could: not read"
+            )
+            ev.problems = dict.fromkeys(KillFolder.FILES, over)
+            kills.append(ev)
+        else:
+            kills.append(read_kill(kill, study))
+    return kills
 
 
 def read_kill(folder: KillFolder, study: StudyFacts) -> KillEvidence:
@@ -129,19 +152,23 @@ def read_kill(folder: KillFolder, study: StudyFacts) -> KillEvidence:
             ev.missing.add(file)
     if KillFolder.KILL not in ev.missing:
         try:
-            ev.kill = parse_kill(safefile.read_object(out, folder.rel(KillFolder.KILL)), study.name_prefix)
+            ev.kill = parse_kill(
+                safefile.read_object(out, folder.rel(KillFolder.KILL), KillFolder.CAPS[KillFolder.KILL]),
+                study.name_prefix,
+            )
         except Unreadable as exc:
             ev.problems[KillFolder.KILL] = f"{KillFolder.KILL}: {exc.reason}"
     for file in KillFolder.SNAPSHOTS:
         if file in ev.missing:
             continue
         try:
-            ev.snapshots[file] = safefile.read_object(out, folder.rel(file))
+            ev.snapshots[file] = safefile.read_object(out, folder.rel(file), KillFolder.CAPS[file])
         except Unreadable as exc:
             ev.problems[file] = f"{file}: {exc.reason}"
     if KillFolder.WINDOW not in ev.missing:
         try:
-            ev.window, problem = parse_window(safefile.read_object(out, folder.rel(KillFolder.WINDOW)))
+            window = safefile.read_object(out, folder.rel(KillFolder.WINDOW), KillFolder.CAPS[KillFolder.WINDOW])
+            ev.window, problem = parse_window(window)
         except Unreadable as exc:
             problem = f"{KillFolder.WINDOW}: {exc.reason}"
         if problem is not None:
@@ -251,7 +278,7 @@ class _Seen:
             return
         nan = float("nan")
         try:
-            for line in _lines(out, EvidenceFolder.TIMELINE):
+            for line in _lines(out, EvidenceFolder.TIMELINE, EvidenceFolder.CAPS[EvidenceFolder.TIMELINE]):
                 parsed = parse_timeline(line.value) if line.problem is None else line.problem
                 if isinstance(parsed, str) or parsed.seq <= self.base or parsed.seq - self.base > MAX_SEEN:
                     continue  # a line that cannot say when a record was seen: that record was not seen
@@ -304,7 +331,8 @@ def read_ledger(
         if KillFolder.AT_KILL in ev.missing:
             continue
         try:
-            comparers.append(_AtKill(ev, JsonArray(out, KillFolder(out, ev.number).rel(KillFolder.AT_KILL))))
+            at_kill = KillFolder(out, ev.number).rel(KillFolder.AT_KILL)
+            comparers.append(_AtKill(ev, JsonArray(out, at_kill, KillFolder.CAPS[KillFolder.AT_KILL])))
         except Unreadable as exc:
             ev.problems[KillFolder.AT_KILL] = f"{KillFolder.AT_KILL}: {exc.reason}"
     parser = LedgerParser(strict=True)
@@ -319,7 +347,7 @@ def read_ledger(
             kept.extend(issues[:room])
 
     facts.absent = not safefile.exists(out, EvidenceFolder.LEDGER)
-    chunks = safefile.ledger_chunks(out, EvidenceFolder.LEDGER)
+    chunks = safefile.ledger_chunks(out, EvidenceFolder.LEDGER, EvidenceFolder.CAPS[EvidenceFolder.LEDGER])
     try:
         for chunk in chunks:
             records, issues = parser.feed(chunk)
@@ -355,7 +383,7 @@ def read_ledger_watch(out: Path, facts: LedgerFacts) -> None:
     if not safefile.exists(out, EvidenceFolder.LEDGER_WATCH):
         return
     try:
-        for line in _lines(out, EvidenceFolder.LEDGER_WATCH):
+        for line in _lines(out, EvidenceFolder.LEDGER_WATCH, EvidenceFolder.CAPS[EvidenceFolder.LEDGER_WATCH]):
             facts.fault_count += 1
             if len(facts.faults) < SHOWN:
                 facts.faults.append(
@@ -372,7 +400,7 @@ def read_arms(out: Path) -> Arming | None:
         return None
     arming = Arming()
     try:
-        for line in _lines(out, EvidenceFolder.ARMS):
+        for line in _lines(out, EvidenceFolder.ARMS, EvidenceFolder.CAPS[EvidenceFolder.ARMS]):
             arm = parse_arm(line.value) if line.problem is None else line.problem
             if isinstance(arm, str):
                 arming.bad_lines += 1
@@ -415,7 +443,7 @@ def read_events(out: Path, ev: KillEvidence, acc: Accounts, study: StudyFacts) -
         if file in ev.missing:
             continue
         try:
-            for line in _lines(out, KillFolder(out, ev.number).rel(file)):
+            for line in _lines(out, KillFolder(out, ev.number).rel(file), KillFolder.CAPS[file]):
                 where = f"{file} line {line.number}"
                 if line.problem is not None:
                     tally.bad_line(where, line.problem)
@@ -426,7 +454,7 @@ def read_events(out: Path, ev: KillEvidence, acc: Accounts, study: StudyFacts) -
     restarts = KillFolder(out, ev.number).rel(KillFolder.RESTARTS)
     if safefile.exists(out, restarts):  # written only when the runtime restarted
         try:
-            for line in _lines(out, restarts):
+            for line in _lines(out, restarts, KillFolder.CAPS[KillFolder.RESTARTS]):
                 where = f"{KillFolder.RESTARTS} line {line.number}"
                 if line.problem is not None:
                     tally.bad_line(where, line.problem)

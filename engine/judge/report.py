@@ -21,7 +21,7 @@ from studymon.engine.judge.read import (
     keeper_end,
     read_arms,
     read_events,
-    read_kill,
+    read_kills,
     read_launches,
     read_ledger,
     read_ledger_watch,
@@ -36,6 +36,7 @@ from studymon.engine.judge.study import (
     ledger_well_formed,
     results_accounted,
 )
+from studymon.engine.judge.target import PlanIndex
 from studymon.engine.judge.text import action_text
 from studymon.engine.judge.verdict import STUDY_CHECKS, Check, overall
 
@@ -135,7 +136,7 @@ def judge(out: Path) -> Judgement:
     if not safefile.exists(out, folder.RESEARCH) or not safefile.exists(out, folder.LAUNCHES):
         raise NotEvidence(f"{out} is not a studymon evidence folder (no {folder.RESEARCH} or {folder.LAUNCHES})")
     study = read_study(out)
-    kills = [read_kill(k, study) for k in folder.kills()]
+    kills = read_kills(folder, study)
     numbers = [ev.number for ev in kills]
     for i, ev in enumerate(kills):
         low = numbers[i - 1] if i else 0
@@ -177,8 +178,9 @@ def judge(out: Path) -> Judgement:
     if triggered is not None:
         checks.append(triggered)
     reports = []
+    index = PlanIndex(acc)
     for ev in kills:
-        kchecks = kill_checks(ev, acc, study, ledger)
+        kchecks = kill_checks(ev, acc, study, ledger, index)
         checks.extend(kchecks)
         reports.append(_kill_report(ev, kchecks))
 

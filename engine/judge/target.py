@@ -5,10 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from studymon.engine.accounts import Accounts, RunAccount, round_key
-from studymon.engine.contract import experiment_keys, is_int, plural, round_text, valid_id
+from studymon.engine.contract import experiment_keys, is_int, key, plural, round_text, valid_id
 from studymon.engine.folder import KillFolder
 from studymon.engine.judge.events import TargetWatch
 from studymon.engine.judge.facts import KillEvidence, LedgerFacts, StudyFacts
@@ -250,23 +248,36 @@ def _own_events(
         v.fail(f"{plural(len(results), 'runResult')} to compare the exit code with")
 
 
-def plans_after(acc: Accounts, seq: int) -> dict[tuple[Any, ...], list[RunAccount]]:
-    """The runs that may start after ``seq``, by what they are (purpose, cell, round, experiments).
+class PlanIndex:
+    """Every planned run with what its work is (purpose, cell, round), worked out once per judgement."""
 
-    Those planned after it, and those planned before it but started only
-    after it (§1 has a resume start a run that was not started): a twin of a
-    target among them does its work again.  Built once per kill, so that
-    looking for a target's repeat costs the same whatever the number of
-    targets.
-    """
-    out: dict[tuple[Any, ...], list[RunAccount]] = {}
-    for a in acc.runs.values():
-        if a.plan is None:
-            continue
-        started_after = bool(a.starts) and all(st.seq > seq for st in a.starts)
-        if a.plan.seq > seq or started_after:
-            out.setdefault(_plan_key(a.plan), []).append(a)
-    return out
+    def __init__(self, acc: Accounts) -> None:
+        # (key, plan seq, first start seq or None, the run)
+        self.plans = [
+            (_plan_key(a.plan), a.plan.seq, min((st.seq for st in a.starts), default=None), a)
+            for a in acc.runs.values()
+            if a.plan is not None
+        ]
+
+    def after(self, seq: int) -> dict[tuple[Any, ...], list[RunAccount]]:
+        """The runs that may start after ``seq``, by what their work is.
+
+        Those planned after it, and those planned before it but started only
+        after it (§1 has a resume start a run that was not started): a twin of
+        a target among them does its work again.  Built once per kill, so that
+        looking for a target's repeat costs the same whatever the number of
+        targets.
+        """
+        out: dict[tuple[Any, ...], list[RunAccount]] = {}
+        for work, planned, started, a in self.plans:
+            if planned > seq or (started is not None and started > seq):
+                out.setdefault(work, []).append(a)
+        return out
+
+
+def plans_after(acc: Accounts, seq: int) -> dict[tuple[Any, ...], list[RunAccount]]:
+    """:meth:`PlanIndex.after` for one kill."""
+    return PlanIndex(acc).after(seq)
 
 
 def charged_once(
@@ -313,22 +324,18 @@ def charged_once(
     return v.check(f"1 charge, 1 runStarted; no run planned after the kill repeats {t.run}")
 
 
-def _canon(value: Any) -> bytes:
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-
-
 def _plan_key(plan: Record) -> tuple[Any, ...]:
     """What makes two plans of the same work: purpose, cell and round (as JSON, so 1 is not 1.0).
 
     Twins also share an experiment (:func:`_experiment_ids`): any id in common repeats the work.
     """
-    return (_canon(plan.get("purpose")), _canon(plan.get("object")), _canon(plan.get("round")))
+    return (key(plan.get("purpose")), key(plan.get("object")), key(plan.get("round")))
 
 
 def _experiment_ids(value: Any) -> frozenset[Any]:
     """A plan's experiment ids as a set; a plan whose experiments are not a list stands for itself whole."""
     ids = experiment_keys(value)
-    return ids if ids is not None else frozenset({("whole", _canon(value))})
+    return ids if ids is not None else frozenset({("whole", key(value))})
 
 
 def result_settled_and_finished(

@@ -265,7 +265,7 @@ def test_halted_at_export() -> None:
 
     assert h() == Check("haltedAtExport", False, "no halt in the ledger")
     assert h(halt) == Check(
-        "haltedAtExport", True, "halt at seq 2: balance exhausted, no export after it; nothing after it")
+        "haltedAtExport", True, "halt at seq 2: balance exhausted; nothing after it")
     assert h(rec(2, "halt", reason="out of ideas")) == Check(
         "haltedAtExport", False, "the last halt (seq 2) is not 'balance exhausted'")
     assert h(halt, rec(3, "export", path="x")) == Check("haltedAtExport", False, "an export (seq 3) follows the halt (seq 2)")
@@ -352,7 +352,7 @@ def test_halted_at_export_expects_what_the_template_says() -> None:
     assert h(halt, expect="export") == Check("haltedAtExport", False, "no export in the ledger")
     assert h(halt, expect="export", finished=False) == Check("haltedAtExport", None, "no export in the ledger")
     assert h(halt, expect="any") == Check(
-        "haltedAtExport", True, "halt at seq 2: balance exhausted, no export after it; nothing after it")
+        "haltedAtExport", True, "halt at seq 2: balance exhausted; nothing after it")
     assert h(halt, export, expect="any").detail == "export at seq 3: the export; nothing after it"
     assert h(rec(2, "halt", reason="out of ideas"), export, expect="any").ok is True
     assert h(rec(2, "halt", reason="out of ideas"), expect="any") == Check(

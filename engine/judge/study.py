@@ -102,7 +102,7 @@ def halted_at_export(
         )
     if end is None:
         return v.check("")
-    said = f"{FULL_STOP}, no export after it" if what == "halt" else "the export"
+    said = FULL_STOP if what == "halt" else "the export"
     return v.check(f"{what} at seq {end.seq}: {said}; nothing after it")
 
 

@@ -9,6 +9,7 @@ the stream are real.
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 from studymon.engine.containers import ContainerWatch
@@ -72,3 +73,25 @@ async def test_a_failed_inspect_costs_one_change_its_detail_not_the_stream() -> 
                 runtime.remove(name, force=True)
             except Exception:  # noqa: BLE001 - a run that never came has nothing to remove
                 pass
+
+
+def test_the_recording_takes_a_container_labelled_as_the_studys_whatever_its_name(tmp_path: Any) -> None:
+    """§6.1: labels decide whose a container is; a run of the study under another name is recorded in its window."""
+    runtime = open_runtime("process")
+    recorder = EventRecorder(PREFIX, runtime.history, "s")
+    folder = tmp_path / "kills" / "1"
+    folder.mkdir(parents=True)
+    recorder.on_live(runtime.now())
+    recorder.open(1, folder, runtime.now() - 1, set(), runtime.now())
+
+    def event(name: str, **labels: str) -> dict[str, Any]:
+        return {"Type": "container", "Action": "start", "id": name, "timeNano": int(runtime.now() * 1e9),
+                "Actor": {"ID": name, "Attributes": {"name": name, **labels}}}
+
+    assert recorder.on_event(event("elsewhere-r9", **{"studymon.study": "s"}))  # labelled as this study's
+    assert not recorder.on_event(event("elsewhere-r8", **{"studymon.study": "t"}))  # another study's
+    assert not recorder.on_event(event("elsewhere-r7"))  # nobody's that the study can tell
+    assert recorder.on_event(event(f"{PREFIX}r6"))  # under the study's stem
+    lines = [json.loads(line) for line in (folder / "container-events-live.jsonl").read_text().splitlines()]
+    recorded = [line["Actor"]["Attributes"]["name"] for line in lines if "Actor" in line]
+    assert recorded == ["elsewhere-r9", f"{PREFIX}r6"]

@@ -1231,22 +1231,39 @@ def test_what_may_come_with_the_die() -> None:
     ev, acc = evidence(one_kill())
     watch = ev.tally.targets[0]  # type: ignore[union-attr]
     ns = die_ns(ev)
-    watch.destroys.append(ns + 1)  # removed after its die (the sound run's is after the window)
+    watch.first_destroy = ns + 1  # removed after its die (the sound run's is after the window)
     assert scnr(ev, acc).ok is True
-    watch.destroys.append(ns - 1)
+    watch.first_destroy = ns - 1
     assert scnr(ev, acc).detail == f"a destroy of {NAME} comes before its die"
-    watch.destroys.pop()
+    watch.first_destroy = ns + 1
     assert scnr(ev, acc).ok is True
-    watch.ooms[:] = [ns - 5_000_000_000, ns + 1_000_000_000]
+    watch.last_oom = ns + 1_000_000_000
     assert scnr(ev, acc).ok is True
-    watch.ooms.append(ns + 1_000_000_001)
+    watch.last_oom = ns + 1_000_000_001
     assert scnr(ev, acc).detail == f"an oom of {NAME} comes after its die"
     watch.dies.clear()
-    watch.ooms[:] = [ns]
+    watch.last_oom = ns
     assert scnr(ev, acc).detail == (f"no die of {NAME} in its window; a destroy of {NAME} with no die before it; "
                                     f"an oom of {NAME} with no die after it")
-    watch.destroys.clear()
+    watch.first_destroy = None
     assert scnr(ev, acc).detail == f"no die of {NAME} in its window; an oom of {NAME} with no die after it"
+
+
+def test_the_order_of_destroys_and_ooms_is_judged_whatever_their_number() -> None:
+    """Many destroys after the die do not hide one before it, nor many ooms before it one long after it."""
+    from studymon.engine.records import parse_event
+
+    def e(action: str, ns: int) -> dict[str, Any]:
+        return {"Type": "container", "Action": action, "timeNano": ns, "Actor": {"ID": "i", "Attributes": {"name": "n"}}}
+
+    for late, early, name in ((["destroy"] * 5, "destroy", "first_destroy"), (["oom"] * 5, "oom", "last_oom")):
+        w = TargetWatch("d1", "n", frozenset({"i"}), None)
+        base = 10**18
+        times = [base + 10 + i for i in range(5)] if name == "first_destroy" else [base - 10 - i for i in range(5)]
+        for action, ns in zip(late, times, strict=True):
+            w.note(parse_event(e(action, ns)))  # type: ignore[arg-type]
+        w.note(parse_event(e(early, base - 1 if name == "first_destroy" else base + 2_000_000_000)))  # type: ignore[arg-type]
+        assert getattr(w, name) == (base - 1 if name == "first_destroy" else base + 2_000_000_000)
 
 
 def test_a_twin_planned_before_the_kill_and_started_after_it_is_a_repeat() -> None:

@@ -31,8 +31,10 @@ class TargetWatch:
     forbidden_count: int = 0  # distinct ones (counted up to SEEN_KEPT)
     seen: set[tuple[Any, ...]] = field(default_factory=set)
     dies: dict[tuple[Any, ...], tuple[Any, int | None, int]] = field(default_factory=dict)  # key -> (Id, exit, ns)
-    destroys: list[int] = field(default_factory=list)  # times, the first few
-    ooms: list[int] = field(default_factory=list)  # times, the first few
+    # The earliest destroy and the latest oom: what the story's order is checked against, whatever
+    # their number or their order in the files.
+    first_destroy: int | None = None
+    last_oom: int | None = None
     disagree: int = 0  # events whose live and read-back copies differ
 
     def note(self, e: ContainerEvent) -> None:
@@ -40,10 +42,10 @@ class TargetWatch:
         if e.verb == "die":
             if k not in self.dies and len(self.dies) < 3:
                 self.dies[k] = (e.id, e.exit_code, e.lo_ns)
-        elif e.verb in ("destroy", "oom"):
-            times = self.destroys if e.verb == "destroy" else self.ooms
-            if e.lo_ns not in times and len(times) < SHOWN:
-                times.append(e.lo_ns)
+        elif e.verb == "destroy":
+            self.first_destroy = e.lo_ns if self.first_destroy is None else min(self.first_destroy, e.lo_ns)
+        elif e.verb == "oom":
+            self.last_oom = e.hi_ns if self.last_oom is None else max(self.last_oom, e.hi_ns)
         elif e.verb not in PASSIVE and k not in self.seen:
             if len(self.seen) < SEEN_KEPT:
                 self.seen.add(k)

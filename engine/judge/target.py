@@ -225,15 +225,15 @@ def _own_events(
             die_code != shown.exit_code or shown.finished_ns is None or abs(die_ns - shown.finished_ns) > 1_000_000_000
         ):
             v.fail("the die is not the exit the snapshots show (exit code and time within a second)")
-        if any(ns < die_ns for ns in watch.destroys):
+        if watch.first_destroy is not None and watch.first_destroy < die_ns:
             v.fail(f"a destroy of {name} comes before its die")
         # The engine may report the oom just after the die it caused.
-        if any(ns > die_ns + 1_000_000_000 for ns in watch.ooms):
+        if watch.last_oom is not None and watch.last_oom > die_ns + 1_000_000_000:
             v.fail(f"an oom of {name} comes after its die")
     else:
-        if watch.destroys and not box.exited_before:
+        if watch.first_destroy is not None and not box.exited_before:
             v.fail(f"a destroy of {name} with no die before it")
-        if watch.ooms and not box.exited_before:
+        if watch.last_oom is not None and not box.exited_before:
             v.fail(f"an oom of {name} with no die after it")
     results = acct.results if acct else []
     code = die[1] if die is not None else box.exit.exit_code if box.exit is not None else None

@@ -96,8 +96,10 @@ def _keys(value: Any) -> int:
         if type(v) is dict:
             n += len(v)
             items = v.values()
-        else:
+        elif type(v) is list:
             items = v
+        else:
+            continue  # a line that is a scalar holds no key
         for x in items:
             t = type(x)
             if t is dict or t is list:

@@ -322,3 +322,28 @@ def test_ledger_at_kill_is_every_record_read_ledger_gives_across_chunks_and_faul
     write_ledger_at_kill(folder, path)
     assert read_json(folder / "ledger-at-kill.json") == [r.as_json() for r in records]
     assert not [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_the_judges_parser_refuses_a_repeated_key_at_any_level_and_takes_what_json_allows() -> None:
+    """Contract v3 rule 10: a line whose objects repeat a key is no record; a lone surrogate and a number
+    beyond a double are valid JSON (the second then breaks rule 9); a line that is no object is malformed."""
+    from studymon.engine.ledger import LedgerParser
+
+    def rec(seq: int, content: str) -> bytes:
+        return b'{"seq": %d, "at": "2026-12-01T00:00:00.000Z", "kind": "k", "content": %s}\n' % (seq, content.encode())
+
+    p = LedgerParser(strict=True)
+    records, issues = p.feed(
+        rec(1, '{"a": 1, "a": 2}') + rec(2, '{"x": {"b": [1, {"c": 1, "c": 1}]}}') + rec(3, '{"t": "\\ud83d"}')
+        + rec(4, '{"n": 1e400}') + rec(5, '{"s": "\\":", "b" : 1}') + rec(6, '{"a" : 1, "a" : 2, "b": "\\":"}')
+        + b"null\n5\n[1, {\"a\": 1}]\n"
+    )
+    assert [r.seq for r in records] == [3, 4, 5]
+    assert [(i.line, i.detail) for i in issues if i.kind == "malformed"] == [
+        (1, "an object repeats a key"), (2, "an object repeats a key"), (6, "an object repeats a key"),
+        (7, "not a JSON object"), (8, "not a JSON object"), (9, "not a JSON object"),
+    ]
+    assert p.nonfinite == [(4, 4)]
+    # The console's own reading keeps orjson's way: the last copy of a repeated key.
+    lax = LedgerParser()
+    assert [r.content for r in lax.feed(rec(1, '{"a": 1, "a": 2}'))[0]] == [{"a": 2}]

@@ -17,7 +17,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,6 +93,7 @@ def _keys(value: Any) -> int:
     pop, push = stack.pop, stack.append
     while stack:
         v = pop()
+        items: Iterable[Any]
         if type(v) is dict:
             n += len(v)
             items = v.values()

@@ -1,14 +1,19 @@
 """studymon report on the largest hostile evidence folders the size caps let in: today's judge beside the current code.
 
-The contract (docs, §6.5) says that any folder within the size caps of
-``engine/safefile.py`` is judged in under 10 s and 1 GiB on a 2-core
-machine, and that the report's size follows the ledger, not the attacker.
-This bench builds such folders, each from the corpus's sound folder
-(``tests/corpus.py``: ``write(derive(sound()), out)``) with one file (or one
-kind of file) made as large as its cap allows, and runs the command-line
-judge on each, as an operator would: ``python -m studymon.tui.cli report
-OUT``, a fresh process per run.  Two judges, in the same run, taking turns
-(which goes first alternates from folder to folder and round to round):
+The contract (docs, §6.5) says that any folder within the size caps is
+judged in under 10 s and 1 GiB on a 2-core machine, and that the report's
+size follows the ledger, not the attacker.  The caps are each file's own
+(``engine/folder.py``: ``EvidenceFolder.CAPS``, ``KillFolder.CAPS``), and
+``KillFolder.BUDGET`` bounds what all kill folders together may hold (each
+counted as its known files' sizes, each up to its cap; the kill folders
+past it are not read).  This bench builds such folders, each from a sound
+folder (the corpus's, ``tests/corpus.py``: ``write(derive(sound()), out)``,
+or a long sound study) with one file, or one kind of file, or everything at
+once, made as large as its caps allow, and runs the command-line judge on
+each, as an operator would: ``python -m studymon.tui.cli report OUT``, a
+fresh process per run.  Two judges, in the same run, taking turns (which
+goes first alternates from folder to folder and round to round), on the
+same folders:
 
 * **today**: the judge at a fixed commit (``--baseline``, default
   ``ae54883``), its package folders taken with ``git archive``;
@@ -21,6 +26,19 @@ of that version's ``pyproject.toml``: ``studymon/engine`` from ``engine/``
 and so on) in a folder of their own, compiled once, and put first on
 ``PYTHONPATH``; the child runs with ``-P`` from a neutral folder, so nothing
 else (the repository, its editable install) can be imported in their place.
+
+**The caps** are read in each judge's copy, in a process of its own
+(``PROBE``): safefile's generic caps, and ``engine/folder.py``'s per-file
+caps and budget when the copy has that file (only the copy's own: for a
+module the copy lacks, the repository's editable install would find the
+working tree's).  The folders are built to the **current** judge's caps (it
+must have per-file caps), once per case, and both judges judge the same
+folder.  ae54883 has no folder.py: it reads every file with its kind's
+generic cap (``JSON_CAP`` 64 MiB, ``JSONL_CAP`` 256 MiB, ...) and reads
+every kill folder; so it reads every file of these folders too (each
+folder's line says what either judge leaves unread by size, and the bench
+stops if the current judge would leave anything: a folder past its caps is
+the bench's mistake).
 
 Per run: the wall time, the CPU time and the **peak RSS** of the judge,
 from its own ``rusage`` as ``os.wait4`` gives it when it is reaped: the
@@ -43,63 +61,91 @@ exit status is kept (0 sound, 1 a check fails, 3 unknown; anything else, or
 a traceback on standard error, is a crash).
 
 The folders, each written whole (real bytes, no sparse files) into the
-bench's temporary folder, one at a time, judged, then removed:
+bench's temporary folder, one at a time, judged, then removed.  "Its cap" is
+the current judge's cap for that file, less 4 KiB (``SLACK``); "the budget"
+``KillFolder.BUDGET`` less 4 KiB:
 
 * ``sound``: the corpus's sound folder (what starting the judge costs);
-* ``kill-targets``: kill 1's ``kill.json`` listing targets up to JSON_CAP
+* ``kill-targets``: kill 1's ``kill.json`` listing targets up to its cap
   (valid, distinct run ids, none in flight);
-* ``live-events``: kill 1's ``container-events-live.jsonl`` up to JSONL_CAP
+* ``live-events``: kill 1's ``container-events-live.jsonl`` up to its cap
   of lifecycle events inside its window: of the target (forbidden actions,
   passive ones, dies of other Ids) and of other containers of the study
   created and started;
-* ``live-lines``: the same file up to JSONL_CAP of the shortest lines that
-  are JSON (``{}``): what a line costs, whatever it holds;
-* ``ledger-<N>``: a sound study of N ledger records (diagnosis rounds of the
-  corpus's shape, the same two kills), its timeline as long; judged sound
+* ``live-lines``: the same file up to its cap of the shortest lines that
+  are JSON (``0``, ``TINY``): what a line costs, whatever it holds;
+* ``ledger-<N>``, ``ledger-cap``: a sound study of N ledger records
+  (diagnosis rounds of the corpus's shape, the same two kills), or of as
+  many as fit under the ledger's cap, its timeline as long; judged sound
   (exit 0) by a judge that reads it all.  Records a second and MB a second
   of the ledger, and the ledger that fits in 10 s and in 1 GiB, fitted to
   these sizes;
-* ``at-kill``: the first of those ledgers, with both kills'
-  ``ledger-at-kill.json`` holding the whole ledger (as the engine writes it,
-  indented): every record compared, in two streams beside the ledger's;
-* ``at-kill-element``: one element of ``ledger-at-kill.json`` near
-  ELEMENT_CAP;
-* ``snapshots``: the three container snapshots of both kills, each up to
-  JSON_CAP of containers;
-* ``window``: kill 1's ``container-events-window.json`` up to JSON_CAP of
+* ``ledger-lines``: the sound ledger, then ``0`` lines up to its cap;
+* ``at-kill``: ``ledger-cap``'s study, both kills' ``ledger-at-kill.json``
+  holding the whole ledger (indented as the engine writes it: 1.45 times
+  the ledger's bytes), as far as their caps and the budget allow, kill 1's
+  then white space up to its cap as far as the budget allows: every record
+  compared twice, in two streams beside the ledger's (only the records the
+  ledger has are compared, so the budget goes to kill 2's copy first);
+* ``at-kill-element``: one element of ``ledger-at-kill.json`` up to its cap
+  (and ``ELEMENT_CAP``);
+* ``snapshots``: the three container snapshots of both kills, each up to its
+  cap of containers;
+* ``window``: kill 1's ``container-events-window.json`` up to its cap of
   targets;
-* ``launches``, ``arms``, ``timeline``: each of those files up to JSONL_CAP
-  (controllers started and ended, arms and disarms, records seen).
+* ``launches``, ``arms``, ``timeline``: each of those files up to its cap
+  (controllers started and ended, arms and disarms, records seen again);
+  ``launches-lines``, ``timeline-lines``: ``0`` lines up to its cap (before
+  the file's own lines in launches.jsonl, after them in the timeline);
+* ``kills-budget``: as many kill folders as the budget lets in, each with its
+  ``kill.json`` (targets) and live recording (events) as large as their caps
+  and the budget allow: kills 1 and 2 the sound study's, the others copies
+  of kill 2;
+* ``kills-<N>``, ``kills-many``: N kill folders (or as many as the budget
+  lets in), each past the sound folder's two a copy of kill 2's ``kill.json``
+  alone: what a kill folder costs, in time and in report, and how many fit
+  in 10 s (a line through the sizes judged to the end).  A kill folder
+  holding no file the judge reads counts for nothing against the budget;
+* ``whole-folder``: everything at once: ``ledger-cap``'s study (every
+  record read), its timeline, ``launches.jsonl``, ``arms.jsonl`` and
+  ``ledger-watch.jsonl`` up to their caps with ``0`` lines,
+  ``research.json`` up to its cap; the budget spent on ``0`` lines in the
+  event recordings (kill 1's live recording and read-back, then kill 2's),
+  each up to its cap: of the contents measured, where a byte costs the
+  judge the most (``live-lines``).  Not the kill folders in number, which
+  cost more still: ``kills-many`` alone is past the timeout.
 
-The caps are read from the current judge's ``safefile`` (today's are printed
-too when they differ).  Every file stays at least 4 KiB under its cap.
+    python bench/report_hostile.py                    # every folder, 1 round
+    python bench/report_hostile.py --only kill-targets,ledger --ledger-records 50000,cap
+    python bench/report_hostile.py --quick --json rh.json   # smoke run: 256 KiB files, short ledgers (~50 s)
 
-    python bench/report_hostile.py                    # every folder, 1 round (~15 min on 2 cores today)
-    python bench/report_hostile.py --only kill-targets,ledger --ledger-records 500000,2000000
-    python bench/report_hostile.py --quick --json rh.json   # smoke run: 256 KiB files, short ledgers (~40 s)
-
-Options: ``--quick``; ``--only NAMES`` (folders by name, ``ledger`` for every
-ledger size); ``--ledger-records`` (sizes, default ``100000,250000,1000000``;
-``20000,60000`` with ``--quick``); ``--rounds`` (runs per judge and folder,
-default 1; the sound folder gets 5); ``--timeout`` (s, default 120);
-``--memory-limit`` (GiB, default 4); ``--baseline REV``; ``--current REV``;
-``--json FILE`` (every run, the folders and the fitted ledger size);
-``--keep`` (keep the temporary folder: folders, outputs, the judges' copies;
-its path is printed); ``--silent``.  Exit status 0 when every run was
-measured (a killed run is a measurement), 2 when the bench could not measure
-(a judge that cannot be set up, a run that crashed), 130 when interrupted.
+Options: ``--quick`` (every file at most 256 KiB less the slack, the budget
+1.25 MiB, ledgers of ``20000,60000`` records, ``20,60`` kill folders);
+``--only NAMES`` (folders by name, ``ledger`` for every ledger size,
+``kills`` for every kill count); ``--ledger-records`` (sizes, ``cap`` for as
+many as fit; default ``100000,cap``); ``--kill-counts`` (``budget`` for as
+many as it lets in; default ``500,2000,budget``); ``--rounds`` (runs per judge
+and folder, default 1; the sound folder gets 5); ``--timeout`` (s, default
+120); ``--memory-limit`` (GiB, default 4); ``--baseline REV``; ``--current
+REV``; ``--json FILE`` (every run, the folders, what each judge leaves
+unread, the fitted sizes); ``--keep`` (keep the temporary folder: folders,
+outputs, the judges' copies; its path is printed); ``--silent``.  Exit
+status 0 when every run was measured (a killed run is a measurement), 2 when
+the bench could not measure (a judge that cannot be set up, a run that
+crashed, a folder it built past the current caps), 130 when interrupted.
 Every child is killed and the temporary folder removed on the way out, also
-on SIGTERM.  Most of a full run's time today is the judges' own: runs killed
-at 120 s, ledgers of a million records.
+on SIGTERM.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import statistics
@@ -131,10 +177,32 @@ MEMORY_LIMIT = 4 * GiB  # a judge past this is killed: the machine is shared
 WATCH = 0.05  # seconds between looks at a running judge's resident set
 SOUND_RUNS = 5  # runs per judge of the sound folder: its medians are the start-up cost
 SLACK = 4096  # every file stays this far under its cap
-LEDGER_RECORDS = (100_000, 250_000, 1_000_000)
-QUICK_LEDGER_RECORDS = (20_000, 60_000)
+LEDGER_RECORDS = "100000,cap"  # ledger sizes in records; cap: as many as fit under the ledger's cap
+QUICK_LEDGER_RECORDS = "20000,60000"
+KILL_COUNTS = "500,2000,budget"  # kill folders; budget: as many as the kills' budget lets in
+QUICK_KILL_COUNTS = "20,60"
 QUICK_BYTES = 256 * 1024  # a capped file's size with --quick
+QUICK_BUDGET = (
+    5 * QUICK_BYTES
+)  # the kills' budget with --quick (1.25 MiB): two kill folders of two 252 KiB files, and a third
 CAP_NAMES = ("JSON_CAP", "JSONL_CAP", "LEDGER_CAP", "ARRAY_CAP", "LINE_CAP", "ELEMENT_CAP")
+KILL_NAME = re.compile(r"[1-9][0-9]{0,5}")  # a kill folder's name, as engine/folder.py takes it
+# What the judge reads with a cap, besides the ledger and ledger-at-kill.json (for a judge whose caps are
+# safefile's generic ones, by kind).
+GENERIC_READS = ("research.json", "launches.jsonl", "arms.jsonl", "ledger-watch.jsonl", "timeline.jsonl")
+KILL_READS = (
+    "kill.json",
+    "container-before.json",
+    "container-after-kill.json",
+    "container-before-resume.json",
+    "container-events.jsonl",
+    "container-events-live.jsonl",
+    "container-events-window.json",
+    "runtime-restarts.jsonl",
+)
+LEDGER = "study/ledger.jsonl"
+TIMELINE = "timeline.jsonl"
+KILL_JSON, AT_KILL, READBACK, LIVE, WINDOW = KILL_READS[0], "ledger-at-kill.json", *KILL_READS[4:7]
 JUDGES = ("today", "current")
 CHECK_ROUNDS = 7  # the long sound folder, built at this many rounds, must be the corpus's own
 
@@ -167,8 +235,47 @@ class Judge:
     commit: str  # the commit (for the working tree: HEAD)
     changed: list[str]  # working tree only: package files that differ from HEAD (git status --porcelain)
     root: str  # the folder put first on PYTHONPATH (holds studymon/)
-    caps: dict[str, int] = field(default_factory=dict)
+    caps: dict[str, int] = field(default_factory=dict)  # safefile's generic caps (CAP_NAMES)
+    # engine/folder.py's caps, each file's own: {"evidence": EvidenceFolder.CAPS, "kill": KillFolder.CAPS};
+    # None for a judge without them (ae54883: every file has its kind's generic cap).
+    file_caps: dict[str, dict[str, int]] | None = None
+    budget: int | None = None  # KillFolder.BUDGET: what all kill folders together may hold; None: no bound
     imported_from: str = ""
+    folder_module: str | None = None  # where engine/folder.py was imported from, when it has the caps
+
+    def cap_of(self, rel: str) -> int | None:
+        """The cap this judge reads ``OUT/rel`` with, by its own rules; None for a file it does not read."""
+        parts = rel.split("/")
+        in_kill = len(parts) == 3 and parts[0] == "kills" and KILL_NAME.fullmatch(parts[1]) is not None
+        if self.file_caps is not None:
+            return self.file_caps["kill"].get(parts[2]) if in_kill else self.file_caps["evidence"].get(rel)
+        # The generic caps by kind, as safefile's readers default them (ae54883's report.py passes none).
+        if rel == "study/ledger.jsonl":
+            return self.caps["LEDGER_CAP"]
+        if in_kill and parts[2] == "ledger-at-kill.json":
+            return self.caps["ARRAY_CAP"]
+        if rel in GENERIC_READS or (in_kill and parts[2] in KILL_READS):
+            return self.caps["JSONL_CAP" if rel.endswith(".jsonl") else "JSON_CAP"]
+        return None
+
+    def unread(self, folder: Path) -> dict[str, list[str]]:
+        """What this judge would not read of ``folder`` by size: files past their cap, kill folders past the budget.
+
+        A kill folder counts as the judge counts it (``KillFolder.size``): the bytes of the files it
+        reads there, each up to its cap; the kill folders, in order, are read while their sum stays
+        within the budget.
+        """
+        over = [
+            rel for rel, size in folder_files(folder).items() if (cap := self.cap_of(rel)) is not None and size > cap
+        ]
+        past: list[str] = []
+        if self.budget is not None:
+            spent = 0
+            for n, size in kill_sizes(folder, self):
+                spent += size
+                if spent > self.budget:
+                    past.append(f"kills/{n}")
+        return {"overCap": over, "pastBudget": past}
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
@@ -221,20 +328,51 @@ def make_judge(name: str, rev: str | None, work: Path) -> Judge:
     judge = Judge(name, rev or "working tree", commit, changed, str(root))
     # Compiled once, so that no run pays for it; a file that does not compile shows in the probe below.
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(root)], check=False, capture_output=True)
-    probe = (
-        "import json, studymon, studymon.tui.cli; from studymon.engine import safefile as s; "
-        f"print(json.dumps({{'file': studymon.__file__, 'caps': {{n: getattr(s, n) for n in {CAP_NAMES!r}}}}}))"
-    )
     proc = subprocess.run(
-        [sys.executable, "-P", "-c", probe], cwd=work, env=judge.env(), capture_output=True, text=True, check=False
+        [sys.executable, "-P", "-c", PROBE, json.dumps(CAP_NAMES)],
+        cwd=work,
+        env=judge.env(),
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if proc.returncode != 0:
         raise BenchError(f"{name} ({judge.source}): the judge does not import:\n{proc.stderr[-2000:]}")
     found = json.loads(proc.stdout)
-    if not Path(found["file"]).resolve().is_relative_to(root.resolve()):
-        raise BenchError(f"{name}: studymon was imported from {found['file']}, not from {root}")
+    for what in ("file", "folder"):
+        where = found[what]
+        if where is not None and not Path(where).resolve().is_relative_to(root.resolve()):
+            raise BenchError(f"{name}: studymon was imported from {where}, not from {root}")
     judge.caps, judge.imported_from = found["caps"], found["file"]
+    if found["fileCaps"] is not None:
+        judge.file_caps, judge.budget = found["fileCaps"], found["budget"]
+        judge.folder_module = found["folder"]
     return judge
+
+
+# Run in each judge's copy: safefile's generic caps, and engine/folder.py's per-file caps and kill
+# budget when it has them (ae54883 has no folder.py: every file has its kind's generic cap there).
+PROBE = r"""
+import json, sys
+import studymon, studymon.tui.cli
+from studymon.engine import safefile
+import os
+from studymon import engine
+caps = {n: getattr(safefile, n) for n in json.loads(sys.argv[1])}
+folder = None
+# Only the copy's own folder.py: the repository's editable install would find the working tree's for a judge
+# that has none (its finder comes after the copy's, for a module the copy lacks).
+if any(os.path.isfile(os.path.join(p, "folder.py")) for p in engine.__path__):
+    from studymon.engine import folder
+evidence = getattr(folder, "EvidenceFolder", None)
+kill = getattr(folder, "KillFolder", None)
+file_caps = budget = None
+if hasattr(evidence, "CAPS") and hasattr(kill, "CAPS") and hasattr(kill, "BUDGET"):
+    file_caps = {"evidence": dict(evidence.CAPS), "kill": dict(kill.CAPS)}
+    budget = kill.BUDGET
+print(json.dumps({"file": studymon.__file__, "caps": caps, "fileCaps": file_caps, "budget": budget,
+                  "folder": folder.__file__ if file_caps is not None else None}))
+"""
 
 
 # --- running one judgement ------------------------------------------------------------------
@@ -488,17 +626,216 @@ class Template:
 
 
 # --- the folders -------------------------------------------------------------------------------
+#
+# Each folder is a sound one (the corpus's, or the long sound study's) written whole, then one file
+# or several grown in place to their sizes: each grower reads the file as written and writes it again
+# with more of what it holds, up to a size in bytes.
 
 
 def sound_files() -> corpus.Files:
     return corpus.derive(corpus.sound())
 
 
-def write_except(out: Path, *rels: str) -> tuple[corpus.Files, list[Any]]:
-    """The sound folder written without ``rels``; the sound files and the values of ``rels``."""
+def kill_rel(n: int, name: str) -> str:
+    return f"kills/{n}/{name}"
+
+
+def read_value(out: Path, rel: str) -> Any:
+    return json.loads((out / rel).read_bytes())
+
+
+def read_lines(out: Path, rel: str) -> list[bytes]:
+    """The file's lines, each with its newline (none when there is no such file)."""
+    path = out / rel
+    return path.read_bytes().splitlines(keepends=True) if path.exists() else []
+
+
+def grow_targets(out: Path, rel: str, limit: int) -> int:
+    """``rel`` (a kill.json) listing more targets up to ``limit`` bytes: valid, distinct runs x1, x2, ..., none in
+    flight.  Returns how many targets it lists."""
+    kill = read_value(out, rel)
+    model = dict(
+        kill["targets"][0], run=Template.MARK, container=Template.MARK, planSeq=Template.MARK, startSeq=Template.MARK
+    )
+    parts = compact(model).split(json.dumps(Template.MARK).encode())
+
+    def targets() -> Iterator[bytes]:
+        n = 0
+        while True:
+            n += 1
+            run = f"x{n}"
+            name = json.dumps(corpus.container(run)).encode()
+            number = str(n).encode()
+            yield b"".join(
+                (parts[0], json.dumps(run).encode(), parts[1], number, parts[2], number, parts[3], name, parts[4])
+            )
+
+    return len(kill["targets"]) + fill_member(out / rel, limit, kill, "targets", targets())
+
+
+def window_of(out: Path, n: int) -> tuple[int, int, str]:
+    """Kill ``n``'s window in ns, from its start to its target's result seen, and the target's container."""
+    window = read_value(out, kill_rel(n, WINDOW))
+    target = read_value(out, kill_rel(n, KILL_JSON))["targets"][0]
+    seen = window["targets"][target["run"]]["resultSeenEpoch"]
+    return int(window["sinceEpoch"] * 1e9), int(seen * 1e9), target["container"]
+
+
+def live_events(out: Path, n: int) -> Iterator[bytes]:
+    """Events inside kill ``n``'s window, one time each: of its target and of other containers of the study."""
+    since, seen, name = window_of(out, n)
+    span = seen - since - 2000
+    k = 0
+    while True:
+        k += 1
+        when = (since + 1000 + (k * 997) % span) / 1e9  # ~1 ns apart; distinct for a million events
+        kind = k % 5
+        if kind == 0:  # a forbidden action on the target
+            e = corpus.event("start", name, when)
+        elif kind == 1:  # a passive one
+            e = corpus.event("attach", name, when)
+        elif kind == 2:  # a die under the target's name, of another container
+            e = corpus.event("die", name, when, exitCode="0")
+            e["id"] = e["Actor"]["ID"] = corpus.container_id(f"{name}/{k}")
+        else:  # another container of the study created, then started; its run was never planned
+            e = corpus.event("create" if kind == 3 else "start", corpus.container(f"z{k // 5}"), when)
+        yield jline(dict(e, seenAt=rfc3339_ms(when + 0.002)))
+
+
+def grow_live(out: Path, n: int, limit: int, tiny: bool = False) -> int:
+    """Kill ``n``'s live recording: its own lines, then events in its window (or TINY lines) up to ``limit``."""
+    rel = kill_rel(n, LIVE)
+    if tiny:
+        return grow_tiny(out, rel, limit)
+    head = b"".join(read_lines(out, rel))
+    return fill(out / rel, limit, head, [], live_events(out, n), b"", b"")
+
+
+TINY = b"0\n"  # the shortest line that is JSON: a number of one digit
+
+
+def grow_tiny(out: Path, rel: str, limit: int, after: bool = True) -> int:
+    """A .jsonl file with TINY lines up to ``limit``, after its own lines or before them; how many.
+
+    What a line costs whatever it holds: the shortest JSON there is, as many as fit, written in blocks.
+    """
+    own = b"".join(read_lines(out, rel))
+    count = (limit - len(own)) // len(TINY)
+    f = Sized(out / rel)
+    if after:
+        f.write(own)
+    block = 1 << 16
+    for start in range(0, count, block):
+        f.write(TINY * min(block, count - start))
+    if not after:
+        f.write(own)
+    f.close()
+    return count
+
+
+def grow_snapshot(out: Path, rel: str, limit: int) -> int:
+    """A container snapshot with more containers up to ``limit``: of the study (y1, y3, ...) and others."""
+    snap = read_value(out, rel)
+    model = corpus.inspect("inforsi-s-y1", corpus.T0)
+    model["Id"], model["Name"] = Template.MARK, Template.MARK
+    parts = compact(model).split(json.dumps(Template.MARK).encode())
+
+    def containers() -> Iterator[bytes]:
+        n = 0
+        while True:
+            n += 1
+            name = corpus.container(f"y{n}") if n % 2 else f"other-{n}"
+            yield b"".join(
+                (
+                    json.dumps(name).encode(),
+                    b":",
+                    parts[0],
+                    json.dumps(corpus.container_id(name)).encode(),
+                    parts[1],
+                    json.dumps("/" + name).encode(),
+                    parts[2],
+                )
+            )
+
+    items = [member(k, v) for k, v in snap.items()]
+    return fill(out / rel, limit, b"{", items, containers(), b",", b"}")
+
+
+def grow_window(out: Path, rel: str, limit: int) -> int:
+    """A container-events-window.json with more targets (runs w1, w2, ...) up to ``limit``."""
+    window = read_value(out, rel)
+    model = next(iter(window["targets"].values()))
+    entry = Template(dict(model, resultSeq=Template.MARK), compacted=True)
+
+    def targets() -> Iterator[bytes]:
+        n = 0
+        while True:
+            n += 1
+            yield json.dumps(f"w{n}").encode() + b":" + entry(n)
+
+    return fill_member(out / rel, limit, window, "targets", targets())
+
+
+def grow_lines(out: Path, rel: str, limit: int, more: Iterator[bytes], after: bool) -> int:
+    """A .jsonl file with ``more``'s lines up to ``limit``: after its own lines, or before them."""
+    lines = b"".join(read_lines(out, rel))
+    head, tail = (lines, b"") if after else (b"", lines)
+    return fill(out / rel, limit, head, [], more, b"", tail)
+
+
+def more_launches() -> Iterator[bytes]:
+    """Controllers (other pids) started and ended long before the study's own."""
+    at = rfc3339_ms(corpus.T0 - 1e6)
+    start = Template({"event": "start", "pid": Template.MARK, "at": at, "resume": True})
+    end = Template({"event": "end", "pid": Template.MARK, "at": at, "code": 0, "signal": None})
+    pid = 100_000
+    while True:
+        pid += 1
+        yield start(pid) + b"\n"
+        yield end(pid) + b"\n"
+
+
+def more_arms() -> Iterator[bytes]:
+    """Arms, missed kills and disarms before the study's own lines."""
+    at = rfc3339_ms(corpus.T0 - 1e6)
+    arm = jline({"event": "arm", "at": at})
+    missed = Template({"event": "missed", "at": at, "run": Template.MARK, "detail": "the run ended before the kill"})
+    disarm = jline({"event": "disarm", "at": at})
+    n = 0
+    while True:
+        n += 1
+        yield arm
+        yield missed(f"d{n}", quoted=True) + b"\n"
+        yield disarm
+
+
+def more_timeline(out: Path) -> Iterator[bytes]:
+    """The study's records seen again and again, after its own lines (the judge keeps the first time)."""
+    seen = rfc3339_ms(corpus.T0 + 1e7)
+    lines = [jline(dict(json.loads(x), seenAt=seen)) for x in read_lines(out, TIMELINE)]  # now: the file is rewritten
+    if not lines:
+        raise BenchError(f"{TIMELINE} has no line to see again")
+    return itertools.cycle(lines)
+
+
+def grow_research(out: Path, limit: int) -> int:
+    """research.json with a list the judge does not read (``notes``) up to ``limit``: its own keys first."""
+    research = dict(read_value(out, "research.json"), notes=[])
+    note = json.dumps("x" * 100).encode()
+    return fill_member(out / "research.json", limit, research, "notes", iter(lambda: note, None))
+
+
+def copy_kill(out: Path, src: int, n: int) -> None:
+    """``kills/<n>/`` holding the sound folder's kill ``src``'s files."""
     files = sound_files()
-    corpus.write({k: v for k, v in files.items() if k not in rels}, out)
-    return files, [files.get(rel) for rel in rels]
+    corpus.write(
+        {kill_rel(n, rel.split("/")[2]): v for rel, v in files.items() if rel.startswith(f"kills/{src}/")}, out
+    )
+
+
+def kills_spent(out: Path, sizes: Sizes) -> int:
+    """What the kill folders hold against the current judge's budget (as it counts them)."""
+    return sum(size for _, size in kill_sizes(out, sizes.judge))
 
 
 def build_sound(out: Path, sizes: Sizes) -> dict[str, Any]:
@@ -508,92 +845,17 @@ def build_sound(out: Path, sizes: Sizes) -> dict[str, Any]:
 
 
 def build_kill_targets(out: Path, sizes: Sizes) -> dict[str, Any]:
-    rel = "kills/1/kill.json"
-    _, (kill,) = write_except(out, rel)
-    model = dict(
-        kill["targets"][0], run=Template.MARK, container=Template.MARK, planSeq=Template.MARK, startSeq=Template.MARK
-    )
-    # Each listed target a run of its own, valid and distinct, never in flight: x1, x2, ...
-    parts = compact(model).split(json.dumps(Template.MARK).encode())
-
-    def targets() -> Iterator[bytes]:
-        n = 0
-        while True:
-            n += 1
-            run = f"x{n}"
-            name = json.dumps(corpus.container(run)).encode()
-            yield b"".join(
-                (
-                    parts[0],
-                    json.dumps(run).encode(),
-                    parts[1],
-                    str(n).encode(),
-                    parts[2],
-                    str(n).encode(),
-                    parts[3],
-                    name,
-                    parts[4],
-                )
-            )
-
-    added = fill_member(out / rel, sizes.cap("JSON_CAP"), kill, "targets", targets())
-    return {"listedTargets": len(kill["targets"]) + added}
+    rel = kill_rel(1, KILL_JSON)
+    corpus.write(sound_files(), out)
+    return {"listedTargets": grow_targets(out, rel, sizes.cap(rel))}
 
 
-def window_of(files: corpus.Files, n: int) -> tuple[int, int, str]:
-    """Kill ``n``'s window in ns, from its start to its target's result seen, and the target's container."""
-    window = files[f"kills/{n}/container-events-window.json"]
-    target = files[f"kills/{n}/kill.json"]["targets"][0]
-    seen = window["targets"][target["run"]]["resultSeenEpoch"]
-    return int(window["sinceEpoch"] * 1e9), int(seen * 1e9), target["container"]
+def build_live(tiny: bool) -> Callable[[Path, Sizes], dict[str, Any]]:
+    def build(out: Path, sizes: Sizes) -> dict[str, Any]:
+        corpus.write(sound_files(), out)
+        return {"addedLines": grow_live(out, 1, sizes.cap(kill_rel(1, LIVE)), tiny)}
 
-
-def live_events(files: corpus.Files) -> Iterator[bytes]:
-    """Events inside kill 1's window, one time each: of its target and of other containers of the study."""
-    since, seen, name = window_of(files, 1)
-    span = seen - since - 2000
-    n = 0
-    while True:
-        n += 1
-        when = (since + 1000 + (n * 997) % span) / 1e9  # ~1 ns apart; distinct for a million events
-        kind = n % 5
-        if kind == 0:  # a forbidden action on the target
-            e = corpus.event("start", name, when)
-        elif kind == 1:  # a passive one
-            e = corpus.event("attach", name, when)
-        elif kind == 2:  # a die under the target's name, of another container
-            e = corpus.event("die", name, when, exitCode="0")
-            e["id"] = e["Actor"]["ID"] = corpus.container_id(f"{name}/{n}")
-        else:  # another container of the study created, then started; its run was never planned
-            e = corpus.event("create" if kind == 3 else "start", corpus.container(f"z{n // 5}"), when)
-        yield jline(dict(e, seenAt=rfc3339_ms(when + 0.002)))
-
-
-def build_live(out: Path, sizes: Sizes, tiny: bool) -> dict[str, Any]:
-    rel = "kills/1/container-events-live.jsonl"
-    files, (own,) = write_except(out, rel)
-    head = b"".join(jline(x) for x in own)
-    limit = sizes.cap("JSONL_CAP")
-    if not tiny:
-        return {"addedLines": fill(out / rel, limit, head, [], live_events(files), b"", b"")}
-    # The shortest line that is JSON, as many as fit: written in blocks, not a line at a time.
-    line = b"{}\n"
-    count = (limit - len(head)) // len(line)
-    out_file = Sized(out / rel)
-    out_file.write(head)
-    block = 1 << 16
-    for start in range(0, count, block):
-        out_file.write(line * min(block, count - start))
-    out_file.close()
-    return {"addedLines": count}
-
-
-def build_live_events(out: Path, sizes: Sizes) -> dict[str, Any]:
-    return build_live(out, sizes, tiny=False)
-
-
-def build_live_lines(out: Path, sizes: Sizes) -> dict[str, Any]:
-    return build_live(out, sizes, tiny=True)
+    return build
 
 
 # The long sound study: the corpus's sound study (3 rounds, kills at d1 and d3) with more
@@ -678,13 +940,13 @@ class LongStudy:
 
     def _later(self, rel: str, key: str) -> float:
         """How long after its record the small folder's last line of ``rel`` is stamped (the halt's, the end's)."""
-        return parse_rfc3339(self.small[rel][-1][key]) - corpus.t(len(self.small["study/ledger.jsonl"]))
+        return parse_rfc3339(self.small[rel][-1][key]) - corpus.t(len(self.small[LEDGER]))
 
     def timeline_line(self, r: dict[str, Any]) -> dict[str, Any]:
-        small = self.small["timeline.jsonl"]
+        small = self.small[TIMELINE]
         if r["seq"] < len(self.first.entries):  # before the halt, in the first three rounds: as in the small folder
             return small[r["seq"] - 1]  # type: ignore[no-any-return]
-        seen = rfc3339_ms(corpus.t(r["seq"]) + self._later("timeline.jsonl", "seenAt"))
+        seen = rfc3339_ms(corpus.t(r["seq"]) + self._later(TIMELINE, "seenAt"))
         return dict(small[-1], seq=r["seq"], kind=r["kind"], at=r["at"], seenAt=seen)
 
     def launches(self) -> list[dict[str, Any]]:
@@ -693,33 +955,49 @@ class LongStudy:
         return lines
 
     def at_kill_lengths(self) -> dict[str, int]:
-        return {rel: len(v) for rel, v in self.small.items() if rel.endswith("/ledger-at-kill.json")}
+        return {rel: len(v) for rel, v in self.small.items() if rel.endswith("/" + AT_KILL)}
 
     def files(self) -> corpus.Files:
         """The whole folder in memory (to check it against the corpus at a few rounds)."""
         records = list(self.records())
         files = dict(self.small)
-        files["study/ledger.jsonl"] = records
-        if "timeline.jsonl" in files:
-            files["timeline.jsonl"] = [self.timeline_line(r) for r in records]
+        files[LEDGER] = records
+        if TIMELINE in files:
+            files[TIMELINE] = [self.timeline_line(r) for r in records]
         files["launches.jsonl"] = self.launches()
         for rel, n in self.at_kill_lengths().items():
             files[rel] = records[:n]
         return files
 
-    def write(self, out: Path, whole_at_kill: bool = False) -> dict[str, Any]:
-        """The folder; the ledger, its timeline and each ledger-at-kill.json streamed.
+    def at_kill_bytes(self) -> int:
+        """The size of a ledger-at-kill.json holding the whole ledger, as :meth:`write_streams` writes it."""
+        return 3 + sum(len(at_kill_text(r, i == 1)) for i, r in enumerate(self.records(), 1))
 
-        ``whole_at_kill``: every ledger-at-kill.json holds the whole ledger, not the ledger to its kill.
-        """
-        lengths = self.at_kill_lengths()
-        streamed = {"study/ledger.jsonl", "timeline.jsonl", *lengths}
+    def ledger_bytes(self) -> int:
+        """The ledger's size, as :meth:`write` writes it."""
+        return sum(len(jline(r)) for r in self.records())
+
+    def write_small(self, out: Path) -> None:
+        """Every file but the ledger, its timeline and the ledger-at-kill.json files."""
+        streamed = {LEDGER, TIMELINE, *self.at_kill_lengths()}
         corpus.write({k: v for k, v in self.small.items() if k not in streamed}, out)
         corpus.write({"launches.jsonl": self.launches()}, out)
-        ledger = Sized(out / "study/ledger.jsonl")
-        timeline = Sized(out / "timeline.jsonl") if "timeline.jsonl" in self.small else None
-        at_kill = {rel: Sized(out / rel) for rel in lengths}
-        for piece in at_kill.values():
+
+    def write_streams(self, out: Path, at_kill: dict[str, int] | None = None) -> dict[str, Any]:
+        """The ledger, its timeline and each ledger-at-kill.json, streamed.
+
+        ``at_kill``: for each ledger-at-kill.json named, a size in bytes: it holds the ledger from its first
+        record, as many records as fit (all of them if they do), then white space up to that size, instead of
+        the ledger to its kill.
+        """
+        lengths = self.at_kill_lengths()
+        limits = at_kill or {}
+        ledger = Sized(out / LEDGER)
+        timeline = Sized(out / TIMELINE) if TIMELINE in self.small else None
+        files = {rel: Sized(out / rel) for rel in lengths}
+        held = dict.fromkeys(lengths, 0)
+        full = dict.fromkeys(lengths, False)  # a record did not fit: the file holds no more
+        for piece in files.values():
             piece.write(b"[")
         count = 0
         for r in self.records():
@@ -727,16 +1005,39 @@ class LongStudy:
             ledger.write(jline(r))
             if timeline is not None:
                 timeline.write(jline(self.timeline_line(r)))
-            text = at_kill_text(r, count == 1) if whole_at_kill or count <= max(lengths.values()) else b""
-            for rel, piece in at_kill.items():
-                if whole_at_kill or count <= lengths[rel]:
-                    piece.write(text)
-        for piece in at_kill.values():
+            text = b""
+            for rel, piece in files.items():
+                if full[rel] or (rel not in limits and count > lengths[rel]):
+                    continue
+                text = text or at_kill_text(r, count == 1)
+                if rel in limits and piece.size + len(text) + 2 > limits[rel]:
+                    full[rel] = True
+                    continue
+                piece.write(text)
+                held[rel] += 1
+        for rel, piece in files.items():
+            if rel in limits:
+                pad(piece, limits[rel] - piece.size - 2)
             piece.write(b"\n]")
             piece.close()
         if timeline is not None:
             timeline.close()
-        return {"records": count, "ledgerBytes": ledger.close()}
+        info: dict[str, Any] = {"records": count, "ledgerBytes": ledger.close()}
+        if at_kill:
+            info["atKillRecords"] = {rel: held[rel] for rel in limits}
+        return info
+
+    def write(self, out: Path) -> dict[str, Any]:
+        self.write_small(out)
+        return self.write_streams(out)
+
+
+def pad(out: Sized, n: int) -> None:
+    """``n`` spaces (JSON's white space), written a MiB at a time."""
+    while n > 0:
+        piece = min(n, MiB)
+        out.write(b" " * piece)
+        n -= piece
 
 
 def check_long_study() -> None:
@@ -751,7 +1052,8 @@ def check_long_study() -> None:
             )
     with tempfile.TemporaryDirectory() as tmp:
         streamed, written = Path(tmp, "streamed"), Path(tmp, "corpus")
-        LongStudy.of(CHECK_ROUNDS).write(streamed)
+        study = LongStudy.of(CHECK_ROUNDS)
+        study.write(streamed)
         corpus.write(corpus.derive(corpus.build(rounds=CHECK_ROUNDS)), written)
         a, b = folder_files(streamed), folder_files(written)
         if sorted(a) != sorted(b):
@@ -760,6 +1062,8 @@ def check_long_study() -> None:
             x, y = (streamed / rel).read_bytes(), (written / rel).read_bytes()
             if x != y and not (rel.endswith(".json") and json.loads(x) == json.loads(y)):
                 raise BenchError(f"the long sound study's {rel} is not the corpus's")
+        if study.ledger_bytes() != a[LEDGER]:
+            raise BenchError("the long sound study's ledger_bytes is not the size of the ledger it writes")
 
 
 def rounds_for(records: int) -> int:
@@ -768,31 +1072,93 @@ def rounds_for(records: int) -> int:
     return max(4, 4 + round((records - study.count) / study.per_round))
 
 
-def build_ledger(records: int) -> Callable[[Path, Sizes], dict[str, Any]]:
+_WITHIN: dict[int, int] = {}
+
+
+def rounds_within(limit: int) -> int:
+    """The most rounds of a long study whose ledger is at most ``limit`` bytes (found by interpolation)."""
+    if limit in _WITHIN:
+        return _WITHIN[limit]
+    sizes: dict[int, int] = {}
+
+    def size(rounds: int) -> int:
+        if rounds not in sizes:
+            sizes[rounds] = LongStudy.of(rounds).ledger_bytes()
+        return sizes[rounds]
+
+    lo = 4
+    if size(lo) > limit:
+        raise BenchError(f"even the shortest long study's ledger ({size(lo)} bytes) is past {limit} bytes")
+    per = (size(lo + 100) - size(lo)) / 100  # bytes a round
+    hi: int | None = None
+    while hi is None or hi - lo > 1:
+        if hi is None:
+            r = lo + max(1, int((limit - size(lo)) / per))
+        else:  # between the two, where the line through them reaches the limit
+            r = lo + int((limit - size(lo)) * (hi - lo) / (size(hi) - size(lo)))
+            r = min(max(r, lo + 1), hi - 1)
+        if size(r) <= limit:
+            lo = r
+            if hi is None and size(lo + 1) > limit:
+                hi = lo + 1
+        else:
+            hi = r
+    _WITHIN[limit] = lo
+    return lo
+
+
+def build_ledger(records: int | None) -> Callable[[Path, Sizes], dict[str, Any]]:
+    """A long sound study of about ``records`` records; None: as many as fit under the ledger's cap."""
+
     def build(out: Path, sizes: Sizes) -> dict[str, Any]:
-        del sizes
-        return LongStudy.of(rounds_for(records)).write(out)
+        rounds = rounds_within(sizes.cap(LEDGER)) if records is None else rounds_for(records)
+        info = LongStudy.of(rounds).write(out)
+        if info["ledgerBytes"] > sizes.full(LEDGER):
+            raise BenchError(f"{records} records make a ledger past the current judge's cap ({sizes.full(LEDGER)})")
+        return info
 
     return build
 
 
-def build_at_kill(records: int) -> Callable[[Path, Sizes], dict[str, Any]]:
-    def build(out: Path, sizes: Sizes) -> dict[str, Any]:
-        del sizes
-        return LongStudy.of(rounds_for(records)).write(out, whole_at_kill=True)
+def build_at_kill(out: Path, sizes: Sizes) -> dict[str, Any]:
+    """The ledger at its cap; both kills' ledger-at-kill.json the whole ledger, as the engine writes it, as far as
+    its cap and the kills' budget allow (kill 1's first); then kill 1's padded with white space up to its cap, as
+    far as the budget allows.
 
-    return build
+    Every record of the ledger compared twice: of what a ledger-at-kill.json may hold, only the records that
+    the ledger has are compared (the comparison stops at the first past its end), so the budget goes to
+    kill 2's copy before kill 1's white space.
+    """
+    study = LongStudy.of(rounds_within(sizes.cap(LEDGER)))
+    study.write_small(out)
+    first, second = kill_rel(1, AT_KILL), kill_rel(2, AT_KILL)
+    whole = study.at_kill_bytes()
+    left = sizes.budget - kills_spent(out, sizes)  # the kills' other files (no ledger-at-kill.json written yet)
+    one = min(whole, sizes.cap(first), left)
+    two = min(whole, sizes.cap(second), left - one)
+    one += max(0, min(sizes.cap(first) - one, left - one - two))
+    if two < 1024:
+        raise BenchError(f"the kills' budget leaves {two} bytes for kill 2's {AT_KILL}")
+    info = study.write_streams(out, {first: one, second: two})
+    info["wholeAtKillBytes"] = whole
+    return info
 
 
 def build_at_kill_element(out: Path, sizes: Sizes) -> dict[str, Any]:
-    """kill 1's ledger-at-kill.json: its first record with a field that makes it an element near ELEMENT_CAP."""
-    rel = "kills/1/ledger-at-kill.json"
-    _, (records,) = write_except(out, rel)
+    """kill 1's ledger-at-kill.json: its first record with a field that makes it an element up to the file's cap
+    (and ELEMENT_CAP)."""
+    rel = kill_rel(1, AT_KILL)
+    corpus.write(sound_files(), out)
+    records = read_value(out, rel)
     first = dict(records[0], content=dict(records[0]["content"], note=""))
-    room = sizes.cap("ELEMENT_CAP") - len(json.dumps(first, indent=2))
+    rest = b"".join(at_kill_text(r, False) for r in records[1:])
+    # The file ("[", the element, the rest, "\n]") within its size, the element within ELEMENT_CAP.
+    room = min(
+        sizes.cap(rel) - 3 - len(at_kill_text(first, True)) - len(rest),
+        sizes.judge.caps["ELEMENT_CAP"] - SLACK - len(json.dumps(first, indent=2)),
+    )
     first["content"]["note"] = "x" * room
-    body = b"".join(at_kill_text(r, i == 0) for i, r in enumerate([first, *records[1:]]))
-    (out / rel).write_bytes(b"[" + body + b"\n]")
+    (out / rel).write_bytes(b"[" + at_kill_text(first, True) + rest + b"\n]")
     return {"elementBytes": len(json.dumps(first, indent=2))}
 
 
@@ -800,117 +1166,164 @@ SNAPSHOTS = ("container-before.json", "container-after-kill.json", "container-be
 
 
 def build_snapshots(out: Path, sizes: Sizes) -> dict[str, Any]:
-    """Every container snapshot of both kills up to JSON_CAP: containers of the study and others."""
-    rels = [f"kills/{n}/{f}" for n in (1, 2) for f in SNAPSHOTS]
-    _, snaps = write_except(out, *rels)
-    model = corpus.inspect("inforsi-s-y1", corpus.T0)
-    model["Id"], model["Name"] = Template.MARK, Template.MARK
-    parts = compact(model).split(json.dumps(Template.MARK).encode())
-
-    def containers() -> Iterator[bytes]:
-        n = 0
-        while True:
-            n += 1
-            name = corpus.container(f"y{n}") if n % 2 else f"other-{n}"
-            yield b"".join(
-                (
-                    json.dumps(name).encode(),
-                    b":",
-                    parts[0],
-                    json.dumps(corpus.container_id(name)).encode(),
-                    parts[1],
-                    json.dumps("/" + name).encode(),
-                    parts[2],
-                )
-            )
-
-    added = 0
-    for rel, snap in zip(rels, snaps, strict=True):
-        items = [member(k, v) for k, v in snap.items()]
-        added += fill(out / rel, sizes.cap("JSON_CAP"), b"{", items, containers(), b",", b"}")
+    """Every container snapshot of both kills, each up to its cap: containers of the study and others."""
+    corpus.write(sound_files(), out)
+    rels = [kill_rel(n, f) for n in (1, 2) for f in SNAPSHOTS]
+    added = sum(grow_snapshot(out, rel, sizes.cap(rel)) for rel in rels)
     return {"addedContainers": added, "snapshotFiles": len(rels)}
 
 
 def build_window(out: Path, sizes: Sizes) -> dict[str, Any]:
-    """kill 1's container-events-window.json with targets (runs w1, w2, ...) up to JSON_CAP."""
-    rel = "kills/1/container-events-window.json"
-    _, (window,) = write_except(out, rel)
-    model = next(iter(window["targets"].values()))
-    entry = Template(dict(model, resultSeq=Template.MARK), compacted=True)
-
-    def targets() -> Iterator[bytes]:
-        n = 0
-        while True:
-            n += 1
-            yield json.dumps(f"w{n}").encode() + b":" + entry(n)
-
-    return {"addedTargets": fill_member(out / rel, sizes.cap("JSON_CAP"), window, "targets", targets())}
+    """kill 1's container-events-window.json with targets (runs w1, w2, ...) up to its cap."""
+    rel = kill_rel(1, WINDOW)
+    corpus.write(sound_files(), out)
+    return {"addedTargets": grow_window(out, rel, sizes.cap(rel))}
 
 
 def build_jsonl(
-    rel: str, more: Callable[[corpus.Files], Iterator[bytes]], after: bool
+    rel: str, more: Callable[[Path], Iterator[bytes]], after: bool
 ) -> Callable[[Path, Sizes], dict[str, Any]]:
-    """The sound folder with ``rel`` grown to JSONL_CAP by ``more``'s lines, before its own lines or ``after``."""
+    """The sound folder with ``rel`` grown to its cap by ``more``'s lines, before its own lines or ``after``."""
 
     def build(out: Path, sizes: Sizes) -> dict[str, Any]:
-        files, (own,) = write_except(out, rel)
-        lines = b"".join(jline(x) for x in own or [])
-        head, tail = (lines, b"") if after else (b"", lines)
-        return {"addedLines": fill(out / rel, sizes.cap("JSONL_CAP"), head, [], more(files), b"", tail)}
+        corpus.write(sound_files(), out)
+        return {"addedLines": grow_lines(out, rel, sizes.cap(rel), more(out), after)}
 
     return build
 
 
-def more_launches(files: corpus.Files) -> Iterator[bytes]:
-    """Controllers (other pids) started and ended long before the study's own."""
-    del files
-    at = rfc3339_ms(corpus.T0 - 1e6)
-    start = Template({"event": "start", "pid": Template.MARK, "at": at, "resume": True})
-    end = Template({"event": "end", "pid": Template.MARK, "at": at, "code": 0, "signal": None})
-    pid = 100_000
-    while True:
-        pid += 1
-        yield start(pid) + b"\n"
-        yield end(pid) + b"\n"
+def build_tiny(rel: str, after: bool) -> Callable[[Path, Sizes], dict[str, Any]]:
+    """The sound folder with ``rel`` grown to its cap by TINY lines, after its own lines or before them."""
+
+    def build(out: Path, sizes: Sizes) -> dict[str, Any]:
+        corpus.write(sound_files(), out)
+        return {"addedLines": grow_tiny(out, rel, sizes.cap(rel), after)}
+
+    return build
 
 
-def more_arms(files: corpus.Files) -> Iterator[bytes]:
-    """Arms, missed kills and disarms before the study's own lines."""
-    del files
-    at = rfc3339_ms(corpus.T0 - 1e6)
-    arm = jline({"event": "arm", "at": at})
-    missed = Template({"event": "missed", "at": at, "run": Template.MARK, "detail": "the run ended before the kill"})
-    disarm = jline({"event": "disarm", "at": at})
-    n = 0
+def fill_kills(out: Path, sizes: Sizes, first: int, grow: Callable[[int, int], None], copy_from: int = 2) -> int:
+    """Kill folders from ``first`` on, each grown by ``grow(n, bytes left)``, while the budget lets one in.
+
+    A kill folder past the sound folder's two is a copy of kill ``copy_from``'s files.  Returns how many
+    kill folders there are.
+    """
+    n = first
     while True:
+        if n > 2:
+            copy_kill(out, copy_from, n)
+        left = sizes.budget - kills_spent(out, sizes)
+        if left < 0:  # its own files do not fit: it is not let in
+            shutil.rmtree(out / "kills" / str(n))
+            return n - 1
+        grow(n, left)
+        if sizes.budget - kills_spent(out, sizes) < 4096:
+            return n
         n += 1
-        yield arm
-        yield missed(f"d{n}", quoted=True) + b"\n"
-        yield disarm
 
 
-def more_timeline(files: corpus.Files) -> Iterator[bytes]:
-    """The study's records seen again and again after its own lines."""
-    seen = rfc3339_ms(corpus.T0 + 1e5)
-    lines = [
-        jline({"seq": r["seq"], "kind": r["kind"], "at": r["at"], "seenAt": seen}) for r in files["study/ledger.jsonl"]
-    ]
-    while True:
-        yield from lines
+def build_kills_budget(out: Path, sizes: Sizes) -> dict[str, Any]:
+    """Kill folders up to the budget: each kill.json and live recording as large as their caps and the budget allow.
+
+    Kills 1 and 2 are the sound study's, the others copies of kill 2; each kill.json lists more targets,
+    each live recording holds more events in its window (as ``kill-targets`` and ``live-events``).
+    """
+    corpus.write(sound_files(), out)
+    targets = events = 0
+
+    def grow(n: int, left: int) -> None:
+        nonlocal targets, events
+        kill, live = kill_rel(n, KILL_JSON), kill_rel(n, LIVE)
+        size = (out / kill).stat().st_size
+        limit = min(sizes.cap(kill), size + left)  # kill.json first, then the live recording: what is left
+        if limit > size:
+            targets += grow_targets(out, kill, limit)
+        size = (out / live).stat().st_size
+        limit = min(sizes.cap(live), size + sizes.budget - kills_spent(out, sizes))
+        if limit > size:
+            events += grow_live(out, n, limit)
+
+    count = fill_kills(out, sizes, 1, grow)
+    return {"killFolders": count, "killBytes": kills_spent(out, sizes), "listedTargets": targets, "addedEvents": events}
+
+
+def build_kills(count: int | None) -> Callable[[Path, Sizes], dict[str, Any]]:
+    """The sound folder with kill folders 3, 4, ... beside its two, each holding a copy of kill 2's kill.json only.
+
+    ``count``: the kill folders in all; None: as many as the kills' budget lets in.  (A kill folder that
+    holds no file the judge reads counts for nothing against the budget: there may be 999 999 of those.)
+    """
+
+    def build(out: Path, sizes: Sizes) -> dict[str, Any]:
+        corpus.write(sound_files(), out)
+        kill = (out / kill_rel(2, KILL_JSON)).read_bytes()
+        n = count
+        if n is None:
+            n = 2 + (sizes.budget - kills_spent(out, sizes)) // len(kill)
+        if n > 999_999:
+            raise BenchError(f"{n} kill folders: a kill folder's name has at most 6 digits")
+        for k in range(3, n + 1):
+            folder = out / "kills" / str(k)
+            folder.mkdir()
+            (folder / KILL_JSON).write_bytes(kill)
+        return {"killFolders": n, "killBytes": kills_spent(out, sizes)}
+
+    return build
+
+
+def build_whole(out: Path, sizes: Sizes) -> dict[str, Any]:
+    """The worst of everything at once, within the caps and the kills' budget.
+
+    ``ledger-cap``'s study (its ledger at its cap, every record read); its timeline, launches.jsonl,
+    arms.jsonl and ledger-watch.jsonl each grown to its cap with TINY lines (the timeline after its own
+    lines, the others before), research.json to its cap; the kills' budget spent on TINY lines in the
+    event recordings (kill 1's live recording and read-back, then kill 2's), each up to its cap: of every
+    kind of content measured, a byte costs the judge the most there (``live-lines`` against
+    ``live-events``, ``kill-targets``, ``at-kill``, ``snapshots``, ``window``).  Kill folders in number
+    cost more still, but ``kills-many`` alone is past the timeout.
+    """
+    study = LongStudy.of(rounds_within(sizes.cap(LEDGER)))
+    info = study.write(out)
+    info["timelineLinesAdded"] = grow_tiny(out, TIMELINE, sizes.cap(TIMELINE))
+    for rel in ("launches.jsonl", "arms.jsonl", "ledger-watch.jsonl"):
+        info[f"lines:{rel}"] = grow_tiny(out, rel, sizes.cap(rel), after=False)
+    info["researchNotes"] = grow_research(out, sizes.cap("research.json"))
+    for n, name in ((1, LIVE), (1, READBACK), (2, LIVE), (2, READBACK)):
+        rel = kill_rel(n, name)
+        size = (out / rel).stat().st_size
+        limit = min(sizes.cap(rel), size + sizes.budget - kills_spent(out, sizes))
+        if limit > size + 1024:
+            info[f"lines:{rel}"] = grow_tiny(out, rel, limit)
+    info["killFolders"] = len(kill_folders(out))
+    info["killBytes"] = kills_spent(out, sizes)
+    return info
 
 
 @dataclass
 class Sizes:
     """The caps the folders are built to (the current judge's), and the sizes of --quick."""
 
-    caps: dict[str, int]
+    judge: Judge
     quick: bool
 
-    def cap(self, name: str) -> int:
-        """How large a file under ``name`` is made: just under the cap, or small with --quick."""
-        if self.quick:
-            return min(self.caps[name], QUICK_BYTES) - SLACK
-        return self.caps[name] - SLACK
+    def full(self, rel: str) -> int:
+        """The current judge's cap for ``rel``."""
+        cap = self.judge.cap_of(rel)
+        if cap is None:
+            raise BenchError(f"the current judge has no cap for {rel}")
+        return cap
+
+    def cap(self, rel: str) -> int:
+        """How large ``rel`` is made: just under its cap, or small with --quick."""
+        cap = self.full(rel)
+        return (min(cap, QUICK_BYTES) if self.quick else cap) - SLACK
+
+    @property
+    def budget(self) -> int:
+        """What the kill folders are made to hold at most, together: just under the budget (small with --quick)."""
+        budget = self.judge.budget
+        assert budget is not None
+        return (min(budget, QUICK_BUDGET) if self.quick else budget) - SLACK
 
 
 @dataclass
@@ -918,45 +1331,130 @@ class Case:
     name: str
     what: str
     build: Callable[[Path, Sizes], dict[str, Any]]
-    cap: str | None = None  # the cap its grown file is built to
-    group: str = ""  # "ledger": a sound study's ledger, for the throughput and the fit
+    cap: str | None = None  # the file whose cap its grown file is built to ("budget": the kills' budget)
+    group: str = ""  # "ledger": a sound study's ledger, "kills": kill folders; for the throughput and the fit
 
 
-def cases(ledger_sizes: list[int]) -> list[Case]:
-    first = ledger_sizes[0]
-    jsonl = "JSONL_CAP"
+def parse_sizes(text: str, word: str) -> list[int | None]:
+    """``100000,cap``: numbers, and ``word`` (None) for as many as the caps let in."""
+    return [None if x == word else int(x) for x in text.split(",")]
+
+
+def cases(ledger_sizes: list[int | None], kill_counts: list[int | None]) -> list[Case]:
+    k1 = "kills/1/"
     return [
         Case("sound", "the corpus's sound folder", build_sound),
-        Case("kill-targets", "kill 1's kill.json listing targets up to JSON_CAP", build_kill_targets, "JSON_CAP"),
-        Case("live-events", "kill 1's live recording: events in its window up to JSONL_CAP", build_live_events, jsonl),
-        Case("live-lines", "kill 1's live recording: '{}' lines up to JSONL_CAP", build_live_lines, jsonl),
+        Case("kill-targets", "kill 1's kill.json listing targets up to its cap", build_kill_targets, k1 + KILL_JSON),
+        Case(
+            "live-events", "kill 1's live recording: events in its window up to its cap", build_live(False), k1 + LIVE
+        ),
+        Case("live-lines", "kill 1's live recording: lines '0' up to its cap", build_live(True), k1 + LIVE),
         *(
-            Case(f"ledger-{n}", f"a sound study of about {n} ledger records", build_ledger(n), "LEDGER_CAP", "ledger")
+            Case(
+                "ledger-cap" if n is None else f"ledger-{n}",
+                "a sound study, as many ledger records as fit under the ledger's cap"
+                if n is None
+                else f"a sound study of about {n} ledger records",
+                build_ledger(n),
+                LEDGER,
+                "ledger",
+            )
             for n in ledger_sizes
         ),
         Case(
+            "ledger-lines",
+            "the sound ledger, then lines '0' up to its cap",
+            build_tiny(LEDGER, after=True),
+            LEDGER,
+        ),
+        Case(
             "at-kill",
-            f"ledger-{first} with both kills' ledger-at-kill.json the whole ledger",
-            build_at_kill(first),
-            "ARRAY_CAP",
+            "ledger-cap with both kills' ledger-at-kill.json the whole ledger, as far as the caps and budget allow",
+            build_at_kill,
+            k1 + AT_KILL,
         ),
         Case(
             "at-kill-element",
-            "kill 1's ledger-at-kill.json: one element near ELEMENT_CAP",
+            "kill 1's ledger-at-kill.json: one element up to its cap",
             build_at_kill_element,
-            "ELEMENT_CAP",
+            k1 + AT_KILL,
         ),
-        Case("snapshots", "both kills' 3 container snapshots, each up to JSON_CAP", build_snapshots, "JSON_CAP"),
-        Case("window", "kill 1's container-events-window.json: targets up to JSON_CAP", build_window, "JSON_CAP"),
-        Case("launches", "launches.jsonl up to JSONL_CAP", build_jsonl("launches.jsonl", more_launches, False), jsonl),
-        Case("arms", "arms.jsonl up to JSONL_CAP", build_jsonl("arms.jsonl", more_arms, False), jsonl),
-        Case("timeline", "timeline.jsonl up to JSONL_CAP", build_jsonl("timeline.jsonl", more_timeline, True), jsonl),
+        Case("snapshots", "both kills' 3 container snapshots, each up to its cap", build_snapshots, k1 + SNAPSHOTS[0]),
+        Case("window", "kill 1's container-events-window.json: targets up to its cap", build_window, k1 + WINDOW),
+        Case(
+            "launches",
+            "launches.jsonl up to its cap",
+            build_jsonl("launches.jsonl", lambda _out: more_launches(), False),
+            "launches.jsonl",
+        ),
+        Case(
+            "launches-lines",
+            "launches.jsonl: lines '0' up to its cap, then its own",
+            build_tiny("launches.jsonl", after=False),
+            "launches.jsonl",
+        ),
+        Case(
+            "arms", "arms.jsonl up to its cap", build_jsonl("arms.jsonl", lambda _out: more_arms(), False), "arms.jsonl"
+        ),
+        Case("timeline", "timeline.jsonl up to its cap", build_jsonl(TIMELINE, more_timeline, True), TIMELINE),
+        Case(
+            "timeline-lines",
+            "timeline.jsonl: its own lines, then lines '0' up to its cap",
+            build_tiny(TIMELINE, after=True),
+            TIMELINE,
+        ),
+        Case(
+            "kills-budget",
+            "kill folders up to the budget, each kill.json and live recording up to its cap",
+            build_kills_budget,
+            "budget",
+        ),
+        *(
+            Case(
+                "kills-many" if n is None else f"kills-{n}",
+                "as many kill folders as the budget lets in, each a kill.json only"
+                if n is None
+                else f"{n} kill folders, each past the two a kill.json only",
+                build_kills(n),
+                "budget",
+                "kills",
+            )
+            for n in kill_counts
+        ),
+        Case(
+            "whole-folder", "every file at once, each up to its cap, the kills up to the budget", build_whole, "budget"
+        ),
     ]
 
 
 def folder_files(folder: Path) -> dict[str, int]:
     """Every regular file of the folder and its size."""
     return {str(p.relative_to(folder)): p.lstat().st_size for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def kill_folders(folder: Path) -> list[int]:
+    """The kill folders' numbers, in order: the directories of ``kills/`` named as a kill folder is."""
+    kills = folder / "kills"
+    if not kills.is_dir():
+        return []
+    return sorted(int(p.name) for p in kills.iterdir() if KILL_NAME.fullmatch(p.name) and p.is_dir())
+
+
+def kill_sizes(folder: Path, judge: Judge) -> list[tuple[int, int]]:
+    """Each kill folder, in order, and what it counts for against ``judge``'s budget.
+
+    As ``KillFolder.size`` counts it: the bytes of the files the judge reads there, each up to its cap.
+    """
+    out = []
+    for n in kill_folders(folder):
+        total = 0
+        with os.scandir(folder / "kills" / str(n)) as entries:
+            for entry in entries:
+                cap = judge.cap_of(f"kills/{n}/{entry.name}")
+                if cap is not None and entry.is_file(follow_symlinks=False):
+                    total += min(entry.stat(follow_symlinks=False).st_size, cap)
+        out.append((n, total))
+    return out
 
 
 # --- the figures ------------------------------------------------------------------------------
@@ -984,13 +1482,16 @@ def summarize(samples: list[Sample]) -> dict[str, Any]:
 
 
 def verdict(current: dict[str, Any]) -> str:
-    """The target, for the current judge's figures."""
+    """The target, for the current judge's figures: met, or by how much it is missed (figure / target)."""
     if current["killed"] is not None:
         return f"MISSED (killed at the {current['killed']} limit)"
     missed = [
-        what
-        for what, over in (("time", current["seconds"] > TARGET_SECONDS), ("memory", current["peakRss"] > TARGET_RSS))
-        if over
+        f"{what} x{value / target:.2f}"
+        for what, value, target in (
+            ("time", current["seconds"], TARGET_SECONDS),
+            ("memory", current["peakRss"], TARGET_RSS),
+        )
+        if value > target
     ]
     return "met" if not missed else "MISSED (" + ", ".join(missed) + ")"
 
@@ -1014,27 +1515,34 @@ def fit(points: list[tuple[float, float]]) -> tuple[float, float] | None:
     return a, my - a * mx
 
 
-def ledger_capacity(results: list[dict[str, Any]], judge: str) -> dict[str, Any] | None:
-    """The ledger (records, bytes) this judge handles in TARGET_SECONDS and in TARGET_RSS.
+# A group of folders that differ in one size: the info key that counts it, and its unit.
+GROUPS = {"ledger": ("records", "records"), "kills": ("killFolders", "kill folders")}
 
-    A line through the ledger folders it judged to the end (records -> median seconds, records ->
-    median peak RSS), solved for the targets; None with fewer than two such folders.
+
+def capacity(results: list[dict[str, Any]], judge: str, group: str) -> dict[str, Any] | None:
+    """How large a ledger (records) or how many kill folders this judge handles in TARGET_SECONDS and TARGET_RSS.
+
+    A line through the group's folders it judged to the end (size -> median seconds, -> median peak RSS,
+    -> median report bytes), solved for the targets; None with fewer than two such folders.
     """
-    rows = [r for r in results if r["group"] == "ledger" and r["judges"][judge]["killed"] is None]
-    if len(rows) < 2:
+    key = GROUPS[group][0]
+    rows = [r for r in results if r["group"] == group and r["judges"][judge]["killed"] is None]
+    lines = [
+        fit([(r["info"][key], r["judges"][judge][y]) for r in rows]) for y in ("seconds", "peakRss", "stdoutBytes")
+    ]
+    time_line, rss_line, out_line = lines
+    if time_line is None or rss_line is None or out_line is None:
         return None
-    time_line = fit([(r["info"]["records"], r["judges"][judge]["seconds"]) for r in rows])
-    rss_line = fit([(r["info"]["records"], r["judges"][judge]["peakRss"]) for r in rows])
-    assert time_line is not None and rss_line is not None
-    per_record = sum(r["info"]["ledgerBytes"] for r in rows) / sum(r["info"]["records"] for r in rows)
     out: dict[str, Any] = {
-        "bytesPerRecord": per_record,
         "time": list(time_line),
         "rss": list(rss_line),
+        "output": list(out_line),
         "folders": [r["name"] for r in rows],
     }
-    for key, (a, b), target in (("in10s", time_line, TARGET_SECONDS), ("in1GiB", rss_line, TARGET_RSS)):
-        out[key] = (target - b) / a if a > 0 else None  # None: it does not grow with the ledger
+    if group == "ledger":
+        out["bytesPerRecord"] = sum(r["info"]["ledgerBytes"] for r in rows) / sum(r["info"]["records"] for r in rows)
+    for name, (a, b), target in (("in10s", time_line, TARGET_SECONDS), ("in1GiB", rss_line, TARGET_RSS)):
+        out[name] = (target - b) / a if a > 0 else None  # None: it does not grow with the size
     both = [v for v in (out["in10s"], out["in1GiB"]) if v is not None]
     out["both"] = min(both) if both else None
     return out
@@ -1067,15 +1575,36 @@ def table(results: list[dict[str, Any]]) -> list[str]:
     return rows
 
 
+def unread_text(r: dict[str, Any]) -> str:
+    """What each judge leaves unread of the folder by size (none: every file read by both)."""
+    said = []
+    for name in JUDGES:
+        u = r["unread"][name]
+        parts = [f"{rel} past its cap" for rel in u["overCap"]]
+        if u["pastBudget"]:
+            parts.append(f"{len(u['pastBudget'])} kill folders past the budget, from {u['pastBudget'][0]}")
+        if parts:
+            said.append(f"{name} does not read " + ", ".join(parts))
+    return (
+        "; ".join(said) if said else "both judges read every file (none past its cap, no kill folder past the budget)"
+    )
+
+
 def folder_lines(results: list[dict[str, Any]]) -> list[str]:
     lines = []
     for r in results:
         grown = r["largest"]
-        cap = f" (its cap {r['cap']}: {mib(r['capBytes'])} MiB)" if r["cap"] else ""
+        if r["cap"] == "budget":
+            cap = f" (the kills' budget: {mib(r['capBytes'])} MiB)"
+        elif r["cap"]:
+            cap = f" (the cap of {r['cap']}: {mib(r['capBytes'])} MiB)"
+        else:
+            cap = ""
         facts = ", ".join(f"{k} {v}" for k, v in r["info"].items())
         lines.append(
-            f"{r['name']}: {r['what']}; largest file {grown} {mib(r['files'][grown])} MiB{cap}"
+            f"{r['name']}: {r['what']}{cap}; largest file {grown} {mib(r['files'][grown])} MiB"
             + (f"; {facts}" if facts else "")
+            + f"; {unread_text(r)}"
         )
     return lines
 
@@ -1084,42 +1613,72 @@ def throughput_lines(results: list[dict[str, Any]]) -> list[str]:
     sound = next((r for r in results if r["name"] == "sound"), None)
     lines = []
     for r in results:
-        if r["group"] != "ledger":
+        if r["group"] not in GROUPS:
             continue
-        records, size = r["info"]["records"], r["info"]["ledgerBytes"]
         for name in JUDGES:
             s = r["judges"][name]
-            head = f"{r['name']} {name}: {records} records, {size / 1e6:.1f} MB of ledger"
-            if s["killed"]:
-                lines.append(f"{head}: killed at the {s['killed']} limit after {s['seconds']:.2f} s")
-                continue
-            net = ""
-            if sound is not None:
-                start = sound["judges"][name]["seconds"]
-                net = f" ({records / (s['seconds'] - start):.0f} records/s past the sound folder's {start:.2f} s)"
-            lines.append(
-                f"{head} in {s['seconds']:.2f} s: {records / s['seconds']:.0f} records/s, "
-                f"{size / 1e6 / s['seconds']:.2f} MB/s{net}; {records / s['cpu']:.0f} records a CPU second"
-            )
+            start = sound["judges"][name]["seconds"] if sound is not None else None
+            if r["group"] == "ledger":
+                records, size = r["info"]["records"], r["info"]["ledgerBytes"]
+                head = f"{r['name']} {name}: {records} records, {size / 1e6:.1f} MB of ledger"
+                if s["killed"]:
+                    lines.append(f"{head}: killed at the {s['killed']} limit after {s['seconds']:.2f} s")
+                    continue
+                net = (
+                    ""
+                    if start is None
+                    else f" ({records / (s['seconds'] - start):.0f} records/s past the sound folder's {start:.2f} s)"
+                )
+                lines.append(
+                    f"{head} in {s['seconds']:.2f} s: {records / s['seconds']:.0f} records/s, "
+                    f"{size / 1e6 / s['seconds']:.2f} MB/s{net}; {records / s['cpu']:.0f} records a CPU second"
+                )
+            else:
+                kills = r["info"]["killFolders"]
+                head = f"{r['name']} {name}: {kills} kill folders"
+                if s["killed"]:
+                    lines.append(f"{head}: killed at the {s['killed']} limit after {s['seconds']:.2f} s")
+                    continue
+                net = ""
+                if sound is not None:
+                    out0 = sound["judges"][name]["stdoutBytes"]
+                    net = (
+                        f": {1e3 * (s['seconds'] - start) / (kills - 2):.2f} ms and "
+                        f"{(s['stdoutBytes'] - out0) / (kills - 2):.0f} bytes of report a kill folder past the sound "
+                        f"folder's two ({start:.2f} s, {out0 / 1e3:.1f} KB)"
+                    )
+                lines.append(f"{head} in {s['seconds']:.2f} s, {s['stdoutBytes'] / 1e3:.1f} KB of report{net}")
     return lines
 
 
 def capacity_lines(results: list[dict[str, Any]]) -> list[str]:
     lines = []
-    for name in JUDGES:
-        cap = ledger_capacity(results, name)
-        head = f"ledger within {TARGET_SECONDS:g} s and 1 GiB, {name}"
-        if cap is None:
-            lines.append(f"{head}: not fitted (fewer than two ledger folders judged to the end)")
+    for group in GROUPS:
+        if not any(r["group"] == group for r in results):
             continue
+        unit = GROUPS[group][1]
+        for name in JUDGES:
+            cap = capacity(results, name, group)
+            head = f"{'ledger' if group == 'ledger' else 'kill folders'} within {TARGET_SECONDS:g} s and 1 GiB, {name}"
+            if cap is None:
+                lines.append(f"{head}: not fitted (fewer than two {group} folders judged to the end)")
+                continue
 
-        def size(n: float | None, cap: dict[str, Any] = cap) -> str:
-            return "- (does not grow)" if n is None else f"{n:.0f} records ({n * cap['bytesPerRecord'] / 1e6:.0f} MB)"
+            def size(n: float | None, cap: dict[str, Any] = cap, group: str = group, unit: str = unit) -> str:
+                if n is None:
+                    return "- (does not grow)"
+                if group == "ledger":
+                    return f"{n:.0f} records ({n * cap['bytesPerRecord'] / 1e6:.0f} MB)"
+                return f"{n:.0f} {unit}"
 
-        lines.append(
-            f"{head} (a line through {', '.join(cap['folders'])}; {cap['bytesPerRecord']:.1f} bytes a record): "
-            f"in {TARGET_SECONDS:g} s {size(cap['in10s'])}; in 1 GiB {size(cap['in1GiB'])}; both {size(cap['both'])}"
-        )
+            through = f"a line through {', '.join(cap['folders'])}"
+            if group == "ledger":
+                through += f"; {cap['bytesPerRecord']:.1f} bytes a record"
+            tail = "" if group == "ledger" else f"; the report grows by {cap['output'][0]:.0f} bytes a kill folder"
+            lines.append(
+                f"{head} ({through}): in {TARGET_SECONDS:g} s {size(cap['in10s'])}; "
+                f"in 1 GiB {size(cap['in1GiB'])}; both {size(cap['both'])}{tail}"
+            )
     return lines
 
 
@@ -1138,7 +1697,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", help="comma-separated folder names (ledger: every ledger size)")
     p.add_argument(
         "--ledger-records",
-        help="ledger sizes in records, comma-separated (default " + ",".join(map(str, LEDGER_RECORDS)) + ")",
+        help=f"ledger sizes in records, comma-separated; cap: as many as fit under its cap (default {LEDGER_RECORDS})",
+    )
+    p.add_argument(
+        "--kill-counts",
+        help=f"kill folders, comma-separated; budget: as many as the kills' budget lets in (default {KILL_COUNTS})",
     )
     p.add_argument("--rounds", type=int, default=1, help="runs per judge and folder (default 1; the sound folder 5)")
     p.add_argument("--timeout", type=float, default=TIMEOUT, help="seconds before a run is killed (default 120)")
@@ -1154,10 +1717,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep", action="store_true", help="keep the temporary folder (its path is printed)")
     p.add_argument("--silent", action="store_true", help="no progress on stderr")
     args = p.parse_args(argv)
-    if args.ledger_records:
-        ledger_sizes = [int(x) for x in args.ledger_records.split(",")]
-    else:
-        ledger_sizes = list(QUICK_LEDGER_RECORDS if args.quick else LEDGER_RECORDS)
+    ledger_sizes = parse_sizes(args.ledger_records or (QUICK_LEDGER_RECORDS if args.quick else LEDGER_RECORDS), "cap")
+    kill_counts = parse_sizes(args.kill_counts or (QUICK_KILL_COUNTS if args.quick else KILL_COUNTS), "budget")
+    if any(n is not None and n < 3 for n in kill_counts):
+        p.error("--kill-counts: at least 3 (the sound folder has two kill folders)")
     signal.signal(signal.SIGTERM, interrupted)
     work = Path(tempfile.mkdtemp(prefix="studymon-report-hostile-"))
 
@@ -1166,7 +1729,7 @@ def main(argv: list[str] | None = None) -> int:
             say(text, sys.stderr)
 
     try:
-        return run(args, ledger_sizes, work, progress)
+        return run(args, cases(ledger_sizes, kill_counts), work, progress)
     except KeyboardInterrupt:
         say("report_hostile: interrupted", sys.stderr)
         return 130
@@ -1191,14 +1754,19 @@ def choose(all_cases: list[Case], only: str | None) -> list[Case]:
     return [c for c in all_cases if c.name in wanted or c.group in wanted]
 
 
-def run(args: argparse.Namespace, ledger_sizes: list[int], work: Path, progress: Callable[[str], None]) -> int:
+def run(args: argparse.Namespace, all_cases: list[Case], work: Path, progress: Callable[[str], None]) -> int:
     began = time.monotonic()
     load_start = os.getloadavg()[0]
     check_long_study()
     judges = {"today": make_judge("today", args.baseline, work), "current": make_judge("current", args.current, work)}
-    sizes = Sizes(judges["current"].caps, args.quick)
+    if judges["current"].file_caps is None:
+        raise BenchError(
+            f"the current judge ({judges['current'].source}) has no per-file caps "
+            "(engine/folder.py: EvidenceFolder.CAPS, KillFolder.CAPS, KillFolder.BUDGET)"
+        )
+    sizes = Sizes(judges["current"], args.quick)
     limits = Limits(args.timeout, int(args.memory_limit * GiB))
-    chosen = choose(cases(ledger_sizes), args.only)
+    chosen = choose(all_cases, args.only)
     logs = work / "runs"
     logs.mkdir()
     samples: list[Sample] = []
@@ -1210,6 +1778,10 @@ def run(args: argparse.Namespace, ledger_sizes: list[int], work: Path, progress:
         info = case.build(folder, sizes)
         files = folder_files(folder)
         progress(f"{case.name}: {sum(files.values()) / MiB:.1f} MiB written in {time.monotonic() - built:.1f} s")
+        unread = {name: judges[name].unread(folder) for name in JUDGES}
+        if any(unread["current"].values()):  # the bench's own mistake: every folder is within the current caps
+            raise BenchError(f"{case.name}: built past the current judge's caps: {unread['current']}")
+        spent = kill_sizes(folder, judges["current"])
         mine: list[Sample] = []
         for rnd in range(max(args.rounds, SOUND_RUNS) if case.name == "sound" else args.rounds):
             # Which judge goes first alternates, folder by folder and round by round.
@@ -1228,8 +1800,12 @@ def run(args: argparse.Namespace, ledger_sizes: list[int], work: Path, progress:
             "files": files,
             "largest": largest,
             "cap": case.cap,
-            "capBytes": sizes.caps[case.cap] if case.cap else None,
+            "capBytes": (judges["current"].budget if case.cap == "budget" else sizes.full(case.cap))
+            if case.cap
+            else None,
             "info": info,
+            "kills": {"folders": len(spent), "bytes": sum(size for _, size in spent)},
+            "unread": unread,
             "judges": {name: summarize([s for s in mine if s.judge == name]) for name in JUDGES},
         }
         result["verdict"] = verdict(result["judges"]["current"])
@@ -1239,9 +1815,6 @@ def run(args: argparse.Namespace, ledger_sizes: list[int], work: Path, progress:
             for path in logs.iterdir():
                 path.unlink()
     today, current = judges["today"], judges["current"]
-    caps = ", ".join(f"{k} {v / MiB:g} MiB" for k, v in current.caps.items())
-    if today.caps != current.caps:
-        caps += "; today's: " + ", ".join(f"{k} {v / MiB:g} MiB" for k, v in today.caps.items())
     met = sum(1 for r in results if r["verdict"] == "met")
     crashed = sorted({f"{s.case} ({s.judge})" for s in samples if s.crashed})
     sound_runs = max(args.rounds, SOUND_RUNS)
@@ -1262,7 +1835,7 @@ def run(args: argparse.Namespace, ledger_sizes: list[int], work: Path, progress:
     )
     lines = [
         title,
-        f"caps (current): {caps}",
+        *(caps_line(j) for j in (current, today)),
         limit,
         "",
         *table(results),
@@ -1284,14 +1857,28 @@ def run(args: argparse.Namespace, ledger_sizes: list[int], work: Path, progress:
             "limits": {"seconds": limits.seconds, "memory": limits.memory},
             "targets": {"seconds": TARGET_SECONDS, "peakRss": TARGET_RSS},
             "judges": {name: asdict(j) for name, j in judges.items()},
-            "caps": current.caps,
+            "caps": {**(current.file_caps or {}), "budget": current.budget},
             "samples": [asdict(s) for s in samples],
             "folders": results,
-            "capacity": {name: ledger_capacity(results, name) for name in JUDGES},
+            "capacity": {group: {name: capacity(results, name, group) for name in JUDGES} for group in GROUPS},
             "loadAverage": [load_start, os.getloadavg()[0]],
         }
         args.json.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     return 2 if crashed else 0
+
+
+def caps_line(judge: Judge) -> str:
+    """The caps a judge reads the folder with: engine/folder.py's per file and the kills' budget, or safefile's."""
+    if judge.file_caps is None:
+        generic = ", ".join(f"{k} {v / MiB:g} MiB" for k, v in judge.caps.items())
+        return f"caps ({judge.name}: engine/safefile.py's, by kind of file; no bound on the kill folders): {generic}"
+    evidence = ", ".join(f"{k} {v / MiB:g} MiB" for k, v in judge.file_caps["evidence"].items())
+    kill = ", ".join(f"{k} {v / MiB:g} MiB" for k, v in judge.file_caps["kill"].items())
+    budget = "no bound" if judge.budget is None else f"{judge.budget / MiB:g} MiB"
+    return (
+        f"caps ({judge.name}: engine/folder.py's, each file's own): {evidence}; kills/<n>/: {kill}; "
+        f"all kill folders {budget}"
+    )
 
 
 def describe(judge: Judge) -> str:

@@ -59,21 +59,21 @@ _ID = re.compile(ID_PATTERN)
 # Docker's own rule for container names, which a prefix must keep.
 _CONTAINER_NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}")
 
-KNOWN_KINDS = frozenset(
-    {
-        "studyOpen",
-        "stageOpen",
-        "decision",
-        "runPlanned",
-        "charge",
-        "runStarted",
-        "runResult",
-        "diagnosisSettlement",
-        "serviceError",
-        "halt",
-        "export",
-    }
+# The kinds of record the contract names (§2), in the order it lists them.
+KINDS = (
+    "studyOpen",
+    "stageOpen",
+    "decision",
+    "runPlanned",
+    "charge",
+    "runStarted",
+    "runResult",
+    "diagnosisSettlement",
+    "serviceError",
+    "halt",
+    "export",
 )
+KNOWN_KINDS = frozenset(KINDS)
 RUN_KINDS = frozenset({"runPlanned", "charge", "runStarted", "runResult", "diagnosisSettlement"})
 # Kinds whose content has a ``round`` (contract §2): it must be an integer.
 ROUND_KINDS = frozenset({"stageOpen", "decision", "runPlanned", "diagnosisSettlement", "serviceError"})

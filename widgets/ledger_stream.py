@@ -48,6 +48,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Input
 
+from studymon.engine.contract import KINDS
 from studymon.engine.ledger import Record
 from studymon.engine.pace import Pace
 from studymon.widgets import keys
@@ -69,20 +70,8 @@ SHOWN_AT_ONCE_PER_SECOND = 8
 FOLLOW_KEY = keys.shown_key("follow")  # the status line names it while paused
 KIND_WIDTH = 10  # most kinds fit; longer ones push their summary right rather than be cut
 
-# Kinds with a colour of their own (a component class each in studymon.tcss).
-KNOWN_KINDS = (
-    "studyOpen",
-    "stageOpen",
-    "decision",
-    "runPlanned",
-    "charge",
-    "runStarted",
-    "runResult",
-    "diagnosisSettlement",
-    "serviceError",
-    "halt",
-    "export",
-)
+# Kinds with a colour of their own (a component class each in studymon.tcss): the contract's.
+KNOWN_KINDS = KINDS
 
 
 def _kind_class(kind: str) -> str:

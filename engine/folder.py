@@ -54,6 +54,12 @@ class KillFolder:
     }
     # What all kill folders together may hold: each is read whole, so their number is bounded too.
     BUDGET = 96 * MiB
+    # How many kill folders the judge reads: a kill folder of one small kill.json counts for a few
+    # hundred bytes of the budget, and each still costs the judge ~6 ms and the report ~2 KB, so the
+    # budget alone let in 133 000 of them (past 180 s and 2.7 GiB; bench/report_hostile.py).  A study
+    # is killed a few times, crashed a few more (several kill points, ends the console did not make):
+    # 64 is far past that, and judged in under a second.
+    LIMIT = 64
     # Written by the time the controller is resumed; the rest when the window closes.
     AT_KILL_FILES = (KILL, AT_KILL, BEFORE, AFTER, LIVE)
     SNAPSHOTS = (BEFORE, AFTER, BEFORE_RESUME)
@@ -209,8 +215,9 @@ class EvidenceFolder:
     def kill(self, number: int) -> KillFolder:
         return KillFolder(self.out, number)
 
-    def kill_numbers(self) -> list[int]:
-        """The kill folders (``1``, ``2``, …) that are directories inside ``OUT``, in order.
+    def kill_numbers(self, first: int | None = None) -> list[int]:
+        """The kill folders (``1``, ``2``, …) that are directories inside ``OUT``, in order; only the
+        ``first`` so many when given (the names past them are not looked at beyond their spelling).
 
         Safe for a folder an adversary wrote: a name that is not a number, or
         a link that leads out of ``OUT``, is not a kill folder.
@@ -223,17 +230,17 @@ class EvidenceFolder:
             names = os.listdir(real)
         except OSError:
             return []
-        found = []
-        for name in names:
-            if not _KILL_NAME.fullmatch(name):
-                continue
-            path = os.path.realpath(os.path.join(real, name))
+        found: list[int] = []
+        for number in sorted(int(name) for name in names if _KILL_NAME.fullmatch(name)):
+            if first is not None and len(found) >= first:
+                break
+            path = os.path.realpath(os.path.join(real, str(number)))
             if path.startswith(root + os.sep) and os.path.isdir(path):
-                found.append(int(name))
-        return sorted(found)
+                found.append(number)
+        return found
 
-    def kills(self) -> list[KillFolder]:
-        return [self.kill(n) for n in self.kill_numbers()]
+    def kills(self, first: int | None = None) -> list[KillFolder]:
+        return [self.kill(n) for n in self.kill_numbers(first)]
 
     def next_kill(self) -> KillFolder:
         """The folder the next kill is written to: one past the highest number there."""

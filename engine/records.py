@@ -161,8 +161,13 @@ def _text(value: Any) -> str | None:
     return value.lstrip("/") if isinstance(value, str) else None
 
 
-def parse_event(value: Any) -> ContainerEvent | Gap | str | None:
-    """An event line: the event, a gap, None for an event of something other than a container, or why it is neither."""
+def parse_event(value: Any) -> ContainerEvent | Gap | str:
+    """An event line: the event, a gap, or why it is neither.
+
+    An event of something other than a container (an image, a network) is not
+    a line of a recording: the console keeps only containers' events, live and
+    read back, so such a line was put there by someone else.
+    """
     if not isinstance(value, dict):
         return f"{type_name(value)}, not an event"
     if "gap" in value:
@@ -174,7 +179,7 @@ def parse_event(value: Any) -> ContainerEvent | Gap | str | None:
         return Gap(lo, hi)
     kind = value.get("Type")
     if kind is not None and kind != "container":
-        return None
+        return "an event that is not a container's"
     action = value.get("Action", value.get("status"))
     if not isinstance(action, str) or not action:
         return "an event without an Action"

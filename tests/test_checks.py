@@ -724,8 +724,11 @@ def test_lines_that_are_not_events() -> None:
     assert t.malformed_count == 7 and t.gaps == 0
     t.add(GAP_IN, "l8")
     assert t.gaps == 1 and t.malformed_count == 7
-    t.add({"Type": "network", "Action": 5}, "l9")  # not a container event: not ours to judge
-    assert t.malformed_count == 7
+    t.add({"Type": "network", "Action": 5}, "l9")  # not a container's: the console never records one
+    assert t.malformed_count == 8
+    t = tally()
+    t.add({"Type": "image", "Action": "pull", "time": 1}, "l10")
+    assert t.malformed == ["l10: an event that is not a container's"]
     t = tally()
     t.add(GAP_IN, "r", live=False)
     assert t.malformed == ["r: a gap line in the runtime's own events"]

@@ -550,3 +550,101 @@ def test_the_kill_folders_together_keep_within_their_budget(tmp_path: Path) -> N
         assert got[(f"kill {n}", "killEvidence")].ok is False and got[(f"kill {n}", "killEvidence")].detail.startswith(
             unread if n == over else f"kills/ holds more than {KillFolder.BUDGET >> 20} MiB up to kills/{n}/")
     assert got[("kill 1", "killEvidence")].ok is True and got[("kill 2", "killEvidence")].ok is True
+
+
+def test_kill_folders_past_the_limit_are_one_unread_kill(tmp_path: Path) -> None:
+    """However many kill folders there are, the first LIMIT are judged and one stands for all the rest."""
+    import shutil
+
+    from studymon.engine.folder import KillFolder
+
+    out = write(derive(sound()), tmp_path / "s")
+    last = 3 * KillFolder.LIMIT
+    for n in range(3, last + 1):
+        shutil.copytree(out / "kills" / "2", out / "kills" / str(n))
+    judgement = judge(out)
+    scopes = {c.scope for c in judgement.checks if c.scope.startswith("kill ")}
+    first_unread = KillFolder.LIMIT + 1
+    assert f"kill {KillFolder.LIMIT}" in scopes and f"kill {first_unread}" in scopes
+    assert not any(f"kill {n}" in scopes or f"kill {n} ·" in " ".join(scopes) for n in range(first_unread + 1, last + 1))
+    assert len(judgement.kills) == first_unread
+    got = {(c.scope, c.name): c for c in judgement.checks}
+    detail = got[(f"kill {first_unread}", "killEvidence")].detail
+    assert got[(f"kill {first_unread}", "killEvidence")].ok is False
+    assert detail.startswith(
+        f"kills/ holds more than {KillFolder.LIMIT} kill folders, more than a study's kills and crashes: "
+        f"kills/{first_unread}/ and those after it not read"
+    ), detail
+    assert got[(f"kill {KillFolder.LIMIT}", "killEvidence")].ok is not False
+    assert judgement.ok is False
+
+
+def test_kill_folders_at_the_limit_are_all_read(tmp_path: Path) -> None:
+    import shutil
+
+    from studymon.engine.folder import KillFolder
+
+    out = write(derive(sound()), tmp_path / "s")
+    for n in range(3, KillFolder.LIMIT + 1):
+        shutil.copytree(out / "kills" / "2", out / "kills" / str(n))
+    checks = judge(out).checks
+    assert not any("kill folders" in c.detail for c in checks)
+    assert {c.scope for c in checks if c.name == "killEvidence"} == {f"kill {n}" for n in range(1, KillFolder.LIMIT + 1)}
+
+
+
+@pytest.mark.parametrize(
+    "name, scope, check",
+    [
+        ("launches.jsonl", "study", "exitedCleanly"),
+        ("arms.jsonl", "study", "killTriggered"),
+        ("ledger-watch.jsonl", "study", "ledgerWellFormed"),
+        ("timeline.jsonl", "kill 1", "killEvidence"),
+        ("kills/1/container-events-live.jsonl", "kill 1", "killEvidence"),
+        ("kills/1/container-events.jsonl", "kill 1", "killEvidence"),
+    ],
+)
+def test_reading_stops_past_the_bad_line_limit(tmp_path: Path, name: str, scope: str, check: str) -> None:
+    """A file of lines that are not its records is read up to BAD_LINES of them, then refused: its checks fail."""
+    from studymon.engine.judge.read import BAD_LINES
+
+    stopped = f"{name.rsplit('/', 1)[-1]}: more than {BAD_LINES} lines that are not its records: reading stopped"
+    at = {}
+    for n, label in ((BAD_LINES, "at"), (BAD_LINES + 1, "past")):
+        files = derive(sound())
+        if name == "timeline.jsonl":
+            files[name] = [0] * n + files[name]  # before the lines it needs: the limit is what stops it
+        else:
+            files[name] = list(files.get(name, [])) + [0] * n
+        got = {(c.scope, c.name): c for c in judge(write(files, tmp_path / label)).checks}
+        at[label] = got
+        detail = " ".join(c.detail for c in got.values())
+        assert (stopped in detail) is (label == "past"), (label, detail[:500])
+    # At the limit the file is still read and judged (a bad line may fail it already); past it the
+    # check that needs the file fails, saying why.
+    assert at["past"][(scope, check)].ok is False
+    if name == "timeline.jsonl":
+        assert at["at"][(scope, check)].ok is True  # lines that say nothing are skipped
+        assert stopped in at["past"][(scope, check)].detail
+
+
+def test_a_timeline_line_far_past_the_ledger_holds_no_memory(tmp_path: Path) -> None:
+    """The seen times are held for records a ledger within its cap can have, not for any seq a line names."""
+    import tracemalloc
+
+    from studymon.engine.judge.read import MAX_SEEN
+
+    files = derive(sound())
+    line = dict(files["timeline.jsonl"][-1])
+    line["seq"] = 40_000_000
+    files["timeline.jsonl"] = files["timeline.jsonl"] + [line]
+    out = write(files, tmp_path / "s")
+    tracemalloc.start()
+    try:
+        judgement = judge(out)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert judgement.ok is True
+    assert MAX_SEEN * 8 < 8 << 20
+    assert peak < 32 << 20, peak

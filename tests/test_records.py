@@ -147,7 +147,8 @@ def test_an_event_reads_its_names_labels_and_action() -> None:
     assert isinstance(e, ContainerEvent)
     assert (e.verb, e.id, e.name, e.study, e.run, e.exit_code) == ("exec_start", "abc", "inforsi-s-d1", "s", "d1", 3)
     assert e.key == ("abc", "exec_start", 1_800_000_000_250_000_000)
-    assert parse_event({"Type": "image", "Action": "pull"}) is None
+    assert parse_event({"Type": "image", "Action": "pull"}) == "an event that is not a container's"
+    assert not isinstance(parse_event({"Type": "container", "Action": "die", "time": 5}), str)
     assert parse_event({"Action": "die", "time": 1_800_000_000, "Actor": ["x"]}) == "an event whose Actor is not an object"
     assert parse_event({"Action": 5, "time": 1}) == "an event without an Action"
 

@@ -155,8 +155,6 @@ class EventTally:
 
     def add(self, value: Any, where: str, live: bool = True) -> None:
         e = parse_event(value)
-        if e is None:
-            return  # an event of an image, a network...: not a container's
         if isinstance(e, str):
             self.bad_line(where, e)
             return

@@ -54,8 +54,15 @@ from studymon.engine.spec import DEFAULT_PREFIX, EXPECT_ENDS
 # billion empty lines costs seconds, not an hour.
 ISSUE_LIMIT = 10_000
 ISSUES_KEPT = 1000  # in accounts.json
-# The most records after a kill whose seen times are held (8 bytes each).
-MAX_SEEN = 50_000_000
+# An evidence file with more lines than this that are not its records is garbage: reading stops
+# there and the file is unusable (the checks that need it fail saying so), so that 32 MiB of lines
+# `0` costs milliseconds, not half a minute (bench/report_hostile.py: live-lines, timeline-lines).
+# What the console writes holds at most one such line: the torn last line of a console that died.
+BAD_LINES = 1000
+# The most records after a kill whose seen times are held (8 bytes each): as many as the ledger's
+# cap can hold (a record is at least ~40 bytes), so that one timeline line with a huge seq cannot
+# make the judge hold hundreds of MiB for records that no ledger within its cap has.
+MAX_SEEN = EvidenceFolder.CAPS[EvidenceFolder.LEDGER] // 40
 # kill.json's ``at`` is stamped after SIGKILL returned, the keeper's end after its wait: both clocks
 # are this machine's, so the end comes after; a millisecond is the rounding of the two stamps.
 KEEPER_SLACK = 0.001
@@ -64,6 +71,12 @@ KEEPER_SLACK = 0.001
 def _lines(out: Path, rel: str, cap: int) -> Iterator[safefile.Line]:
     with JsonlFile(out, rel, cap) as f:
         yield from f.lines()
+
+
+def _stop_past(rel: str, bad: int) -> None:
+    """Stop reading ``rel`` once more than :data:`BAD_LINES` of its lines were not its records."""
+    if bad > BAD_LINES:
+        raise Unreadable(rel, f"more than {BAD_LINES} lines that are not its records: reading stopped")
 
 
 def last_ending(out: Path) -> tuple[dict[str, Any] | None, bool]:
@@ -82,6 +95,7 @@ def read_launches(out: Path, pids: frozenset[int]) -> Launches:
             parsed = parse_launch(value) if line.problem is None else line.problem
             if isinstance(parsed, str):
                 facts.bad(f"{EvidenceFolder.LAUNCHES} line {line.number}: {parsed}")
+                _stop_past(EvidenceFolder.LAUNCHES, facts.problem_count)
                 continue
             if isinstance(parsed, LaunchStart):
                 if running is not None:
@@ -121,25 +135,35 @@ def read_study(out: Path) -> StudyFacts:
 
 
 def read_kills(folder: EvidenceFolder, study: StudyFacts) -> list[KillEvidence]:
-    """Every kill folder, in order, as long as all of them together keep within :data:`KillFolder.BUDGET`.
+    """The first :data:`KillFolder.LIMIT` kill folders, in order, as long as all of them together keep
+    within :data:`KillFolder.BUDGET`.
 
-    The folders past it are not read: each stands for its kill, with every
-    file unusable, so the kill's checks fail saying why.
+    The folders past the budget are not read: each stands for its kill, with
+    every file unusable, so the kill's checks fail saying why.  Past the
+    limit, one stands for them all, so that the report follows the study's
+    kills, not the number of folders an adversary made.
     """
-    kills = []
+    kills: list[KillEvidence] = []
     spent = 0
-    for kill in folder.kills():
+    for kill in folder.kills(KillFolder.LIMIT + 1):
         spent += kill.size()
-        if spent > KillFolder.BUDGET:
-            ev = KillEvidence(kill.number)
+        over = None
+        if len(kills) == KillFolder.LIMIT:
+            over = (
+                f"kills/ holds more than {KillFolder.LIMIT} kill folders, more than a study's kills and crashes: "
+                f"kills/{kill.number}/ and those after it not read"
+            )
+        elif spent > KillFolder.BUDGET:
             over = (
                 f"kills/ holds more than {KillFolder.BUDGET >> 20} MiB up to kills/{kill.number}/, "
                 "more than a study's kills could: not read"
             )
-            ev.problems = dict.fromkeys(KillFolder.FILES, over)
-            kills.append(ev)
-        else:
+        if over is None:
             kills.append(read_kill(kill, study))
+            continue
+        ev = KillEvidence(kill.number)
+        ev.problems = dict.fromkeys(KillFolder.FILES, over)
+        kills.append(ev)
     return kills
 
 
@@ -277,11 +301,16 @@ class _Seen:
             self.problem = f"{EvidenceFolder.TIMELINE}: missing"
             return
         nan = float("nan")
+        bad = 0
         try:
             for line in _lines(out, EvidenceFolder.TIMELINE, EvidenceFolder.CAPS[EvidenceFolder.TIMELINE]):
                 parsed = parse_timeline(line.value) if line.problem is None else line.problem
-                if isinstance(parsed, str) or parsed.seq <= self.base or parsed.seq - self.base > MAX_SEEN:
-                    continue  # a line that cannot say when a record was seen: that record was not seen
+                if isinstance(parsed, str):
+                    bad += 1  # a line that cannot say when a record was seen: that record was not seen
+                    _stop_past(EvidenceFolder.TIMELINE, bad)
+                    continue
+                if parsed.seq <= self.base or parsed.seq - self.base > MAX_SEEN:
+                    continue
                 i = parsed.seq - self.base - 1
                 if i >= len(self.seen):
                     self.seen.extend([nan] * (i + 1 - len(self.seen)))
@@ -385,6 +414,7 @@ def read_ledger_watch(out: Path, facts: LedgerFacts) -> None:
     try:
         for line in _lines(out, EvidenceFolder.LEDGER_WATCH, EvidenceFolder.CAPS[EvidenceFolder.LEDGER_WATCH]):
             facts.fault_count += 1
+            _stop_past(EvidenceFolder.LEDGER_WATCH, facts.fault_count)  # each line a fault of the ledger
             if len(facts.faults) < SHOWN:
                 facts.faults.append(
                     fault_text(line.value)
@@ -404,6 +434,7 @@ def read_arms(out: Path) -> Arming | None:
             arm = parse_arm(line.value) if line.problem is None else line.problem
             if isinstance(arm, str):
                 arming.bad_lines += 1
+                _stop_past(EvidenceFolder.ARMS, arming.bad_lines)
                 continue
             arming.armed_at_end = arm.event == "arm"
             if arm.event == "fired" and len(arming.fired) < 16:
@@ -443,23 +474,27 @@ def read_events(out: Path, ev: KillEvidence, acc: Accounts, study: StudyFacts) -
         if file in ev.missing:
             continue
         try:
+            bad = tally.malformed_count
             for line in _lines(out, KillFolder(out, ev.number).rel(file), KillFolder.CAPS[file]):
                 where = f"{file} line {line.number}"
                 if line.problem is not None:
                     tally.bad_line(where, line.problem)
                 else:
                     tally.add(line.value, where, live)
+                _stop_past(file, tally.malformed_count - bad)
         except Unreadable as exc:
             ev.problems[file] = f"{file}: {exc.reason}"
     restarts = KillFolder(out, ev.number).rel(KillFolder.RESTARTS)
     if safefile.exists(out, restarts):  # written only when the runtime restarted
         try:
+            bad = tally.malformed_count
             for line in _lines(out, restarts, KillFolder.CAPS[KillFolder.RESTARTS]):
                 where = f"{KillFolder.RESTARTS} line {line.number}"
                 if line.problem is not None:
                     tally.bad_line(where, line.problem)
                 else:
                     tally.restart(line.value, where)
+                _stop_past(KillFolder.RESTARTS, tally.malformed_count - bad)
         except Unreadable as exc:
             tally.bad_line(KillFolder.RESTARTS, exc.reason)
     ev.tally = tally

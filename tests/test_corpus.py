@@ -648,3 +648,34 @@ def test_a_timeline_line_far_past_the_ledger_holds_no_memory(tmp_path: Path) -> 
     assert judgement.ok is True
     assert MAX_SEEN * 8 < 8 << 20
     assert peak < 32 << 20, peak
+
+
+def test_a_judgement_leaves_the_collector_as_it_found_it(tmp_path: Path) -> None:
+    """The judge makes the cyclic collector run less often while it runs (YOUNG_COLLECTION), and only then."""
+    import gc
+    import threading
+
+    from studymon.engine.judge import report
+
+    out = write(derive(sound()), tmp_path / "s")
+    before = gc.get_threshold()
+    seen: list[tuple[int, int, int]] = []
+    read_study = report.read_study
+
+    def spy(folder: Path) -> Any:
+        seen.append(gc.get_threshold())
+        return read_study(folder)
+
+    report.read_study = spy  # type: ignore[assignment]
+    try:
+        threads = [threading.Thread(target=judge, args=(out,)) for _ in range(4)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        with pytest.raises(NotEvidence):
+            judge(tmp_path / "nothing")
+    finally:
+        report.read_study = read_study  # type: ignore[assignment]
+    assert len(seen) == 4 and all(s[0] == max(report.YOUNG_COLLECTION, before[0]) for s in seen), seen
+    assert gc.get_threshold() == before

@@ -194,3 +194,48 @@ def test_same_json_tells_types_apart() -> None:
     assert same_json({"a": [1, {"b": 2.5}]}, {"a": [1, {"b": 2.5}]})
     for a, b in ((1, 1.0), (1, True), (0, False), ([1], [1, 1]), ({"a": 1}, {"a": 1, "b": 2}), ("1", 1), (None, 0)):
         assert not same_json(a, b) and not same_json({"k": [a]}, {"k": [b]})
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    st.integers(1, 9999), st.integers(0, 13), st.integers(0, 32),
+    st.integers(0, 25), st.integers(0, 61), st.integers(0, 61), st.sampled_from(["", ".5", ".123", ".123456789"]),
+    st.sampled_from(["Z", "+00:00"]),
+)
+def test_utc_epoch_is_datetime_s_reading_of_any_time(y: int, mo: int, d: int, h: int, mi: int, s: int, frac: str,
+                                                     zone: str) -> None:
+    """The arithmetic reading (with its days kept per date) gives what datetime gives, and refuses what it refuses."""
+    from datetime import UTC, datetime
+
+    from studymon.engine.clock import utc_epoch
+
+    text = f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}{frac}{zone}"
+    try:
+        # a leap second (:60) is read as the next second, as the arithmetic does
+        want: float | None = datetime(y, mo, d, h, mi, min(s, 59), tzinfo=UTC).timestamp() + (s == 60)
+    except ValueError:
+        want = None
+    if s > 60:
+        want = None
+    got = utc_epoch(text)
+    if want is None:
+        assert got is None, text
+    else:
+        assert got is not None and abs(got - want - (float(frac) if frac else 0.0)) < 2e-5, (text, got, want)  # a double at 6e10 s
+    assert utc_epoch(text) == got  # the second reading, from the kept days, is the same
+
+
+def test_utc_epoch_keeps_a_bounded_number_of_dates() -> None:
+    from studymon.engine import clock
+
+    for n in range(3 * clock._DAYS_KEPT):
+        day = 1 + n % 28
+        month = 1 + (n // 28) % 12
+        year = 1970 + n // (28 * 12)
+        assert clock.utc_epoch(f"{year:04d}-{month:02d}-{day:02d}T00:00:00Z") is not None
+        assert len(clock._DAYS) <= clock._DAYS_KEPT
+    assert clock.utc_epoch("2026-02-29T00:00:00Z") is None and "2026-02-29" not in clock._DAYS

@@ -8,7 +8,10 @@ that is not an evidence folder at all raises (:class:`NotEvidence`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import gc
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -129,9 +132,39 @@ def _kill_report(ev: KillEvidence, checks: list[Check]) -> dict[str, Any]:
     }
 
 
+# While a judgement runs, the cyclic collector runs once per this many new objects instead of 700:
+# a long ledger leaves a few objects per run in the accounts, and the collector went over them again
+# and again (a fifth of judging a 200 000-record ledger).  The judge makes no cycles of its own.
+YOUNG_COLLECTION = 50_000
+_collector_lock = threading.Lock()
+_judging = 0  # judgements running (the console's sessions may judge at once, each in a thread)
+_threshold: tuple[int, int, int] = (0, 0, 0)
+
+
+@contextmanager
+def _fewer_collections() -> Iterator[None]:
+    global _judging, _threshold
+    with _collector_lock:
+        if _judging == 0:
+            _threshold = gc.get_threshold()
+            gc.set_threshold(max(YOUNG_COLLECTION, _threshold[0]), *_threshold[1:])
+        _judging += 1
+    try:
+        yield
+    finally:
+        with _collector_lock:
+            _judging -= 1
+            if _judging == 0:
+                gc.set_threshold(*_threshold)
+
+
 def judge(out: Path) -> Judgement:
     """Every check of the study in ``out``, from the files alone."""
-    out = Path(out)
+    with _fewer_collections():
+        return _judge(Path(out))
+
+
+def _judge(out: Path) -> Judgement:
     folder = EvidenceFolder(out)
     if not safefile.exists(out, folder.RESEARCH) or not safefile.exists(out, folder.LAUNCHES):
         raise NotEvidence(f"{out} is not a studymon evidence folder (no {folder.RESEARCH} or {folder.LAUNCHES})")

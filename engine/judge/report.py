@@ -136,31 +136,39 @@ def _kill_report(ev: KillEvidence, checks: list[Check]) -> dict[str, Any]:
 # a long ledger leaves a few objects per run in the accounts, and the collector went over them again
 # and again (a fifth of judging a 200 000-record ledger).  The judge makes no cycles of its own.
 YOUNG_COLLECTION = 50_000
-_collector_lock = threading.Lock()
-_judging = 0  # judgements running (the console's sessions may judge at once, each in a thread)
-_threshold: tuple[int, int, int] = (0, 0, 0)
 
 
-@contextmanager
-def _fewer_collections() -> Iterator[None]:
-    global _judging, _threshold
-    with _collector_lock:
-        if _judging == 0:
-            _threshold = gc.get_threshold()
-            gc.set_threshold(max(YOUNG_COLLECTION, _threshold[0]), *_threshold[1:])
-        _judging += 1
-    try:
-        yield
-    finally:
-        with _collector_lock:
-            _judging -= 1
-            if _judging == 0:
-                gc.set_threshold(*_threshold)
+class _Collector:
+    """The collector's threshold raised while any judgement runs (the console's sessions may judge at once,
+    each in a thread), and put back as it was when the last one ends."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.judging = 0
+        self.threshold = gc.get_threshold()
+
+    @contextmanager
+    def fewer_collections(self) -> Iterator[None]:
+        with self.lock:
+            if self.judging == 0:
+                self.threshold = gc.get_threshold()
+                gc.set_threshold(max(YOUNG_COLLECTION, self.threshold[0]), *self.threshold[1:])
+            self.judging += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.judging -= 1
+                if self.judging == 0:
+                    gc.set_threshold(*self.threshold)
+
+
+_COLLECTOR = _Collector()
 
 
 def judge(out: Path) -> Judgement:
     """Every check of the study in ``out``, from the files alone."""
-    with _fewer_collections():
+    with _COLLECTOR.fewer_collections():
         return _judge(Path(out))
 
 

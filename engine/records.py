@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from studymon.engine.clock import rfc3339_ms, rfc3339_ns, utc_epoch
 from studymon.engine.contract import is_int, is_number, valid_id
 from studymon.engine.folder import KillFolder
@@ -44,14 +46,31 @@ def time_epoch(value: Any) -> float | None:
 
 
 def same_json(a: Any, b: Any) -> bool:
-    """JSON equality that tells ``1`` from ``1.0`` from ``true``: the same values of the same types, all levels."""
+    """JSON equality that tells ``1`` from ``1.0`` from ``true``: the same values of the same types, all levels.
+
+    Mostly asked of two copies of a record that agree (``ledger-at-kill.json``
+    beside the ledger), so that is tried first in C: Python's equality (which
+    tells ``null`` from a number, not ``1`` from ``true``) and orjson's text of
+    each (which tells the types apart: ``1``, ``1.0``, ``true``).  Where either
+    says no, or orjson cannot write a value (an integer past 64 bits), the
+    values are compared level by level.
+    """
+    try:
+        if a == b and orjson.dumps(a) == orjson.dumps(b):
+            return True
+    except (TypeError, orjson.JSONEncodeError, RecursionError):
+        pass
+    return _same_json(a, b)
+
+
+def _same_json(a: Any, b: Any) -> bool:
     if type(a) is not type(b):
         return False
     if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same_json(v, b[k]) for k, v in a.items())
+        return a.keys() == b.keys() and all(_same_json(v, b[k]) for k, v in a.items())
     if isinstance(a, list):
-        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
+        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b, strict=True))
+    return a is b or bool(a == b)  # one object is itself (as Python's equality of lists and dicts has it: a NaN)
 
 
 def signal_name(value: Any) -> str | None:

@@ -239,3 +239,30 @@ def test_utc_epoch_keeps_a_bounded_number_of_dates() -> None:
         assert clock.utc_epoch(f"{year:04d}-{month:02d}-{day:02d}T00:00:00Z") is not None
         assert len(clock._DAYS) <= clock._DAYS_KEPT
     assert clock.utc_epoch("2026-02-29T00:00:00Z") is None and "2026-02-29" not in clock._DAYS
+
+
+_SCALARS = st.sampled_from([0, 1, True, False, 1.0, 0.0, -0.0, None, float("inf"), float("nan"), 2**70, "1", "", "a"])
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["a", "b", "c"]), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_VALUES, _VALUES, st.booleans())
+def test_same_json_s_fast_path_says_what_the_level_by_level_comparison_says(a: Any, b: Any, copy: bool) -> None:
+    """The C fast path (equality and orjson's text) never calls equal what the types or values tell apart."""
+    from studymon.engine.records import _same_json
+
+    if copy:
+        b = json.loads(json.dumps(a))  # an equal copy, as ledger-at-kill.json holds: nan and inf come back as such
+    assert same_json(a, b) is _same_json(a, b), (a, b)
+
+
+def test_same_json_in_the_cases_the_fast_path_cannot_take() -> None:
+    assert not same_json({"x": None}, {"x": float("inf")})  # both written "null" by orjson
+    assert same_json({"x": float("inf")}, {"x": float("inf")})
+    assert same_json({"x": 2**70}, {"x": 2**70}) and not same_json({"x": 2**70}, {"x": float(2**70)})
+    assert same_json({"a": 1, "b": 2}, {"b": 2, "a": 1})  # the key order is not the value
+    assert not same_json([float("nan")], [float("nan")])

@@ -54,6 +54,12 @@ class KillFolder:
     }
     # What all kill folders together may hold: each is read whole, so their number is bounded too.
     BUDGET = 96 * MiB
+    # And of it, what their event recordings (live and read back) may hold together: an event costs the
+    # judge ~5 us, the most of any byte (~65 ns a byte against ~11 for ledger-at-kill.json), so that
+    # 96 MiB of them took 6 s; 32 MiB is ~80 000 events of a few hundred bytes, far more than the
+    # windows of a study's kills see.
+    RECORDINGS = (LIVE, READBACK)
+    RECORDINGS_BUDGET = 32 * MiB
     # How many kill folders the judge reads: a kill folder of one small kill.json counts for a few
     # hundred bytes of the budget, and each still costs the judge ~6 ms and the report ~2 KB, so the
     # budget alone let in 133 000 of them (past 180 s and 2.7 GiB; bench/report_hostile.py).  A study
@@ -79,21 +85,28 @@ class KillFolder:
         """``name``'s path inside ``OUT`` (for :mod:`safefile`)."""
         return f"kills/{self.number}/{name}"
 
-    def size(self) -> int:
-        """What the judge reads of it: the bytes of its files, each up to its cap (one past it is refused unread).
+    def size(self) -> tuple[int, int]:
+        """What the judge reads of it: the bytes of its files, and of them, the bytes of its event recordings.
 
-        Links and other kinds of file are not counted (the judge refuses them), nor files it does not read.
+        A file past its cap is refused unread, so it counts for nothing; nor do
+        links and other kinds of file (the judge refuses them), nor files it
+        does not read.
         """
-        total = 0
+        total = recorded = 0
         try:
             with os.scandir(self.path) as entries:
                 for entry in entries:
                     cap = self.CAPS.get(entry.name)
                     if cap is not None and entry.is_file(follow_symlinks=False):
-                        total += min(entry.stat(follow_symlinks=False).st_size, cap)
+                        size = entry.stat(follow_symlinks=False).st_size
+                        if size > cap:
+                            continue
+                        total += size
+                        if entry.name in self.RECORDINGS:
+                            recorded += size
         except OSError:
             pass
-        return total
+        return total, recorded
 
     @property
     def kill_json(self) -> Path:

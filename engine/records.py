@@ -157,7 +157,12 @@ class ContainerEvent:
     exit_code: int | None
     study: str | None  # the studymon.study label
     run: str | None  # the studymon.run label
-    compared: tuple[Any, ...]  # the attributes two copies must agree on
+    attributes: dict[str, Any] = field(compare=False, repr=False)  # the Actor's, as given
+
+    @property
+    def compared(self) -> tuple[str, ...]:
+        """The attributes two copies must agree on; worked out only for the events of a target."""
+        return tuple(repr(self.attributes.get(a)) for a in COMPARED)
 
     @property
     def key(self) -> tuple[Any, ...]:
@@ -234,7 +239,7 @@ def parse_event(value: Any) -> ContainerEvent | Gap | str:
         exit_code=exit_code,
         study=study if isinstance(study, str) else None,
         run=run if isinstance(run, str) else None,
-        compared=tuple(repr(attrs.get(a)) for a in COMPARED),
+        attributes=attrs,
     )
 
 

@@ -534,13 +534,13 @@ def test_the_kill_folders_together_keep_within_their_budget(tmp_path: Path) -> N
     from studymon.engine.folder import KillFolder
 
     out = write(derive(sound()), tmp_path / "s")
-    each = KillFolder.CAPS[KillFolder.LIVE]  # a sparse live recording: its bytes are counted, not stored
+    each = KillFolder.CAPS[KillFolder.BEFORE]  # a sparse snapshot: its bytes are counted, not stored
     # Kills 1 and 2 hold a few KiB: the kill that brings the others to the budget passes it.
     over = 2 + KillFolder.BUDGET // each
     for n in range(3, over + 2):
         folder = out / "kills" / str(n)
         folder.mkdir()
-        _sparse(folder / KillFolder.LIVE, each)
+        _sparse(folder / KillFolder.BEFORE, each)
     # A file the judge does not read counts for nothing.
     _sparse(out / "kills" / "1" / "notes.bin", 10 * KillFolder.BUDGET)
     got = {(c.scope, c.name): c for c in judge(out).checks}
@@ -550,6 +550,26 @@ def test_the_kill_folders_together_keep_within_their_budget(tmp_path: Path) -> N
         assert got[(f"kill {n}", "killEvidence")].ok is False and got[(f"kill {n}", "killEvidence")].detail.startswith(
             unread if n == over else f"kills/ holds more than {KillFolder.BUDGET >> 20} MiB up to kills/{n}/")
     assert got[("kill 1", "killEvidence")].ok is True and got[("kill 2", "killEvidence")].ok is True
+
+
+@pytest.mark.parametrize("name", ["container-events-live.jsonl", "container-events.jsonl"])
+def test_the_kills_event_recordings_together_keep_within_their_budget(tmp_path: Path, name: str) -> None:
+    """The recordings, the dearest bytes to judge, have a budget of their own within the kills' budget."""
+    from studymon.engine.folder import KillFolder
+
+    out = write(derive(sound()), tmp_path / "s")
+    each = KillFolder.RECORDINGS_BUDGET // 4
+    over = 2 + KillFolder.RECORDINGS_BUDGET // each  # kills 1 and 2's own recordings tip the last one over
+    for n in range(3, over + 1):
+        folder = out / "kills" / str(n)
+        folder.mkdir()
+        _sparse(folder / name, each)
+    assert (over - 2) * each < KillFolder.BUDGET  # within the kills' whole budget: the recordings' is what stops
+    got = {(c.scope, c.name): c for c in judge(out).checks}
+    unread = f"kills/ holds more than {KillFolder.RECORDINGS_BUDGET >> 20} MiB of event recordings up to kills/{over}/"
+    assert got[(f"kill {over}", "killEvidence")].ok is False
+    assert got[(f"kill {over}", "killEvidence")].detail.startswith(unread), got[(f"kill {over}", "killEvidence")].detail
+    assert unread.split(" up to")[0] not in got[(f"kill {over - 1}", "killEvidence")].detail
 
 
 def test_kill_folders_past_the_limit_are_one_unread_kill(tmp_path: Path) -> None:

@@ -136,7 +136,7 @@ def read_study(out: Path) -> StudyFacts:
 
 def read_kills(folder: EvidenceFolder, study: StudyFacts) -> list[KillEvidence]:
     """The first :data:`KillFolder.LIMIT` kill folders, in order, as long as all of them together keep
-    within :data:`KillFolder.BUDGET`.
+    within :data:`KillFolder.BUDGET` and their recordings within :data:`KillFolder.RECORDINGS_BUDGET`.
 
     The folders past the budget are not read: each stands for its kill, with
     every file unusable, so the kill's checks fail saying why.  Past the
@@ -144,9 +144,11 @@ def read_kills(folder: EvidenceFolder, study: StudyFacts) -> list[KillEvidence]:
     kills, not the number of folders an adversary made.
     """
     kills: list[KillEvidence] = []
-    spent = 0
+    spent = recorded = 0
     for kill in folder.kills(KillFolder.LIMIT + 1):
-        spent += kill.size()
+        size, recordings = kill.size()
+        spent += size
+        recorded += recordings
         over = None
         if len(kills) == KillFolder.LIMIT:
             over = (
@@ -157,6 +159,11 @@ def read_kills(folder: EvidenceFolder, study: StudyFacts) -> list[KillEvidence]:
             over = (
                 f"kills/ holds more than {KillFolder.BUDGET >> 20} MiB up to kills/{kill.number}/, "
                 "more than a study's kills could: not read"
+            )
+        elif recorded > KillFolder.RECORDINGS_BUDGET:
+            over = (
+                f"kills/ holds more than {KillFolder.RECORDINGS_BUDGET >> 20} MiB of event recordings up to "
+                f"kills/{kill.number}/, more than a study's kills could: not read"
             )
         if over is None:
             kills.append(read_kill(kill, study))

@@ -1,0 +1,107 @@
+"""Kill points as an operator writes them (contract §7): parsed once, refused with the grammar, written back the same."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from studymon.engine.contract import KINDS, RUN_KINDS
+from studymon.engine.killpoint import ACTIONS, GRAMMAR, SEED, BadPoint, KillPoint, parse_kill_option
+
+
+@pytest.mark.parametrize(
+    "text, point",
+    [
+        ("after:runStarted/diagnosis", KillPoint("after", "runStarted", "diagnosis", 1)),
+        ("after:charge/ablation#2", KillPoint("after", "charge", "ablation", 2)),
+        ("after:diagnosisSettlement", KillPoint("after", "diagnosisSettlement", None, 1)),
+        ("after:halt", KillPoint("after", "halt")),
+        ("after:runResult#3", KillPoint("after", "runResult", None, 3)),
+        ("container:die/diagnosis", KillPoint("container", "die", "diagnosis", 1)),
+        ("container:create#12", KillPoint("container", "create", None, 12)),
+        ("container:start/my-purpose.v2", KillPoint("container", "start", "my-purpose.v2", 1)),
+    ],
+)
+def test_points_parse_and_read_back(text: str, point: KillPoint) -> None:
+    assert KillPoint.parse(text) == point
+    assert str(point) == text
+    assert KillPoint.parse(str(point)) == point
+
+
+def test_the_seed_s_point_is_the_first_diagnosis_start() -> None:
+    assert SEED == KillPoint.parse("after:runStarted/diagnosis") and str(SEED) == "after:runStarted/diagnosis"
+    assert SEED.on_record and not KillPoint.parse("container:die").on_record
+
+
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ("", "is not a kill point"),
+        ("runStarted", "is not a kill point"),
+        ("after:", "is not a kill point"),
+        ("before:runStarted", "a point begins with after: or container:"),
+        ("after:runstarted", "'runstarted' is not a kind of record"),
+        ("after:myKind", "'myKind' is not a kind of record"),
+        ("after:halt/diagnosis", "a halt record has no purpose"),
+        ("after:stageOpen/diagnosis", "a stageOpen record has no purpose"),
+        ("container:stop", "'stop' is not a container action"),
+        ("container:exec_start", "is not a kill point"),
+        ("after:charge/", "'' is not a purpose"),
+        ("after:charge/diag nosis", "is not a purpose"),
+        ("after:charge/-x", "is not a purpose"),
+        ("after:charge#0", "#0 is not a count from 1"),
+        ("after:charge#-1", "#-1 is not a count from 1"),
+        ("after:charge#", "# is not a count from 1"),
+        ("after:charge#1000001", "is not a count from 1 to 1000000"),
+        ("after:charge#٣", "is not a count from 1"),
+        ("after:charge#1#2", "is not a kill point"),
+        ("after:charge/diagnosis/x", "is not a purpose"),
+        ("after:runStarted\n", "is not a kill point"),
+    ],
+)
+def test_a_text_that_is_no_point_is_refused_with_the_grammar(text: str, why: str) -> None:
+    with pytest.raises(BadPoint) as err:
+        KillPoint.parse(text)
+    assert why in str(err.value), str(err.value)
+    assert str(err.value).endswith(GRAMMAR)
+
+
+def test_the_grammar_names_every_kind_and_action() -> None:
+    for kind in KINDS:
+        assert kind in GRAMMAR
+    for action in ACTIONS:
+        assert action in GRAMMAR
+
+
+@given(
+    st.sampled_from([("after", k) for k in KINDS] + [("container", a) for a in ACTIONS]),
+    st.one_of(st.none(), st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,20}", fullmatch=True)),
+    st.integers(1, 1_000_000),
+)
+def test_every_point_reads_back_as_itself(where: tuple[str, str], purpose: str | None, nth: int) -> None:
+    source, what = where
+    if source == "after" and what not in RUN_KINDS:
+        purpose = None
+    point = KillPoint(source, what, purpose, nth)
+    assert KillPoint.parse(str(point)) == point
+
+
+def test_a_point_matches_its_kind_and_purpose() -> None:
+    any_purpose = KillPoint.parse("after:charge")
+    assert any_purpose.matches("charge", "ablation") and any_purpose.matches("charge", None)
+    assert not any_purpose.matches("runStarted", "ablation")
+    diagnosis = KillPoint.parse("container:die/diagnosis")
+    assert diagnosis.matches("die", "diagnosis")
+    assert not diagnosis.matches("die", "ablation") and not diagnosis.matches("die", None)
+    assert not diagnosis.matches("start", "diagnosis")
+
+
+def test_the_kill_option_splits_the_study_from_its_point() -> None:
+    assert parse_kill_option("alpha:after:runStarted/diagnosis") == ("alpha", SEED)
+    assert parse_kill_option("b-2:container:die#2") == ("b-2", KillPoint("container", "die", None, 2))
+    for bad, why in (("alpha", "write ID:POINT"), (":after:halt", "write ID:POINT"),
+                     ("alpha:after:nothing", "'nothing' is not a kind of record")):
+        with pytest.raises(BadPoint) as err:
+            parse_kill_option(bad)
+        assert why in str(err.value) and str(err.value).startswith(f"--kill {bad!r}"), str(err.value)

@@ -3,10 +3,15 @@
 The contract (docs, §6.5) says that any folder within the size caps is
 judged in under 10 s and 1 GiB on a 2-core machine, and that the report's
 size follows the ledger, not the attacker.  The caps are each file's own
-(``engine/folder.py``: ``EvidenceFolder.CAPS``, ``KillFolder.CAPS``), and
+(``engine/folder.py``: ``EvidenceFolder.CAPS``, ``KillFolder.CAPS``);
 ``KillFolder.BUDGET`` bounds what all kill folders together may hold (each
-counted as its known files' sizes, each up to its cap; the kill folders
-past it are not read).  This bench builds such folders, each from a sound
+counted as its known files' sizes, a file past its cap counting for
+nothing), and ``KillFolder.RECORDINGS_BUDGET`` what their event recordings
+(live and read back) hold of it; the kill folders past either are not read.
+Only the first ``KillFolder.LIMIT`` kill folders are read (one kill stands
+for all the others), and a file with more than ``BAD_LINES``
+(``engine/judge/read.py``) lines that are not its records is refused there.
+This bench builds such folders, each from a sound
 folder (the corpus's, ``tests/corpus.py``: ``write(derive(sound()), out)``,
 or a long sound study) with one file, or one kind of file, or everything at
 once, made as large as its caps allow, and runs the command-line judge on
@@ -28,17 +33,21 @@ and so on) in a folder of their own, compiled once, and put first on
 else (the repository, its editable install) can be imported in their place.
 
 **The caps** are read in each judge's copy, in a process of its own
-(``PROBE``): safefile's generic caps, and ``engine/folder.py``'s per-file
-caps and budget when the copy has that file (only the copy's own: for a
-module the copy lacks, the repository's editable install would find the
-working tree's).  The folders are built to the **current** judge's caps (it
-must have per-file caps), once per case, and both judges judge the same
-folder.  ae54883 has no folder.py: it reads every file with its kind's
+(``PROBE``): safefile's generic caps, ``engine/folder.py``'s per-file caps,
+budget, recordings' budget and kill-folder limit when the copy has that
+file, and ``engine/judge/read.py``'s ``BAD_LINES`` when it has that one
+(only the copy's own: for a module the copy lacks, the repository's
+editable install would find the working tree's); a bound the copy lacks is
+None.  The folders are built to the **current** judge's caps and bounds (it
+must have them all), once per case, and both judges judge the same folder.
+ae54883 has no folder.py and no judge/: it reads every file with its kind's
 generic cap (``JSON_CAP`` 64 MiB, ``JSONL_CAP`` 256 MiB, ...) and reads
-every kill folder; so it reads every file of these folders too (each
-folder's line says what either judge leaves unread by size, and the bench
-stops if the current judge would leave anything: a folder past its caps is
-the bench's mistake).
+every kill folder; so it reads every file of these folders too.  Each
+folder's line says how many kills each judge's report has and what either
+judge leaves unread by size or number; the bench stops if the current judge
+would leave a file past its cap or a kill folder past a budget, or would
+not read some kill folders for the limit in a folder not built to be past
+it: a folder past its bounds is the bench's mistake.
 
 Per run: the wall time, the CPU time and the **peak RSS** of the judge,
 from its own ``rusage`` as ``os.wait4`` gives it when it is reaped: the
@@ -63,7 +72,10 @@ a traceback on standard error, is a crash).
 The folders, each written whole (real bytes, no sparse files) into the
 bench's temporary folder, one at a time, judged, then removed.  "Its cap" is
 the current judge's cap for that file, less 4 KiB (``SLACK``); "the budget"
-``KillFolder.BUDGET`` less 4 KiB:
+``KillFolder.BUDGET`` less 4 KiB, "the recordings' budget"
+``KillFolder.RECORDINGS_BUDGET`` less 4 KiB; the kill folders stay within
+both (an event recording, for one, grows only as far as what the others
+leave of the recordings' budget):
 
 * ``sound``: the corpus's sound folder (what starting the judge costs);
 * ``kill-targets``: kill 1's ``kill.json`` listing targets up to its cap
@@ -73,14 +85,26 @@ the current judge's cap for that file, less 4 KiB (``SLACK``); "the budget"
   passive ones, dies of other Ids) and of other containers of the study
   created and started;
 * ``live-lines``: the same file up to its cap of the shortest lines that
-  are JSON (``0``, ``TINY``): what a line costs, whatever it holds;
+  are JSON (``0``, ``TINY``): past ``BAD_LINES`` of them the recording is
+  refused, so this shows the bound at work;
+* ``live-others``: the same file up to what the recordings' budget leaves,
+  of the cheapest valid container events (``{"Action": "start",
+  "timeNano": ..., "Actor": {"ID": ..., "Attributes": {"name": ...}}}``,
+  ~100 bytes, inside kill 1's window) of containers that are not the
+  study's: lines the judge must read and parse, that concern nothing;
+* ``recordings-budget``: the recordings' budget spent across kills 1 and
+  2's live recordings and read-backs, a share each, on such events, every
+  second one of a container of the study (``<prefix>-<study>-z<k>``,
+  started in the window for a run never planned); a kill's read-back holds
+  the same events as its live recording;
 * ``ledger-<N>``, ``ledger-cap``: a sound study of N ledger records
   (diagnosis rounds of the corpus's shape, the same two kills), or of as
   many as fit under the ledger's cap, its timeline as long; judged sound
   (exit 0) by a judge that reads it all.  Records a second and MB a second
   of the ledger, and the ledger that fits in 10 s and in 1 GiB, fitted to
   these sizes;
-* ``ledger-lines``: the sound ledger, then ``0`` lines up to its cap;
+* ``ledger-lines``: the sound ledger, then ``0`` lines up to its cap (the
+  ledger's own ``ISSUE_LIMIT`` stops its reading);
 * ``at-kill``: ``ledger-cap``'s study, both kills' ``ledger-at-kill.json``
   holding the whole ledger (indented as the engine writes it: 1.45 times
   the ledger's bytes), as far as their caps and the budget allow, kill 1's
@@ -96,43 +120,66 @@ the current judge's cap for that file, less 4 KiB (``SLACK``); "the budget"
 * ``launches``, ``arms``, ``timeline``: each of those files up to its cap
   (controllers started and ended, arms and disarms, records seen again);
   ``launches-lines``, ``timeline-lines``: ``0`` lines up to its cap (before
-  the file's own lines in launches.jsonl, after them in the timeline);
-* ``kills-budget``: as many kill folders as the budget lets in, each with its
-  ``kill.json`` (targets) and live recording (events) as large as their caps
-  and the budget allow: kills 1 and 2 the sound study's, the others copies
-  of kill 2;
+  the file's own lines in launches.jsonl, after them in the timeline),
+  refused past ``BAD_LINES``, as ``live-lines``;
+* ``kills-budget``: as many kill folders as the budget lets in, within the
+  limit, each with its ``kill.json`` (targets) as large as its cap and the
+  budget allow, and its live recording (events, as ``live-events``) as its
+  cap and the recordings' budget allow: kills 1 and 2 the sound study's,
+  the others copies of kill 2 (their recordings empty once the recordings'
+  budget is spent): the recordings' budget goes to kill 1's live recording,
+  the rest of the budget to the kill.json files of kill folders in number;
+* ``kills-limit``: exactly ``KillFolder.LIMIT`` kill folders, kills 1 and 2
+  the sound folder's, the others copies of its kill 2's files: the most
+  kill folders judged whole;
 * ``kills-<N>``, ``kills-many``: N kill folders (or as many as the budget
-  lets in), each past the sound folder's two a copy of kill 2's ``kill.json``
-  alone: what a kill folder costs, in time and in report, and how many fit
-  in 10 s (a line through the sizes judged to the end).  A kill folder
-  holding no file the judge reads counts for nothing against the budget;
+  would let in were each of them counted), each past the sound folder's two
+  a copy of kill 2's ``kill.json`` alone.  Within the limit: what a kill
+  folder costs, in time and in report, and how many would fit in 10 s (a
+  line through the sizes within the limit judged to the end).  Past it:
+  that only the first ``LIMIT`` are read and one kill stands for the rest
+  (``LIMIT`` + 1 kills in the report), whatever their number.  A kill
+  folder holding no file the judge reads counts for nothing against the
+  budget, and a kill folder's name may be up to 999 999, but past the
+  limit the judge looks at the names only, and a million folders would
+  take this disk many minutes to write and remove;
 * ``whole-folder``: everything at once: ``ledger-cap``'s study (every
-  record read), its timeline, ``launches.jsonl``, ``arms.jsonl`` and
-  ``ledger-watch.jsonl`` up to their caps with ``0`` lines,
-  ``research.json`` up to its cap; the budget spent on ``0`` lines in the
-  event recordings (kill 1's live recording and read-back, then kill 2's),
-  each up to its cap: of the contents measured, where a byte costs the
-  judge the most (``live-lines``).  Not the kill folders in number, which
-  cost more still: ``kills-many`` alone is past the timeout.
+  record read); its timeline up to its cap with its records seen again,
+  ``launches.jsonl`` and ``arms.jsonl`` with lines of their own kinds
+  (``launches``, ``arms``), ``ledger-watch.jsonl`` with ``0`` lines (each
+  of its lines is a fault of the ledger: past ``BAD_LINES`` it is refused
+  whatever they hold), ``research.json``, each up to its cap; the
+  recordings' budget spent on the dearest valid lines, minimal events as in
+  ``live-others``, in the event recordings (kill 1's live recording and
+  read-back, then kill 2's), each up to its cap; the rest of the budget on
+  both kills' ``ledger-at-kill.json``, the whole ledger each as far as
+  their caps allow (as in ``at-kill``: every record compared, the next
+  dearest byte, as a sound study near its end has them), and what is still
+  left (with --quick, where the copies reach their caps first) on kill 1's
+  and kill 2's ``kill.json`` targets.  Not the kill folders in number:
+  past the limit they are not read (``kills-limit``, ``kills-many``).
 
     python bench/report_hostile.py                    # every folder, 1 round
     python bench/report_hostile.py --only kill-targets,ledger --ledger-records 50000,cap
-    python bench/report_hostile.py --quick --json rh.json   # smoke run: 256 KiB files, short ledgers (~50 s)
+    python bench/report_hostile.py --quick --json rh.json   # smoke run: 256 KiB files, short ledgers (~70 s)
 
 Options: ``--quick`` (every file at most 256 KiB less the slack, the budget
-1.25 MiB, ledgers of ``20000,60000`` records, ``20,60`` kill folders);
-``--only NAMES`` (folders by name, ``ledger`` for every ledger size,
-``kills`` for every kill count); ``--ledger-records`` (sizes, ``cap`` for as
-many as fit; default ``100000,cap``); ``--kill-counts`` (``budget`` for as
-many as it lets in; default ``500,2000,budget``); ``--rounds`` (runs per judge
+1.25 MiB, the recordings' budget 256 KiB, ledgers of ``20000,60000``
+records, ``20,60,100`` kill folders: two within the limit, one past it; the
+limit and ``BAD_LINES`` are the judge's own); ``--only NAMES`` (folders by
+name, ``ledger`` for every ledger size, ``kills`` for every kill count);
+``--ledger-records`` (sizes, ``cap`` for as many as fit; default
+``100000,cap``); ``--kill-counts`` (``budget`` for as many as it would let
+in; default ``16,64,500,2000,budget``); ``--rounds`` (runs per judge
 and folder, default 1; the sound folder gets 5); ``--timeout`` (s, default
 120); ``--memory-limit`` (GiB, default 4); ``--baseline REV``; ``--current
-REV``; ``--json FILE`` (every run, the folders, what each judge leaves
-unread, the fitted sizes); ``--keep`` (keep the temporary folder: folders,
-outputs, the judges' copies; its path is printed); ``--silent``.  Exit
-status 0 when every run was measured (a killed run is a measurement), 2 when
-the bench could not measure (a judge that cannot be set up, a run that
-crashed, a folder it built past the current caps), 130 when interrupted.
+REV``; ``--json FILE`` (every run, the folders, the caps and bounds, what
+each judge leaves unread and how many kills it judges, the fitted sizes);
+``--keep`` (keep the temporary folder: folders, outputs, the judges' copies;
+its path is printed); ``--silent``.  Exit status 0 when every run was
+measured (a killed run is a measurement), 2 when the bench could not
+measure (a judge that cannot be set up or lacks a bound, a run that
+crashed, a folder it built past the current bounds), 130 when interrupted.
 Every child is killed and the temporary folder removed on the way out, also
 on SIGTERM.
 """
@@ -179,12 +226,15 @@ SOUND_RUNS = 5  # runs per judge of the sound folder: its medians are the start-
 SLACK = 4096  # every file stays this far under its cap
 LEDGER_RECORDS = "100000,cap"  # ledger sizes in records; cap: as many as fit under the ledger's cap
 QUICK_LEDGER_RECORDS = "20000,60000"
-KILL_COUNTS = "500,2000,budget"  # kill folders; budget: as many as the kills' budget lets in
-QUICK_KILL_COUNTS = "20,60"
+# Kill folders; budget: as many as the kills' budget would let in were every one counted.  Two within the limit
+# (the cost of a kill folder), the others past it.
+KILL_COUNTS = "16,64,500,2000,budget"
+QUICK_KILL_COUNTS = "20,60,100"
 QUICK_BYTES = 256 * 1024  # a capped file's size with --quick
 QUICK_BUDGET = (
     5 * QUICK_BYTES
 )  # the kills' budget with --quick (1.25 MiB): two kill folders of two 252 KiB files, and a third
+QUICK_RECORDINGS = QUICK_BYTES  # the recordings' budget with --quick: a recording's size, as 32 MiB is at full size
 CAP_NAMES = ("JSON_CAP", "JSONL_CAP", "LEDGER_CAP", "ARRAY_CAP", "LINE_CAP", "ELEMENT_CAP")
 KILL_NAME = re.compile(r"[1-9][0-9]{0,5}")  # a kill folder's name, as engine/folder.py takes it
 # What the judge reads with a cap, besides the ledger and ledger-at-kill.json (for a judge whose caps are
@@ -203,6 +253,7 @@ KILL_READS = (
 LEDGER = "study/ledger.jsonl"
 TIMELINE = "timeline.jsonl"
 KILL_JSON, AT_KILL, READBACK, LIVE, WINDOW = KILL_READS[0], "ledger-at-kill.json", *KILL_READS[4:7]
+RECORDINGS = (LIVE, READBACK)  # the event recordings, as KillFolder.RECORDINGS names them
 JUDGES = ("today", "current")
 CHECK_ROUNDS = 7  # the long sound folder, built at this many rounds, must be the corpus's own
 
@@ -240,8 +291,14 @@ class Judge:
     # None for a judge without them (ae54883: every file has its kind's generic cap).
     file_caps: dict[str, dict[str, int]] | None = None
     budget: int | None = None  # KillFolder.BUDGET: what all kill folders together may hold; None: no bound
+    # KillFolder.RECORDINGS_BUDGET: what their event recordings (live and read back) may hold together, within
+    # the budget; None: no bound of their own.
+    recordings_budget: int | None = None
+    limit: int | None = None  # KillFolder.LIMIT: how many kill folders are read (one stands for the rest); None: all
+    bad_lines: int | None = None  # engine/judge/read.py's BAD_LINES: a file with more lines not its records is refused
     imported_from: str = ""
     folder_module: str | None = None  # where engine/folder.py was imported from, when it has the caps
+    read_module: str | None = None  # where engine/judge/read.py was imported from, when the copy has it
 
     def cap_of(self, rel: str) -> int | None:
         """The cap this judge reads ``OUT/rel`` with, by its own rules; None for a file it does not read."""
@@ -258,24 +315,44 @@ class Judge:
             return self.caps["JSONL_CAP" if rel.endswith(".jsonl") else "JSON_CAP"]
         return None
 
-    def unread(self, folder: Path) -> dict[str, list[str]]:
-        """What this judge would not read of ``folder`` by size: files past their cap, kill folders past the budget.
+    def unread(self, folder: Path) -> dict[str, Any]:
+        """What this judge would not read of ``folder`` by size or number: files past their cap, kill folders past the
+        budget or the recordings' budget (each a list), and how many kill folders are past the limit.
 
-        A kill folder counts as the judge counts it (``KillFolder.size``): the bytes of the files it
-        reads there, each up to its cap; the kill folders, in order, are read while their sum stays
-        within the budget.
+        As ``read_kills`` does: the first ``limit`` kill folders, in order, each counted as ``KillFolder.size``
+        counts it (the bytes of the files it reads there, a file past its cap counting for nothing; and of
+        them, the event recordings' bytes), are read while their sums stay within the budget and the
+        recordings' budget; past the limit, one kill stands for all the others, which are not read.
         """
         over = [
             rel for rel, size in folder_files(folder).items() if (cap := self.cap_of(rel)) is not None and size > cap
         ]
-        past: list[str] = []
-        if self.budget is not None:
-            spent = 0
-            for n, size in kill_sizes(folder, self):
+        past_budget: list[str] = []
+        past_recordings: list[str] = []
+        past_limit = 0
+        if self.budget is not None or self.limit is not None:
+            spent = recorded = 0
+            for i, (n, size, recordings) in enumerate(kill_sizes(folder, self)):
                 spent += size
-                if spent > self.budget:
-                    past.append(f"kills/{n}")
-        return {"overCap": over, "pastBudget": past}
+                recorded += recordings
+                if self.limit is not None and i == self.limit:
+                    past_limit = len(kill_folders(folder)) - self.limit
+                elif self.budget is not None and spent > self.budget:
+                    past_budget.append(f"kills/{n}")
+                elif self.recordings_budget is not None and recorded > self.recordings_budget:
+                    past_recordings.append(f"kills/{n}")
+        return {
+            "overCap": over,
+            "pastBudget": past_budget,
+            "pastRecordings": past_recordings,
+            "pastLimit": past_limit,
+        }
+
+    def judged_kills(self, folder: Path) -> int:
+        """How many kills this judge's report has for ``folder``: every kill folder, or past the limit the first
+        ``limit`` and one for all the others."""
+        count = len(kill_folders(folder))
+        return count if self.limit is None else min(count, self.limit + 1)
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
@@ -339,7 +416,7 @@ def make_judge(name: str, rev: str | None, work: Path) -> Judge:
     if proc.returncode != 0:
         raise BenchError(f"{name} ({judge.source}): the judge does not import:\n{proc.stderr[-2000:]}")
     found = json.loads(proc.stdout)
-    for what in ("file", "folder"):
+    for what in ("file", "folder", "read"):
         where = found[what]
         if where is not None and not Path(where).resolve().is_relative_to(root.resolve()):
             raise BenchError(f"{name}: studymon was imported from {where}, not from {root}")
@@ -347,11 +424,14 @@ def make_judge(name: str, rev: str | None, work: Path) -> Judge:
     if found["fileCaps"] is not None:
         judge.file_caps, judge.budget = found["fileCaps"], found["budget"]
         judge.folder_module = found["folder"]
+    judge.recordings_budget, judge.limit = found["recordingsBudget"], found["limit"]
+    judge.bad_lines, judge.read_module = found["badLines"], found["read"]
     return judge
 
 
-# Run in each judge's copy: safefile's generic caps, and engine/folder.py's per-file caps and kill
-# budget when it has them (ae54883 has no folder.py: every file has its kind's generic cap there).
+# Run in each judge's copy: safefile's generic caps, engine/folder.py's per-file caps, kill budget, recordings'
+# budget and kill-folder limit when it has them (ae54883 has no folder.py: every file has its kind's generic cap
+# there, and every kill folder is read), and engine/judge/read.py's BAD_LINES when it has it.
 PROBE = r"""
 import json, sys
 import studymon, studymon.tui.cli
@@ -359,11 +439,15 @@ from studymon.engine import safefile
 import os
 from studymon import engine
 caps = {n: getattr(safefile, n) for n in json.loads(sys.argv[1])}
-folder = None
-# Only the copy's own folder.py: the repository's editable install would find the working tree's for a judge
+folder = read = None
+# Only the copy's own modules: the repository's editable install would find the working tree's for a judge
 # that has none (its finder comes after the copy's, for a module the copy lacks).
-if any(os.path.isfile(os.path.join(p, "folder.py")) for p in engine.__path__):
+def own(*parts):
+    return any(os.path.isfile(os.path.join(p, *parts)) for p in engine.__path__)
+if own("folder.py"):
     from studymon.engine import folder
+if own("judge", "__init__.py") and own("judge", "read.py"):
+    from studymon.engine.judge import read
 evidence = getattr(folder, "EvidenceFolder", None)
 kill = getattr(folder, "KillFolder", None)
 file_caps = budget = None
@@ -371,7 +455,10 @@ if hasattr(evidence, "CAPS") and hasattr(kill, "CAPS") and hasattr(kill, "BUDGET
     file_caps = {"evidence": dict(evidence.CAPS), "kill": dict(kill.CAPS)}
     budget = kill.BUDGET
 print(json.dumps({"file": studymon.__file__, "caps": caps, "fileCaps": file_caps, "budget": budget,
-                  "folder": folder.__file__ if file_caps is not None else None}))
+                  "recordingsBudget": getattr(kill, "RECORDINGS_BUDGET", None), "limit": getattr(kill, "LIMIT", None),
+                  "badLines": getattr(read, "BAD_LINES", None),
+                  "folder": folder.__file__ if file_caps is not None else None,
+                  "read": read.__file__ if read is not None else None}))
 """
 
 
@@ -711,6 +798,35 @@ def grow_live(out: Path, n: int, limit: int, tiny: bool = False) -> int:
     return fill(out / rel, limit, head, [], live_events(out, n), b"", b"")
 
 
+def minimal_events(out: Path, n: int, ours: int = 0) -> Iterator[bytes]:
+    """The cheapest valid container events, inside kill ``n``'s window, one time each: a start with an Id and a
+    name and nothing else (no ``Type``, ``id``, ``time`` or ``seenAt``; the judge needs none of them).
+
+    Of containers that are not the study's (``o1``, ``o2``, ...: another name, no study label), and with
+    ``ours``, every ``ours``-th of the study's own (``<prefix>-<study>-z<k>``, runs never planned: the judge
+    keeps the first SEEN_KEPT of those and counts the rest).  A line is read, parsed and looked up whatever
+    it holds: what an event costs, at the fewest bytes an event can have (~100).
+    """
+    since, seen, _ = window_of(out, n)
+    span = seen - since - 2000
+    k = 0
+    while True:
+        k += 1
+        when = since + 1000 + (k * 997) % span  # ~1 ns apart; distinct for a million events
+        name = corpus.container(f"z{k}") if ours and k % ours == 0 else f"o{k}"
+        yield b'{"Action":"start","timeNano":%d,"Actor":{"ID":"%x","Attributes":{"name":"%s"}}}\n' % (
+            when,
+            k,
+            name.encode(),
+        )
+
+
+def grow_events(out: Path, n: int, name: str, limit: int, ours: int = 0) -> int:
+    """Kill ``n``'s recording ``name`` (live or read back): its own lines, then minimal events up to ``limit``."""
+    rel = kill_rel(n, name)
+    return grow_lines(out, rel, limit, minimal_events(out, n, ours), after=True)
+
+
 TINY = b"0\n"  # the shortest line that is JSON: a number of one digit
 
 
@@ -825,17 +941,34 @@ def grow_research(out: Path, limit: int) -> int:
     return fill_member(out / "research.json", limit, research, "notes", iter(lambda: note, None))
 
 
-def copy_kill(out: Path, src: int, n: int) -> None:
-    """``kills/<n>/`` holding the sound folder's kill ``src``'s files."""
-    files = sound_files()
-    corpus.write(
-        {kill_rel(n, rel.split("/")[2]): v for rel, v in files.items() if rel.startswith(f"kills/{src}/")}, out
-    )
+_SOUND_KILLS: dict[int, dict[str, bytes]] = {}
 
 
-def kills_spent(out: Path, sizes: Sizes) -> int:
-    """What the kill folders hold against the current judge's budget (as it counts them)."""
-    return sum(size for _, size in kill_sizes(out, sizes.judge))
+def sound_kill(src: int) -> dict[str, bytes]:
+    """The sound folder's kill ``src``: each file's name and bytes, as corpus.write writes them."""
+    if src not in _SOUND_KILLS:
+        with tempfile.TemporaryDirectory() as tmp:
+            files = sound_files()
+            corpus.write({rel: v for rel, v in files.items() if rel.startswith(f"kills/{src}/")}, Path(tmp))
+            folder = Path(tmp) / "kills" / str(src)
+            _SOUND_KILLS[src] = {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+    return _SOUND_KILLS[src]
+
+
+def copy_kill(out: Path, src: int, n: int, recordings: bool = True) -> None:
+    """``kills/<n>/`` holding the sound folder's kill ``src``'s files; without ``recordings``, its event recordings
+    empty (no line)."""
+    folder = out / "kills" / str(n)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, data in sound_kill(src).items():
+        (folder / name).write_bytes(data if recordings or name not in RECORDINGS else b"")
+
+
+def kills_spent(out: Path, sizes: Sizes) -> tuple[int, int]:
+    """What the kill folders the current judge reads hold against its budget and, of it, against its recordings'
+    budget (as it counts them)."""
+    counted = kill_sizes(out, sizes.judge)[: sizes.judge.limit]
+    return sum(size for _, size, _ in counted), sum(recorded for _, _, recorded in counted)
 
 
 def build_sound(out: Path, sizes: Sizes) -> dict[str, Any]:
@@ -853,9 +986,37 @@ def build_kill_targets(out: Path, sizes: Sizes) -> dict[str, Any]:
 def build_live(tiny: bool) -> Callable[[Path, Sizes], dict[str, Any]]:
     def build(out: Path, sizes: Sizes) -> dict[str, Any]:
         corpus.write(sound_files(), out)
-        return {"addedLines": grow_live(out, 1, sizes.cap(kill_rel(1, LIVE)), tiny)}
+        return {"addedLines": grow_live(out, 1, sizes.room(out, kill_rel(1, LIVE)), tiny)}
 
     return build
+
+
+def build_live_others(out: Path, sizes: Sizes) -> dict[str, Any]:
+    """kill 1's live recording up to its cap, as far as the recordings' budget allows, of minimal events of other
+    containers inside its window: valid lines, each read and parsed, that concern nothing of the study."""
+    corpus.write(sound_files(), out)
+    added = grow_events(out, 1, LIVE, sizes.room(out, kill_rel(1, LIVE)))
+    return {"addedEvents": added, "recordedBytes": kills_spent(out, sizes)[1]}
+
+
+def build_recordings_budget(out: Path, sizes: Sizes) -> dict[str, Any]:
+    """The recordings' budget spent across kills 1 and 2's live recordings and read-backs, a share each: minimal
+    events inside each kill's window, one in OURS_EVERY of the study's own containers (started in the window,
+    for runs never planned), the others of other containers.  A kill's read-back holds the same events as its
+    live recording, as the runtime's copy of one stream does."""
+    corpus.write(sound_files(), out)
+    files = [(n, name) for n in (1, 2) for name in (LIVE, READBACK)]
+    info: dict[str, Any] = {}
+    for i, (n, name) in enumerate(files):
+        rel = kill_rel(n, name)
+        size = (out / rel).stat().st_size
+        share = (sizes.recordings - kills_spent(out, sizes)[1]) // (len(files) - i)
+        info[f"events:{rel}"] = grow_events(out, n, name, min(sizes.room(out, rel), size + share), OURS_EVERY)
+    info["recordedBytes"] = kills_spent(out, sizes)[1]
+    return info
+
+
+OURS_EVERY = 2  # recordings-budget: one event in this many is of one of the study's containers
 
 
 # The long sound study: the corpus's sound study (3 rounds, kills at d1 and d3) with more
@@ -1120,6 +1281,20 @@ def build_ledger(records: int | None) -> Callable[[Path, Sizes], dict[str, Any]]
     return build
 
 
+def at_kill_limits(out: Path, sizes: Sizes, whole: int) -> dict[str, int]:
+    """Both kills' ledger-at-kill.json sizes, before they are written: the whole ledger (``whole`` bytes), as far as
+    its cap and what the kill folders leave of the budget allow (kill 1's first); then kill 1's padded with white
+    space up to its cap, as far as the budget allows."""
+    first, second = kill_rel(1, AT_KILL), kill_rel(2, AT_KILL)
+    left = sizes.budget - kills_spent(out, sizes)[0]  # the kills' other files (no ledger-at-kill.json written yet)
+    one = min(whole, sizes.cap(first), left)
+    two = min(whole, sizes.cap(second), left - one)
+    one += max(0, min(sizes.cap(first) - one, left - one - two))
+    if two < 1024:
+        raise BenchError(f"the kills' budget leaves {two} bytes for kill 2's {AT_KILL}")
+    return {first: one, second: two}
+
+
 def build_at_kill(out: Path, sizes: Sizes) -> dict[str, Any]:
     """The ledger at its cap; both kills' ledger-at-kill.json the whole ledger, as the engine writes it, as far as
     its cap and the kills' budget allow (kill 1's first); then kill 1's padded with white space up to its cap, as
@@ -1131,15 +1306,8 @@ def build_at_kill(out: Path, sizes: Sizes) -> dict[str, Any]:
     """
     study = LongStudy.of(rounds_within(sizes.cap(LEDGER)))
     study.write_small(out)
-    first, second = kill_rel(1, AT_KILL), kill_rel(2, AT_KILL)
     whole = study.at_kill_bytes()
-    left = sizes.budget - kills_spent(out, sizes)  # the kills' other files (no ledger-at-kill.json written yet)
-    one = min(whole, sizes.cap(first), left)
-    two = min(whole, sizes.cap(second), left - one)
-    one += max(0, min(sizes.cap(first) - one, left - one - two))
-    if two < 1024:
-        raise BenchError(f"the kills' budget leaves {two} bytes for kill 2's {AT_KILL}")
-    info = study.write_streams(out, {first: one, second: two})
+    info = study.write_streams(out, at_kill_limits(out, sizes, whole))
     info["wholeAtKillBytes"] = whole
     return info
 
@@ -1203,30 +1371,37 @@ def build_tiny(rel: str, after: bool) -> Callable[[Path, Sizes], dict[str, Any]]
 
 
 def fill_kills(out: Path, sizes: Sizes, first: int, grow: Callable[[int, int], None], copy_from: int = 2) -> int:
-    """Kill folders from ``first`` on, each grown by ``grow(n, bytes left)``, while the budget lets one in.
+    """Kill folders from ``first`` on, each grown by ``grow(n, bytes left)``, while the budget lets one in, up to
+    the kill-folder limit.
 
-    A kill folder past the sound folder's two is a copy of kill ``copy_from``'s files.  Returns how many
-    kill folders there are.
+    A kill folder past the sound folder's two is a copy of kill ``copy_from``'s files, its event recordings
+    empty when theirs would pass the recordings' budget.  Returns how many kill folders there are.
     """
     n = first
-    while True:
+    while n <= sizes.limit:
         if n > 2:
             copy_kill(out, copy_from, n)
-        left = sizes.budget - kills_spent(out, sizes)
+            if kills_spent(out, sizes)[1] > sizes.recordings:
+                copy_kill(out, copy_from, n, recordings=False)
+        left = sizes.budget - kills_spent(out, sizes)[0]
         if left < 0:  # its own files do not fit: it is not let in
             shutil.rmtree(out / "kills" / str(n))
             return n - 1
         grow(n, left)
-        if sizes.budget - kills_spent(out, sizes) < 4096:
+        if sizes.budget - kills_spent(out, sizes)[0] < 4096:
             return n
         n += 1
+    return sizes.limit
 
 
 def build_kills_budget(out: Path, sizes: Sizes) -> dict[str, Any]:
-    """Kill folders up to the budget: each kill.json and live recording as large as their caps and the budget allow.
+    """Kill folders up to the budget: each kill.json as large as its cap and the budget allow, each live recording
+    as its cap and what the recordings' budget leaves allow.
 
-    Kills 1 and 2 are the sound study's, the others copies of kill 2; each kill.json lists more targets,
-    each live recording holds more events in its window (as ``kill-targets`` and ``live-events``).
+    Kills 1 and 2 are the sound study's, the others copies of kill 2 (their recordings empty once the
+    recordings' budget is spent); each kill.json lists more targets, each live recording holds more events
+    in its window (as ``kill-targets`` and ``live-events``): the recordings' budget goes to the first live
+    recordings, the rest of the budget to the kill.json files of kill folders in number.
     """
     corpus.write(sound_files(), out)
     targets = events = 0
@@ -1239,19 +1414,29 @@ def build_kills_budget(out: Path, sizes: Sizes) -> dict[str, Any]:
         if limit > size:
             targets += grow_targets(out, kill, limit)
         size = (out / live).stat().st_size
-        limit = min(sizes.cap(live), size + sizes.budget - kills_spent(out, sizes))
-        if limit > size:
+        limit = sizes.room(out, live)
+        if limit > size + 1024:
             events += grow_live(out, n, limit)
 
     count = fill_kills(out, sizes, 1, grow)
-    return {"killFolders": count, "killBytes": kills_spent(out, sizes), "listedTargets": targets, "addedEvents": events}
+    spent, recorded = kills_spent(out, sizes)
+    return {
+        "killFolders": count,
+        "killBytes": spent,
+        "recordedBytes": recorded,
+        "listedTargets": targets,
+        "addedEvents": events,
+    }
 
 
 def build_kills(count: int | None) -> Callable[[Path, Sizes], dict[str, Any]]:
     """The sound folder with kill folders 3, 4, ... beside its two, each holding a copy of kill 2's kill.json only.
 
-    ``count``: the kill folders in all; None: as many as the kills' budget lets in.  (A kill folder that
-    holds no file the judge reads counts for nothing against the budget: there may be 999 999 of those.)
+    ``count``: the kill folders in all; None: as many as the kills' budget would let in were every one counted
+    (the current judge counts and reads the first ``KillFolder.LIMIT``, and one kill stands for the rest).
+    A kill folder that holds no file the judge reads counts for nothing against the budget, and a kill
+    folder's name may be up to 999 999; but the judge looks at no more than the names of those past the
+    limit, and a million folders cost this disk many minutes to write and remove.
     """
 
     def build(out: Path, sizes: Sizes) -> dict[str, Any]:
@@ -1259,43 +1444,68 @@ def build_kills(count: int | None) -> Callable[[Path, Sizes], dict[str, Any]]:
         kill = (out / kill_rel(2, KILL_JSON)).read_bytes()
         n = count
         if n is None:
-            n = 2 + (sizes.budget - kills_spent(out, sizes)) // len(kill)
+            n = 2 + (sizes.budget - kills_spent(out, sizes)[0]) // len(kill)
         if n > 999_999:
             raise BenchError(f"{n} kill folders: a kill folder's name has at most 6 digits")
         for k in range(3, n + 1):
             folder = out / "kills" / str(k)
             folder.mkdir()
             (folder / KILL_JSON).write_bytes(kill)
-        return {"killFolders": n, "killBytes": kills_spent(out, sizes)}
+        return {"killFolders": n, "killBytes": kills_spent(out, sizes)[0]}
 
     return build
 
 
-def build_whole(out: Path, sizes: Sizes) -> dict[str, Any]:
-    """The worst of everything at once, within the caps and the kills' budget.
+def build_kills_limit(out: Path, sizes: Sizes) -> dict[str, Any]:
+    """Exactly ``KillFolder.LIMIT`` kill folders, each holding a sound kill's files (kills 1 and 2 the sound
+    folder's, the others copies of kill 2): the most kill folders the judge reads whole."""
+    corpus.write(sound_files(), out)
+    for n in range(3, sizes.limit + 1):
+        copy_kill(out, 2, n)
+    spent, recorded = kills_spent(out, sizes)
+    return {"killFolders": sizes.limit, "killBytes": spent, "recordedBytes": recorded}
 
-    ``ledger-cap``'s study (its ledger at its cap, every record read); its timeline, launches.jsonl,
-    arms.jsonl and ledger-watch.jsonl each grown to its cap with TINY lines (the timeline after its own
-    lines, the others before), research.json to its cap; the kills' budget spent on TINY lines in the
-    event recordings (kill 1's live recording and read-back, then kill 2's), each up to its cap: of every
-    kind of content measured, a byte costs the judge the most there (``live-lines`` against
-    ``live-events``, ``kill-targets``, ``at-kill``, ``snapshots``, ``window``).  Kill folders in number
-    cost more still, but ``kills-many`` alone is past the timeout.
+
+def build_whole(out: Path, sizes: Sizes) -> dict[str, Any]:
+    """The worst of everything at once, within the caps and the kills' budgets.
+
+    ``ledger-cap``'s study (its ledger at its cap, every record read); its timeline grown to its cap with
+    its records seen again, launches.jsonl and arms.jsonl with lines of their own kinds before the study's
+    (``timeline``, ``launches``, ``arms``: lines that are not a file's records stop its reading past
+    BAD_LINES, so those are no longer the dearest), ledger-watch.jsonl with TINY lines (each of its lines a
+    fault of the ledger: past BAD_LINES it is refused, whatever they hold), research.json to its cap.  The
+    recordings' budget spent on minimal valid events (``live-others``) in the event recordings (kill 1's live
+    recording and read-back, then kill 2's), each up to its cap: an event is the dearest byte of a kill
+    folder.  The rest of the kills' budget on both kills' ledger-at-kill.json, the whole ledger each, as far
+    as their caps allow (``at-kill``: every record compared, the next dearest); what is still left (with
+    --quick, where the copies reach their caps first) on kill.json targets, kill 1's then kill 2's.  Not
+    the kill folders in number: past the limit they are not read (``kills-limit``, ``kills-many``).
     """
     study = LongStudy.of(rounds_within(sizes.cap(LEDGER)))
-    info = study.write(out)
-    info["timelineLinesAdded"] = grow_tiny(out, TIMELINE, sizes.cap(TIMELINE))
-    for rel in ("launches.jsonl", "arms.jsonl", "ledger-watch.jsonl"):
-        info[f"lines:{rel}"] = grow_tiny(out, rel, sizes.cap(rel), after=False)
-    info["researchNotes"] = grow_research(out, sizes.cap("research.json"))
+    study.write_small(out)
+    info: dict[str, Any] = {}
     for n, name in ((1, LIVE), (1, READBACK), (2, LIVE), (2, READBACK)):
         rel = kill_rel(n, name)
-        size = (out / rel).stat().st_size
-        limit = min(sizes.cap(rel), size + sizes.budget - kills_spent(out, sizes))
-        if limit > size + 1024:
-            info[f"lines:{rel}"] = grow_tiny(out, rel, limit)
+        limit = sizes.room(out, rel)
+        if limit > (out / rel).stat().st_size + 1024:
+            info[f"events:{rel}"] = grow_events(out, n, name, limit)
+    whole = study.at_kill_bytes()
+    info.update(study.write_streams(out, at_kill_limits(out, sizes, whole)))
+    info["wholeAtKillBytes"] = whole
+    for n in (1, 2):
+        rel = kill_rel(n, KILL_JSON)
+        limit = sizes.room(out, rel)
+        if limit > (out / rel).stat().st_size + 1024:
+            info[f"targets:{rel}"] = grow_targets(out, rel, limit)
+    info["timelineLinesAdded"] = grow_lines(out, TIMELINE, sizes.cap(TIMELINE), more_timeline(out), after=True)
+    info["lines:launches.jsonl"] = grow_lines(
+        out, "launches.jsonl", sizes.cap("launches.jsonl"), more_launches(), after=False
+    )
+    info["lines:arms.jsonl"] = grow_lines(out, "arms.jsonl", sizes.cap("arms.jsonl"), more_arms(), after=False)
+    info["lines:ledger-watch.jsonl"] = grow_tiny(out, "ledger-watch.jsonl", sizes.cap("ledger-watch.jsonl"), False)
+    info["researchNotes"] = grow_research(out, sizes.cap("research.json"))
     info["killFolders"] = len(kill_folders(out))
-    info["killBytes"] = kills_spent(out, sizes)
+    info["killBytes"], info["recordedBytes"] = kills_spent(out, sizes)
     return info
 
 
@@ -1325,14 +1535,43 @@ class Sizes:
         assert budget is not None
         return (min(budget, QUICK_BUDGET) if self.quick else budget) - SLACK
 
+    @property
+    def recordings(self) -> int:
+        """What the kill folders' event recordings are made to hold at most, together: just under their budget
+        (small with --quick)."""
+        budget = self.judge.recordings_budget
+        assert budget is not None
+        return (min(budget, QUICK_RECORDINGS) if self.quick else budget) - SLACK
+
+    @property
+    def limit(self) -> int:
+        """How many kill folders the current judge reads."""
+        limit = self.judge.limit
+        assert limit is not None
+        return limit
+
+    def room(self, out: Path, rel: str) -> int:
+        """How large kill file ``rel`` can be made: its size (:meth:`cap`), as far as what the kill folders hold
+        leaves of the budget and, for an event recording, of the recordings' budget."""
+        path = out / rel
+        size = path.stat().st_size if path.exists() else 0
+        spent, recorded = kills_spent(out, self)
+        limit = min(self.cap(rel), size + self.budget - spent)
+        if rel.rsplit("/", 1)[-1] in RECORDINGS:
+            limit = min(limit, size + self.recordings - recorded)
+        return limit
+
 
 @dataclass
 class Case:
     name: str
     what: str
     build: Callable[[Path, Sizes], dict[str, Any]]
-    cap: str | None = None  # the file whose cap its grown file is built to ("budget": the kills' budget)
+    # The file whose cap its grown file is built to ("budget": the kills' budget; "recordings": their event
+    # recordings' budget; "limit": the kill-folder limit, a number of kill folders, not bytes)
+    cap: str | None = None
     group: str = ""  # "ledger": a sound study's ledger, "kills": kill folders; for the throughput and the fit
+    past_limit: bool = False  # built with more kill folders than the current judge reads (one stands for the rest)
 
 
 def parse_sizes(text: str, word: str) -> list[int | None]:
@@ -1349,6 +1588,18 @@ def cases(ledger_sizes: list[int | None], kill_counts: list[int | None]) -> list
             "live-events", "kill 1's live recording: events in its window up to its cap", build_live(False), k1 + LIVE
         ),
         Case("live-lines", "kill 1's live recording: lines '0' up to its cap", build_live(True), k1 + LIVE),
+        Case(
+            "live-others",
+            "kill 1's live recording: minimal events of other containers up to the recordings' budget",
+            build_live_others,
+            "recordings",
+        ),
+        Case(
+            "recordings-budget",
+            "kills 1 and 2's recordings, live and read back: minimal events (half the study's) up to their budget",
+            build_recordings_budget,
+            "recordings",
+        ),
         *(
             Case(
                 "ledger-cap" if n is None else f"ledger-{n}",
@@ -1405,24 +1656,34 @@ def cases(ledger_sizes: list[int | None], kill_counts: list[int | None]) -> list
         ),
         Case(
             "kills-budget",
-            "kill folders up to the budget, each kill.json and live recording up to its cap",
+            "kill folders up to the budget, each kill.json up to its cap, live recordings up to the recordings' budget",
             build_kills_budget,
             "budget",
+        ),
+        Case(
+            "kills-limit",
+            "as many kill folders as are read, each a sound kill's files",
+            build_kills_limit,
+            "limit",
         ),
         *(
             Case(
                 "kills-many" if n is None else f"kills-{n}",
-                "as many kill folders as the budget lets in, each a kill.json only"
+                "as many kill folders as the budget would let in were each counted, each a kill.json only"
                 if n is None
                 else f"{n} kill folders, each past the two a kill.json only",
                 build_kills(n),
                 "budget",
                 "kills",
+                past_limit=True,
             )
             for n in kill_counts
         ),
         Case(
-            "whole-folder", "every file at once, each up to its cap, the kills up to the budget", build_whole, "budget"
+            "whole-folder",
+            "every file at once, each up to its cap, the kills up to their budgets",
+            build_whole,
+            "budget",
         ),
     ]
 
@@ -1437,23 +1698,36 @@ def kill_folders(folder: Path) -> list[int]:
     kills = folder / "kills"
     if not kills.is_dir():
         return []
-    return sorted(int(p.name) for p in kills.iterdir() if KILL_NAME.fullmatch(p.name) and p.is_dir())
+    with os.scandir(kills) as entries:
+        return sorted(int(e.name) for e in entries if KILL_NAME.fullmatch(e.name) and e.is_dir(follow_symlinks=False))
 
 
-def kill_sizes(folder: Path, judge: Judge) -> list[tuple[int, int]]:
-    """Each kill folder, in order, and what it counts for against ``judge``'s budget.
+def kill_sizes(folder: Path, judge: Judge) -> list[tuple[int, int, int]]:
+    """The kill folders ``judge`` counts, in order (the first ``limit`` + 1, or all), and what each counts for
+    against its budgets: the bytes of the files it reads there, and of them, those of its event recordings.
 
-    As ``KillFolder.size`` counts it: the bytes of the files the judge reads there, each up to its cap.
+    As ``KillFolder.size`` counts them: a file past its cap is refused unread and counts for nothing (for a
+    judge without a recordings' budget, that of ``9a64777``, it counted up to its cap).
     """
     out = []
-    for n in kill_folders(folder):
-        total = 0
+    numbers = kill_folders(folder)
+    if judge.limit is not None:
+        numbers = numbers[: judge.limit + 1]
+    recordings = set(RECORDINGS) if judge.recordings_budget is not None else set()
+    for n in numbers:
+        total = recorded = 0
         with os.scandir(folder / "kills" / str(n)) as entries:
             for entry in entries:
                 cap = judge.cap_of(f"kills/{n}/{entry.name}")
-                if cap is not None and entry.is_file(follow_symlinks=False):
-                    total += min(entry.stat(follow_symlinks=False).st_size, cap)
-        out.append((n, total))
+                if cap is None or not entry.is_file(follow_symlinks=False):
+                    continue
+                size = entry.stat(follow_symlinks=False).st_size
+                if judge.recordings_budget is None:
+                    total += min(size, cap)
+                elif size <= cap:
+                    total += size
+                    recorded += size if entry.name in recordings else 0
+        out.append((n, total, recorded))
     return out
 
 
@@ -1523,10 +1797,19 @@ def capacity(results: list[dict[str, Any]], judge: str, group: str) -> dict[str,
     """How large a ledger (records) or how many kill folders this judge handles in TARGET_SECONDS and TARGET_RSS.
 
     A line through the group's folders it judged to the end (size -> median seconds, -> median peak RSS,
-    -> median report bytes), solved for the targets; None with fewer than two such folders.
+    -> median report bytes), solved for the targets; None with fewer than two such folders.  For kill
+    folders, only those within the current judge's kill-folder limit: past it, the kill folders are no
+    longer what grows (the line is what a kill folder read costs, up to the limit).
     """
     key = GROUPS[group][0]
-    rows = [r for r in results if r["group"] == group and r["judges"][judge]["killed"] is None]
+    rows = [
+        r
+        for r in results
+        if r["group"] == group
+        and r["judges"][judge]["killed"] is None
+        # Kill folders: only the folders whose kill folders the current judge all reads (the same for both judges).
+        and (group != "kills" or r["killsJudged"]["current"] == r["info"][key])
+    ]
     lines = [
         fit([(r["info"][key], r["judges"][judge][y]) for r in rows]) for y in ("seconds", "peakRss", "stdoutBytes")
     ]
@@ -1576,17 +1859,22 @@ def table(results: list[dict[str, Any]]) -> list[str]:
 
 
 def unread_text(r: dict[str, Any]) -> str:
-    """What each judge leaves unread of the folder by size (none: every file read by both)."""
+    """What each judge leaves unread of the folder by size or number (none: every file read by both)."""
     said = []
     for name in JUDGES:
         u = r["unread"][name]
         parts = [f"{rel} past its cap" for rel in u["overCap"]]
-        if u["pastBudget"]:
-            parts.append(f"{len(u['pastBudget'])} kill folders past the budget, from {u['pastBudget'][0]}")
+        for key, what in (("pastBudget", "the budget"), ("pastRecordings", "the recordings' budget")):
+            if u[key]:
+                parts.append(f"{len(u[key])} kill folders past {what}, from {u[key][0]}")
+        if u["pastLimit"]:
+            parts.append(f"{u['pastLimit']} kill folders past the limit, for which one kill stands")
         if parts:
             said.append(f"{name} does not read " + ", ".join(parts))
     return (
-        "; ".join(said) if said else "both judges read every file (none past its cap, no kill folder past the budget)"
+        "; ".join(said)
+        if said
+        else "both judges read every file (none past its cap, no kill folder past the budgets or the limit)"
     )
 
 
@@ -1596,15 +1884,20 @@ def folder_lines(results: list[dict[str, Any]]) -> list[str]:
         grown = r["largest"]
         if r["cap"] == "budget":
             cap = f" (the kills' budget: {mib(r['capBytes'])} MiB)"
+        elif r["cap"] == "recordings":
+            cap = f" (the kills' recordings' budget: {mib(r['capBytes'])} MiB)"
+        elif r["cap"] == "limit":
+            cap = f" (the kill-folder limit: {r['kills']['folders']} read)"
         elif r["cap"]:
             cap = f" (the cap of {r['cap']}: {mib(r['capBytes'])} MiB)"
         else:
             cap = ""
         facts = ", ".join(f"{k} {v}" for k, v in r["info"].items())
+        judged = "/".join(str(r["killsJudged"][name]) for name in JUDGES)
         lines.append(
             f"{r['name']}: {r['what']}{cap}; largest file {grown} {mib(r['files'][grown])} MiB"
             + (f"; {facts}" if facts else "")
-            + f"; {unread_text(r)}"
+            + f"; kills judged {judged} (today/current); {unread_text(r)}"
         )
     return lines
 
@@ -1634,8 +1927,11 @@ def throughput_lines(results: list[dict[str, Any]]) -> list[str]:
                     f"{size / 1e6 / s['seconds']:.2f} MB/s{net}; {records / s['cpu']:.0f} records a CPU second"
                 )
             else:
-                kills = r["info"]["killFolders"]
-                head = f"{r['name']} {name}: {kills} kill folders"
+                folders, kills = r["info"]["killFolders"], r["killsJudged"][name]
+                head = f"{r['name']} {name}: {folders} kill folders"
+                if kills < folders:  # past the limit: the first read, one kill for the others
+                    rest = folders - kills + 1
+                    head += f", {kills} kills judged (the first {kills - 1} read, one for the other {rest})"
                 if s["killed"]:
                     lines.append(f"{head}: killed at the {s['killed']} limit after {s['seconds']:.2f} s")
                     continue
@@ -1644,14 +1940,16 @@ def throughput_lines(results: list[dict[str, Any]]) -> list[str]:
                     out0 = sound["judges"][name]["stdoutBytes"]
                     net = (
                         f": {1e3 * (s['seconds'] - start) / (kills - 2):.2f} ms and "
-                        f"{(s['stdoutBytes'] - out0) / (kills - 2):.0f} bytes of report a kill folder past the sound "
+                        f"{(s['stdoutBytes'] - out0) / (kills - 2):.0f} bytes of report a kill judged past the sound "
                         f"folder's two ({start:.2f} s, {out0 / 1e3:.1f} KB)"
                     )
                 lines.append(f"{head} in {s['seconds']:.2f} s, {s['stdoutBytes'] / 1e3:.1f} KB of report{net}")
     return lines
 
 
-def capacity_lines(results: list[dict[str, Any]]) -> list[str]:
+def capacity_lines(results: list[dict[str, Any]], limit: int | None) -> list[str]:
+    """What fits in the targets, by the line through each group's folders; ``limit``: the current judge's
+    kill-folder limit (the kill folders' line is through the folders within it)."""
     lines = []
     for group in GROUPS:
         if not any(r["group"] == group for r in results):
@@ -1661,7 +1959,8 @@ def capacity_lines(results: list[dict[str, Any]]) -> list[str]:
             cap = capacity(results, name, group)
             head = f"{'ledger' if group == 'ledger' else 'kill folders'} within {TARGET_SECONDS:g} s and 1 GiB, {name}"
             if cap is None:
-                lines.append(f"{head}: not fitted (fewer than two {group} folders judged to the end)")
+                within = "" if group == "ledger" else " within the kill-folder limit"
+                lines.append(f"{head}: not fitted (fewer than two {group} folders{within} judged to the end)")
                 continue
 
             def size(n: float | None, cap: dict[str, Any] = cap, group: str = group, unit: str = unit) -> str:
@@ -1675,6 +1974,8 @@ def capacity_lines(results: list[dict[str, Any]]) -> list[str]:
             if group == "ledger":
                 through += f"; {cap['bytesPerRecord']:.1f} bytes a record"
             tail = "" if group == "ledger" else f"; the report grows by {cap['output'][0]:.0f} bytes a kill folder"
+            if group == "kills" and limit is not None:
+                tail += f"; the current judge reads the first {limit}"
             lines.append(
                 f"{head} ({through}): in {TARGET_SECONDS:g} s {size(cap['in10s'])}; "
                 f"in 1 GiB {size(cap['in1GiB'])}; both {size(cap['both'])}{tail}"
@@ -1701,7 +2002,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument(
         "--kill-counts",
-        help=f"kill folders, comma-separated; budget: as many as the kills' budget lets in (default {KILL_COUNTS})",
+        help=(
+            "kill folders, comma-separated; budget: as many as the kills' budget would let in were each counted "
+            f"(default {KILL_COUNTS})"
+        ),
     )
     p.add_argument("--rounds", type=int, default=1, help="runs per judge and folder (default 1; the sound folder 5)")
     p.add_argument("--timeout", type=float, default=TIMEOUT, help="seconds before a run is killed (default 120)")
@@ -1759,10 +2063,12 @@ def run(args: argparse.Namespace, all_cases: list[Case], work: Path, progress: C
     load_start = os.getloadavg()[0]
     check_long_study()
     judges = {"today": make_judge("today", args.baseline, work), "current": make_judge("current", args.current, work)}
-    if judges["current"].file_caps is None:
+    measured = judges["current"]
+    if any(x is None for x in (measured.file_caps, measured.recordings_budget, measured.limit, measured.bad_lines)):
         raise BenchError(
-            f"the current judge ({judges['current'].source}) has no per-file caps "
-            "(engine/folder.py: EvidenceFolder.CAPS, KillFolder.CAPS, KillFolder.BUDGET)"
+            f"the current judge ({measured.source}) has not every bound the folders are built to (engine/folder.py: "
+            "EvidenceFolder.CAPS, KillFolder.CAPS, KillFolder.BUDGET, KillFolder.RECORDINGS_BUDGET, KillFolder.LIMIT; "
+            "engine/judge/read.py: BAD_LINES)"
         )
     sizes = Sizes(judges["current"], args.quick)
     limits = Limits(args.timeout, int(args.memory_limit * GiB))
@@ -1779,9 +2085,14 @@ def run(args: argparse.Namespace, all_cases: list[Case], work: Path, progress: C
         files = folder_files(folder)
         progress(f"{case.name}: {sum(files.values()) / MiB:.1f} MiB written in {time.monotonic() - built:.1f} s")
         unread = {name: judges[name].unread(folder) for name in JUDGES}
-        if any(unread["current"].values()):  # the bench's own mistake: every folder is within the current caps
-            raise BenchError(f"{case.name}: built past the current judge's caps: {unread['current']}")
-        spent = kill_sizes(folder, judges["current"])
+        mine_unread = unread["current"]
+        # The bench's own mistake: every folder is within the current caps and budgets, and only those built to
+        # be have more kill folders than it reads.
+        if any(mine_unread[k] for k in ("overCap", "pastBudget", "pastRecordings")) or (
+            mine_unread["pastLimit"] and not case.past_limit
+        ):
+            raise BenchError(f"{case.name}: built past the current judge's caps: {mine_unread}")
+        spent = kill_sizes(folder, judges["current"])[: judges["current"].limit]  # the kill folders it reads
         mine: list[Sample] = []
         for rnd in range(max(args.rounds, SOUND_RUNS) if case.name == "sound" else args.rounds):
             # Which judge goes first alternates, folder by folder and round by round.
@@ -1800,11 +2111,15 @@ def run(args: argparse.Namespace, all_cases: list[Case], work: Path, progress: C
             "files": files,
             "largest": largest,
             "cap": case.cap,
-            "capBytes": (judges["current"].budget if case.cap == "budget" else sizes.full(case.cap))
-            if case.cap
-            else None,
+            "capBytes": cap_bytes(judges["current"], sizes, case.cap),
             "info": info,
-            "kills": {"folders": len(spent), "bytes": sum(size for _, size in spent)},
+            # What the current judge reads of the kill folders: how many, their bytes and their recordings' bytes.
+            "kills": {
+                "folders": len(spent),
+                "bytes": sum(size for _, size, _ in spent),
+                "recorded": sum(recorded for _, _, recorded in spent),
+            },
+            "killsJudged": {name: judges[name].judged_kills(folder) for name in JUDGES},
             "unread": unread,
             "judges": {name: summarize([s for s in mine if s.judge == name]) for name in JUDGES},
         }
@@ -1843,7 +2158,7 @@ def run(args: argparse.Namespace, all_cases: list[Case], work: Path, progress: C
         *folder_lines(results),
         "",
         *throughput_lines(results),
-        *capacity_lines(results),
+        *capacity_lines(results, current.limit),
         target,
         *(["crashed: " + ", ".join(crashed)] if crashed else []),
         machine,
@@ -1857,7 +2172,13 @@ def run(args: argparse.Namespace, all_cases: list[Case], work: Path, progress: C
             "limits": {"seconds": limits.seconds, "memory": limits.memory},
             "targets": {"seconds": TARGET_SECONDS, "peakRss": TARGET_RSS},
             "judges": {name: asdict(j) for name, j in judges.items()},
-            "caps": {**(current.file_caps or {}), "budget": current.budget},
+            "caps": {
+                **(current.file_caps or {}),
+                "budget": current.budget,
+                "recordingsBudget": current.recordings_budget,
+                "limit": current.limit,
+                "badLines": current.bad_lines,
+            },
             "samples": [asdict(s) for s in samples],
             "folders": results,
             "capacity": {group: {name: capacity(results, name, group) for name in JUDGES} for group in GROUPS},
@@ -1865,6 +2186,18 @@ def run(args: argparse.Namespace, all_cases: list[Case], work: Path, progress: C
         }
         args.json.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     return 2 if crashed else 0
+
+
+def cap_bytes(judge: Judge, sizes: Sizes, cap: str | None) -> int | None:
+    """What a case is built to, by the current judge's bounds: a file's cap, the kills' budget or their
+    recordings' budget, in bytes; None for the kill-folder limit (a number of folders) or no cap."""
+    if cap == "budget":
+        return judge.budget
+    if cap == "recordings":
+        return judge.recordings_budget
+    if cap is None or cap == "limit":
+        return None
+    return sizes.full(cap)
 
 
 def caps_line(judge: Judge) -> str:
@@ -1875,9 +2208,18 @@ def caps_line(judge: Judge) -> str:
     evidence = ", ".join(f"{k} {v / MiB:g} MiB" for k, v in judge.file_caps["evidence"].items())
     kill = ", ".join(f"{k} {v / MiB:g} MiB" for k, v in judge.file_caps["kill"].items())
     budget = "no bound" if judge.budget is None else f"{judge.budget / MiB:g} MiB"
+    recordings = (
+        "" if judge.recordings_budget is None else f", their event recordings {judge.recordings_budget / MiB:g} MiB"
+    )
+    limit = "every kill folder read" if judge.limit is None else f"the first {judge.limit} kill folders read"
+    lines = (
+        "no bound on lines that are not a file's records"
+        if judge.bad_lines is None
+        else f"a file with more than {judge.bad_lines} lines that are not its records refused"
+    )
     return (
         f"caps ({judge.name}: engine/folder.py's, each file's own): {evidence}; kills/<n>/: {kill}; "
-        f"all kill folders {budget}"
+        f"all kill folders {budget}{recordings}; {limit}; {lines}"
     )
 
 

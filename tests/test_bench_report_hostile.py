@@ -4,12 +4,17 @@ A run this short says nothing about the targets (its folders are small), so
 the figures are not held to them; but they must be what was measured.  The
 test keeps the bench's folder (``--keep``) and checks, with its own
 arithmetic: that today's judge is the baseline commit's code and the current
-one the working tree's, each imported from its own copy; that the caps the
-bench read are the current judge's ``engine/folder.py`` (each file's own, and
-the kill folders' budget) and today's ``safefile`` ones; that every folder
-was built within those caps (its grown file, or its kill folders together,
-just under their --quick size), and its size is what the table says; that
-every run left the output it counted; each table row the medians of its runs
+one the working tree's, each imported from its own copy; that the caps and
+bounds the bench read are the current judge's (``engine/folder.py``: each
+file's own cap, the kill folders' budget, their event recordings' budget and
+the kill-folder limit; ``engine/judge/read.py``'s BAD_LINES) and today's
+``safefile`` ones; that every folder was built within those caps and
+budgets (its grown file, its recordings or its kill folders together, just
+under their --quick size), only the kill folders in number past the limit,
+and its size is what the table says; that the folders of events hold
+valid events inside their kill's window; that every run left the output it
+counted, with as many kills as the judge reads (past the limit, the first
+LIMIT and one for the rest); each table row the medians of its runs
 (``--json``), its ratios and its verdict those of the figures beside them;
 the long sound studies judged sound by both judges, their throughput and the
 fitted ledger size those of their runs; the kill folders' cost and the
@@ -30,6 +35,8 @@ import sys
 from pathlib import Path
 
 from studymon.engine.folder import EvidenceFolder, KillFolder
+from studymon.engine.judge import read
+from studymon.engine.records import ContainerEvent, parse_event
 from tests.benches import NUMBER as N
 from tests.benches import assert_ratio, assert_shown, median, row, run_bench, run_bench_kept, shown
 
@@ -37,14 +44,18 @@ ROOT = Path(__file__).resolve().parent.parent
 MiB = 1 << 20
 QUICK_BYTES = 256 * 1024  # a grown file's size with --quick, less the bench's 4 KiB of slack
 QUICK_BUDGET = 5 * QUICK_BYTES  # the kill folders' budget with --quick, less the slack
+QUICK_RECORDINGS = QUICK_BYTES  # their event recordings' budget with --quick, less the slack
 SLACK = 4096
 LEDGERS = ["ledger-20000", "ledger-60000"]
-KILLS = ["kills-20", "kills-60"]
+KILLS = ["kills-20", "kills-60", "kills-100"]
+KILLS_READ = [k for k in KILLS if int(k.split("-")[1]) <= KillFolder.LIMIT]  # the line through them: within the limit
 FOLDERS = [
     "sound",
     "kill-targets",
     "live-events",
     "live-lines",
+    "live-others",
+    "recordings-budget",
     *LEDGERS,
     "ledger-lines",
     "at-kill",
@@ -57,6 +68,7 @@ FOLDERS = [
     "timeline",
     "timeline-lines",
     "kills-budget",
+    "kills-limit",
     *KILLS,
     "whole-folder",
 ]
@@ -91,15 +103,48 @@ def _generic_cap_of(rel: str, caps: dict[str, int]) -> int:
     return caps["JSONL_CAP"] if rel.endswith(".jsonl") else caps["JSON_CAP"]
 
 
-def _kills(folder: Path) -> dict[int, int]:
-    """Each kill folder and what it counts for against the budget: its known files' sizes, each up to its cap."""
+def _kill_numbers(folder: Path) -> list[int]:
+    """Every kill folder's number, in order."""
+    return sorted(int(d.name) for d in (folder / "kills").iterdir() if KILL_DIR.fullmatch(d.name) and d.is_dir())
+
+
+def _kills(folder: Path) -> dict[int, tuple[int, int]]:
+    """Each kill folder the judge reads (the first LIMIT) and what it counts for against the budgets: its known files'
+    sizes (one past its cap counting for nothing), and of them, its event recordings'."""
     out = {}
-    for d in (folder / "kills").iterdir():
-        if KILL_DIR.fullmatch(d.name) and d.is_dir():
-            out[int(d.name)] = sum(
-                min(f.stat().st_size, KillFolder.CAPS[f.name]) for f in d.iterdir() if f.name in KillFolder.CAPS
-            )
+    for n in _kill_numbers(folder)[: KillFolder.LIMIT]:
+        total = recorded = 0
+        for f in (folder / "kills" / str(n)).iterdir():
+            if f.name in KillFolder.CAPS and f.stat().st_size <= KillFolder.CAPS[f.name]:
+                total += f.stat().st_size
+                recorded += f.stat().st_size if f.name in KillFolder.RECORDINGS else 0
+        out[n] = (total, recorded)
     return out
+
+
+def _window(folder: Path, n: int) -> tuple[int, int]:
+    """Kill ``n``'s window in ns: from its start to its first target's result seen."""
+    window = json.loads((folder / f"kills/{n}/container-events-window.json").read_bytes())
+    run = json.loads((folder / f"kills/{n}/kill.json").read_bytes())["targets"][0]["run"]
+    return int(window["sinceEpoch"] * 1e9), int(window["targets"][run]["resultSeenEpoch"] * 1e9)
+
+
+def _added_events(folder: Path, rel: str, sound: Path) -> list[ContainerEvent]:
+    """The lines of ``rel`` past the sound folder's own, each a minimal valid container event inside its kill's
+    window (a start, an Id and a name, nothing else)."""
+    own = len((sound / rel).read_bytes().splitlines())
+    lines = (folder / rel).read_bytes().splitlines()
+    assert lines[:own] == (sound / rel).read_bytes().splitlines(), rel
+    since, until = _window(folder, int(rel.split("/")[1]))
+    events = []
+    for line in lines[own:]:
+        value = json.loads(line)
+        assert set(value) == {"Action", "timeNano", "Actor"} and set(value["Actor"]) == {"ID", "Attributes"}, line
+        e = parse_event(value)
+        assert isinstance(e, ContainerEvent) and e.verb == "start" and e.study is None, line
+        assert since < e.lo_ns < until, (rel, line)
+        events.append(e)
+    return events
 
 
 def _quick(cap: int) -> int:
@@ -149,20 +194,34 @@ def test_report_hostile_quick_measures_every_folder_with_both_judges(tmp_path: P
     assert (kept / "judge-today/studymon/__init__.py").is_file()
     assert f"today = ae54883 ({today['commit'][:7]}), current = the working tree (HEAD {current['commit'][:7]}" in out
 
-    # The caps: the current judge's are engine/folder.py's, each file's own, and the kills' budget, as the working
-    # tree has them and as its copy has them; today's (no folder.py) safefile's, as its copy has them.
+    # The caps: the current judge's are engine/folder.py's, each file's own, the kills' budget, their recordings'
+    # budget and the kill-folder limit, with engine/judge/read.py's BAD_LINES, as the working tree has them and as
+    # its copy has them; today's (no folder.py, no judge/) safefile's, as its copy has them, and no other bound.
     own = {"evidence": dict(EvidenceFolder.CAPS), "kill": dict(KillFolder.CAPS)}
+    bounds = {
+        "budget": KillFolder.BUDGET,
+        "recordingsBudget": KillFolder.RECORDINGS_BUDGET,
+        "limit": KillFolder.LIMIT,
+        "badLines": read.BAD_LINES,
+    }
     assert current["file_caps"] == own and current["budget"] == KillFolder.BUDGET, current
-    assert doc["caps"] == {**own, "budget": KillFolder.BUDGET}
+    assert current["recordings_budget"] == KillFolder.RECORDINGS_BUDGET and current["limit"] == KillFolder.LIMIT
+    assert current["bad_lines"] == read.BAD_LINES, current
+    assert doc["caps"] == {**own, **bounds}
     assert Path(current["folder_module"]).is_relative_to(kept / "judge-current")
+    assert Path(current["read_module"]).is_relative_to(kept / "judge-current")
     copied = _probe(
         kept / "judge-current",
         "import json; from studymon.engine.folder import EvidenceFolder as E, KillFolder as K; "
-        "print(json.dumps([E.CAPS, K.CAPS, K.BUDGET]))",
+        "from studymon.engine.judge.read import BAD_LINES; "
+        "print(json.dumps([E.CAPS, K.CAPS, K.BUDGET, K.RECORDINGS_BUDGET, K.LIMIT, BAD_LINES]))",
     )
-    assert copied == [own["evidence"], own["kill"], KillFolder.BUDGET], copied
+    assert copied == [own["evidence"], own["kill"], *bounds.values()], copied
     assert not (kept / "judge-today/studymon/engine/folder.py").exists()
+    assert not (kept / "judge-today/studymon/engine/judge").exists()
     assert today["file_caps"] is None and today["budget"] is None and today["folder_module"] is None, today
+    assert today["recordings_budget"] is None and today["limit"] is None and today["bad_lines"] is None, today
+    assert today["read_module"] is None, today
     generic = _probe(
         kept / "judge-today",
         "import json; from studymon.engine import safefile as s; "
@@ -173,7 +232,9 @@ def test_report_hostile_quick_measures_every_folder_with_both_judges(tmp_path: P
     kill_shown = ", ".join(f"{k} {v / MiB:g} MiB" for k, v in KillFolder.CAPS.items())
     assert (
         f"caps (current: engine/folder.py's, each file's own): {caps_shown}; kills/<n>/: {kill_shown}; "
-        f"all kill folders {KillFolder.BUDGET / MiB:g} MiB" in out
+        f"all kill folders {KillFolder.BUDGET / MiB:g} MiB, their event recordings "
+        f"{KillFolder.RECORDINGS_BUDGET / MiB:g} MiB; the first {KillFolder.LIMIT} kill folders read; "
+        f"a file with more than {read.BAD_LINES} lines that are not its records refused\n" in out
     )
     assert (
         "caps (today: engine/safefile.py's, by kind of file; no bound on the kill folders): "
@@ -183,10 +244,12 @@ def test_report_hostile_quick_measures_every_folder_with_both_judges(tmp_path: P
         )
         in out
     )
+    sound = kept / "folders" / "sound"
 
     for name, f in folders.items():
-        # The folder as built: its files, their sizes, each within its cap (both judges'); the kill folders
-        # within the budget; the grown file (or the kill folders together) just under --quick's size.
+        # The folder as built: its files, their sizes, each within its cap (both judges'); the kill folders the
+        # judge reads within the budget and their recordings within theirs; only the kill folders in number past
+        # the limit; the grown file (or the kill folders together, or their recordings) just under --quick's size.
         root = kept / "folders" / name
         on_disk = {str(p.relative_to(root)): p.stat().st_size for p in root.rglob("*") if p.is_file()}
         assert on_disk == f["files"], name
@@ -198,65 +261,131 @@ def test_report_hostile_quick_measures_every_folder_with_both_judges(tmp_path: P
             assert size <= (cap - SLACK if name in LEDGERS else _quick(cap)), (name, rel, size)
             assert size <= _generic_cap_of(rel, generic), (name, rel)  # type: ignore[arg-type]
         assert on_disk["study/ledger.jsonl"] <= EvidenceFolder.CAPS[EvidenceFolder.LEDGER] - SLACK
-        kills = _kills(root)
+        kills, count = _kills(root), len(_kill_numbers(root))
+        spent, recorded = sum(t for t, _ in kills.values()), sum(r for _, r in kills.values())
         # Within the budget; those built to it, within --quick's (the others' files are each --quick's size).
-        assert sum(kills.values()) <= (QUICK_BUDGET if f["cap"] == "budget" else KillFolder.BUDGET) - SLACK, name
-        assert f["kills"] == {"folders": len(kills), "bytes": sum(kills.values())}, name
-        assert f["unread"] == {j: {"overCap": [], "pastBudget": []} for j in ("today", "current")}, name
-        said = r"both judges read every file \(none past its cap, no kill folder past the budget\)"
-        assert re.search(rf"^{re.escape(name)}: .*; {said}$", out, re.MULTILINE), name
+        assert spent <= (QUICK_BUDGET if f["cap"] == "budget" else KillFolder.BUDGET) - SLACK, name
+        assert recorded <= min(QUICK_RECORDINGS, KillFolder.RECORDINGS_BUDGET) - SLACK, (name, recorded)
+        assert f["kills"] == {"folders": len(kills), "bytes": spent, "recorded": recorded}, name
+        past = max(0, count - KillFolder.LIMIT)
+        assert not past or name in KILLS, (name, count)  # only the kill folders in number are past the limit
+        assert f["unread"] == {
+            "today": {"overCap": [], "pastBudget": [], "pastRecordings": [], "pastLimit": 0},
+            "current": {"overCap": [], "pastBudget": [], "pastRecordings": [], "pastLimit": past},
+        }, name
+        judged = {"today": count, "current": min(count, KillFolder.LIMIT + 1)}
+        assert f["killsJudged"] == judged, (name, f["killsJudged"])
+        said = (
+            rf"current does not read {past} kill folders past the limit, for which one kill stands"
+            if past
+            else r"both judges read every file \(none past its cap, no kill folder past the budgets or the limit\)"
+        )
+        shown_judged = rf"kills judged {count}/{judged['current']} \(today/current\)"
+        assert re.search(rf"^{re.escape(name)}: .*; {shown_judged}; {said}$", out, re.MULTILINE), name
         if f["cap"] == "budget":
             assert f["capBytes"] == KillFolder.BUDGET
+        elif f["cap"] == "recordings":  # the recordings together just under --quick's budget for them
+            assert f["capBytes"] == KillFolder.RECORDINGS_BUDGET
+            assert recorded > QUICK_RECORDINGS - SLACK - 1024, (name, recorded)
+        elif f["cap"] == "limit":  # as many kill folders as the judge reads
+            assert f["capBytes"] is None and count == len(kills) == KillFolder.LIMIT, (name, count)
         elif f["cap"] is not None:
             assert f["capBytes"] == _cap_of(f["cap"]), name
-        if f["cap"] is not None and f["cap"] != "budget" and name not in LEDGERS and not name.startswith("at-kill"):
-            grown = on_disk[f["cap"]]  # the file its case grows, within 1 KiB under its size
-            assert _quick(f["capBytes"]) - 1024 < grown <= _quick(f["capBytes"]), (name, f["cap"], grown)
+        if f["cap"] in f["files"] and name not in LEDGERS and not name.startswith("at-kill"):
+            # The file its case grows, within 1 KiB under its size; a recording, or as far as the recordings'
+            # budget allows (the sound folder's other recordings hold a few KiB of it).
+            grown = on_disk[f["cap"]]
+            assert grown <= _quick(f["capBytes"]), (name, f["cap"], grown)
+            full = f["cap"].rsplit("/", 1)[-1] in KillFolder.RECORDINGS and recorded > QUICK_RECORDINGS - SLACK - 1024
+            assert full or _quick(f["capBytes"]) - 1024 < grown, (name, f["cap"], grown)
         if name == "at-kill-element":  # one element of ledger-at-kill.json, not the file, is what is grown
             element, size = f["info"]["elementBytes"], on_disk[f["cap"]]
             assert _quick(f["capBytes"]) - 1024 < size <= _quick(f["capBytes"]), (name, size)
             assert size - 2048 < element < size, (name, element)
-        if name == "at-kill":  # each ledger-at-kill.json padded to its size: the ledger's first records, compared
+        if name in ("at-kill", "whole-folder"):  # each ledger-at-kill.json: the ledger's first records, compared
             records = [json.loads(x) for x in (root / "study/ledger.jsonl").read_bytes().splitlines()]
             first = kept / "folders" / name / "kills/1/ledger-at-kill.json"
-            assert first.stat().st_size == _quick(f["capBytes"])
+            assert first.stat().st_size == _quick(_cap_of("kills/1/ledger-at-kill.json"))  # type: ignore[arg-type]
             for rel, held in f["info"]["atKillRecords"].items():
                 assert json.loads((root / rel).read_bytes()) == records[:held], rel
                 assert held > 1000, (rel, held)
+        if name == "live-others":  # events of other containers, none the study's, each read and parsed
+            events = _added_events(root, "kills/1/container-events-live.jsonl", sound)
+            assert len(events) == f["info"]["addedEvents"] > 2000, len(events)
+            assert not any(e.name.startswith("inforsi-") for e in events if e.name), events[:3]
+            assert len({e.id for e in events}) == len(events)
+        if name == "recordings-budget":
+            # A share of the budget in each recording of kills 1 and 2, half its events the study's containers';
+            # a kill's read-back the same events as its live recording.
+            added = {}
+            for n in (1, 2):
+                for file in ("container-events-live.jsonl", "container-events.jsonl"):
+                    rel = f"kills/{n}/{file}"
+                    added[rel] = _added_events(root, rel, sound)
+                    assert len(added[rel]) == f["info"][f"events:{rel}"] > 300, rel
+                    ours = sum(1 for e in added[rel] if e.name and e.name.startswith("inforsi-s-z"))
+                    assert ours == len(added[rel]) // 2, (rel, ours)
+                live, back = added[f"kills/{n}/container-events-live.jsonl"], added[f"kills/{n}/container-events.jsonl"]
+                common = min(len(live), len(back))
+                assert [e.key for e in live[:common]] == [e.key for e in back[:common]], n
+            assert max(len(x) for x in added.values()) - min(len(x) for x in added.values()) < 50, added.keys()
         if name == "kills-budget":
-            # As many kill folders as the budget lets in, each kill.json and live recording up to its size.
-            assert len(kills) == f["info"]["killFolders"] >= 3, kills
-            assert sum(kills.values()) >= QUICK_BUDGET - SLACK - 4096, kills
+            # As many kill folders as the budget lets in, within the limit, each kill.json up to its size (the last
+            # one up to what is left); the recordings' budget spent on kill 1's live recording first.
+            assert len(kills) == count == f["info"]["killFolders"] >= 3, kills
+            assert count <= KillFolder.LIMIT
+            assert spent >= QUICK_BUDGET - SLACK - 4096, kills
+            assert recorded > QUICK_RECORDINGS - SLACK - 1024, recorded
             for n in range(1, len(kills)):
-                for rel in (f"kills/{n}/kill.json", f"kills/{n}/container-events-live.jsonl"):
-                    assert _quick(_cap_of(rel)) - 1024 < on_disk[rel] <= _quick(_cap_of(rel)), (rel, on_disk[rel])  # type: ignore[arg-type]
+                rel = f"kills/{n}/kill.json"
+                assert _quick(_cap_of(rel)) - 1024 < on_disk[rel] <= _quick(_cap_of(rel)), (rel, on_disk[rel])  # type: ignore[arg-type]
+            assert on_disk["kills/1/container-events-live.jsonl"] > QUICK_RECORDINGS - SLACK - 8192
+        if name == "kills-limit":  # kill 2's files in every kill folder past the sound folder's two
+            for n in range(3, count + 1):
+                assert {p.name: p.read_bytes() for p in (root / "kills" / str(n)).iterdir()} == {
+                    p.name: p.read_bytes() for p in (sound / "kills" / "2").iterdir()
+                }, n
         if name in KILLS:
-            assert len(kills) == f["info"]["killFolders"] == int(name.split("-")[1]), (name, len(kills))
+            assert count == f["info"]["killFolders"] == int(name.split("-")[1]), (name, count)
+            assert len(kills) == min(count, KillFolder.LIMIT)
         if name == "whole-folder":
-            # Every file of the folder's own up to its size; the ledger as many rounds as fit; the event recordings
-            # each up to its size, as long as the budget lasts.
+            # Every file of the folder's own up to its size, with lines of its own kind (ledger-watch.jsonl, whose
+            # every line is a fault, with lines '0'); the ledger as many rounds as fit; the recordings' budget spent
+            # on minimal events; the rest of the budget on the ledger-at-kill.json copies, then on kill.json.
             for rel in ("timeline.jsonl", "launches.jsonl", "arms.jsonl", "ledger-watch.jsonl", "research.json"):
                 assert _quick(_cap_of(rel)) - 1024 < on_disk[rel] <= _quick(_cap_of(rel)), (rel, on_disk[rel])  # type: ignore[arg-type]
-            assert (root / "launches.jsonl").read_bytes().startswith(b"0\n0\n")
-            assert (root / "timeline.jsonl").read_bytes().endswith(b"\n0\n0\n")
+            assert json.loads((root / "launches.jsonl").read_bytes().splitlines()[0])["event"] == "start"
+            assert json.loads((root / "arms.jsonl").read_bytes().splitlines()[0])["event"] == "arm"
+            timeline = (root / "timeline.jsonl").read_bytes().splitlines()
+            assert len(timeline) > f["info"]["records"] and all(isinstance(json.loads(x)["seq"], int) for x in timeline)
+            assert (root / "ledger-watch.jsonl").read_bytes().startswith(b"0\n0\n")
             ledger = on_disk["study/ledger.jsonl"]
             assert _quick(EvidenceFolder.CAPS[EvidenceFolder.LEDGER]) - 2048 < ledger, ledger
-            spent = sum(kills.values())
-            for rel in [f"kills/{n}/container-events{s}.jsonl" for n in (1, 2) for s in ("-live", "")]:
-                assert spent > QUICK_BUDGET - SLACK - 1024 or on_disk[rel] > _quick(_cap_of(rel)) - 1024, (rel, spent)  # type: ignore[arg-type]
+            assert recorded > QUICK_RECORDINGS - SLACK - 1024, recorded
+            # Its kill folders are those of every long study (ledger-*), before their recordings grew.
+            events = _added_events(root, "kills/1/container-events-live.jsonl", kept / "folders" / LEDGERS[0])
+            assert len(events) == f["info"]["events:kills/1/container-events-live.jsonl"] > 2000
+            for rel in ("kills/2/ledger-at-kill.json", "kills/1/kill.json", "kills/2/kill.json"):
+                assert spent > QUICK_BUDGET - SLACK - 16384 or on_disk[rel] > _quick(_cap_of(rel)) - 1024, (rel, spent)  # type: ignore[arg-type]
 
-        # Every run: the output it counted, kept; as many runs as asked (the sound folder's five).
+        # Every run: the output it counted, kept; as many runs as asked (the sound folder's five); in it, every kill
+        # the judge reads, and past the limit one more that stands for the others.
         mine = {j: [s for s in samples if s["case"] == name and s["judge"] == j] for j in ("today", "current")}
         for runs in mine.values():
             assert len(runs) == (5 if name == "sound" else 1), (name, runs)
             for s in runs:
                 stdout = kept / "runs" / f"{name}-{s['judge']}-{s['round']}.stdout"
                 assert stdout.stat().st_size == s["stdout_bytes"] > 0, (name, s)
-                assert s["summary"] == stdout.read_text().strip().splitlines()[-1].strip()[:200]
+                text = stdout.read_text()
+                assert s["summary"] == text.strip().splitlines()[-1].strip()[:200]
                 assert s["killed"] is None and not s["crashed"], s
                 assert s["cpu"] > 0 and 10 * MiB < s["peak_rss"] < 4 << 30, s
                 # Started by a process of a few MiB, not by the bench: the peak is the judge's own.
                 assert 0 < s["floor"] < 20 * MiB < s["peak_rss"], s
+                labels = {int(k) for k in re.findall(r"^│[^│]*│ kill (\d+)[ ·]", text, re.MULTILINE)}
+                assert labels == set(range(1, judged[s["judge"]] + 1)), (name, s["judge"], sorted(labels)[-3:])
+                standing = f"kills/ holds more than {KillFolder.LIMIT} kill folders"
+                assert (standing in text) == (s["judge"] == "current" and past > 0), (name, s["judge"])
 
         # The table row: the folder's size and each judge's medians, the ratios of those, the verdict of current's.
         cells = _table_row(out, name)
@@ -288,8 +417,11 @@ def test_report_hostile_quick_measures_every_folder_with_both_judges(tmp_path: P
     # The sound folder is sound for both judges; so are the long studies, read to their end.
     for name in ("sound", *LEDGERS):
         assert {s["exit"] for s in samples if s["case"] == name} == {0}, name
-    # A listed target that is no run in flight fails a check, for both; so does a kill folder the ledger never had.
-    for name in ("kill-targets", "kills-budget", *KILLS, "whole-folder"):
+    # Events of other containers concern nothing of the study: valid lines, read, and the folder still sound.
+    assert {s["exit"] for s in samples if s["case"] == "live-others"} == {0}
+    # A listed target that is no run in flight fails a check, for both; so does a kill folder the ledger never had,
+    # and a container of the study started in a kill's window for a run never planned.
+    for name in ("kill-targets", "recordings-budget", "kills-budget", *KILLS, "whole-folder"):
         assert {s["exit"] for s in samples if s["case"] == name} == {1}, name
     assert folders["kill-targets"]["info"]["listedTargets"] > 1000
 
@@ -329,15 +461,20 @@ def test_report_hostile_quick_measures_every_folder_with_both_judges(tmp_path: P
                 f"{name} {judge} throughput",
             )
 
-    # The kill folders: what each costs past the sound folder's two, in time and in report.
+    # The kill folders: what each kill judged costs past the sound folder's two, in time and in report; past the
+    # limit, the first LIMIT and one for the others.
     for name in KILLS:
         kills = folders[name]["info"]["killFolders"]
         for judge in ("today", "current"):
-            mine_, sound = folders[name]["judges"][judge], folders["sound"]["judges"][judge]
+            judged = folders[name]["killsJudged"][judge]
+            mine_, sound_runs = folders[name]["judges"][judge], folders["sound"]["judges"][judge]
+            rest = kills - KillFolder.LIMIT
+            part = rf", {judged} kills judged \(the first {KillFolder.LIMIT} read, one for the other {rest}\)"
             got = row(
                 out,
-                rf"^{name} {judge}: (\d+) kill folders in ({N}) s, ({N}) KB of report: ({N}) ms and (-?\d+) bytes of "
-                rf"report a kill folder past the sound folder's two \(({N}) s, ({N}) KB\)$",
+                rf"^{name} {judge}: (\d+) kill folders{part if judged < kills else ''} in ({N}) s, ({N}) KB of "
+                rf"report: ({N}) ms and (-?\d+) bytes of report a kill judged past the sound folder's two "
+                rf"\(({N}) s, ({N}) KB\)$",
             )
             assert got[0] == kills
             assert_shown(
@@ -345,18 +482,20 @@ def test_report_hostile_quick_measures_every_folder_with_both_judges(tmp_path: P
                 [
                     mine_["seconds"],
                     mine_["stdoutBytes"] / 1e3,
-                    1e3 * (mine_["seconds"] - sound["seconds"]) / (kills - 2),
-                    (mine_["stdoutBytes"] - sound["stdoutBytes"]) / (kills - 2),
-                    sound["seconds"],
-                    sound["stdoutBytes"] / 1e3,
+                    1e3 * (mine_["seconds"] - sound_runs["seconds"]) / (judged - 2),
+                    (mine_["stdoutBytes"] - sound_runs["stdoutBytes"]) / (judged - 2),
+                    sound_runs["seconds"],
+                    sound_runs["stdoutBytes"] / 1e3,
                 ],
                 [2, 1, 2, 0, 2, 1],
                 f"{name} {judge} per kill folder",
             )
-            assert mine_["stdoutBytes"] > sound["stdoutBytes"] + 500 * (kills - 2)  # the report follows the kills
+            # The report follows the kills judged, not the kill folders.
+            assert mine_["stdoutBytes"] > sound_runs["stdoutBytes"] + 500 * (judged - 2)
+            assert mine_["stdoutBytes"] < sound_runs["stdoutBytes"] + 5000 * (judged - 2)
 
     # What fits in 10 s and in 1 GiB: the line through the two long studies (the two kill counts), solved for each.
-    for group, names, key in (("ledger", LEDGERS, "records"), ("kills", KILLS, "killFolders")):
+    for group, names, key in (("ledger", LEDGERS, "records"), ("kills", KILLS_READ, "killFolders")):
         info = [folders[n]["info"] for n in names]
         per_record = sum(i["ledgerBytes"] for i in info) / sum(i["records"] for i in info) if group == "ledger" else 0
         for judge in ("today", "current"):
@@ -374,7 +513,11 @@ def test_report_hostile_quick_measures_every_folder_with_both_judges(tmp_path: P
                 tail, size = "", r"(\d+) records \((\d+) MB\)"
             else:
                 head = rf"^kill folders within 10 s and 1 GiB, {judge} \(a line through {', '.join(names)}\)()"
-                tail, size = r"; the report grows by (-?\d+) bytes a kill folder", r"(\d+) kill folders()"
+                tail = (
+                    rf"; the report grows by (-?\d+) bytes a kill folder; the current judge reads the first "
+                    rf"{KillFolder.LIMIT}"
+                )
+                size = r"(\d+) kill folders()"
             fitted = re.search(rf"{head}: in 10 s (.+?); in 1 GiB (.+?); both (.+?){tail}$", out, re.MULTILINE)
             assert fitted, out
             if group == "ledger":

@@ -6,6 +6,7 @@
     studymon demo [--headless] [--backend auto|docker|process] [--out DIR]
     studymon attach [--headless] OUT [OUT ...]
     studymon image [--force]
+    studymon runtime COMMAND ...       (run -d, inspect, wait, logs, rm, ps, events: as docker's, for studies)
 
 Without ``--headless``, and with a terminal on standard output, ``run``,
 ``demo`` and ``attach`` open the console; otherwise they run headless.
@@ -158,6 +159,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Build studymon/refstudy:1 from the static busybox on this machine.",
     )
     image.add_argument("--force", action="store_true", help="import again even when the image exists")
+
+    # Listed for --help; ``main`` hands ``runtime ...`` to the runtime's own command line before parsing.
+    runtime = sub.add_parser(
+        "runtime",
+        help="the process runtime through docker's command line, for studies ($STUDYMON_RUNTIME)",
+        add_help=False,
+    )
+    runtime.add_argument("rest", nargs=argparse.REMAINDER)
     return parser
 
 
@@ -166,6 +175,12 @@ def _interrupt(signum: int, _frame: object) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["runtime"]:
+        # Its own command line, docker's subset (run -d, inspect, wait, ...), with docker's exit statuses.
+        from studymon.engine.runtimes.cli import main as runtime_main
+
+        return runtime_main(argv[1:])
     args = build_parser().parse_args(argv)
     # Logs and pipes get a table wide enough to keep each check on one line.
     console = Console() if sys.stdout.isatty() else Console(width=int(os.environ.get("COLUMNS", "140")))

@@ -597,13 +597,15 @@ class ProcessRuntime:
         shim = self._shim_record(name)
         return _process_alive(int(shim.get("CommandPid", 0)), float(shim.get("CommandStartTime", 0)))
 
-    def logs(self, name: str) -> str:
+    def logs(self, name: str, stderr: bool = False) -> str:
+        """What the container wrote to standard output (to standard error with ``stderr``)."""
+        filename = "stderr.log" if stderr else "stdout.log"
         try:
             with self._container(name) as dir_fd:
                 if self._read(dir_fd, name, "state.json") is None:
                     raise NoSuchContainer(name)
                 try:
-                    data = self.state.read_bytes(dir_fd, "stdout.log", self.containers / name / "stdout.log")
+                    data = self.state.read_bytes(dir_fd, filename, self.containers / name / filename)
                 except FileNotFoundError:
                     return ""
         except FileNotFoundError as exc:

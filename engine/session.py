@@ -58,6 +58,7 @@ from studymon.engine.proctree import ProcessTable
 from studymon.engine.pump import LedgerPump, last_timeline_seq
 from studymon.engine.recording import EventRecorder
 from studymon.engine.runtimes import Runtime, open_runtime
+from studymon.engine.runtimes.cli import study_environment
 from studymon.engine.sampler import WRITE_EVERY, heavy_snapshot
 from studymon.engine.spec import DEFAULT_PREFIX, StudySpec, controller_argv
 from studymon.engine.studyload import LoadMeter, load_line
@@ -348,6 +349,7 @@ class StudySession:
         env = dict(os.environ)
         env["STUDYMON_STUDY"] = self.spec.id
         env["STUDYMON_OUT"] = str(self.spec.out)
+        env.update(study_environment(self.backend, self.runtime))  # STUDYMON_RUNTIME, and where its state is
         argv = controller_argv(self.research, self.spec.out, resume)
         lock = self._hold_lock()
         self.controller = await Controller.launch(argv, self.spec.out, env, resume, keep_fds=(lock.fileno(),))

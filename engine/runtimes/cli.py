@@ -389,7 +389,14 @@ def _overview() -> str:
         "",
     ]
     lines += ["Commands:"] + [f"  {c.name:9} {c.summary.split('. ')[0].rstrip('.')}" for c in COMMANDS.values()]
-    lines += ["", f"Run '{PROG} COMMAND --help' for more information on a command.", ""]
+    lines += [
+        "",
+        "Left out: runs in the foreground (run without -d), exec, start, stop, kill, logs -f, ps filters",
+        "other than name, id, label, status and exited, Go templates beyond {{json .}} and {{.Field}}.",
+        "",
+        f"Run '{PROG} COMMAND --help' for more information on a command.",
+        "",
+    ]
     return "\n".join(lines)
 
 

@@ -23,8 +23,10 @@ An event is always appended *before* the state that it announces is written,
 so whoever reads ``exited`` in a state can rely on the ``die`` being in the
 journal already (the kill checks read the events after the result).
 
-The module is also a small CLI, so studies written in other languages can use
-the runtime: ``python -m studymon.engine.runtimes.process ps|inspect|events|logs|rm|run|wait``.
+The module is also a small CLI (``python -m studymon.engine.runtimes.process
+ps|inspect|events|logs|rm|run|wait``, its own shapes; the shim is started through
+it).  Studies call ``studymon runtime`` instead (:mod:`.cli`), which answers in
+docker's shapes and is what ``$STUDYMON_RUNTIME`` names.
 """
 
 from __future__ import annotations

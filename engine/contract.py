@@ -41,6 +41,7 @@ put its bytes on the operator's terminal.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import sys
@@ -93,8 +94,16 @@ def is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+# The largest integer a double holds: one past it cannot be added to a float (OverflowError).
+_DOUBLE_MAX = int(sys.float_info.max)
+
+
 def is_number(value: Any) -> TypeGuard[float]:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """A JSON number the checks can do arithmetic with: a float, or an integer within a double's range
+    (a 400-digit integer literal is valid JSON, and beyond a double it is rule 9's, not a number to add)."""
+    if isinstance(value, float):
+        return True
+    return isinstance(value, int) and not isinstance(value, bool) and -_DOUBLE_MAX <= value <= _DOUBLE_MAX
 
 
 def round_text(value: Any) -> str:
@@ -117,7 +126,48 @@ def key(value: Any) -> Hashable:
     if isinstance(value, (float, bool)) or value is None:
         return (type(value).__name__, value)
     # As text: orjson's bytes keep a buffer of a few KiB each, which a long ledger's many keys add up to.
-    return ("json", orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode())
+    try:
+        return ("json", orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode())
+    except (TypeError, orjson.JSONEncodeError):
+        # What orjson will not write but the ledger may hold: a lone surrogate (rule 10 accepts it),
+        # an integer past 64 bits, objects nested past 255 levels.
+        return ("json", canonical_json(value))
+
+
+class _Close(str):
+    """A closing bracket on :func:`canonical_json`'s stack (a str of our own, not a value to write)."""
+
+    __slots__ = ()
+
+
+def canonical_json(value: Any) -> str:
+    """JSON text of ``value`` with sorted keys and every non-ASCII character escaped, whatever its depth.
+
+    A loop over a stack rather than ``json.dumps``'s recursion, for a value nested as deep as the
+    ledger's parser allowed.
+    """
+    out: list[str] = []
+    stack: list[Any] = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, _Close):
+            out.append(v)
+        elif isinstance(v, dict):
+            out.append("{")
+            stack.append(_Close("}"))
+            for i, (k, item) in enumerate(sorted(v.items(), reverse=True)):
+                stack.append(item)
+                stack.append(_Close(json.dumps(k) + ":" if i == len(v) - 1 else "," + json.dumps(k) + ":"))
+        elif isinstance(v, list):
+            out.append("[")
+            stack.append(_Close("]"))
+            for i, item in enumerate(reversed(v)):
+                stack.append(item)
+                if i != len(v) - 1:
+                    stack.append(_Close(","))
+        else:
+            out.append(json.dumps(v))
+    return "".join(out)
 
 
 def experiment_keys(value: Any) -> frozenset[Hashable] | None:
@@ -209,17 +259,30 @@ CHARGED, STARTED, RESULTED = 1, 2, 4
 class _Run:
     """What the rules need of one run: where it was planned, its planned experiments, what it has had."""
 
-    __slots__ = ("experiments", "had", "outputs", "plan_line", "round", "settled")
+    __slots__ = ("_ids", "experiments", "had", "outputs", "plan_line", "round", "settled")
 
     def __init__(self, plan_line: int | None, experiments: Any, rnd: Any = None) -> None:
         self.plan_line = plan_line  # None: no runPlanned yet
         # The plan's experiments as written (a reference the accounts hold anyway);
-        # turned into ids only when a settlement names the run.
+        # turned into ids only when a settlement names the run, once.
         self.experiments = experiments
+        self._ids: frozenset[Hashable] | bool | None = False  # False: not worked out yet
         self.round = rnd
         self.had = 0  # CHARGED | STARTED | RESULTED
         self.outputs: frozenset[Hashable] = frozenset()  # the ids its runResult has a value for
         self.settled = False
+
+    def planned(self, line: int, experiments: Any, rnd: Any) -> None:
+        """Its runPlanned, come after its other records."""
+        self.plan_line, self.experiments, self.round = line, experiments, rnd
+        self._ids = False
+
+    def planned_ids(self) -> frozenset[Hashable] | None:
+        """The plan's experiment ids (None: its experiments are not a list), worked out the first time asked:
+        settlements may name one run many times, and a plan may list many experiments."""
+        if self._ids is False:
+            self._ids = experiment_keys(self.experiments)
+        return self._ids  # type: ignore[return-value]
 
 
 class _Round:
@@ -256,6 +319,8 @@ class ContractWatch:
         self.lines = 0
         self._runs: dict[str, _Run] = {}
         self._rounds: dict[int, _Round] = {}
+        self._last_line = 0  # the line of the last record added
+        self._nonfinite: set[int] = set()  # lines the reader found a non-finite number in, not added yet
 
     def container(self, run: str) -> str | None:
         if self.container_prefix is None or self.study is None:
@@ -264,8 +329,12 @@ class ContractWatch:
 
     def add(self, record: Record) -> None:
         self.lines += 1
+        self._last_line = record.line
         breaks = self._judge(record)
         self._v3(record, breaks)
+        if self._nonfinite and record.line in self._nonfinite:
+            self._nonfinite.discard(record.line)
+            breaks.append((9, "a number that is not finite"))
         if breaks:
             self.broken_lines += 1
             if self.first is None:
@@ -273,7 +342,13 @@ class ContractWatch:
                 self.first = Broken(rule, record.line, record.seq, detail)
 
     def nonfinite(self, line: int, seq: int) -> None:
-        """The reader found a number beyond a double (``1e400``), or not a number, in line ``line`` (rule 9)."""
+        """The reader found a number beyond a double (``1e400``), or not a number, in line ``line`` (rule 9).
+
+        Told before its record is added, the record's own breaks and this one count as one line.
+        """
+        if line > self._last_line:
+            self._nonfinite.add(line)
+            return
         self.broken_lines += 1
         if self.first is None or self.first.line > line:
             self.first = Broken(9, line, seq, "a number that is not finite")
@@ -294,7 +369,7 @@ class ContractWatch:
             breaks.append((8, "at is not an RFC 3339 UTC time"))
         c = r.content
         breaks.extend(
-            (9, f"{r.kind}.{name} is not finite")
+            (9, f"{r.kind if r.kind in KNOWN_KINDS else 'a record'}.{name} is not finite")
             for name in ("amount", "balance", "budget")
             if name in c and is_number(c[name]) and not math.isfinite(c[name])
         )
@@ -357,7 +432,7 @@ class ContractWatch:
         else:
             # Its charge, start or result came first (that line broke rule 2 already).
             breaks.append((3, f"runPlanned for run {run} after its other records"))
-            state.plan_line, state.experiments, state.round = r.line, r.get("experiments"), r.get("round")
+            state.planned(r.line, r.get("experiments"), r.get("round"))
 
     def _charge(self, c: dict[str, Any], run: str, breaks: list[tuple[int, str]]) -> None:
         state = self._known_run("charge", run, breaks)
@@ -455,11 +530,12 @@ class ContractWatch:
             breaks.append((5, f"diagnosisSettlement of round {rnd}: {problem}"))
             return
         assert accounted is not None
+        again = named is not None and named.settled  # breaks rule 11 whatever it holds: not compared again
         self._settled_rule_11(c, run, named, state, rnd, breaks)
         if state is not None and state.settlements == 1:
             state.accounted = accounted
-        if named is not None and named.plan_line is not None:
-            planned = experiment_keys(named.experiments)
+        if named is not None and named.plan_line is not None and not again:
+            planned = named.planned_ids()
             if planned is None:
                 breaks.append(
                     (5, f"runPlanned.experiments of run {run} is not a list, so no settlement can account for it")
@@ -506,7 +582,7 @@ class ContractWatch:
         if named.settled:
             breaks.append((11, f"run {run} is settled a second time"))
         named.settled = True
-        planned = experiment_keys(named.experiments) or frozenset()
+        planned = named.planned_ids() or frozenset()
         chosen = state.chosen if state is not None and state.chosen is not None else frozenset()
         foreign = [j for j in judged if j not in planned and j not in chosen]
         if foreign:

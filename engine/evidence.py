@@ -122,9 +122,16 @@ def _publish_chunks(path: Path, chunks: Iterable[bytes]) -> Path:
     return path
 
 
+def _utf8(text: str) -> bytes:
+    """JSON text as UTF-8.  A lone surrogate (valid JSON, what JavaScript writes for a cut emoji, so a
+    study's ledger may hold one) has no UTF-8: it is written as its JSON escape (``\\ud83d``), which reads
+    back as the same string."""
+    return text.encode("utf-8", "backslashreplace")
+
+
 def write_json(path: Path, obj: Any) -> Path:
     """Publish ``obj`` as ``path`` atomically; refuse when ``path`` exists."""
-    return _publish(path, (json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n").encode())
+    return _publish(path, _utf8(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n"))
 
 
 def write_json_list(path: Path, items: Iterable[Any], batch: int = 1024) -> Path:
@@ -143,7 +150,7 @@ def write_json_list(path: Path, items: Iterable[Any], batch: int = 1024) -> Path
             # A list's text is "[\n" + its items, each indented one level + "\n]": the same
             # items in a longer list are the same lines, joined by ",\n".
             body = encoder.encode(chunk)[2:-2]
-            yield (("[\n" if first else ",\n") + body).encode()
+            yield _utf8(("[\n" if first else ",\n") + body)
             first = False
         yield b"[]\n" if first else b"\n]\n"
 
@@ -152,7 +159,7 @@ def write_json_list(path: Path, items: Iterable[Any], batch: int = 1024) -> Path
 
 def write_text(path: Path, text: str) -> Path:
     """Publish a text file the same way as :func:`write_json`."""
-    return _publish(path, text.encode())
+    return _publish(path, _utf8(text))
 
 
 def _offset(fd: int) -> int | None:
@@ -224,7 +231,7 @@ def append_line_fd(fd: int, path: Path | str, data: bytes) -> None:
 
 def append_jsonl(path: Path, obj: Any) -> None:
     """Append one JSON line to ``path`` whole, or raise :class:`EvidenceWriteError` and leave it as it was."""
-    line = (json.dumps(obj, ensure_ascii=False, default=str) + "\n").encode()
+    line = _utf8(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     except OSError as exc:

@@ -17,6 +17,7 @@ import json
 import math
 import os
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,13 +109,29 @@ def _keys(value: Any) -> int:
     return n
 
 
+_DOUBLE_MAX = int(sys.float_info.max)
+
+
 def _has_nonfinite(value: Any) -> bool:
-    if isinstance(value, float):
-        return not math.isfinite(value)
-    if isinstance(value, dict):
-        return any(_has_nonfinite(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_has_nonfinite(v) for v in value)
+    """A number no double holds: infinite or NaN (``1e400``), or an integer literal beyond a double's range.
+
+    A loop over a stack: the line may nest as deep as the parser let it.
+    """
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, float):
+            if not math.isfinite(v):
+                return True
+        elif isinstance(v, bool):
+            continue
+        elif isinstance(v, int):
+            if not -_DOUBLE_MAX <= v <= _DOUBLE_MAX:
+                return True
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
     return False
 
 

@@ -64,13 +64,23 @@ def same_json(a: Any, b: Any) -> bool:
 
 
 def _same_json(a: Any, b: Any) -> bool:
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same_json(v, b[k]) for k, v in a.items())
-    if isinstance(a, list):
-        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b, strict=True))
-    return a is b or bool(a == b)  # one object is itself (as Python's equality of lists and dicts has it: a NaN)
+    """Level by level, over a stack: the copies may nest as deep as the ledger's parser let them."""
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, dict):
+            if x.keys() != y.keys():
+                return False
+            stack.extend((v, y[k]) for k, v in x.items())
+        elif isinstance(x, list):
+            if len(x) != len(y):
+                return False
+            stack.extend(zip(x, y, strict=True))
+        elif x is not y and x != y:  # one object is itself (as Python's equality of lists has it: a NaN)
+            return False
+    return True
 
 
 def signal_name(value: Any) -> str | None:

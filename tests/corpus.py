@@ -382,6 +382,7 @@ class Case:
 
 K1 = "kill 1"
 K2 = "kill 2"
+KILL3 = "kill 3"
 D1 = "kill 1 · d1"
 A2 = "kill 2 · a2"
 D3 = "kill 2 · d3"
@@ -1723,6 +1724,90 @@ case("v3-expect-end-unknown", "expectEnd is none of halt, export, any", F(HALTED
      files=_research(expectEnd="sometimes"))
 case("v3-expect-any-neither", "expectEnd any, but the ledger ends with neither a halt nor an export (exit 0)",
      F(HALTED, *ALL_RSF), scenario=lambda s: s.entries.pop(find(s, "halt")), files=_research(expectEnd="any"))
+
+
+case("v3-expect-any-halt-after-export", "expectEnd any: the ledger ends export, then a halt that is not the full "
+     "stop: the later of the two is what the study ends at", F(HALTED, *ALL_RSF),
+     scenario=lambda s: (s.entries.insert(find(s, "halt"), Entry("export", {"path": "export.json"})),
+                         s.entries.__setitem__(find(s, "halt"), Entry("halt", {"reason": "out of memory"}))),
+     files=_research(expectEnd="any"))
+
+
+# Found by an adversarial read of the judge (each once a crash, a false pass or a false failure).
+
+def _cell_with_a_surrogate(f: Files) -> None:
+    _edit_record(f, _seq_of(f, "runPlanned", run="a1"), lambda r: r["content"].update(object={"label": "at \ud83d"}))
+
+
+case("v3-rule10-surrogate-in-a-cell", "a run's cell is an object holding a lone surrogate (what JavaScript writes "
+     "for a cut emoji), in the ledger and both ledger-at-kill.json: accepted (it once crashed the plan index)", {},
+     files=_cell_with_a_surrogate)
+
+
+def _deep(levels: int) -> dict[str, Any]:
+    deep: dict[str, Any] = {}
+    v = deep
+    for _ in range(levels):
+        v["x"] = {}
+        v = v["x"]
+    return deep
+
+
+def _deep_note(f: Files) -> None:
+    _edit_record(f, 2, lambda r: r["content"]["output"].update(note=_deep(600)))
+
+
+case("v3-a-record-nested-600-deep", "a decision's output nests 600 levels, in the ledger and both "
+     "ledger-at-kill.json: the copies agree (their comparison once ran out of stack)", {}, files=_deep_note)
+
+
+def _huge_amount(f: Files) -> None:
+    _edit_record(f, _seq_of(f, "charge", run="a1"), lambda r: r["content"].update(amount=10**400))
+
+
+case("v3-rule9-an-integer-beyond-a-double", "a1's charge amount is an integer literal of 401 digits (valid JSON, no "
+     "double holds it): rule 9, and no sum of the charges (it once crashed the accounts)",
+     F((ST, "contractKept"), (ST, "chargedEqualsStarts")), files=_huge_amount)
+
+
+def _unknown_kind_not_finite(f: Files) -> None:
+    ledger = f["study/ledger.jsonl"]
+    n = len(ledger)
+    ledger.append({"seq": n + 1, "at": rfc3339_ms(t(n + 1)), "kind": f"{MARKER} \u001b[31m", "content": {"amount": 1e400}})
+    f["timeline.jsonl"].append({"seq": n + 1, "kind": "x", "at": rfc3339_ms(t(n + 1)), "seenAt": rfc3339_ms(t(n + 1) + 0.1)})
+    f["launches.jsonl"][-1]["at"] = rfc3339_ms(t(n + 2))
+
+
+case("v3-rule9-in-a-record-of-no-known-kind", "a record of a kind the contract does not name (its kind a study's "
+     "free text) holds 1e400: rule 9, the kind not quoted, the line counted once",
+     F((ST, "contractKept")), files=_unknown_kind_not_finite,
+     details={(ST, "contractKept"): "rule 9, line 41: a record.amount is not finite"})
+
+
+def _die_after_its_result(f: Files) -> None:
+    """a2's container dies a second after its result was seen, still in kill 2's window (d3 holds it open)."""
+    name = container("a2")
+    seen = window(f, 2)["targets"]["a2"]["resultSeenEpoch"]
+    for action, when in (("die", seen + 1.02), ("destroy", seen + 1.03)):
+        ns = round(when * 1e9)
+        edit_events(f, 2, action, name, lambda e, ns=ns: e.update(time=ns // 10**9, timeNano=ns))
+        for e in kill_events(f, 2)[0]:
+            if e.get("Action") == action and e["Actor"]["Attributes"]["name"] == name:
+                e["seenAt"] = rfc3339_ms(ns / 1e9 + 0.002)
+    assert seen + 1.03 < window(f, 2)["untilEpoch"]
+
+
+case("v3-die-after-the-result", "a2's result was written and seen before its container died: the study did not "
+     "wait for its run (its window still open for d3)", F((A2, "sameContainerNoRerun")), files=_die_after_its_result)
+
+
+def _one_kill_twice(f: Files) -> None:
+    for name in [k for k in f if k.startswith("kills/2/")]:
+        f[name.replace("kills/2/", "kills/3/")] = copy.deepcopy(f[name])
+
+
+case("v3-one-kill-filed-twice", "kills/3/ is a copy of kills/2/: one controller, killed once, cannot be two kills",
+     F((KILL3, "killDelivered")), files=_one_kill_twice)
 
 
 # --- hostile and malformed files ---------------------------------------------------------------

@@ -545,3 +545,21 @@ def test_rule_11_a_settlement_settles_its_run_of_its_round_once() -> None:
     e.insert(s, ("diagnosisSettlement", dict(e[s][1], round=2)))
     assert broken(e) == (11, s + 1, "diagnosisSettlement of round 2 settles run d1, which is of another round")
     assert _last_break(e[: s + 2]) == (11, "run d1 is settled a second time")
+
+
+def test_canonical_json_is_json_dumps_sorted_at_any_depth() -> None:
+    import json
+
+    from studymon.engine.contract import canonical_json, key
+
+    for v in ({}, [], {"b": [1, {"x": None, "a": "é"}], "a": 2.5}, [1, [2, [3]]], "x", {"k": "\ud83d"}, 10**30, True):
+        assert canonical_json(v) == json.dumps(v, sort_keys=True, separators=(",", ":"))
+    deep: dict[str, object] = {}
+    level = deep
+    for _ in range(5000):
+        level["x"] = {}
+        level = level["x"]  # type: ignore[assignment]
+    assert canonical_json(deep) == '{"x":' * 5000 + "{}" + "}" * 5000
+    # What orjson will not write still has a key, the same for the same value, apart for another.
+    assert key({"l": "\ud83d"}) == key({"l": "\ud83d"}) != key({"l": "\ud83e"})
+    assert key([10**30]) == key([10**30]) != key([10**30 + 1])

@@ -699,3 +699,102 @@ def test_a_judgement_leaves_the_collector_as_it_found_it(tmp_path: Path) -> None
         report.read_study = read_study  # type: ignore[assignment]
     assert len(seen) == 4 and all(s[0] == max(report.YOUNG_COLLECTION, before[0]) for s in seen), seen
     assert gc.get_threshold() == before
+
+
+# --- what a ledger within its cap may ask of the judge: bounded, whatever it holds ------------------
+
+
+def _ledger_only(out: Path, records: list[tuple[str, dict[str, Any]]], kills: list[int]) -> Path:
+    """A folder of a ledger (``records`` after studyOpen), research.json, one controller, and kill.json files
+    (each killing that controller at a seq of ``kills``)."""
+    from studymon.engine.clock import rfc3339_ns
+
+    at = rfc3339_ms(t(0))
+    lines = [{"seq": 1, "at": at, "kind": "studyOpen", "content": {"study": "s", "budget": 0, "config": {}}}]
+    lines += [{"seq": i, "at": at, "kind": kind, "content": c} for i, (kind, c) in enumerate(records, 2)]
+    (out / "study").mkdir(parents=True)
+    (out / "study" / "ledger.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    (out / "research.json").write_text(json.dumps({"command": ["x"], "study": "s", "backend": "process"}))
+    (out / "launches.jsonl").write_text(json.dumps({"event": "start", "pid": 5, "at": at, "resume": False}) + "\n")
+    for n, seq in enumerate(kills, 1):
+        (out / "kills" / str(n)).mkdir(parents=True)
+        (out / "kills" / str(n) / "kill.json").write_text(json.dumps(
+            {"trigger": "manual", "at": at, "pid": 5, "beforeKillSeq": seq, "targets": [], "signalled": True,
+             "since": rfc3339_ns(int(t(0) * 1e9)), "sinceEpoch": t(0)}))
+    return out
+
+
+def _in_flight(n: int, experiments: Any = None, work: str = "c{i}") -> list[tuple[str, dict[str, Any]]]:
+    records = []
+    for i in range(n):
+        exps = experiments if experiments is not None else [f"e{i}"]
+        records += [("runPlanned", {"run": f"r{i}", "purpose": "p", "object": work.format(i=i), "round": 1,
+                                    "experiments": exps}),
+                    ("charge", {"run": f"r{i}", "amount": 0, "balance": 0}),
+                    ("runStarted", {"run": f"r{i}", "container": f"inforsi-s-r{i}"})]
+    return records
+
+
+def test_runs_in_flight_are_judged_one_by_one_up_to_a_bound(tmp_path: Path) -> None:
+    """Past TARGETS_PER_KILL a kill (and TARGETS_IN_ALL over all kills), runs in flight are one ✗, not three checks each."""
+    from studymon.engine.judge.kill import TARGETS_IN_ALL, TARGETS_PER_KILL
+
+    n = TARGETS_PER_KILL + 36
+    kills = TARGETS_IN_ALL // TARGETS_PER_KILL + 2
+    out = _ledger_only(tmp_path / "s", _in_flight(n), [1 + 3 * n] * kills)
+    j = judge(out)
+    per_kill = [r for r in j.kills]
+    assert [len(r["targets"]) for r in per_kill] == [TARGETS_PER_KILL] * (TARGETS_IN_ALL // TARGETS_PER_KILL) + [0, 0]
+    got = {(c.scope, c.name): c for c in j.checks}
+    for k in range(1, kills + 1):
+        detail = got[(f"kill {k}", "killEvidence")].detail
+        judged = TARGETS_PER_KILL if k <= TARGETS_IN_ALL // TARGETS_PER_KILL else 0
+        assert got[(f"kill {k}", "killEvidence")].ok is False
+        assert f"more runs in flight at seq {1 + 3 * n} than the judge follows one by one (the first {judged} are judged" in detail, detail
+    assert len(j.checks) == 6 + 2 * kills + 3 * TARGETS_IN_ALL
+    # At the bound, every run in flight is judged, and none is said to be left.
+    out = _ledger_only(tmp_path / "t", _in_flight(TARGETS_PER_KILL), [1 + 3 * TARGETS_PER_KILL])
+    j = judge(out)
+    assert len(j.kills[0]["targets"]) == TARGETS_PER_KILL
+    assert not any("one by one" in c.detail for c in j.checks)
+
+
+def test_twins_are_found_through_their_experiments_not_pair_by_pair(tmp_path: Path) -> None:
+    """Thousands of targets and of twins of their work: found in time that follows the ledger, the count said."""
+    import time
+
+    from studymon.engine.judge.kill import TARGETS_IN_ALL
+    from studymon.engine.judge.target import PlansAfter
+
+    m = 4000
+    records = _in_flight(TARGETS_IN_ALL, experiments=["e"], work="c")
+    records += [("runPlanned", {"run": f"t{i}", "purpose": "p", "object": "c", "round": 1, "experiments": ["e", f"x{i}"]})
+                for i in range(m)]
+    out = _ledger_only(tmp_path / "s", records, [1 + 3 * TARGETS_IN_ALL])
+    began = time.process_time()
+    j = judge(out)
+    spent = time.process_time() - began
+    assert spent < 20, spent  # about a second; pair by pair, 256 x 4000 sets: a minute and more
+    got = {(c.scope, c.name): c for c in j.checks}
+    once = got[("kill 1 · r0", "chargedOnce")]
+    assert once.ok is False
+    assert once.detail.startswith("run t0 (planned at seq")
+    assert f"(and at least {PlansAfter.FOUND - 3 + 1} more such runs)" in once.detail, once.detail
+
+
+def test_a_run_settled_thousands_of_times_is_judged_at_once(tmp_path: Path) -> None:
+    """Each settlement after the first breaks rule 11 whatever it holds: its plan's ids are not worked out again."""
+    import time
+
+    e, s = 20_000, 3000
+    records = [("runPlanned", {"run": "r", "purpose": "diagnosis", "object": "c", "round": 1,
+                               "experiments": [f"e{i}" for i in range(e)]}),
+               ("charge", {"run": "r", "amount": 0, "balance": 0}),
+               ("runStarted", {"run": "r", "container": "inforsi-s-r"}),
+               ("runResult", {"run": "r", "exitCode": 0, "outputs": {}})]
+    records += [("diagnosisSettlement", {"round": 1, "run": "r", "dropped": [], "judged": {"experiments": []}})] * s
+    out = _ledger_only(tmp_path / "s", records, [])
+    began = time.process_time()
+    checks = {(c.scope, c.name): c for c in judge(out).checks}
+    assert time.process_time() - began < 20  # under a second; once per settlement: minutes
+    assert checks[("study", "contractKept")].ok is False

@@ -367,3 +367,22 @@ def test_an_array_is_never_written_over_evidence(tmp_path: Path) -> None:
     with pytest.raises(EvidenceExists):
         write_json_list(target, iter([{"seq": 2}]))
     assert read_json(target) == [{"seq": 1}] and leftovers(tmp_path) == []
+
+
+def test_a_lone_surrogate_is_written_as_its_json_escape(tmp_path: Path) -> None:
+    """A study's ledger may hold a lone surrogate (valid JSON): every evidence writer writes it, and it reads back."""
+    import json
+
+    from studymon.engine.evidence import append_jsonl, write_json, write_json_list, write_text
+
+    value = [{"note": "cut \ud83d", "é": "ü", "k\udc00": 1}]
+    write_json_list(tmp_path / "a.json", value)
+    write_json(tmp_path / "b.json", value)
+    append_jsonl(tmp_path / "c.jsonl", value[0])
+    write_text(tmp_path / "d.jsonl", json.dumps(value[0], ensure_ascii=False) + "\n")
+    for name in ("a.json", "b.json"):
+        raw = (tmp_path / name).read_bytes()
+        raw.decode("utf-8")  # valid UTF-8
+        assert json.loads(raw) == value and b"\\ud83d" in raw and "ü".encode() in raw
+    for name in ("c.jsonl", "d.jsonl"):
+        assert json.loads((tmp_path / name).read_bytes()) == value[0]

@@ -121,6 +121,8 @@ class KillEvidence:
     at_kill: str | None = None  # why ledger-at-kill.json is not the ledger as it stood (None: it is)
     tally: EventTally | None = None  # None when the events could not be judged
     keeper_end: LaunchEnd | None = None  # the killed pid's first end at or after the kill
+    end_claimed_by: int | None = None  # an earlier kill whose keeper end that same line is
+    unjudged: bool = False  # more runs were in flight than the judge follows one by one
     launches_problem: str | None = None
     targets: list[KillTarget] = field(default_factory=list)  # the runs judged (see kill.judged_targets)
     # Records after the kill seen while no controller started after it ran, or never seen: (run, why).

@@ -13,6 +13,11 @@ from studymon.engine.records import SIGKILL, KillRecord, KillTarget, same_json
 
 # Listed targets judged when the ledger cannot say which runs were in flight.
 LISTED_KEPT = 16
+# The runs in flight whose story is told one by one: per kill, and over all kills together.  Each is
+# three checks and three rows of the table; a study has a few in flight at a kill, and a ledger that
+# puts thousands in flight at each of many kills made the judge and its table take minutes.
+TARGETS_PER_KILL = 64
+TARGETS_IN_ALL = 256
 
 
 def kill_delivered(ev: KillEvidence) -> Check:
@@ -42,10 +47,17 @@ def _delivery(v: Verdict, ev: KillEvidence, k: KillRecord) -> None:
             v.fail(f"the keeper's end line for pid {k.pid} {how}, not SIGKILL")
         if ev.resumed_over:
             v.fail(f"a controller was started after the kill while pid {k.pid} had not ended")
+        if ev.end_claimed_by is not None:
+            v.fail(f"pid {k.pid}'s end is kill {ev.end_claimed_by}'s: a controller is killed once, by one kill")
 
 
 def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts) -> Check:
     v = Verdict("killEvidence", ev.scope)
+    if ev.unjudged and ev.kill is not None:  # said first: the kill's judgement is not whole
+        v.fail(
+            f"more runs in flight at seq {ev.kill.before_kill_seq} than the judge follows one by one (the first "
+            f"{len(ev.targets)} are judged; {TARGETS_PER_KILL} a kill, {TARGETS_IN_ALL} in all): more than a study has"
+        )
     incomplete = ev.incomplete()
     for reason in incomplete:
         v.fail(reason)
@@ -148,8 +160,20 @@ def kill_checks(
     return checks
 
 
-def judged_targets(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts) -> list[KillTarget]:
-    """The runs whose story the kill's checks tell: those in flight at ``beforeKillSeq`` by the ledger.
+def judge_targets(kills: list[KillEvidence], acc: Accounts, ledger: LedgerFacts) -> None:
+    """Each kill's targets, up to :data:`TARGETS_PER_KILL` a kill and :data:`TARGETS_IN_ALL` in all; the rest
+    are counted (``killEvidence`` fails on them)."""
+    left = TARGETS_IN_ALL
+    for ev in kills:
+        targets = judged_targets(ev, acc, ledger, min(TARGETS_PER_KILL, left) + 1)
+        judged = min(len(targets), TARGETS_PER_KILL, left)
+        ev.targets, ev.unjudged = targets[:judged], len(targets) > judged
+        left -= judged
+
+
+def judged_targets(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts, most: int | None = None) -> list[KillTarget]:
+    """The runs whose story the kill's checks tell: those in flight at ``beforeKillSeq`` by the ledger
+    (the first ``most``).
 
     kill.json's list is compared with them (``killEvidence``) but does not
     add to them: a run it lists that was not in flight gets no checks of its
@@ -160,10 +184,12 @@ def judged_targets(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts) -> list
         return []
     seq = k.before_kill_seq
     if seq is None or ledger.problem is not None:
-        return k.targets[:LISTED_KEPT]
+        return k.targets[: min(LISTED_KEPT, most if most is not None else LISTED_KEPT)]
     listed = {t.run: t for t in k.targets}
-    targets = []
+    targets: list[KillTarget] = []
     for a in acc.in_flight_at(seq):
+        if most is not None and len(targets) >= most:
+            break
         if a.run in listed:
             targets.append(listed[a.run])
         elif valid_id(a.run):

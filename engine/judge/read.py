@@ -387,6 +387,9 @@ def read_ledger(
     try:
         for chunk in chunks:
             records, issues = parser.feed(chunk)
+            for line, seq in parser.nonfinite:  # before the records: a line's breaks count once
+                contract.nonfinite(line, seq)
+            parser.nonfinite.clear()
             for r in records:
                 acc.add(r)
                 contract.add(r)
@@ -394,9 +397,6 @@ def read_ledger(
                 for c in comparers:
                     c.add(r)
             note(issues)
-            for line, seq in parser.nonfinite:
-                contract.nonfinite(line, seq)
-            parser.nonfinite.clear()
             if facts.issue_count > ISSUE_LIMIT:
                 facts.problem = f"reading stopped after {facts.issue_count} issues"
                 break

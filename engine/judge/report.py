@@ -19,7 +19,7 @@ from studymon.engine import safefile
 from studymon.engine.contract import valid_container_name
 from studymon.engine.folder import EvidenceFolder, KillFolder
 from studymon.engine.judge.facts import KillEvidence
-from studymon.engine.judge.kill import judged_targets, kill_checks
+from studymon.engine.judge.kill import judge_targets, kill_checks
 from studymon.engine.judge.read import (
     keeper_end,
     read_arms,
@@ -187,17 +187,21 @@ def _judge(out: Path) -> Judgement:
     launches = read_launches(out, pids)
     acc, contract, ledger, issues = read_ledger(out, study, kills, launches)
     read_ledger_watch(out, ledger)
+    judge_targets(kills, acc, ledger)
     for ev in kills:
-        ev.targets = judged_targets(ev, acc, ledger)
         ev.all_results = all(bool(acc.runs[t.run].results) for t in ev.targets if t.run in acc.runs)
     arming = read_arms(out)
     finished = launches.finished
     # No ledger yet (the controller stopped before it wrote one): a resume may still write it.
     ledger.pending = not finished and (ledger.absent or ledger.records == 0) and ledger.issue_count == 0
+    claimed: dict[int, int] = {}  # id of a keeper's end line -> the first kill whose end it is
     for ev in kills:
         k = ev.kill
         if k is not None and k.pid is not None:
             ev.keeper_end = keeper_end(launches.ends.get(k.pid, []), k.at_epoch)
+            if ev.keeper_end is not None:
+                first = claimed.setdefault(id(ev.keeper_end), ev.number)
+                ev.end_claimed_by = first if first != ev.number else None
             if k.at_epoch is not None and any(pid == k.pid and at >= k.at_epoch - 1 for pid, at in launches.overlapped):
                 ev.resumed_over = True
         ev.launches_problem = launches.problem

@@ -76,8 +76,10 @@ def halted_at_export(
     pending = v.fail if finished else v.unknown
     halt, export = acc.last_halt, acc.last_export
     full_stop = halt is not None and halt.get("reason") == FULL_STOP
-    # The record the study ends at: its last halt, or its last export where an export may end it.
-    if expect == "halt" or (expect == "any" and full_stop and (export is None or export.line < halt.line)):  # type: ignore[union-attr]
+    # The record the study ends at: its last halt, or its last export where an export may end it ("any":
+    # the later of the two, and a halt there must be the full stop).
+    halt_last = halt is not None and (export is None or export.line < halt.line)
+    if expect == "halt" or (expect == "any" and halt_last):
         end, what = halt, "halt"
         if halt is None:
             pending("no halt in the ledger")

@@ -27,7 +27,7 @@ def target_checks(
     acc: Accounts,
     study: StudyFacts,
     ledger: LedgerFacts,
-    plans: dict[tuple[Any, ...], list[RunAccount]] | None = None,
+    plans: PlansAfter | None = None,
 ) -> list[Check]:
     scope = f"{ev.scope} · {t.run}"
     acct = acc.runs.get(t.run)
@@ -227,6 +227,11 @@ def _own_events(
             v.fail("the die is not the exit the snapshots show (exit code and time within a second)")
         if watch.first_destroy is not None and watch.first_destroy < die_ns:
             v.fail(f"a destroy of {name} comes before its die")
+        # The result is the run's end as the study waited for it: its container died before the console
+        # saw it.  Both on the runtime's clock; Docker stamps a die 10-25 ms after the exit, which a
+        # study's wait may already see, so within a second is the die the result waited for.
+        if watch.until_ns is not None and die_ns > watch.until_ns + 1_000_000_000:
+            v.fail(f"the die of {name} comes after its result was seen: the study did not wait for its run")
         # The engine may report the oom just after the die it caused.
         if watch.last_oom is not None and watch.last_oom > die_ns + 1_000_000_000:
             v.fail(f"an oom of {name} comes after its die")
@@ -259,7 +264,7 @@ class PlanIndex:
             if a.plan is not None
         ]
 
-    def after(self, seq: int) -> dict[tuple[Any, ...], list[RunAccount]]:
+    def after(self, seq: int) -> PlansAfter:
         """The runs that may start after ``seq``, by what their work is.
 
         Those planned after it, and those planned before it but started only
@@ -272,10 +277,54 @@ class PlanIndex:
         for work, planned, started, a in self.plans:
             if planned > seq or (started is not None and started > seq):
                 out.setdefault(work, []).append(a)
-        return out
+        return PlansAfter(out)
 
 
-def plans_after(acc: Accounts, seq: int) -> dict[tuple[Any, ...], list[RunAccount]]:
+class PlansAfter:
+    """The runs that may start after a kill, by their work, and within a work by each experiment id.
+
+    A target's repeats are those of its work with any experiment id in
+    common: found through the ids, not by comparing every pair, so that
+    thousands of targets and twins cost what their ids cost.
+    """
+
+    # Repeats of one target found before the search stops: a repeat fails the check, the count is only said.
+    FOUND = 64
+
+    def __init__(self, by_work: dict[tuple[Any, ...], list[RunAccount]]) -> None:
+        self.by_work = by_work
+        self._by_id: dict[tuple[Any, ...], dict[Any, list[RunAccount]]] = {}
+
+    def _ids(self, work: tuple[Any, ...]) -> dict[Any, list[RunAccount]]:
+        index = self._by_id.get(work)
+        if index is None:
+            index = self._by_id[work] = {}
+            for a in self.by_work.get(work, []):
+                for i in _experiment_ids(a.plan.get("experiments")):  # type: ignore[union-attr]
+                    index.setdefault(i, []).append(a)
+        return index
+
+    def repeats(self, plan: Record, acct: RunAccount | None) -> tuple[list[RunAccount], bool]:
+        """The runs that repeat ``plan``'s work, in plan order (the first :attr:`FOUND`), and whether there are more."""
+        work = _plan_key(plan)
+        if work not in self.by_work:
+            return [], False
+        index = self._ids(work)
+        found: dict[int, RunAccount] = {}
+        for i in _experiment_ids(plan.get("experiments")):
+            for a in index.get(i, ()):
+                if a is not acct and id(a) not in found:
+                    if len(found) == self.FOUND:
+                        return _in_plan_order(found), True
+                    found[id(a)] = a
+        return _in_plan_order(found), False
+
+
+def _in_plan_order(found: dict[int, RunAccount]) -> list[RunAccount]:
+    return sorted(found.values(), key=lambda a: a.plan.seq)  # type: ignore[union-attr]
+
+
+def plans_after(acc: Accounts, seq: int) -> PlansAfter:
     """:meth:`PlanIndex.after` for one kill."""
     return PlanIndex(acc).after(seq)
 
@@ -287,7 +336,7 @@ def charged_once(
     acc: Accounts,
     ledger: LedgerFacts,
     scope: str,
-    plans: dict[tuple[Any, ...], list[RunAccount]] | None = None,
+    plans: PlansAfter | None = None,
 ) -> Check:
     v = Verdict("chargedOnce", scope)
     if ledger.problem is not None:
@@ -308,19 +357,14 @@ def charged_once(
     else:
         if plans is None:
             plans = plans_after(acc, seq)
-        mine = _experiment_ids(plan.get("experiments"))
-        repeats = [
-            a
-            for a in plans.get(_plan_key(plan), [])
-            if a is not acct and mine & _experiment_ids(a.plan.get("experiments"))  # type: ignore[union-attr]
-        ]
+        repeats, more = plans.repeats(plan, acct)
         shown = [
             f"run {run_text(a.run)} (planned at seq {a.plan.seq}, "  # type: ignore[union-attr]
             f"{'after the kill' if a.plan.seq > seq else 'before the kill, started after it'}) repeats it: "  # type: ignore[union-attr]
             "same purpose, cell and round, and an experiment in common"
             for a in repeats[:SHOWN]
         ]
-        v.listed(shown, len(repeats), "such run", "such runs")
+        v.listed(shown, len(repeats), "such run", "such runs", more=more)
     return v.check(f"1 charge, 1 runStarted; no run planned after the kill repeats {t.run}")
 
 

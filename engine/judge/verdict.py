@@ -93,12 +93,15 @@ class Verdict:
         """
         self.context.append(reason)
 
-    def listed(self, shown: list[str], total: int, one: str, many: str) -> None:
-        """Failures of one kind: the first few, the last of them saying how many more there are."""
+    def listed(self, shown: list[str], total: int, one: str, many: str, more: bool = False) -> None:
+        """Failures of one kind: the first few, the last of them saying how many more there are
+        (``more``: at least that many, the search having stopped there)."""
         reasons = list(shown)
-        more = total - len(reasons)
-        if reasons and more > 0:
-            reasons[-1] += f" (and {more} more {one if more == 1 else many})"
+        left = total - len(reasons)
+        if reasons and (left > 0 or more):
+            least = "at least " if more else ""
+            count = left + more
+            reasons[-1] += f" (and {least}{count} more {one if count == 1 else many})"
         for reason in reasons:
             self.fail(reason)
 

@@ -203,10 +203,6 @@ def valid_at(value: Any) -> bool:
     return utc_epoch(value) is not None
 
 
-def finite(value: Any) -> bool:
-    return is_number(value) and math.isfinite(value)
-
-
 def judged_and_dropped(content: dict[str, Any]) -> tuple[list[Hashable], list[Hashable]] | None:
     """A settlement's judged ids and dropped ids, each as written (a sound one was checked already)."""
     dropped = content.get("dropped")

@@ -563,3 +563,17 @@ def test_canonical_json_is_json_dumps_sorted_at_any_depth() -> None:
     # What orjson will not write still has a key, the same for the same value, apart for another.
     assert key({"l": "\ud83d"}) == key({"l": "\ud83d"}) != key({"l": "\ud83e"})
     assert key([10**30]) == key([10**30]) != key([10**30 + 1])
+
+
+def test_a_plan_that_comes_after_its_run_s_records_is_the_one_its_settlement_is_held_to() -> None:
+    """A runPlanned after its charge breaks rule 3; its experiments, not none, are what the settlement accounts for."""
+    e = sound()
+    p = at(e, "runPlanned", run="d1")
+    plan = e.pop(p)
+    e.insert(p + 1, plan)  # after the charge
+    w = watch(e)
+    assert (w.first.rule, w.first.line) == (2, p + 1)  # type: ignore[union-attr]  # the charge, with no plan yet
+    assert w.broken_lines == 2  # the charge (rule 2) and the late plan (rule 3): the settlement keeps the rules
+    e[at(e, "runPlanned", run="d1")][1]["experiments"] = ["e1", "e2", "e3"]
+    w = watch(e)
+    assert w.broken_lines == 3  # and now it leaves out e3 of the plan that came late

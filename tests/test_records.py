@@ -200,7 +200,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(
     st.integers(1, 9999), st.integers(0, 13), st.integers(0, 32),
     st.integers(0, 25), st.integers(0, 61), st.integers(0, 61), st.sampled_from(["", ".5", ".123", ".123456789"]),
@@ -249,7 +249,7 @@ _VALUES = st.recursive(
 )
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(_VALUES, _VALUES, st.booleans())
 def test_same_json_s_fast_path_says_what_the_level_by_level_comparison_says(a: Any, b: Any, copy: bool) -> None:
     """The C fast path (equality and orjson's text) never calls equal what the types or values tell apart."""

@@ -2289,3 +2289,55 @@ def test_the_exit_status_says_the_worst_verdict() -> None:
     assert exit_status([None, False, True]) == 1
     assert exit_status(iter([False])) == 1
     assert exit_status([None]) == 3
+
+
+# --- what mutation testing showed untold ----------------------------------------------------------
+
+
+def test_an_action_is_quoted_only_when_it_reads_as_one() -> None:
+    from studymon.engine.judge.text import action_text
+
+    for action in ("exec_start", "archive-path", "die", "health_status", "a" * 32):
+        assert action_text(action) == action
+    for bad in ("Exec", "exec start", "a" * 33, "", "1die", "die\x1b[2J", 5, None, ["die"]):
+        assert action_text(bad) == "an unknown action", bad
+
+
+def test_trimmed_accounts_say_what_came_after_the_end() -> None:
+    """The judge's accounts keep the last work record trimmed: its kind, seq and line still say what came after."""
+    recs = [rec(1, "studyOpen", budget=10, config={}), rec(2, "halt", reason="balance exhausted"),
+            rec(3, "runPlanned", run="late", purpose="diagnosis", object="c", round=9, experiments=["e"])]
+    for trim in (False, True):
+        acc = Accounts(trim=trim)
+        for r in recs:
+            acc.add(r)
+        assert acc.last_work is not None and (acc.last_work.seq, acc.last_work.kind, acc.last_work.line) == (3, "runPlanned", 3)
+        got = halted_at_export(acc, LedgerFacts())
+        assert got == Check("haltedAtExport", False, "runPlanned (seq 3) comes after the halt the study ends at (seq 2)")
+
+
+def test_a_twin_sharing_several_ids_is_counted_once() -> None:
+    """FOUND twins each sharing both of a target's ids: exactly FOUND repeats, none more (each run counted once)."""
+    from studymon.engine.judge.target import PlanIndex, PlansAfter
+
+    target = [rec(1, "runPlanned", run="t", purpose="p", object="c", round=1, experiments=["a", "b"]),
+              rec(2, "charge", run="t", amount=1, balance=9), rec(3, "runStarted", run="t", container="x-s-t")]
+    twins = [rec(4 + i, "runPlanned", run=f"w{i}", purpose="p", object="c", round=1, experiments=["b", "a"])
+             for i in range(PlansAfter.FOUND)]
+    acc = Accounts().extend(target + twins)
+    plans = PlanIndex(acc).after(3)
+    found, more = plans.repeats(acc.runs["t"].plan, acc.runs["t"])  # type: ignore[arg-type]
+    assert [a.run for a in found] == [f"w{i}" for i in range(PlansAfter.FOUND)] and more is False
+    # One more twin, of one of the ids: the search stops, saying there are more.
+    acc = Accounts().extend(target + twins + [rec(99, "runPlanned", run="z", purpose="p", object="c", round=1,
+                                                      experiments=["a"])])
+    found, more = PlanIndex(acc).after(3).repeats(acc.runs["t"].plan, acc.runs["t"])  # type: ignore[arg-type]
+    assert len(found) == PlansAfter.FOUND and more is True
+    # An id no twin has, beside one a twin has; and another work altogether.
+    acc = Accounts().extend(target + [rec(4, "runPlanned", run="w", purpose="p", object="c", round=1, experiments=["b"]),
+                                      rec(5, "runPlanned", run="o", purpose="p", object="other", round=1,
+                                          experiments=["a"])])
+    found, more = PlanIndex(acc).after(3).repeats(acc.runs["t"].plan, acc.runs["t"])  # type: ignore[arg-type]
+    assert [a.run for a in found] == ["w"] and more is False
+    lone = rec(6, "runPlanned", run="q", purpose="none", object="c", round=1, experiments=["a"])
+    assert PlanIndex(acc).after(3).repeats(lone, None) == ([], False)

@@ -203,16 +203,12 @@ def valid_at(value: Any) -> bool:
     return utc_epoch(value) is not None
 
 
-def judged_and_dropped(content: dict[str, Any]) -> tuple[list[Hashable], list[Hashable]] | None:
-    """A settlement's judged ids and dropped ids, each as written (a sound one was checked already)."""
-    dropped = content.get("dropped")
-    judged = content.get("judged")
-    experiments = judged.get("experiments") if isinstance(judged, dict) else None
-    if not isinstance(dropped, list) or not isinstance(experiments, list):
-        return None
+def judged_and_dropped(content: dict[str, Any]) -> tuple[list[Hashable], list[Hashable]]:
+    """A settlement's judged ids and dropped ids, each as written; of a settlement :func:`settlement_accounted`
+    took (its shape is checked there, once)."""
     return (
-        [key(j["id"]) for j in experiments if isinstance(j, dict) and "id" in j],
-        [key(d["experiment"]) for d in dropped if isinstance(d, dict) and "experiment" in d],
+        [key(j["id"]) for j in content["judged"]["experiments"]],
+        [key(d["experiment"]) for d in content["dropped"]],
     )
 
 
@@ -310,7 +306,6 @@ class ContractWatch:
         self.container_prefix = container_prefix
         self.study = study
         self.first: Broken | None = None
-        self._opened = False  # a studyOpen was seen
         self.broken_lines = 0
         self.lines = 0
         self._runs: dict[str, _Run] = {}
@@ -352,11 +347,10 @@ class ContractWatch:
     def _v3(self, r: Record, breaks: list[tuple[int, str]]) -> None:
         """Rules 7 and 8, and rule 9 on the numbers the checks add up."""
         if r.kind == "studyOpen":
-            if r.line != 1 or self._opened:
+            if r.line != 1:
                 breaks.append((7, "studyOpen is not the first line, or not the only one"))
             elif self.study is not None and r.content.get("study") != self.study:
                 breaks.append((7, f"studyOpen.study is not {self.study}, the study research.json names"))
-            self._opened = True
         elif r.line == 1:
             breaks.append(
                 (7, f"the first line is {r.kind if r.kind in KNOWN_KINDS else 'another kind'}, not studyOpen")
@@ -565,10 +559,7 @@ class ContractWatch:
         breaks: list[tuple[int, str]],
     ) -> None:
         """Rule 11: the settlement is of its run's round, the run's only one, and judges only what has a value."""
-        ids = judged_and_dropped(c)
-        if ids is None:
-            return
-        judged, dropped = ids
+        judged, dropped = judged_and_dropped(c)
         if set(judged) & set(dropped):
             breaks.append((11, f"diagnosisSettlement of round {rnd} both judges and drops an experiment"))
         if named is None or named.plan_line is None:

@@ -2000,3 +2000,66 @@ HOSTILE += [
             {(D1, "sameContainerNoRerun")}),
     Hostile("v3-halt-reason-marker", _jsonl_edit("study/ledger.jsonl", _halt_reason), {(ST, "haltedAtExport")}),
 ]
+
+
+# --- the per-study checks over records given whole (no evidence folder) --------------------------
+
+from studymon.engine.accounts import Accounts  # noqa: E402
+from studymon.engine.contract import ContractWatch, is_int  # noqa: E402
+from studymon.engine.judge.facts import Launches, LedgerFacts, StudyFacts  # noqa: E402
+from studymon.engine.judge.study import (  # noqa: E402
+    charged_equals_starts,
+    contract_kept,
+    exited_cleanly,
+    halted_at_export,
+    ledger_well_formed,
+    results_accounted,
+)
+from studymon.engine.judge.verdict import SHOWN, Check  # noqa: E402
+from studymon.engine.ledger import LedgerIssue, Record  # noqa: E402
+from studymon.engine.records import LaunchEnd, LaunchStart, signal_name  # noqa: E402
+
+
+def study_checks(
+    records: list[Record],
+    issues: list[LedgerIssue],
+    acc: Accounts,
+    code: Any,
+    signal: Any,
+    ended: bool,
+    contract: ContractWatch | None = None,
+    study: StudyFacts | None = None,
+    ledger: LedgerFacts | None = None,
+) -> list[Check]:
+    """The per-study checks, in table order (without ``killTriggered``).
+
+    Given only records and issues (a ledger read whole), the contract is
+    checked over them without rule 4's names.
+    """
+    if ledger is None:
+        ledger = LedgerFacts(len(records), records[-1].seq if records else 0, issues[: SHOWN + 1], len(issues))
+    if study is None:
+        study = StudyFacts(None, None)
+    if contract is None:
+        contract = ContractWatch(study.container_prefix, study.id)
+        for r in records:
+            contract.add(r)
+    launches = one_controller(code, signal, ended)
+    return [
+        ledger_well_formed(ledger),
+        contract_kept(contract, study, ledger),
+        halted_at_export(acc, ledger, study.expect_end, launches.finished),
+        charged_equals_starts(acc, ledger),
+        exited_cleanly(launches),
+        results_accounted(acc, ledger, launches.finished),
+    ]
+
+
+
+
+def one_controller(code: Any, signal: Any, ended: bool) -> Launches:
+    """One controller that ended so (or has not ended), for :func:`study_checks`."""
+    launches = Launches(final=LaunchStart(1, 1.0, False), lives=[(1.0, 2.0 if ended else None)])
+    if ended:
+        launches.final_end = LaunchEnd(1, 2.0, code if is_int(code) else None, signal_name(signal))
+    return launches

@@ -24,11 +24,11 @@ from studymon.engine.judge.study import (
     kill_triggered,
     ledger_well_formed,
     results_accounted,
-    study_checks,
 )
 from studymon.engine.judge.target import charged_once, result_settled_and_finished, same_container_no_rerun
 from studymon.engine.judge.text import free_text, name_text, short_id, time_text
 from studymon.engine.judge.verdict import WINDOW_OPEN, Check, Verdict, overall
+from tests.corpus import study_checks
 from studymon.engine.records import (
     ContainerEvent,
     LaunchEnd,

@@ -577,3 +577,43 @@ def test_a_plan_that_comes_after_its_run_s_records_is_the_one_its_settlement_is_
     e[at(e, "runPlanned", run="d1")][1]["experiments"] = ["e1", "e2", "e3"]
     w = watch(e)
     assert w.broken_lines == 3  # and now it leaves out e3 of the plan that came late
+
+
+def test_a_line_the_reader_found_not_finite_is_broken_once_when_told_before_its_record() -> None:
+    """The judge tells the watch of a non-finite number before the record is added: rule 9 at that line, counted once."""
+    e = sound()
+    w = ContractWatch("inforsi", "s")
+    w.nonfinite(3, 3)  # line 3, not added yet
+    w.nonfinite(5, 5)
+    for i, (kind, content) in enumerate(e, 1):
+        w.add(rec(i, kind, **content))
+    assert w.first is not None and (w.first.rule, w.first.line, w.first.seq, w.first.detail) == (
+        9, 3, 3, "a number that is not finite")
+    assert w.broken_lines == 2
+    # A line that breaks another rule as well counts once, and the lowest rule is said.
+    e = sound()
+    c = at(e, "charge")
+    e[c][1]["run"] = "nobody"  # rule 2 on the same line
+    w = ContractWatch("inforsi", "s")
+    w.nonfinite(c + 1, c + 1)
+    for i, (kind, content) in enumerate(e, 1):
+        w.add(rec(i, kind, **content))
+    assert (w.first.rule, w.first.line) == (2, c + 1)  # type: ignore[union-attr]
+    # Told after its record (the old order): the first break stays the first, rule 9 does not take its place.
+    w = watch(e)
+    before = (w.first.rule, w.first.line, w.broken_lines)  # type: ignore[union-attr]
+    w.nonfinite(c + 1, c + 1)
+    assert (w.first.rule, w.first.line) == before[:2]  # type: ignore[union-attr]
+
+
+def test_studyopen_anywhere_but_line_1_breaks_rule_7_on_its_own_line() -> None:
+    e = sound()
+    e.insert(3, ("studyOpen", {"study": "s", "budget": 100, "config": {}}))
+    w = watch(e)
+    assert (w.first.rule, w.first.line) == (7, 4) and w.broken_lines >= 1  # type: ignore[union-attr]
+    e = sound()
+    opened = e.pop(0)
+    e.insert(2, opened)  # line 1 is another kind, and the studyOpen on line 3 breaks the rule too
+    w = watch(e)
+    assert (w.first.rule, w.first.line) == (7, 1)  # type: ignore[union-attr]
+    assert w.broken_lines == 2

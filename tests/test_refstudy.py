@@ -142,7 +142,7 @@ def assert_contract(recs: list[Record]) -> None:
 def assert_engine_agrees(out: Path) -> None:
     """The console's own per-study checks pass on this ledger."""
     from studymon.engine.accounts import Accounts
-    from studymon.engine.judge.study import study_checks
+    from tests.corpus import study_checks
     from studymon.engine.ledger import read_ledger as engine_read
 
     recs, issues = engine_read(out / "study" / "ledger.jsonl")

@@ -11,8 +11,6 @@ from studymon.engine.contract import ContractWatch, is_int, plural, valid_id
 from studymon.engine.judge.facts import Arming, KillEvidence, Launches, LedgerFacts, StudyFacts
 from studymon.engine.judge.text import free_text, run_text, time_text
 from studymon.engine.judge.verdict import RESUME_HINT, SHOWN, Check, Verdict
-from studymon.engine.ledger import LedgerIssue, Record
-from studymon.engine.records import LaunchEnd, LaunchStart, signal_name
 from studymon.engine.safefile import type_name
 from studymon.engine.spec import EXPECT_ENDS
 
@@ -204,41 +202,6 @@ def exited_cleanly(launches: Launches) -> Check:
     return v.check(lambda: f"exit 0 (pid {final.pid})")  # type: ignore[union-attr]
 
 
-def study_checks(
-    records: list[Record],
-    issues: list[LedgerIssue],
-    acc: Accounts,
-    code: Any,
-    signal: Any,
-    ended: bool,
-    contract: ContractWatch | None = None,
-    study: StudyFacts | None = None,
-    ledger: LedgerFacts | None = None,
-) -> list[Check]:
-    """The per-study checks, in table order (without ``killTriggered``).
-
-    Given only records and issues (a ledger read whole), the contract is
-    checked over them without rule 4's names.
-    """
-    if ledger is None:
-        ledger = LedgerFacts(len(records), records[-1].seq if records else 0, issues[: SHOWN + 1], len(issues))
-    if study is None:
-        study = StudyFacts(None, None)
-    if contract is None:
-        contract = ContractWatch(study.container_prefix, study.id)
-        for r in records:
-            contract.add(r)
-    launches = _launches(code, signal, ended)
-    return [
-        ledger_well_formed(ledger),
-        contract_kept(contract, study, ledger),
-        halted_at_export(acc, ledger, study.expect_end, launches.finished),
-        charged_equals_starts(acc, ledger),
-        exited_cleanly(launches),
-        results_accounted(acc, ledger, launches.finished),
-    ]
-
-
 def kill_triggered(
     arming: Arming | None, kills: list[KillEvidence], acc: Accounts, ledger: LedgerFacts, finished: bool
 ) -> Check | None:
@@ -310,11 +273,3 @@ def kill_triggered(
             v.unknown("armed; no diagnosis run has started yet")
     fired = ", ".join(f"kill {n}" for n, _ in arming.fired)
     return v.check(f"{fired} fired at {first_text}'s runStarted (seq {start}); its folder is complete")
-
-
-def _launches(code: Any, signal: Any, ended: bool) -> Launches:
-    """One controller that ended so (or has not ended), for :func:`study_checks`."""
-    launches = Launches(final=LaunchStart(1, 1.0, False), lives=[(1.0, 2.0 if ended else None)])
-    if ended:
-        launches.final_end = LaunchEnd(1, 2.0, code if is_int(code) else None, signal_name(signal))
-    return launches

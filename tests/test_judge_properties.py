@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -581,6 +582,7 @@ def _long_ledger(out: Path, rounds: int) -> int:
     return os.path.getsize(out / "study" / "ledger.jsonl")
 
 
+@pytest.mark.scale
 def test_a_200000_line_ledger_is_judged_in_bounded_memory(tmp_path: Path) -> None:
     out = tmp_path / "long"
     size = _long_ledger(out, 14_300)

@@ -105,6 +105,62 @@ def test_kill_json_fields_fail_the_check_they_belong_to() -> None:
                             "kill.json target 4 is an integer, not an object"]
 
 
+def test_kill_json_is_the_documented_record() -> None:
+    """Every field docs/evidence.md lists for kill.json, with its value and its JSON type, and no other."""
+    t = 1_800_000_000.5  # 2027-01-15T08:00:00.5Z; the times below are exact doubles
+    record = KillRecord(trigger="auto", at_epoch=t + 0.0133056640625, pid=4242, before_kill_seq=17,
+                        targets=[KillTarget("d1", "c1", 2, 12, 15, "inforsi-s-d1")], trigger_seq=16, signalled=True,
+                        since_epoch=t, prefix="inforsi-s-", capture_error=None, group_stopped=True,
+                        trigger_at="2027-01-15T08:00:00.497Z", trigger_seen=t - 0.001953125, frozen=t + 0.0009765625,
+                        kill_returned=t + 0.0142822265625)
+    want = {
+        "trigger": "auto",
+        "at": "2027-01-15T08:00:00.513Z",
+        "pid": 4242,
+        "beforeKillSeq": 17,
+        "targets": [{"run": "d1", "cell": "c1", "round": 2, "planSeq": 12, "startSeq": 15,
+                     "container": "inforsi-s-d1"}],
+        "prefix": "inforsi-s-",
+        "signal": "SIGKILL",
+        "signalled": True,
+        "groupStopped": True,
+        "captureError": None,
+        "triggerSeq": 16,
+        "triggerAt": "2027-01-15T08:00:00.497Z",
+        "triggerSeenAt": "2027-01-15T08:00:00.498Z",
+        "frozenAt": "2027-01-15T08:00:00.500Z",
+        "killSentAt": "2027-01-15T08:00:00.513Z",
+        "triggerSeenEpoch": 1_800_000_000.498046875,
+        "frozenEpoch": 1_800_000_000.5009765625,
+        "killSentEpoch": 1_800_000_000.5133056640625,
+        "killReturnedEpoch": 1_800_000_000.5142822265625,
+        "frozenMs": 12.329,  # from the freeze to SIGKILL, to the microsecond
+        "since": "2027-01-15T08:00:00.500000000Z",
+        "sinceEpoch": 1_800_000_000.5,
+    }
+    got = record.to_json()
+    assert got == want
+    assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)  # the types too: 12.329, never 12
+    assert _through_a_file(got) == want
+
+
+def test_a_capture_error_is_read_back_short_and_without_control_characters() -> None:
+    """What failed while the controller was frozen reaches killEvidence's detail: at most 120 characters, printable."""
+    def read(error: Any) -> list[str]:
+        doc = KillRecord(trigger="manual", at_epoch=1.8e9, pid=9, before_kill_seq=7, signalled=True,
+                         since_epoch=1.8e9 - 0.05, capture_error=error).to_json()
+        return parse_kill(_through_a_file(doc), None).problems
+
+    said = "capture failed while the controller was frozen: "
+    assert read("the containers could not be inspected while frozen (timed out)") == [
+        said + "the containers could not be inspected while frozen (timed out)"]
+    assert read("inspect failed:\n\x1b[2Jgone\u202e") == [said + "inspect failed:??[2Jgone?"]
+    assert read("e" * 120) == [said + "e" * 120]
+    assert read("e" * 121) == [said + "e" * 119 + "…"]
+    assert read("e" * 5000) == [said + "e" * 119 + "…"]
+    assert read(["e"]) == [said + "a list"]  # a hostile file's: what it is, never what it says
+
+
 @given(TIMES, st.floats(0.001, 1e5), st.dictionaries(st.sampled_from(["d1", "a2", "d3"]),
                                                       st.tuples(st.integers(1, 99), st.floats(0, 1))))
 def test_the_window_reads_back(since: float, length: float, results: dict[str, tuple[int, float]]) -> None:

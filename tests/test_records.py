@@ -233,8 +233,16 @@ def test_arm_lines_read_back(event: str, at: float) -> None:
 def test_timeline_lines_read_back(seq: int, seen: float) -> None:
     got = parse_timeline(_through_a_file(TimelineLine(seq, "runStarted", "2026-12-01T00:00:00.000Z", seen).to_json()))
     assert not isinstance(got, str) and got.seq == seq and abs(got.seen_at - seen) < 0.001
+    assert (got.kind, got.at) == ("runStarted", "2026-12-01T00:00:00.000Z")
     assert parse_timeline({"seq": 0, "seenAt": "2026-12-01T00:00:00.000Z"}) == "a timeline line without a seq"
     assert parse_timeline({"seq": 3, "seenAt": 5}) == "a timeline line whose seenAt is not a time"
+
+
+def test_a_timeline_line_is_the_documented_line() -> None:
+    """timeline.jsonl's fields (docs/evidence.md): the record's seq, kind and at, and when the console saw it."""
+    want = {"seq": 7, "kind": "runStarted", "at": "2027-01-15T08:00:00.497Z", "seenAt": "2027-01-15T08:00:00.500Z"}
+    assert TimelineLine(7, "runStarted", "2027-01-15T08:00:00.497Z", 1_800_000_000.5).to_json() == want
+    assert TimelineLine.line(7, "runStarted", "2027-01-15T08:00:00.497Z", "2027-01-15T08:00:00.500Z") == want
 
 
 def test_research_reads_who_the_study_is() -> None:

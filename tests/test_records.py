@@ -21,6 +21,7 @@ from studymon.engine.records import (
     KillTarget,
     LaunchEnd,
     LaunchStart,
+    Snapshot,
     TimelineLine,
     WindowRecord,
     parse_arm,
@@ -218,6 +219,14 @@ def test_a_snapshot_reads_its_state() -> None:
     running = parse_snapshot({"Id": "abc", "State": {"Running": True, "FinishedAt": "0001-01-01T00:00:00Z"}})
     assert not isinstance(running, str) and running.finished_ns is None and not running.exited
     assert parse_snapshot(["x"]) == "a list, not an object"
+
+
+def test_a_snapshot_s_values_of_the_wrong_type_are_read_as_absent() -> None:
+    """A tampered snapshot's values never reach a check as given: an ExitCode of 1.0 or true would equal a die's 1."""
+    for running, status, code in (("true", 0, 1.0), (1, ["exited"], True), (0, None, "1")):
+        got = parse_snapshot({"Id": 5, "Name": ["/inforsi-s-d1"], "State": {
+            "Running": running, "Status": status, "StartedAt": 7, "FinishedAt": 1.8e9, "ExitCode": code}})
+        assert got == Snapshot(None, None, None, None, None, None, None), (running, status, code)
 
 
 @given(st.sampled_from(["arm", "disarm", "fired", "missed"]), TIMES)

@@ -810,3 +810,36 @@ def test_a_run_settled_thousands_of_times_is_judged_at_once(tmp_path: Path) -> N
     checks = {(c.scope, c.name): c for c in judge(out).checks}
     assert time.process_time() - began < 20  # under a second; once per settlement: minutes
     assert checks[("study", "contractKept")].ok is False
+
+
+# --- what the judge reads and puts together, where a slip would change a verdict ---------------------
+
+from tests.corpus import Entry, find  # noqa: E402
+
+
+def test_a_ledger_not_written_yet_is_unknown_until_the_study_has_finished(tmp_path: Path) -> None:
+    """The controller ended before it wrote its ledger: while the study can be resumed the resume may still write it
+    (every check that needs the ledger ?), once it has finished it never will (✗)."""
+    files = {rel: v for rel, v in derive(sound()).items() if rel in ("research.json", "launches.jsonl")}
+    files["launches.jsonl"] = [files["launches.jsonl"][0],
+                               {"event": "end", "pid": FIRST_PID, "at": rfc3339_ms(t(1)), "code": 1, "signal": None}]
+    missing = "study/ledger.jsonl: missing"
+    cannot = f"the ledger cannot be judged: {missing}"
+    assert _checks(write(files, tmp_path / "resumable")) == {
+        ("study", "ledgerWellFormed"): (None, missing),
+        ("study", "contractKept"): (None, cannot),
+        ("study", "haltedAtExport"): (None, cannot),
+        ("study", "chargedEqualsStarts"): (None, cannot),
+        ("study", "exitedCleanly"): (None, "the controller ended with exit 1; `studymon run --resume` continues it"),
+        ("study", "resultsAccounted"): (None, cannot),
+    }
+    files["launches.jsonl"][-1]["code"] = 0
+    no_budget = "no budget: studyOpen is missing or has no numeric budget"
+    assert _checks(write(files, tmp_path / "finished")) == {
+        ("study", "ledgerWellFormed"): (False, missing),
+        ("study", "contractKept"): (False, cannot),
+        ("study", "haltedAtExport"): (False, cannot),
+        ("study", "chargedEqualsStarts"): (False, f"{cannot}; {no_budget}"),
+        ("study", "exitedCleanly"): (True, f"exit 0 (pid {FIRST_PID})"),
+        ("study", "resultsAccounted"): (False, cannot),
+    }

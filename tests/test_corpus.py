@@ -843,3 +843,42 @@ def test_a_ledger_not_written_yet_is_unknown_until_the_study_has_finished(tmp_pa
         ("study", "exitedCleanly"): (True, f"exit 0 (pid {FIRST_PID})"),
         ("study", "resultsAccounted"): (False, cannot),
     }
+
+
+def _written_after_kill_1(*entries: Entry, resumed_after: float = 0.12) -> Files:
+    """The sound study with ``entries`` written just after kill 1 (from seq 8, each seen 0.1 s after T+seq), and the
+    resumed controller started ``resumed_after`` seconds after T+seq of the last of them."""
+    s = sound()
+    at = find(s, "runResult", run="d1")
+    s.entries[at:at] = entries
+    files = derive(s)
+    starts = [line for line in files["launches.jsonl"] if line["event"] == "start"]
+    starts[1]["at"] = rfc3339_ms(t(7 + len(entries)) + resumed_after)  # the controller resumed after kill 1
+    return files
+
+
+def test_a_record_of_no_known_kind_after_the_kill_is_named_not_quoted(tmp_path: Path) -> None:
+    """A record of a kind the contract does not know is otherwise ignored, but one seen before the resumed controller
+    started was written by something that outlived the kill: killEvidence says so without quoting its kind, and a
+    run in it that is no run id names no target."""
+    outlived = "seq 8 (a record) was seen while no controller started after the kill ran"
+    for name, content in (("text", {"text": "x"}), ("list-run", {"run": ["d1"]}), ("other-run", {"run": "d1\x1b[2J"})):
+        got = _checks(write(_written_after_kill_1(Entry("note\x1b[2J", content)), tmp_path / name))
+        wrong = {k: v for k, v in got.items() if v[0] is not True}
+        assert wrong == {("kill 1", "killEvidence"): (False, outlived)}, name
+    # Each such record is counted.
+    notes = [Entry("note", {"text": str(i)}) for i in range(3)]
+    assert _checks(write(_written_after_kill_1(*notes), tmp_path / "three"))[("kill 1", "killEvidence")] == (
+        False, "seq 8 (a record) was seen while no controller started after the kill ran (and 2 more such records)")
+
+
+def test_a_record_seen_within_the_stamps_rounding_of_the_resumed_start_is_its(tmp_path: Path) -> None:
+    """The keeper's start and the console's seenAt are milliseconds of one clock: a record seen in the millisecond
+    the resumed controller started, or up to two before it, is that controller's; three before, it is not."""
+    note = Entry("note", {"text": "x"})
+    for after in (0.1, 0.101, 0.102):
+        got = _checks(write(_written_after_kill_1(note, resumed_after=after), tmp_path / str(after)))
+        assert all(ok is True for ok, _ in got.values()), (after, got)
+    got = _checks(write(_written_after_kill_1(note, resumed_after=0.103), tmp_path / "late"))
+    assert got[("kill 1", "killEvidence")] == (
+        False, "seq 8 (a record) was seen while no controller started after the kill ran")

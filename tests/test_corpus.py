@@ -882,3 +882,13 @@ def test_a_record_seen_within_the_stamps_rounding_of_the_resumed_start_is_its(tm
     got = _checks(write(_written_after_kill_1(note, resumed_after=0.103), tmp_path / "late"))
     assert got[("kill 1", "killEvidence")] == (
         False, "seq 8 (a record) was seen while no controller started after the kill ran")
+
+
+def test_lines_that_are_not_launches_are_named_and_counted(tmp_path: Path) -> None:
+    """Four lines of launches.jsonl that are not launches (a torn one among them): the first three named, the
+    fourth counted."""
+    files = derive(sound())
+    files["launches.jsonl"][1:1] = ['{"event": "end", "pid"', ["a list"], {"event": "stop", "pid": 1}, 7]
+    named = ("launches.jsonl line 2: not JSON; launches.jsonl line 3: a list, not a launch; launches.jsonl line 4: "
+             "a line whose event is neither start nor end (and 1 more line that is not a launch)")
+    assert _checks(write(files, tmp_path / "s"))[("study", "exitedCleanly")] == (False, named)

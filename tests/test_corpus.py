@@ -892,3 +892,30 @@ def test_lines_that_are_not_launches_are_named_and_counted(tmp_path: Path) -> No
     named = ("launches.jsonl line 2: not JSON; launches.jsonl line 3: a list, not a launch; launches.jsonl line 4: "
              "a line whose event is neither start nor end (and 1 more line that is not a launch)")
     assert _checks(write(files, tmp_path / "s"))[("study", "exitedCleanly")] == (False, named)
+
+
+def test_an_empty_ledger_of_a_study_that_may_still_write_it_is_unknown(tmp_path: Path) -> None:
+    """The controller ended (exit 1) leaving an empty ledger: what needs a record is ?, what holds over none holds,
+    and nothing raises (the pass text of chargedEqualsStarts once formatted the missing budget)."""
+    files = {rel: v for rel, v in derive(sound()).items() if rel in ("research.json", "launches.jsonl")}
+    files["launches.jsonl"] = [files["launches.jsonl"][0],
+                               {"event": "end", "pid": FIRST_PID, "at": rfc3339_ms(t(1)), "code": 1, "signal": None}]
+    files["study/ledger.jsonl"] = b""
+    got = _checks(write(files, tmp_path / "s"))
+    assert got[("study", "chargedEqualsStarts")] == (None, "no budget yet: the ledger has no record")
+    assert {k: v[0] for k, v in got.items()} == {
+        ("study", "ledgerWellFormed"): None, ("study", "contractKept"): True, ("study", "haltedAtExport"): None,
+        ("study", "chargedEqualsStarts"): None, ("study", "exitedCleanly"): None, ("study", "resultsAccounted"): True}
+    proc = _report(tmp_path / "s")
+    assert proc.returncode == 3 and "Traceback" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("kind", ["decision", "note"])
+def test_a_record_naming_a_target_but_of_no_run_kind_written_while_no_controller_ran_is_a_stray(
+        tmp_path: Path, kind: str) -> None:
+    """Records of a target's run kinds are its checks'; any other record that names it is killEvidence's."""
+    files = _written_after_kill_1(Entry(kind, {"name": "x", "round": 1, "output": {}, "run": "d1"}), resumed_after=0.5)
+    got = _checks(write(files, tmp_path / "s"))
+    ok, detail = got[("kill 1", "killEvidence")]
+    shown = kind if kind == "decision" else "a record"
+    assert ok is False and detail.startswith(f"seq 8 ({shown}) was seen while no controller started after the kill ran"), detail

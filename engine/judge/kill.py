@@ -17,6 +17,8 @@ LISTED_KEPT = 16
 # three checks and three rows of the table; a study has a few in flight at a kill, and a ledger that
 # puts thousands in flight at each of many kills made the judge and its table take minutes.
 TARGETS_PER_KILL = 64
+# The records of a target's run that its own checks judge when written while no controller ran.
+TARGET_KINDS = frozenset({"runPlanned", "charge", "runStarted", "runResult", "diagnosisSettlement"})
 TARGETS_IN_ALL = 256
 
 
@@ -84,7 +86,11 @@ def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts) -> Check
     targets = {t.run for t in ev.targets}
     # A record of no target that no console saw is not judged (a console may have died); one seen
     # before any controller after the kill started was written by something that outlived it.
-    strays = [why for run, _, why, never in ev.unmanned if run not in targets and not never]
+    # Those of a target's own run kinds are its checks' (chargedOnce, resultSettledAndFinished); any other
+    # record, whatever run it names, is this check's.
+    strays = [
+        why for run, kind, why, never in ev.unmanned if (run not in targets or kind not in TARGET_KINDS) and not never
+    ]
     if strays:
         more = ev.unmanned_count - len(ev.unmanned)
         v.fail(strays[0] + (f" (and {len(strays) - 1 + more} more such records)" if len(strays) > 1 or more else ""))

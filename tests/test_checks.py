@@ -435,6 +435,10 @@ RESUME = "`studymon run --resume` continues it"
     ([end(None, 2, 1)], False, "no controller started"),
     # One controller at a time (§6.3).
     ([start(7, 1), start(8, 2), end(8, 3)], False, "two controllers at once: pid 8 started while pid 7 had not ended"),
+    # Past the few shown, the others are counted.
+    ([start(7, 1), start(8, 2), start(9, 3), start(10, 4), start(11, 5), end(11, 6)], False,
+     "two controllers at once: pid 8 started while pid 7 had not ended; two controllers at once: pid 9 started while "
+     "pid 8 had not ended; two controllers at once: pid 10 started while pid 9 had not ended (and 1 more such start)"),
 ])
 def test_exited_cleanly(lines: list[Any], ok: bool | None, detail: str) -> None:
     assert exited_cleanly(launch_facts({"launches.jsonl": lines})) == Check("exitedCleanly", ok, detail)

@@ -71,6 +71,7 @@ class Launches:
     lives: list[tuple[float, float | None]] = field(default_factory=list)  # (start, end) of each controller
     ends: dict[int, list[LaunchEnd]] = field(default_factory=dict)  # pid -> its end lines (a few), for kills
     overlaps: list[str] = field(default_factory=list)  # a start while another controller ran (the first few)
+    overlap_count: int = 0
     overlapped: list[tuple[int | None, float]] = field(default_factory=list)  # (pid that still ran, at the start)
     problems: list[str] = field(default_factory=list)  # lines that are not launches (the first few)
     problem_count: int = 0
@@ -91,6 +92,7 @@ class Launches:
             self.problems.append(reason)
 
     def overlap(self, running: LaunchStart, start: LaunchStart) -> None:
+        self.overlap_count += 1
         if len(self.overlaps) < SHOWN:
             self.overlaps.append(f"pid {start.pid} started while pid {running.pid} had not ended")
         if len(self.overlapped) < 64:

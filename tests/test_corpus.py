@@ -640,7 +640,8 @@ def test_reading_stops_past_the_bad_line_limit(tmp_path: Path, name: str, scope:
     """A file of lines that are not its records is read up to BAD_LINES of them, then refused: its checks fail."""
     from studymon.engine.judge.read import BAD_LINES
 
-    stopped = f"{name.rsplit('/', 1)[-1]}: more than {BAD_LINES} lines that are not its records: reading stopped"
+    what = "changes of the ledger seen while watched" if name == "ledger-watch.jsonl" else "lines that are not its records"
+    stopped = f"{name.rsplit('/', 1)[-1]}: more than {BAD_LINES} {what}: reading stopped"
     at = {}
     for n, label in ((BAD_LINES, "at"), (BAD_LINES + 1, "past")):
         files = derive(sound())

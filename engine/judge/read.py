@@ -73,10 +73,10 @@ def _lines(out: Path, rel: str, cap: int) -> Iterator[safefile.Line]:
         yield from f.lines()
 
 
-def _stop_past(rel: str, bad: int) -> None:
-    """Stop reading ``rel`` once more than :data:`BAD_LINES` of its lines were not its records."""
+def _stop_past(rel: str, bad: int, what: str = "lines that are not its records") -> None:
+    """Stop reading ``rel`` once more than :data:`BAD_LINES` of its lines were not its records (or ``what``)."""
     if bad > BAD_LINES:
-        raise Unreadable(rel, f"more than {BAD_LINES} lines that are not its records: reading stopped")
+        raise Unreadable(rel, f"more than {BAD_LINES} {what}: reading stopped")
 
 
 def last_ending(out: Path) -> tuple[dict[str, Any] | None, bool]:
@@ -421,7 +421,7 @@ def read_ledger_watch(out: Path, facts: LedgerFacts) -> None:
     try:
         for line in _lines(out, EvidenceFolder.LEDGER_WATCH, EvidenceFolder.CAPS[EvidenceFolder.LEDGER_WATCH]):
             facts.fault_count += 1
-            _stop_past(EvidenceFolder.LEDGER_WATCH, facts.fault_count)  # each line a fault of the ledger
+            _stop_past(EvidenceFolder.LEDGER_WATCH, facts.fault_count, "changes of the ledger seen while watched")
             if len(facts.faults) < SHOWN:
                 facts.faults.append(
                     fault_text(line.value)

@@ -17,9 +17,9 @@ LISTED_KEPT = 16
 # three checks and three rows of the table; a study has a few in flight at a kill, and a ledger that
 # puts thousands in flight at each of many kills made the judge and its table take minutes.
 TARGETS_PER_KILL = 64
+TARGETS_IN_ALL = 256
 # The records of a target's run that its own checks judge when written while no controller ran.
 TARGET_KINDS = frozenset({"runPlanned", "charge", "runStarted", "runResult", "diagnosisSettlement"})
-TARGETS_IN_ALL = 256
 
 
 def kill_delivered(ev: KillEvidence) -> Check:

@@ -2254,6 +2254,7 @@ def test_cells_are_text_never_markup_and_control_characters_are_shown() -> None:
     assert clean("plain text · ✓") == "plain text · ✓"
     assert clean("a\x1bb\nc\td") == "a\\x1bb\\nc\\td"
     assert clean("\x00") == "\\x00"
+    assert clean("· ✓\x1b") == "· ✓\\x1b"  # only what cannot be shown is escaped, not what is not ASCII
 
 
 def test_the_summary_line_counts_the_worst() -> None:
@@ -2345,3 +2346,29 @@ def test_a_twin_sharing_several_ids_is_counted_once() -> None:
     assert [a.run for a in found] == ["w"] and more is False
     lone = rec(6, "runPlanned", run="q", purpose="none", object="c", round=1, experiments=["a"])
     assert PlanIndex(acc).after(3).repeats(lone, None) == ([], False)
+
+
+def test_the_table_as_drawn() -> None:
+    """The whole drawing, character by character: no padding at its edges, a line between studies only."""
+    table = check_table([("alpha", [Check("ledgerWellFormed", True, "9 records"), Check("chargedOnce", False, "run d1",
+                                                                                       "kill 1 · d1")]),
+                         ("beta", [Check("x", None, "y")])], title="t")
+    assert _text(table, width=100).splitlines() == [
+        "t                                                       ",
+        "┏━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━┳━━━┳━━━━━━━━━━┓",
+        "┃study ┃ scope       ┃ check            ┃   ┃ detail   ┃",
+        "┡━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━╇━━━╇━━━━━━━━━━┩",
+        "│alpha │ study       │ ledgerWellFormed │ ✓ │ 9 records│",
+        "│      │ kill 1 · d1 │ chargedOnce      │ ✗ │ run d1   │",
+        "├──────┼─────────────┼──────────────────┼───┼──────────┤",
+        "│beta  │ study       │ x                │ ? │ y        │",
+        "└──────┴─────────────┴──────────────────┴───┴──────────┘",
+    ]
+
+
+def test_the_svg_is_coloured_140_columns_and_printed_nowhere(capsys: pytest.CaptureFixture[str]) -> None:
+    svg = table_svg("alpha", [Check("ledgerWellFormed", True, "9 records, seq 1..9"),
+                              Check("chargedOnce", False, "run d1 charged twice", "kill 1 · d1")])
+    assert 'viewBox="0 0 1726 245.2"' in svg  # 140 columns, a title, the table and the summary
+    assert "fill: #cc555a" in svg  # the ✗ in red: a truecolor terminal was recorded
+    assert capsys.readouterr() == ("", "")

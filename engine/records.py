@@ -218,7 +218,7 @@ def parse_event(value: Any) -> ContainerEvent | Gap | str:
     if not isinstance(action, str) or not action:
         return "an event without an Action"
     tn, t = value.get("timeNano"), value.get("time")
-    whole = round(t * 1e9) if is_int(t) and 0 < t < LAST_DATE else None
+    whole = t * 1_000_000_000 if is_int(t) and 0 < t < LAST_DATE else None  # exact: an integer
     if is_int(tn):
         if not 0 < tn < LAST_DATE * 1e9:
             return "an event whose timeNano cannot be a date"

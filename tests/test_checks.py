@@ -2377,3 +2377,16 @@ def test_the_svg_is_coloured_140_columns_and_printed_nowhere(capsys: pytest.Capt
     assert 'viewBox="0 0 1726 245.2"' in svg  # 140 columns, a title, the table and the summary
     assert "fill: #cc555a" in svg  # the ✗ in red: a truecolor terminal was recorded
     assert capsys.readouterr() == ("", "")
+
+
+def test_gaps_and_unbooked_containers_are_counted_each() -> None:
+    """Every gap that overlaps the window counts, and every unbooked container, past the few kept to be named."""
+    from studymon.engine.judge.verdict import SHOWN
+
+    t = tally(unstarted=frozenset({f"inforsi-s-u{i}" for i in range(5)}))
+    t.add(GAP_IN, "g1")
+    t.add({"gap": {"from": "1970-01-01T00:00:00.000001600Z", "to": "1970-01-01T00:00:00.000001700Z"}}, "g2")
+    assert t.gaps == 2
+    for i in range(5):
+        t.add(ev_at("create", 1700 + i, name=f"inforsi-s-u{i}", cid=f"U{i}"), "x")
+    assert t.unbooked_count == 5 and t.unbooked == [(f"inforsi-s-u{i}", "create", 1700 + i) for i in range(SHOWN)]

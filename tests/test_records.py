@@ -339,3 +339,18 @@ def test_same_json_in_the_cases_the_fast_path_cannot_take() -> None:
     assert same_json({"x": 2**70}, {"x": 2**70}) and not same_json({"x": 2**70}, {"x": float(2**70)})
     assert same_json({"a": 1, "b": 2}, {"b": 2, "a": 1})  # the key order is not the value
     assert not same_json([float("nan")], [float("nan")])
+
+
+def test_an_event_time_is_a_date_from_its_first_second_to_the_year_9999() -> None:
+    from studymon.engine.records import LAST_DATE
+
+    def ev(**times: Any) -> Any:
+        return parse_event({"Action": "die", "Actor": {"ID": "i", "Attributes": {"name": "n"}}, **times})
+
+    assert ev(time=1).lo_ns == 1_000_000_000 and ev(timeNano=1).lo_ns == 1
+    last = int(LAST_DATE) - 1
+    assert ev(time=last).lo_ns == last * 1_000_000_000
+    assert ev(timeNano=last * 1_000_000_000).lo_ns == last * 1_000_000_000
+    assert ev(time=0) == ev(time=int(LAST_DATE)) == "an event without a time that can be a date"
+    for tn in (0, int(LAST_DATE * 1e9)):
+        assert ev(timeNano=tn) == "an event whose timeNano cannot be a date", tn

@@ -52,7 +52,7 @@ from typing import Any, TypeGuard
 import orjson
 
 from studymon.engine.clock import utc_epoch
-from studymon.engine.ledger import Record
+from studymon.engine.ledger import DOUBLE_MAX, Record
 from studymon.engine.safefile import type_name
 
 ID_PATTERN = r"[a-z0-9][a-z0-9_.-]{0,62}"
@@ -94,16 +94,12 @@ def is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-# The largest integer a double holds: one past it cannot be added to a float (OverflowError).
-_DOUBLE_MAX = int(sys.float_info.max)
-
-
 def is_number(value: Any) -> TypeGuard[float]:
     """A JSON number the checks can do arithmetic with: a float, or an integer within a double's range
     (a 400-digit integer literal is valid JSON, and beyond a double it is rule 9's, not a number to add)."""
     if isinstance(value, float):
         return True
-    return isinstance(value, int) and not isinstance(value, bool) and -_DOUBLE_MAX <= value <= _DOUBLE_MAX
+    return isinstance(value, int) and not isinstance(value, bool) and -DOUBLE_MAX <= value <= DOUBLE_MAX
 
 
 def round_text(value: Any) -> str:

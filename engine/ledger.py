@@ -109,7 +109,8 @@ def _keys(value: Any) -> int:
     return n
 
 
-_DOUBLE_MAX = int(sys.float_info.max)
+# The largest integer a double holds: one past it is no number the checks can add (rule 9).
+DOUBLE_MAX = int(sys.float_info.max)
 
 
 def _has_nonfinite(value: Any) -> bool:
@@ -126,7 +127,7 @@ def _has_nonfinite(value: Any) -> bool:
         elif isinstance(v, bool):
             continue
         elif isinstance(v, int):
-            if not -_DOUBLE_MAX <= v <= _DOUBLE_MAX:
+            if not -DOUBLE_MAX <= v <= DOUBLE_MAX:
                 return True
         elif isinstance(v, dict):
             stack.extend(v.values())

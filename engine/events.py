@@ -106,7 +106,12 @@ class ContainerChanged(StudyEvent):
 
 @dataclass(frozen=True)
 class ArmChanged(StudyEvent):
+    """The study's armed points changed: ``point`` is the one counting now (None: not armed), ``waiting`` the points
+    queued behind it."""
+
     armed: bool
+    point: str | None = None
+    waiting: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

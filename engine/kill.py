@@ -75,6 +75,10 @@ STOP_POLL = 0.0001
 GROUP_GONE_LIMIT = 30.0
 
 
+# Why a point's moment has passed, asked once the ledger is read under the freeze (None: it has not).
+Passed = Callable[[], "str | None"]
+
+
 class KillAbandoned(RuntimeError):
     """The kill could not be made; the controller was let go (SIGCONT)."""
 
@@ -116,6 +120,9 @@ class Kill:
     decided: bool = False  # the targets are known: from here on the kill is made whatever happens
     frozen_mono: float = 0.0
     killed_pid: int | None = None  # a window reopened by a later console: the pid its kill.json names
+    point: str | None = None  # the point an automatic kill fires at
+    trigger_event: dict[str, Any] | None = None  # a container point's event
+    missed: str | None = None  # why the point's moment had passed under the freeze (the kill was not made)
     _work: asyncio.Future[dict[str, Any]] | None = field(default=None, repr=False)
     _kill_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -131,13 +138,13 @@ class Kill:
         return True
 
     # --- 2. strike ------------------------------------------------------------
-    def decide_now(self, read_ledger: Callable[[], None], accounts: Accounts, only: str | None) -> bool | None:
+    def decide_now(self, read_ledger: Callable[[], None], accounts: Accounts, passed: Passed | None) -> bool | None:
         """The strike's fast path, in the wake-up that froze: None unless the group is stopped within
         ``STOP_WAIT``.
 
         Usually it is at once: then the ledger is read to its end, the targets taken
         and the inspect-then-SIGKILL thread started before this wake-up
-        does anything else.  False: ``only`` had its result first (missed).
+        does anything else.  False: the point's moment had passed (``passed`` says why; missed).
         """
         assert self.controller is not None
         self.stopped_confirmed = self.controller.group_stopped()
@@ -148,17 +155,16 @@ class Kill:
                 self.stopped_confirmed = self.controller.group_stopped()
         if not self.stopped_confirmed:
             return None
-        return self._decide(read_ledger, accounts, only)
+        return self._decide(read_ledger, accounts, passed)
 
-    def _decide(self, read_ledger: Callable[[], None], accounts: Accounts, only: str | None) -> bool:
+    def _decide(self, read_ledger: Callable[[], None], accounts: Accounts, passed: Passed | None) -> bool:
         assert self.controller is not None
         # Stopped, the study cannot write more; what it wrote before the freeze is read now.
         read_ledger()
-        if only is not None:
-            acct = accounts.runs.get(only)
-            if acct is not None and acct.results:
-                self.controller.thaw()
-                return False
+        self.missed = passed() if passed is not None else None
+        if self.missed is not None:
+            self.controller.thaw()
+            return False
         self.targets = targets_now(accounts)
         self.before_kill_seq = accounts.last_seq
         self.decided = True
@@ -173,8 +179,8 @@ class Kill:
         self._work = asyncio.wrap_future(work)
         return True
 
-    async def strike(self, read_ledger: Callable[[], None], accounts: Accounts, only: str | None) -> bool:
-        """Confirm, read, inspect, SIGKILL; False when ``only`` had its result first (missed).
+    async def strike(self, read_ledger: Callable[[], None], accounts: Accounts, passed: Passed | None) -> bool:
+        """Confirm, read, inspect, SIGKILL; False when the point's moment had passed (missed).
 
         Picks up after :meth:`decide_now` (or does its work when the group
         was not stopped yet).  Raises :class:`KillAbandoned` when the kill
@@ -184,12 +190,14 @@ class Kill:
         assert controller is not None
         deadline = self.frozen_mono + FREEZE_LIMIT
         try:
+            if self.missed is not None:
+                return False
             if not self.decided:
                 confirm_by = self.frozen_mono + CONFIRM_LIMIT
                 while not self.stopped_confirmed and time.monotonic() < confirm_by:
                     await asyncio.sleep(0)
                     self.stopped_confirmed = controller.group_stopped()
-                if not self._decide(read_ledger, accounts, only):
+                if not self._decide(read_ledger, accounts, passed):
                     return False
             if not self.stopped_confirmed:
                 why = controller.not_stopped or "?"
@@ -253,6 +261,8 @@ class Kill:
             trigger_seen=self.trigger_seen,
             frozen=self.frozen_at,
             kill_returned=self.kill_returned,
+            point=self.point,
+            trigger_event=self.trigger_event,
         ).to_json()
 
     async def capture(self, read_ledger: Callable[[], None], ledger: Path) -> None:

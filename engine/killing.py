@@ -16,17 +16,21 @@ pump's reads while the controller is frozen).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import time
-from typing import Protocol
+from typing import Any, Protocol
 
 from studymon.engine import kill as killproto
 from studymon.engine.accounts import Accounts
 from studymon.engine.events import ArmChanged, KillStep, Problem, State, StudyEvent
 from studymon.engine.evidence import append_jsonl, read_jsonl
 from studymon.engine.folder import EvidenceFolder, KillFolder
+from studymon.engine.kill import Passed
+from studymon.engine.killpoint import ACTIONS, SEED, ArmedPoint, KillPoint, point_text
 from studymon.engine.launcher import Controller
 from studymon.engine.ledger import Record
-from studymon.engine.recording import EventRecorder
+from studymon.engine.recording import EventRecorder, event_name, event_time
 from studymon.engine.records import ArmLine
 from studymon.engine.runtimes import Runtime
 from studymon.engine.spec import StudySpec
@@ -71,7 +75,6 @@ class KillDriver:
         runtime: Runtime,
         recorder: EventRecorder,
         accounts: Accounts,
-        armed: bool,
     ) -> None:
         self.host = host
         self.reader = reader
@@ -80,7 +83,11 @@ class KillDriver:
         self.runtime = runtime
         self.recorder = recorder
         self.accounts = accounts
-        self.armed = armed
+        self.points: list[ArmedPoint] = []  # armed, in order; the first counts its moments
+        self._live = False  # the session reads the ledger live: the first point counts
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._due: tuple[Record, str | None, float] | None = None  # a moment seen while a kill was under way
+        recorder.listener = self.event_seen
         self.killing: killproto.Kill | None = None  # from the freeze until the kill has been seen through
         self.error: str | None = None  # a kill that could not be seen through: the session stops
         self.windows: dict[int, killproto.Kill] = {}  # kills whose window is open
@@ -91,59 +98,183 @@ class KillDriver:
         self.host.emit(KillStep(self.spec.id, number, step, detail, time.time()))
 
     # --- arming ----------------------------------------------------------------
-    def arm(self, on: bool) -> None:
-        """Arm (or disarm) the kill at the first diagnosis start, recorded in ``arms.jsonl``."""
-        if on == self.armed:
+    @property
+    def armed(self) -> bool:
+        """Whether a point is armed."""
+        return bool(self.points)
+
+    @property
+    def point(self) -> KillPoint | None:
+        """The point counting now (the first armed one), if any."""
+        return self.points[0].point if self.points else None
+
+    def arm(self, on: bool = True, point: KillPoint | None = None) -> None:
+        """Arm one more point (the seed's by default), after those armed already; or disarm every point.
+
+        Recorded in ``arms.jsonl``.  A point counts its moments from when it
+        becomes the current one: now, or once the points before it fired.
+        """
+        folder = EvidenceFolder(self.spec.out)
+        if not on:
+            if not self.points:
+                return
+            self.points.clear()
+            append_jsonl(folder.arms, ArmLine("disarm", time.time()).to_json())
+            self._announce_arming()
             return
-        self.armed = on
-        append_jsonl(EvidenceFolder(self.spec.out).arms, ArmLine("arm" if on else "disarm", time.time()).to_json())
-        self.host.emit(ArmChanged(self.spec.id, on))
-        if on:
-            self.react_now()
+        entry = ArmedPoint(point or SEED)
+        self.points.append(entry)
+        append_jsonl(folder.arms, ArmLine("arm", time.time(), point=str(entry.point)).to_json())
+        self._begin_counting()
+        self._announce_arming()
 
     def restore_arming(self) -> None:
-        """An attached or resumed session keeps an arming that has not fired yet."""
-        armed = False
+        """An attached or resumed session keeps the points that have neither fired nor been missed.
+
+        A line without a point is the seed's (an older console's).  The
+        restored first point counts afresh from where this console starts
+        reading live.
+        """
+        points: list[KillPoint] = []
         for line in read_jsonl(EvidenceFolder(self.spec.out).arms):
             event = line.get("event")
-            armed = event == "arm" if event in ("arm", "disarm", "fired", "missed") else armed
-        self.armed = armed
-        if armed:
-            self.host.emit(ArmChanged(self.spec.id, True))
+            if event == "arm":
+                named = point_text(line.get("point"))
+                points.append(named if named is not None else SEED)
+            elif event == "disarm":
+                points.clear()
+            elif event in ("fired", "missed") and points:
+                points.pop(0)
+        self.points = [ArmedPoint(p) for p in points]
+        if self.points:
+            self._announce_arming()
+
+    def start_counting(self) -> None:
+        """The session reads the ledger live from here on: the first point begins to count (idempotent)."""
+        self._live = True
+        with contextlib.suppress(RuntimeError):  # no loop: a point counts records only
+            self._loop = asyncio.get_running_loop()
+        self._begin_counting()
+
+    def _begin_counting(self) -> None:
+        if self._live and self.points and not self.points[0].current:
+            self.points[0].begin(self.accounts.last_seq, self.runtime.now())
+
+    def _announce_arming(self) -> None:
+        waiting = tuple(str(p.point) for p in self.points[1:])
+        self.host.emit(ArmChanged(self.spec.id, self.armed, str(self.point) if self.point else None, waiting))
+
+    def _done_with_point(self, event: str, run: str | None, kill: int | None = None, detail: str | None = None) -> None:
+        """The current point fired (``event`` "fired") or was missed: say so; the next point counts from now."""
+        entry = self.points.pop(0)
+        line = ArmLine(event, time.time(), kill=kill, run=run, detail=detail, point=str(entry.point))
+        line = dataclasses.replace(line, from_seq=entry.from_seq)
+        append_jsonl(EvidenceFolder(self.spec.out).arms, line.to_json())
+        self._begin_counting()
+        self._announce_arming()
 
     def _missed(self, run: str | None, detail: str) -> None:
-        self.armed = False
-        line = ArmLine("missed", time.time(), run=run, detail=detail)
-        append_jsonl(EvidenceFolder(self.spec.out).arms, line.to_json())
-        self.host.emit(ArmChanged(self.spec.id, False))
-        self._step(0, "missed", detail)
+        point = self.point
+        self._done_with_point("missed", run, detail=detail)
+        self._step(0, "missed", f"{point}: {detail}")
 
     # --- the trigger -------------------------------------------------------------
     def reads_at_once(self) -> bool:
         """Armed, or a kill under way: a wake-up's appends are read at once, not gathered."""
         return self.armed or self.killing is not None
 
-    def check_trigger(self, seen: float) -> bool:
-        """Begin the armed kill if its trigger is in the accounts; whether it began."""
-        if not self.armed or self.killing is not None:
+    def _purpose(self, run: object) -> str | None:
+        acct = self.accounts.runs.get(run) if isinstance(run, str) else None
+        purpose = acct.purpose if acct is not None else None
+        return purpose if isinstance(purpose, str) else None
+
+    def check_trigger(self, records: list[Record], seen: float) -> bool:
+        """Count the records just read against the current ``after:`` point; begin its kill at its moment.
+
+        Whether a kill began.  The moment has passed (missed) when a record
+        after it was read with it: the study went on before it could be seen.
+        Records read while a kill is under way count too (the resumed
+        controller may write before the kill is seen through): a moment among
+        them waits for that kill's resume.
+        """
+        if not self.points:
             return False
+        entry = self.points[0]
+        if not entry.current or not entry.point.on_record:
+            return False
+        for i, r in enumerate(records):
+            run = r.content.get("run")
+            if not entry.count(r.kind, self._purpose(run), seq=r.seq):
+                continue
+            run_id = run if isinstance(run, str) else None
+            if i + 1 < len(records):
+                self._missed(run_id, f"seq {r.seq} was followed by seq {records[i + 1].seq} before it was seen")
+                return False
+            if self.killing is not None:
+                self._due = (r, run_id, seen)
+                return False
+            return self._fire_at(r, run_id, seen)
+        return False
+
+    def _fire_at(self, r: Record, run: str | None, seen: float) -> bool:
+        """Begin the kill at record ``r``, the current point's moment (or say why it is missed)."""
+        trigger_seq = r.seq
         controller = self.host.controller
         if controller is None or controller.ending is not None:
+            self._missed(run, f"seq {trigger_seq} was seen while no controller ran")
             return False
-        first = self.accounts.first_diagnosis
-        if first is None:
-            return False
-        acct = self.accounts.runs[first]
-        if not acct.starts:
-            return False
-        if acct.results:
-            self._missed(first, f"{first} already had its result (seq {acct.results[0].seq}) when its start was seen")
-            return False
-        return self._begin("auto", acct.starts[0], first, seen, True)
 
-    def react_now(self) -> None:
-        """Check the trigger against what was read already (on arming, on attach)."""
-        self.check_trigger(time.time())
+        def passed() -> str | None:
+            last = self.accounts.last_seq
+            return None if last <= trigger_seq else f"seq {last} was written after seq {trigger_seq} before the freeze"
+
+        why = passed()
+        if why is not None:
+            self._missed(run, why.replace("before the freeze", "before it could be reacted to"))
+            return False
+        return self._begin("auto", r, run, seen, True, passed)
+
+    # --- container points (the runtime's event stream) ---------------------------
+    def event_seen(self, event: dict[str, Any]) -> None:
+        """From the stream's thread: a container event of the study; a container point's moment is reacted to
+        in the event loop at once."""
+        if self._loop is None or not self.points or self.points[0].point.on_record:
+            return
+        action = event.get("Action") or event.get("status")
+        if action not in ACTIONS:
+            return
+        self._loop.call_soon_threadsafe(self._container_moment, event, time.time())
+
+    def _container_moment(self, event: dict[str, Any], seen: float) -> None:
+        if not self.points or self.killing is not None:
+            return
+        entry = self.points[0]
+        if not entry.current or entry.point.on_record:
+            return
+        name = event_name(event)
+        run = name[len(self.prefix) :] if name.startswith(self.prefix) else None
+        action = str(event.get("Action") or event.get("status"))
+        if not entry.count(action, self._purpose(run), at=event_time(event)):
+            return
+        controller = self.host.controller
+        if controller is None or controller.ending is not None:
+            self._missed(run, f"the {action} of {name} was seen after the controller had ended")
+            return
+        self.reader.drain()  # what the study wrote before the event was seen is read before the freeze
+        if self._busy():
+            return
+        next_kind = "runResult" if action == "die" else "runStarted"
+
+        def passed() -> str | None:
+            acct = self.accounts.runs.get(run) if run is not None else None
+            done = (acct.results if action == "die" else acct.starts) if acct is not None else []
+            return None if not done else f"{run}'s {next_kind} (seq {done[0].seq}) was written before the freeze"
+
+        why = passed()
+        if why is not None:
+            self._missed(run, f"the {action} of {name}: {why.replace('before the freeze', 'when it was seen')}")
+            return
+        self._begin("auto", None, run, seen, True, passed, event)
 
     def kill_now(self, auto_resume: bool) -> bool:
         """Kill the controller now; targets are the runs in flight.  False if it is not running."""
@@ -159,8 +290,22 @@ class KillDriver:
         return self.killing is not None
 
     # --- one kill ----------------------------------------------------------------
-    def _begin(self, trigger: str, record: Record | None, only: str | None, seen: float, auto_resume: bool) -> bool:
-        """Freeze the controller now, in this wake-up; the rest of the kill follows in a task."""
+    def _begin(
+        self,
+        trigger: str,
+        record: Record | None,
+        run: str | None,
+        seen: float,
+        auto_resume: bool,
+        passed: Passed | None = None,
+        event: dict[str, Any] | None = None,
+    ) -> bool:
+        """Freeze the controller now, in this wake-up; the rest of the kill follows in a task.
+
+        ``passed`` says, once the ledger is read to its end under the freeze,
+        why the point's moment has passed (the kill is then missed and the
+        controller let go); ``run`` is the run the point's moment belongs to.
+        """
         folder = EvidenceFolder(self.spec.out).next_kill()
         kill = killproto.Kill(
             number=folder.number,
@@ -172,6 +317,8 @@ class KillDriver:
             controller=self.host.controller,
             trigger_seq=record.seq if record else None,
             trigger_at=record.at if record else None,
+            point=str(self.point) if trigger == "auto" and self.point else None,
+            trigger_event=event,
         )
         if not kill.freeze(seen):
             return False
@@ -179,36 +326,34 @@ class KillDriver:
         # A failure here is seen through by the task's strike (or lets the controller go).  A plain
         # try, not contextlib.suppress: this runs between the freeze and SIGKILL.
         try:  # noqa: SIM105
-            kill.decide_now(self.reader.read_frozen, self.accounts, only)
+            kill.decide_now(self.reader.read_frozen, self.accounts, passed)
         except Exception:  # noqa: BLE001, S110
             pass
-        self._task = asyncio.ensure_future(self._run(kill, only, auto_resume))
+        self._task = asyncio.ensure_future(self._run(kill, run, auto_resume, passed))
         return True
 
-    async def _run(self, kill: killproto.Kill, only: str | None, auto_resume: bool) -> None:
+    async def _run(self, kill: killproto.Kill, run: str | None, auto_resume: bool, passed: Passed | None) -> None:
         """Strike, capture, resume: the kill after its freeze, to the point where its window waits for results."""
         n = kill.number
         host = self.host
         try:
             try:
-                struck = await kill.strike(self.reader.read_frozen, self.accounts, only)
+                struck = await kill.strike(self.reader.read_frozen, self.accounts, passed)
             except killproto.KillAbandoned as exc:
                 self.killing = None
                 self.reader.record_frozen()
                 if kill.trigger == "auto":
-                    self._missed(only, f"kill abandoned before SIGKILL: {exc}; the controller was let go")
+                    self._missed(run, f"kill abandoned before SIGKILL: {exc}; the controller was let go")
                 else:
                     self._step(n, "abandoned", f"{exc}; the controller was let go (SIGCONT)")
                 return
             if not struck:
                 self.killing = None
                 self.reader.record_frozen()
-                acct = self.accounts.runs.get(only or "")
-                seq = acct.results[0].seq if acct and acct.results else "?"
-                self._missed(only, f"{only} had its result (seq {seq}) before the kill could land")
+                self._missed(run, f"{kill.missed or 'the moment passed'}; the controller was let go")
                 return
+            self._announce(kill, run)
             self.reader.record_frozen()
-            self._announce(kill)
             await kill.capture(self.reader.drain, self.spec.ledger)
             self.windows[n] = kill
             await host.heavy_snapshot("after-kill")
@@ -225,7 +370,11 @@ class KillDriver:
                     return
             await host.relaunch(resume=True)
             self._step(n, "resumed", f"pid {host.controller.pid if host.controller else '?'}")
+            self.killing = None  # the next point's kill may begin: it hits the resumed controller
             self.check_windows()
+            due, self._due = self._due, None
+            if due is not None:
+                self._fire_at(*due)
         except Exception as exc:  # noqa: BLE001 - the scene is kept; the session stops and says how to go on
             self.error = f"kill {n}: {type(exc).__name__}: {exc}"
             self._step(n, "error", self.error)
@@ -233,15 +382,14 @@ class KillDriver:
     def _wait_for_resume(self, number: int) -> None:
         self.host.set_state(State.KILLED, f"kill {number}: waiting for resume")
 
-    def _announce(self, kill: killproto.Kill) -> None:
-        """Everything visible once SIGKILL was sent: arming, state, step."""
+    def _announce(self, kill: killproto.Kill, run: str | None) -> None:
+        """Everything visible once SIGKILL was sent: arming, state, step.
+
+        Called before the records read under the freeze are recorded: the next
+        point counts from the last of them, which the kill saw.
+        """
         if kill.trigger == "auto":
-            self.armed = False
-            append_jsonl(
-                EvidenceFolder(self.spec.out).arms,
-                ArmLine("fired", time.time(), kill=kill.number, run=self.accounts.first_diagnosis).to_json(),
-            )
-            self.host.emit(ArmChanged(self.spec.id, False))
+            self._done_with_point("fired", run, kill=kill.number)
         controller = self.host.controller
         self.host.set_state(State.KILLED, f"kill {kill.number} ({kill.trigger})")
         self._step(
@@ -253,8 +401,8 @@ class KillDriver:
 
     async def see_through(self) -> None:
         """Wait for the kill under way (if any) to reach its window; the next kill may then begin."""
-        if self._task is not None and not self._task.done():
-            await self._task
+        while self._task is not None and not self._task.done():
+            await self._task  # a kill's resume may begin the next point's kill: that one is seen through too
         self._task = None
         self.killing = None
 

@@ -110,3 +110,50 @@ def parse_kill_option(value: str) -> tuple[str, KillPoint]:
         return study, KillPoint.parse(point)
     except BadPoint as exc:
         raise BadPoint(f"--kill {value!r}: {exc}") from None
+
+
+@dataclass(slots=True)
+class ArmedPoint:
+    """A point armed on a study, and how far it has counted.
+
+    Counting begins once the point is the study's current one (the first
+    armed, or the next once the one before fired or was missed): records of
+    seq ``from_seq`` or earlier, and container events before ``from_time``
+    (the runtime's clock), are not its moments.  ``from_seq`` is None while
+    the point waits behind another.
+    """
+
+    point: KillPoint
+    from_seq: int | None = None
+    from_time: float | None = None
+    seen: int = 0
+
+    @property
+    def current(self) -> bool:
+        return self.from_seq is not None
+
+    def begin(self, from_seq: int, from_time: float) -> None:
+        """Become the current point: count the moments after ``from_seq`` (and runtime time ``from_time``)."""
+        self.from_seq, self.from_time, self.seen = from_seq, from_time, 0
+
+    def count(self, what: str, purpose: str | None, seq: int | None = None, at: float | None = None) -> bool:
+        """Count one moment (a record of kind ``what`` and ``seq``, or a container event of action ``what`` at runtime
+        time ``at``); whether it is the point's N-th, the one to kill at."""
+        if self.from_seq is None or not self.point.matches(what, purpose):
+            return False
+        if seq is not None and seq <= self.from_seq:
+            return False
+        if at is not None and self.from_time is not None and at < self.from_time:
+            return False
+        self.seen += 1
+        return self.seen == self.point.nth
+
+
+def point_text(value: object) -> KillPoint | None:
+    """The point an evidence file names (None when it names none, or not as a point)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return KillPoint.parse(value)
+    except BadPoint:
+        return None

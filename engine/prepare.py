@@ -70,7 +70,7 @@ def _check_armed(armed_ids: list[str], specs: list[StudySpec]) -> None:
     ids = {s.id for s in specs}
     for a in armed_ids:
         if a not in ids:
-            raise BadInput(f"--kill-after-first-diagnosis-start {a!r}: no study with that id in this command")
+            raise BadInput(f"--kill {a}:POINT: no study with that id in this command")
 
 
 def resolve(backend: str) -> str:

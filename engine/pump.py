@@ -82,8 +82,8 @@ class KillWatch(Protocol):
         """Whether a wake-up is read at once (armed, or a kill under way) rather than after appends gather."""
         ...
 
-    def check_trigger(self, seen: float) -> bool:
-        """Begin the armed kill if the accounts now hold its trigger; whether it began."""
+    def check_trigger(self, records: list[Record], seen: float) -> bool:
+        """Count ``records`` (just read and accounted) against the armed point; whether its kill began."""
         ...
 
     def records_recorded(self, records: list[Record]) -> None:
@@ -97,7 +97,7 @@ class _NoKill:
     def reads_at_once(self) -> bool:
         return False
 
-    def check_trigger(self, seen: float) -> bool:  # noqa: ARG002 - the KillWatch signature
+    def check_trigger(self, records: list[Record], seen: float) -> bool:  # noqa: ARG002 - the KillWatch signature
         return False
 
     def records_recorded(self, records: list[Record]) -> None:
@@ -212,7 +212,7 @@ class LedgerPump:
         seen = time.time()
         for r in records:
             self.accounts.add(r)
-        if self.kill.check_trigger(seen):
+        if self.kill.check_trigger(records, seen):
             # Reported once SIGKILL is sent: until then the loop stays idle, so the
             # inspecting thread has the interpreter to itself.
             self._frozen_reads.insert(0, (records, issues, seen))

@@ -70,6 +70,11 @@ def event_time(event: dict[str, Any]) -> float:
         return 0.0
 
 
+def event_name(event: dict[str, Any]) -> str:
+    """The container's name an event carries (without docker's leading '/'), or ''."""
+    return _names(event)[0]
+
+
 def _names(event: dict[str, Any]) -> tuple[str, str]:
     attributes = (event.get("Actor") or {}).get("Attributes") or {}
     name = attributes.get("name")
@@ -105,6 +110,8 @@ class EventRecorder:
         self._down_since: float | None = None
         self._live = threading.Event()
         self._open: dict[int, _Recording] = {}
+        # Told of each of the study's own events as it arrives (a container point's moment), in the stream's thread.
+        self.listener: Callable[[dict[str, Any]], None] | None = None
 
     # --- from the stream's thread ------------------------------------------
     def on_live(self, at: float) -> None:
@@ -164,6 +171,9 @@ class EventRecorder:
                     append_jsonl(rec.path, line)
                 else:
                     rec.pending.append(line)
+        listener = self.listener
+        if ours and listener is not None:
+            listener(event)
         return True
 
     def _forget_old(self, now: float) -> None:

@@ -19,6 +19,7 @@ import orjson
 from studymon.engine.clock import rfc3339_ms, rfc3339_ns, utc_epoch
 from studymon.engine.contract import is_int, is_number, valid_id
 from studymon.engine.folder import KillFolder
+from studymon.engine.killpoint import point_text
 from studymon.engine.safefile import type_name
 
 # Epoch seconds of 10000-01-01T00:00:00Z: a later time cannot be a date the console wrote.
@@ -351,6 +352,9 @@ class KillRecord:
     trigger_seen: float = 0.0
     frozen: float = 0.0
     kill_returned: float = 0.0
+    # The point an automatic kill fired at (contract §7), as written; a container point's event.
+    point: str | None = None
+    trigger_event: dict[str, Any] | None = None
     problems: list[str] = field(default_factory=list)
     delivery: list[str] = field(default_factory=list)
 
@@ -372,7 +376,9 @@ class KillRecord:
             "signalled": self.signalled,
             "groupStopped": self.group_stopped,
             "captureError": self.capture_error,
+            "point": self.point,
             "triggerSeq": self.trigger_seq,
+            "triggerEvent": self.trigger_event,
             "triggerAt": self.trigger_at,
             "triggerSeenAt": rfc3339_ms(self.trigger_seen),
             "frozenAt": rfc3339_ms(self.frozen),
@@ -434,10 +440,24 @@ def parse_kill(obj: dict[str, Any], name_prefix: str | None) -> KillRecord:
         k.before_kill_seq = seq
     else:
         k.problems.append(f"kill.json beforeKillSeq is {type_name(seq)}, not a seq")
+    point = obj.get("point")
+    parsed = point_text(point)
+    if parsed is not None:
+        k.point = str(parsed)
+    elif point is not None:
+        k.problems.append(
+            f"kill.json point is {_free(point) if isinstance(point, str) else type_name(point)}, not a kill point"
+        )
+    event = obj.get("triggerEvent")
+    on_event = parsed is not None and not parsed.on_record
+    if isinstance(event, dict):
+        k.trigger_event = event
+    elif event is not None or (on_event and trigger == "auto"):
+        k.problems.append(f"kill.json triggerEvent is {type_name(event)}, not a container event")
     tseq = obj.get("triggerSeq")
     if is_int(tseq):
         k.trigger_seq = tseq
-    elif trigger == "auto":
+    elif trigger == "auto" and not (on_event and tseq is None):
         k.problems.append(f"kill.json triggerSeq is {type_name(tseq)}, not a seq")
     signalled = obj.get("signalled")
     if signalled is True:
@@ -553,9 +573,13 @@ ARM_EVENTS = ("arm", "disarm", "fired", "missed")
 
 @dataclass(frozen=True, slots=True)
 class ArmLine:
-    """An ``arms.jsonl`` line: armed, disarmed, a kill fired (its number and run), or missed (why).
+    """An ``arms.jsonl`` line: a point armed, every point disarmed, a kill fired (its number and run), or a point
+    missed (why).
 
-    Parsed, ``event`` is validated; ``kill``, ``run`` and ``detail`` come as
+    ``point`` is the point armed, fired at or missed (contract §7; a line
+    without one is the seed's point, counted over the whole ledger);
+    ``fromSeq`` on ``fired`` and ``missed`` is the seq after which the point
+    counted its records.  Parsed, ``event`` is validated; the rest comes as
     written, for ``killTriggered`` to say what is wrong with each.
     """
 
@@ -564,13 +588,17 @@ class ArmLine:
     kill: Any = None
     run: Any = None
     detail: Any = None
+    point: Any = None
+    from_seq: Any = None
 
     def to_json(self) -> dict[str, Any]:
         line: dict[str, Any] = {"event": self.event, "at": rfc3339_ms(self.at)}
+        if self.event in ("arm", "fired", "missed"):
+            line["point"] = self.point
         if self.event == "fired":
-            line.update(run=self.run, kill=self.kill)
+            line.update(run=self.run, kill=self.kill, fromSeq=self.from_seq)
         elif self.event == "missed":
-            line.update(run=self.run, detail=self.detail)
+            line.update(run=self.run, detail=self.detail, fromSeq=self.from_seq)
         return line
 
 
@@ -578,7 +606,13 @@ def parse_arm(value: Any) -> ArmLine | str:
     if not isinstance(value, dict) or value.get("event") not in ARM_EVENTS:
         return "not an arming event"
     return ArmLine(
-        value["event"], time_epoch(value.get("at")) or 0.0, value.get("kill"), value.get("run"), value.get("detail")
+        value["event"],
+        time_epoch(value.get("at")) or 0.0,
+        value.get("kill"),
+        value.get("run"),
+        value.get("detail"),
+        value.get("point"),
+        value.get("fromSeq"),
     )
 
 

@@ -53,6 +53,7 @@ from studymon.engine.finish import (
 )
 from studymon.engine.folder import EvidenceFolder
 from studymon.engine.killing import KillDriver
+from studymon.engine.killpoint import KillPoint
 from studymon.engine.launcher import Controller, Ending, find_running, first_start
 from studymon.engine.proctree import ProcessTable
 from studymon.engine.pump import LedgerPump, last_timeline_seq
@@ -79,7 +80,6 @@ class StudySession:
         sink: Sink,
         *,
         resume: bool = False,
-        armed: bool = False,
         linger: bool = False,
         attach: bool = False,
         runtime: Runtime | None = None,
@@ -113,7 +113,6 @@ class StudySession:
             runtime=self.runtime,
             recorder=self.recorder,
             accounts=self.accounts,
-            armed=armed,
         )
         self.pump.kill = self.kills  # every read asks the kill first, before anything is recorded
         self.watch = ContainerWatch(spec.id, self.backend, self.prefix, self.recorder, self.emit)
@@ -140,12 +139,17 @@ class StudySession:
     # --- actions (called by front ends) -------------------------------------
     @property
     def armed(self) -> bool:
-        """Whether the kill at the first diagnosis start is armed."""
+        """Whether a kill point is armed."""
         return self.kills.armed
 
-    def arm(self, on: bool = True) -> None:
-        """Arm (or disarm) the kill at the first diagnosis start."""
-        self.kills.arm(on)
+    @property
+    def point(self) -> KillPoint | None:
+        """The armed point counting now, if any."""
+        return self.kills.point
+
+    def arm(self, on: bool = True, point: KillPoint | None = None) -> None:
+        """Arm one more kill point (the seed's, the first diagnosis start, by default), or disarm them all."""
+        self.kills.arm(on, point)
 
     def kill_now(self, auto_resume: bool = True) -> bool:
         """Kill the controller now; targets are the runs in flight.  False if it is not running."""
@@ -210,6 +214,7 @@ class StudySession:
             await self.pump.catch_up()
             if self.attach_at_start or self.resume_at_start:
                 await self.kills.continue_windows(resuming=not self.attach_at_start)
+            self.kills.start_counting()
             pump = asyncio.create_task(self.pump.run(), name=f"pump-{self.spec.id}")
             if self.attach_at_start:
                 self._attach()
@@ -286,7 +291,6 @@ class StudySession:
         self.emit(ProcessStarted(self.spec.id, self.controller.pid, False, first_start(self.spec.out)))
         self._report_end(self.controller)
         self.set_state(State.RUNNING, f"attached to pid {self.controller.pid}")
-        self.kills.react_now()
 
     async def _let_go(self, pump: asyncio.Task[None] | None) -> None:
         """Stop watching and let go of everything the run holds; a controller still running runs on."""

@@ -9,11 +9,13 @@ any check failed, else 0).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from studymon.engine.events import StudyEvent, StudyLoad
 from studymon.engine.judge.verdict import EXIT_FAIL, EXIT_OK, EXIT_UNKNOWN
+from studymon.engine.killpoint import SEED, KillPoint
 from studymon.engine.proctree import ProcessTable
 from studymon.engine.runtimes import Runtime
 from studymon.engine.sampler import SAMPLE_EVERY, light_sample
@@ -40,18 +42,20 @@ class Supervisor:
         spec: StudySpec,
         *,
         resume: bool,
-        armed: bool,
+        armed: bool | Sequence[KillPoint],
         linger: bool = False,
         attach: bool = False,
         runtime: Runtime | None = None,
         lock: StudyLock | None = None,
     ) -> StudySession:
         session = StudySession(
-            spec, self._emit, resume=resume, armed=False, linger=linger, attach=attach, runtime=runtime, lock=lock
+            spec, self._emit, resume=resume, linger=linger, attach=attach, runtime=runtime, lock=lock
         )
         self.sessions[spec.id] = session
-        if armed:
-            session.arm(True)  # armed through arm(), which records the arming in arms.jsonl
+        # ``armed``: the seed's point (True), or the points in order.  Armed through arm(), which records
+        # each in arms.jsonl.
+        for point in [SEED] if armed is True else [] if armed is False else armed:
+            session.arm(True, point)
         return session
 
     def _emit(self, event: StudyEvent) -> None:

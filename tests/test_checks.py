@@ -13,9 +13,9 @@ import pytest
 from studymon.engine.accounts import Accounts
 from studymon.engine.folder import KillFolder
 from studymon.engine.judge.events import EventTally, TargetWatch, planned_after
-from studymon.engine.judge.facts import Arming, KillEvidence, Launches, LedgerFacts, StudyFacts
+from studymon.engine.judge.facts import Arming, Fired, KillEvidence, Launches, LedgerFacts, StudyFacts
 from studymon.engine.judge.kill import judged_targets, kill_checks, kill_delivered, kill_evidence
-from studymon.engine.judge.read import keeper_end, read_launches
+from studymon.engine.judge.read import keeper_end, read_launches, take_arm
 from studymon.engine.judge.study import (
     charged_equals_starts,
     exited_cleanly,
@@ -31,9 +31,11 @@ from studymon.engine.judge.verdict import WINDOW_OPEN, Check, Verdict, overall
 from tests.corpus import study_checks
 from studymon.engine.records import (
     ContainerEvent,
+    KillRecord,
     LaunchEnd,
     LaunchStart,
     epoch_ns,
+    parse_arm,
     parse_event,
     parse_kill,
     parse_window,
@@ -1640,21 +1642,36 @@ def test_kill_checks_table_order() -> None:
 
 
 def armed(files: dict[str, Any]) -> Arming:
+    """arms.jsonl as the judge reads it, the fired points' moments counted over the ledger as read_ledger does."""
     a = Arming()
     for line in files.get("arms.jsonl", []):
-        if line["event"] == "arm":
-            a.armed_at_end = True
-        elif line["event"] == "fired":
-            a.armed_at_end = False
-            a.fired.append((line.get("kill"), line.get("run")))
+        arm = parse_arm(line)
+        assert not isinstance(arm, str)
+        take_arm(a, arm)
+    acc = Accounts()
+    for r in records(files):
+        acc.add(r)
+        run = r.content.get("run")
+        a.count(r.kind, acc.runs[run].purpose if isinstance(run, str) and run in acc.runs else None, r.seq, run)
     return a
+
+
+def fired_line(files: dict[str, Any]) -> dict[str, Any]:
+    return next(line for line in files["arms.jsonl"] if line["event"] == "fired")
+
+
+SEED_TEXT = "after:runStarted/diagnosis"
 
 
 def test_kill_triggered_sound() -> None:
     files = one_kill()
     ev, acc = evidence(files)
     c = kill_triggered(armed(files), [ev], acc, LedgerFacts(), True)
-    assert c == Check("killTriggered", True, "kill 1 fired at d1's runStarted (seq 7); its folder is complete")
+    assert c == Check("killTriggered", True, f"kill 1 fired at {SEED_TEXT} (seq 7, d1's runStarted); its folder is complete")
+    # The same, written with its point (as the console writes it now), and so with the kill's kill.json.
+    fired_line(files).update(point=SEED_TEXT, fromSeq=0)
+    ev.kill.point = SEED_TEXT  # type: ignore[union-attr]
+    assert kill_triggered(armed(files), [ev], acc, LedgerFacts(), True) == c
 
 
 def test_kill_triggered_absent_when_nothing_was_armed() -> None:
@@ -1662,43 +1679,66 @@ def test_kill_triggered_absent_when_nothing_was_armed() -> None:
     ev, acc = evidence(files)
     assert kill_triggered(None, [ev], acc, LedgerFacts(), True) is None
     assert kill_triggered(Arming(), [ev], acc, LedgerFacts(), True) is None
-    assert kill_triggered(Arming(armed_at_end=False), [ev], acc, LedgerFacts(), True) is None
     assert kill_triggered(Arming(bad_lines=1), [ev], acc, LedgerFacts(), True).detail == \
         "arms.jsonl: 1 line is not an arming event"  # type: ignore[union-attr]
     assert kill_triggered(Arming(problem="arms.jsonl: a FIFO"), [ev], acc, LedgerFacts(), True).ok is False  # type: ignore[union-attr]
 
 
+def _kill(ev: KillEvidence) -> KillRecord:
+    assert ev.kill is not None
+    return ev.kill
+
+
 @pytest.mark.parametrize("change, detail", [
-    (lambda a, ev, acc: a.fired.__setitem__(0, (2, "d1")), "arms.jsonl says kill 2 fired, but kills/2/ is missing"),
-    (lambda a, ev, acc: a.fired.__setitem__(0, ("1", "d1")), "arms.jsonl has a fired line whose kill is a string, not a number"),
-    (lambda a, ev, acc: a.fired.__setitem__(0, (1, "d2")), "arms.jsonl says kill 1 fired at d2, not at d1"),
-    (lambda a, ev, acc: a.fired.__setitem__(0, (1, "D2")), "arms.jsonl's fired line for kill 1 names no run"),
-    (lambda a, ev, acc: a.fired.__setitem__(0, (1, None)), "arms.jsonl's fired line for kill 1 names no run"),
-    (lambda a, ev, acc: setattr(ev.kill, "trigger_seq", 6), "kill 1 fired at seq 6, not at d1's runStarted (seq 7)"),
+    (lambda line, ev, acc: line.update(kill=2), "arms.jsonl says kill 2 fired, but kills/2/ is missing"),
+    (lambda line, ev, acc: line.update(kill="1"), "arms.jsonl has a fired line whose kill is a string, not a number"),
+    (lambda line, ev, acc: line.update(run="d2"), "arms.jsonl says kill 1 fired at d2, not at d1"),
+    (lambda line, ev, acc: line.update(run="D2"), "arms.jsonl's fired line for kill 1 names no run"),
+    (lambda line, ev, acc: line.update(run=None), "arms.jsonl says kill 1 fired at a run with an invalid id, not at d1"),
+    (lambda line, ev, acc: setattr(_kill(ev), "trigger_seq", 6),
+     f"kill 1 fired at seq 6, not at {SEED_TEXT}'s moment (seq 7, d1's runStarted)"),
     # The judged targets are the runs in flight at beforeKillSeq: d1 is not, once it had its result by then.
-    (lambda a, ev, acc: (setattr(ev.kill, "before_kill_seq", acc.runs["d1"].results[0].seq), retarget(ev, acc)),
-     "the first diagnosis run d1 is not among kill 1's targets"),
-    (lambda a, ev, acc: ev.missing.add(LIVE), f"kills/1/ is incomplete: missing: {LIVE}"),
-    (lambda a, ev, acc: setattr(a, "problem", "arms.jsonl: a FIFO"), "arms.jsonl: a FIFO"),
-    (lambda a, ev, acc: setattr(a, "bad_lines", 2), "arms.jsonl: 2 lines are not arming events"),
-    (lambda a, ev, acc: a.missed.append(("d1", "late")), "missed d1: late"),
-    (lambda a, ev, acc: setattr(acc, "first_diagnosis", None), "no diagnosis run started in the ledger"),
+    (lambda line, ev, acc: (setattr(_kill(ev), "before_kill_seq", acc.runs["d1"].results[0].seq), retarget(ev, acc)),
+     "the run d1 whose start kill 1 fired at is not among its targets"),
+    (lambda line, ev, acc: setattr(_kill(ev), "before_kill_seq", 8),
+     f"kill 1 came after seq 8: the study had gone on past {SEED_TEXT} (seq 7, d1's runStarted), a missed point"),
+    (lambda line, ev, acc: ev.missing.add(LIVE), f"kills/1/ is incomplete: missing: {LIVE}"),
+    # Written with a point: the point, its fromSeq and kill.json's point are each compared.
+    (lambda line, ev, acc: line.update(point="after:nope", fromSeq=0),
+     "arms.jsonl's fired line for kill 1 names no kill point (after:nope)"),
+    (lambda line, ev, acc: line.update(point=7, fromSeq=0), "arms.jsonl's fired line for kill 1 names no kill point (an integer)"),
+    (lambda line, ev, acc: line.update(point=SEED_TEXT, fromSeq=0),
+     f"kill 1's kill.json names no point, arms.jsonl {SEED_TEXT}"),
+    (lambda line, ev, acc: (line.update(point=SEED_TEXT, fromSeq="0"), setattr(_kill(ev), "point", SEED_TEXT)),
+     "arms.jsonl's fired line for kill 1 has fromSeq a string, not a seq"),
+    (lambda line, ev, acc: (line.update(point=SEED_TEXT, fromSeq=7), setattr(_kill(ev), "point", SEED_TEXT)),
+     f"kill 1 fired at {SEED_TEXT}, but the ledger has no such record after seq 7"),
+    (lambda line, ev, acc: (line.update(point="after:charge", fromSeq=0), setattr(_kill(ev), "point", "after:charge")),
+     "kill 1 fired at seq 7, not at after:charge's moment (seq 6, d1's charge)"),
+    (lambda line, ev, acc: setattr(_kill(ev), "trigger", "manual"), "kill 1 was not triggered automatically"),
 ])
 def test_kill_triggered_clauses(change: Any, detail: str) -> None:
     files = one_kill()
     ev, acc = evidence(files)
-    a = armed(files)
-    change(a, ev, acc)
-    c = kill_triggered(a, [ev], acc, LedgerFacts(), True)
+    change(fired_line(files), ev, acc)
+    c = kill_triggered(armed(files), [ev], acc, LedgerFacts(), True)
     assert c is not None and c.ok is False and detail in c.detail.split("; "), c.detail
 
 
-def test_kill_triggered_manual_kill_that_arms_say_fired() -> None:
+@pytest.mark.parametrize("change, detail", [
+    (lambda a: setattr(a, "problem", "arms.jsonl: a FIFO"), "arms.jsonl: a FIFO"),
+    (lambda a: setattr(a, "bad_lines", 2), "arms.jsonl: 2 lines are not arming events"),
+    (lambda a: a.missed.append(("d1", "late", None)), "missed d1: late"),
+    (lambda a: a.missed.append(("d1", "late", "after:charge#2")), "missed after:charge#2 d1: late"),
+    (lambda a: a.missed.append((None, "late\x1b[2J", 5)), "missed an integer: late?[2J"),
+])
+def test_kill_triggered_arming_faults(change: Any, detail: str) -> None:
     files = one_kill()
     ev, acc = evidence(files)
-    ev.kill.trigger = "manual"  # type: ignore[union-attr]
-    c = kill_triggered(armed(files), [ev], acc, LedgerFacts(), True)
-    assert c is not None and c.detail.startswith("kill 1 was not triggered automatically")
+    a = armed(files)
+    change(a)
+    c = kill_triggered(a, [ev], acc, LedgerFacts(), True)
+    assert c is not None and c.ok is False and detail in c.detail.split("; "), c.detail
 
 
 def test_kill_triggered_auto_kill_without_arms() -> None:
@@ -1712,14 +1752,63 @@ def test_kill_triggered_auto_kill_without_arms() -> None:
 def test_kill_triggered_armed_but_never_fired() -> None:
     files = one_kill()
     ev, acc = evidence(files)
-    a = Arming(armed_at_end=True)
+    a = Arming(pending=[None, "after:halt"])
     ev.kill.trigger = "manual"  # type: ignore[union-attr]
     c = kill_triggered(a, [ev], acc, LedgerFacts(), True)
-    assert c is not None and c.detail == "armed, but the kill did not fire at d1's runStarted (seq 7)"
-    acc = Accounts()
-    assert kill_triggered(a, [], acc, LedgerFacts(), True).detail == "armed, but no diagnosis run started while the study ran"  # type: ignore[union-attr]
-    c = kill_triggered(a, [], acc, LedgerFacts(), False)
-    assert c == Check("killTriggered", None, "armed; no diagnosis run has started yet")
+    assert c is not None and c.detail == (f"armed at {SEED_TEXT}, after:halt, but the study finished without a kill "
+                                          "there (none fired, none was missed)")
+    c = kill_triggered(a, [], Accounts(), LedgerFacts(), False)
+    assert c == Check("killTriggered", None, f"armed at {SEED_TEXT}, after:halt; its moment has not come yet")
+
+
+def test_arms_lines_queue_points_in_order() -> None:
+    a = Arming()
+    for line in [{"event": "arm", "point": "after:charge"}, {"event": "arm", "point": "container:die"},
+                 {"event": "fired", "kill": 1, "run": "d1", "point": "after:charge", "fromSeq": 0}]:
+        take_arm(a, parse_arm(line))  # type: ignore[arg-type]
+    assert a.pending == ["container:die"] and [f.written for f in a.fired] == ["after:charge"]
+    take_arm(a, parse_arm({"event": "missed", "run": None, "detail": "x", "point": "container:die"}))  # type: ignore[arg-type]
+    assert a.pending == [] and a.missed == [(None, "x", "container:die")]
+    for event in ("arm", "arm", "disarm"):
+        take_arm(a, parse_arm({"event": event}))  # type: ignore[arg-type]
+    assert a.pending == [] and a.is_quiet() is False  # it fired and missed
+
+
+def _die_of(run: str, name: str | None = None, action: str = "die") -> dict[str, Any]:
+    return {"Type": "container", "Action": action, "Actor": {"ID": "c0ffee", "Attributes": {"name": name or container(run)}},
+            "timeNano": 1}
+
+
+def _at_container(ev: KillEvidence, line: dict[str, Any], point: str, event: dict[str, Any] | None, run: str = "d1") -> None:
+    line.update(point=point, fromSeq=0, run=run)
+    k = _kill(ev)
+    k.point, k.trigger_event, k.trigger_seq = point, event, None
+
+
+def test_kill_triggered_at_a_container_point() -> None:
+    files = one_kill()
+    ev, acc = evidence(files)
+    _at_container(ev, fired_line(files), "container:die/diagnosis", _die_of("d1"))
+    c = kill_triggered(armed(files), [ev], acc, LedgerFacts(), True, STUDY)
+    assert c == Check("killTriggered", True, "kill 1 fired at container:die/diagnosis (d1's die); its folder is complete")
+
+
+@pytest.mark.parametrize("point, event, run, detail", [
+    ("container:die/diagnosis", None, "d1", "kill 1 fired at container:die/diagnosis, but its kill.json has no triggerEvent"),
+    ("container:die", _die_of("d1", action="start"), "d1", "kill 1 fired at container:die, but its triggerEvent is a start"),
+    ("container:die", _die_of("d1", name="other-d1"), "d1", "kill 1's triggerEvent is not of one of the study's run containers"),
+    ("container:die", _die_of("d1"), "d2", "arms.jsonl says kill 1 fired at d2, not at d1"),
+    ("container:die/ablation", _die_of("d1"), "d1", "kill 1 fired at container:die/ablation, but d1 is not a ablation run"),
+    # d1's runStarted (seq 7) was in the ledger at the kill: a kill at its start came too late.
+    ("container:start", _die_of("d1", action="start"), "d1",
+     "kill 1 came after d1's runStarted (seq 7): container:start had passed, a missed point"),
+])
+def test_kill_triggered_container_point_clauses(point: str, event: dict[str, Any] | None, run: str, detail: str) -> None:
+    files = one_kill()
+    ev, acc = evidence(files)
+    _at_container(ev, fired_line(files), point, event, run)
+    c = kill_triggered(armed(files), [ev], acc, LedgerFacts(), True, STUDY)
+    assert c is not None and c.ok is False and detail in c.detail.split("; "), c.detail
 
 
 # --- the accounts ---------------------------------------------------------------------------------
@@ -2158,35 +2247,35 @@ def test_kill_triggered_more() -> None:
     files = one_kill()
     ev, acc = evidence(files)
     a = armed(files)
-    a.missed.append(("D1", "late"))
+    a.missed.append(("D1", "late", None))
     assert kill_triggered(a, [ev], acc, LedgerFacts(), True).detail == "missed: late"  # type: ignore[union-attr]
     a = armed(files)
-    a.fired.insert(0, ("x", None))
+    a.fired.insert(0, Fired("x", None))
     assert kill_triggered(a, [ev], acc, LedgerFacts(), True).detail == \
         "arms.jsonl has a fired line whose kill is a string, not a number"  # type: ignore[union-attr]
     a = armed(files)
-    a.fired.insert(0, (5, None))
+    a.fired.insert(0, Fired(5, None))
     assert kill_triggered(a, [ev], acc, LedgerFacts(), True).detail == \
         "arms.jsonl says kill 5 fired, but kills/5/ is missing"  # type: ignore[union-attr]
     a = armed(files)
     ev2 = KillEvidence(2, missing={KILL_JSON})
-    a.fired.insert(0, (2, None))
+    a.fired.insert(0, Fired(2, None))
     assert kill_triggered(a, [ev2, ev], acc, LedgerFacts(), True).detail == \
         "kills/2/ is incomplete: missing: kill.json"  # type: ignore[union-attr]
     # Planned, never started: the kill cannot have fired at its start.
-    acc.runs["d1"].starts.clear()
-    a = armed(files)
-    a.fired.append((1, "d1"))
+    without = copy.deepcopy(files)
+    without["study/ledger.jsonl"] = [r for r in without["study/ledger.jsonl"] if r["kind"] != "runStarted"]
+    a = armed(without)
     assert kill_triggered(a, [ev], acc, LedgerFacts(), True).detail == \
-        "no diagnosis run started in the ledger; no diagnosis run started in the ledger"  # type: ignore[union-attr]
-    # Two automatic kills at the first diagnosis start.
+        f"kill 1 fired at {SEED_TEXT}, but the ledger has no such record"  # type: ignore[union-attr]
+    # Two automatic kills at the first diagnosis start: the second fired line counts its own moment, as written.
     ev, acc = evidence(files)
     ev2 = copy.deepcopy(ev)
     ev2.number = 2
-    a = armed(files)
-    a.fired.append((2, "d1"))
-    assert kill_triggered(a, [ev, ev2], acc, LedgerFacts(), True).detail == \
-        "kill 1, kill 2 fired at d1's runStarted (seq 7); its folder is complete"  # type: ignore[union-attr]
+    files["arms.jsonl"].append(dict(fired_line(files), kill=2))
+    assert kill_triggered(armed(files), [ev, ev2], acc, LedgerFacts(), True).detail == (
+        f"kill 1 fired at {SEED_TEXT} (seq 7, d1's runStarted); kill 2 fired at {SEED_TEXT} (seq 7, d1's runStarted); "
+        "their folders are complete")  # type: ignore[union-attr]
 
 
 def test_last_boundaries() -> None:

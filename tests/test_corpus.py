@@ -397,7 +397,7 @@ def test_arms_read_line_by_line(tmp_path: Path) -> None:
     assert ("study", "killTriggered") not in _checks(write(files, tmp_path / "b"))
     files["arms.jsonl"] = [{"event": "disarm"}, {"event": "arm"}]
     assert _checks(write(files, tmp_path / "c"))[("study", "killTriggered")] == (
-        False, "armed, but the kill did not fire at d1's runStarted (seq 7)")
+        False, "armed at after:runStarted/diagnosis, but the study finished without a kill there (none fired, none was missed)")
     files["arms.jsonl"] = [{"event": "arm"}, "not json", ["x"], {"event": "disarm"}]
     assert _checks(write(files, tmp_path / "d"))[("study", "killTriggered")] == (
         False, "arms.jsonl: 2 lines are not arming events")
@@ -405,7 +405,9 @@ def test_arms_read_line_by_line(tmp_path: Path) -> None:
     assert _checks(write(files, tmp_path / "e"))[("study", "killTriggered")] == (False, "missed d1: late")
     files["arms.jsonl"] = [{"event": "arm"}, {"event": "fired", "run": "d1", "kill": 1}, {"event": "arm"}]
     got = _checks(write(files, tmp_path / "f"))[("study", "killTriggered")]
-    assert got == (False, "kill 1 was not triggered automatically; kill 1 fired at seq ?, not at d1's runStarted (seq 7)")
+    assert got == (False, "kill 1 was not triggered automatically; kill 1 fired at seq ?, not at after:runStarted/diagnosis's "
+                          "moment (seq 7, d1's runStarted); armed at after:runStarted/diagnosis, but the study finished "
+                          "without a kill there (none fired, none was missed)")
 
 
 def test_arms_fired_at_another_run(tmp_path: Path) -> None:
@@ -514,10 +516,11 @@ def test_armed_and_finished_without_a_diagnosis_run(tmp_path: Path) -> None:
             r["content"]["purpose"] = "probe"
     files["arms.jsonl"] = [{"event": "arm"}]
     out = write(files, tmp_path / "s")
-    assert _checks(out)[("study", "killTriggered")] == (False, "armed, but no diagnosis run started while the study ran")
+    assert _checks(out)[("study", "killTriggered")] == (False, "armed at after:runStarted/diagnosis, but the study finished without a kill there (none fired, none was missed)")
     files["launches.jsonl"].append({"event": "start", "pid": 9, "at": rfc3339_ms(t(99)), "resume": True})
     out = write(files, tmp_path / "t")
-    assert _checks(out)[("study", "killTriggered")] == (None, "armed; no diagnosis run has started yet")
+    assert _checks(out)[("study", "killTriggered")] == (
+        None, "armed at after:runStarted/diagnosis; its moment has not come yet")
 
 
 # --- the size caps of the folder's files, and of all its kills together ----------------------------

@@ -113,7 +113,7 @@ def test_kill_json_is_the_documented_record() -> None:
                         targets=[KillTarget("d1", "c1", 2, 12, 15, "inforsi-s-d1")], trigger_seq=16, signalled=True,
                         since_epoch=t, prefix="inforsi-s-", capture_error=None, group_stopped=True,
                         trigger_at="2027-01-15T08:00:00.497Z", trigger_seen=t - 0.001953125, frozen=t + 0.0009765625,
-                        kill_returned=t + 0.0142822265625)
+                        kill_returned=t + 0.0142822265625, point="after:runStarted/diagnosis")
     want = {
         "trigger": "auto",
         "at": "2027-01-15T08:00:00.513Z",
@@ -126,7 +126,9 @@ def test_kill_json_is_the_documented_record() -> None:
         "signalled": True,
         "groupStopped": True,
         "captureError": None,
+        "point": "after:runStarted/diagnosis",
         "triggerSeq": 16,
+        "triggerEvent": None,
         "triggerAt": "2027-01-15T08:00:00.497Z",
         "triggerSeenAt": "2027-01-15T08:00:00.498Z",
         "frozenAt": "2027-01-15T08:00:00.500Z",
@@ -143,6 +145,31 @@ def test_kill_json_is_the_documented_record() -> None:
     assert got == want
     assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)  # the types too: 12.329, never 12
     assert _through_a_file(got) == want
+
+
+_AUTO = {"trigger": "auto", "at": "2027-01-15T08:00:00.513Z", "pid": 9, "beforeKillSeq": 7, "triggerSeq": 7,
+         "signalled": True, "targets": [], "since": "2027-01-15T08:00:00.500000000Z", "sinceEpoch": 1_800_000_000.5}
+
+
+def test_kill_json_names_its_point_and_a_container_point_its_event() -> None:
+    def problems(**fields: Any) -> list[str]:
+        return parse_kill(_through_a_file({**_AUTO, **fields}), None).problems
+
+    assert problems() == [] and parse_kill(_AUTO, None).point is None  # an older console's: the seed's point
+    assert problems(point="after:charge#2") == [] and parse_kill({**_AUTO, "point": "after:charge#2"}, None).point == \
+        "after:charge#2"
+    assert problems(point="after:nope") == ["kill.json point is after:nope, not a kill point"]
+    assert problems(point="x\x1b[2J") == ["kill.json point is x?[2J, not a kill point"]
+    assert problems(point=3) == ["kill.json point is an integer, not a kill point"]
+    event = {"Action": "die", "Actor": {"Attributes": {"name": "inforsi-s-d1"}}}
+    # A container point's kill has its event, and no record to name: triggerSeq may be null.
+    assert problems(point="container:die", triggerSeq=None, triggerEvent=event) == []
+    assert parse_kill({**_AUTO, "point": "container:die", "triggerEvent": event}, None).trigger_event == event
+    assert problems(point="container:die", triggerSeq=None) == [
+        "kill.json triggerEvent is null, not a container event"]
+    assert problems(triggerEvent=[1]) == ["kill.json triggerEvent is a list, not a container event"]
+    assert problems(point="after:halt", triggerSeq=None) == ["kill.json triggerSeq is null, not a seq"]
+    assert problems(point="after:halt", triggerSeq=None, trigger="manual") == []
 
 
 def test_a_capture_error_is_read_back_short_and_without_control_characters() -> None:

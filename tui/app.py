@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -28,6 +28,7 @@ from textual.drivers.linux_driver import LinuxDriver
 from textual.types import CSSPathType
 
 from studymon.engine.events import StudyEvent
+from studymon.engine.killpoint import KillPoint
 from studymon.engine.session import SessionResult
 from studymon.engine.spec import StudySpec
 from studymon.engine.studylock import StudyLock
@@ -45,7 +46,7 @@ class Planned:
     spec: StudySpec
     prefix: str  # the template's containerPrefix
     resume: bool = False
-    armed: bool = False
+    armed: bool | Sequence[KillPoint] = False  # the seed's point (True), or the points in order
     attach: bool = False
     lock: StudyLock | None = None  # the study's lock, claimed by the command (none when attaching)
 

@@ -1,7 +1,7 @@
 """The ``studymon`` command line.
 
-    studymon run [--headless] [--template FILE] [--kill-after-first-diagnosis-start ID]... ID=OUT [ID=OUT ...]
-    studymon run --resume [--headless] ID=OUT [...]
+    studymon run [--headless] [--template FILE] [--kill ID:POINT]... ID=OUT [ID=OUT ...]
+    studymon run --resume [--headless] [--kill ID:POINT]... ID=OUT [...]
     studymon report [--json] OUT [OUT ...]
     studymon demo [--headless] [--backend auto|docker|process] [--out DIR]
     studymon attach [--headless] OUT [OUT ...]
@@ -46,6 +46,7 @@ from studymon.engine.judge import NotEvidence, judge
 from studymon.engine.judge.table import check_table, summary_line
 from studymon.engine.judge.verdict import EXIT_UNKNOWN, Check
 from studymon.engine.judge.verdict import exit_status as judge_exit_status
+from studymon.engine.killpoint import SEED, BadPoint, KillPoint, parse_kill_option
 from studymon.engine.prepare import create_fresh, plan_attach, plan_fresh, plan_resume, resolve
 from studymon.engine.runtimes.process import check_state_folder
 from studymon.engine.session import SessionResult
@@ -102,13 +103,23 @@ def build_parser() -> argparse.ArgumentParser:
         "--template", type=Path, default=None, help="the study template (research.json); default: the reference study's"
     )
     run.add_argument(
-        "--kill-after-first-diagnosis-start",
-        dest="armed",
+        "--kill",
+        dest="kills",
         action="append",
         default=[],
+        type=_kill_option,
+        metavar="ID:POINT",
+        help="arm a kill of study ID at POINT, after:KIND[/PURPOSE][#N] or container:ACTION[/PURPOSE][#N] "
+        "(e.g. after:charge/ablation, container:die#2): SIGKILL its controller right after that moment, then resume "
+        "it; repeatable, one study's points taken in order, each on the controller then running",
+    )
+    run.add_argument(
+        "--kill-after-first-diagnosis-start",
+        dest="kills",
+        action="append",
+        type=lambda study: (study, SEED),
         metavar="ID",
-        help="arm the kill for study ID: SIGKILL its controller when its first diagnosis run starts, "
-        "then resume it (repeatable)",
+        help="the same as --kill ID:after:runStarted/diagnosis: kill when the first diagnosis run starts",
     )
     _console_options(run)
     run.add_argument("pairs", nargs="+", metavar="ID=OUT", help="a study id and its evidence folder")
@@ -222,9 +233,7 @@ def _command(args: argparse.Namespace, console: Console, err: Console) -> int:
             return cmd_demo(args, console)
         if args.command == "attach":
             specs = plan_attach(args.outs)
-            return run_studies(
-                specs, set(), False, args.headless, console, attach=True, options=ConsoleOptions.of(args)
-            )
+            return run_studies(specs, {}, False, args.headless, console, attach=True, options=ConsoleOptions.of(args))
         if args.command == "image":
             from studymon.refstudy.image import main as image_main
 
@@ -238,18 +247,36 @@ def _command(args: argparse.Namespace, console: Console, err: Console) -> int:
 # --- run ------------------------------------------------------------------------
 
 
+def _kill_option(value: str) -> tuple[str, KillPoint]:
+    """``--kill ID:POINT``; a point that does not parse is refused by argparse with the grammar (exit 2)."""
+    try:
+        return parse_kill_option(value)
+    except BadPoint as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def armed_points(kills: list[tuple[str, KillPoint]]) -> dict[str, list[KillPoint]]:
+    """Each study's points, in the order the command gives them."""
+    points: dict[str, list[KillPoint]] = {}
+    for study, point in kills:
+        points.setdefault(study, []).append(point)
+    return points
+
+
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
     fresh: tuple[dict[str, Any], str] | None = None  # a fresh start's template and backend
     if args.resume:
         if args.template is not None:
             raise BadInput("--template is for a fresh start; a resumed study keeps its research.json")
-        specs = plan_resume(args.pairs, args.armed)
+        armed = armed_points(args.kills)
+        specs = plan_resume(args.pairs, list(armed))
         research = {s.id: read_json(s.out / EvidenceFolder.RESEARCH) for s in specs}
         prefixes = {sid: str(r.get("containerPrefix", DEFAULT_PREFIX)) for sid, r in research.items()}
         backends = {sid: str(r.get("backend", "process")) for sid, r in research.items()}
     else:
         template_path = Path(args.template).resolve() if args.template else reference_template()
-        specs, template, backend = plan_fresh(args.pairs, template_path, args.armed)
+        armed = armed_points(args.kills)
+        specs, template, backend = plan_fresh(args.pairs, template_path, list(armed))
         prefixes = {s.id: str(template.get("containerPrefix", DEFAULT_PREFIX)) for s in specs}
         backends = {s.id: backend for s in specs}
         fresh = template, backend
@@ -265,9 +292,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
                 lock.release()
             raise
         args.made = specs  # an interrupt before the loop takes over names them
-    return run_studies(
-        specs, set(args.armed), args.resume, args.headless, console, locks=locks, options=ConsoleOptions.of(args)
-    )
+    return run_studies(specs, armed, args.resume, args.headless, console, locks=locks, options=ConsoleOptions.of(args))
 
 
 @dataclass(frozen=True)
@@ -293,7 +318,7 @@ def _console_options(parser: argparse.ArgumentParser) -> None:
 
 def run_studies(
     specs: list[StudySpec],
-    armed: set[str],
+    armed: dict[str, list[KillPoint]],
     resume: bool,
     headless: bool,
     console: Console,
@@ -318,7 +343,7 @@ def run_studies(
 
     supervisor = Supervisor(sink)
     for spec in specs:
-        supervisor.add(spec, resume=resume, armed=spec.id in armed, attach=attach, lock=locks.get(spec.id))
+        supervisor.add(spec, resume=resume, armed=armed.get(spec.id, []), attach=attach, lock=locks.get(spec.id))
     results = asyncio.run(_supervise(supervisor, view, console, interrupts))
     if results is None:
         return left_running(supervisor, view, console, interrupts)
@@ -327,7 +352,7 @@ def run_studies(
 
 def run_console(
     specs: list[StudySpec],
-    armed: set[str],
+    armed: dict[str, list[KillPoint]],
     resume: bool,
     attach: bool,
     console: Console,
@@ -341,7 +366,7 @@ def run_console(
         research = read_json(spec.out / EvidenceFolder.RESEARCH)
         prefix = str(research.get("containerPrefix", DEFAULT_PREFIX))
         planned.append(
-            Planned(spec, prefix, resume=resume, armed=spec.id in armed, attach=attach, lock=locks.get(spec.id))
+            Planned(spec, prefix, resume=resume, armed=armed.get(spec.id, []), attach=attach, lock=locks.get(spec.id))
         )
     app = StudymonApp(planned, exit_when_done=options.exit_when_done, bell=options.bell)
     # The console keeps SIGTERM's default (the studies run on under their keepers,
@@ -557,7 +582,7 @@ def cmd_demo(args: argparse.Namespace, console: Console) -> int:
         f"evidence in {base}",
         highlight=False,
     )
-    return run_studies(specs, {DEMO_ARMED}, False, args.headless, console, options=ConsoleOptions.of(args))
+    return run_studies(specs, {DEMO_ARMED: [SEED]}, False, args.headless, console, options=ConsoleOptions.of(args))
 
 
 if __name__ == "__main__":

@@ -107,7 +107,11 @@ class HeadlessView:
                 )
         elif isinstance(event, ArmChanged):
             view.armed = event.armed
-            line = "armed: kill at the first diagnosis start" if event.armed else "disarmed"
+            if event.armed:
+                waiting = f" (then {', '.join(event.waiting)})" if event.waiting else ""
+                line = f"armed: kill at {event.point}{waiting}"
+            else:
+                line = "disarmed"
         elif isinstance(event, KillStep):
             text = f"kill {event.kill}: {event.step}" + (f" — {event.detail}" if event.detail else "")
             view.steps.append(text)

@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from studymon.engine.contract import is_int
 from studymon.engine.folder import KillFolder
 from studymon.engine.judge.verdict import SHOWN, Verdict
+from studymon.engine.killpoint import SEED, ArmedPoint, KillPoint, point_text
 from studymon.engine.ledger import LedgerIssue
 from studymon.engine.records import KillRecord, KillTarget, LaunchEnd, LaunchStart, WindowRecord, no_since
 
@@ -194,15 +196,63 @@ class KillEvidence:
 
 
 @dataclass
-class Arming:
-    """What arms.jsonl says: each ``fired`` (kill number, run), ``missed`` details, and the end state."""
+class Fired:
+    """A ``fired`` line of arms.jsonl, and the moment its point names in the ledger.
 
-    fired: list[tuple[Any, Any]] = field(default_factory=list)  # (kill, run), the first few
-    missed: list[Any] = field(default_factory=list)  # (run, detail), the first few
-    armed_at_end: bool = False
+    ``point`` is the point the line names, parsed (None: it names none, or
+    none that parses: ``written`` is what it says); a line without a point
+    is the seed's, counted from the ledger's start (``legacy``).  For an
+    ``after:`` point, :meth:`Arming.count` finds its N-th record after
+    ``fromSeq`` while the ledger is read: ``moment`` (its seq) and
+    ``moment_run`` (the run it names).
+    """
+
+    kill: Any
+    run: Any
+    written: Any = None
+    from_seq: Any = None
+    point: KillPoint | None = None
+    legacy: bool = False
+    moment: int | None = None
+    moment_run: Any = None
+    _counter: ArmedPoint | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.written is None:
+            self.legacy, self.point, self.from_seq = True, SEED, 0
+        else:
+            self.point = point_text(self.written)
+        if self.point is not None and self.point.on_record and is_int(self.from_seq) and self.from_seq >= 0:
+            self._counter = ArmedPoint(self.point)
+            self._counter.begin(self.from_seq, 0.0)
+
+    def count(self, kind: str, purpose: Any, seq: int, run: Any) -> None:
+        counter = self._counter
+        if counter is None or self.moment is not None:
+            return
+        if counter.count(kind, purpose if isinstance(purpose, str) else None, seq=seq):
+            self.moment, self.moment_run = seq, run
+
+
+@dataclass
+class Arming:
+    """What arms.jsonl says: each ``fired`` line, the ``missed`` ones, the points still armed at its end."""
+
+    fired: list[Fired] = field(default_factory=list)  # the first few
+    missed: list[tuple[Any, Any, Any]] = field(default_factory=list)  # (run, detail, point), the first few
+    pending: list[Any] = field(default_factory=list)  # the points armed at the end, as written (None: the seed's)
     problem: str | None = None  # arms.jsonl could not be read
     bad_lines: int = 0
 
+    @property
+    def armed_at_end(self) -> bool:
+        return bool(self.pending)
+
     def is_quiet(self) -> bool:
         """Nothing happened that killTriggered judges: no kill fired or missed, not armed at the end, all read."""
-        return not (self.fired or self.missed or self.armed_at_end or self.problem or self.bad_lines)
+        return not (self.fired or self.missed or self.pending or self.problem or self.bad_lines)
+
+    def count(self, kind: str, purpose: Any, seq: int, run: Any) -> None:
+        """A ledger record, read in order: the moment of a fired ``after:`` point?"""
+        for f in self.fired:
+            f.count(kind, purpose, seq, run)

@@ -28,6 +28,7 @@ from studymon.engine.folder import EvidenceFolder, KillFolder
 from studymon.engine.judge.events import EventTally, TargetWatch, planned_after
 from studymon.engine.judge.facts import (
     Arming,
+    Fired,
     KillEvidence,
     Launches,
     LedgerFacts,
@@ -37,6 +38,7 @@ from studymon.engine.judge.study import fault_text
 from studymon.engine.judge.verdict import SHOWN
 from studymon.engine.ledger import LedgerIssue, LedgerParser, Record
 from studymon.engine.records import (
+    ArmLine,
     LaunchEnd,
     LaunchStart,
     parse_arm,
@@ -53,6 +55,9 @@ from studymon.engine.spec import DEFAULT_PREFIX, EXPECT_ENDS
 # A ledger with this many issues is garbage: reading stops, so a file of a
 # billion empty lines costs seconds, not an hour.
 ISSUE_LIMIT = 10_000
+# arms.jsonl: the fired lines judged one by one, and the points kept as armed at its end.
+FIRED_KEPT = 16
+ARMED_KEPT = 64
 ISSUES_KEPT = 1000  # in accounts.json
 # An evidence file with more lines than this that are not its records is garbage: reading stops
 # there and the file is unusable (the checks that need it fail saying so), so that 32 MiB of lines
@@ -356,8 +361,14 @@ def _run_of(r: Record) -> str | None:
 
 
 def read_ledger(
-    out: Path, study: StudyFacts, kills: list[KillEvidence], launches: Launches | None = None
+    out: Path,
+    study: StudyFacts,
+    kills: list[KillEvidence],
+    launches: Launches | None = None,
+    arming: Arming | None = None,
 ) -> tuple[Accounts, ContractWatch, LedgerFacts, list[LedgerIssue]]:
+    """The ledger read once, in order: the accounts, the contract's rules, the timeline's seen times, each kill's
+    ledger-at-kill compared, and the moments of the fired ``after:`` points (``arming``)."""
     acc = Accounts(trim=True)
     contract = ContractWatch(study.container_prefix, study.id)
     facts = LedgerFacts()
@@ -372,6 +383,7 @@ def read_ledger(
         except Unreadable as exc:
             ev.problems[KillFolder.AT_KILL] = f"{KillFolder.AT_KILL}: {exc.reason}"
     parser = LedgerParser(strict=True)
+    counting = arming is not None and bool(arming.fired)
     seen = _Seen(out, kills, launches if launches is not None else Launches())
     for ev in kills:
         ev.timeline_problem = seen.problem
@@ -396,6 +408,10 @@ def read_ledger(
                 seen.add(r)
                 for c in comparers:
                     c.add(r)
+                if counting:
+                    run = r.content.get("run")
+                    acct = acc.runs.get(run) if isinstance(run, str) else None
+                    arming.count(r.kind, acct.purpose if acct is not None else None, r.seq, run)  # type: ignore[union-attr]
             note(issues)
             if facts.issue_count > ISSUE_LIMIT:
                 facts.problem = f"reading stopped after {facts.issue_count} issues"
@@ -432,6 +448,22 @@ def read_ledger_watch(out: Path, facts: LedgerFacts) -> None:
         facts.watch_problem = str(exc)
 
 
+def take_arm(arming: Arming, arm: ArmLine) -> None:
+    """One arms.jsonl line, in order: a point armed (queued), all disarmed, or the first point fired or missed."""
+    if arm.event == "arm":
+        if len(arming.pending) < ARMED_KEPT:
+            arming.pending.append(arm.point)
+    elif arm.event == "disarm":
+        arming.pending.clear()
+    else:
+        if arming.pending:
+            arming.pending.pop(0)
+        if arm.event == "fired" and len(arming.fired) < FIRED_KEPT:
+            arming.fired.append(Fired(arm.kill, arm.run, arm.point, arm.from_seq))
+        elif arm.event == "missed" and len(arming.missed) < SHOWN:
+            arming.missed.append((arm.run, arm.detail, arm.point))
+
+
 def read_arms(out: Path) -> Arming | None:
     if not safefile.exists(out, EvidenceFolder.ARMS):
         return None
@@ -443,11 +475,7 @@ def read_arms(out: Path) -> Arming | None:
                 arming.bad_lines += 1
                 _stop_past(EvidenceFolder.ARMS, arming.bad_lines)
                 continue
-            arming.armed_at_end = arm.event == "arm"
-            if arm.event == "fired" and len(arming.fired) < 16:
-                arming.fired.append((arm.kill, arm.run))
-            elif arm.event == "missed" and len(arming.missed) < SHOWN:
-                arming.missed.append((arm.run, arm.detail))
+            take_arm(arming, arm)
     except Unreadable as exc:
         arming.problem = str(exc)
     return arming

@@ -185,12 +185,12 @@ def _judge(out: Path) -> Judgement:
 
     pids = frozenset(ev.kill.pid for ev in kills if ev.kill is not None and ev.kill.pid is not None)
     launches = read_launches(out, pids)
-    acc, contract, ledger, issues = read_ledger(out, study, kills, launches)
+    arming = read_arms(out)
+    acc, contract, ledger, issues = read_ledger(out, study, kills, launches, arming)
     read_ledger_watch(out, ledger)
     judge_targets(kills, acc, ledger)
     for ev in kills:
         ev.all_results = all(bool(acc.runs[t.run].results) for t in ev.targets if t.run in acc.runs)
-    arming = read_arms(out)
     finished = launches.finished
     # No ledger yet (the controller stopped before it wrote one): a resume may still write it.
     ledger.pending = not finished and (ledger.absent or ledger.records == 0) and ledger.issue_count == 0
@@ -219,7 +219,7 @@ def _judge(out: Path) -> Judgement:
         exited_cleanly(launches),
         results_accounted(acc, ledger, finished),
     ]
-    triggered = kill_triggered(arming, kills, acc, ledger, finished)
+    triggered = kill_triggered(arming, kills, acc, ledger, finished, study)
     if triggered is not None:
         checks.append(triggered)
     reports = []

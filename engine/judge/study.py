@@ -8,7 +8,7 @@ from typing import Any
 
 from studymon.engine.accounts import FULL_STOP, Accounts, round_key
 from studymon.engine.contract import ContractWatch, is_int, plural, valid_id
-from studymon.engine.judge.facts import Arming, KillEvidence, Launches, LedgerFacts, StudyFacts
+from studymon.engine.judge.facts import Arming, Fired, KillEvidence, Launches, LedgerFacts, StudyFacts
 from studymon.engine.judge.text import free_text, run_text, time_text
 from studymon.engine.judge.verdict import RESUME_HINT, SHOWN, Check, Verdict
 from studymon.engine.safefile import type_name
@@ -209,9 +209,22 @@ def exited_cleanly(launches: Launches) -> Check:
 
 
 def kill_triggered(
-    arming: Arming | None, kills: list[KillEvidence], acc: Accounts, ledger: LedgerFacts, finished: bool
+    arming: Arming | None,
+    kills: list[KillEvidence],
+    acc: Accounts,
+    ledger: LedgerFacts,
+    finished: bool,
+    study: StudyFacts | None = None,
 ) -> Check | None:
-    """``killTriggered`` for an armed study (or one with an auto kill); None when nothing was armed."""
+    """``killTriggered`` for an armed study (or one with an auto kill); None when nothing was armed.
+
+    Each kill arms.jsonl says fired was made at its point's moment (§7): for
+    ``after:KIND`` the N-th such record after the seq its point counted from,
+    with nothing written after it before the kill; for ``container:ACTION``
+    an event of that action of one of the study's run containers, whose run
+    had not gone on to its next record.  A missed point, or one still armed
+    when the study finished, is ✗.
+    """
     autos = [ev for ev in kills if ev.kill is not None and ev.kill.trigger == "auto"]
     if not autos and (arming is None or arming.is_quiet()):
         return None  # never armed, or armed then disarmed with nothing to judge
@@ -226,15 +239,14 @@ def kill_triggered(
         v.fail(f"arms.jsonl: {arming.bad_lines} {what}")
     if ledger.problem is not None:
         ledger.say(v)
-    for run, detail in arming.missed:
-        v.fail(f"missed{' ' + run if valid_id(run) else ''}: {free_text(detail)}")
-    first = acc.first_diagnosis
-    first_text = run_text(first)
-    first_acct = acc.runs.get(first) if first else None
-    start = first_acct.starts[0].seq if first_acct and first_acct.starts else None
+    for run, detail, point in arming.missed:
+        at = f" {_point_said(point)}" if point is not None else ""
+        v.fail(f"missed{at}{' ' + run if valid_id(run) else ''}: {free_text(detail)}")
     by_number = {ev.number: ev for ev in kills}
     fired_numbers: set[int] = set()
-    for number, run in arming.fired:
+    said: list[str] = []
+    for f in arming.fired:
+        number = f.kill
         if not is_int(number):
             v.fail(f"arms.jsonl has a fired line whose kill is {type_name(number)}, not a number")
             continue
@@ -253,29 +265,103 @@ def kill_triggered(
             continue
         if k.trigger != "auto":
             v.fail(f"kill {number} was not triggered automatically")
-        if first is None or start is None:
-            v.fail("no diagnosis run started in the ledger")
+        point = f.point
+        if point is None:
+            v.fail(f"arms.jsonl's fired line for kill {number} names no kill point ({_point_said(f.written)})")
             continue
-        if k.trigger_seq != start:
-            v.fail(
-                f"kill {number} fired at seq {k.trigger_seq if k.trigger_seq is not None else '?'}, "
-                f"not at {first_text}'s runStarted (seq {start})"
-            )
-        if first not in {t.run for t in ev.targets}:
-            v.fail(f"the first diagnosis run {first_text} is not among kill {number}'s targets")
-        if not valid_id(run):
+        if not f.legacy and k.point != str(point):
+            v.fail(f"kill {number}'s kill.json names {k.point or 'no point'}, arms.jsonl {point}")
+        if not valid_id(f.run) and f.run is not None:
             v.fail(f"arms.jsonl's fired line for kill {number} names no run")
-        elif run != first:
-            v.fail(f"arms.jsonl says kill {number} fired at {run}, not at {first_text}")
+        if point.on_record:
+            said.append(_after_point(v, f, ev, number))
+        else:
+            said.append(_container_point(v, f, ev, acc, study, number))
     for ev in autos:
         if ev.number not in fired_numbers:
             v.fail(f"kill {ev.number} was triggered automatically, but arms.jsonl has no fired line for it")
-    if not arming.fired and not arming.missed and not autos and arming.armed_at_end:
-        if start is not None:
-            v.fail(f"armed, but the kill did not fire at {first_text}'s runStarted (seq {start})")
-        elif finished:
-            v.fail("armed, but no diagnosis run started while the study ran")
+    if arming.pending:
+        points = ", ".join(_point_said(p) for p in arming.pending[:SHOWN])
+        if finished:
+            v.fail(f"armed at {points}, but the study finished without a kill there (none fired, none was missed)")
         else:
-            v.unknown("armed; no diagnosis run has started yet")
-    fired = ", ".join(f"kill {n}" for n, _ in arming.fired)
-    return v.check(f"{fired} fired at {first_text}'s runStarted (seq {start}); its folder is complete")
+            v.unknown(f"armed at {points}; its moment has not come yet")
+    return v.check(
+        lambda: "; ".join(said) + ("; its folder is complete" if len(said) == 1 else "; their folders are complete")
+    )
+
+
+def _point_said(point: Any) -> str:
+    """A point as arms.jsonl names it (None: the seed's, an older console's line)."""
+    if point is None:
+        return "after:runStarted/diagnosis"
+    return free_text(point) if isinstance(point, str) else type_name(point)
+
+
+def _after_point(v: Verdict, f: Fired, ev: KillEvidence, number: int) -> str:
+    """An ``after:`` point's kill: at the N-th such record after its fromSeq, nothing written after it."""
+    k = ev.kill
+    assert k is not None and f.point is not None
+    point = f.point
+    if not (is_int(f.from_seq) and f.from_seq >= 0):
+        v.fail(f"arms.jsonl's fired line for kill {number} has fromSeq {type_name(f.from_seq)}, not a seq")
+        return ""
+    after = f" after seq {f.from_seq}" if f.from_seq else ""
+    if f.moment is None:
+        v.fail(f"kill {number} fired at {point}, but the ledger has no such record{after}")
+        return ""
+    what = f"seq {f.moment}, {run_text(f.moment_run) + chr(39) + 's ' if valid_id(f.moment_run) else ''}{point.what}"
+    if k.trigger_seq != f.moment:
+        fired_at = k.trigger_seq if k.trigger_seq is not None else "?"
+        v.fail(f"kill {number} fired at seq {fired_at}, not at {point}'s moment ({what})")
+    seq = k.before_kill_seq
+    if seq is not None and seq > f.moment:
+        v.fail(f"kill {number} came after seq {seq}: the study had gone on past {point} ({what}), a missed point")
+    run = f.moment_run if valid_id(f.moment_run) else None
+    if (valid_id(f.run) or run is not None) and f.run != run:
+        v.fail(f"arms.jsonl says kill {number} fired at {run_text(f.run)}, not at {run_text(run)}")
+    if point.what == "runStarted" and run is not None and run not in {t.run for t in ev.targets}:
+        v.fail(f"the run {run_text(run)} whose start kill {number} fired at is not among its targets")
+    return f"kill {number} fired at {point} ({what})"
+
+
+def _container_point(
+    v: Verdict, f: Fired, ev: KillEvidence, acc: Accounts, study: StudyFacts | None, number: int
+) -> str:
+    """A ``container:`` point's kill: at an event of that action of a run container of the study, whose run had not
+    gone on to its next record by the kill."""
+    k = ev.kill
+    assert k is not None and f.point is not None
+    point = f.point
+    event = k.trigger_event
+    if event is None:
+        v.fail(f"kill {number} fired at {point}, but its kill.json has no triggerEvent")
+        return ""
+    action = event.get("Action") or event.get("status")
+    if action != point.what:
+        v.fail(f"kill {number} fired at {point}, but its triggerEvent is a {_point_said(action)}")
+    actor = event.get("Actor")
+    attributes = actor.get("Attributes") if isinstance(actor, dict) else None
+    name = attributes.get("name") if isinstance(attributes, dict) else None
+    name = name.lstrip("/") if isinstance(name, str) else None
+    stem = study.name_prefix if study is not None else None
+    run = name[len(stem) :] if name is not None and stem is not None and name.startswith(stem) else None
+    if run is None or not valid_id(run):
+        v.fail(f"kill {number}'s triggerEvent is not of one of the study's run containers")
+        return ""
+    if f.run != run:
+        v.fail(f"arms.jsonl says kill {number} fired at {run_text(f.run)}, not at {run_text(run)}")
+    acct = acc.runs.get(run)
+    purpose = acct.purpose if acct is not None else None
+    if point.purpose is not None and purpose != point.purpose:
+        v.fail(f"kill {number} fired at {point}, but {run_text(run)} is not a {point.purpose} run")
+    seq = k.before_kill_seq
+    if acct is not None and seq is not None:
+        later = acct.results if action == "die" else acct.starts
+        done = [r.seq for r in later if r.seq <= seq]
+        if done:
+            kind = "runResult" if action == "die" else "runStarted"
+            v.fail(
+                f"kill {number} came after {run_text(run)}'s {kind} (seq {done[0]}): {point} had passed, a missed point"
+            )
+    return f"kill {number} fired at {point} ({run_text(run)}'s {action})"

@@ -44,13 +44,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from studymon.engine.accounts import Accounts
+from studymon.engine.accounts import Accounts, RunAccount, round_key
 from studymon.engine.evidence import read_json, write_json, write_json_list, write_text
 from studymon.engine.folder import KillFolder
 from studymon.engine.launcher import Controller
 from studymon.engine.ledger import iter_records
 from studymon.engine.recording import SEAM, EventRecorder, last_seen
-from studymon.engine.records import KillRecord, KillTarget, WindowRecord, parse_kill
+from studymon.engine.records import (
+    CHARGED,
+    UNRECORDED,
+    UNSETTLED,
+    KillRecord,
+    KillTarget,
+    WindowRecord,
+    parse_kill,
+    started,
+)
 from studymon.engine.runtimes import Runtime
 
 # The longest the controller stays frozen before SIGKILL, whatever happens.
@@ -83,12 +92,27 @@ class KillAbandoned(RuntimeError):
     """The kill could not be made; the controller was let go (SIGCONT)."""
 
 
-def targets_now(accounts: Accounts) -> list[KillTarget]:
-    """Every run started and without a result."""
-    return [
-        KillTarget(a.run, a.cell, a.round, a.plan.seq if a.plan else None, a.starts[-1].seq, a.container)
-        for a in accounts.in_flight()
-    ]
+# The runs planned but not started whose containers a kill looks for (after SIGKILL), at most, and how long
+# that may take.
+WAITING_LOOKED_AT = 64
+WAITING_LIMIT = 10.0
+
+
+def targets_now(accounts: Accounts) -> tuple[list[KillTarget], list[RunAccount]]:
+    """What the kill leaves unfinished (contract §7): the targets the ledger shows, and the runs planned but not
+    started, whose containers may have been started already (unrecorded targets)."""
+    targets: list[KillTarget] = []
+    waiting: list[RunAccount] = []
+    for a in accounts.runs.values():
+        plan_seq = a.plan.seq if a.plan else None
+        if a.starts:
+            if not a.results:
+                targets.append(KillTarget(a.run, a.cell, a.round, plan_seq, a.starts[-1].seq, a.container))
+            elif a.purpose == "diagnosis" and round_key(a.round) not in accounts.settlements:
+                targets.append(KillTarget(a.run, a.cell, a.round, plan_seq, a.starts[-1].seq, a.container, UNSETTLED))
+        elif a.plan is not None and not a.results and len(waiting) < WAITING_LOOKED_AT:
+            waiting.append(a)
+    return targets, waiting
 
 
 @dataclass
@@ -124,6 +148,7 @@ class Kill:
     trigger_event: dict[str, Any] | None = None  # a container point's event
     missed: str | None = None  # why the point's moment had passed under the freeze (the kill was not made)
     _work: asyncio.Future[dict[str, Any]] | None = field(default=None, repr=False)
+    _waiting: list[RunAccount] = field(default_factory=list, repr=False)  # runs planned, not started, at the kill
     _kill_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # --- 1. freeze (synchronous, in the wake-up that read the trigger) ------
@@ -165,7 +190,7 @@ class Kill:
         if self.missed is not None:
             self.controller.thaw()
             return False
-        self.targets = targets_now(accounts)
+        self.targets, self._waiting = targets_now(accounts)
         self.before_kill_seq = accounts.last_seq
         self.decided = True
         _hand_over_gil(True)
@@ -223,6 +248,7 @@ class Kill:
             self._sigkill()
             raise
         self._sigkill()
+        await self._look_at_waiting()
         return True
 
     def _inspect_then_kill(self, names: list[str]) -> dict[str, Any]:
@@ -231,6 +257,42 @@ class Kill:
             return _inspect_many(self.runtime, names)
         finally:
             self._sigkill()
+
+    async def _look_at_waiting(self) -> None:
+        """After SIGKILL: the containers of the runs planned but not started; some are targets too.
+
+        Looked at once the controller is gone, so that a study that plans many
+        runs ahead is not held frozen for them: nothing of the study changes
+        its containers any more.
+        """
+        if not self._waiting:
+            return
+        try:
+            more = await asyncio.wait_for(asyncio.to_thread(self._classify, self._waiting), WAITING_LIMIT)
+        except Exception as exc:  # noqa: BLE001 - recorded; the judge then finds what was not looked at
+            reason = "timed out" if isinstance(exc, asyncio.TimeoutError) else f"{type(exc).__name__}: {exc}"
+            self.capture_error = self.capture_error or f"the runs waiting to start could not be looked at ({reason})"
+            return
+        self.targets += more
+
+    def _classify(self, waiting: list[RunAccount]) -> list[KillTarget]:
+        """In a thread: a run planned but not started is an unrecorded target when its container was started, a
+        charged one when it was charged; the snapshot of an unrecorded one joins the others."""
+        more: list[KillTarget] = []
+        for a in waiting:
+            name = self.prefix + a.run
+            try:
+                snap = self.runtime.inspect(name)
+            except Exception as exc:  # noqa: BLE001 - recorded: the judge then cannot tell
+                self.capture_error = self.capture_error or f"{name} could not be inspected after the kill: {exc}"
+                snap = None
+            plan_seq = a.plan.seq if a.plan else None
+            if started(snap):
+                self.before[name] = snap
+                more.append(KillTarget(a.run, a.cell, a.round, plan_seq, None, name, UNRECORDED))
+            elif a.charges:
+                more.append(KillTarget(a.run, a.cell, a.round, plan_seq, None, None, CHARGED))
+        return more
 
     def _sigkill(self) -> None:
         """SIGKILL, once: from the inspecting thread, or from the loop when that thread is late."""
@@ -292,15 +354,17 @@ class Kill:
 
     # --- 5. the window ------------------------------------------------------
     def result_seen(self, accounts: Accounts) -> bool:
-        """Note the targets' results the accounts now hold; whether every target has one."""
+        """Note the targets' results the accounts now hold (an unsettled target had its result at the kill);
+        whether every target has one."""
         now: float | None = None
         for t in self.targets:
             if t.run in self.results:
                 continue
             acct = accounts.runs.get(t.run)
-            if acct is not None and acct.results:
+            seq = acct.results[0].seq if acct is not None and acct.results else None
+            if seq is not None:
                 now = self.runtime.now() if now is None else now
-                self.results[t.run] = {"resultSeq": acct.results[0].seq, "resultSeenEpoch": now}
+                self.results[t.run] = {"resultSeq": seq, "resultSeenEpoch": now}
         return self.complete
 
     @property

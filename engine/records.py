@@ -294,17 +294,39 @@ def parse_snapshot(value: Any) -> Snapshot | str:
     )
 
 
+def started(snapshot: Any) -> bool:
+    """Whether an inspect shows a container that was started (running or exited; not only created)."""
+    if not isinstance(snapshot, dict):
+        return False
+    state = snapshot.get("State")
+    if not isinstance(state, dict) or state.get("Status") == "created":
+        return False
+    when = state.get("StartedAt")
+    return isinstance(when, str) and bool(when) and not when.startswith("0001-")
+
+
 # --- kill.json -----------------------------------------------------------------------------------
 
 SIGKILL = "SIGKILL"
 TRIGGERS = ("auto", "manual")
 
 
+# What a kill leaves a target in (contract §7): started without a result; its container started but no
+# runStarted yet; charged but not started; with a result but its round not settled.
+IN_FLIGHT = "inFlight"
+UNRECORDED = "unrecorded"
+CHARGED = "charged"
+UNSETTLED = "unsettled"
+TARGET_CLASSES = (IN_FLIGHT, UNRECORDED, CHARGED, UNSETTLED)
+
+
 @dataclass(slots=True)
 class KillTarget:
-    """A run in flight at a kill: an entry of kill.json ``targets``.
+    """A run a kill left unfinished: an entry of kill.json ``targets``.
 
-    Parsed, only ``run`` is validated (an id); the other fields are compared
+    ``kind`` is what the kill left it in (``class`` in the file, one of
+    :data:`TARGET_CLASSES`; an entry without one is in flight).  Parsed,
+    only ``run`` and ``class`` are validated; the other fields are compared
     with the ledger as written, types included.
     """
 
@@ -314,10 +336,12 @@ class KillTarget:
     plan_seq: Any
     start_seq: Any
     container: Any
+    kind: str = IN_FLIGHT
 
     def to_json(self) -> dict[str, Any]:
         return {
             "run": self.run,
+            "class": self.kind,
             "cell": self.cell,
             "round": self.round,
             "planSeq": self.plan_seq,
@@ -492,9 +516,17 @@ def parse_kill(obj: dict[str, Any], name_prefix: str | None) -> KillRecord:
         if run in seen:
             k.problems.append(f"kill.json lists run {run} twice")
             continue
+        kind = t.get("class", IN_FLIGHT)
+        if kind not in TARGET_CLASSES:
+            k.problems.append(
+                f"kill.json target {run}'s class is {_free(kind)}, not one of {', '.join(TARGET_CLASSES)}"
+            )
+            continue
         seen.add(run)
         k.targets.append(
-            KillTarget(run, t.get("cell"), t.get("round"), t.get("planSeq"), t.get("startSeq"), t.get("container"))
+            KillTarget(
+                run, t.get("cell"), t.get("round"), t.get("planSeq"), t.get("startSeq"), t.get("container"), kind
+            )
         )
     return k
 

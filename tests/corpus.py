@@ -236,13 +236,39 @@ def derive(s: Scenario) -> Files:
         pid = FIRST_PID + n - 1
         targets = [run for run, (st, _) in starts.items() if st <= seq and not (run in results and results[run][0] <= seq)]
         plans = {r["content"]["run"]: r for r in records if r["kind"] == "runPlanned" and isinstance(r["content"].get("run"), str)}
+        # What else the kill leaves unfinished (§7): a diagnosis result whose round is not settled yet, a run charged
+        # but not started.  The window closes once each has its result.
+        ends = {run: results[run][0] for run in targets if run in results}
+        unsettled = []
+        for run, (st, _) in starts.items():
+            plan = plans.get(run)
+            if st > seq or run not in results or results[run][0] > seq or plan is None:
+                continue
+            if plan["content"].get("purpose") != "diagnosis":
+                continue
+            rnd = plan["content"].get("round")
+            settled = [r["seq"] for r in records if r["kind"] == "diagnosisSettlement" and r["content"].get("round") == rnd]
+            if settled and settled[0] <= seq:
+                continue
+            unsettled.append(run)
+            ends[run] = results[run][0]  # its story's end in the window: its result, already there
+        charged = sorted({r["content"]["run"] for r in records if r["kind"] == "charge" and r["seq"] <= seq
+                          and r["content"].get("run") in plans and plans[r["content"]["run"]]["seq"] <= seq
+                          and not (r["content"]["run"] in starts and starts[r["content"]["run"]][0] <= seq)
+                          and not (r["content"]["run"] in results and results[r["content"]["run"]][0] <= seq)},
+                         key=lambda run: plans[run]["seq"])
+        ends.update({run: results[run][0] for run in charged if run in results})
+        left = [(run, "inFlight", starts[run][0], starts[run][1]) for run in targets]
+        left += [(run, "unsettled", starts[run][0], starts[run][1]) for run in unsettled]
+        left += [(run, "charged", None, None) for run in charged]
         folder = f"kills/{n}/"
         files[folder + "kill.json"] = {
             "trigger": spec.trigger, "at": rfc3339_ms(kill_at), "pid": pid, "beforeKillSeq": seq,
             "targets": [
-                {"run": run, "cell": plans[run]["content"].get("object"), "round": plans[run]["content"].get("round"),
-                 "planSeq": plans[run]["seq"], "startSeq": starts[run][0], "container": starts[run][1]}
-                for run in targets
+                {"run": run, "class": kind, "cell": plans[run]["content"].get("object"),
+                 "round": plans[run]["content"].get("round"), "planSeq": plans[run]["seq"], "startSeq": start,
+                 "container": name}
+                for run, kind, start, name in left
             ],
             "triggerSeq": seq if spec.trigger == "auto" else None,
             "triggerAt": rfc3339_ms(t(seq)), "signal": "SIGKILL", "signalled": True, "captureError": None,
@@ -253,8 +279,9 @@ def derive(s: Scenario) -> Files:
         names = [starts[run][1] for run in targets]
         for file in ("container-before.json", "container-after-kill.json", "container-before-resume.json"):
             files[folder + file] = {name: inspect(name, t(starts[run][0]) - 0.5) for run, name in zip(targets, names)}
-        closed = all(run in results for run in targets)
-        seen = {run: t(results[run][0]) + 0.1 for run in targets if run in results}
+        closed = all(run in ends for run, *_ in left)
+        # Seen when its result was written, or (a result before the kill) at the first look after the kill.
+        seen = {run: max(t(ends[run]) + 0.1, since + 0.01) for run, *_ in left if run in ends}
         until = max(seen.values(), default=since) + 0.05 if closed else None
         live_until = until if until is not None else float("inf")
         files[folder + "container-events-live.jsonl"] = [
@@ -268,7 +295,7 @@ def derive(s: Scenario) -> Files:
             files[folder + "container-events-window.json"] = {
                 "since": rfc3339_ns(int(since * 1e9)), "until": rfc3339_ns(int(until * 1e9)),
                 "sinceEpoch": since, "untilEpoch": until,
-                "targets": {run: {"resultSeq": results[run][0], "resultSeenEpoch": seen[run]} for run in targets},
+                "targets": {run: {"resultSeq": ends[run], "resultSeenEpoch": seen[run]} for run, *_ in left},
             }
         launches += [
             {"event": "end", "pid": pid, "at": rfc3339_ms(kill_at + 0.05), "code": None, "signal": "SIGKILL"},
@@ -1312,8 +1339,9 @@ def _forget_d1(s: Scenario) -> None:
 case("v3-lost-target-result", "after its only kill the study forgets d1 (no result, no settlement of round 1), halts "
      "and exits 0", F(ACCOUNTED, (D1, "resultSettledAndFinished"), (D1, "sameContainerNoRerun")), scenario=_forget_d1)
 
+# Kill 2 (at d3's start) leaves d1 unsettled too (§7): its story there is settled once, which never comes.
 case("v3-target-round-never-settled", "d1 has its result but round 1 is never settled; the study exits 0",
-     F(ACCOUNTED, (D1, "resultSettledAndFinished")),
+     F(ACCOUNTED, (D1, "resultSettledAndFinished"), ("kill 2 · d1", "resultSettledAndFinished")),
      scenario=lambda s: s.entries.pop(find(s, "diagnosisSettlement", round=1)))
 
 
@@ -1328,7 +1356,8 @@ def _ablation_abandoned(s: Scenario) -> None:
 case("v3-ablation-never-resulted", "an ablation started after the last kill never has a result (no kill in flight)",
      F(ACCOUNTED), scenario=_ablation_abandoned)
 
-case("v3-diagnosis-never-settled", "d2 (no kill's target) has a result; round 2 is never settled", F(ACCOUNTED),
+case("v3-diagnosis-never-settled", "d2 (kill 2 leaves it unsettled) has a result; round 2 is never settled",
+     F(ACCOUNTED, ("kill 2 · d2", "resultSettledAndFinished")),
      scenario=lambda s: s.entries.pop(find(s, "diagnosisSettlement", round=2)))
 
 
@@ -1500,7 +1529,7 @@ def _settlement2(fn: Callable[[dict[str, Any]], None]) -> Callable[[Scenario], N
 
 # Round 2 is then left without its settlement: rule 14 fails too.
 case("v3-rule11-settlement-round-not-its-runs", "d2 (round 2) is settled by a settlement of round 4",
-     F((ST, "contractKept"), ACCOUNTED), scenario=_settlement2(lambda c: c.update(round=4)))
+     F((ST, "contractKept"), ACCOUNTED, ("kill 2 · d2", "resultSettledAndFinished")), scenario=_settlement2(lambda c: c.update(round=4)))
 
 
 def _settle_twice(s: Scenario) -> None:

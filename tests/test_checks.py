@@ -32,6 +32,7 @@ from tests.corpus import study_checks
 from studymon.engine.records import (
     ContainerEvent,
     KillRecord,
+    KillTarget,
     LaunchEnd,
     LaunchStart,
     epoch_ns,
@@ -924,12 +925,20 @@ def test_kill_evidence_result_at_the_kill_is_not_in_flight() -> None:
     ev.kill.before_kill_seq = result - 1  # type: ignore[union-attr]
     retarget(ev, acc)
     assert [t.run for t in ev.targets] == ["d1"] and kill_evidence(ev, acc, LedgerFacts()).ok is True
+    # With its result but its round not settled: an unsettled target (§7), which kill.json says is in flight.
     ev.kill.before_kill_seq = result  # type: ignore[union-attr]
     retarget(ev, acc)
-    assert ev.targets == []  # judged are the runs in flight by the ledger, not kill.json's list
+    assert [(t.run, t.kind) for t in ev.targets] == [("d1", "unsettled")]  # the ledger's, not kill.json's
+    c = kill_evidence(ev, acc, LedgerFacts())
+    assert c.detail == "kill.json's target d1 disagrees with the ledger on class"
+    # Settled too: nothing of d1 was left unfinished.
+    settled = acc.settlements[1].seq
+    ev.kill.before_kill_seq = settled  # type: ignore[union-attr]
+    retarget(ev, acc)
+    assert ev.targets == []
     c = kill_evidence(ev, acc, LedgerFacts())
     assert c.detail == (f"{NOT_THE_KILLS}: 1 entry of no target, 0 targets without one; "
-                        f"kill.json lists 1 run not in flight at seq {result} (d1); "
+                        f"kill.json lists 1 run the kill did not leave unfinished at seq {settled} (d1); "
                         f"d1 had its result at seq {result}, before the kill")
 
 
@@ -951,7 +960,7 @@ def test_kill_evidence_targets_must_be_the_runs_in_flight() -> None:
     ev.kill.targets = targets + [replace(targets[0], run="d9")]  # type: ignore[union-attr]
     retarget(ev, acc)
     assert [t.run for t in ev.targets] == ["d1"]  # a listed run not in flight gets no checks of its own
-    assert kill_evidence(ev, acc, LedgerFacts()).detail == "kill.json lists 1 run not in flight at seq 7 (d9)"
+    assert kill_evidence(ev, acc, LedgerFacts()).detail == "kill.json lists 1 run the kill did not leave unfinished at seq 7 (d9)"
     for field_, value in [("cell", "c9"), ("round", 1.0), ("plan_seq", 4), ("start_seq", 6), ("container", "x")]:
         ev.kill.targets = [replace(targets[0], **{field_: value})]  # type: ignore[union-attr]
         c = kill_evidence(ev, acc, LedgerFacts())
@@ -967,7 +976,7 @@ def test_kill_evidence_listed_runs_not_in_flight_are_one_reason() -> None:
     retarget(ev, acc)
     c = kill_evidence(ev, acc, LedgerFacts())
     assert c == Check(
-        "killEvidence", False, "kill.json lists 1000 runs not in flight at seq 7 (x0, x1, x10 and 997 more)", "kill 1")
+        "killEvidence", False, "kill.json lists 1000 runs the kill did not leave unfinished at seq 7 (x0, x1, x10 and 997 more)", "kill 1")
     checks = kill_checks(ev, acc, STUDY, LedgerFacts())
     assert [(ch.scope, ch.name) for ch in checks] == [
         ("kill 1", "killDelivered"), ("kill 1", "killEvidence"),
@@ -1999,10 +2008,10 @@ def test_a_target_without_a_plan_or_start() -> None:
     never_started = copy.deepcopy(acc)
     never_started.runs["d1"].starts.clear()
     del acc.runs["d1"]
-    assert kill_evidence(ev, acc, LedgerFacts()).detail == "kill.json lists 1 run not in flight at seq 7 (d1)"
+    assert kill_evidence(ev, acc, LedgerFacts()).detail == "kill.json lists 1 run the kill did not leave unfinished at seq 7 (d1)"
     assert co(ev, acc).detail == "0 charges, 0 runStarted; run d1 has no runPlanned"
     # Never started, its result (seq 8) after the kill (seq 7): not in flight, and the detail says no more than is true.
-    assert kill_evidence(ev, never_started, LedgerFacts()).detail == "kill.json lists 1 run not in flight at seq 7 (d1)"
+    assert kill_evidence(ev, never_started, LedgerFacts()).detail == "kill.json lists 1 run the kill did not leave unfinished at seq 7 (d1)"
 
 
 def test_a_settlement_at_seq_0_still_needs_a_proposal_after_it() -> None:
@@ -2209,10 +2218,19 @@ def test_kill_evidence_pass_details() -> None:
     files = derive(build(rounds=1, ablation=(False,), kills=(("d1", "manual"),)))
     ev, acc = evidence(files)
     ev.kill.targets = []  # type: ignore[union-attr]
-    ev.kill.before_kill_seq = acc.runs["d1"].results[0].seq  # type: ignore[union-attr]
+    ev.kill.before_kill_seq = acc.settlements[1].seq  # type: ignore[union-attr]
     ev.window.results.clear()  # type: ignore[union-attr]
     retarget(ev, acc)
     assert kill_evidence(ev, acc, LedgerFacts()).detail.startswith("complete; targets (no run) are the runs in flight")
+    # At its result, before its round's settlement: d1 is what the kill left unfinished, with its class.
+    ev.kill.before_kill_seq = acc.runs["d1"].results[0].seq  # type: ignore[union-attr]
+    d1 = acc.runs["d1"]
+    ev.kill.targets = [KillTarget("d1", d1.cell, 1, 5, 7, container("d1"), "unsettled")]  # type: ignore[union-attr]
+    ev.window.results["d1"] = {"resultSeq": 8, "resultSeenEpoch": None}  # type: ignore[union-attr]
+    retarget(ev, acc)
+    assert kill_evidence(ev, acc, LedgerFacts()).detail == (
+        "complete; targets (d1 with its result but not settled) are what the kill left unfinished at seq 8; "
+        "ledger-at-kill.json is the ledger to that seq")
 
 
 def test_result_settled_pass_detail_of_a_non_diagnosis_target() -> None:

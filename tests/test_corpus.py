@@ -375,7 +375,7 @@ def test_many_targets_and_events_are_judged_in_linear_time(tmp_path: Path) -> No
     assert len(j.checks) == 20
     got = {(c.scope, c.name): c for c in j.checks}
     assert got[("kill 1", "killEvidence")].ok is False
-    assert got[("kill 1", "killEvidence")].detail.startswith(f"kill.json lists {n} runs not in flight at seq 7 (x0, x1, x10 and")
+    assert got[("kill 1", "killEvidence")].detail.startswith(f"kill.json lists {n} runs the kill did not leave unfinished at seq 7 (x0, x1, x10 and")
     assert [t["run"] for t in j.kills[0]["targets"]] == ["d1"]
     # The starts of the listed runs' containers are containers of the study made in the window.
     assert got[("kill 1 · d1", "sameContainerNoRerun")].ok is False

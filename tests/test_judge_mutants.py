@@ -146,8 +146,8 @@ def _repeated(s: Any) -> Any:
 def test_run_ids_from_the_ledger_reach_no_detail_unvalidated(tmp_path: Path) -> None:
     """A run id breaking rule 1 (an escape sequence) is never quoted: the checks fail, naming no such id.
 
-    Where: ``killEvidence`` (a run in flight that kill.json omits), ``killTriggered`` (the first
-    diagnosis run), ``chargedOnce`` (a run repeating the target).
+    Where: ``killEvidence`` (a run in flight that kill.json omits), ``killTriggered`` (the run the point
+    fired at), ``chargedOnce`` (a run repeating the target).
     """
     folders = {
         "renamed": _renamed(sound(), "d1", HOSTILE_RUN),
@@ -162,6 +162,6 @@ def test_run_ids_from_the_ledger_reach_no_detail_unvalidated(tmp_path: Path) -> 
         failing[name] = {(c.scope, c.name) for c in judgement.checks if c.ok is False}
     assert {("study", "killTriggered"), ("kill 1", "killEvidence"), ("study", "contractKept")} <= failing["renamed"]
     said = {name: [c.detail for c in judge(tmp_path / name).checks] for name in folders}
-    assert any("the first diagnosis run a run with an invalid id is not among" in d for d in said["renamed"]), said
+    assert any("arms.jsonl's fired line for kill 1 names no run" in d for d in said["renamed"]), said
     assert any("run a run with an invalid id (planned at seq" in d for d in said["repeated"]), said
     assert ("kill 1 · d1", "chargedOnce") in failing["repeated"], failing["repeated"]

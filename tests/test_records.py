@@ -119,7 +119,7 @@ def test_kill_json_is_the_documented_record() -> None:
         "at": "2027-01-15T08:00:00.513Z",
         "pid": 4242,
         "beforeKillSeq": 17,
-        "targets": [{"run": "d1", "cell": "c1", "round": 2, "planSeq": 12, "startSeq": 15,
+        "targets": [{"run": "d1", "class": "inFlight", "cell": "c1", "round": 2, "planSeq": 12, "startSeq": 15,
                      "container": "inforsi-s-d1"}],
         "prefix": "inforsi-s-",
         "signal": "SIGKILL",

@@ -36,9 +36,23 @@ class TargetWatch:
     first_destroy: int | None = None
     last_oom: int | None = None
     disagree: int = 0  # events whose live and read-back copies differ
+    # A target charged but not started at the kill: its one container is made in the window, so its first create
+    # and its first start belong to its story (``made``: that container's Id); any other is work done again.
+    fresh: bool = False
+    made: str | None = None
+    _firsts: set[str] = field(default_factory=set)
+    _own: set[tuple[Any, ...]] = field(default_factory=set)  # the keys of those first events (their copies too)
 
     def note(self, e: ContainerEvent) -> None:
         k = e.key
+        if self.fresh and e.verb in ("create", "start"):
+            if k in self._own:
+                return  # the other copy (live, read back) of an event of its story
+            if e.verb not in self._firsts and self.made in (None, e.id):
+                self._firsts.add(e.verb)
+                self._own.add(k)
+                self.made = e.id
+                return
         if e.verb == "die":
             if k not in self.dies and len(self.dies) < 3:
                 self.dies[k] = (e.id, e.exit_code, e.lo_ns)

@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
-from studymon.engine.accounts import Accounts, RunAccount
+from typing import Any
+
+from studymon.engine.accounts import Accounts, RunAccount, round_key
 from studymon.engine.contract import plural, valid_id
 from studymon.engine.folder import KillFolder
 from studymon.engine.judge.facts import KillEvidence, LedgerFacts, StudyFacts
 from studymon.engine.judge.target import PlanIndex, target_checks
 from studymon.engine.judge.text import run_text
 from studymon.engine.judge.verdict import SHOWN, WINDOW_OPEN, Check, Verdict
-from studymon.engine.records import SIGKILL, KillRecord, KillTarget, same_json
+from studymon.engine.records import (
+    CHARGED,
+    IN_FLIGHT,
+    SIGKILL,
+    UNRECORDED,
+    UNSETTLED,
+    KillRecord,
+    KillTarget,
+    same_json,
+    started,
+)
 
 # Listed targets judged when the ledger cannot say which runs were in flight.
 LISTED_KEPT = 16
@@ -53,8 +65,9 @@ def _delivery(v: Verdict, ev: KillEvidence, k: KillRecord) -> None:
             v.fail(f"pid {k.pid}'s end is kill {ev.end_claimed_by}'s: a controller is killed once, by one kill")
 
 
-def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts) -> Check:
+def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts, study: StudyFacts | None = None) -> Check:
     v = Verdict("killEvidence", ev.scope)
+    study_prefix = study.name_prefix if study is not None else None
     if ev.unjudged and ev.kill is not None:  # said first: the kill's judgement is not whole
         v.fail(
             f"more runs in flight at seq {ev.kill.before_kill_seq} than the judge follows one by one (the first "
@@ -112,10 +125,10 @@ def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts) -> Check
         if k.trigger == "auto" and k.trigger_seq is not None and k.trigger_seq > seq:
             v.fail(f"triggerSeq {k.trigger_seq} comes after beforeKillSeq {seq}")
         listed = {t.run: t for t in k.targets}
-        flying = {a.run: a for a in acc.in_flight_at(seq)}
-        for run in sorted(set(flying) - set(listed)):
-            v.fail(f"kill.json omits run {run_text(run)}, in flight at seq {seq}")
-        extra = sorted(set(listed) - set(flying))
+        left = left_at(acc, seq, ev.snapshots.get(KillFolder.BEFORE, {}), study_prefix)
+        for run in sorted(set(left) - set(listed)):
+            v.fail(f"kill.json omits run {run_text(run)}, {CLASS_TEXT[left[run].kind]} at seq {seq}")
+        extra = sorted(set(listed) - set(left))
         if extra:
             # One reason, whatever their number: the report's size follows the ledger, not kill.json.
             early = [
@@ -127,37 +140,83 @@ def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts) -> Check
             ]
             names = ", ".join(extra[:SHOWN]) + (f" and {len(extra) - SHOWN} more" if len(extra) > SHOWN else "")
             why = "".join(f"; {run} had its result at seq {rseq}, before the kill" for run, rseq in early)
-            v.fail(f"kill.json lists {plural(len(extra), 'run')} not in flight at seq {seq} ({names}){why}")
-        for run in sorted(set(listed) & set(flying)):
-            wrong = _target_disagrees(listed[run], flying[run])
+            v.fail(
+                f"kill.json lists {plural(len(extra), 'run')} the kill did not leave unfinished at seq {seq} "
+                f"({names}){why}"
+            )
+        for run in sorted(set(listed) & set(left)):
+            wrong = _target_disagrees(listed[run], left[run])
             if wrong:
                 v.fail(f"kill.json's target {run} disagrees with the ledger on {', '.join(wrong)}")
-    runs = ", ".join(t.run for t in ev.targets) or "no run"
+    runs = ", ".join(t.run if t.kind == IN_FLIGHT else f"{t.run} {CLASS_TEXT[t.kind]}" for t in ev.targets)
+    what = "the runs in flight" if all(t.kind == IN_FLIGHT for t in ev.targets) else "what the kill left unfinished"
     stage = f"; {WINDOW_OPEN}" if ev.may_continue else ""
     return v.check(
-        f"complete; targets ({runs}) are the runs in flight at seq {seq}; "
+        f"complete; targets ({runs or 'no run'}) are {what} at seq {seq}; "
         f"ledger-at-kill.json is the ledger to that seq{stage}"
     )
 
 
-def _target_disagrees(t: KillTarget, acct: RunAccount) -> list[str]:
-    plan = acct.plan
+def _target_disagrees(t: KillTarget, known: KillTarget) -> list[str]:
     facts = {
-        "cell": (t.cell, acct.cell),
-        "round": (t.round, acct.round),
-        "planSeq": (t.plan_seq, plan.seq if plan else None),
-        # A run in flight has a start.
-        "startSeq": (t.start_seq, acct.starts[0].seq),
-        "container": (t.container, acct.starts[0].get("container")),
+        "class": (t.kind, known.kind),
+        "cell": (t.cell, known.cell),
+        "round": (t.round, known.round),
+        "planSeq": (t.plan_seq, known.plan_seq),
+        "startSeq": (t.start_seq, known.start_seq),
+        "container": (t.container, known.container),
     }
-    return [name for name, (claimed, known) in facts.items() if not same_json(claimed, known)]
+    return [name for name, (claimed, fact) in facts.items() if not same_json(claimed, fact)]
+
+
+CLASS_TEXT = {
+    IN_FLIGHT: "in flight",
+    UNRECORDED: "its container started but no runStarted",
+    CHARGED: "charged but not started",
+    UNSETTLED: "with its result but not settled",
+}
+
+
+def left_at(acc: Accounts, seq: int, before: dict[str, Any], prefix: str | None) -> dict[str, KillTarget]:
+    """What a kill at ``seq`` left unfinished, by run, as the ledger and the snapshot at the kill tell it (§7).
+
+    Started without a result (in flight); a diagnosis run with its result but
+    its round not settled; planned but not started, with its container
+    started in ``container-before.json`` (unrecorded); charged but not
+    started (charged).  In the accounts' order, which is the ledger's.
+    """
+    out: dict[str, KillTarget] = {}
+    for a in acc.runs.values():
+        plan = a.plan
+        plan_seq = plan.seq if plan is not None else None
+        start = next((r for r in a.starts if r.seq <= seq), None)
+        if start is not None:
+            if not any(r.seq <= seq for r in a.results):
+                kind = IN_FLIGHT
+            elif a.purpose == "diagnosis" and _unsettled_at(acc, a, seq):
+                kind = UNSETTLED
+            else:
+                continue
+            out[a.run] = KillTarget(a.run, a.cell, a.round, plan_seq, start.seq, start.get("container"), kind)
+        elif plan_seq is not None and plan_seq <= seq and not any(r.seq <= seq for r in a.results):
+            name = prefix + a.run if prefix is not None else None
+            if name is not None and started(before.get(name)):
+                out[a.run] = KillTarget(a.run, a.cell, a.round, plan_seq, None, name, UNRECORDED)
+            elif any(r.seq <= seq for r in a.charges):
+                out[a.run] = KillTarget(a.run, a.cell, a.round, plan_seq, None, None, CHARGED)
+    return out
+
+
+def _unsettled_at(acc: Accounts, a: RunAccount, seq: int) -> bool:
+    settled = acc.settlements.get(round_key(a.round))
+    return settled is None or settled.seq > seq
 
 
 def kill_checks(
     ev: KillEvidence, acc: Accounts, study: StudyFacts, ledger: LedgerFacts, index: PlanIndex | None = None
 ) -> list[Check]:
     """Every check of one kill: ``killDelivered``, ``killEvidence``, then three per target."""
-    checks = [kill_delivered(ev), kill_evidence(ev, acc, ledger)]
+    checks = [kill_delivered(ev), kill_evidence(ev, acc, ledger, study)]
     if ev.kill is not None and ev.targets:
         seq = ev.kill.before_kill_seq
         plans = (index or PlanIndex(acc)).after(seq) if seq is not None else None
@@ -166,20 +225,25 @@ def kill_checks(
     return checks
 
 
-def judge_targets(kills: list[KillEvidence], acc: Accounts, ledger: LedgerFacts) -> None:
+def judge_targets(
+    kills: list[KillEvidence], acc: Accounts, ledger: LedgerFacts, study: StudyFacts | None = None
+) -> None:
     """Each kill's targets, up to :data:`TARGETS_PER_KILL` a kill and :data:`TARGETS_IN_ALL` in all; the rest
     are counted (``killEvidence`` fails on them)."""
     left = TARGETS_IN_ALL
     for ev in kills:
-        targets = judged_targets(ev, acc, ledger, min(TARGETS_PER_KILL, left) + 1)
+        prefix = study.name_prefix if study is not None else None
+        targets = judged_targets(ev, acc, ledger, min(TARGETS_PER_KILL, left) + 1, prefix)
         judged = min(len(targets), TARGETS_PER_KILL, left)
         ev.targets, ev.unjudged = targets[:judged], len(targets) > judged
         left -= judged
 
 
-def judged_targets(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts, most: int | None = None) -> list[KillTarget]:
-    """The runs whose story the kill's checks tell: those in flight at ``beforeKillSeq`` by the ledger
-    (the first ``most``).
+def judged_targets(
+    ev: KillEvidence, acc: Accounts, ledger: LedgerFacts, most: int | None = None, prefix: str | None = None
+) -> list[KillTarget]:
+    """The runs whose story the kill's checks tell: those the kill left unfinished at ``beforeKillSeq``
+    (:func:`left_at`; the first ``most``).
 
     kill.json's list is compared with them (``killEvidence``) but does not
     add to them: a run it lists that was not in flight gets no checks of its
@@ -193,14 +257,11 @@ def judged_targets(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts, most: i
         return k.targets[: min(LISTED_KEPT, most if most is not None else LISTED_KEPT)]
     listed = {t.run: t for t in k.targets}
     targets: list[KillTarget] = []
-    for a in acc.in_flight_at(seq):
+    for run, known in left_at(acc, seq, ev.snapshots.get(KillFolder.BEFORE, {}), prefix).items():
         if most is not None and len(targets) >= most:
             break
-        if a.run in listed:
-            targets.append(listed[a.run])
-        elif valid_id(a.run):
-            start = a.starts[0]
-            targets.append(
-                KillTarget(a.run, a.cell, a.round, a.plan.seq if a.plan else None, start.seq, start.get("container"))
-            )
+        if run in listed and listed[run].kind == known.kind:
+            targets.append(listed[run])
+        elif valid_id(run):
+            targets.append(known)
     return targets

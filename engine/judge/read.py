@@ -38,6 +38,7 @@ from studymon.engine.judge.study import fault_text
 from studymon.engine.judge.verdict import SHOWN
 from studymon.engine.ledger import LedgerIssue, LedgerParser, Record
 from studymon.engine.records import (
+    CHARGED,
     ArmLine,
     LaunchEnd,
     LaunchStart,
@@ -502,7 +503,7 @@ def read_events(out: Path, ev: KillEvidence, acc: Accounts, study: StudyFacts) -
             if isinstance(entry, dict) and isinstance(entry.get("Id"), str):
                 ids.add(entry["Id"])
         seen = window.seen_ns(t.run) if window is not None else None
-        targets.append(TargetWatch(t.run, name, frozenset(ids), seen))
+        targets.append(TargetWatch(t.run, name, frozenset(ids), seen, fresh=t.kind == CHARGED))
     until = window.until_ns if window is not None else None
     tally = EventTally(since, until, study.name_prefix, allowed, targets, study.id, unstarted)
     for file, live in ((KillFolder.LIVE, True), (KillFolder.READBACK, False)):

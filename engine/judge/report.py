@@ -188,7 +188,7 @@ def _judge(out: Path) -> Judgement:
     arming = read_arms(out)
     acc, contract, ledger, issues = read_ledger(out, study, kills, launches, arming)
     read_ledger_watch(out, ledger)
-    judge_targets(kills, acc, ledger)
+    judge_targets(kills, acc, ledger, study)
     for ev in kills:
         ev.all_results = all(bool(acc.runs[t.run].results) for t in ev.targets if t.run in acc.runs)
     finished = launches.finished

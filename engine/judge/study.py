@@ -11,6 +11,7 @@ from studymon.engine.contract import ContractWatch, is_int, plural, valid_id
 from studymon.engine.judge.facts import Arming, Fired, KillEvidence, Launches, LedgerFacts, StudyFacts
 from studymon.engine.judge.text import free_text, run_text, time_text
 from studymon.engine.judge.verdict import RESUME_HINT, SHOWN, Check, Verdict
+from studymon.engine.records import IN_FLIGHT
 from studymon.engine.safefile import type_name
 from studymon.engine.spec import EXPECT_ENDS
 
@@ -320,7 +321,7 @@ def _after_point(v: Verdict, f: Fired, ev: KillEvidence, number: int) -> str:
     run = f.moment_run if valid_id(f.moment_run) else None
     if (valid_id(f.run) or run is not None) and f.run != run:
         v.fail(f"arms.jsonl says kill {number} fired at {run_text(f.run)}, not at {run_text(run)}")
-    if point.what == "runStarted" and run is not None and run not in {t.run for t in ev.targets}:
+    if point.what == "runStarted" and run is not None and run not in {t.run for t in ev.targets if t.kind == IN_FLIGHT}:
         v.fail(f"the run {run_text(run)} whose start kill {number} fired at is not among its targets")
     return f"kill {number} fired at {point} ({what})"
 

@@ -13,7 +13,7 @@ from studymon.engine.judge.facts import KillEvidence, LedgerFacts, StudyFacts
 from studymon.engine.judge.text import action_text, name_text, ns_text, run_text, short_id
 from studymon.engine.judge.verdict import SHOWN, WINDOW_OPEN, Check, Verdict
 from studymon.engine.ledger import Record
-from studymon.engine.records import KillTarget, Snapshot, parse_snapshot
+from studymon.engine.records import CHARGED, UNRECORDED, UNSETTLED, KillTarget, Snapshot, parse_snapshot
 from studymon.engine.safefile import type_name
 
 FINISHED_OPEN = "the study finished with the window still open"
@@ -69,27 +69,105 @@ class _Container:
 def same_container_no_rerun(
     ev: KillEvidence, t: KillTarget, acct: RunAccount | None, study: StudyFacts, ledger: LedgerFacts, scope: str
 ) -> Check:
-    """The target's story in its container (§6.4): one container, only allowed events, one die that agrees."""
+    """The target's story in its container (§6.4, §7), by what the kill left it in.
+
+    In flight, or unrecorded (its container started, no ``runStarted``):
+    one container, only allowed events, one die that agrees; an unrecorded
+    one is adopted, its one ``runStarted`` after the kill naming it.
+    Charged but not started: started once after the kill, in one container.
+    With its result but not settled: never run again.
+    """
     v = Verdict("sameContainerNoRerun", scope)
     name = study.container(t.run)
     if name is None:
         v.fail(f"the container names cannot be checked: {study.problem}")
         return v.check(lambda: "")  # never shown: it failed
-    if t.container != name:
-        v.fail(f"the target's container in kill.json is not {name}")
     if ledger.problem is not None:
         ledger.say(v)
+    if t.kind == CHARGED:
+        return _started_once(v, ev, t, acct, name)
+    if t.kind == UNSETTLED:
+        return _not_run_again(v, ev, t, acct, name)
+    if t.container != name:
+        v.fail(f"the target's container in kill.json is not {name}")
     box = _snapshots(v, ev, name)
     _window_entry(v, ev, t)
     watch = _study_events(v, ev, t, name)
     if watch is not None:
         _own_events(v, ev, name, watch, box, acct)
     n_dies = len(watch.dies) if watch else 0
+    adopted = ""
+    if t.kind == UNRECORDED:
+        _adopted(v, ev, t, acct, name)
+        adopted = "started before the kill without runStarted, adopted by its one runStarted after it; "
     return v.check(
-        f"{name}: one Id ({short_id(box.id)}) and StartedAt in {len(box.snaps)} snapshots; "
+        f"{name}: {adopted}one Id ({short_id(box.id)}) and StartedAt in {len(box.snaps)} snapshots; "
         f"in its window only {plural(n_dies, 'die')} and what may come with it, exit as runResult; "
         "no other container of the study made in the window"
     )
+
+
+def _starts_after(ev: KillEvidence, acct: RunAccount | None) -> tuple[list[Record], int | None]:
+    seq = ev.kill.before_kill_seq if ev.kill else None
+    starts = acct.starts if acct is not None else []
+    return ([r for r in starts if r.seq > seq] if seq is not None else []), seq
+
+
+def _adopted(v: Verdict, ev: KillEvidence, t: KillTarget, acct: RunAccount | None, name: str) -> None:
+    """An unrecorded target: its container is the run; the resume records it, once, by that name."""
+    after, _ = _starts_after(ev, acct)
+    if not after:
+        (v.fail if ev.finished else v.unknown)(
+            f"no runStarted of {t.run} after the kill{'' if ev.finished else ' yet'}: its started container "
+            "is not adopted"
+        )
+    for r in after[:1]:
+        said = r.get("container")
+        if said != name:
+            v.fail(f"the runStarted of {t.run} after the kill (seq {r.seq}) names {name_text(said)}, not {name}")
+
+
+def _started_once(v: Verdict, ev: KillEvidence, t: KillTarget, acct: RunAccount | None, name: str) -> Check:
+    """A target charged but not started at the kill: after it, one runStarted naming one container made in the
+    window, its one die agreeing with its result."""
+    if t.container is not None:
+        v.fail(f"kill.json gives {t.run}, charged but not started, a container")
+    after, _ = _starts_after(ev, acct)
+    if not after:
+        (v.fail if ev.finished else v.unknown)(
+            f"the study finished without starting {t.run} after the kill"
+            if ev.finished
+            else f"no runStarted of {t.run} after the kill yet"
+        )
+    elif after[0].get("container") != name:
+        said = name_text(after[0].get("container"))
+        v.fail(f"the runStarted of {t.run} after the kill (seq {after[0].seq}) names {said}, not {name}")
+    _window_entry(v, ev, t)
+    watch = _study_events(v, ev, t, name)
+    if watch is not None:
+        box = _Container()
+        _own_events(v, ev, name, watch, box, acct, made=watch.made)
+    return v.check(
+        f"{name}: started once after the kill, one container made in its window, its one die as runResult; "
+        "no other container of the study made in the window"
+    )
+
+
+def _not_run_again(v: Verdict, ev: KillEvidence, t: KillTarget, acct: RunAccount | None, name: str) -> Check:
+    """A target with its result but not settled at the kill: the resume settles it and never runs it again."""
+    after, _ = _starts_after(ev, acct)
+    if after:
+        v.fail(f"{t.run} had its result before the kill, and a runStarted after it (seq {after[0].seq})")
+    _window_entry(v, ev, t)
+    watch = _study_events(v, ev, t, name)
+    if watch is not None:
+        v.listed(
+            [f"{action_text(action)} of {name} at {ns_text(ns)} in its window" for action, ns in watch.forbidden],
+            watch.forbidden_count,
+            "such event",
+            "such events",
+        )
+    return v.check(f"{name}: had its result before the kill; not started again, nothing of it made in the window")
 
 
 def _snapshots(v: Verdict, ev: KillEvidence, name: str) -> _Container:
@@ -194,7 +272,13 @@ def _study_events(v: Verdict, ev: KillEvidence, t: KillTarget, own: str) -> Targ
 
 
 def _own_events(
-    v: Verdict, ev: KillEvidence, name: str, watch: TargetWatch, box: _Container, acct: RunAccount | None
+    v: Verdict,
+    ev: KillEvidence,
+    name: str,
+    watch: TargetWatch,
+    box: _Container,
+    acct: RunAccount | None,
+    made: str | None = None,
 ) -> None:
     """The target's own events: nothing outside its story, its one die agreeing with the snapshots and the result."""
     v.listed(
@@ -216,8 +300,9 @@ def _own_events(
     die = dies[0] if dies else None
     if die is not None:
         die_id, die_code, die_ns = die
-        if box.id is not None and die_id != box.id:
-            v.fail(f"the die is of container {short_id(die_id)}, not of {short_id(box.id)}")
+        own_id = box.id if box.id is not None else made
+        if own_id is not None and die_id != own_id:
+            v.fail(f"the die is of container {short_id(die_id)}, not of {short_id(own_id)}")
         if die_code is None:
             v.fail("the die has no exitCode")
         shown = box.exit
@@ -403,6 +488,9 @@ def result_settled_and_finished(
         result = results[0]
         if seq is None:
             v.fail("kill.json has no beforeKillSeq to place the result after")
+        elif t.kind == UNSETTLED:
+            if result.seq > seq:
+                v.fail(f"the result (seq {result.seq}) is not before the kill (seq {seq}), as kill.json says")
         elif result.seq <= seq:
             v.fail(f"the result (seq {result.seq}) is not after the kill (seq {seq})")
     if KillFolder.WINDOW in ev.problems:
@@ -420,7 +508,7 @@ def result_settled_and_finished(
             v.fail(f"the result (seq {result.seq}) comes after the window closed (at result seq {closed_at})")
 
     if acct is not None and acct.plan is not None and acct.purpose == "diagnosis":
-        _settled(v, pending, t.run, acct, acct.plan, result, acc)
+        _settled(v, pending, t.run, acct, acct.plan, result, acc, seq if t.kind == UNSETTLED else None)
     for run, kind, why, _ in ev.unmanned:
         if run == t.run and kind in ("runResult", "diagnosisSettlement"):
             v.fail(why + ": written by something that outlived the kill")
@@ -433,13 +521,22 @@ def result_settled_and_finished(
     rnd = round_text(acct.round) if acct else "?"
     where = f"seq {result.seq}" if result else "?"
     settled = "; settled, then proposal " + rnd + " opened" if acct and acct.purpose == "diagnosis" else ""
-    return v.check(f"one result at {where}, after the kill and inside the window{settled}; halted at export")
+    when = "before the kill, settled after it" if t.kind == UNSETTLED else "after the kill and inside the window"
+    return v.check(f"one result at {where}, {when}{settled}; halted at export")
 
 
 def _settled(
-    v: Verdict, pending: Any, run: str, acct: RunAccount, plan: Record, result: Record | None, acc: Accounts
+    v: Verdict,
+    pending: Any,
+    run: str,
+    acct: RunAccount,
+    plan: Record,
+    result: Record | None,
+    acc: Accounts,
+    kill_seq: int | None = None,
 ) -> None:
-    """The diagnosis part: one settlement of the round, naming the run, after its result, complete."""
+    """The diagnosis part: one settlement of the round, naming the run, after its result (and after ``kill_seq``
+    for a target that was unsettled at the kill), complete."""
     if not is_int(acct.round):
         v.fail(f"the round of {run} is {type_name(acct.round)}, not an integer")
         return
@@ -450,6 +547,8 @@ def _settled(
         return
     if s.count > 1:
         v.fail(f"{s.count} diagnosisSettlement for round {rnd}")
+    if kill_seq is not None and s.seq <= kill_seq:
+        v.fail(f"the settlement of round {rnd} (seq {s.seq}) is not after the kill (seq {kill_seq})")
     if s.run != run:
         v.fail(f"the settlement of round {rnd} names {s.run if valid_id(s.run) else 'another run'}, not {run}")
     if result is None:

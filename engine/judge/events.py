@@ -36,22 +36,40 @@ class TargetWatch:
     first_destroy: int | None = None
     last_oom: int | None = None
     disagree: int = 0  # events whose live and read-back copies differ
-    # A target charged but not started at the kill: its one container is made in the window, so its first create
-    # and its first start belong to its story (``made``: that container's Id); any other is work done again.
+    # A target charged but not started at the kill, or unrecorded (its container being made as the controller was
+    # frozen): its one container starts in the window.  Containers that never start do no work: their create and
+    # their destroy are not of its story.  ``made``: that container's Id (an unrecorded target's, from the snapshot
+    # at the kill); a second start, or a start of another container, is work done again.
     fresh: bool = False
     made: str | None = None
-    _firsts: set[str] = field(default_factory=set)
-    _own: set[tuple[Any, ...]] = field(default_factory=set)  # the keys of those first events (their copies too)
+    _started: bool = False
+    _own: set[tuple[Any, ...]] = field(default_factory=set)  # the key of its start (its copies too)
+    _destroyed: dict[Any, int] = field(default_factory=dict)  # fresh: the earliest destroy of each other container
+
+    @property
+    def story_destroy(self) -> int | None:
+        """The earliest destroy of the target's own container."""
+        late = self._destroyed.get(self.made) if self.made is not None else None
+        if late is None:
+            return self.first_destroy
+        return late if self.first_destroy is None else min(late, self.first_destroy)
 
     def note(self, e: ContainerEvent) -> None:
         k = e.key
-        if self.fresh and e.verb in ("create", "start"):
-            if k in self._own:
-                return  # the other copy (live, read back) of an event of its story
-            if e.verb not in self._firsts and self.made in (None, e.id):
-                self._firsts.add(e.verb)
-                self._own.add(k)
-                self.made = e.id
+        if self.fresh:
+            if e.verb == "create":
+                return
+            if e.verb == "start":
+                if k in self._own:
+                    return  # the other copy (live, read back) of its start
+                if not self._started and self.made in (None, e.id):
+                    self._started, self.made = True, e.id
+                    self._own.add(k)
+                    return
+            elif e.verb == "destroy" and (self.made is None or e.id != self.made):
+                known = self._destroyed.get(e.id)
+                if known is not None or len(self._destroyed) < SEEN_KEPT:
+                    self._destroyed[e.id] = e.lo_ns if known is None else min(known, e.lo_ns)
                 return
         if e.verb == "die":
             if k not in self.dies and len(self.dies) < 3:

@@ -39,6 +39,7 @@ from studymon.engine.judge.verdict import SHOWN
 from studymon.engine.ledger import LedgerIssue, LedgerParser, Record
 from studymon.engine.records import (
     CHARGED,
+    UNRECORDED,
     ArmLine,
     LaunchEnd,
     LaunchStart,
@@ -503,7 +504,12 @@ def read_events(out: Path, ev: KillEvidence, acc: Accounts, study: StudyFacts) -
             if isinstance(entry, dict) and isinstance(entry.get("Id"), str):
                 ids.add(entry["Id"])
         seen = window.seen_ns(t.run) if window is not None else None
-        targets.append(TargetWatch(t.run, name, frozenset(ids), seen, fresh=t.kind == CHARGED))
+        # Charged but not started: its container is made in the window.  Unrecorded: its container (the Id of the
+        # snapshot at the kill) was being made as the controller was frozen, and may start just after.
+        before = ev.snapshots.get(KillFolder.BEFORE, {}).get(name)
+        made = before.get("Id") if t.kind == UNRECORDED and isinstance(before, dict) else None
+        fresh = t.kind == CHARGED or (t.kind == UNRECORDED and isinstance(made, str))
+        targets.append(TargetWatch(t.run, name, frozenset(ids), seen, fresh=fresh, made=made))
     until = window.until_ns if window is not None else None
     tally = EventTally(since, until, study.name_prefix, allowed, targets, study.id, unstarted)
     for file, live in ((KillFolder.LIVE, True), (KillFolder.READBACK, False)):

@@ -310,7 +310,7 @@ def _own_events(
             die_code != shown.exit_code or shown.finished_ns is None or abs(die_ns - shown.finished_ns) > 1_000_000_000
         ):
             v.fail("the die is not the exit the snapshots show (exit code and time within a second)")
-        if watch.first_destroy is not None and watch.first_destroy < die_ns:
+        if watch.story_destroy is not None and watch.story_destroy < die_ns:
             v.fail(f"a destroy of {name} comes before its die")
         # The result is the run's end as the study waited for it: its container died before the console
         # saw it.  Both on the runtime's clock; Docker stamps a die 10-25 ms after the exit, which a
@@ -321,7 +321,7 @@ def _own_events(
         if watch.last_oom is not None and watch.last_oom > die_ns + 1_000_000_000:
             v.fail(f"an oom of {name} comes after its die")
     else:
-        if watch.first_destroy is not None and not box.exited_before:
+        if watch.story_destroy is not None and not box.exited_before:
             v.fail(f"a destroy of {name} with no die before it")
         if watch.last_oom is not None and not box.exited_before:
             v.fail(f"an oom of {name} with no die after it")

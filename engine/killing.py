@@ -251,6 +251,10 @@ class KillDriver:
         entry = self.points[0]
         if not entry.current or entry.point.on_record:
             return
+        # What the study wrote before the event was seen is read first: the run's plan (its purpose) among it.
+        self.reader.drain()
+        if self._busy():
+            return
         name = event_name(event)
         run = name[len(self.prefix) :] if name.startswith(self.prefix) else None
         action = str(event.get("Action") or event.get("status"))
@@ -259,9 +263,6 @@ class KillDriver:
         controller = self.host.controller
         if controller is None or controller.ending is not None:
             self._missed(run, f"the {action} of {name} was seen after the controller had ended")
-            return
-        self.reader.drain()  # what the study wrote before the event was seen is read before the freeze
-        if self._busy():
             return
         next_kind = "runResult" if action == "die" else "runStarted"
 

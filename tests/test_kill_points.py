@@ -1,0 +1,131 @@
+"""Kill points (contract §7) against studies of our own that get one recovery wrong each, on both backends.
+
+The doubles are one study in JavaScript, written from the contract alone
+(``tests/doubles/points_study.js``), with a recovery mistake chosen per study
+id.  Each mistake bites at one point only: armed at the seed's point (the
+first diagnosis run's start) every double passes, which shows that the point
+matters; killed at its own point each fails exactly its checks.  The honest
+double passes at a point of every kind, and so does the reference study.
+Several studies run in one command, side by side, to keep this to a minute.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+from studymon.engine.killpoint import SEED
+from tests.studies import ROOT, REFSTUDY_TEMPLATE, FAST, studymon
+
+pytestmark = pytest.mark.slow
+DOUBLE = ROOT / "tests" / "doubles" / "points_study.js"
+
+# Each mistake, the point where it bites, and the checks it fails there (scope, check).
+MISTAKES: dict[str, tuple[str, set[tuple[str, str]]]] = {
+    "recharge": ("after:charge/diagnosis", {
+        ("study", "contractKept"), ("study", "chargedEqualsStarts"), ("kill 1 · d1", "chargedOnce")}),
+    "restart-unrecorded": ("container:start/diagnosis", {("kill 1 · d1", "sameContainerNoRerun")}),
+    "settle-twice": ("after:runResult/diagnosis", {
+        ("study", "contractKept"), ("kill 1 · d1", "resultSettledAndFinished")}),
+    "forget-finished": ("container:die/diagnosis", {("kill 1 · d1", "sameContainerNoRerun")}),
+    "abandon-ablation": ("after:runStarted/ablation", {
+        ("study", "resultsAccounted"), ("kill 1 · a1", "sameContainerNoRerun"),
+        ("kill 1 · a1", "resultSettledAndFinished")}),
+}
+# The honest double at a point of every kind: a record of each run kind, and each container action.
+HONEST_POINTS = ["after:charge/diagnosis", "container:start/diagnosis", "after:runResult/diagnosis",
+                 "container:die/diagnosis", "after:runStarted/ablation", "container:create/ablation"]
+
+
+def checks(out: Path) -> dict[tuple[str, str], bool | None]:
+    report = json.loads((out / "report.json").read_text())
+    return {(c["scope"], c["name"]): c["ok"] for c in report["checks"]}
+
+
+def not_holding(out: Path) -> set[tuple[str, str]]:
+    return {key for key, ok in checks(out).items() if ok is not True}
+
+
+def fired_at(out: Path) -> list[str]:
+    lines = [json.loads(line) for line in (out / "arms.jsonl").read_text().splitlines()]
+    return [line["point"] for line in lines if line["event"] == "fired"]
+
+
+def _double_template(tmp: Path, backend: str, faults: dict[str, str]) -> Path:
+    path = tmp / "research.json"
+    path.write_text(json.dumps({"command": ["node", str(DOUBLE)], "backend": backend, "pause": 0.3,
+                                "runSeconds": 4, "faults": faults}))
+    return path
+
+
+@pytest.fixture(params=["process", "docker"])
+def backend(request: pytest.FixtureRequest) -> str:
+    if request.param == "docker":
+        request.getfixturevalue("docker_engine")
+    return str(request.param)
+
+
+def test_each_mistake_passes_at_the_seed_s_point_and_fails_at_its_own(tmp_path: Path, backend: str) -> None:
+    token = uuid.uuid4().hex[:6]  # a Docker engine is shared: ids of this test's own
+    seed = {f"s{n}{token}": fault for n, fault in enumerate(MISTAKES)}
+    own = {f"o{n}{token}": fault for n, fault in enumerate(MISTAKES)}
+    honest = {f"h{n}{token}": point for n, point in enumerate(HONEST_POINTS)}
+    template = _double_template(tmp_path, backend, {**seed, **own})
+    args = ["run", "--headless", "--template", str(template)]
+    args += [f"--kill={sid}:{SEED}" for sid in seed]
+    args += [f"--kill={sid}:{MISTAKES[fault][0]}" for sid, fault in own.items()]
+    args += [f"--kill={sid}:{point}" for sid, point in honest.items()]
+    studies = [*seed, *own, *honest]
+    proc = studymon(*args, *[f"{sid}={sid}" for sid in studies], cwd=tmp_path, timeout=600)
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # the mistakes at their own points fail
+    for sid, fault in seed.items():
+        assert fired_at(tmp_path / sid) == [str(SEED)], (fault, sid)
+        assert not_holding(tmp_path / sid) == set(), (fault, checks(tmp_path / sid))
+    for sid, fault in own.items():
+        point, failed = MISTAKES[fault]
+        assert fired_at(tmp_path / sid) == [point], (fault, sid)
+        assert not_holding(tmp_path / sid) == failed, (fault, checks(tmp_path / sid))
+        assert all(checks(tmp_path / sid)[key] is False for key in failed), fault
+    for sid, point in honest.items():
+        assert fired_at(tmp_path / sid) == [point], (point, sid)
+        assert not_holding(tmp_path / sid) == set(), (point, checks(tmp_path / sid))
+        assert ("kill 1", "killEvidence") in checks(tmp_path / sid)
+
+
+def test_the_reference_study_passes_at_points_of_every_kind(tmp_path: Path, backend: str) -> None:
+    data = json.loads(REFSTUDY_TEMPLATE.read_text())
+    data.update(FAST, backend=backend)
+    template = tmp_path / "t.json"
+    template.write_text(json.dumps(data))
+    token = uuid.uuid4().hex[:6]
+    points = {f"r{n}{token}": point for n, point in enumerate(
+        ["after:charge/diagnosis#2", "container:create/diagnosis#2", "after:runStarted/diagnosis#3", "container:die#2"])}
+    args = ["run", "--headless", "--template", str(template)] + [f"--kill={sid}:{p}" for sid, p in points.items()]
+    proc = studymon(*args, *[f"{sid}={sid}" for sid in points], cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for sid, point in points.items():
+        assert fired_at(tmp_path / sid) == [point], (point, sid)
+        assert not_holding(tmp_path / sid) == set(), (point, checks(tmp_path / sid))
+
+
+def test_two_kills_the_second_on_the_resumed_controller(tmp_path: Path) -> None:
+    """Killed at d1's start, then at the resumed controller's first runResult (d1's, before its settlement)."""
+    template = _double_template(tmp_path, "process", {"rerun": "rerun-unsettled"})
+    points = [f"--kill={sid}:{p}" for sid in ("honest", "rerun") for p in (SEED, "after:runResult")]
+    proc = studymon("run", "--headless", "--template", str(template), *points, "honest=honest", "rerun=rerun",
+                    cwd=tmp_path, timeout=600)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    for sid in ("honest", "rerun"):
+        assert fired_at(tmp_path / sid) == [str(SEED), "after:runResult"], sid
+        arms = [json.loads(line) for line in (tmp_path / sid / "arms.jsonl").read_text().splitlines()]
+        second = [a for a in arms if a["event"] == "fired"][1]
+        kill1 = json.loads((tmp_path / sid / "kills" / "1" / "kill.json").read_text())
+        assert second["fromSeq"] == kill1["beforeKillSeq"]  # counted on the resumed controller only
+        kill2 = json.loads((tmp_path / sid / "kills" / "2" / "kill.json").read_text())
+        assert [(t["run"], t["class"]) for t in kill2["targets"]] == [("d1", "unsettled")]
+    assert not_holding(tmp_path / "honest") == set(), checks(tmp_path / "honest")
+    assert not_holding(tmp_path / "rerun") == {("kill 2 · d1", "sameContainerNoRerun")}, checks(tmp_path / "rerun")
+    assert checks(tmp_path / "rerun")[("kill 1 · d1", "sameContainerNoRerun")] is True  # the first resume was sound

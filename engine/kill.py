@@ -354,14 +354,13 @@ class Kill:
 
     # --- 5. the window ------------------------------------------------------
     def result_seen(self, accounts: Accounts) -> bool:
-        """Note the targets' results the accounts now hold (an unsettled target had its result at the kill);
-        whether every target has one."""
+        """Note the records that end the targets' stories the accounts now hold: a result, or for a target that
+        had its result at the kill, its round's settlement; whether every target's story has ended."""
         now: float | None = None
         for t in self.targets:
             if t.run in self.results:
                 continue
-            acct = accounts.runs.get(t.run)
-            seq = acct.results[0].seq if acct is not None and acct.results else None
+            seq = _story_end(t, accounts)
             if seq is not None:
                 now = self.runtime.now() if now is None else now
                 self.results[t.run] = {"resultSeq": seq, "resultSeenEpoch": now}
@@ -524,6 +523,16 @@ def _retrieve(future: asyncio.Future[Any]) -> None:
     """Mark a late thread's outcome as seen (it was recorded as a capture error already)."""
     if not future.cancelled():
         future.exception()
+
+
+def _story_end(t: KillTarget, accounts: Accounts) -> int | None:
+    """The seq of the record that ends a target's story: its result, or for an unsettled one its round's settlement
+    (after the kill: the window stays open until the resume has settled it, so that running it again is seen)."""
+    if t.kind == UNSETTLED:
+        settled = accounts.settlements.get(round_key(t.round))
+        return settled.seq if settled is not None else None
+    acct = accounts.runs.get(t.run)
+    return acct.results[0].seq if acct is not None and acct.results else None
 
 
 def _inspect_many(runtime: Runtime, names: list[str]) -> dict[str, Any]:

@@ -419,9 +419,18 @@ class KillDriver:
             if number not in self._closing and kill.result_seen(self.accounts):
                 self._closing[number] = asyncio.ensure_future(self._close_window(kill))
 
-    async def close_settled_windows(self) -> None:
-        """Close the windows whose targets have their results, and wait until they are closed (the study ended)."""
+    async def close_settled_windows(self, finished: bool = False) -> None:
+        """Close the windows whose targets' stories have ended, and wait until they are closed (the study ended).
+
+        ``finished``: the study finished (exit 0), so nothing more of it can
+        happen: every open window closes, a target whose story did not end
+        with an empty entry (its checks say what never came).
+        """
         self.check_windows()
+        if finished:
+            for number, kill in list(self.windows.items()):
+                if number not in self._closing:
+                    self._closing[number] = asyncio.ensure_future(self._close_window(kill))
         if self._closing:
             await asyncio.gather(*self._closing.values(), return_exceptions=True)
 

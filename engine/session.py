@@ -263,7 +263,7 @@ class StudySession:
                 await self.relaunch(resume=True)
             if self._write_error is not None:
                 raise self._write_error
-            await self.kills.close_settled_windows()
+            await self.kills.close_settled_windows(finished=ending is not None and ending.code == 0)
             self.pump.finish()
             return await finish(self, self.spec, ending, self.kills.error)
         except EvidenceWriteError as exc:

@@ -237,7 +237,8 @@ def derive(s: Scenario) -> Files:
         targets = [run for run, (st, _) in starts.items() if st <= seq and not (run in results and results[run][0] <= seq)]
         plans = {r["content"]["run"]: r for r in records if r["kind"] == "runPlanned" and isinstance(r["content"].get("run"), str)}
         # What else the kill leaves unfinished (§7): a diagnosis result whose round is not settled yet, a run charged
-        # but not started.  The window closes once each has its result.
+        # but not started.  The window closes once each story has ended (a result; a settlement), or at the
+        # study's end, which ends every story.
         ends = {run: results[run][0] for run in targets if run in results}
         unsettled = []
         for run, (st, _) in starts.items():
@@ -251,7 +252,8 @@ def derive(s: Scenario) -> Files:
             if settled and settled[0] <= seq:
                 continue
             unsettled.append(run)
-            ends[run] = results[run][0]  # its story's end in the window: its result, already there
+            if settled:
+                ends[run] = settled[0]  # its story's end: the window waits for its settlement
         charged = sorted({r["content"]["run"] for r in records if r["kind"] == "charge" and r["seq"] <= seq
                           and r["content"].get("run") in plans and plans[r["content"]["run"]]["seq"] <= seq
                           and not (r["content"]["run"] in starts and starts[r["content"]["run"]][0] <= seq)
@@ -279,10 +281,10 @@ def derive(s: Scenario) -> Files:
         names = [starts[run][1] for run in targets]
         for file in ("container-before.json", "container-after-kill.json", "container-before-resume.json"):
             files[folder + file] = {name: inspect(name, t(starts[run][0]) - 0.5) for run, name in zip(targets, names)}
-        closed = all(run in ends for run, *_ in left)
-        # Seen when its result was written, or (a result before the kill) at the first look after the kill.
-        seen = {run: max(t(ends[run]) + 0.1, since + 0.01) for run, *_ in left if run in ends}
-        until = max(seen.values(), default=since) + 0.05 if closed else None
+        closed = all(run in ends for run, *_ in left) or s.final_code == 0
+        seen = {run: t(ends[run]) + 0.1 for run, *_ in left if run in ends}
+        until = (max(seen.values(), default=since) + 0.05 if all(run in ends for run, *_ in left)
+                 else t(len(records)) + 0.2) if closed else None
         live_until = until if until is not None else float("inf")
         files[folder + "container-events-live.jsonl"] = [
             dict(copy.deepcopy(e), seenAt=rfc3339_ms(ev_time(e) + 0.002))
@@ -295,7 +297,7 @@ def derive(s: Scenario) -> Files:
             files[folder + "container-events-window.json"] = {
                 "since": rfc3339_ns(int(since * 1e9)), "until": rfc3339_ns(int(until * 1e9)),
                 "sinceEpoch": since, "untilEpoch": until,
-                "targets": {run: {"resultSeq": ends[run], "resultSeenEpoch": seen[run]} for run, *_ in left},
+                "targets": {run: {"resultSeq": ends.get(run), "resultSeenEpoch": seen.get(run)} for run, *_ in left},
             }
         launches += [
             {"event": "end", "pid": pid, "at": rfc3339_ms(kill_at + 0.05), "code": None, "signal": "SIGKILL"},
@@ -559,7 +561,7 @@ def _window_early(f: Files) -> None:
 
 case("window-closed-before-result", "the kill's window closed before the target's result was written",
      F((D1, "resultSettledAndFinished")), files=_window_early,
-     details={(D1, "resultSettledAndFinished"): "the result (seq 8) comes after the window closed (at result seq 7)"})
+     details={(D1, "resultSettledAndFinished"): "the result (seq 8) comes after the window closed (at seq 7)"})
 
 
 # Every clause of §4 and every rule of §2a, one at a time.
@@ -1716,7 +1718,9 @@ for _c in CORPUS:
         # v3 §6.5: d1 was not in flight at beforeKillSeq 8, so it is a listed target beyond the runs in
         # flight: one ✗ of killEvidence, and no checks of its own; and the first diagnosis run is not
         # among the automatic kill's targets (killTriggered, docs/contract.md).
-        _c.expected = F((K1, "killEvidence"), (ST, "killTriggered"))
+        # §7: with its result and round 1 not settled at seq 8, d1 is an unsettled target, whose window should
+        # have waited for the settlement (seq 9).
+        _c.expected = F((K1, "killEvidence"), (ST, "killTriggered"), (D1, "resultSettledAndFinished"))
     if _c.name == "replanned-after-kill":
         # v3 rule 14: the twin d1b's result is named by no settlement of round 1 (d1's is).
         _c.expected = F((D1, "chargedOnce"), ACCOUNTED)

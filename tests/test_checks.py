@@ -1503,7 +1503,7 @@ def test_result_must_be_inside_the_window() -> None:
     entry["resultSeq"] += 1
     assert rsf(ev, acc).ok is True
     entry["resultSeq"] -= 2
-    assert rsf(ev, acc).detail == "the result (seq 8) comes after the window closed (at result seq 7)"
+    assert rsf(ev, acc).detail == "the result (seq 8) comes after the window closed (at seq 7)"
     entry["resultSeq"] = None
     assert rsf(ev, acc).detail == "the window closed without d1's result"
 

@@ -228,7 +228,10 @@ def _window_entry(v: Verdict, ev: KillEvidence, t: KillTarget) -> None:
         if entry is None:
             v.fail(f"{KillFolder.WINDOW} has no entry for {t.run}")
         elif window.seen_ns(t.run) is None:
-            v.fail(f"{KillFolder.WINDOW} gives no time for {t.run}'s result")
+            # Closed as the study finished with the target's story unended: resultSettledAndFinished says what
+            # never came.  A record named but no time for it is the file's fault.
+            if entry.get("resultSeq") is not None:
+                v.fail(f"{KillFolder.WINDOW} gives no time for {t.run}'s result")
         elif not window.since_ns <= window.seen_ns(t.run) <= window.until_ns:  # type: ignore[operator]
             v.fail(f"{KillFolder.WINDOW}: {t.run}'s result was seen outside the window")
 
@@ -502,10 +505,15 @@ def result_settled_and_finished(
     elif ev.window is not None:
         entry = ev.window.results.get(t.run)
         closed_at = entry["resultSeq"] if entry else None
+        # An unsettled target's story ends with its round's settlement (the window waited for it); any other's
+        # with its result.
+        ended = acc.settlements.get(round_key(acct.round)) if acct is not None else None
+        end = (ended.seq if ended is not None else None) if t.kind == UNSETTLED else result.seq if result else None
+        what = "settlement" if t.kind == UNSETTLED else "result"
         if closed_at is None:
-            v.fail(f"the window closed without {t.run}'s result")
-        elif result is not None and result.seq > closed_at:
-            v.fail(f"the result (seq {result.seq}) comes after the window closed (at result seq {closed_at})")
+            v.fail(f"the window closed without {t.run}'s {what}")
+        elif end is not None and end > closed_at:
+            v.fail(f"the {what} (seq {end}) comes after the window closed (at seq {closed_at})")
 
     if acct is not None and acct.plan is not None and acct.purpose == "diagnosis":
         _settled(v, pending, t.run, acct, acct.plan, result, acc, seq if t.kind == UNSETTLED else None)

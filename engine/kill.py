@@ -437,6 +437,47 @@ class Kill:
         self.recorder.open(self.number, self.folder, start, ids, self.runtime.now())
 
 
+async def after_end(
+    number: int,
+    folder: Path,
+    trigger: str,
+    prefix: str,
+    runtime: Runtime,
+    recorder: EventRecorder,
+    controller: Controller,
+    accounts: Accounts,
+    ledger: Path,
+) -> Kill | None:
+    """The window of an end the console did not make (contract §7): a crash, a signal from elsewhere, exit 75, a stop.
+
+    The controller has ended and its ledger was read to its end: what it
+    left unfinished are the targets, judged as a kill's.  Their containers
+    are recorded at once (before and after the end are the same moment
+    now), the live recording opens where the end was seen, and the window
+    waits, as a kill's does, for the resume.  None when nothing was left
+    unfinished: there is nothing to judge.
+    """
+    kill = Kill(number, folder, trigger, prefix, runtime, recorder, controller=controller)
+    kill.since = runtime.now()
+    kill.kill_sent = kill.frozen_at = kill.trigger_seen = time.time()
+    kill.kill_returned = kill.kill_sent
+    kill.targets, kill._waiting = targets_now(accounts)
+    kill.before_kill_seq = accounts.last_seq
+    names = [t.container for t in kill.targets if t.container]
+    kill.before = await asyncio.to_thread(_inspect_many, runtime, names)
+    await kill._look_at_waiting()
+    if not kill.targets:
+        return None
+    await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=False)
+    write_json(folder / KillFolder.KILL, kill.kill_json())
+    write_json(folder / KillFolder.BEFORE, kill.before)
+    ids = {str(s.get("Id")) for s in kill.before.values() if isinstance(s, dict) and s.get("Id")}
+    await asyncio.to_thread(recorder.open, number, folder, kill.since, ids, runtime.now())
+    await asyncio.to_thread(write_ledger_at_kill, folder, ledger)
+    write_json(folder / KillFolder.AFTER, await kill._inspect())
+    return kill
+
+
 class _Strikers:
     """Threads kept for strikes, started ahead of time and woken through a ``SimpleQueue``.
 

@@ -28,7 +28,7 @@ from studymon.engine.evidence import append_jsonl, read_jsonl
 from studymon.engine.folder import EvidenceFolder, KillFolder
 from studymon.engine.kill import Passed
 from studymon.engine.killpoint import ACTIONS, SEED, ArmedPoint, KillPoint, point_text
-from studymon.engine.launcher import Controller
+from studymon.engine.launcher import Controller, Ending
 from studymon.engine.ledger import Record
 from studymon.engine.recording import EventRecorder, event_name, event_time
 from studymon.engine.records import ArmLine
@@ -87,6 +87,7 @@ class KillDriver:
         self._live = False  # the session reads the ledger live: the first point counts
         self._loop: asyncio.AbstractEventLoop | None = None
         self._due: tuple[Record, str | None, float] | None = None  # a moment seen while a kill was under way
+        self._killed: set[int] = set()  # the pids this console's kills ended
         recorder.listener = self.event_seen
         self.killing: killproto.Kill | None = None  # from the freeze until the kill has been seen through
         self.error: str | None = None  # a kill that could not be seen through: the session stops
@@ -324,6 +325,8 @@ class KillDriver:
         if not kill.freeze(seen):
             return False
         self.killing = kill
+        if kill.controller is not None:
+            self._killed.add(kill.controller.pid)
         # A failure here is seen through by the task's strike (or lets the controller go).  A plain
         # try, not contextlib.suppress: this runs between the freeze and SIGKILL.
         try:  # noqa: SIM105
@@ -470,6 +473,42 @@ class KillDriver:
         for kill in self.windows.values():
             if not (kill.folder / KillFolder.BEFORE_RESUME).exists():
                 await kill.before_resume()
+
+    # --- ends the console did not make ----------------------------------------------
+    async def after_end(self, ending: Ending, stopping: bool) -> None:
+        """The controller ended on its own (a crash, a signal from elsewhere, exit 75) or as asked (a stop):
+        what it left unfinished is judged as a kill's (contract §7), in a window that waits for the resume.
+
+        Not for an end a kill of this console made, nor a clean exit.
+        """
+        controller = self.host.controller
+        if controller is None or ending.code == 0 or controller.pid in self._killed:
+            return
+        trigger = "stop" if stopping or ending.code == 130 else "crash"
+        folder = EvidenceFolder(self.spec.out).next_kill()
+        how = f"exit {ending.code}" if ending.signal is None else f"killed by {ending.signal}"
+        try:
+            kill = await killproto.after_end(
+                folder.number,
+                folder.path,
+                trigger,
+                self.prefix,
+                self.runtime,
+                self.recorder,
+                controller,
+                self.accounts,
+                self.spec.ledger,
+            )
+        except Exception as exc:  # noqa: BLE001 - said; the study is resumed as any unfinished one
+            self.host.emit(
+                Problem(self.spec.id, f"the end ({how}) could not be recorded as kill {folder.number}: {exc}")
+            )
+            return
+        if kill is None:
+            return
+        self.windows[kill.number] = kill
+        targets = ", ".join(t.run for t in kill.targets)
+        self._step(kill.number, trigger, f"pid {controller.pid} {how} with {targets} unfinished: judged as a kill")
 
     def leave(self) -> None:
         """The console leaves: the open windows stop recording; the next console continues them."""

@@ -308,7 +308,9 @@ def started(snapshot: Any) -> bool:
 # --- kill.json -----------------------------------------------------------------------------------
 
 SIGKILL = "SIGKILL"
-TRIGGERS = ("auto", "manual")
+# A kill the console made, armed (auto) or asked for (manual); an end it did not make (§7): a crash, or a stop.
+TRIGGERS = ("auto", "manual", "crash", "stop")
+ENDS = ("crash", "stop")
 
 
 # What a kill leaves a target in (contract §7): started without a result; its container started but no
@@ -396,7 +398,7 @@ class KillRecord:
             "beforeKillSeq": self.before_kill_seq,
             "targets": [t.to_json() for t in self.targets],
             "prefix": self.prefix,
-            "signal": SIGKILL,
+            "signal": SIGKILL if self.trigger in ("auto", "manual") else None,  # an end it did not make: no signal
             "signalled": self.signalled,
             "groupStopped": self.group_stopped,
             "captureError": self.capture_error,
@@ -450,7 +452,7 @@ def parse_kill(obj: dict[str, Any], name_prefix: str | None) -> KillRecord:
     if trigger in TRIGGERS:
         k.trigger = trigger
     else:
-        k.problems.append("kill.json trigger is neither auto nor manual")
+        k.problems.append(f"kill.json trigger is not one of {', '.join(TRIGGERS)}")
     k.at_epoch = time_epoch(obj.get("at"))
     if k.at_epoch is None:
         k.problems.append("kill.json at is not an RFC 3339 time")

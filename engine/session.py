@@ -248,6 +248,8 @@ class StudySession:
                         self.set_state(State.RUNNING, f"pid {self.controller.pid}")
                         continue
                     ending = self.controller.ending
+                    if ending is not None:
+                        await self.kills.after_end(ending, self._stopping)
                 if ending is not None and ending.code == 0:
                     break
                 self.set_state(*unfinished_state(ending, self.spec.out))

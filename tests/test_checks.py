@@ -533,7 +533,7 @@ def test_parse_kill_sound() -> None:
 
 
 @pytest.mark.parametrize("change, where, reason", [
-    ({"trigger": "later"}, "problems", "kill.json trigger is neither auto nor manual"),
+    ({"trigger": "later"}, "problems", "kill.json trigger is not one of auto, manual, crash, stop"),
     ({"at": "soon"}, "problems", "kill.json at is not an RFC 3339 time"),
     ({"pid": 0}, "delivery", "kill.json pid is an integer, not a process id"),
     ({"pid": "1"}, "delivery", "kill.json pid is a string, not a process id"),
@@ -2252,6 +2252,24 @@ def test_charged_equals_starts_more() -> None:
     assert charged_equals_starts(Accounts().extend(big)).ok is True
     big = [rec(1, "studyOpen", budget=1e9, config={}), rec(3, "charge", amount=1e9 - 2, balance=0)]
     assert charged_equals_starts(Accounts().extend(big)).ok is False
+
+
+def test_charged_equals_starts_waits_for_a_charged_run_while_the_study_can_go_on() -> None:
+    """Crashed between a run's charge and its start: the resume starts it, so that is unknown until the study
+    has finished; charged twice, or still not started at the end, fails."""
+    base = [rec(1, "studyOpen", budget=20, config={}), rec(2, "runPlanned", run="d1"),
+            rec(3, "charge", run="d1", amount=10, balance=10)]
+    assert charged_equals_starts(Accounts().extend(base), finished=False) == Check(
+        "chargedEqualsStarts", None, "charged, not started yet: d1")
+    assert charged_equals_starts(Accounts().extend(base)).detail == "run d1: 1 charge, 0 starts"
+    twice = [*base, rec(4, "charge", run="d1", amount=10, balance=0)]
+    assert charged_equals_starts(Accounts().extend(twice), finished=False).detail == "run d1: 2 charges, 0 starts"
+    many = [rec(1, "studyOpen", budget=100, config={})]
+    for n in range(5):
+        many += [rec(2 + 2 * n, "runPlanned", run=f"r{n}"), rec(3 + 2 * n, "charge", run=f"r{n}", amount=1,
+                                                                balance=99 - n)]
+    assert charged_equals_starts(Accounts().extend(many), finished=False).detail == \
+        "charged, not started yet: r0, r1, r2 and 2 more"
 
 
 def test_halted_at_export_defaults_to_a_finished_study_that_halts() -> None:

@@ -12,6 +12,11 @@ Several studies run in one command, side by side, to keep this to a minute.
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -129,3 +134,63 @@ def test_two_kills_the_second_on_the_resumed_controller(tmp_path: Path) -> None:
     assert not_holding(tmp_path / "honest") == set(), checks(tmp_path / "honest")
     assert not_holding(tmp_path / "rerun") == {("kill 2 · d1", "sameContainerNoRerun")}, checks(tmp_path / "rerun")
     assert checks(tmp_path / "rerun")[("kill 1 · d1", "sameContainerNoRerun")] is True  # the first resume was sound
+
+
+def _controller_pid(out: Path) -> int | None:
+    try:
+        starts = [json.loads(line) for line in (out / "launches.jsonl").read_text().splitlines()]
+    except FileNotFoundError:
+        return None
+    return starts[0]["pid"] if starts else None
+
+
+def _last_record(out: Path) -> dict[str, object] | None:
+    try:
+        lines = (out / "study" / "ledger.jsonl").read_text().splitlines()
+    except FileNotFoundError:
+        return None
+    return json.loads(lines[-1]) if lines else None
+
+
+def test_ends_studymon_did_not_make_are_judged_as_kills(tmp_path: Path) -> None:
+    """Each controller is killed from outside (SIGKILL by this test, not the console) at its mistake's moment; the
+    console judges that end as a kill it did not make (trigger crash), and `studymon run --resume` is judged
+    by the same per-target checks: a double charge, a rerun and a lost result are each ✗, the honest double ✓."""
+    faults = {"recharge": "recharge", "rerun": "forget-finished", "lost": "abandon-ablation", "honest": "honest"}
+    moments = {"recharge": ("charge", "d1"), "rerun": ("runStarted", "d1"), "lost": ("runStarted", "a1"),
+               "honest": ("runStarted", "d1")}
+    template = _double_template(tmp_path, "process", faults)
+    pairs = [f"{sid}={sid}" for sid in faults]
+    first = subprocess.Popen(  # noqa: S603 - our own command
+        [sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--template", str(template), *pairs],
+        cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200"),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    left = dict(moments)
+    deadline = time.monotonic() + 120
+    while left and time.monotonic() < deadline:
+        for sid, (kind, run) in list(left.items()):
+            last = _last_record(tmp_path / sid)
+            if last is not None and last["kind"] == kind and last["content"]["run"] == run:  # type: ignore[index]
+                pid = _controller_pid(tmp_path / sid)
+                assert pid is not None
+                os.kill(pid, signal.SIGKILL)  # a crash: nobody the console knows of killed it
+                del left[sid]
+        time.sleep(0.01)
+    output, _ = first.communicate(timeout=120)
+    assert not left, (left, output)
+    assert first.returncode == 3, output  # crashed: resumable
+    for sid in faults:
+        kill = json.loads((tmp_path / sid / "kills" / "1" / "kill.json").read_text())
+        assert kill["trigger"] == "crash" and kill["signal"] is None, kill
+        assert [t["run"] for t in kill["targets"]] == [moments[sid][1]], kill
+    time.sleep(5)  # the runs' containers end while no controller runs (4 s runs)
+    proc = studymon("run", "--headless", "--resume", *pairs, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert not_holding(tmp_path / "honest") == set(), checks(tmp_path / "honest")
+    assert ("kill 1", "killDelivered") not in checks(tmp_path / "honest")  # not the console's kill
+    assert checks(tmp_path / "honest")[("kill 1 · d1", "sameContainerNoRerun")] is True
+    assert not_holding(tmp_path / "recharge") == {
+        ("study", "contractKept"), ("study", "chargedEqualsStarts"), ("kill 1 · d1", "chargedOnce")}
+    assert not_holding(tmp_path / "rerun") == {("kill 1 · d1", "sameContainerNoRerun")}
+    assert not_holding(tmp_path / "lost") == {
+        ("study", "resultsAccounted"), ("kill 1 · a1", "sameContainerNoRerun"), ("kill 1 · a1", "resultSettledAndFinished")}

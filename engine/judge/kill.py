@@ -13,6 +13,7 @@ from studymon.engine.judge.text import run_text
 from studymon.engine.judge.verdict import SHOWN, WINDOW_OPEN, Check, Verdict
 from studymon.engine.records import (
     CHARGED,
+    ENDS,
     IN_FLIGHT,
     SIGKILL,
     UNRECORDED,
@@ -215,8 +216,10 @@ def _unsettled_at(acc: Accounts, a: RunAccount, seq: int) -> bool:
 def kill_checks(
     ev: KillEvidence, acc: Accounts, study: StudyFacts, ledger: LedgerFacts, index: PlanIndex | None = None
 ) -> list[Check]:
-    """Every check of one kill: ``killDelivered``, ``killEvidence``, then three per target."""
-    checks = [kill_delivered(ev), kill_evidence(ev, acc, ledger, study)]
+    """Every check of one kill: ``killDelivered`` (not for an end the console did not make), ``killEvidence``, then
+    three per target."""
+    made = ev.kill is None or ev.kill.trigger not in ENDS
+    checks = ([kill_delivered(ev)] if made else []) + [kill_evidence(ev, acc, ledger, study)]
     if ev.kill is not None and ev.targets:
         seq = ev.kill.before_kill_seq
         plans = (index or PlanIndex(acc)).after(seq) if seq is not None else None

@@ -215,7 +215,7 @@ def _judge(out: Path) -> Judgement:
         ledger_well_formed(ledger),
         contract_kept(contract, study, ledger),
         ended,
-        charged_equals_starts(acc, ledger),
+        charged_equals_starts(acc, ledger, finished),
         exited_cleanly(launches),
         results_accounted(acc, ledger, finished),
     ]

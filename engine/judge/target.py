@@ -431,7 +431,9 @@ def charged_once(
         ledger.say(v)
     charges = len(acct.charges) if acct else 0
     starts = len(acct.starts) if acct else 0
-    if charges != 1 or starts != 1:
+    if charges == 1 and starts == 0 and not ev.finished:
+        v.unknown(f"1 charge, no runStarted yet: the resume starts {t.run}")  # charged but not started, as at the kill
+    elif charges != 1 or starts != 1:
         v.fail(f"{plural(charges, 'charge')}, {starts} runStarted")
     for run, kind, why, _ in ev.unmanned:
         if run == t.run and kind in ("runPlanned", "charge", "runStarted"):

@@ -205,3 +205,18 @@ def test_resume_refuses_a_controller_that_is_gone_and_leaves_the_folder(tmp_path
     with pytest.raises(BadInput, match="gone.sh.*does not exist"):
         plan_resume([f"a={out}"], [])
     assert tree_digest(tmp_path) == before
+
+
+@pytest.mark.parametrize("value, words", [
+    ("a:after:runstarted", ["'runstarted' is not a kind of record", "after:KIND[/PURPOSE][#N]"]),
+    ("a:container:stop", ["'stop' is not a container action", "container:ACTION[/PURPOSE][#N]"]),
+    ("a:after:charge#0", ["#0 is not a count from 1", "N counts from 1"]),
+    ("a", ["write ID:POINT", "after:KIND[/PURPOSE][#N]"]),
+    ("zeta:after:halt", ["--kill zeta:POINT: no study with that id"]),
+])
+def test_a_kill_point_that_does_not_parse_is_refused_with_the_grammar(
+    tmp_path: Path, value: str, words: list[str]
+) -> None:
+    proc = studymon("run", "--headless", "--kill", value, "a=a", cwd=tmp_path)
+    assert_refused(proc, *words)
+    assert list(tmp_path.iterdir()) == []

@@ -108,12 +108,23 @@ def test_the_reference_study_passes_at_points_of_every_kind(tmp_path: Path, back
     token = uuid.uuid4().hex[:6]
     points = {f"r{n}{token}": point for n, point in enumerate(
         ["after:charge/diagnosis#2", "container:create/diagnosis#2", "after:runStarted/diagnosis#3", "container:die#2"])}
+    # The reference study settles a result as soon as it has it: that point passes before it can be seen.
+    missed = f"m{token}"
     args = ["run", "--headless", "--template", str(template)] + [f"--kill={sid}:{p}" for sid, p in points.items()]
-    proc = studymon(*args, *[f"{sid}={sid}" for sid in points], cwd=tmp_path, timeout=600)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    args.append(f"--kill={missed}:after:runResult/diagnosis")
+    proc = studymon(*args, *[f"{sid}={sid}" for sid in [*points, missed]], cwd=tmp_path, timeout=600)
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # the missed point
     for sid, point in points.items():
         assert fired_at(tmp_path / sid) == [point], (point, sid)
         assert not_holding(tmp_path / sid) == set(), (point, checks(tmp_path / sid))
+    # Missed: recorded as such, never hit elsewhere (no kill at all), and killTriggered says so.
+    assert not (tmp_path / missed / "kills").exists()
+    arms = [json.loads(line) for line in (tmp_path / missed / "arms.jsonl").read_text().splitlines()]
+    assert [a["event"] for a in arms] == ["arm", "missed"] and arms[1]["point"] == "after:runResult/diagnosis"
+    assert not_holding(tmp_path / missed) == {("study", "killTriggered")}
+    report = json.loads((tmp_path / missed / "report.json").read_text())
+    said = next(c["detail"] for c in report["checks"] if c["name"] == "killTriggered")
+    assert said.startswith("missed after:runResult/diagnosis d1: seq "), said
 
 
 def test_two_kills_the_second_on_the_resumed_controller(tmp_path: Path) -> None:

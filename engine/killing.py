@@ -23,17 +23,21 @@ from typing import Any, Protocol
 
 from studymon.engine import kill as killproto
 from studymon.engine.accounts import Accounts
+from studymon.engine.contract import RUN_KINDS
 from studymon.engine.events import ArmChanged, KillStep, Problem, State, StudyEvent
 from studymon.engine.evidence import append_jsonl, read_jsonl
 from studymon.engine.folder import EvidenceFolder, KillFolder
 from studymon.engine.kill import Passed
-from studymon.engine.killpoint import ACTIONS, SEED, ArmedPoint, KillPoint, point_text
+from studymon.engine.killpoint import ACTIONS, AFTER, CONTAINER, SEED, ArmedPoint, KillPoint, point_text
 from studymon.engine.launcher import Controller, Ending
 from studymon.engine.ledger import Record
 from studymon.engine.recording import EventRecorder, event_name, event_time
 from studymon.engine.records import ArmLine
 from studymon.engine.runtimes import Runtime
 from studymon.engine.spec import StudySpec
+
+# The distinct moments (kind or action, and purpose) a study's console offers as points, at most.
+MOMENTS_KEPT = 64
 
 
 class KillHost(Protocol):
@@ -88,6 +92,9 @@ class KillDriver:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._due: tuple[Record, str | None, float] | None = None  # a moment seen while a kill was under way
         self._killed: set[int] = set()  # the pids this console's kills ended
+        # The moments the study has shown so far, as points (the console offers them to arm): kinds of record with
+        # their purpose, and container actions.  Bounded: a study has a few kinds and purposes.
+        self._moments: dict[str, None] = {}
         recorder.listener = self.event_seen
         self.killing: killproto.Kill | None = None  # from the freeze until the kill has been seen through
         self.error: str | None = None  # a kill that could not be seen through: the session stops
@@ -198,6 +205,9 @@ class KillDriver:
         controller may write before the kill is seen through): a moment among
         them waits for that kill's resume.
         """
+        if len(self._moments) < MOMENTS_KEPT:
+            for r in records:
+                self._moment(AFTER, r.kind, r.content.get("run"))
         if not self.points:
             return False
         entry = self.points[0]
@@ -239,10 +249,13 @@ class KillDriver:
     def event_seen(self, event: dict[str, Any]) -> None:
         """From the stream's thread: a container event of the study; a container point's moment is reacted to
         in the event loop at once."""
-        if self._loop is None or not self.points or self.points[0].point.on_record:
-            return
         action = event.get("Action") or event.get("status")
-        if action not in ACTIONS:
+        if action not in ACTIONS or self._loop is None:
+            return
+        if len(self._moments) < MOMENTS_KEPT:
+            name = event_name(event)
+            self._loop.call_soon_threadsafe(self._moment, CONTAINER, action, name[len(self.prefix) :])
+        if not self.points or self.points[0].point.on_record:
             return
         self._loop.call_soon_threadsafe(self._container_moment, event, time.time())
 
@@ -277,6 +290,16 @@ class KillDriver:
             self._missed(run, f"the {action} of {name}: {why.replace('before the freeze', 'when it was seen')}")
             return
         self._begin("auto", None, run, seen, True, passed, event)
+
+    def _moment(self, source: str, what: str, run: object) -> None:
+        purpose = self._purpose(run)
+        text = f"{source}:{what}" + (f"/{purpose}" if purpose and (source == CONTAINER or what in RUN_KINDS) else "")
+        if text not in self._moments and len(self._moments) < MOMENTS_KEPT:
+            self._moments[text] = None
+
+    def moments(self) -> list[str]:
+        """The points this study has shown a moment of so far, in the order first seen (each a valid point)."""
+        return [text for text in self._moments if point_text(text) is not None]
 
     def kill_now(self, auto_resume: bool) -> bool:
         """Kill the controller now; targets are the runs in flight.  False if it is not running."""

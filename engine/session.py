@@ -147,6 +147,11 @@ class StudySession:
         """The armed point counting now, if any."""
         return self.kills.point
 
+    def moments(self) -> list[str]:
+        """The points this study has shown a moment of so far (kinds of record, container actions), first seen
+        first: what the console offers to arm, after the seed's."""
+        return self.kills.moments()
+
     def arm(self, on: bool = True, point: KillPoint | None = None) -> None:
         """Arm one more kill point (the seed's, the first diagnosis start, by default), or disarm them all."""
         self.kills.arm(on, point)

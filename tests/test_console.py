@@ -35,7 +35,9 @@ from studymon.engine.prepare import create_fresh, plan_fresh
 from studymon.engine.runtimes import NoSuchContainer, open_runtime
 from studymon.tui.app import Planned, StudymonApp
 from studymon.tui.screens import TICK_SECONDS
-from studymon.widgets.dialogs import ConfirmScreen, QuitScreen
+from textual.widgets import Input
+
+from studymon.widgets.dialogs import ArmScreen, ConfirmScreen, QuitScreen
 from tests.studies import BROKEN, assert_evidence_complete, report, template, verdicts
 from tests.waits import until_async
 
@@ -219,15 +221,58 @@ def button(app: StudymonApp, study: str, which: str) -> Button:
 # --- the scenarios --------------------------------------------------------------
 
 
+async def test_arm_asks_where_offers_what_the_study_showed_and_refuses_a_point_that_is_none(lab: Lab) -> None:
+    """`a` opens the point menu: a typed point that does not parse is said under the field, one that does arms
+    the study (the header shows it); `a` again disarms; Escape leaves it as it was.  Once records came, the menu
+    offers their kinds after the seed's point; the study then runs to its end, disarmed."""
+    gate = lab.tmp / "go"
+    planned = lab.fresh(["a"], command=lab.gated_command(gate))
+    (a,) = (p.spec.out for p in planned)
+    app = StudymonApp(planned, save_dir=lab.tmp)
+    async with app.run_test(size=SIZE) as pilot:
+        session = app.supervisor.sessions["a"]
+        await pilot.press("a")
+        assert isinstance(app.screen, ArmScreen)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, ArmScreen) and not session.armed
+        await pilot.press("a", "tab", *"after:nope", "enter")
+        assert isinstance(app.screen, ArmScreen) and not session.armed
+        error = str(app.screen.query_one("#arm-error").render())
+        assert "'nope' is not a kind of record" in error, error
+        app.screen.query_one("#arm-typed", Input).value = ""
+        await pilot.press(*"after:charge/diagnosis", "enter")
+        assert not isinstance(app.screen, ArmScreen)
+        assert session.armed and str(session.point) == "after:charge/diagnosis"
+        await wait_until(pilot, "the header's point", lambda: "after:charge/diagnosis" in str(
+            app.main.panes["a"].header._armed.render()))
+        await pilot.press("a")  # armed: `a` disarms
+        assert not session.armed
+        gate.touch()
+        await wait_until(pilot, "some records", lambda: len(session.moments()) >= 3)
+        await pilot.press("a")
+        offered = [point for point, _ in app.screen.points]  # type: ignore[attr-defined]
+        assert offered[0] == "after:runStarted/diagnosis" and "after:studyOpen" in offered, offered
+        await pilot.press("escape")
+        code = await wait_exit(app)
+    assert code == 0, failures(app)
+    assert [(e["event"], e.get("point")) for e in jsonl(a / "arms.jsonl")] == [
+        ("arm", "after:charge/diagnosis"), ("disarm", None)]
+
+
 async def test_arm_by_key_before_the_first_diagnosis_then_kill_resume_all_hold(lab: Lab) -> None:
-    """`2` focuses the second pane and `a` arms it; the kill fires at d1's start, resumes, every check holds."""
+    """`2` focuses the second pane, `a` asks where to kill and Enter arms the first offer, the seed's point; the kill
+    fires at d1's start, resumes, every check holds."""
     gate = lab.tmp / "go"
     planned = lab.fresh(["a", "b"], command=lab.gated_command(gate))
     a, b = (p.spec.out for p in planned)
     app = StudymonApp(planned, save_dir=lab.tmp)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("2", "a")
+        assert isinstance(app.screen, ArmScreen) and not app.supervisor.sessions["b"].armed
+        assert app.screen.points[0][0] == "after:runStarted/diagnosis"
+        await pilot.press("enter")
         assert app.main.current_study() == "b"
+        assert str(app.main.panes["b"].header._armed.render()).strip() == "ARMED after:runStarted/diagnosis"
         assert app.supervisor.sessions["b"].armed and not app.supervisor.sessions["a"].armed
         assert app.main.panes["b"].header.armed and not app.main.panes["a"].header.armed
         assert str(button(app, "b", "arm").label) == "● Armed"
@@ -243,7 +288,8 @@ async def test_arm_by_key_before_the_first_diagnosis_then_kill_resume_all_hold(l
     assert all(r.finished and r.exit_status == 0 for r in app.results)
 
     arms = jsonl(b / "arms.jsonl")
-    assert [e["event"] for e in arms] == ["arm", "fired"]
+    assert [(e["event"], e["point"]) for e in arms] == [("arm", "after:runStarted/diagnosis")] * 1 + [
+        ("fired", "after:runStarted/diagnosis")]
     assert not (a / "arms.jsonl").exists()
     first_start = next(r for r in ledger(b) if r["kind"] == "runStarted")
     assert parse_rfc3339(arms[0]["at"]) < parse_rfc3339(first_start["at"]), "armed only after d1 had started"

@@ -34,10 +34,11 @@ from textual.widgets import Footer
 from studymon.engine.events import Sample, StudyEvent
 from studymon.engine.evidence import EvidenceExists, write_text
 from studymon.engine.finish import SessionResult
+from studymon.engine.killpoint import SEED, KillPoint
 from studymon.engine.session import StudySession
 from studymon.engine.supervisor import Supervisor
 from studymon.widgets import keys
-from studymon.widgets.dialogs import ConfirmScreen, HelpScreen, QuitScreen, RecordScreen
+from studymon.widgets.dialogs import ArmScreen, ConfirmScreen, HelpScreen, QuitScreen, RecordScreen
 from studymon.widgets.keys import Scope
 from studymon.widgets.ledger_stream import DEFAULT_REFRESH_INTERVAL, LedgerStream
 from studymon.widgets.machine_bar import MachineBar
@@ -260,9 +261,21 @@ class MainScreen(Screen[None]):
             self.notify(f"{study}: nothing to kill", severity="warning")
 
     def toggle_arm(self, study: str) -> None:
+        """Disarm an armed study; else ask where to kill (the seed's point first: ``a``, Enter arms it)."""
         session = self.session(study)
-        if session is not None:
-            session.arm(not session.armed)
+        if session is None:
+            return
+        if session.armed:
+            session.arm(False)
+            return
+        seen = [(m, "seen in this study") for m in session.moments() if m != str(SEED)]
+        offered = [(str(SEED), "the first diagnosis run's start"), *seen]
+        self.app.push_screen(ArmScreen(study, offered), partial(self._arm_chosen, study))
+
+    def _arm_chosen(self, study: str, point: str | None) -> None:
+        session = self.session(study)
+        if point is not None and session is not None:
+            session.arm(True, KillPoint.parse(point))
 
     def resume(self, study: str) -> None:
         session = self.session(study)

@@ -81,7 +81,7 @@ class Controls(Horizontal):
         arm.variant = "error" if armed else "default"
         arm.set_class(armed, "-armed")
         tooltip = keys.study_action("arm").tooltip
-        arm.tooltip = f"Armed: kills at the first diagnosis start. {tooltip}" if armed else tooltip
+        arm.tooltip = f"Armed: kills at the point its header shows. {tooltip}" if armed else tooltip
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:

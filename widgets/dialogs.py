@@ -1,4 +1,4 @@
-"""Modal screens of the console: confirm, quit, a record's full JSON, help.
+"""Modal screens of the console: confirm, quit, where to arm a kill, a record's full JSON, help.
 
 Destructive choices always open with the safe button focused, so a reflexive
 Enter does nothing harmful; Escape is always the safe way out.
@@ -18,8 +18,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Label, Static
+from textual.widgets import Button, Input, Label, OptionList, Static
+from textual.widgets.option_list import Option
 
+from studymon.engine.killpoint import GRAMMAR, BadPoint, KillPoint
 from studymon.engine.ledger import Record
 
 KEY_COLUMN = 9  # the help's key column at most (its descriptions then fit the dialog's width)
@@ -78,6 +80,53 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def action_cancel(self) -> None:
         self.dismiss(False)
+
+
+class ArmScreen(ModalScreen[str]):
+    """Where to kill: a list of points, the seed's first, then those the study has shown so far, and a field
+    to type any point.  Dismissed with the point's text, or None (Escape).
+
+    Enter on the first row arms the seed's point, as ``a`` did before points
+    (``a``, Enter).  A typed point is parsed here, and one that is not a point
+    is said under the field with the grammar; the dialog stays open.
+    """
+
+    AUTO_FOCUS = "#arm-points"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, study: str, points: Sequence[tuple[str, str]]) -> None:
+        super().__init__(classes="dialog")
+        self.study = study
+        self.points = list(points)  # (point, what it is)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(f"Arm {self.study}: kill right after…", id="title", markup=False)
+            yield OptionList(
+                *(Option(Text.assemble((point, "bold"), "  ", (why, "dim")), id=point) for point, why in self.points),
+                id="arm-points",
+            )
+            yield Input(
+                placeholder="or type a point: after:KIND[/PURPOSE][#N] or container:ACTION[/PURPOSE][#N]",
+                id="arm-typed",
+            )
+            yield Label("", id="arm-error", markup=False)
+
+    @on(OptionList.OptionSelected, "#arm-points")
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+    @on(Input.Submitted, "#arm-typed")
+    def _typed(self, event: Input.Submitted) -> None:
+        try:
+            point = KillPoint.parse(event.value.strip())
+        except BadPoint as exc:
+            self.query_one("#arm-error", Label).update(str(exc).replace(f": {GRAMMAR}", ""))
+            return
+        self.dismiss(str(point))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
 
 
 class QuitScreen(ModalScreen[str]):

@@ -134,7 +134,7 @@ KEYS: tuple[Key, ...] = (
     ),
     Key("tab", "app.focus_next", "Next", FOCUS_HELP, Scope.SCREEN, "console.next", textual=True),
     _study("k", "kill", "Kill now", "kill the study's controller now (asks; k again kills)", "Kill {study} now"),
-    _study("a", "arm", "Arm", "arm / disarm the kill at the first diagnosis start", "Arm or disarm {study}"),
+    _study("a", "arm", "Arm", "arm a kill point (Enter: the first diagnosis start) / disarm", "Arm or disarm {study}"),
     _study("r", "resume", "Resume", "resume a stopped, crashed or killed study", "Resume {study}"),
     _study("s", "stop", "Stop", "stop the study (SIGINT, graceful; asks first)", "Stop {study}"),
     Key("q", "quit_console", "Quit", QUIT_HELP, Scope.SCREEN, "console.quit", palette="Quit"),

@@ -129,6 +129,7 @@ class StudyHeader(Vertical):
     state: var[State] = var(State.STARTING)
     state_detail: var[str] = var("")
     armed: var[bool] = var(False)
+    armed_point: var[str] = var("")
     # The controller's pid and how it ended (``exit 0``, ``SIGKILL``), once it has.
     controller: var[tuple[int | None, str | None]] = var((None, None))
     progress: var[Progress | None] = var(None)
@@ -193,6 +194,9 @@ class StudyHeader(Vertical):
 
     def watch_armed(self, armed: bool) -> None:
         self._armed.display = armed
+
+    def watch_armed_point(self, point: str) -> None:
+        self._armed.update(badge(f"ARMED {point}" if point else "ARMED"))
 
     def watch_controller(self) -> None:
         self._progress.update(progress_text(self.controller, self._round, self._stage))

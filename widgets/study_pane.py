@@ -82,6 +82,7 @@ class StudyPane(Vertical):
     state: var[State] = var(State.STARTING, always_update=True)
     state_detail: var[str] = var("")
     armed: var[bool] = var(False)
+    armed_point: var[str] = var("")  # the point counting now, and how many wait behind it
     running: var[bool] = var(False)  # its controller runs
     finished: var[bool] = var(False)
     pid: var[int | None] = var(None)  # of the controller last started
@@ -143,7 +144,14 @@ class StudyPane(Vertical):
     def compose(self) -> ComposeResult:
         pane = StudyPane
         yield self.header.data_bind(
-            pane.state, pane.state_detail, pane.armed, pane.controller, pane.progress, pane.checks, pane.note
+            pane.state,
+            pane.state_detail,
+            pane.armed,
+            pane.armed_point,
+            pane.controller,
+            pane.progress,
+            pane.checks,
+            pane.note,
         )
         yield self.verdict
         yield self.stream
@@ -251,7 +259,10 @@ class StudyPane(Vertical):
 
     @on(ArmingChanged)
     def _arming_changed(self, message: ArmingChanged) -> None:
-        self.armed = message.event.armed
+        event = message.event
+        waiting = f" +{len(event.waiting)}" if event.waiting else ""
+        self.armed_point = f"{event.point}{waiting}" if event.armed and event.point else ""
+        self.armed = event.armed
 
     @on(KillStepped)
     def _kill_stepped(self, message: KillStepped) -> None:

@@ -116,12 +116,14 @@ class ArmChanged(StudyEvent):
 
 @dataclass(frozen=True)
 class KillStep(StudyEvent):
-    """A step of the kill protocol (``frozen``, ``killed``, ``resumed``, ``settled``, ``missed``...)."""
+    """A step of the kill protocol (``killed``, ``resumed``, ``settled``, ``missed``...), or an end the console
+    did not make (``crash``, ``stop``)."""
 
     kill: int
     step: str
     detail: str = ""
     at: float | None = None  # epoch seconds of the step (None: when it was received)
+    point: str | None = None  # the kill point it fired at, or was missed
 
 
 @dataclass(frozen=True)

@@ -102,8 +102,8 @@ class KillDriver:
         self._task: asyncio.Task[None] | None = None
         self._closing: dict[int, asyncio.Task[None]] = {}
 
-    def _step(self, number: int, step: str, detail: str = "") -> None:
-        self.host.emit(KillStep(self.spec.id, number, step, detail, time.time()))
+    def _step(self, number: int, step: str, detail: str = "", point: KillPoint | str | None = None) -> None:
+        self.host.emit(KillStep(self.spec.id, number, step, detail, time.time(), str(point) if point else None))
 
     # --- arming ----------------------------------------------------------------
     @property
@@ -184,7 +184,7 @@ class KillDriver:
     def _missed(self, run: str | None, detail: str) -> None:
         point = self.point
         self._done_with_point("missed", run, detail=detail)
-        self._step(0, "missed", f"{point}: {detail}")
+        self._step(0, "missed", f"{point}: {detail}", point)
 
     # --- the trigger -------------------------------------------------------------
     def reads_at_once(self) -> bool:
@@ -418,12 +418,13 @@ class KillDriver:
         if kill.trigger == "auto":
             self._done_with_point("fired", run, kill=kill.number)
         controller = self.host.controller
-        self.host.set_state(State.KILLED, f"kill {kill.number} ({kill.trigger})")
+        self.host.set_state(State.KILLED, f"kill {kill.number} ({kill.point or kill.trigger})")
         self._step(
             kill.number,
             "killed",
-            f"SIGKILL to pid {controller.pid if controller else '?'}; "
+            (f"at {kill.point}; " if kill.point else "") + f"SIGKILL to pid {controller.pid if controller else '?'}; "
             f"targets: {[t.run for t in kill.targets] or 'none'}",
+            kill.point,
         )
 
     async def see_through(self) -> None:
@@ -531,7 +532,9 @@ class KillDriver:
             return
         self.windows[kill.number] = kill
         targets = ", ".join(t.run for t in kill.targets)
-        self._step(kill.number, trigger, f"pid {controller.pid} {how} with {targets} unfinished: judged as a kill")
+        self._step(
+            kill.number, trigger, f"pid {controller.pid} {how} with {targets} unfinished: judged as a kill", trigger
+        )
 
     def leave(self) -> None:
         """The console leaves: the open windows stop recording; the next console continues them."""

@@ -442,7 +442,28 @@ def test_a_kill_and_a_resume_in_one_column_both_show() -> None:
     timeline.mark("resume", now)
     assert plot(lines(timeline, 53)[0]).endswith("KR")
     with pytest.raises(ValueError, match="mark kind"):
-        timeline.mark("stop", now)  # type: ignore[arg-type]
+        timeline.mark("pause", now)  # type: ignore[arg-type]
+
+
+def test_a_crash_and_a_stop_are_marked_and_every_mark_says_what_it_was() -> None:
+    """An end the console did not make is C (crash) or S (stop); the tooltip names each mark, a kill's point."""
+    clock = Clock(mid_bin_now(47))
+    now = clock.now
+    timeline = Timeline(clock)
+    timeline.mark("kill", now - 300, "kill 1 at after:charge/diagnosis")
+    timeline.mark("resume", now - 290, "kill 1 resumed")
+    timeline.mark("crash", now - 200, "kill 2: a crash, judged as a kill")
+    timeline.mark("stop", now - 100)
+    axis = TimeAxis.build(47, now, timeline._oldest())
+    top = plot(lines(timeline, 53)[0])
+    assert top[axis.column(now - 200)] == "C" and top[axis.column(now - 100)] == "S"
+    said = str(timeline.tooltip).splitlines()
+    assert [line.split(" ", 2)[0] for line in said] == ["K", "R", "C", "S"]
+    assert said[0].endswith(" kill 1 at after:charge/diagnosis") and said[2].endswith("a crash, judged as a kill")
+    assert len(said[3].split(" ")) == 2  # a letter and a time, nothing more
+    for n in range(20):
+        timeline.mark("kill", now - 50 + n, f"kill {n + 3}")
+    assert len(str(timeline.tooltip).splitlines()) == 12  # the last marks, bounded
 
 
 # --- hostile input ---------------------------------------------------------------------

@@ -269,9 +269,13 @@ class StudyPane(Vertical):
         event: KillStep = message.event
         at = event.at if event.at is not None else self.wall_clock()
         if event.step == "killed":
-            self.timeline.mark("kill", at)
+            self.timeline.mark("kill", at, f"kill {event.kill} at {event.point or 'once (by hand)'}")
         elif event.step == "resumed":
-            self.timeline.mark("resume", at)
+            self.timeline.mark("resume", at, f"kill {event.kill} resumed")
+        elif event.step == "crash":
+            self.timeline.mark("crash", at, f"kill {event.kill}: a crash, judged as a kill")
+        elif event.step == "stop":
+            self.timeline.mark("stop", at, f"kill {event.kill}: a stop with work unfinished, judged as a kill")
         prefix = f"kill {event.kill}: " if event.kill else ""
         kind = "problem" if event.step in KILL_PROBLEMS else "kill"
         self.note = Note(f"{prefix}{event.step}" + (f" — {event.detail}" if event.detail else ""), kind)

@@ -11,7 +11,9 @@ is young (5 s a column at the finest in its first minute, 10 s after it),
 then at least the last ten minutes linear and everything older compressed
 into the left quarter.  A kill and a resume are
 vertical marks (``K`` and ``R``) across every row, so a run that went through
-a kill is visibly one bar with both marks on it.
+a kill is visibly one bar with both marks on it; an end the console did not
+make is ``C`` (a crash) or ``S`` (a stop).  The tooltip says each mark's
+time and what it was: a kill's point.
 
 Memory is a row of its own rather than a second line over the CPU: the two
 have different units and scales, and a terminal cell shows one glyph in one
@@ -63,9 +65,12 @@ from studymon.widgets.time_axis import TimeAxis
 BLOCKS = " ▁▂▃▄▅▆▇█"
 GUTTER = 6  # five characters of label, then the scale's line
 GRAPH_ROWS = 4  # CPU rows; one memory row and the axis row follow
-MARK_LETTERS = {"kill": "K", "resume": "R"}
+# A kill, a resume, and the ends the console did not make (contract §7): a crash, a stop.
+MARK_LETTERS = {"kill": "K", "resume": "R", "crash": "C", "stop": "S"}
+MarkKind = Literal["kill", "resume", "crash", "stop"]
 MARK_LINE = "│"
 MAX_MARKS = 64
+MAX_LABELS = 12
 MAX_HIGHLIGHTS = 16
 MAX_TEXT_LANES = 64
 MIB = 1024 * 1024
@@ -171,6 +176,7 @@ class Timeline(Widget):
         self.history = LoadHistory()
         self.lanes = RunLanes()
         self.marks: deque[tuple[float, str]] = deque(maxlen=MAX_MARKS)
+        self.mark_labels: deque[str] = deque(maxlen=MAX_LABELS)  # the last marks, said in the tooltip
         self.highlights: dict[str, float] = {}
         self._marked = 0  # marks ever made: a new one must redraw even when the deque is full
         self._now = clock()
@@ -200,15 +206,18 @@ class Timeline(Widget):
         """Runs' purposes for runs whose plan was skipped (``RecordsSeen.purposes`` after a catch-up)."""
         self.lanes.set_purposes(purposes)
 
-    def mark(self, kind: Literal["kill", "resume"], at: float) -> None:
-        """A kill or a resume at ``at`` (epoch seconds): a vertical mark across the graph and the lanes."""
+    def mark(self, kind: MarkKind, at: float, label: str = "") -> None:
+        """A kill, a resume, a crash or a stop at ``at`` (epoch seconds): a vertical mark across the graph and the
+        lanes; ``label`` (a kill's point) is said in the timeline's tooltip, one line per mark."""
         if kind not in MARK_LETTERS:
-            raise ValueError(f"mark kind must be 'kill' or 'resume', not {kind!r}")
+            raise ValueError(f"mark kind must be one of {', '.join(MARK_LETTERS)}, not {kind!r}")
         t = _finite(at)
         if t is None or not self._plausible(t):
             return
         self.marks.append((t, kind))
         self._marked += 1
+        self.mark_labels.append(f"{MARK_LETTERS[kind]} {time.strftime('%H:%M:%S', time.localtime(t))} {label}".rstrip())
+        self.tooltip = "\n".join(self.mark_labels)
 
     def highlight(self, run: str, until: float) -> None:
         """Draw ``run``'s lane so that it draws the eye until ``until`` (epoch seconds)."""

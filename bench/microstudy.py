@@ -20,6 +20,10 @@ Keys of its research.json (besides the console's ``command``, ``study``,
 ``fillerFile``      path of the filler lines (seq 2 .. fillers+1), or null
 ``fillers``         how many lines that file holds
 ``delayMs``         ``[low, high]``: the random pause before ``runStarted``
+``containerPoint``  instead of writing ``runStarted``, start the run's container
+                    through ``$STUDYMON_RUNTIME`` (a ``container:start`` point's
+                    moment) and write nothing more; the resume writes its
+                    ``runStarted`` (adopting it) and removes it
 ``awaitConsole``    wait until the console's ``OUT/timeline.jsonl`` shows the
                     ``charge`` line before the pause, so the trigger meets an
                     idle console that has already read the backlog (the bench
@@ -37,6 +41,8 @@ import argparse
 import json
 import os
 import random
+import shlex
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -119,6 +125,15 @@ def fresh(cfg: dict[str, Any], study_dir: Path, out: Path) -> int:
         await_console(out, charge_seq)
     low, high = cfg.get("delayMs", [50, 200])
     time.sleep(random.uniform(low, high) / 1000.0)
+    if cfg.get("containerPoint"):
+        # The trigger is the runtime's start event of this container; runStarted never comes before the kill.
+        runtime = shlex.split(os.environ["STUDYMON_RUNTIME"])
+        image = cfg.get("image") or "-"  # "-": the process runtime runs the command on this machine
+        subprocess.run([*runtime, "run", "-d", "--name", container, image, "sleep", "120"], check=True,
+                       stdout=subprocess.DEVNULL)
+        time.sleep(KILL_WAIT)
+        print("microstudy: nobody killed me", file=sys.stderr)
+        return 1
 
     # The trigger: everything but the clock reading is prepared, so wroteAt
     # precedes the write by only the formatting of two numbers.
@@ -133,7 +148,7 @@ def fresh(cfg: dict[str, Any], study_dir: Path, out: Path) -> int:
     return 1
 
 
-def resume(study_dir: Path) -> int:
+def resume(cfg: dict[str, Any], study_dir: Path) -> int:
     ledger_path = study_dir / "ledger.jsonl"
     # The state needed is in the last lines; a 100 000-line ledger is not re-parsed.
     with open(ledger_path, "rb") as fh:
@@ -156,6 +171,11 @@ def resume(study_dir: Path) -> int:
         return 3
     rnd = plan["content"]["round"]
     ledger = Ledger(ledger_path, last + 1)
+    if not any(r["kind"] == "runStarted" for r in records):  # a container point's kill: its container is adopted
+        container = f"{cfg.get('containerPrefix', 'inforsi')}-{cfg['study']}-{RUN}"
+        ledger.append("runStarted", {"run": RUN, "container": container})
+        runtime = shlex.split(os.environ["STUDYMON_RUNTIME"])
+        subprocess.run([*runtime, "rm", "-f", container], check=False, stdout=subprocess.DEVNULL)
     if not any(r["kind"] == "runResult" for r in records):
         ledger.append("runResult", {"run": RUN, "exitCode": 0, "outputs": {EXPERIMENT: 0.5}})
         ledger.append(
@@ -181,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = json.loads(args.config.read_text(encoding="utf-8"))
     out = Path(os.environ.get("STUDYMON_OUT") or args.config.parent)
     if args.resume:
-        return resume(args.dir)
+        return resume(cfg, args.dir)
     return fresh(cfg, args.dir, out)
 
 

@@ -39,6 +39,7 @@ from tests.benches import (
     nearest_rank,
     percentile,
     row,
+    run_bench,
     run_bench_kept,
     shown,
     sigkilled,
@@ -439,3 +440,21 @@ def test_notify_latency_quick_times_every_append_it_wrote(tmp_path: Path) -> Non
     verdict = re.search(r"^watchfiles as the fallback .*: (serves|DOES NOT SERVE) ", out, re.MULTILINE)
     serves = table["watchfiles"][2] < table["timer"][1] and table["watchfiles"][4] <= 1.0
     assert verdict and (verdict.group(1) == "serves") == serves, out
+
+
+def test_point_reaction_quick_shows_what_its_kills_measured(tmp_path: Path) -> None:
+    """Three kills at the seed's ledger point and three at a container point, each beside its floor: every row is
+    what its samples give, and the container point is timed from the runtime's own stamp of the event."""
+    out = run_bench("point_reaction.py", "--quick", "--json", str(tmp_path / "pr.json"), timeout=300)
+    samples = json.loads((tmp_path / "pr.json").read_text())["samples"]
+    assert len(samples["ledger"]) == len(samples["container"]) == 3, samples
+    assert len(samples["event floor"]) == 3 and len(samples["work floor"]) == 6, samples
+    for key in ("ledger", "container", "event floor", "work floor", "container.notice", "container.act"):
+        values = samples[key]
+        assert all(0 < v < 10_000 for v in values), (key, values)
+        shown = row(out, rf"^  {re.escape(key)}\s+p50\s+({N})\s+p99\s+({N})\s+max\s+({N})\s+n (\d+)$")
+        assert shown[3] == len(values), out
+        assert_shown(shown[:3], [percentile(values, 50), percentile(values, 99), max(values)], 3, key)
+    # The reaction is notice and act: no part is longer than the whole.
+    for whole, notice, act in zip(samples["container"], samples["container.notice"], samples["container.act"]):
+        assert abs(whole - (notice + act)) < 1e-6 and notice > 0 and act > 0

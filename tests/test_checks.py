@@ -716,7 +716,7 @@ def test_die_exit_codes() -> None:
     assert [v[1] for v in t.targets[0].dies.values()].count(None) == 2
 
 
-GAP_IN = {"gap": {"from": "1970-01-01T00:00:00.000001500Z", "to": "1970-01-01T00:00:00.000002500Z"}}  # 1500..2500 ns
+GAP_IN = {"gap": {"from": "1970-01-01T00:00:00.000Z", "to": "1970-01-01T00:00:00.000002500Z"}}  # 1500..2500 ns
 
 
 def test_lines_that_are_not_events() -> None:
@@ -760,10 +760,10 @@ def test_only_a_gap_that_overlaps_the_window_counts(gap: dict[str, Any], counts:
 
 
 @pytest.mark.parametrize("gap", [
-    {"gap": {}}, {"gap": {"from": "1970-01-01T00:00:00.000001500Z"}}, {"gap": {"to": "1970-01-01T00:00:00.000001500Z"}},
-    {"gap": {"from": "1970-01-01T00:00:00.000002500Z", "to": "1970-01-01T00:00:00.000001500Z"}},  # out of order
+    {"gap": {}}, {"gap": {"from": "1970-01-01T00:00:00.000Z"}}, {"gap": {"to": "1970-01-01T00:00:00.000Z"}},
+    {"gap": {"from": "1970-01-01T00:00:00.000002500Z", "to": "1970-01-01T00:00:00.000Z"}},  # out of order
     {"gap": {"from": 1, "to": 2}}, {"gap": [1, 2]}, {"gap": None},
-    {"gap": {"from": "1970-01-01T00:00:00.000001500Z", "to": "10000-01-01T00:00:00.000Z"}},
+    {"gap": {"from": "1970-01-01T00:00:00.000Z", "to": "10000-01-01T00:00:00.000Z"}},
 ])
 def test_a_gap_line_needs_two_times_in_order(gap: dict[str, Any]) -> None:
     t = tally(window_until=None)
@@ -1465,6 +1465,10 @@ def test_charged_once_repeat_after_the_kill() -> None:
     c = co(ev, acc2)
     assert c.ok is False and c.detail.count("repeats it") == 3
     assert c.detail.startswith(f"run r0 (planned at seq {seq + 1}")
+    assert c.detail.endswith("and an experiment in common (and 1 more such run)"), c.detail
+    content = dict(plan.content, run="r4", experiments=["e1a"])  # type: ignore[union-attr]
+    acc2.add(Record(seq + 5, "t", "runPlanned", content, 103, 0))
+    assert co(ev, acc2).detail.endswith("and an experiment in common (and 2 more such runs)")
 
 
 def test_charged_once_needs_the_kill_seq_and_a_plan() -> None:
@@ -2510,8 +2514,63 @@ def test_gaps_and_unbooked_containers_are_counted_each() -> None:
 
     t = tally(unstarted=frozenset({f"inforsi-s-u{i}" for i in range(5)}))
     t.add(GAP_IN, "g1")
-    t.add({"gap": {"from": "1970-01-01T00:00:00.000001600Z", "to": "1970-01-01T00:00:00.000001700Z"}}, "g2")
+    t.add({"gap": {"from": "1970-01-01T00:00:00.000Z", "to": "1970-01-01T00:00:00.000001700Z"}}, "g2")
     assert t.gaps == 2
     for i in range(5):
         t.add(ev_at("create", 1700 + i, name=f"inforsi-s-u{i}", cid=f"U{i}"), "x")
     assert t.unbooked_count == 5 and t.unbooked == [(f"inforsi-s-u{i}", "create", 1700 + i) for i in range(SHOWN)]
+
+
+def test_the_story_s_boundaries_and_its_texts() -> None:
+    """Each bound of the target's story at its edge, and each reason's words: a die exactly a second from the
+    exit the snapshots show, or a second after the result was seen, still agrees; a destroy in the die's very
+    nanosecond is after it; the two recordings' disagreement is counted; a container of the study made off the
+    books is named (? while the study can go on, when its runStarted may still come)."""
+    ev, acc = evidence(one_kill())
+    ns = die_ns(ev)
+    exit_snapshots(ev, ns - 1_000_000_000)
+    assert scnr(ev, acc).ok is True
+    exit_snapshots(ev, ns + 1_000_000_000)
+    assert scnr(ev, acc).ok is True
+    ev, acc = evidence(one_kill())
+    watch = ev.tally.targets[0]  # type: ignore[union-attr]
+    ns = die_ns(ev)
+    watch.first_destroy = ns
+    assert scnr(ev, acc).ok is True
+    watch.first_destroy = None
+    watch.until_ns = ns - 1_000_000_000
+    assert scnr(ev, acc).ok is True
+    watch.until_ns = ns - 1_000_000_001
+    assert scnr(ev, acc).detail == f"the die of {NAME} comes after its result was seen: the study did not wait for its run"
+    watch.until_ns = None
+    watch.disagree = 1
+    assert scnr(ev, acc).detail == f"the recordings disagree: 1 event of {NAME} differ between the two files"
+    watch.disagree = 2
+    assert scnr(ev, acc).detail == f"the recordings disagree: 2 events of {NAME} differ between the two files"
+    watch.disagree = 0
+    tally = ev.tally
+    assert tally is not None
+    tally.unbooked = [("inforsi-s-d5", "create", 1500), ("inforsi-s-d6", "start", 1600)]
+    tally.unbooked_count = 5
+    made = ("create of inforsi-s-d5 at 1970-01-01T00:00:00.000Z in the window, and its run has no runStarted; "
+            "start of inforsi-s-d6 at 1970-01-01T00:00:00.000Z in the window, and its run has no runStarted "
+            "(and 3 more containers made off the books)")
+    assert scnr(ev, acc).detail == made
+    tally.unbooked_count = 3
+    assert scnr(ev, acc).detail.endswith("(and 1 more container made off the books)")
+    ev.finished = False
+    c = scnr(ev, acc)
+    assert c.ok is None and c.detail == (
+        "create of inforsi-s-d5 at 1970-01-01T00:00:00.000Z in the window, and its run has no runStarted yet")
+
+
+def test_a_die_and_no_result_while_the_study_can_go_on_is_not_yet_a_missing_result() -> None:
+    ev, acc = evidence(one_kill())
+    acc.runs["d1"].results.clear()
+    ev.finished = False
+    ev.window = None
+    ev.missing.add(WINDOW)
+    c = scnr(ev, acc)
+    assert c.ok is None and "runResult" not in c.detail, c.detail
+    ev.finished = True
+    assert "0 runResults to compare the exit code with" in scnr(ev, acc).detail.split("; ")

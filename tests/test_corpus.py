@@ -923,3 +923,20 @@ def test_a_record_naming_a_target_but_of_no_run_kind_written_while_no_controller
     ok, detail = got[("kill 1", "killEvidence")]
     shown = kind if kind == "decision" else "a record"
     assert ok is False and detail.startswith(f"seq 8 ({shown}) was seen while no controller started after the kill ran"), detail
+
+
+def test_a_target_s_own_record_written_while_no_controller_ran_fails_its_check(tmp_path: Path) -> None:
+    """A plan, a charge or a start of the target written after the kill and before the resumed controller began
+    is chargedOnce's to fail; its result is resultSettledAndFinished's; each names the record and says why."""
+    for kind, content, check in (
+        ("runPlanned", {"run": "d1", "purpose": "diagnosis", "object": "c0", "round": 1, "experiments": ["e1a"]},
+         "chargedOnce"),
+        ("charge", {"run": "d1", "amount": 0, "balance": 0}, "chargedOnce"),
+        ("runStarted", {"run": "d1", "container": container("d1")}, "chargedOnce"),
+        ("runResult", {"run": "d1", "exitCode": 0, "outputs": {}}, "resultSettledAndFinished"),
+    ):
+        got = _checks(write(_written_after_kill_1(Entry(kind, content)), tmp_path / kind))
+        ok, detail = got[("kill 1 · d1", check)]
+        said = f"seq 8 ({kind}) was seen while no controller started after the kill ran: " \
+               "written by something that outlived the kill"
+        assert ok is False and said in detail.split("; "), (kind, detail)

@@ -70,10 +70,13 @@ class Entry:
 
 @dataclass
 class KillSpec:
-    """A kill right after the first ``runStarted`` of ``run`` (``trigger`` auto or manual)."""
+    """A kill right after the first ``runStarted`` of ``run`` (``trigger`` auto or manual), or at another point
+    of its story (§7): ``at`` ``charge`` (charged, not started), ``started`` (its container started just after its
+    charge, no runStarted yet: unrecorded) or ``runResult`` (its result written, its round not settled)."""
 
     run: str
     trigger: str = "manual"
+    at: str = "runStarted"
 
 
 @dataclass
@@ -217,11 +220,19 @@ def derive(s: Scenario) -> Files:
             starts[run] = (r["seq"], c.get("container"))
         if r["kind"] == "runResult" and run not in results:
             results[run] = (r["seq"], c.get("exitCode"))
+    charges: dict[str, int] = {}
+    for r in records:
+        if r["kind"] == "charge" and isinstance(r["content"].get("run"), str):
+            charges.setdefault(r["content"]["run"], r["seq"])
+    # A kill between a container's start and its runStarted: that container started just after the charge.
+    early = {spec.run: t(charges[spec.run]) for spec in s.kills if spec.at == "started"}
     events: list[dict[str, Any]] = []
     for run, (seq, name) in starts.items():
         if not isinstance(name, str):
             continue
-        events += [event("create", name, t(seq) - 0.6), event("start", name, t(seq) - 0.5)]
+        began = early.get(run, t(seq) - 0.6)
+        events += [event("create", name, began + 0.01), event("start", name, began + 0.02)] if run in early else [
+            event("create", name, t(seq) - 0.6), event("start", name, t(seq) - 0.5)]
         if run in results:
             rseq, code = results[run]
             code = code if isinstance(code, int) and not isinstance(code, bool) else 0
@@ -230,8 +241,11 @@ def derive(s: Scenario) -> Files:
 
     launches = [{"event": "start", "pid": FIRST_PID, "at": rfc3339_ms(t(0.5)), "resume": False}]
     arms: list[dict[str, Any]] = []
+    kill_seqs = []
     for n, spec in enumerate(s.kills, 1):
-        seq = starts[spec.run][0]
+        seq = {"runStarted": lambda r: starts[r][0], "charge": charges.__getitem__, "started": charges.__getitem__,
+               "runResult": lambda r: results[r][0]}[spec.at](spec.run)
+        kill_seqs.append(seq)
         kill_at, since, resume = t(seq) + 0.1, t(seq) + 0.05, t(seq) + 0.3
         pid = FIRST_PID + n - 1
         targets = [run for run, (st, _) in starts.items() if st <= seq and not (run in results and results[run][0] <= seq)]
@@ -262,7 +276,8 @@ def derive(s: Scenario) -> Files:
         ends.update({run: results[run][0] for run in charged if run in results})
         left = [(run, "inFlight", starts[run][0], starts[run][1]) for run in targets]
         left += [(run, "unsettled", starts[run][0], starts[run][1]) for run in unsettled]
-        left += [(run, "charged", None, None) for run in charged]
+        left += [(run, "unrecorded", None, container(run, s.study, s.prefix)) if run in early else (run, "charged", None, None)
+                 for run in charged]
         folder = f"kills/{n}/"
         files[folder + "kill.json"] = {
             "trigger": spec.trigger, "at": rfc3339_ms(kill_at), "pid": pid, "beforeKillSeq": seq,
@@ -278,9 +293,10 @@ def derive(s: Scenario) -> Files:
             "frozenEpoch": since, "killSentEpoch": kill_at, "killReturnedEpoch": kill_at + 0.001,
         }
         files[folder + "ledger-at-kill.json"] = copy.deepcopy(records[:seq])
-        names = [starts[run][1] for run in targets]
+        snapped = [(run, starts[run][1], t(starts[run][0]) - 0.5) for run in targets]
+        snapped += [(run, name, early[run] + 0.02) for run, kind, _, name in left if kind == "unrecorded"]
         for file in ("container-before.json", "container-after-kill.json", "container-before-resume.json"):
-            files[folder + file] = {name: inspect(name, t(starts[run][0]) - 0.5) for run, name in zip(targets, names)}
+            files[folder + file] = {name: inspect(name, began) for run, name, began in snapped}
         closed = all(run in ends for run, *_ in left) or s.final_code == 0
         seen = {run: t(ends[run]) + 0.1 for run, *_ in left if run in ends}
         until = (max(seen.values(), default=since) + 0.05 if all(run in ends for run, *_ in left)
@@ -314,7 +330,7 @@ def derive(s: Scenario) -> Files:
     # The console's view of each record (§5): seen 0.1 s after it was written, as the window's
     # resultSeenEpoch says; a kill's trigger record at once (the kill follows it within 0.1 s).
     # Every record after a kill was seen after the resumed controller started (§6.3).
-    triggers = {starts[spec.run][0] for spec in s.kills}
+    triggers = set(kill_seqs)
     files["timeline.jsonl"] = [
         {"seq": r["seq"], "kind": r["kind"], "at": r["at"],
          "seenAt": rfc3339_ms(t(r["seq"]) + (0.0 if r["seq"] in triggers else 0.1))}

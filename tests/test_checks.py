@@ -716,7 +716,7 @@ def test_die_exit_codes() -> None:
     assert [v[1] for v in t.targets[0].dies.values()].count(None) == 2
 
 
-GAP_IN = {"gap": {"from": "1970-01-01T00:00:00.000Z", "to": "1970-01-01T00:00:00.000002500Z"}}  # 1500..2500 ns
+GAP_IN = {"gap": {"from": "1970-01-01T00:00:00.000001500Z", "to": "1970-01-01T00:00:00.000002500Z"}}  # 1500..2500 ns
 
 
 def test_lines_that_are_not_events() -> None:
@@ -760,10 +760,10 @@ def test_only_a_gap_that_overlaps_the_window_counts(gap: dict[str, Any], counts:
 
 
 @pytest.mark.parametrize("gap", [
-    {"gap": {}}, {"gap": {"from": "1970-01-01T00:00:00.000Z"}}, {"gap": {"to": "1970-01-01T00:00:00.000Z"}},
-    {"gap": {"from": "1970-01-01T00:00:00.000002500Z", "to": "1970-01-01T00:00:00.000Z"}},  # out of order
+    {"gap": {}}, {"gap": {"from": "1970-01-01T00:00:00.000001500Z"}}, {"gap": {"to": "1970-01-01T00:00:00.000001500Z"}},
+    {"gap": {"from": "1970-01-01T00:00:00.000002500Z", "to": "1970-01-01T00:00:00.000001500Z"}},  # out of order
     {"gap": {"from": 1, "to": 2}}, {"gap": [1, 2]}, {"gap": None},
-    {"gap": {"from": "1970-01-01T00:00:00.000Z", "to": "10000-01-01T00:00:00.000Z"}},
+    {"gap": {"from": "1970-01-01T00:00:00.000001500Z", "to": "10000-01-01T00:00:00.000Z"}},
 ])
 def test_a_gap_line_needs_two_times_in_order(gap: dict[str, Any]) -> None:
     t = tally(window_until=None)
@@ -2514,7 +2514,7 @@ def test_gaps_and_unbooked_containers_are_counted_each() -> None:
 
     t = tally(unstarted=frozenset({f"inforsi-s-u{i}" for i in range(5)}))
     t.add(GAP_IN, "g1")
-    t.add({"gap": {"from": "1970-01-01T00:00:00.000Z", "to": "1970-01-01T00:00:00.000001700Z"}}, "g2")
+    t.add({"gap": {"from": "1970-01-01T00:00:00.000001600Z", "to": "1970-01-01T00:00:00.000001700Z"}}, "g2")
     assert t.gaps == 2
     for i in range(5):
         t.add(ev_at("create", 1700 + i, name=f"inforsi-s-u{i}", cid=f"U{i}"), "x")

@@ -2112,3 +2112,63 @@ def one_controller(code: Any, signal: Any, ended: bool) -> Launches:
     if ended:
         launches.final_end = LaunchEnd(1, 2.0, code if is_int(code) else None, signal_name(signal))
     return launches
+
+
+# §7: what a kill at another point leaves unfinished, each class's story sound and broken.
+
+def at_point(point: str, then: Callable[[Scenario], None] | None = None) -> Callable[[Scenario], None]:
+    """One manual kill of d1 at ``point`` (KillSpec.at), and the scenario changed by ``then``."""
+    def scenario(s: Scenario) -> None:
+        s.kills = [KillSpec("d1", "manual", point)]
+        if then is not None:
+            then(s)
+    return scenario
+
+
+def _charged_again(s: Scenario) -> None:
+    i = find(s, "charge", run="d1")
+    s.entries.insert(i + 1, Entry("charge", {"run": "d1", "amount": COST}))
+    s.budget += COST
+    s.entries[0].content["budget"] = s.budget
+
+
+def _settled_twice(s: Scenario) -> None:
+    i = find(s, "diagnosisSettlement", round=1)
+    s.entries.insert(i + 1, copy.deepcopy(s.entries[i]))
+
+
+def _unrecorded_replaced(f: Files) -> None:
+    """The resume removes the container that ran before its runStarted and starts the run in a new one."""
+    name, fresh = container("d1"), "e" * 64
+    add_event(f, 1, event("destroy", name, in_window(f, 1, 0.1)))
+    for action, at in (("create", 0.11), ("start", 0.12)):
+        e = event(action, name, in_window(f, 1, at))
+        e["Actor"]["ID"] = e["id"] = fresh
+        add_event(f, 1, e)
+    edit_events(f, 1, "die", name, lambda e: e["Actor"].update(ID=fresh) or e.update(id=fresh))
+
+
+def _run_again(f: Files) -> None:
+    """d1's container made and started again in the window: its result is measured anew."""
+    name = container("d1")
+    add_event(f, 1, event("create", name, in_window(f, 1, 0.2)))
+    add_event(f, 1, event("start", name, in_window(f, 1, 0.21)))
+
+
+def _omit_targets(f: Files) -> None:
+    f["kills/1/kill.json"]["targets"] = []
+
+
+# The sound story of each point is tests/test_corpus.py's test_each_point_s_sound_story_holds.
+case("v3-point-charged-twice", "killed after d1's charge; the resume charges it again",
+     F((ST, "contractKept"), (ST, "chargedEqualsStarts"), (D1, "chargedOnce")), scenario=at_point("charge", _charged_again))
+case("v3-point-unrecorded-replaced", "killed after d1's container started; the resume removes it and runs d1 anew",
+     F((D1, "sameContainerNoRerun")), scenario=at_point("started"), files=_unrecorded_replaced)
+case("v3-point-unsettled-settled-twice", "killed after d1's result; the resume settles round 1 twice",
+     F((ST, "contractKept"), (D1, "resultSettledAndFinished")), scenario=at_point("runResult", _settled_twice))
+case("v3-point-unsettled-run-again", "killed after d1's result; the resume runs d1's container again",
+     F((D1, "sameContainerNoRerun")), scenario=at_point("runResult"), files=_run_again)
+case("v3-point-charged-run-twice", "killed after d1's charge; its container is started twice in the window",
+     F((D1, "sameContainerNoRerun")), scenario=at_point("charge"), files=_run_again)
+case("v3-point-charged-omitted", "killed after d1's charge; kill.json lists no target",
+     F((K1, "killEvidence")), scenario=at_point("charge"), files=_omit_targets)

@@ -14,7 +14,7 @@ import pytest
 
 from studymon.engine.clock import rfc3339_ms
 from studymon.engine.judge import judge
-from tests.corpus import CORPUS, HOSTILE, MARKER, Case, Files, Hostile, derive, sound, write
+from tests.corpus import CORPUS, HOSTILE, MARKER, Case, Files, Hostile, at_point, derive, sound, write
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -29,6 +29,21 @@ def test_the_sound_folder_holds_every_check(tmp_path: Path) -> None:
     assert all(ok is True for ok in got.values()), {k: v for k, v in got.items() if v is not True}
     # Every check of the table is there: 6 per study, killTriggered, 2 per kill, 3 per target.
     assert len(got) == 7 + 2 * 2 + 3 * 3
+
+
+@pytest.mark.parametrize("point, kind", [("charge", "charged"), ("started", "unrecorded"), ("runResult", "unsettled")])
+def test_each_point_s_sound_story_holds(tmp_path: Path, point: str, kind: str) -> None:
+    """§7: killed after d1's charge (started once after the kill, never charged again), after its container started
+    but before its runStarted (adopted), or after its result (settled once, never run again): every check holds."""
+    s = sound()
+    at_point(point)(s)
+    out = write(derive(s), tmp_path / point)
+    got = verdicts(out)
+    assert all(ok is True for ok in got.values()), [(c.scope, c.name, c.detail) for c in judge(out).checks if not c.ok]
+    assert {name for scope, name in got if scope == "kill 1 · d1"} == {
+        "sameContainerNoRerun", "chargedOnce", "resultSettledAndFinished"}
+    kill = json.loads((out / "kills" / "1" / "kill.json").read_text())
+    assert [(t["run"], t["class"]) for t in kill["targets"]] == [("d1", kind)]
 
 
 def test_the_corpus_is_large_and_names_are_unique() -> None:

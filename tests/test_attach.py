@@ -63,3 +63,43 @@ def test_attach_refuses_a_finished_study_and_a_non_evidence_folder(tmp_path: Pat
     assert done.returncode == 0, done.stdout + done.stderr
     proc = studymon("attach", "--headless", "f", cwd=tmp_path)
     assert proc.returncode == 2 and "has finished" in proc.stderr
+
+
+def test_attach_judges_a_crash_it_sees_as_a_kill(tmp_path: Path) -> None:
+    """The console dies, `attach` takes the study over, and then the controller is killed from elsewhere while a
+    run is in flight: attach records that end as a kill it did not make (trigger crash, the run its target), and
+    the resume is held to the same story, every check ✓ for a study that recovers soundly."""
+    double = ROOT / "tests" / "doubles" / "points_study.js"
+    t = tmp_path / "research.json"
+    t.write_text(json.dumps({"command": ["node", str(double)], "backend": "process", "pause": 0.3, "runSeconds": 4}))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    console = subprocess.Popen(
+        [sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--template", str(t), "h=h"],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    out = tmp_path / "h"
+    wait_for(lambda: "runPlanned" in ledger_kinds(out), 60, "the first plan")
+    console.send_signal(signal.SIGKILL)
+    console.wait()
+    attach = subprocess.Popen(
+        [sys.executable, "-m", "studymon.tui.cli", "attach", "--headless", "h"],
+        cwd=tmp_path, env=dict(env, COLUMNS="200"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+
+    def a1_in_flight_and_seen() -> bool:
+        kinds = ledger_kinds(out)
+        seen = len((out / "timeline.jsonl").read_text().splitlines())
+        return kinds.count("runStarted") == 2 and kinds[-1] == "runStarted" and seen == len(kinds)
+
+    wait_for(a1_in_flight_and_seen, 60, "a1 in flight, seen by the attached console")
+    pid = json.loads((out / "launches.jsonl").read_text().splitlines()[0])["pid"]
+    os.kill(pid, signal.SIGKILL)  # a crash: nobody the console knows of killed it
+    output, _ = attach.communicate(timeout=120)
+    assert attach.returncode == 3, output
+    kill = json.loads((out / "kills" / "1" / "kill.json").read_text())
+    assert kill["trigger"] == "crash" and [t["run"] for t in kill["targets"]] == ["a1"], kill
+    proc = studymon("run", "--headless", "--resume", "h=h", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    got = verdicts(out)
+    assert all(ok is True for ok in got.values()), got
+    assert ("kill 1 · a1", "sameContainerNoRerun") in got and ("kill 1", "killDelivered") not in got

@@ -151,6 +151,8 @@ class Timeline(Widget):
         "timeline--mem",
         "timeline--kill",
         "timeline--resume",
+        "timeline--crash",
+        "timeline--stop",
         "timeline--lane",
         "timeline--diagnosis",
         "timeline--ablation",

@@ -464,6 +464,7 @@ class StudyResult:
     fault_on_target: bool = False
     kills: int = 0
     manual_kills: int = 0
+    ends: int = 0  # kill folders of ends the console did not make (a stop or a crash with work unfinished)
     kill_landings: list[dict[str, Any]] = field(default_factory=list)
     records: int = 0
     lost: list[str] = field(default_factory=list)
@@ -671,8 +672,11 @@ class Trial:
             if not kill_path.is_file():
                 continue
             kill = json.loads(kill_path.read_text(encoding="utf-8"))
-            r.kills += 1
-            r.manual_kills += kill.get("trigger") == "manual"
+            if kill.get("trigger") in ("crash", "stop"):
+                r.ends += 1  # an end the console did not make, judged as a kill (contract §7)
+            else:
+                r.kills += 1
+                r.manual_kills += kill.get("trigger") == "manual"
             runs = [t.get("run") for t in kill.get("targets") or []]
             targets.update(runs)
             before = int(kill.get("beforeKillSeq") or 0)
@@ -811,6 +815,7 @@ def summarise(trials: list[TrialResult], resources: dict[str, Any], judge_flat: 
         "kills": sum(s.kills for s in studies),
         "manualKills": sum(s.manual_kills for s in studies),
         "armedKills": sum(s.kills - s.manual_kills for s in studies),
+        "endsJudged": sum(s.ends for s in studies),
         "killLandings": dict(sorted(landings.items())),
         "verdictsPerKind": dict(sorted(verdicts.items())),
         "brokenFaultOnTarget": sum(1 for s in studies if s.judged == "broken"),

@@ -382,14 +382,22 @@ def test_soak_quick_judges_every_study_right_and_loses_nothing(
     kills = [
         kill_json(o, int(k.name)) for o in outs for k in sorted((o / "kills").glob("*")) if (k / "kill.json").is_file()
     ]
+    ends = [k for k in kills if k["trigger"] in ("crash", "stop")]  # ends the console did not make (§7)
+    assert summary["endsJudged"] == len(ends), summary
+    kills = [k for k in kills if k["trigger"] in ("auto", "manual")]
     assert summary["kills"] == len(kills) > 0, summary
     assert summary["manualKills"] == sum(1 for k in kills if k["trigger"] == "manual"), summary
-    assert summary["armedKills"] + summary["manualKills"] == summary["kills"] == sum(summary["killLandings"].values())
+    assert summary["armedKills"] + summary["manualKills"] == summary["kills"]
+    assert summary["kills"] + summary["endsJudged"] == sum(summary["killLandings"].values())
     # Every kill recorded is a controller its keeper saw end by SIGKILL.
     killed = {(o, x["pid"]) for o in outs for x in launches(o) if x["event"] == "end" and x.get("signal") == "SIGKILL"}
     for o in outs:
         for k in sorted((o / "kills").glob("*/kill.json")):
-            assert (o, json.loads(k.read_text())["pid"]) in killed, (k, launches(o))
+            made = json.loads(k.read_text())
+            if made["trigger"] in ("auto", "manual"):
+                assert (o, made["pid"]) in killed, (k, launches(o))
+            else:  # its controller ended on its own, with no SIGKILL of the console's
+                assert made["signal"] is None and made["signalled"] is False, made
     assert sum(sigkilled(o) for o in outs) >= summary["kills"]
     assert summary["recordsChecked"] == sum(len({r["seq"] for r in ledger(o)}) for o in outs), summary
     verdicts = [json.loads((o / "report.json").read_text())["ok"] for o in outs]

@@ -16,6 +16,8 @@
 //   forget-finished     a run whose container exited before the resume is run again (container:die)
 //   abandon-ablation    an ablation run in flight is given up              (after:runStarted/ablation)
 //   rerun-unsettled     a diagnosis result not settled is measured again   (after:runResult/diagnosis)
+// and one that is no mistake: `one-write` writes each result in one write with the record after it, so that no
+// reader ever sees the ledger end at a result (a kill at after:runResult is always missed).
 // Killed anywhere else, each recovers as the honest study does.
 'use strict';
 
@@ -70,10 +72,17 @@ function find(kind, fields, among = records) {
   return among.find((r) => matches(r, kind, fields));
 }
 
+let held = ''; // one-write: a result held back, written with the record after it
+
 function write(kind, content) {
   const record = { seq: records.length + 1, at: new Date().toISOString(), kind, content };
-  fs.appendFileSync(ledger, JSON.stringify(record) + '\n'); // one record, one write
   records.push(record);
+  if (fault === 'one-write' && kind === 'runResult') {
+    held = JSON.stringify(record) + '\n';
+    return;
+  }
+  fs.appendFileSync(ledger, held + JSON.stringify(record) + '\n'); // one write: a record (and one held back)
+  held = '';
   sleep(pause);
 }
 

@@ -59,10 +59,15 @@ def fired_at(out: Path) -> list[str]:
     return [line["point"] for line in lines if line["event"] == "fired"]
 
 
-def _double_template(tmp: Path, backend: str, faults: dict[str, str]) -> Path:
+def _double_template(
+    tmp: Path, backend: str, faults: dict[str, str], run_seconds: float = 2, long_first_run: tuple[str, ...] = ()
+) -> Path:
+    """The double's template: 0.2 s between its steps, runs of ``run_seconds``; the studies in ``long_first_run``
+    run d1 for 8 s, to outlast a resume on a loaded machine (forget-finished must not bite at the seed's point)."""
     path = tmp / "research.json"
-    path.write_text(json.dumps({"command": ["node", str(DOUBLE)], "backend": backend, "pause": 0.3,
-                                "runSeconds": 4, "faults": faults}))
+    path.write_text(json.dumps({"command": ["node", str(DOUBLE)], "backend": backend, "pause": 0.2,
+                                "runSeconds": run_seconds, "faults": faults,
+                                "longFirstRun": {"ids": list(long_first_run), "seconds": 8}}))
     return path
 
 
@@ -80,7 +85,7 @@ def test_each_mistake_passes_at_the_seed_s_point_and_fails_at_its_own(tmp_path: 
     honest = {f"h{n}{token}": point for n, point in enumerate(HONEST_POINTS)}
     # A study that writes each result with the record after it, in one write: a kill right after a result is missed.
     missed = f"m{token}"
-    template = _double_template(tmp_path, backend, {**seed, **own, missed: "one-write"})
+    template = _double_template(tmp_path, backend, {**seed, **own, missed: "one-write"}, long_first_run=tuple(seed))
     args = ["run", "--headless", "--template", str(template)]
     args += [f"--kill={sid}:{SEED}" for sid in seed]
     args += [f"--kill={sid}:{MISTAKES[fault][0]}" for sid, fault in own.items()]
@@ -129,7 +134,7 @@ def test_the_reference_study_passes_at_points_of_every_kind(tmp_path: Path, back
 
 def test_two_kills_the_second_on_the_resumed_controller(tmp_path: Path) -> None:
     """Killed at d1's start, then at the resumed controller's first runResult (d1's, before its settlement)."""
-    template = _double_template(tmp_path, "process", {"rerun": "rerun-unsettled"})
+    template = _double_template(tmp_path, "process", {"rerun": "rerun-unsettled"}, run_seconds=1.5)
     points = [f"--kill={sid}:{p}" for sid in ("honest", "rerun") for p in (SEED, "after:runResult")]
     proc = studymon("run", "--headless", "--template", str(template), *points, "honest=honest", "rerun=rerun",
                     cwd=tmp_path, timeout=600)
@@ -170,7 +175,7 @@ def test_ends_studymon_did_not_make_are_judged_as_kills(tmp_path: Path) -> None:
     faults = {"recharge": "recharge", "rerun": "forget-finished", "lost": "abandon-ablation", "honest": "honest"}
     moments = {"recharge": ("charge", "d1"), "rerun": ("runStarted", "d1"), "lost": ("runStarted", "a1"),
                "honest": ("runStarted", "d1")}
-    template = _double_template(tmp_path, "process", faults)
+    template = _double_template(tmp_path, "process", faults, run_seconds=2)
     pairs = [f"{sid}={sid}" for sid in faults]
     first = subprocess.Popen(  # noqa: S603 - our own command
         [sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--template", str(template), *pairs],
@@ -194,7 +199,7 @@ def test_ends_studymon_did_not_make_are_judged_as_kills(tmp_path: Path) -> None:
         kill = json.loads((tmp_path / sid / "kills" / "1" / "kill.json").read_text())
         assert kill["trigger"] == "crash" and kill["signal"] is None, kill
         assert [t["run"] for t in kill["targets"]] == [moments[sid][1]], kill
-    time.sleep(5)  # the runs' containers end while no controller runs (4 s runs)
+    time.sleep(3)  # the runs' containers end while no controller runs (2 s runs)
     proc = studymon("run", "--headless", "--resume", *pairs, cwd=tmp_path, timeout=300)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert not_holding(tmp_path / "honest") == set(), checks(tmp_path / "honest")

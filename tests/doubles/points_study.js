@@ -95,9 +95,14 @@ function balance() {
   return charges.length ? charges[charges.length - 1].content.balance : BUDGET;
 }
 
+// Studies listed in `longFirstRun` run d1 for `longFirstRun.seconds` (default 8): long enough to outlast a resume
+// on a loaded machine.
+const long = config.longFirstRun || {};
+
 function start(run, name) {
+  const seconds = run === 'd1' && (long.ids || []).includes(id) ? (long.seconds ?? 8) : runSeconds;
   runtime('run', '-d', '--name', name, '--label', `studymon.study=${id}`, '--label', `studymon.run=${run}`,
-    image, 'sh', '-c', `sleep ${runSeconds}; echo 0.75`);
+    image, 'sh', '-c', `sleep ${seconds}; echo 0.75`);
 }
 
 function execute(run, purpose, round) {

@@ -235,7 +235,7 @@ def test_event_time() -> None:
 
 def test_ledger_well_formed() -> None:
     assert ledger_well_formed(LedgerFacts(3, 3)) == Check("ledgerWellFormed", True, "3 lines, seq 1..3")
-    assert ledger_well_formed(LedgerFacts()).detail == "the ledger is empty"
+    assert ledger_well_formed(LedgerFacts()) == Check("ledgerWellFormed", False, "the ledger is empty")
     assert ledger_well_formed(LedgerFacts(problem="study/ledger.jsonl: missing")).detail == "study/ledger.jsonl: missing"
     issues = [LedgerIssue("gap", i, f"g{i}") for i in range(1, 5)]
     c = ledger_well_formed(LedgerFacts(4, 9, issues, 4))
@@ -2574,3 +2574,70 @@ def test_a_die_and_no_result_while_the_study_can_go_on_is_not_yet_a_missing_resu
     assert c.ok is None and "runResult" not in c.detail, c.detail
     ev.finished = True
     assert "0 runResults to compare the exit code with" in scnr(ev, acc).detail.split("; ")
+
+
+# --- what run 3 of mutation testing found unpinned (docs/mutation.md) ---------------------------------------------
+
+
+def test_a_run_label_of_the_wrong_type_is_no_run() -> None:
+    """An event labelled with this study and a run that is not a string (a list, unhashable) is ignored, as any
+    label of the wrong type, and never breaks the tally."""
+    t = tally()
+    t.add(ev_at("start", 1500, name="elsewhere", cid="Z", **{"studymon.study": "s", "studymon.run": ["d1"]}), "x")  # type: ignore[arg-type]
+    assert t.targets[0].forbidden == [] and t.malformed == []
+    t.add(ev_at("create", 1600, name="inforsi-s-zz", cid="Y", **{"studymon.study": 5}), "x")  # type: ignore[arg-type]
+    # Both are the study's containers made in the window: one by its label, one by its name (a study label that
+    # is no string is no label: not another study's).
+    assert t.foreign == [("elsewhere", "start", 1500), ("inforsi-s-zz", "create", 1600)]
+
+
+def test_an_unfinished_study_s_kill_folder_missing_what_its_resume_writes_is_unknown() -> None:
+    ev, acc = evidence(one_kill())
+    ev.finished = False
+    ev.window = None
+    for file in (WINDOW, READBACK, BEFORE_RESUME, AFTER, AT_KILL):
+        ev.missing.add(file)
+    c = kill_evidence(ev, acc, LedgerFacts())
+    assert c.ok is None, c
+    assert c.detail.startswith(f"missing: {AT_KILL}, {AFTER}; `studymon run --resume` writes it before it resumes"), c
+
+
+def test_counts_past_the_shown_reasons_are_said_in_their_words() -> None:
+    """Four unsettled results, four lost runs, four runs with two results each: three named, the fourth counted."""
+    recs = [rec(1, "studyOpen", budget=100, config={})]
+    seq = 2
+    for i in range(4):
+        run = f"d{i}"
+        recs += [rec(seq, "runPlanned", run=run, purpose="diagnosis", object="c", round=i + 1, experiments=["e"]),
+                 rec(seq + 1, "charge", run=run, amount=1, balance=99 - i), rec(seq + 2, "runStarted", run=run),
+                 rec(seq + 3, "runResult", run=run, exitCode=0, outputs={"e": 0.5})]
+        seq += 4
+    acc = Accounts().extend(recs)
+    for finished, ok in ((True, False), (False, None)):
+        c = results_accounted(acc, LedgerFacts(), finished)
+        assert c.ok is ok and c.detail.endswith("(and 1 more run)"), c
+    lost = Accounts().extend([r for r in recs if r.kind != "runResult"])
+    assert results_accounted(lost, LedgerFacts(), False).detail.endswith("(and 1 more run)")
+    twice = [r for r in recs if r.get("purpose") != "diagnosis"]
+    twice = [rec(r.seq, r.kind, **dict(r.content, purpose="ablation")) if r.kind == "runPlanned" else r for r in recs]
+    twice += [rec(100 + i, "runResult", run=f"d{i}", exitCode=0, outputs={}) for i in range(4)]
+    c = results_accounted(Accounts().extend(twice), LedgerFacts(), True)
+    assert c.ok is False and c.detail.endswith("(and 1 more run)"), c
+
+
+def test_launches_past_the_shown_are_counted_in_their_words(tmp_path: Path) -> None:
+    lines = [{"event": "start", "pid": 7 + i, "at": f"2026-11-30T00:00:0{i}.000Z", "resume": i > 0} for i in range(6)]
+    with tempfile.TemporaryDirectory() as out:
+        write({"launches.jsonl": lines}, Path(out))
+        c = exited_cleanly(read_launches(Path(out), frozenset()))
+    assert c.detail.split("; ")[2].endswith("(and 2 more such starts)"), c.detail
+    bad = ["x", "y", "z", "w", "v"]
+    with tempfile.TemporaryDirectory() as out:
+        write({"launches.jsonl": [*bad, lines[0]]}, Path(out))
+        c = exited_cleanly(read_launches(Path(out), frozenset()))
+    assert c.detail.split("; ")[2].endswith("(and 2 more lines that are not launches)"), c.detail
+
+
+def test_amounts_past_a_double_fail_the_books() -> None:
+    acc = Accounts().extend([rec(1, "studyOpen", budget=float("inf"), config={})])
+    assert charged_equals_starts(acc) == Check("chargedEqualsStarts", False, "the amounts do not add up to a finite number")

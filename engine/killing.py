@@ -205,9 +205,6 @@ class KillDriver:
         controller may write before the kill is seen through): a moment among
         them waits for that kill's resume.
         """
-        if len(self._moments) < MOMENTS_KEPT:
-            for r in records:
-                self._moment(AFTER, r.kind, r.content.get("run"))
         if not self.points:
             return False
         entry = self.points[0]
@@ -436,7 +433,11 @@ class KillDriver:
 
     # --- the windows ---------------------------------------------------------------
     def records_recorded(self, records: list[Record]) -> None:
-        """A read was recorded: a result among it may close an open window."""
+        """A read was recorded: the moments it shows are kept for the console's menu (here, not on the trigger's
+        path, which runs before a freeze), and a result among it may close an open window."""
+        if len(self._moments) < MOMENTS_KEPT:
+            for r in records:
+                self._moment(AFTER, r.kind, r.content.get("run"))
         if self.windows and any(r.kind == "runResult" for r in records):
             self.check_windows()
 

@@ -2641,3 +2641,78 @@ def test_launches_past_the_shown_are_counted_in_their_words(tmp_path: Path) -> N
 def test_amounts_past_a_double_fail_the_books() -> None:
     acc = Accounts().extend([rec(1, "studyOpen", budget=float("inf"), config={})])
     assert charged_equals_starts(acc) == Check("chargedEqualsStarts", False, "the amounts do not add up to a finite number")
+
+
+# --- what run 3's reading found unpinned in the kill's checks ------------------------------------------
+
+from studymon.engine.judge.kill import left_at  # noqa: E402
+
+
+def test_a_run_planned_at_the_kill_after_its_start_is_not_waiting() -> None:
+    """planned_after's bound on the plan is strict: a run started before the kill and (against the rules) planned
+    at its seq is not waiting to start, so its container in the window is not allowed."""
+    acc = Accounts().extend([rec(5, "runStarted", run="e", container="inforsi-s-e"), rec(7, "runPlanned", run="e")])
+    none = frozenset()  # type: frozenset[str]
+    assert planned_after(acc, STUDY.name_prefix, 7) == (none, none)
+    assert planned_after(acc, STUDY.name_prefix, 6) == (frozenset({"inforsi-s-e"}), none)
+
+
+def test_a_run_started_without_a_plan_is_in_flight_with_no_plan_seq() -> None:
+    """A run whose runStarted has no runPlanned before it is still what the kill left in flight (planSeq None),
+    and the judged targets take it without a crash when kill.json does not list it."""
+    acc = Accounts().extend([rec(5, "runStarted", run="d9", container=container("d9"))])
+    left = left_at(acc, 6, {}, STUDY.name_prefix)
+    assert list(left) == ["d9"]
+    assert (left["d9"].plan_seq, left["d9"].start_seq, left["d9"].kind) == (None, 5, "inFlight")
+    ev, _ = evidence(one_kill())
+    ev.kill.before_kill_seq = 6  # type: ignore[union-attr]
+    assert [(t.run, t.plan_seq) for t in judged_targets(ev, acc, LedgerFacts())] == [("d9", None)]
+
+
+def test_records_written_while_no_controller_ran_are_counted_past_the_kept() -> None:
+    """killEvidence names the first such record and counts the others, those kept and those only counted."""
+    ev, acc = evidence(one_kill())
+    why = "seq 20 (a record) was seen while no controller started after the kill ran"
+    ev.unmanned = [(None, "note", why, False), (None, "note", "seq 21 ...", False)]
+    ev.unmanned_count = 2
+    assert kill_evidence(ev, acc, LedgerFacts()).detail == f"{why} (and 1 more such records)"
+    ev.unmanned = [(None, "note", why, False)] + [(None, "note", f"seq {21 + i} ...", False) for i in range(63)]
+    ev.unmanned_count = 70
+    assert kill_evidence(ev, acc, LedgerFacts()).detail == f"{why} (and 69 more such records)"
+    ev.unmanned, ev.unmanned_count = [(None, "note", why, False)], 1
+    assert kill_evidence(ev, acc, LedgerFacts()).detail == why
+
+
+def test_listed_runs_that_had_their_results_before_the_kill_are_each_named_once() -> None:
+    """Three listed runs the kill did not leave unfinished: all three named (no "and 0 more"), each with its first
+    result before the kill, once, however many results it had."""
+    ev, acc = evidence(one_kill())
+    for r in [rec(13, "runResult", run="d1", exitCode=0, outputs={}),
+              rec(14, "runPlanned", run="x", purpose="ablation", object="c1", round=1, experiments=[]),
+              rec(15, "runStarted", run="x", container=container("x")),
+              rec(16, "runResult", run="x", exitCode=0, outputs={}),
+              rec(17, "runPlanned", run="y", purpose="ablation", object="c1", round=1, experiments=[]),
+              rec(18, "runStarted", run="y", container=container("y")),
+              rec(19, "runResult", run="y", exitCode=0, outputs={})]:
+        acc.add(r)
+    d1 = ev.kill.targets[0]  # type: ignore[union-attr]
+    ev.kill.targets = [d1, replace(d1, run="x"), replace(d1, run="y")]  # type: ignore[union-attr]
+    ev.kill.before_kill_seq = 19  # type: ignore[union-attr]
+    ev.window.results.clear()  # type: ignore[union-attr]
+    retarget(ev, acc)
+    assert ev.targets == []
+    assert kill_evidence(ev, acc, LedgerFacts()).detail == (
+        "kill.json lists 3 runs the kill did not leave unfinished at seq 19 (d1, x, y); "
+        "d1 had its result at seq 8, before the kill; x had its result at seq 16, before the kill; "
+        "y had its result at seq 19, before the kill")
+
+
+def test_a_fired_kill_whose_resume_has_not_written_its_files_yet_is_unknown() -> None:
+    """An unfinished study's fired kill folder without what its resume writes: killTriggered says ? and names them."""
+    files = resumable(one_kill())
+    ev, acc = evidence(files)
+    ev.missing |= {AT_KILL, AFTER}
+    assert not ev.finished
+    c = kill_triggered(armed(files), [ev], acc, LedgerFacts(), False)
+    assert c is not None and c.ok is None, c
+    assert f"kills/1/ is not complete yet: the resume writes {AT_KILL}, {AFTER}" in c.detail.split("; "), c.detail

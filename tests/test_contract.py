@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,8 +21,9 @@ from studymon.engine.contract import (
     valid_id,
 )
 from studymon.engine.judge.facts import LedgerFacts, StudyFacts
+from studymon.engine.judge.read import read_ledger
 from studymon.engine.judge.study import contract_kept
-from studymon.engine.ledger import Record
+from studymon.engine.ledger import DOUBLE_MAX, Record
 
 
 def rec(seq: int, kind: str, **content: Any) -> Record:
@@ -519,6 +522,50 @@ def test_rule_9_numbers_are_finite() -> None:
     w = watch(e)
     w.nonfinite(r + 5, r + 5)  # later than the first break: the first stays
     assert (w.first.rule, w.first.line) == (9, r + 1) and w.broken_lines == 2  # type: ignore[union-attr]
+
+
+def _kept_as_read(out: Path, lines: list[str]) -> tuple[bool | None, str]:
+    """contractKept's verdict and detail over ledger lines read as the judge reads them (``read_ledger``)."""
+    ledger = out / "study" / "ledger.jsonl"
+    ledger.parent.mkdir(parents=True)
+    ledger.write_text("".join(line + "\n" for line in lines))
+    study = StudyFacts("s", "inforsi")
+    _, watch_, facts, issues = read_ledger(out, study, [])
+    assert issues == [] and facts.problem is None
+    check = contract_kept(watch_, study, facts)
+    return check.ok, check.detail
+
+
+def _lines(entries: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    return [
+        json.dumps({"seq": i, "at": f"2026-11-30T00:00:{i:02d}.000Z", "kind": kind, "content": content})
+        for i, (kind, content) in enumerate(entries, 1)
+    ]
+
+
+@pytest.mark.parametrize("value", [DOUBLE_MAX, -DOUBLE_MAX], ids=["DOUBLE_MAX", "-DOUBLE_MAX"])
+@pytest.mark.parametrize("kind, field_", [("studyOpen", "budget"), ("charge", "amount")])
+def test_an_integer_of_exactly_a_double_s_largest_size_is_a_number(
+    tmp_path: Path, value: int, kind: str, field_: str
+) -> None:
+    """An integer literal of exactly +-DOUBLE_MAX (kept as an int by the exact parse a lone surrogate calls for)
+    is a number: the ledger keeps every rule."""
+    assert is_number(DOUBLE_MAX) and is_number(-DOUBLE_MAX)
+    assert not is_number(DOUBLE_MAX + 1) and not is_number(-DOUBLE_MAX - 1)
+    e = sound()
+    i = at(e, kind)
+    e[i][1].update({field_: value, "note": "\ud800"})
+    lines = _lines(e)
+    assert str(value) in lines[i] and "\\ud800" in lines[i]
+    assert _kept_as_read(tmp_path, lines) == (True, f"rules 1-9 and 11 hold over {len(e)} records")
+
+
+def test_a_line_1_number_beyond_a_double_is_one_broken_line(tmp_path: Path) -> None:
+    """A studyOpen budget of 1e400 on line 1: the reader's report and the record's own break are one line."""
+    lines = _lines(sound())
+    lines[0] = lines[0].replace('"budget": 100', '"budget": 1e400')
+    assert '"budget": 1e400' in lines[0]
+    assert _kept_as_read(tmp_path, lines) == (False, "rule 9, line 1: studyOpen.budget is not finite")
 
 
 def test_rule_11_a_settlement_settles_its_run_of_its_round_once() -> None:

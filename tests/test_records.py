@@ -24,6 +24,7 @@ from studymon.engine.records import (
     Snapshot,
     TimelineLine,
     WindowRecord,
+    epoch,
     parse_arm,
     parse_event,
     parse_kill,
@@ -73,6 +74,24 @@ def test_launch_lines_that_are_not_launches() -> None:
         "an end line whose at is not a time")
 
 
+def test_an_end_line_s_pid_0_is_not_a_process_id() -> None:
+    """pid 0 is no process id on an end line, as on a start line."""
+    at = "2026-12-01T00:00:00.000Z"
+    assert parse_launch({"event": "end", "pid": 0, "at": at, "code": 0}) == "an end line whose pid is not a process id"
+    assert parse_launch({"event": "start", "pid": 0, "at": at}) == "a start line whose pid is not a process id"
+    assert parse_launch({"event": "end", "pid": 1, "at": at, "code": 0}) == LaunchEnd(1, 1_796_083_200.0, 0, None)
+
+
+def test_a_time_at_the_epoch_or_at_the_year_10000_is_not_a_date() -> None:
+    """0 s and exactly LAST_DATE (9999-12-31T23:59:60Z, a leap second read as the next second) are no dates."""
+    for text in ("1970-01-01T00:00:00Z", "9999-12-31T23:59:60Z"):
+        assert time_epoch(text) is None, text
+        assert parse_launch({"event": "start", "pid": 1, "at": text}) == "a start line whose at is not a time", text
+        assert parse_launch({"event": "end", "pid": 1, "at": text, "code": 0}) == "an end line whose at is not a time"
+    assert time_epoch("1970-01-01T00:00:00.001Z") == 0.001
+    assert time_epoch("9999-12-31T23:59:59.999Z") is not None
+
+
 @given(st.lists(st.sampled_from(["d1", "a1", "d2", "x.y-z_9"]), unique=True, max_size=4), TIMES, PIDS,
        st.integers(0, 10**6), st.sampled_from(["auto", "manual"]))
 def test_kill_json_reads_back(runs: list[str], at: float, pid: int, seq: int, trigger: str) -> None:
@@ -104,6 +123,29 @@ def test_kill_json_fields_fail_the_check_they_belong_to() -> None:
     got = parse_kill(dict(sound, targets=[{"run": "d1"}, {"run": "d1"}, {"run": "D1"}, 5]), None)
     assert got.problems == ["kill.json lists run d1 twice", "kill.json target 3 has no valid run id",
                             "kill.json target 4 is an integer, not an object"]
+
+
+def test_kill_json_since_exactly_1_ms_from_since_epoch_is_the_same_time() -> None:
+    """since and sinceEpoch 1 ms apart, exactly (just after 1970, where a double can be), are the same time."""
+    sound = KillRecord(
+        trigger="manual", at_epoch=1.8e9, pid=9, before_kill_seq=7, signalled=True, since_epoch=1.8e9 - 0.05
+    ).to_json()
+    assert time_epoch("1970-01-01T00:00:00.002Z") == 0.002 and 0.002 - 0.001 == 0.001
+    got = parse_kill(dict(sound, sinceEpoch=0.001, since="1970-01-01T00:00:00.002Z"), None)
+    assert (got.problems, got.since_epoch) == ([], 0.001)
+
+
+def test_an_epoch_number_within_the_first_second_is_a_time() -> None:
+    """Epoch seconds in (0, 1] can be a date: a resultSeenEpoch or a sinceEpoch of 0.5 is taken."""
+    assert epoch(0.5) == 0.5 and epoch(1) == 1.0 and epoch(0) is None
+    doc = WindowRecord(1.8e9, 1.8e9 + 5, {"d1": {"resultSeq": 9, "resultSeenEpoch": 0.5}}).to_json()
+    got, problem = parse_window(doc)
+    assert problem is None and got is not None and got.seen_ns("d1") == 500_000_000
+    sound = KillRecord(
+        trigger="manual", at_epoch=1.8e9, pid=9, before_kill_seq=7, signalled=True, since_epoch=1.8e9 - 0.05
+    ).to_json()
+    got_kill = parse_kill(dict(sound, sinceEpoch=0.5, since="1970-01-01T00:00:00.500Z"), None)
+    assert (got_kill.problems, got_kill.since_epoch) == ([], 0.5)
 
 
 def test_kill_json_is_the_documented_record() -> None:
@@ -210,6 +252,22 @@ def test_the_window_disagreeing_with_itself_is_noted_and_impossible_times_refuse
     assert parse_window(dict(doc, sinceEpoch=1e300))[1] == "container-events-window.json: sinceEpoch is a number, not a time"
 
 
+def test_the_window_s_until_may_be_1_ms_from_until_epoch_and_no_more() -> None:
+    """until and untilEpoch exactly 1 ms apart are the same time; half a second apart they are noted."""
+    doc = {
+        "since": "1970-01-01T00:00:00.001Z",
+        "sinceEpoch": 0.001,
+        "until": "1970-01-01T00:00:00.002Z",
+        "untilEpoch": 0.001,
+        "targets": {},
+    }
+    got, problem = parse_window(doc)
+    assert problem is None and got is not None and got.notes == []
+    got, problem = parse_window(dict(WindowRecord(1.8e9, 1.8e9 + 5, {}).to_json(), until="2027-01-15T08:00:05.500Z"))
+    assert problem is None and got is not None
+    assert got.notes == ["container-events-window.json: until and untilEpoch are not the same time"]
+
+
 @given(TIMES, st.floats(0, 100))
 def test_a_gap_reads_back(lo: float, length: float) -> None:
     hi = lo + length
@@ -288,6 +346,13 @@ def test_research_reads_who_the_study_is() -> None:
     assert (r.study, r.container_prefix, r.expect_end) == (None, None, "?")
     assert r.problems == ("research.json: study is not a valid study id",
                           "research.json: containerPrefix is not a container name prefix")
+
+
+def test_a_container_prefix_may_hold_capitals() -> None:
+    """containerPrefix keeps Docker's rule for names, capitals included."""
+    for prefix in ("Inforsi", "iNFORSI-S_2.x"):
+        r = parse_research({"study": "s", "containerPrefix": prefix}, "inforsi", ("halt",))
+        assert (r.container_prefix, r.problems) == (prefix, ()), prefix
 
 
 def test_same_json_tells_types_apart() -> None:

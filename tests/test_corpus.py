@@ -955,3 +955,412 @@ def test_a_target_s_own_record_written_while_no_controller_ran_fails_its_check(t
         said = f"seq 8 ({kind}) was seen while no controller started after the kill ran: " \
                "written by something that outlived the kill"
         assert ok is False and said in detail.split("; "), (kind, detail)
+
+
+# --- the reading's caps, bounds and boundaries, where run 3's survivors showed them unpinned ---------
+# (docs/mutation.md, "Run 3's survivors beyond the table": the read.py test gaps, each with its input.)
+
+from studymon.engine.folder import KillFolder  # noqa: E402
+from studymon.engine.judge.read import FIRED_KEPT, MAX_SEEN  # noqa: E402
+from tests.corpus import kill_events  # noqa: E402
+
+
+def _not_holding(out: Path) -> dict[tuple[str, str], Any]:
+    return {key: got for key, got in _checks(out).items() if got[0] is not True}
+
+
+def _pad(path: Path, size: int) -> None:
+    """The file's JSON followed by spaces up to ``size`` bytes: the same value, that many bytes."""
+    text = path.read_bytes()
+    assert len(text) <= size
+    path.write_bytes(text + b" " * (size - len(text)))
+
+
+def _shift_seqs(files: Files, first: int, by: int) -> None:
+    """Every seq from ``first`` on made ``by`` later, in every file that names one: a ledger that skips seqs."""
+
+    def moved(seq: Any) -> Any:
+        return seq + by if isinstance(seq, int) and seq >= first else seq
+
+    for rel, value in files.items():
+        name = rel.rsplit("/", 1)[-1]
+        if name in ("ledger.jsonl", "timeline.jsonl", KillFolder.AT_KILL):
+            for line in value:
+                line["seq"] = moved(line["seq"])
+        elif name == KillFolder.KILL:
+            value["beforeKillSeq"], value["triggerSeq"] = moved(value["beforeKillSeq"]), moved(value["triggerSeq"])
+            for target in value["targets"]:
+                target["planSeq"], target["startSeq"] = moved(target["planSeq"]), moved(target["startSeq"])
+        elif name == KillFolder.WINDOW:
+            for entry in value["targets"].values():
+                entry["resultSeq"] = moved(entry["resultSeq"])
+
+
+def test_fired_lines_past_the_kept_are_read_past(tmp_path: Path) -> None:
+    """arms.jsonl's fired lines are judged up to FIRED_KEPT (16); a 17th is not judged, nor counted."""
+    files = _manual_only()
+    files["arms.jsonl"] = [{"event": "fired", "kill": "x", "run": "d1"}] * (FIRED_KEPT + 1)
+    bad = "arms.jsonl has a fired line whose kill is a string, not a number"
+    assert _not_holding(write(files, tmp_path / "s")) == {
+        ("study", "killTriggered"): (False, f"{bad}; {bad}; {bad}; and 13 more")
+    }
+
+
+def test_missed_lines_past_three_are_not_kept(tmp_path: Path) -> None:
+    """killTriggered names the first three missed lines and does not count the rest (docs/mutation.md)."""
+    files = _manual_only()
+    files["arms.jsonl"] = [{"event": "missed", "run": "d1", "detail": f"late {i}"} for i in range(1, 5)]
+    assert _not_holding(write(files, tmp_path / "s")) == {
+        ("study", "killTriggered"): (False, "missed d1: late 1; missed d1: late 2; missed d1: late 3")
+    }
+
+
+def test_the_events_of_an_open_window_are_tallied_from_kill_json_s_since(tmp_path: Path) -> None:
+    """No window file yet (the study runs on): the events are judged from kill.json's since; a window file that
+    is there but unusable leaves them unjudged."""
+    files = derive(sound())
+    del files["kills/1/container-events-window.json"], files["kills/1/container-events.jsonl"]
+    files["launches.jsonl"].append({"event": "start", "pid": 9, "at": rfc3339_ms(t(99)), "resume": True})
+    out = write(files, tmp_path / "open")
+    assert _checks(out)[("kill 1 · d1", "sameContainerNoRerun")] == (
+        None,
+        "window still open; `studymon run --resume` continues it",
+    )
+    report = judge(out).kills[0]
+    assert report["windowOpen"] is True and report["gaps"] == 0
+    assert report["targets"][0]["events"] == {
+        "forbidden": [],
+        "dies": [{"Id": container_id(container("d1")), "exitCode": 0, "timeNano": round((t(8) - 0.5) * 1e9)}],
+    }
+    files = derive(sound())
+    files["kills/1/container-events-window.json"] = []
+    out = write(files, tmp_path / "unusable")
+    report = judge(out).kills[0]
+    assert report["gaps"] is None and report["targets"][0]["events"] is None
+    assert report["files"]["container-events-window.json"] == (
+        "container-events-window.json: a list where a JSON object belongs"
+    )
+
+
+def test_a_container_made_for_a_run_planned_but_never_started_is_off_the_books(tmp_path: Path) -> None:
+    """x9, planned after kill 2 and never started in the ledger, has its container made in the window: off the
+    books (✗ once the study has finished, ? while it may still write x9's runStarted), not work of a run that
+    was not waiting to start."""
+    s = sound()
+    s.entries.insert(
+        find(s, "runStarted", run="d3") + 1,
+        Entry("runPlanned", {"run": "x9", "purpose": "probe", "object": "cz", "round": 3, "experiments": ["ez"]}),
+    )
+    files = derive(s)
+    made = [event(verb, container("x9"), in_window(files, 2, at)) for verb, at in (("create", 0.5), ("start", 0.51))]
+    for e in made:
+        add_event(files, 2, e)
+    said = [
+        f"{e['Action']} of inforsi-s-x9 at {rfc3339_ms(e['timeNano'] / 1e9)} in the window, "
+        "and its run has no runStarted"
+        for e in made
+    ]
+    targets = ("kill 2 · a2", "kill 2 · d3")
+    assert _not_holding(write(files, tmp_path / "finished")) == {
+        (scope, "sameContainerNoRerun"): (False, "; ".join(said)) for scope in targets
+    }
+    files["launches.jsonl"][-1]["code"] = 1
+    got = _checks(write(files, tmp_path / "resumable"))
+    for scope in targets:
+        assert got[(scope, "sameContainerNoRerun")] == (None, f"{said[0]} yet")
+
+
+def test_a_gap_line_in_the_read_back_is_a_bad_line_not_a_gap(tmp_path: Path) -> None:
+    """A gap line is the console's, in the live recording; in the read-back (the runtime's own events) it is a
+    line that is not an event, even when it is a well-formed gap in the window."""
+    files = derive(sound())
+    gap = {"gap": {"from": rfc3339_ms(in_window(files, 1, 0.1)), "to": rfc3339_ms(in_window(files, 1, 0.2))}}
+    live, back = kill_events(files, 1)
+    back.append(gap)
+    assert _not_holding(write(files, tmp_path / "read-back")) == {
+        ("kill 1 · d1", "sameContainerNoRerun"): (
+            False,
+            f"container-events.jsonl line {len(back)}: a gap line in the runtime's own events",
+        )
+    }
+    back.pop()
+    live.append(gap)
+    assert _not_holding(write(files, tmp_path / "live")) == {
+        ("kill 1 · d1", "sameContainerNoRerun"): (None, "the live recording has 1 gap in the window")
+    }
+
+
+def test_each_recording_s_bad_lines_count_against_its_own_limit(tmp_path: Path) -> None:
+    """501 lines of the live recording that are not events: within its limit, and the read-back and
+    runtime-restarts.jsonl after it are read whole, each against a limit of its own."""
+    files = derive(sound())
+    live = kill_events(files, 1)[0]
+    first = len(live) + 1
+    live += ["x"] * 501
+    not_json = [f"container-events-live.jsonl line {first + i}: not JSON" for i in range(3)]
+    out = write(files, tmp_path / "read-back")
+    assert _not_holding(out) == {
+        ("kill 1 · d1", "sameContainerNoRerun"): (
+            False,
+            "; ".join(not_json) + " (and 498 more lines that are not events)",
+        )
+    }
+    assert set(judge(out).kills[0]["files"].values()) == {"ok"}
+    spans = [(in_window(files, 1, 0.1), in_window(files, 1, 0.2)), (in_window(files, 1, 0.3), in_window(files, 1, 0.4))]
+    files["kills/1/runtime-restarts.jsonl"] = [
+        {"runtime": "docker", "from": rfc3339_ms(a), "to": rfc3339_ms(b)} for a, b in spans
+    ]
+    restarted = [
+        f"the Docker engine restarted between {rfc3339_ms(a)} and {rfc3339_ms(b)}: what it did to the containers "
+        "then is not in the live recording"
+        for a, b in spans
+    ]
+    assert _not_holding(write(files, tmp_path / "restarts")) == {
+        ("kill 1 · d1", "sameContainerNoRerun"): (False, f"{restarted[0]}; {restarted[1]}; {not_json[0]}; and 2 more")
+    }
+
+
+@pytest.mark.parametrize("name", [KillFolder.BEFORE, KillFolder.WINDOW])
+def test_a_snapshot_or_the_window_past_its_cap_is_refused(tmp_path: Path, name: str) -> None:
+    """A container snapshot or the window file of 8 MiB is read; one byte more (the same JSON) is refused."""
+    cap = KillFolder.CAPS[name]
+    assert cap == 8 << 20
+    at = write(derive(sound()), tmp_path / "at")
+    _pad(at / "kills" / "1" / name, cap)
+    assert _not_holding(at) == {}
+    past = write(derive(sound()), tmp_path / "past")
+    _pad(past / "kills" / "1" / name, cap + 1)
+    assert _checks(past)[("kill 1", "killEvidence")] == (
+        False,
+        f"{name}: larger than a study could write (8.0 MiB; at most 8.0 MiB)",
+    )
+
+
+def test_research_json_past_its_cap_is_refused(tmp_path: Path) -> None:
+    """research.json of 1 MiB is read; one byte more (the same JSON) is refused: the study is not known."""
+    cap = EvidenceFolder.CAPS[EvidenceFolder.RESEARCH]
+    at = write(derive(sound()), tmp_path / "at")
+    _pad(at / "research.json", cap)
+    assert _not_holding(at) == {} and judge(at).study == "s"
+    past = write(derive(sound()), tmp_path / "past")
+    _pad(past / "research.json", cap + 1)
+    assert _checks(past)[("study", "contractKept")] == (
+        False,
+        "rule 4 cannot be checked: research.json: larger than a study could write (1.0 MiB; at most 1.0 MiB)",
+    )
+    assert judge(past).study == "past"
+
+
+def test_the_ledger_and_ledger_at_kill_past_their_caps_are_refused(tmp_path: Path) -> None:
+    """study/ledger.jsonl past 32 MiB and ledger-at-kill.json past 64 MiB are refused by their size, unread."""
+    out = write(derive(sound()), tmp_path / "at-kill")
+    _sparse(out / "kills" / "1" / KillFolder.AT_KILL, KillFolder.CAPS[KillFolder.AT_KILL] + 1)
+    assert _checks(out)[("kill 1", "killEvidence")] == (
+        False,
+        "ledger-at-kill.json: larger than a study could write (64.0 MiB; at most 64.0 MiB)",
+    )
+    out = write(derive(sound()), tmp_path / "ledger")
+    _sparse(out / EvidenceFolder.LEDGER, EvidenceFolder.CAPS[EvidenceFolder.LEDGER] + 1)
+    assert _checks(out)[("study", "ledgerWellFormed")] == (
+        False,
+        "study/ledger.jsonl: larger than a study could write (32.0 MiB; at most 32.0 MiB)",
+    )
+
+
+def test_kill_folders_of_exactly_the_budget_are_all_read(tmp_path: Path) -> None:
+    """Kill folders holding exactly KillFolder.BUDGET together are all read; one byte more, the last is not."""
+    got = {}
+    for extra in (0, 1):
+        out = write(derive(sound()), tmp_path / str(extra))
+        left = KillFolder.BUDGET + extra - sum(KillFolder(out, n).size()[0] for n in (1, 2))
+        third = out / "kills" / "3"
+        third.mkdir()
+        for name in (KillFolder.AT_KILL, *KillFolder.SNAPSHOTS):
+            _sparse(third / name, KillFolder.CAPS[name])
+            left -= KillFolder.CAPS[name]
+        assert 0 < left <= KillFolder.CAPS[KillFolder.WINDOW]
+        _sparse(third / KillFolder.WINDOW, left)
+        got[extra] = _checks(out)
+    read = got[0]
+    assert read[("kill 3", "killDelivered")] == (False, "kill.json: missing")
+    assert read[("kill 3", "killEvidence")] == (
+        False,
+        (
+            "missing: kill.json, container-events.jsonl, container-events-live.jsonl; container-before.json: not JSON "
+            "(line 1, column 1); container-after-kill.json: not JSON (line 1, column 1); and 2 more"
+        ),
+    )
+    over = "kills/ holds more than 96 MiB up to kills/3/, more than a study's kills could: not read"
+    unread = got[1]
+    assert unread[("kill 3", "killDelivered")] == (False, over)
+    assert unread[("kill 3", "killEvidence")] == (False, f"{over}; {over}; {over}; and 5 more")
+    for scope in ("kill 1", "kill 2"):
+        assert read[(scope, "killEvidence")][0] is True and unread[(scope, "killEvidence")][0] is True
+
+
+def test_event_recordings_of_exactly_their_budget_are_all_read(tmp_path: Path) -> None:
+    """Recordings of exactly KillFolder.RECORDINGS_BUDGET together are all read; one byte more, the last is not."""
+    got = {}
+    for extra in (0, 1):
+        out = write(derive(sound()), tmp_path / str(extra))
+        third = out / "kills" / "3"
+        third.mkdir()
+        used = sum(KillFolder(out, n).size()[1] for n in (1, 2))
+        _sparse(third / KillFolder.LIVE, KillFolder.RECORDINGS_BUDGET + extra - used)
+        got[extra] = _checks(out)
+    assert got[0][("kill 3", "killDelivered")] == (False, "kill.json: missing")
+    assert got[0][("kill 3", "killEvidence")] == (
+        False,
+        (
+            "missing: kill.json, ledger-at-kill.json, container-before.json, container-after-kill.json, "
+            "container-before-resume.json, container-events.jsonl, container-events-window.json"
+        ),
+    )
+    assert got[1][("kill 3", "killDelivered")] == (
+        False,
+        "kills/ holds more than 32 MiB of event recordings up to kills/3/, more than a study's kills could: not read",
+    )
+
+
+@pytest.mark.parametrize("earlier, delivered", [(7, True), (8, False)])
+def test_the_killed_pid_s_ends_are_kept_up_to_eight(tmp_path: Path, earlier: int, delivered: bool) -> None:
+    """A few end lines of the killed pid are kept, up to eight: after seven earlier ones (before the kill) its SIGKILL
+    end is the eighth and is found; after eight, it is the ninth, not kept, and the kill has no keeper's end."""
+    files = derive(sound())
+    launches = files["launches.jsonl"]
+    i = next(i for i, line in enumerate(launches) if line["event"] == "end" and line["pid"] == FIRST_PID)
+    launches[i:i] = [
+        {"event": "end", "pid": FIRST_PID, "at": rfc3339_ms(t(1 + 0.1 * n)), "code": 0, "signal": None}
+        for n in range(earlier)
+    ]
+    got = _not_holding(write(files, tmp_path / "s"))
+    if delivered:
+        assert got == {}
+    else:
+        assert got == {
+            ("kill 1", "killDelivered"): (
+                False,
+                f"launches.jsonl has no end line for pid {FIRST_PID} at or after the kill",
+            )
+        }
+
+
+@pytest.mark.parametrize(
+    "lines, said, ending",
+    [
+        # Another pid's end after the controller's own: not the controller's.
+        ([("start", 7, None), ("end", 7, 1), ("end", 9, 0)], "the controller ended with exit 1", {"code": 1}),
+        # An end without a pid while the controller runs: not its end.
+        ([("start", 7, None), ("end", None, 127)], "the controller (pid 7) has not ended", None),
+        # An end without a pid once no controller runs: the keeper could not start the next one.
+        ([("start", 7, None), ("end", 7, 0), ("end", None, 127)], "the controller ended with exit 127", {"code": 127}),
+    ],
+)
+def test_which_end_is_the_final_controller_s(
+    tmp_path: Path, lines: list[tuple[str, int | None, int | None]], said: str, ending: dict[str, int] | None
+) -> None:
+    """The final controller's end is its own pid's, or one without a pid once no controller runs."""
+    files = {rel: v for rel, v in derive(sound()).items() if rel == "research.json"}
+    files["launches.jsonl"] = [
+        {"event": kind, "pid": pid, "at": rfc3339_ms(t(n)), "resume": False}
+        if kind == "start"
+        else {"event": kind, "pid": pid, "at": rfc3339_ms(t(n)), "code": code, "signal": None}
+        for n, (kind, pid, code) in enumerate(lines, 1)
+    ]
+    out = write(files, tmp_path / "s")
+    hint = "; `studymon run --resume` continues it" if ending is not None else ""
+    assert _checks(out)[("study", "exitedCleanly")] == (None, said + hint)
+    assert judge(out).finished is False
+    assert last_ending(out) == ((dict(ending, signal=None), True) if ending is not None else (None, False))
+
+
+def test_the_issue_a_torn_last_line_makes_is_kept_to_the_thousandth(tmp_path: Path) -> None:
+    """accounts.json keeps ISSUES_KEPT (1000) issues: 999 lines that are not records and a torn last line are all
+    kept, the torn line's the thousandth."""
+    out = write(derive(sound()), tmp_path / "s")
+    (out / "study" / "ledger.jsonl").write_bytes(b"x\n" * 999 + b"x")
+    acc = judge(out).accounts
+    assert acc["ledgerIssueCount"] == 1000 and len(acc["ledgerIssues"]) == 1000
+    assert acc["ledgerIssues"][-1] == {"kind": "torn", "line": 1000, "detail": "last line has no newline (1 bytes)"}
+
+
+def test_a_ledger_with_records_but_no_budget_fails_though_the_study_may_go_on(tmp_path: Path) -> None:
+    """Only a ledger with no record yet waits for its budget: one whose studyOpen has none never gets one."""
+    files = {k: v for k, v in derive(sound()).items() if k in ("research.json", "launches.jsonl", "study/ledger.jsonl")}
+    files["launches.jsonl"] = [
+        files["launches.jsonl"][0],
+        {"event": "end", "pid": FIRST_PID, "at": rfc3339_ms(t(3)), "code": 1, "signal": None},
+    ]
+    files["study/ledger.jsonl"] = files["study/ledger.jsonl"][:2]
+    del files["study/ledger.jsonl"][0]["content"]["budget"]
+    assert _checks(write(files, tmp_path / "s")) == {
+        ("study", "ledgerWellFormed"): (True, "2 lines, seq 1..2"),
+        ("study", "contractKept"): (False, "rule 6, line 1: studyOpen.budget is null, not a number"),
+        ("study", "haltedAtExport"): (None, "no halt in the ledger"),
+        ("study", "chargedEqualsStarts"): (False, "no budget: studyOpen is missing or has no numeric budget"),
+        ("study", "exitedCleanly"): (None, "the controller ended with exit 1; `studymon run --resume` continues it"),
+        ("study", "resultsAccounted"): (
+            True,
+            "each of 0 started runs has its one result, each diagnosis result its settlement",
+        ),
+    }
+
+
+def test_a_kill_without_a_timeline_fails_its_evidence(tmp_path: Path) -> None:
+    """No timeline.jsonl: killEvidence says so, and every record after the kill was never seen."""
+    files = derive(sound())
+    del files["timeline.jsonl"]
+    never = "was never seen by a console: written by something that outlived the kill"
+    assert _not_holding(write(files, tmp_path / "s")) == {
+        ("kill 1", "killEvidence"): (False, "timeline.jsonl: missing"),
+        ("kill 2", "killEvidence"): (False, "timeline.jsonl: missing"),
+        ("kill 1 · d1", "resultSettledAndFinished"): (
+            False,
+            f"seq 8 (runResult) {never}; seq 9 (diagnosisSettlement) {never}",
+        ),
+        ("kill 2 · a2", "resultSettledAndFinished"): (False, f"seq 35 (runResult) {never}"),
+        ("kill 2 · d3", "resultSettledAndFinished"): (
+            False,
+            f"seq 36 (runResult) {never}; seq 37 (diagnosisSettlement) {never}",
+        ),
+    }
+
+
+def test_records_after_a_kill_at_a_high_seq_are_seen(tmp_path: Path) -> None:
+    """A ledger that skips from seq 1 to 500002: its kills come after seq 419430, half of MAX_SEEN, and the records
+    after them are still held as seen (only the skip is wrong)."""
+    files = derive(sound())
+    _shift_seqs(files, 2, 500_000)
+    assert files["kills/1/kill.json"]["beforeKillSeq"] == 500_007 > MAX_SEEN // 2
+    assert _not_holding(write(files, tmp_path / "s")) == {
+        ("study", "ledgerWellFormed"): (False, "line 2: gap (seq 500002 follows 1)")
+    }
+
+
+def test_a_record_exactly_max_seen_after_the_first_kill_is_seen(tmp_path: Path) -> None:
+    """a2's result, MAX_SEEN seqs after the kill (a ledger that skips seqs), is still held as seen; d3's after it
+    is past what the judge holds: never seen."""
+    files = derive(build(kills=(("d3", "manual"),)))
+    kill = files["kills/1/kill.json"]["beforeKillSeq"]
+    _shift_seqs(files, kill + 1, MAX_SEEN - 1)
+    result = next(r for r in files["study/ledger.jsonl"] if r["kind"] == "runResult" and r["content"]["run"] == "a2")
+    assert result["seq"] == kill + MAX_SEEN
+    never = "was never seen by a console: written by something that outlived the kill"
+    assert _not_holding(write(files, tmp_path / "s")) == {
+        ("study", "ledgerWellFormed"): (False, f"line {kill + 1}: gap (seq {kill + MAX_SEEN} follows {kill})"),
+        ("kill 1 · d3", "resultSettledAndFinished"): (
+            False,
+            f"seq {kill + MAX_SEEN + 1} (runResult) {never}; seq {kill + MAX_SEEN + 2} (diagnosisSettlement) {never}",
+        ),
+    }
+
+
+def test_a_controller_started_at_the_kill_s_very_moment_is_the_resumed_one(tmp_path: Path) -> None:
+    """The keeper's end and the next start stamped at kill.json's ``at`` exactly: that start is the resume, and
+    the records seen after it are its own."""
+    files = derive(sound())
+    at = files["kills/1/kill.json"]["at"]
+    launches = files["launches.jsonl"]
+    next(line for line in launches if line["event"] == "end" and line["pid"] == FIRST_PID)["at"] = at
+    next(line for line in launches if line["event"] == "start" and line["pid"] == FIRST_PID + 1)["at"] = at
+    assert _not_holding(write(files, tmp_path / "s")) == {}

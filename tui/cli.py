@@ -43,7 +43,7 @@ from studymon.engine.evidence import read_json
 from studymon.engine.finish import resume_command
 from studymon.engine.folder import EvidenceFolder
 from studymon.engine.judge import NotEvidence, judge
-from studymon.engine.judge.table import check_table, summary_line
+from studymon.engine.judge.table import checks_report
 from studymon.engine.judge.verdict import EXIT_UNKNOWN, Check
 from studymon.engine.judge.verdict import exit_status as judge_exit_status
 from studymon.engine.killpoint import SEED, BadPoint, KillPoint, parse_kill_option
@@ -504,8 +504,8 @@ def finish(results: list[SessionResult], console: Console, hint: str | None) -> 
             # Not a failure: what has not happened yet may still come (§6.6).
             checks.append(Check("finished", None, r.message or "the study could not finish"))
         rows.append((r.study, checks))
-    console.print(check_table(rows))
-    console.print(summary_line(rows))
+    for part in checks_report(rows):
+        console.print(part)
     for r in results:
         if r.finished:
             console.print(f"[dim]{r.study}: evidence in {r.out}[/]", highlight=False)
@@ -547,8 +547,8 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
                 )
                 checks.append(Check("finished", None, f"the study has not finished: {how} continues it"))
             rows.append((j.study, checks))
-        console.print(check_table(rows))
-        console.print(summary_line(rows))
+        for part in checks_report(rows):
+            console.print(part)
     # §6.6: a check that failed beats one that may still change (an unfinished study has one: exitedCleanly).
     return judge_exit_status([j.ok for j in judgements])
 

@@ -1,9 +1,14 @@
-"""The console's main screen: the machine line, one pane per study, the footer; its keys and dialogs.
+"""The console's main screen: the machine line, one pane per study (or the overview), the footer; its keys and dialogs.
 
 The screen owns the panes, the layout and the keys that act on them (from
 the table of actions, :mod:`studymon.widgets.keys`).  Engine events are
 handed to it by the app (:meth:`MainScreen.deliver`) and posted to the pane
-of their study as messages.  A key, a button or a palette command becomes a
+of their study as messages.  With more studies than fit side by side
+(:data:`SIDE_BY_SIDE`) it shows the overview instead, a row per study: no
+pane is made until the operator opens a study (Enter), on a screen of its
+own (:class:`OpenedStudyScreen`) that is handed the study's recent events
+(:class:`~studymon.tui.feed.StudyFeed`) and then its live ones; Escape
+comes back.  A key, a button or a palette command becomes a
 study action here: destructive ones are confirmed in a dialog first, then
 the engine's session of that study is asked.  Leaving is the app's: the
 screen asks for it with :class:`MainScreen.LeaveRequested`.
@@ -37,16 +42,19 @@ from studymon.engine.finish import SessionResult
 from studymon.engine.killpoint import SEED, KillPoint
 from studymon.engine.session import StudySession
 from studymon.engine.supervisor import Supervisor
+from studymon.tui.feed import StudyFeed
 from studymon.widgets import keys
 from studymon.widgets.dialogs import ArmScreen, ConfirmScreen, HelpScreen, QuitScreen, RecordScreen
 from studymon.widgets.keys import Scope
 from studymon.widgets.ledger_stream import DEFAULT_REFRESH_INTERVAL, LedgerStream
 from studymon.widgets.machine_bar import MachineBar
 from studymon.widgets.messages import MachineSampled
+from studymon.widgets.overview import Overview
 from studymon.widgets.study_pane import StudyPane
 
 TICK_SECONDS = 2.0
 NARROW_BELOW = 150  # columns: three panes side by side need about 53 each
+SIDE_BY_SIDE = 3  # studies shown as panes side by side; more are shown as the overview
 
 # What the panes show and what the actions do; the keys are listed below it, from the table
 # of actions.  Paragraphs, not lines: the dialog wraps them to its width.
@@ -58,9 +66,17 @@ HELP_PARAGRAPHS = (
         "for a few seconds."
     ),
     (
-        "Kill now asks first: the same key again kills, Enter or Escape cancels. Arm kills the controller the "
-        "instant its first diagnosis run starts, then resumes it. Quitting while studies run asks whether to stop "
-        "them (SIGINT, evidence kept) or to detach (leave them running; `studymon attach OUT...` takes them back). "
+        "With more than three studies the console shows the overview, a row per study: its state, round and stage, "
+        "the budget spent, its runs in flight, the age of its last record, its armed point or kill, and its verdict. "
+        "Enter opens the selected study's pane full screen, Escape comes back; the study keys act on the selected "
+        "row. / filters (state=running verdict!=ok, or text of the ids), S N A V O sort, Z freezes the order."
+    ),
+    (
+        "Kill now asks first: the same key again kills, Enter or Escape cancels. Arm asks where to kill: "
+        "at the first diagnosis run's start (Enter), at a moment the study showed, or at a point typed "
+        "(after:KIND, container:ACTION); the controller is killed there, then resumed. Quitting while studies run "
+        "asks whether to stop them (SIGINT, evidence kept) or to detach (leave them running; "
+        "`studymon attach OUT...` takes them back). "
         "When every study has ended the console stays open on each study's verdict; quit to print the check table."
     ),
 )
@@ -121,29 +137,47 @@ class MainScreen(Screen[None]):
         self.supervisor = supervisor
         self.save_dir = save_dir or Path.cwd()
         self.machine = MachineBar(clock, id="machine")
-        # ticking=False: the screen's one clock moves every pane (see tick).
-        self.panes: dict[str, StudyPane] = {
-            study: StudyPane(
-                study,
-                prefix,
-                clock=clock,
-                wall_clock=wall_clock,
-                refresh_interval=refresh_interval,
-                ticking=False,
-                bell=bell,
-            )
-            for study, prefix in studies
-        }
+        self.prefixes = dict(studies)
+        self.clock, self.wall_clock, self.refresh_interval = clock, wall_clock, refresh_interval
+        # Panes side by side, or the overview (with a feed per study to open its pane from).
+        self.overview: Overview | None = None
+        self.feeds: dict[str, StudyFeed] = {}
+        self.opened: OpenedStudyScreen | None = None  # the study opened from the overview, while it shows
+        self.panes: dict[str, StudyPane] = {}
+        if len(studies) > SIDE_BY_SIDE:
+            self.overview = Overview([study for study, _ in studies], clock=wall_clock, bell=bell, id="overview")
+            self.feeds = {study: StudyFeed(study) for study, _ in studies}
+        else:
+            # ticking=False: the screen's one clock moves every pane (see tick).
+            self.panes = {study: self.make_pane(study, bell=bell) for study, _ in studies}
+
+    def make_pane(self, study: str, *, bell: bool = False) -> StudyPane:
+        """A pane for ``study``, moved by the screen's clock."""
+        return StudyPane(
+            study,
+            self.prefixes[study],
+            clock=self.clock,
+            wall_clock=self.wall_clock,
+            refresh_interval=self.refresh_interval,
+            ticking=False,
+            bell=bell,
+        )
 
     # --- layout --------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield self.machine
-        with Horizontal(id="panes"):
-            yield from self.panes.values()
+        if self.overview is not None:
+            yield self.overview
+        else:
+            with Horizontal(id="panes"):
+                yield from self.panes.values()
         yield Footer()
 
     def on_mount(self) -> None:
-        self._apply_width(self.size.width)
+        if self.overview is not None:
+            self.overview.focus()
+        else:
+            self._apply_width(self.size.width)
         # One clock for every pane and the machine line, every 2 s as btop does by default:
         # what moves is repainted in one frame, not one per pane, and an idle console stays
         # under 1 % of a core (measured).
@@ -153,22 +187,37 @@ class MainScreen(Screen[None]):
         """Move every pane's clocks (and, less often, durations and graphs) and the machine line in one frame."""
         for pane in self.panes.values():
             pane.tick()
+        if self.overview is not None:
+            self.overview.tick()
+        if self.opened is not None:
+            self.opened.pane.tick()
+            self.opened.machine.tick()
         self.machine.tick()
 
     def on_resize(self) -> None:
-        self._apply_width(self.size.width)
+        if self.overview is None:
+            self._apply_width(self.size.width)
 
     def _apply_width(self, width: int) -> None:
         self.query_one("#panes").set_class(width < NARROW_BELOW, "narrow")
 
     # --- engine events -------------------------------------------------------
     def deliver(self, event: StudyEvent) -> None:
-        """Post an engine event to the pane of its study (samples to the machine line too)."""
+        """Post an engine event to the pane of its study, or to its row and feed (samples to the machine line too)."""
         pane = self.panes.get(event.study)
         if pane is not None:
             pane.post_event(event)
+        elif self.overview is not None:
+            feed = self.feeds.get(event.study)
+            if feed is not None:
+                feed.add(event)
+                self.overview.take(event)
+            if self.opened is not None:
+                self.opened.pane.post_event(event)
         if isinstance(event, Sample):
             self.machine.post_message(MachineSampled(event.sample))
+            if self.opened is not None:
+                self.opened.machine.post_message(MachineSampled(event.sample))
 
     def show_ended(self, status: int, results: Sequence[SessionResult]) -> None:
         """Every study has ended: each pane shows its verdict, the top line the overall result."""
@@ -176,6 +225,12 @@ class MainScreen(Screen[None]):
             pane = self.panes.get(result.study)
             if pane is not None:
                 pane.ended(result.finished, result.message)
+            if self.overview is not None:
+                self.overview.ended(result.study, result.finished, result.message)
+            if self.opened is not None and self.opened.study == result.study:
+                self.opened.pane.ended(result.finished, result.message)
+        if self.overview is not None:
+            self.overview.show_ended()
         quit_key = keys.shown_key("quit_console")
         failed = [r.study for r in results if r.exit_status == 1]
         unfinished = [r.study for r in results if r.exit_status == 3]
@@ -195,6 +250,8 @@ class MainScreen(Screen[None]):
         """Wait until every pane and the machine line have handled what was posted to them."""
         handled: list[asyncio.Event] = []
         widgets: list[Widget] = [self.machine, *self.panes.values()]
+        if self.opened is not None:
+            widgets.append(self.opened.pane)
         for widget in widgets:
             done = asyncio.Event()
             # A callback is queued behind the messages already posted: once it runs, they are handled.
@@ -204,7 +261,9 @@ class MainScreen(Screen[None]):
 
     # --- which study ---------------------------------------------------------
     def current_study(self) -> str | None:
-        """The study whose pane has the focus (the first one when none has)."""
+        """The study whose pane has the focus (the first one when none has), or the overview's selected row's."""
+        if self.overview is not None:
+            return self.overview.selected
         node = self.focused
         while node is not None:
             if isinstance(node, StudyPane):
@@ -216,9 +275,33 @@ class MainScreen(Screen[None]):
         return self.supervisor.sessions.get(study) if study else None
 
     def action_focus_pane(self, index: int) -> None:
+        if self.overview is not None:
+            self.overview.select(index)
+            return
         panes = list(self.panes.values())
         if 0 <= index < len(panes):
             panes[index].focus_pane()
+
+    # --- the overview: opening a study ---------------------------------------
+    def on_overview_open_study(self, message: Overview.OpenStudy) -> None:
+        self.open_study(message.study)
+
+    def open_study(self, study: str) -> None:
+        """Show ``study``'s pane full screen, made now and handed its recent events; Escape comes back."""
+        if study not in self.feeds or self.opened is not None:
+            return
+        pane = self.make_pane(study)
+        for event in self.feeds[study].replay():
+            pane.post_event(event)
+        self.opened = OpenedStudyScreen(self, study, pane)
+        self.app.push_screen(self.opened, self._study_closed)
+
+    def _study_closed(self, _: None = None) -> None:
+        study = self.opened.study if self.opened is not None else None
+        self.opened = None  # the pane goes with its screen: a study not shown costs no widget
+        if self.overview is not None and study is not None:
+            self.overview.select_study(study)
+            self.overview.focus()
 
     # --- study actions: keys, buttons, palette -------------------------------
     def action_study(self, verb: str) -> None:
@@ -318,7 +401,7 @@ class MainScreen(Screen[None]):
         """The palette's commands, from the table of actions: each study's actions, then the console's."""
         rows = keys.palette_rows()
         out: list[PaletteCommand] = []
-        for study in self.panes:
+        for study in self.panes or self.feeds:
             out += [
                 (str(row.palette).format(study=study), partial(self.study_action, study, row.verb), row.help)
                 for row in rows
@@ -340,3 +423,37 @@ class MainScreen(Screen[None]):
             self.notify(f"not saved: {exc}", severity="error")
             return
         self.notify(f"saved {len(message.lines)} lines to {path}")
+
+
+class OpenedStudyScreen(Screen[None]):
+    """One study's pane, full screen, opened from the overview: every key of a pane works; Escape comes back."""
+
+    BINDINGS: ClassVar[list[BindingType]] = keys.bindings(Scope.OPENED, Scope.STUDY)
+    AUTO_FOCUS = "LedgerLines"
+
+    def __init__(self, main: MainScreen, study: str, pane: StudyPane) -> None:
+        super().__init__()
+        self.main = main
+        self.study = study
+        self.pane = pane
+        self.machine = MachineBar(main.clock, id="machine")
+
+    def compose(self) -> ComposeResult:
+        yield self.machine
+        yield self.pane
+        yield Footer()
+
+    def action_back(self) -> None:
+        self.dismiss(None)
+
+    def action_study(self, verb: str) -> None:
+        self.main.study_action(self.study, verb)
+
+    def on_study_pane_action_requested(self, message: StudyPane.ActionRequested) -> None:
+        self.main.study_action(message.study_id, message.action)
+
+    def on_ledger_stream_open_record(self, message: LedgerStream.OpenRecord) -> None:
+        self.main.on_ledger_stream_open_record(message)
+
+    def on_ledger_stream_save_requested(self, message: LedgerStream.SaveRequested) -> None:
+        self.main.on_ledger_stream_save_requested(message)

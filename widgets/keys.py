@@ -25,6 +25,8 @@ class Scope(enum.Enum):
     SCREEN = "The console"  # the main screen
     STUDY = "The study in focus"  # the study whose pane has the focus; also its buttons and the palette
     LEDGER = "The ledger in focus"  # the ledger stream that has the focus
+    OVERVIEW = "The overview (more studies than fit side by side)"  # its rows; the study actions act on the selected
+    OPENED = "A study opened from the overview"  # its pane, full screen
 
 
 @dataclass(frozen=True)
@@ -103,16 +105,41 @@ _HUMAN = {
     "up": "↑",
     "down": "↓",
     "tab": "Tab",
+    "escape": "Escape",
 }
 
 QUIT_HELP = "quit (asks to stop or detach running studies)"
 FOCUS_HELP = "focus a study's pane"
 MOVE_HELP = "move the cursor (stops following)"
+ROW_HELP = "select a study"
 
 
 def _study(key: str, verb: str, label: str, text: str, palette: str) -> Key:
     # A study action: its key acts on the focused pane's study, its button on its own pane's.
     return Key(key, f"study('{verb}')", label, text, Scope.STUDY, f"study.{verb}", verb=verb, palette=palette)
+
+
+def _overview(
+    key: str,
+    action: str,
+    label: str,
+    text: str,
+    *,
+    show: bool = True,
+    key_display: str | None = None,
+    help_keys: str | None = None,
+) -> Key:
+    return Key(
+        key,
+        action,
+        label,
+        text,
+        Scope.OVERVIEW,
+        f"overview.{key}",
+        show=show,
+        key_display=key_display,
+        help_keys=help_keys,
+    )
 
 
 def _ledger(key: str, action: str, label: str, text: str, *, show: bool = True, key_display: str | None = None) -> Key:
@@ -138,6 +165,21 @@ KEYS: tuple[Key, ...] = (
     _study("r", "resume", "Resume", "resume a stopped, crashed or killed study", "Resume {study}"),
     _study("s", "stop", "Stop", "stop the study (SIGINT, graceful; asks first)", "Stop {study}"),
     Key("q", "quit_console", "Quit", QUIT_HELP, Scope.SCREEN, "console.quit", palette="Quit"),
+    _overview("enter", "open_study", "Open", "open the selected study's pane, full screen (Escape comes back)"),
+    _overview("slash", "filter", "Filter", "filter: state=running verdict!=ok, or text of the ids", key_display="/"),
+    _overview("S", "sort('state')", "Sort", "sort by state (again: reversed)"),
+    _overview("N", "sort('id')", "Sort id", "sort by id (again: reversed)", show=False),
+    _overview("A", "sort('age')", "Sort age", "sort by the last record's age, the quietest first", show=False),
+    _overview("V", "sort('verdict')", "Sort verdict", "sort by verdict, failures first", show=False),
+    _overview("O", "sort('order')", "As given", "the command's order", show=False),
+    _overview("Z", "pause", "Pause", "freeze the order while you move (again: live)"),
+    _overview("up", "cursor(-1)", "Up", ROW_HELP, show=False),
+    _overview("down", "cursor(1)", "Down", ROW_HELP, show=False),
+    _overview("pageup", "page(-1)", "Page up", ROW_HELP, show=False),
+    _overview("pagedown", "page(1)", "Page down", ROW_HELP, show=False),
+    _overview("home", "first", "First", ROW_HELP, show=False),
+    _overview("end", "last", "Last", ROW_HELP, show=False),
+    Key("escape", "back", "Back", "back to the overview", Scope.OPENED, "opened.back"),
     _ledger("up", "cursor(-1)", "Up", MOVE_HELP, show=False),
     _ledger("down", "cursor(1)", "Down", MOVE_HELP, show=False),
     _ledger("pageup", "page(-1)", "Page up", MOVE_HELP, show=False),

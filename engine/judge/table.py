@@ -9,11 +9,11 @@ from __future__ import annotations
 import io
 from collections.abc import Iterable
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from studymon.engine.judge.verdict import Check
+from studymon.engine.judge.verdict import Check, overall
 
 MARKS = {True: ("✓", "bold green"), False: ("✗", "bold red"), None: ("?", "bold yellow")}
 
@@ -63,6 +63,44 @@ def summary_line(rows: list[tuple[str, list[Check]]]) -> Text:
     if unknown:
         return Text(f"? {unknown} of {total} checks unknown", style="bold yellow")
     return Text(f"✓ all {total} checks hold", style="bold green")
+
+
+# From this many studies the check table lists only those that did not pass, after a line per study:
+# with tens of studies, a table of every check would bury the one that failed.
+MANY_STUDIES = 4
+
+
+def study_lines(rows: list[tuple[str, list[Check]]]) -> Table:
+    """One line per study: its mark, its counts of ✓ ✗ ?, and its first failing (else unknown) check."""
+    table = Table(title="studymon studies", title_justify="left", expand=False, pad_edge=False, box=None)
+    table.add_column("", justify="center", no_wrap=True)
+    table.add_column("study", style="bold cyan", no_wrap=True)
+    table.add_column("checks", no_wrap=True)
+    table.add_column("first to look at", overflow="ellipsis", no_wrap=True)
+    order = {False: 0, None: 1, True: 2}
+    for study, checks in sorted(rows, key=lambda row: order[overall(row[1])]):
+        ok = overall(checks)
+        mark, style = MARKS[ok]
+        marks = [c.ok for c in checks]
+        counts = f"{marks.count(True)} ✓  {marks.count(False)} ✗  {marks.count(None)} ?"
+        first = next((c for c in checks if c.ok is False), None) or next((c for c in checks if c.ok is None), None)
+        said = _cell(f"{first.scope} · {first.name}: {first.detail}") if first is not None else Text("")
+        table.add_row(Text(mark, style=style), _cell(study, "bold cyan"), counts, said)
+    return table
+
+
+def checks_report(rows: list[tuple[str, list[Check]]]) -> list[RenderableType]:
+    """What a command prints at its end: the check table and the summary line; with many studies
+    (:data:`MANY_STUDIES`), a line per study first and the table of those that did not pass only."""
+    if len(rows) < MANY_STUDIES:
+        return [check_table(rows), summary_line(rows)]
+    failing = [row for row in rows if overall(row[1]) is not True]
+    out: list[RenderableType] = [study_lines(rows)]
+    if failing:
+        out.append(Text(f"{len(failing)} of {len(rows)} studies did not pass; their checks:", style="bold"))
+        out.append(check_table(failing))
+    out.append(summary_line(rows))
+    return out
 
 
 def table_svg(study: str, checks: list[Check]) -> str:

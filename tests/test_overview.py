@@ -1,0 +1,477 @@
+"""The overview: a row per study when more run than fit side by side; its sort, filter, pause, drill-down and back,
+the row's alert, the verdicts at the end; the summary a row is folded from and the feed a pane is made from.
+
+The console is fed engine events here (no engine): what a row shows follows from the events alone.  The tests of
+the overview over real studies are in ``test_overview_live.py``.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from studymon.engine.clock import rfc3339_ms
+from studymon.engine.events import (
+    ArmChanged,
+    ContainerChanged,
+    KillStep,
+    ProcessStarted,
+    Progress,
+    RecordsSeen,
+    StateChanged,
+    State,
+    StudyEvent,
+    StudyLoad,
+    Verdicts,
+)
+from studymon.engine.finish import SessionResult
+from studymon.engine.judge.report import Judgement
+from studymon.engine.judge.table import MANY_STUDIES, checks_report
+from studymon.engine.judge.verdict import Check
+from studymon.engine.ledger import Record
+from studymon.engine.spec import StudySpec
+from studymon.tui.app import Planned, StudymonApp
+from studymon.tui.feed import StudyFeed
+from studymon.tui.screens import SIDE_BY_SIDE, OpenedStudyScreen
+from studymon.widgets.overview import Overview, OverviewRows, bar
+from studymon.widgets.study_pane import StudyPane
+from studymon.widgets.summary import BadQuery, Query, StudySummary, age_text, sort_key
+
+SIZE = (160, 48)
+NOW = 1_800_000_000.0
+
+
+def rec(seq: int, kind: str, at: float = NOW, **content: Any) -> Record:
+    return Record(seq, rfc3339_ms(at), kind, content, seq, seq * 100)
+
+
+def plan(seq: int, run: str, purpose: str = "diagnosis") -> Record:
+    return rec(seq, "runPlanned", run=run, purpose=purpose, object="c1", round=1, experiments=["e1"])
+
+
+# --- a row's facts ----------------------------------------------------------------
+
+
+def test_a_row_folds_progress_state_arming_kills_and_verdicts() -> None:
+    s = StudySummary("a")
+    assert s.fold(Progress("a", 2, "diagnosis", 60.0, 100.0, (("d2", None), ("a2", None))), NOW)
+    assert (s.round, s.stage, s.balance, s.budget, s.in_flight) == (2, "diagnosis", 60.0, 100.0, 2)
+    assert not s.fold(Progress("a", 2, "diagnosis", 60.0, 100.0, (("d2", None), ("a2", None))), NOW), "no change"
+    assert s.fold(StateChanged("a", State.KILLED, "waiting for resume"), NOW) and s.state_words == "killed"
+    assert s.fold(ArmChanged("a", True, "after:charge", ("container:die",)), NOW) and s.armed == "after:charge +1"
+    assert s.fold(ArmChanged("a", False), NOW) and s.armed == ""
+    assert s.fold(KillStep("a", 1, "resumed"), NOW) and s.kill == "kill 1 resumed"
+    assert s.verdict == "none"
+    checks = (Check("x", True, ""), Check("y", False, ""), Check("z", None, ""), Check("w", True, ""))
+    assert s.fold(Verdicts("a", checks, False, True), NOW)
+    assert (s.checks, s.verdict, s.finished) == ((2, 1, 1), "fail", True)
+
+
+def test_a_row_knows_its_last_record_and_lights_up_on_a_fresh_diagnosis_start() -> None:
+    s = StudySummary("a")
+    assert s.age(NOW) is None and age_text(s.age(NOW)) == "-"
+    s.fold(RecordsSeen("a", (rec(1, "studyOpen", NOW - 30, budget=10), plan(2, "d1"))), NOW)
+    assert s.records == 2 and s.age(NOW + 5) == 5.0 and not s.alert(NOW)
+    # A diagnosis start seen at once lights the row for a few seconds; its result puts it out.
+    s.fold(RecordsSeen("a", (rec(3, "runStarted", NOW, run="d1"),)), NOW)
+    assert s.alert(NOW + 1) and s.alert_run == "d1" and not s.alert(NOW + 6)
+    s.fold(RecordsSeen("a", (rec(4, "runResult", NOW + 1, run="d1", exitCode=0, outputs={}),)), NOW + 1)
+    assert not s.alert(NOW + 1.5)
+    # One seen long after it was written (a catch-up) is history; an ablation start never lights up.
+    old = StudySummary("b")
+    old.fold(RecordsSeen("b", (plan(1, "d1"), rec(2, "runStarted", NOW - 60, run="d1"))), NOW)
+    old.fold(RecordsSeen("b", (plan(3, "a1", "ablation"), rec(4, "runStarted", NOW, run="a1"))), NOW)
+    assert not old.alert(NOW)
+    # The purposes sent with a catch-up count as plans; the records skipped count as records.
+    caught = StudySummary("c")
+    caught.fold(RecordsSeen("c", (rec(900, "runStarted", NOW, run="d7"),), skipped=899, purposes=(("d7", "diagnosis"),)), NOW)
+    assert caught.records == 900 and caught.alert(NOW)
+    # A study that is no longer running is not to be killed now: the light goes out.
+    caught.fold(StateChanged("c", State.KILLED), NOW)
+    assert not caught.alert(NOW)
+
+
+def test_a_row_that_ended_unfinished_is_unknown_unless_a_check_failed() -> None:
+    s = StudySummary("a")
+    s.end(False, "the controller crashed")
+    assert (s.verdict, s.problem, s.ended) == ("unknown", "the controller crashed", True)
+    f = StudySummary("b")
+    f.fold(Verdicts("b", (Check("x", False, ""),), False, False), NOW)
+    f.end(False)
+    assert f.verdict == "fail"
+
+
+@pytest.mark.parametrize("seconds, text", [(None, "-"), (0.4, "0s"), (59.9, "59s"), (60, "1m"), (3599, "59m"),
+                                           (3600, "1h"), (86400 * 3 + 5, "3d")])
+def test_ages_are_written_as_htop_and_k9s_write_them(seconds: float | None, text: str) -> None:
+    assert age_text(seconds) == text
+
+
+def _rows() -> list[StudySummary]:
+    a = StudySummary("alpha", order=0, state=State.RUNNING, last_record=NOW - 5)
+    b = StudySummary("beta", order=1, state=State.CRASHED, last_record=NOW - 50, checks=(3, 0, 1), ok=None)
+    c = StudySummary("gamma", order=2, state=State.FINISHED_OK, checks=(20, 0, 0), ok=True)
+    d = StudySummary("delta", order=3, state=State.FINISHED_FAIL, last_record=NOW - 1, checks=(18, 2, 0), ok=False)
+    return [a, b, c, d]
+
+
+@pytest.mark.parametrize("key, order", [
+    ("order", ["alpha", "beta", "gamma", "delta"]),
+    ("id", ["alpha", "beta", "delta", "gamma"]),
+    ("state", ["beta", "delta", "alpha", "gamma"]),  # what needs the operator first
+    ("verdict", ["delta", "beta", "alpha", "gamma"]),  # failures first, then unknown, none, ok
+    ("age", ["gamma", "beta", "alpha", "delta"]),  # the quietest first; no record at all is the quietest
+])
+def test_the_sort_keys(key: str, order: list[str]) -> None:
+    assert [s.id for s in sorted(_rows(), key=sort_key(key, NOW))] == order
+
+
+def test_an_unknown_sort_key_is_refused() -> None:
+    with pytest.raises(ValueError, match="no sort key 'size'"):
+        sort_key("size", NOW)
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("", ["alpha", "beta", "gamma", "delta"]),
+    ("state=running", ["alpha"]),
+    ("state=finished", ["gamma", "delta"]),  # a state is matched by its start: both finished states
+    ("state!=finished", ["alpha", "beta"]),
+    ("verdict!=ok", ["alpha", "beta", "delta"]),
+    ("verdict=fail", ["delta"]),
+    ("verdict=none", ["alpha"]),
+    ("ta", ["beta", "delta"]),  # plain text: in the id
+    ("TA state=crashed", ["beta"]),  # every term holds; any case
+    ("VERDICT=FAIL", ["delta"]),
+])
+def test_the_filter_query(text: str, kept: list[str]) -> None:
+    q = Query.parse(text)
+    assert [s.id for s in _rows() if q.holds(s)] == kept
+
+
+@pytest.mark.parametrize("text, said", [
+    ("colour=red", "no field 'colour' in 'colour=red': terms that must all hold"),
+    ("state=", "'state=' has no value: write state=VALUE"),
+    ("verdict!=", "'verdict!=' has no value: write verdict=VALUE"),
+])
+def test_a_filter_that_cannot_be_read_says_what_is_wrong_and_how_to_write_it(text: str, said: str) -> None:
+    with pytest.raises(BadQuery) as err:
+        Query.parse(text)
+    assert str(err.value).startswith(said)
+
+
+def test_a_budget_bar() -> None:
+    assert bar(25, 100) == "██░░░░░░"
+    assert bar(0, 100) == "░░░░░░░░" and bar(100, 100) == "████████" and bar(250, 100) == "████████"
+    assert bar(None, 100) == bar(5, None) == bar(5, 0) == " " * 8
+
+
+# --- the feed a pane is made from ---------------------------------------------------
+
+
+def test_a_feed_keeps_the_last_records_and_says_how_many_it_let_go_of() -> None:
+    feed = StudyFeed("a", records_kept=10)
+    feed.add(RecordsSeen("a", tuple(rec(i, "note") for i in range(101, 105)), skipped=100,
+                         purposes=(("d1", "diagnosis"),)))
+    feed.add(RecordsSeen("a", (plan(105, "a9", "ablation"),)))
+    for seq in range(106, 121, 3):
+        feed.add(RecordsSeen("a", tuple(rec(s, "note") for s in range(seq, seq + 3))))
+    assert feed.records <= 10
+    first, *rest = list(feed.replay())
+    assert isinstance(first, RecordsSeen) and not first.records
+    kept = [r.seq for e in rest if isinstance(e, RecordsSeen) for r in e.records]
+    assert kept == list(range(121 - len(kept), 121)), "the last records, in order, none twice"
+    assert first.skipped == 120 - len(kept), "every record not kept is counted: sent, or never sent"
+    # The plans let go of are still known: a pane made now knows each run's purpose.
+    assert dict(first.purposes) == {"d1": "diagnosis", "a9": "ablation"}
+    # A catch-up larger than the bound keeps its last records.
+    big = StudyFeed("b", records_kept=5)
+    big.add(RecordsSeen("b", tuple(rec(i, "note") for i in range(1, 21))))
+    first, kept_event = list(big.replay())
+    assert first.skipped == 15 and [r.seq for r in kept_event.records] == [16, 17, 18, 19, 20]
+
+
+def test_a_feed_keeps_what_a_newer_event_replaces_once_and_the_rest_in_order() -> None:
+    feed = StudyFeed("a")
+    events: list[StudyEvent] = [
+        ProcessStarted("a", 10, False, first_start=NOW - 100),
+        StateChanged("a", State.RUNNING),
+        Progress("a", 1, "diagnosis", 90.0, 100.0, ()),
+        ContainerChanged("a", "x-a-d1", "create", None, "created"),
+        ContainerChanged("a", "x-a-d2", "create", None, "created"),
+        ContainerChanged("a", "x-a-d1", "start", None, "running"),
+        KillStep("a", 1, "killed"),
+        StateChanged("a", State.KILLED),
+        ProcessStarted("a", 11, True),
+        Progress("a", 1, "diagnosis", 80.0, 100.0, ()),
+        StudyLoad("a", NOW, 5.0, 1000),
+        StateChanged("a", State.RUNNING),
+    ]
+    for e in events:
+        feed.add(e)
+    got = list(feed.replay())
+    assert got == [events[0], events[4], events[5], events[6], events[8], events[9], events[10], events[11]]
+
+
+def test_a_feed_is_bounded_whatever_the_study_writes() -> None:
+    feed = StudyFeed("a", records_kept=50)
+    for i in range(5000):
+        feed.add(RecordsSeen("a", (rec(i + 1, "note"),)))
+        feed.add(StudyLoad("a", NOW + i, 1.0, 1))
+        feed.add(ContainerChanged("a", f"x-a-r{i}", "create", None, "created"))
+        feed.add(KillStep("a", i, "killed"))
+    got = list(feed.replay())
+    assert len(got) <= 1 + 50 + 512 + 1024 + 64
+
+
+# --- the console: the overview fed with events ------------------------------------------
+
+
+def console(ids: list[str], wall: list[float] | None = None) -> StudymonApp:
+    clock = wall or [NOW]
+    planned = [Planned(StudySpec(i, Path("/nowhere") / i), "smo") for i in ids]
+    return StudymonApp(planned, wall_clock=lambda: clock[0], refresh_interval=0, start_engine=False,
+                       save_dir=Path("/nowhere"))
+
+
+IDS = [f"s{i:02d}" for i in range(12)]
+
+
+def running(study: str, n: int, *, budget: float = 100.0) -> list[StudyEvent]:
+    return [
+        StateChanged(study, State.RUNNING),
+        ProcessStarted(study, 1000 + n, False, first_start=NOW - 60),
+        RecordsSeen(study, (rec(1, "studyOpen", NOW - 100, budget=budget), rec(2, "note", NOW - 60 - n))),
+        Progress(study, 1, "diagnosis", budget - 5 * n, budget, (("d1", None),)),
+    ]
+
+
+def row_texts(app: StudymonApp) -> list[str]:
+    overview = app.main.overview
+    assert overview is not None
+    return [overview.table.render_line(y).text for y in range(len(overview.rows()))]
+
+
+def ids_shown(app: StudymonApp) -> list[str]:
+    overview = app.main.overview
+    assert overview is not None
+    return [s.id for s in overview.rows()]
+
+
+KEY_NAMES = {"=": "equals_sign", "!": "exclamation_mark", " ": "space"}
+
+
+async def typed(pilot: Any, text: str) -> None:
+    """Type ``text`` key by key, as a person does."""
+    await pilot.press(*(KEY_NAMES.get(ch, ch) for ch in text))
+
+
+async def test_more_studies_than_fit_are_a_row_each_and_no_pane_is_made() -> None:
+    assert SIDE_BY_SIDE == 3
+    app = console(IDS)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.feed([e for n, i in enumerate(IDS) for e in running(i, n)])
+        await pilot.pause()
+        assert app.main.overview is not None and not app.main.panes
+        assert not list(app.query(StudyPane)), "a study nobody opened has no pane"
+        texts = row_texts(app)
+        assert [t.split()[1] if t.startswith("›") else t.split()[0] for t in texts] == IDS
+        third = texts[3]
+        assert "running" in third and "r1" in third and "diagnosis" in third and "15/100" in third and "1m" in third
+        header = app.main.overview.header.render().plain
+        assert header.startswith("12 studies  ·  12 running  ·  in the command's order")
+    few = console(["a", "b", "c"])
+    async with few.run_test(size=SIZE):
+        assert few.main.overview is None and list(few.main.panes) == ["a", "b", "c"]
+
+
+async def test_sort_keys_and_again_reversed_and_the_selection_follows_its_study() -> None:
+    app = console(IDS)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.feed([e for n, i in enumerate(IDS) for e in running(i, n)])
+        await app.feed([StateChanged("s07", State.CRASHED), StateChanged("s02", State.KILLED)])
+        await pilot.press("down", "down")  # s02
+        assert app.main.current_study() == "s02"
+        await pilot.press("S")
+        await pilot.pause()
+        assert ids_shown(app)[:2] == ["s07", "s02"] and app.main.current_study() == "s02"
+        await pilot.press("S")  # again: reversed
+        await pilot.pause()
+        assert ids_shown(app)[-2:] == ["s02", "s07"] and "by state, reversed" in app.main.overview.status_text()
+        await pilot.press("N", "N")
+        await pilot.pause()
+        assert ids_shown(app) == sorted(IDS, reverse=True)
+        await pilot.press("O")
+        await pilot.pause()
+        assert ids_shown(app) == IDS and app.main.current_study() == "s02"
+
+
+async def test_the_filter_keeps_what_the_query_says_and_refuses_one_it_cannot_read() -> None:
+    app = console(IDS)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.feed([e for n, i in enumerate(IDS) for e in running(i, n)])
+        await app.feed([StateChanged("s03", State.FINISHED_FAIL),
+                        Verdicts("s03", (Check("chargedOnce", False, "twice"),), False, True)])
+        overview = app.main.overview
+        assert overview is not None
+        await pilot.press("slash")
+        await typed(pilot, "verdict=fail")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert ids_shown(app) == ["s03"] and app.main.current_study() == "s03"
+        assert "1 of 12 studies" in overview.status_text() and "/verdict=fail" in overview.status_text()
+        # One that cannot be read (pasted whole) keeps the rows as they were, and says why.
+        await pilot.press("slash")
+        overview.filter_input.value = "colour=red"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert ids_shown(app) == ["s03"] and overview.filter_input.has_class("-bad")
+        assert "no field 'colour'" in str(overview.filter_input.tooltip)
+        await pilot.press("escape")  # clears it
+        await pilot.pause()
+        assert ids_shown(app) == IDS and not overview.filter_input.display
+        await pilot.press("slash", *"s1", "enter")
+        await pilot.pause()
+        assert ids_shown(app) == ["s10", "s11"]
+
+
+async def test_pause_freezes_the_order_while_rows_go_on_changing() -> None:
+    app = console(IDS)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.feed([e for n, i in enumerate(IDS) for e in running(i, n)])
+        await pilot.press("S", "Z")
+        await pilot.pause()
+        frozen = ids_shown(app)
+        assert app.main.overview.paused and "PAUSED" in app.main.overview.status_text()
+        await app.feed([StateChanged("s09", State.CRASHED)])
+        await pilot.pause()
+        assert ids_shown(app) == frozen, "paused: the row changes where it is"
+        assert "crashed" in row_texts(app)[frozen.index("s09")]
+        await pilot.press("Z")
+        await pilot.pause()
+        assert ids_shown(app)[0] == "s09" and not app.main.overview.paused
+
+
+async def test_enter_opens_the_pane_with_what_it_missed_and_escape_comes_back() -> None:
+    app = console(IDS)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.feed([e for n, i in enumerate(IDS) for e in running(i, n)])
+        await pilot.press("down", "down", "down", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, OpenedStudyScreen) and app.screen.study == "s03"
+        pane = app.screen.pane
+        await pilot.pause()
+        assert [r.seq for r in pane.stream.store.records] == [1, 2]
+        assert pane.header.state == State.RUNNING and pane.pid == 1003
+        assert pane.progress is not None and pane.progress.balance == 85.0
+        # Live events of the study reach its open pane; another's do not.
+        await app.feed([RecordsSeen("s03", (rec(3, "charge", run="d1", amount=5, balance=80),)),
+                        RecordsSeen("s04", (rec(3, "charge", run="d1", amount=5, balance=75),))])
+        await pilot.pause()
+        assert [r.seq for r in pane.stream.store.records] == [1, 2, 3]
+        # Its keys work: the ledger's filter, and a study key asks the engine (none here: a notice).
+        await pilot.press("slash", *"charge", "enter")
+        await pilot.pause()
+        assert pane.stream.filter_text == "charge"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, OpenedStudyScreen)
+        assert app.main.current_study() == "s03" and app.main.opened is None
+        assert not list(app.query(StudyPane)), "the pane went with its screen"
+        # Its row took the event it had while open.
+        assert app.main.overview.summaries["s03"].records == 3
+
+
+async def test_a_row_lights_up_when_a_diagnosis_run_starts() -> None:
+    wall = [NOW]
+    app = console(IDS, wall)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.feed([e for n, i in enumerate(IDS) for e in running(i, n)])
+        await app.feed([RecordsSeen("s05", (plan(3, "d2"), rec(4, "runStarted", NOW, run="d2")))])
+        await pilot.pause()
+        texts = row_texts(app)
+        assert texts[5].startswith("▶") and not any(t.startswith("▶") for i, t in enumerate(texts) if i != 5)
+        wall[0] = NOW + 6  # the alert is over
+        app.main.overview.table.refresh()
+        await pilot.pause()
+        assert not row_texts(app)[5].startswith("▶")
+
+
+async def test_many_events_between_two_frames_draw_a_row_once() -> None:
+    """What is on screen is what costs: a burst of records for one row is drawn once, the other rows not at all."""
+    app = console(IDS)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.feed([e for n, i in enumerate(IDS) for e in running(i, n)])
+        await pilot.pause()
+        table: OverviewRows = app.main.overview.table
+        drawn: list[str] = []
+        original = table._render_row
+
+        def counting(s: StudySummary, *args: Any) -> Any:
+            drawn.append(s.id)
+            return original(s, *args)
+
+        table._render_row = counting  # type: ignore[method-assign]
+        for seq in range(3, 203):
+            app.main.deliver(RecordsSeen("s04", (rec(seq, "note"),)))
+        await pilot.pause()
+        await pilot.pause()
+        assert app.main.overview.summaries["s04"].records == 202
+        assert drawn.count("s04") <= 2 and set(drawn) <= {"s04"}, drawn
+
+
+async def test_the_verdicts_at_the_end_failures_first() -> None:
+    app = console(IDS)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.feed([e for n, i in enumerate(IDS) for e in running(i, n)])
+        ok = tuple(Check(f"c{k}", True, "") for k in range(5))
+        events: list[StudyEvent] = []
+        for i in IDS:
+            bad = i in ("s04", "s09")
+            checks = ok + ((Check("chargedOnce", False, "twice"),) if bad else ())
+            events += [StateChanged(i, State.FINISHED_FAIL if bad else State.FINISHED_OK),
+                       Verdicts(i, checks, not bad, True)]
+        await app.feed(events)
+        results = []
+        for i in IDS:
+            checks = list(ok) + ([Check("chargedOnce", False, "twice")] if i in ("s04", "s09") else [])
+            judgement = Judgement(i, Path("/nowhere") / i, checks, True, None, {})
+            results.append(SessionResult(i, Path("/nowhere") / i, True, judgement, None))
+        app.main.show_ended(1, results)
+        await pilot.pause()
+        assert ids_shown(app)[:2] == ["s04", "s09"]
+        texts = row_texts(app)
+        assert "✗ 5✓ 1✗ 0?" in texts[0] and "✓ 5✓ 0✗ 0?" in texts[2]
+        assert app.main.machine.overall == (False, "✗ checks fail: s04, s09 · exit 1 · q closes")
+
+
+def test_many_studies_print_a_line_each_then_the_table_of_those_that_did_not_pass() -> None:
+    ok = [Check("chargedOnce", True, "once"), Check("exitedCleanly", True, "exit 0")]
+    rows = [(f"s{i}", list(ok)) for i in range(6)]
+    rows[2] = ("s2", [ok[0], Check("exitedCleanly", False, "exit 1")])
+    rows[4] = ("s4", [ok[0], Check("exitedCleanly", None, "has not ended")])
+    console = Console(width=160, record=True, file=None, force_terminal=False)
+    with console.capture() as got:
+        for part in checks_report(rows):
+            console.print(part)
+    text = got.get()
+    lines = [line for line in text.splitlines() if line.strip()]
+    marks = [line.split()[0] for line in lines[2:8]]
+    assert marks == ["✗", "?", "✓", "✓", "✓", "✓"], text  # failures first
+    assert "s2" in lines[2] and "study · exitedCleanly: exit 1" in lines[2]
+    assert "2 of 6 studies did not pass; their checks:" in text
+    table = text.split("their checks:", 1)[1]
+    assert "s2" in table and "s4" in table and "s0" not in table and "s5" not in table
+    assert "✗ 1 of 12 checks failed" in text
+    # Fewer than MANY_STUDIES: the table of every check, as before.
+    with console.capture() as got:
+        for part in checks_report(rows[: MANY_STUDIES - 1]):
+            console.print(part)
+    assert "did not pass" not in got.get() and "s0" in got.get()
+
+
+def test_the_wall_clock_of_a_row_is_the_console_s() -> None:
+    assert time.time() - NOW > -10 ** 9  # NOW is a fixed date: the tests give the console their own clock

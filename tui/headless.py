@@ -33,7 +33,7 @@ from studymon.engine.events import (
     StudyEvent,
     Verdicts,
 )
-from studymon.engine.judge.table import clean
+from studymon.engine.judge.table import MANY_STUDIES, clean
 from studymon.widgets.states import state_label
 
 LAST_KINDS = 6
@@ -144,8 +144,31 @@ class HeadlessView:
         return ", ".join(parts)
 
     # --- drawing -----------------------------------------------------------------
-    def render(self) -> Group:
+    def render(self) -> Group | Table:
+        """A block per study; with many studies (:data:`MANY_STUDIES`), a line each, as the console's overview."""
+        if len(self.views) >= MANY_STUDIES:
+            return self._rows()
         return Group(*(self._panel(v) for v in self.views.values()))
+
+    def _rows(self) -> Table:
+        table = Table(box=None, pad_edge=False, expand=False, show_edge=False)
+        for title in ("study", "state", "round", "stage", "spent", "in flight", "records", "last step", "checks"):
+            table.add_column(title, no_wrap=True, overflow="ellipsis", max_width=40 if title == "last step" else None)
+        for v in self.views.values():
+            spent = f"{v.budget - v.balance:g}/{v.budget:g}" if v.budget is not None and v.balance is not None else "-"
+            checks = {True: "✓", False: "✗", None: "?"}[v.verdict] if v.finished else ""
+            table.add_row(
+                Text(v.id, style="bold cyan"),
+                Text(v.state + ("  ARMED" if v.armed else ""), style="bold red" if v.armed else ""),
+                "-" if v.round is None else str(v.round),
+                v.stage or "-",
+                spent,
+                str(len(v.in_flight)) if v.in_flight else "-",
+                str(v.records),
+                Text(clean(v.steps[-1]) if v.steps else "", style="magenta"),
+                checks,
+            )
+        return table
 
     def _panel(self, v: StudyView) -> Panel:
         grid = Table.grid(padding=(0, 1))

@@ -57,7 +57,7 @@ from studymon.widgets.summary import (
 BAR_CELLS = 8
 # (title, width) of the fixed columns; the id column takes the longest id (within bounds), the
 # point or kill column what is left.
-COLUMNS = (("", 1), ("state", 12), ("round", 5), ("stage", 10), ("budget spent", 17), ("runs", 4), ("last", 5))
+COLUMNS = (("", 2), ("state", 12), ("round", 5), ("stage", 10), ("budget spent", 17), ("runs", 4), ("last", 5))
 VERDICT_WIDTH = 16
 ID_WIDTH = (8, 28)
 POINT_MIN = 12
@@ -136,6 +136,14 @@ class OverviewRows(ScrollView, can_focus=True):
             style = self._styles[name] = self.get_component_rich_style(name, partial=True)
         return style
 
+    def _background(self, name: str) -> Style:
+        # A row's background, blended as the theme has it (a partial style keeps the colour unblended).
+        style = self._styles.get("bg " + name)
+        if style is None:
+            full = self.get_component_rich_style(name)
+            style = self._styles["bg " + name] = Style(bgcolor=full.bgcolor, bold=full.bold)
+        return style
+
     def render_line(self, y: int) -> Strip:
         rows = self.overview.rows()
         index = y + int(self.scroll_offset.y)
@@ -158,9 +166,11 @@ class OverviewRows(ScrollView, can_focus=True):
     def _render_row(self, s: StudySummary, width: int, selected: bool, cursor: bool, alert: bool, age: str) -> Strip:
         base = self.rich_style
         if alert:
-            base = base + self._style("overview--alert")
-        if selected or cursor:
-            base = base + self._style("overview--cursor") if selected else base + Style(bold=True)
+            base = base + self._background("overview--alert")
+        if selected:
+            base = base + self._background("overview--cursor")
+        elif cursor:
+            base = base + Style(bold=True)
         state_style = self._style(_STATE_CLASS.get(s.state, "overview--waiting"))
         spent = s.budget - s.balance if s.budget is not None and s.balance is not None else None
         money = f"{_number(spent)}/{_number(s.budget)}" if spent is not None and s.budget is not None else "-"
@@ -174,14 +184,16 @@ class OverviewRows(ScrollView, can_focus=True):
             point, point_style = "", self._style("overview--dim")
         if s.checks is not None:
             good, bad, unknown = s.checks
-            verdict = f"{VERDICT_MARKS[s.ok]} {good}✓ {bad}✗ {unknown}?"
+            counts = [f"{n}{mark}" for n, mark in ((good, "✓"), (bad, "✗"), (unknown, "?")) if n]
+            verdict = f"{VERDICT_MARKS[s.ok]} {' '.join(counts)}"
             verdict_style = self._style(_VERDICT_CLASS[s.ok])
         else:
             verdict, verdict_style = "", self._style("overview--dim")
         id_width = self.overview.id_width
         point_width = max(POINT_MIN, width - self.overview.fixed_width)
         cells: list[tuple[str, int, Style]] = [
-            ("▶" if alert else ("›" if cursor else " "), 1, self._style("overview--alert") if alert else Style()),
+            # The selection and the alert each have their mark: a lit row stays findable as the selected one.
+            (("›" if cursor else " ") + ("▶" if alert else " "), 2, Style()),
             (s.id, id_width, self._style("overview--id")),
             (s.state_words, COLUMNS[1][1], state_style),
             ("-" if s.round is None else f"r{s.round}", COLUMNS[2][1], Style()),
@@ -251,7 +263,7 @@ class OverviewHeader(Widget):
 
     def render(self) -> Text:
         o = self.overview
-        titles = [("", 1), ("study", o.id_width), *COLUMNS[1:], ("verdict", VERDICT_WIDTH), ("point / kill", POINT_MIN)]
+        titles = [("", 2), ("study", o.id_width), *COLUMNS[1:], ("verdict", VERDICT_WIDTH), ("point / kill", POINT_MIN)]
         line = GAP.join(set_cell_size(title, size) for title, size in titles)
         return Text(f"{o.status_text()}\n{line}", no_wrap=True, overflow="ellipsis")
 
@@ -291,7 +303,7 @@ class Overview(Vertical):
         self._stale = True  # the order is to be worked out again before the next frame
         self._selected: str | None = next(iter(self.summaries), None)
         self.id_width = min(ID_WIDTH[1], max(ID_WIDTH[0], *(len(s) for s in studies)) if studies else ID_WIDTH[0])
-        self.fixed_width = 1 + self.id_width + sum(size for _, size in COLUMNS[1:]) + VERDICT_WIDTH + len(COLUMNS) + 2
+        self.fixed_width = 2 + self.id_width + sum(size for _, size in COLUMNS[1:]) + VERDICT_WIDTH + len(COLUMNS) + 2
         self.header = OverviewHeader(self, id="overview-header")
         self.table = OverviewRows(self, id="overview-rows")
         self.filter_input = Input(

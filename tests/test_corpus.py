@@ -1364,3 +1364,27 @@ def test_a_controller_started_at_the_kill_s_very_moment_is_the_resumed_one(tmp_p
     next(line for line in launches if line["event"] == "end" and line["pid"] == FIRST_PID)["at"] = at
     next(line for line in launches if line["event"] == "start" and line["pid"] == FIRST_PID + 1)["at"] = at
     assert _not_holding(write(files, tmp_path / "s")) == {}
+
+
+def test_a_kill_folder_past_the_budget_is_not_read_at_all_not_even_its_ledger_at_kill(tmp_path: Path) -> None:
+    """A folder past the kills' budget stands for its kill with one reason for every file: its ledger-at-kill.json
+    is not opened to be compared with the ledger (a FIFO there would say so: it is left alone)."""
+    from studymon.engine.judge.read import read_kills, read_ledger, read_study
+
+    out = write(derive(sound()), tmp_path / "s")
+    third, fourth = out / "kills" / "3", out / "kills" / "4"
+    third.mkdir()
+    fourth.mkdir()
+    left = KillFolder.BUDGET + 1 - sum(KillFolder(out, n).size()[0] for n in (1, 2))
+    for name in (KillFolder.AT_KILL, *KillFolder.SNAPSHOTS):
+        _sparse(third / name, KillFolder.CAPS[name])
+        left -= KillFolder.CAPS[name]
+    _sparse(third / KillFolder.WINDOW, left)
+    os.mkfifo(fourth / KillFolder.AT_KILL)
+    study = read_study(out)
+    kills = read_kills(EvidenceFolder(out), study)
+    read_ledger(out, study, kills)
+    for n in (3, 4):
+        over = f"kills/ holds more than 96 MiB up to kills/{n}/, more than a study's kills could: not read"
+        assert kills[n - 1].problems == dict.fromkeys(KillFolder.FILES, over), n
+    assert not kills[0].problems and not kills[1].problems

@@ -377,7 +377,8 @@ def read_ledger(
     kept: list[LedgerIssue] = []
     comparers: list[_AtKill] = []
     for ev in kills:
-        if KillFolder.AT_KILL in ev.missing:
+        # Missing, or a folder past the kills' budget (not read: its reason stands for every file).
+        if KillFolder.AT_KILL in ev.missing or KillFolder.AT_KILL in ev.problems:
             continue
         try:
             at_kill = KillFolder(out, ev.number).rel(KillFolder.AT_KILL)

@@ -157,6 +157,7 @@ class EvidenceFolder:
     REPORT_SVG = "report.svg"
     REPORT = "report.json"
     KILLS = "kills"
+    TRACE = "container-events-trace.jsonl"  # with --trace: every container event of the study, as received
     CAPS: ClassVar[dict[str, int]] = {
         RESEARCH: 1 * MiB,
         LEDGER: 32 * MiB,
@@ -169,7 +170,7 @@ class EvidenceFolder:
     # Files that only a studymon evidence folder has: an OUT holding any of them is not new.
     MARKS = (LAUNCHES, TIMELINE, MACHINE, OUTCOME, REPORT, STUDY)
     # Files appended to a line at a time (a resume only adds to them).
-    APPENDED = (LAUNCHES, TIMELINE, MACHINE, LOAD, ARMS, LOG)
+    APPENDED = (LAUNCHES, TIMELINE, MACHINE, LOAD, ARMS, LOG, TRACE)
 
     def __init__(self, out: Path) -> None:
         self.out = Path(out)

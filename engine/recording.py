@@ -112,6 +112,8 @@ class EventRecorder:
         self._open: dict[int, _Recording] = {}
         # Told of each of the study's own events as it arrives (a container point's moment), in the stream's thread.
         self.listener: Callable[[dict[str, Any]], None] | None = None
+        # With a trace: every event of the study appended there as it arrives, and every gap (the explorer's trace).
+        self.trace: Path | None = None
 
     # --- from the stream's thread ------------------------------------------
     def on_live(self, at: float) -> None:
@@ -127,6 +129,8 @@ class EventRecorder:
         with self._lock:
             self._gaps.append((since, until, restart))
             del self._gaps[:-64]
+            if self.trace is not None:
+                append_jsonl(self.trace, line)
             for rec in self._open.values():
                 if rec.ready:
                     append_jsonl(rec.path, line)
@@ -160,6 +164,8 @@ class EventRecorder:
                 self._recent.append((seen, event))
                 self._forget_old(event_time(event))
             line = {**event, "seenAt": seen}
+            if ours and self.trace is not None:
+                append_jsonl(self.trace, line)
             for rec in self._open.values():
                 if not ours and actor_id not in rec.ids:
                     continue

@@ -84,7 +84,9 @@ class StudySession:
         attach: bool = False,
         runtime: Runtime | None = None,
         lock: StudyLock | None = None,
+        trace: bool = False,
     ) -> None:
+        """``trace``: record every container event of the study in ``OUT/container-events-trace.jsonl``."""
         self.spec = spec
         # The study's lock (one study per id), claimed by the command before the
         # study was created or resumed; passed to every keeper this session starts.
@@ -99,6 +101,8 @@ class StudySession:
         self.runtime: Runtime = runtime if runtime is not None else open_runtime(self.backend)
         self._owns_runtime = runtime is None  # one given by the caller is the caller's to close
         self.recorder = EventRecorder(self.prefix, self.runtime.history, spec.id)
+        if trace:
+            self.recorder.trace = spec.out / EvidenceFolder.TRACE
         self.accounts = Accounts()
         self.controller: Controller | None = None
         self.state = State.STARTING

@@ -47,9 +47,10 @@ class Supervisor:
         attach: bool = False,
         runtime: Runtime | None = None,
         lock: StudyLock | None = None,
+        trace: bool = False,
     ) -> StudySession:
         session = StudySession(
-            spec, self._emit, resume=resume, linger=linger, attach=attach, runtime=runtime, lock=lock
+            spec, self._emit, resume=resume, linger=linger, attach=attach, runtime=runtime, lock=lock, trace=trace
         )
         self.sessions[spec.id] = session
         # ``armed``: the seed's point (True), or the points in order.  Armed through arm(), which records

@@ -129,3 +129,52 @@ def test_events_of_other_containers_and_other_actions_are_not_steps() -> None:
     t.events.append({"Action": "die", "Actor": {"Attributes": {"name": STEM + "d1"}}})  # no time
     assert len(t.steps()) == len(t.records) + len(t.events) - 3
     assert steps_of(t.records, t.events, None, _epoch) == steps_of(t.records, [], STEM, _epoch)
+
+
+# --- from a real trace ----------------------------------------------------------------------
+
+
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+from studymon.engine.folder import EvidenceFolder  # noqa: E402
+from studymon.engine.recording import event_time  # noqa: E402
+from tests.studies import jsonl, studymon, template  # noqa: E402
+
+
+@pytest.mark.slow
+def test_a_traced_run_records_every_container_event_of_the_study(tmp_path: Path) -> None:
+    """`studymon run --trace`: every create, start and die of each run's container, as received, beside the
+    ledger; from them the candidates of every run, container points included."""
+    t = template(tmp_path, budget=20, runCost=10, diagnosisSeconds=1, backend="process", containerPrefix="smx")
+    proc = studymon("run", "--headless", "--trace", "--template", str(t), "tr=tr", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = tmp_path / "tr"
+    trace = jsonl(out / EvidenceFolder.TRACE)
+    ledger = jsonl(out / "study" / "ledger.jsonl")
+    runs = [r["content"]["run"] for r in ledger if r["kind"] == "runStarted"]
+    assert runs, ledger
+    for run in runs:
+        actions = [e["Action"] for e in trace if e["Actor"]["Attributes"]["name"] == f"smx-tr-{run}"]
+        assert {"create", "start", "die"} <= set(actions), (run, actions)
+    assert all("seenAt" in e for e in trace) and not any("gap" in e for e in trace)
+    # Without --trace, no such file.
+    proc = studymon("run", "--headless", "--template", str(t), "plain=plain", cwd=tmp_path)
+    assert proc.returncode == 0 and not (tmp_path / "plain" / EvidenceFolder.TRACE).exists()
+    from studymon.engine.crashpoints import candidates, classes, steps_of
+    from studymon.engine.ledger import Record
+
+    records = [Record(r["seq"], r["at"], r["kind"], r["content"], r["seq"], 0) for r in ledger]
+
+    def epoch(value: object) -> float | None:
+        from studymon.engine.clock import parse_rfc3339
+
+        return parse_rfc3339(value) if isinstance(value, str) else event_time(value)  # type: ignore[arg-type]
+
+    found = candidates(steps_of(records, trace, "smx-tr-", epoch))
+    points = {str(c.point) for c in found}
+    assert {"container:start/diagnosis", "container:die/diagnosis", "after:runStarted/diagnosis"} <= points
+    assert "container:start · unrecorded diagnosis" in classes(found)
+    assert json.loads((out / "report.json").read_text())["ok"] is True

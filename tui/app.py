@@ -49,6 +49,7 @@ class Planned:
     armed: bool | Sequence[KillPoint] = False  # the seed's point (True), or the points in order
     attach: bool = False
     lock: StudyLock | None = None  # the study's lock, claimed by the command (none when attaching)
+    trace: bool = False  # record every container event of the study (container-events-trace.jsonl)
 
 
 class StudymonApp(App[int]):
@@ -120,7 +121,9 @@ class StudymonApp(App[int]):
         self.call_after_refresh(gc.freeze)
         if self.start_engine:
             for p in self.planned:
-                self.supervisor.add(p.spec, resume=p.resume, armed=p.armed, linger=True, attach=p.attach, lock=p.lock)
+                self.supervisor.add(
+                    p.spec, resume=p.resume, armed=p.armed, linger=True, attach=p.attach, lock=p.lock, trace=p.trace
+                )
             self._supervise()
 
     def on_unmount(self) -> None:

@@ -1,7 +1,7 @@
 """The ``studymon`` command line.
 
-    studymon run [--headless] [--template FILE] [--kill ID:POINT]... ID=OUT [ID=OUT ...]
-    studymon run --resume [--headless] [--kill ID:POINT]... ID=OUT [...]
+    studymon run [--headless] [--template FILE] [--kill ID:POINT]... [--trace] ID=OUT [ID=OUT ...]
+    studymon run --resume [--headless] [--kill ID:POINT]... [--trace] ID=OUT [...]
     studymon report [--json] OUT [OUT ...]
     studymon demo [--headless] [--backend auto|docker|process] [--out DIR]
     studymon attach [--headless] OUT [OUT ...]
@@ -120,6 +120,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=lambda study: (study, SEED),
         metavar="ID",
         help="the same as --kill ID:after:runStarted/diagnosis: kill when the first diagnosis run starts",
+    )
+    run.add_argument(
+        "--trace",
+        action="store_true",
+        help="record every container event of each study, as received, in OUT/container-events-trace.jsonl "
+        "(the crash-point explorer's trace)",
     )
     _console_options(run)
     run.add_argument("pairs", nargs="+", metavar="ID=OUT", help="a study id and its evidence folder")
@@ -292,7 +298,8 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
                 lock.release()
             raise
         args.made = specs  # an interrupt before the loop takes over names them
-    return run_studies(specs, armed, args.resume, args.headless, console, locks=locks, options=ConsoleOptions.of(args))
+    options, trace = ConsoleOptions.of(args), args.trace
+    return run_studies(specs, armed, args.resume, args.headless, console, locks=locks, options=options, trace=trace)
 
 
 @dataclass(frozen=True)
@@ -325,13 +332,14 @@ def run_studies(
     attach: bool = False,
     locks: dict[str, StudyLock] | None = None,
     options: ConsoleOptions | None = None,
+    trace: bool = False,
 ) -> int:
     locks = locks or {}
     if not headless and not sys.stdout.isatty():
         console.print("studymon: standard output is not a terminal; running headless", highlight=False)
         headless = True
     if not headless:
-        return run_console(specs, armed, resume, attach, console, locks, options or ConsoleOptions())
+        return run_console(specs, armed, resume, attach, console, locks, options or ConsoleOptions(), trace)
     from studymon.tui.headless import HeadlessView
 
     view = HeadlessView([s.id for s in specs], console)
@@ -343,7 +351,9 @@ def run_studies(
 
     supervisor = Supervisor(sink)
     for spec in specs:
-        supervisor.add(spec, resume=resume, armed=armed.get(spec.id, []), attach=attach, lock=locks.get(spec.id))
+        supervisor.add(
+            spec, resume=resume, armed=armed.get(spec.id, []), attach=attach, lock=locks.get(spec.id), trace=trace
+        )
     results = asyncio.run(_supervise(supervisor, view, console, interrupts))
     if results is None:
         return left_running(supervisor, view, console, interrupts)
@@ -358,6 +368,7 @@ def run_console(
     console: Console,
     locks: dict[str, StudyLock],
     options: ConsoleOptions,
+    trace: bool = False,
 ) -> int:
     from studymon.tui.app import Planned, StudymonApp
 
@@ -366,7 +377,15 @@ def run_console(
         research = read_json(spec.out / EvidenceFolder.RESEARCH)
         prefix = str(research.get("containerPrefix", DEFAULT_PREFIX))
         planned.append(
-            Planned(spec, prefix, resume=resume, armed=armed.get(spec.id, []), attach=attach, lock=locks.get(spec.id))
+            Planned(
+                spec,
+                prefix,
+                resume=resume,
+                armed=armed.get(spec.id, []),
+                attach=attach,
+                lock=locks.get(spec.id),
+                trace=trace,
+            )
         )
     app = StudymonApp(planned, exit_when_done=options.exit_when_done, bell=options.bell)
     # The console keeps SIGTERM's default (the studies run on under their keepers,

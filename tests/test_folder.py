@@ -20,7 +20,7 @@ def _names() -> set[str]:
 
 def test_every_file_of_the_folder_has_one_name() -> None:
     names = _names()
-    assert len(names) == 23
+    assert len(names) == 24
     assert EvidenceFolder.LEDGER == "study/ledger.jsonl" and KillFolder.WINDOW == "container-events-window.json"
     assert set(KillFolder.AT_KILL_FILES) < set(KillFolder.FILES) and set(KillFolder.SNAPSHOTS) < set(KillFolder.FILES)
     assert set(EvidenceFolder.APPENDED) <= names and set(EvidenceFolder.MARKS) - {"study"} <= names

@@ -1824,6 +1824,80 @@ def test_kill_triggered_container_point_clauses(point: str, event: dict[str, Any
     assert c is not None and c.ok is False and detail in c.detail.split("; "), c.detail
 
 
+def test_kill_triggered_container_point_as_runtimes_write_the_event() -> None:
+    """A container point's triggerEvent as runtimes write it: the action in Action or in an older API's status, the
+    name with or without Docker's leading slash; a study's container prefix may begin with any letter a name may."""
+    files = one_kill()
+    ev, acc = evidence(files)
+    line = fired_line(files)
+    sound = Check("killTriggered", True, "kill 1 fired at container:die/diagnosis (d1's die); its folder is complete")
+    older = {"status": "die", "id": "c0ffee", "Actor": {"ID": "c0ffee", "Attributes": {"name": NAME}}}
+    for event in (_die_of("d1", name="/" + NAME), older):
+        _at_container(ev, line, "container:die/diagnosis", event)
+        assert kill_triggered(armed(files), [ev], acc, LedgerFacts(), True, STUDY) == sound, event
+    _at_container(ev, line, "container:die/diagnosis", _die_of("d1", name="Xinforsi-s-d1"))
+    assert kill_triggered(armed(files), [ev], acc, LedgerFacts(), True, StudyFacts("s", "Xinforsi")) == sound
+
+
+def test_kill_triggered_container_point_not_of_a_run_container_of_the_study() -> None:
+    """A triggerEvent without a name where runtimes put it, another study's container, the bare prefix, or a study
+    whose prefix is not known: not one of the study's run containers, said as such and never a crash."""
+    files = one_kill()
+    ev, acc = evidence(files)
+    line = fired_line(files)
+    said = Check("killTriggered", False, "kill 1's triggerEvent is not of one of the study's run containers")
+    for event in (
+        {"Action": "die"},  # no Actor
+        {"Action": "die", "Actor": "c0ffee"},
+        {"Action": "die", "Actor": {"ID": "c0ffee"}},  # no Attributes
+        {"Action": "die", "Actor": {"ID": "c0ffee", "Attributes": {"image": "x"}}},  # no name
+        {"Action": "die", "Actor": {"ID": "c0ffee", "Attributes": {"name": 5}}},
+        _die_of("d1", name=container("d1", study="t")),  # another study's d1
+        _die_of("d1", name=STUDY.name_prefix),  # the prefix, and no run after it
+    ):
+        _at_container(ev, line, "container:die/diagnosis", event)
+        assert kill_triggered(armed(files), [ev], acc, LedgerFacts(), True, STUDY) == said, event
+    _at_container(ev, line, "container:die/diagnosis", _die_of("d1"))
+    assert kill_triggered(armed(files), [ev], acc, LedgerFacts(), True) == said  # no study: no container is its
+
+
+def test_kill_triggered_container_point_of_a_run_unknown_or_past_its_die() -> None:
+    """A container point's run the ledger does not have is of no purpose (never a crash); a die point whose run's
+    runResult the ledger had at the kill was missed, and its runResult is named."""
+    files = one_kill()
+    ev, acc = evidence(files)
+    line = fired_line(files)
+    _at_container(ev, line, "container:die/diagnosis", _die_of("d9"), run="d9")
+    assert kill_triggered(armed(files), [ev], acc, LedgerFacts(), True, STUDY) == Check(
+        "killTriggered", False, "kill 1 fired at container:die/diagnosis, but d9 is not a diagnosis run")
+    _at_container(ev, line, "container:die/diagnosis", _die_of("d1"))
+    _kill(ev).before_kill_seq = acc.runs["d1"].results[0].seq  # seq 8, d1's runResult
+    assert kill_triggered(armed(files), [ev], acc, LedgerFacts(), True, STUDY) == Check(
+        "killTriggered", False,
+        "kill 1 came after d1's runResult (seq 8): container:die/diagnosis had passed, a missed point")
+
+
+def test_kill_triggered_at_a_record_that_names_no_run() -> None:
+    """An after: point at a record of no run (the second decision, seq 4): its moment said without a run; a fired
+    line naming a run there is told, and a record's run that is no id is no run."""
+    files = one_kill()
+    ev, acc = evidence(files)
+    line = fired_line(files)
+    line.update(point="after:decision#2", fromSeq=0, run=None)
+    k = _kill(ev)
+    k.point, k.trigger_seq, k.before_kill_seq = "after:decision#2", 4, 4
+    sound = Check("killTriggered", True, "kill 1 fired at after:decision#2 (seq 4, decision); its folder is complete")
+    assert kill_triggered(armed(files), [ev], acc, LedgerFacts(), True) == sound
+    line.update(run="d1")
+    assert kill_triggered(armed(files), [ev], acc, LedgerFacts(), True) == Check(
+        "killTriggered", False, "arms.jsonl says kill 1 fired at d1, not at a run with an invalid id")
+    line.update(run=None)
+    decision = files["study/ledger.jsonl"][3]
+    assert (decision["seq"], decision["kind"]) == (4, "decision")
+    decision["content"]["run"] = 5
+    assert kill_triggered(armed(files), [ev], acc, LedgerFacts(), True) == sound
+
+
 # --- the accounts ---------------------------------------------------------------------------------
 
 from studymon.engine.accounts import KEPT, RunAccount, round_key  # noqa: E402

@@ -34,6 +34,7 @@ from studymon.engine.records import (
     parse_timeline,
     parse_window,
     same_json,
+    started,
     time_epoch,
 )
 
@@ -189,6 +190,17 @@ def test_kill_json_is_the_documented_record() -> None:
     assert _through_a_file(got) == want
 
 
+def test_an_end_the_console_did_not_make_has_no_signal() -> None:
+    """kill.json's signal (docs/evidence.md): SIGKILL for a kill the console made (auto, manual); null for a crash or
+    a stop, whose end no signal of the console's made."""
+    def signal(trigger: str) -> Any:
+        doc = KillRecord(trigger=trigger, at_epoch=1.8e9, pid=9, before_kill_seq=7, since_epoch=1.8e9 - 0.05).to_json()
+        assert "signal" in doc
+        return doc["signal"]
+
+    assert [signal(t) for t in ("auto", "manual", "crash", "stop")] == ["SIGKILL", "SIGKILL", None, None]
+
+
 _AUTO = {"trigger": "auto", "at": "2027-01-15T08:00:00.513Z", "pid": 9, "beforeKillSeq": 7, "triggerSeq": 7,
          "signalled": True, "targets": [], "since": "2027-01-15T08:00:00.500000000Z", "sinceEpoch": 1_800_000_000.5}
 
@@ -314,6 +326,27 @@ def test_a_snapshot_s_values_of_the_wrong_type_are_read_as_absent() -> None:
         assert got == Snapshot(None, None, None, None, None, None, None), (running, status, code)
 
 
+def test_a_snapshot_shows_a_started_container_only_with_its_start_time() -> None:
+    """started(): a container inspect shows it was started (running or exited) only with a real StartedAt and a
+    Status other than created; anything else, a hostile file's included, is no start and never a crash."""
+    when = "2026-12-01T00:00:00.1Z"
+    assert started({"State": {"Status": "exited", "StartedAt": when}}) is True
+    assert started({"State": {"Status": "running", "StartedAt": when}}) is True
+    assert started({"State": {"StartedAt": when}}) is True
+    for state in (
+        {"Status": "created", "StartedAt": when},  # created says so, whatever its start time
+        {"Status": "created", "StartedAt": "0001-01-01T00:00:00Z"},
+        {"Status": "exited", "StartedAt": "0001-01-01T00:00:00Z"},  # Docker's zero time: never started
+        {"Status": "exited", "StartedAt": ""},
+        {"Status": "exited", "StartedAt": None},
+        {"Status": "exited", "StartedAt": 7},
+        {"Status": "exited"},
+    ):
+        assert started({"State": state}) is False, state
+    for snapshot in ({"State": None}, {"State": "running"}, {"State": ["running"]}, {}, None, ["x"]):
+        assert started(snapshot) is False, snapshot
+
+
 @given(st.sampled_from(["arm", "disarm", "fired", "missed"]), TIMES)
 def test_arm_lines_read_back(event: str, at: float) -> None:
     line = ArmLine(event, at, kill=1 if event == "fired" else None, run="d1" if event in ("fired", "missed") else None,
@@ -321,6 +354,25 @@ def test_arm_lines_read_back(event: str, at: float) -> None:
     got = parse_arm(_through_a_file(line.to_json()))
     assert got == line
     assert parse_arm({"event": "armed"}) == "not an arming event"
+
+
+def test_arm_lines_are_the_documented_lines() -> None:
+    """arms.jsonl's lines (docs/evidence.md): arm with its point, disarm bare, fired with kill, run, point and fromSeq,
+    missed with run, detail, point and fromSeq; each read back as written."""
+    t = 1_800_000_000.5
+    at = "2027-01-15T08:00:00.500Z"
+    lines = [
+        (ArmLine("arm", t, point="after:charge#2"), {"event": "arm", "at": at, "point": "after:charge#2"}),
+        (ArmLine("disarm", t), {"event": "disarm", "at": at}),
+        (ArmLine("fired", t, kill=1, run="d1", point="after:runStarted/diagnosis", from_seq=6),
+         {"event": "fired", "at": at, "point": "after:runStarted/diagnosis", "run": "d1", "kill": 1, "fromSeq": 6}),
+        (ArmLine("missed", t, run="d1", detail="late", point="container:die", from_seq=9),
+         {"event": "missed", "at": at, "point": "container:die", "run": "d1", "detail": "late", "fromSeq": 9}),
+    ]
+    for line, want in lines:
+        got = line.to_json()
+        assert got == want, got
+        assert parse_arm(_through_a_file(got)) == line
 
 
 @given(st.integers(1, 10**9), TIMES)

@@ -50,7 +50,15 @@ from studymon.engine.killpoint import SEED, BadPoint, KillPoint, parse_kill_opti
 from studymon.engine.prepare import create_fresh, plan_attach, plan_fresh, plan_resume, resolve
 from studymon.engine.runtimes.process import check_state_folder
 from studymon.engine.session import SessionResult
-from studymon.engine.spec import DEFAULT_PREFIX, BadInput, StudySpec
+from studymon.engine.spec import (
+    DEFAULT_PREFIX,
+    BadInput,
+    StudySpec,
+    check_out_path,
+    check_program,
+    load_template,
+    parse_pair,
+)
 from studymon.engine.studylock import StudyLock, claim_for_command
 from studymon.engine.supervisor import Supervisor, exit_status
 from studymon.refstudy import template as reference_template
@@ -170,6 +178,30 @@ def build_parser() -> argparse.ArgumentParser:
     _console_options(attach)
     attach.add_argument("outs", nargs="+", type=Path, metavar="OUT")
 
+    explore = sub.add_parser(
+        "explore",
+        help="explore every class of crash point of a study, a trial each, on Dask",
+        description="Run the study once, traced; group every place it could crash into classes by what a crash "
+        "there leaves behind; run a trial per class (killed there, resumed, judged) on a Dask cluster; print the "
+        "matrix of classes and checks. Exit 0 when every trial holds, 1 when one fails, 3 otherwise.",
+    )
+    explore.add_argument("--headless", action="store_true", help="no console (the explorer runs headless for now)")
+    explore.add_argument("--resume", action="store_true", help="run the lost and unrun trials of CAMPAIGN again")
+    explore.add_argument(
+        "--template", type=Path, default=None, help="the study template (research.json); default: the reference study's"
+    )
+    where = explore.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers", type=_positive, default=None, metavar="N", help="a local cluster of N (default: cores)"
+    )
+    where.add_argument(
+        "--scheduler", default=None, metavar="ADDRESS", help="an existing Dask scheduler, tcp://HOST:PORT"
+    )
+    explore.add_argument("--max-trials", type=_positive, default=None, metavar="K", help="at most K trials")
+    explore.add_argument("--all", dest="all_points", action="store_true", help="a trial per candidate, not per class")
+    explore.add_argument("--depth", type=int, choices=(1, 2), default=1, help="2: also kill each resumed controller")
+    explore.add_argument("target", metavar="ID=CAMPAIGN", help="the study's id and a new campaign folder (or CAMPAIGN)")
+
     image = sub.add_parser(
         "image",
         help="build the reference study's local Docker image",
@@ -240,6 +272,8 @@ def _command(args: argparse.Namespace, console: Console, err: Console) -> int:
         if args.command == "attach":
             specs = plan_attach(args.outs)
             return run_studies(specs, {}, False, args.headless, console, attach=True, options=ConsoleOptions.of(args))
+        if args.command == "explore":
+            return cmd_explore(args, console)
         if args.command == "image":
             from studymon.refstudy.image import main as image_main
 
@@ -535,6 +569,55 @@ def finish(results: list[SessionResult], console: Console, hint: str | None) -> 
             highlight=False,
             soft_wrap=True,
         )
+    return status
+
+
+# --- explore ----------------------------------------------------------------------
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return value
+
+
+def cmd_explore(args: argparse.Namespace, console: Console) -> int:
+    from studymon.engine.explorer import ExploreFailed, ExploreOptions, Explorer
+    from studymon.tui.explore_view import ExploreView
+
+    if args.resume:
+        if args.template is not None:
+            raise BadInput("--template is for a new campaign; a resumed one keeps its own")
+        folder = check_out_path(args.target.partition("=")[2] or args.target)
+        if not (folder / "campaign.json").is_file():
+            raise BadInput(f"{folder} is not a campaign folder (no campaign.json): give the CAMPAIGN to resume")
+        options = ExploreOptions(study="", folder=folder, resume=True)
+    else:
+        study, folder = parse_pair(args.target)
+        if os.path.lexists(folder):
+            raise BadInput(f"{folder} exists; a campaign never reuses a folder: pick a new CAMPAIGN, or --resume it")
+        if not folder.parent.is_dir():
+            raise BadInput(f"{folder.parent} does not exist: create it first or pick another CAMPAIGN")
+        template_path = Path(args.template).resolve() if args.template else reference_template()
+        template = load_template(template_path)
+        check_program(list(template["command"]), folder, f"template {template_path}")
+        template["backend"] = resolve(template.get("backend", "auto"))
+        if template["backend"] == "process":
+            check_state_folder()
+        options = ExploreOptions(study=study, folder=folder, template=template)
+    options.workers, options.scheduler = args.workers, args.scheduler
+    options.max_trials, options.all_points, options.depth = args.max_trials, args.all_points, args.depth
+    view = ExploreView(console)
+    try:
+        status = Explorer(options, view).run()
+    except ExploreFailed as exc:
+        console.print(f"[bold red]studymon explore: {exc}[/]", highlight=False, soft_wrap=True)
+        return EXIT_UNKNOWN
+    view.matrix(options.folder)
     return status
 
 

@@ -1,0 +1,186 @@
+"""One trial of a campaign, where it runs: a fresh study killed at its points, resumed, judged, and shipped back.
+
+:func:`run_trial` is what a Dask worker runs (it is also called directly,
+without Dask).  It makes a temporary folder of its own, writes the study's
+template there, and runs the trial as any operator would::
+
+    studymon run --headless --template T --kill ID-n:POINT [--kill ID-n:POINT2] ID-n=TMP/ID-n
+
+so a trial is judged by the same engine as every study, and its folder is
+an evidence folder like any other.  The folder comes back whole as a
+gzipped tar (no shared file system is needed); only the client writes the
+campaign folder (:func:`unpack`).  The temporary folder is removed.
+
+A trial is never run twice: with ``claim`` it first marks itself started in
+a Dask ``Variable`` (kept by the scheduler, which outlives workers); a
+scheduler that gives it to a second worker after the first was lost finds
+the mark and gets ``lost`` back, naming the first worker, without running.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from studymon.engine.folder import EvidenceFolder
+
+TRIAL_TIMEOUT = 3600.0  # seconds a trial may take before it is given up (its scene kept in the folder shipped)
+OUTPUT_KEPT = 4000  # characters of the trial command's output kept, for a trial that could not run
+
+
+def run_trial(task: dict[str, Any]) -> dict[str, Any]:
+    """Run one trial: ``task`` has ``n``, ``id``, ``points``, ``template`` (the research.json object), and may have
+    ``claim`` (a Variable name), ``timeout`` and ``env``; returns the outcome and ``folder`` (tar.gz bytes)."""
+    started = time.monotonic()
+    worker = _worker_address()
+    claim = task.get("claim")
+    if claim:
+        first = _claim(str(claim), worker or socket.gethostname())
+        if first is not None:
+            return {"state": "lost", "worker": first, "detail": f"its worker {first} was lost while it ran"}
+    work = Path(tempfile.mkdtemp(prefix=f"studymon-trial-{task['n']}-"))
+    try:
+        template = work / "research.json"
+        template.write_text(json.dumps(task["template"]), encoding="utf-8")
+        out = work / str(task["id"])
+        argv = [sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--template", str(template)]
+        for point in task["points"]:
+            argv += ["--kill", f"{task['id']}:{point}"]
+        argv.append(f"{task['id']}={out}")
+        env = {**os.environ, **task.get("env", {}), "COLUMNS": "200"}
+        try:
+            proc = subprocess.run(
+                argv,
+                check=False,
+                cwd=work,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=float(task.get("timeout", TRIAL_TIMEOUT)),
+                start_new_session=True,
+                preexec_fn=_stop_with_parent,  # only prctl, between fork and exec
+            )
+            code: int | None = proc.returncode
+            output = proc.stdout + proc.stderr
+        except subprocess.TimeoutExpired as exc:
+            code, output = None, f"the trial ran past {exc.timeout:g} s and was given up"
+        result: dict[str, Any] = {
+            "state": "done",
+            "exit": code,
+            "worker": worker,
+            "host": socket.gethostname(),
+            "output": output[-OUTPUT_KEPT:],
+        }
+        report = out / EvidenceFolder.REPORT
+        if report.is_file():
+            checks = json.loads(report.read_text(encoding="utf-8")).get("checks", [])
+            result["ok"] = _overall(checks)
+            result["failed"] = [f"{c['scope']} · {c['name']}" for c in checks if c.get("ok") is False]
+            result["unknown"] = [f"{c['scope']} · {c['name']}" for c in checks if c.get("ok") is None]
+            by_name: dict[str, list[bool | None]] = {}
+            for c in checks:
+                by_name.setdefault(str(c["name"]), []).append(c.get("ok"))
+            result["checks"] = {name: _overall_of(oks) for name, oks in by_name.items()}
+            result["missed"] = _missed(out)
+        else:
+            result.update(state="error", detail=f"no report.json: exit {code}; {output[-300:].strip()}")
+        result["folder"] = _pack(out) if out.is_dir() else b""
+        result["seconds"] = round(time.monotonic() - started, 3)
+        return result
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _stop_with_parent() -> None:
+    """In the trial's command, before exec: SIGTERM when its worker dies, which stops the trial's study (as a
+    headless run stops on SIGTERM: the evidence kept) rather than leaving it running with nobody to collect it."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
+
+
+def _overall(checks: list[dict[str, Any]]) -> bool | None:
+    return _overall_of([c.get("ok") for c in checks])
+
+
+def _overall_of(oks: list[Any]) -> bool | None:
+    if any(ok is False for ok in oks):
+        return False
+    return None if any(ok is None for ok in oks) else True
+
+
+def _missed(out: Path) -> list[str]:
+    """The points arms.jsonl says were missed, with why."""
+    arms = out / EvidenceFolder.ARMS
+    if not arms.is_file():
+        return []
+    missed = []
+    for line in arms.read_text(encoding="utf-8").splitlines():
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and obj.get("event") == "missed":
+            missed.append(f"{obj.get('point')}: {obj.get('detail')}")
+    return missed
+
+
+def _pack(folder: Path) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        tar.add(folder, arcname=".")
+    return buf.getvalue()
+
+
+def unpack(data: bytes, dest: Path) -> None:
+    """Write a shipped trial folder as ``dest``, whole: unpacked beside it first, then renamed into place; a
+    ``dest`` that exists is never touched (:class:`FileExistsError`)."""
+    if dest.exists():
+        raise FileExistsError(f"{dest} exists; a trial's folder is never overwritten")
+    tmp = dest.with_name(f".{dest.name}.unpacking")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+            tar.extractall(tmp, filter="data")  # nothing outside it, no links out, no devices
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    os.rename(tmp, dest)
+
+
+def _worker_address() -> str | None:
+    try:
+        from distributed import get_worker
+
+        return str(get_worker().address)
+    except (ImportError, ValueError):
+        return None
+
+
+def _claim(name: str, worker: str) -> str | None:
+    """Mark the trial started by ``worker``; the worker that started it before, if one did."""
+    from distributed import Event, Variable
+
+    # An Event answers at once whether it is set; the Variable beside it says who set it.  (A Variable alone
+    # would be asked with a timeout, which the scheduler logs as an error each time.)  distributed is untyped.
+    started = Event(name)  # type: ignore[no-untyped-call]
+    who = Variable(name)  # type: ignore[no-untyped-call]
+    if started.is_set():  # type: ignore[no-untyped-call]
+        return str(who.get(timeout=30))  # type: ignore[no-untyped-call]
+    who.set(worker)  # type: ignore[no-untyped-call]
+    started.set()  # type: ignore[no-untyped-call]
+    return None

@@ -1,0 +1,168 @@
+"""The crash-point explorer: the plan of trials from the classes, the campaign's matrix and exit status, a trial
+folder shipped back whole, and a campaign over the reference study on a local Dask cluster."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from studymon.engine.campaign import DONE, LOST, MISSED, PLANNED, CampaignFolder, Trial, exit_status, matrix
+from studymon.engine.explorer import plan_trials
+from studymon.engine.trial import unpack
+from tests.studies import jsonl, studymon, template
+from tests.test_crashpoints import study
+
+
+def test_a_trial_per_class_its_first_candidate_and_with_depth_2_a_second_kill_after_the_resume() -> None:
+    from studymon.engine.crashpoints import candidates, classes
+
+    found = candidates(study(3).steps())
+    by_class = classes(found)
+    trials = plan_trials("s", found, all_points=False, depth=1, max_trials=None)
+    assert [t.cls for t in trials] == list(by_class)
+    assert [t.points for t in trials] == [[str(m[0].point)] for m in by_class.values()]
+    assert [t.id for t in trials] == [f"s-{n}" for n in range(1, len(trials) + 1)]
+    deep = plan_trials("s", found, all_points=False, depth=2, max_trials=None)
+    assert len(deep) == 2 * len(by_class)
+    charge = [t.points for t in deep if t.cls == "after:charge · charged diagnosis"]
+    assert charge == [["after:charge/diagnosis"], ["after:charge/diagnosis", "after:charge/diagnosis"]]
+    every = plan_trials("s", found, all_points=True, depth=1, max_trials=None)
+    assert len(every) == len(found)
+    assert len(plan_trials("s", found, all_points=True, depth=1, max_trials=5)) == 5
+
+
+def _t(n: int, cls: str, state: str = DONE, ok: bool | None = True, **checks: bool | None) -> Trial:
+    return Trial(n, f"s-{n}", [f"after:x#{n}"], cls, state=state, ok=ok, checks=checks)
+
+
+def test_the_matrix_a_row_per_class_a_column_per_check_and_the_first_point_that_failed_each() -> None:
+    trials = {
+        1: _t(1, "A", chargedOnce=True, exitedCleanly=True),
+        2: _t(2, "B", ok=False, chargedOnce=False, exitedCleanly=True),
+        3: _t(3, "B", ok=False, chargedOnce=False, exitedCleanly=None),
+        4: _t(4, "C", state=LOST, ok=None),
+    }
+    m = matrix(trials)
+    assert m["checks"] == ["chargedOnce", "exitedCleanly"]
+    assert m["rows"]["A"] == {"chargedOnce": "✓", "exitedCleanly": "✓", "": "✓"}
+    assert m["rows"]["B"] == {"chargedOnce": "✗", "exitedCleanly": "?", "": "✗"}
+    assert m["rows"]["C"] == {}, "a lost trial is no verdict"
+    assert m["firstFailing"] == {"chargedOnce": "after:x#2"}
+
+
+@pytest.mark.parametrize("states, status", [
+    ([(DONE, True), (DONE, True)], 0),
+    ([(DONE, True), (DONE, False)], 1),
+    ([(DONE, True), (LOST, None)], 3),
+    ([(DONE, True), (DONE, None)], 3),
+    ([(DONE, True), (PLANNED, None)], 3),
+    ([(LOST, None), (DONE, False)], 1),
+])
+def test_the_campaign_s_exit_status(states: list[tuple[str, bool | None]], status: int) -> None:
+    trials = {n: _t(n, f"c{n}", state=s, ok=ok) for n, (s, ok) in enumerate(states, 1)}
+    assert exit_status(trials) == status
+
+
+def test_a_missed_point_is_no_verdict_and_its_class_is_listed_as_missed() -> None:
+    trials = {1: _t(1, "A"), 2: _t(2, "B", state=MISSED, ok=None)}
+    assert exit_status(trials) == 0, "no trial failed, none lost: the missed class is listed, not failed"
+    assert matrix(trials)["rows"]["B"] == {"": "missed"}
+    trials[3] = _t(3, "B", chargedOnce=True)  # its next candidate, hit
+    assert matrix(trials)["rows"]["B"] == {"chargedOnce": "✓", "": "✓"}
+    assert exit_status({2: _t(2, "B", state=MISSED, ok=None)}) == 3, "nothing ran: nothing holds"
+
+
+def test_the_journal_s_last_line_for_a_trial_is_what_it_is(tmp_path: Path) -> None:
+    folder = CampaignFolder(tmp_path)
+    folder.log(_t(1, "A", state=PLANNED, ok=None))
+    folder.log(_t(1, "A", ok=False, chargedOnce=False))
+    got = folder.trials()
+    assert got[1].state == DONE and got[1].ok is False and got[1].checks == {"chargedOnce": False}
+    assert len(jsonl(tmp_path / "trials.jsonl")) == 2, "appended, never rewritten"
+
+
+def _tar(files: dict[str, bytes], link: tuple[str, str] | None = None) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        if link is not None:
+            info = tarfile.TarInfo(link[0])
+            info.type, info.linkname = tarfile.SYMTYPE, link[1]
+            tar.addfile(info)
+    return buf.getvalue()
+
+
+def test_a_shipped_folder_is_written_whole_once_and_never_outside_itself(tmp_path: Path) -> None:
+    dest = tmp_path / "trials" / "1"
+    unpack(_tar({"./report.json": b"{}", "./study/ledger.jsonl": b"x\n"}), dest)
+    assert (dest / "report.json").read_bytes() == b"{}" and (dest / "study" / "ledger.jsonl").is_file()
+    with pytest.raises(FileExistsError, match="never overwritten"):
+        unpack(_tar({"./report.json": b"[]"}), dest)
+    assert (dest / "report.json").read_bytes() == b"{}"
+    for hostile in (_tar({"../escaped": b"x"}), _tar({}, ("./out", "/etc/passwd"))):
+        with pytest.raises(tarfile.TarError):
+            unpack(hostile, tmp_path / "trials" / "2")
+        assert not (tmp_path / "trials" / "2").exists() and not (tmp_path / "trials" / "escaped").exists()
+        assert not list((tmp_path / "trials").glob(".*")), "no half-unpacked folder left"
+    unpack(_tar({"/abs": b"x"}), tmp_path / "trials" / "3")  # an absolute name is taken inside
+    assert (tmp_path / "trials" / "3" / "abs").read_bytes() == b"x"
+
+
+DOUBLE = Path(__file__).resolve().parent / "doubles" / "points_study.js"
+
+
+def _double(tmp: Path, fault: str) -> Path:
+    """The JavaScript double of the kill points (0.15 s between its steps, so a kill can land between any two)."""
+    path = tmp / f"{fault}.json"
+    path.write_text(json.dumps({"command": ["node", str(DOUBLE)], "backend": "process", "pause": 0.15,
+                                "runSeconds": 0.5, "fault": fault, "containerPrefix": "sme"}))
+    return path
+
+
+@pytest.mark.slow
+def test_a_campaign_of_the_honest_double_on_a_local_cluster_holds_on_both_workers(tmp_path: Path) -> None:
+    proc = studymon("explore", "--headless", "--template", str(_double(tmp_path, "honest")), "--workers", "2",
+                    "--max-trials", "4", "ex=camp", cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    camp = tmp_path / "camp"
+    body = json.loads((camp / "campaign.json").read_text())
+    assert body["study"] == "ex" and len(body["trials"]) == 4 and len(body["classes"]) > 10, body["classes"]
+    assert [t["points"] for t in body["trials"]] == [[c["candidates"][0]] for c in body["classes"][:4]]
+    assert all(t["state"] == "done" and t["ok"] is True for t in body["trials"]), body["trials"]
+    # Each trial is an evidence folder like any other: report judges it alone, as the campaign did.
+    for trial in body["trials"]:
+        out = camp / trial["out"]
+        rep = studymon("report", "--json", str(out), cwd=tmp_path)
+        assert rep.returncode == 0, rep.stdout + rep.stderr
+        kill = json.loads((out / "kills" / "1" / "kill.json").read_text())
+        assert kill["point"] == trial["points"][0], (kill["point"], trial)
+        assert trial["worker"].startswith("tcp://127.0.0.1:") and trial["seconds"] > 0
+    assert len({t["worker"] for t in body["trials"]}) == 2, "both workers ran trials"
+    assert "studymon explore — ex" in proc.stdout and "campaign: exit 0" in proc.stdout
+    # The journal: a line per trial planned, one per trial ended.
+    journal = jsonl(camp / "trials.jsonl")
+    assert [(line["n"], line["state"]) for line in journal if line["state"] == "planned"] == [(n, "planned") for n in range(1, 5)]
+
+
+@pytest.mark.slow
+def test_a_campaign_finds_a_recharge_at_its_class_s_point(tmp_path: Path) -> None:
+    """The double that charges a run again when the crash came between its charge and its start: the campaign's
+    fifth class (after:charge, a diagnosis run charged) finds it, and the matrix names the point."""
+    proc = studymon("explore", "--headless", "--template", str(_double(tmp_path, "recharge")), "--workers", "2",
+                    "--max-trials", "5", "bug=camp", cwd=tmp_path, timeout=600)
+    assert proc.returncode == 1, proc.stdout[-4000:] + proc.stderr[-4000:]
+    body = json.loads((tmp_path / "camp" / "campaign.json").read_text())
+    failing = [t for t in body["trials"] if t["ok"] is False]
+    assert [t["points"] for t in failing] == [["after:charge/diagnosis"]], body["trials"]
+    assert any(name.endswith("chargedOnce") for name in failing[0]["failed"]), failing[0]
+    assert body["matrix"]["firstFailing"]["chargedOnce"] == "after:charge/diagnosis"
+    assert body["matrix"]["rows"]["after:charge · charged diagnosis"]["chargedOnce"] == "✗"
+    caption = proc.stdout.split("first failing:", 1)[1]
+    assert "chargedOnce at after:charge/diagnosis" in caption, proc.stdout

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from studymon.engine.evidence import append_jsonl, read_jsonl
+from studymon.engine.judge.verdict import Check, overall
 
 CAMPAIGN = "campaign.json"
 TRACE = "trace"
@@ -121,6 +122,28 @@ class CampaignFolder:
         except (OSError, ValueError):
             return {}
         return {k: v for k, v in obj.items() if k not in ("trials", "matrix")} if isinstance(obj, dict) else {}
+
+
+def rejudge(folder: Path) -> int:
+    """Rebuild a campaign offline: judge every trial folder again, write campaign.json again from the journal and
+    those verdicts; its exit status."""
+    from studymon.engine.judge import judge
+
+    campaign = CampaignFolder(folder)
+    plan, trials = campaign.plan(), campaign.trials()
+    for t in trials.values():
+        out = campaign.trial_out(t.n)
+        if t.state != DONE or not out.is_dir():
+            continue
+        checks = judge(out).checks
+        t.ok = overall(checks)
+        t.failed = [f"{c.scope} · {c.name}" for c in checks if c.ok is False]
+        t.unknown = [f"{c.scope} · {c.name}" for c in checks if c.ok is None]
+        t.checks = {}
+        for c in checks:
+            t.checks[c.name] = overall([c, *([Check(c.name, t.checks[c.name], "")] if c.name in t.checks else [])])
+    campaign.write_summary(plan, trials)
+    return exit_status(trials)
 
 
 def matrix(trials: dict[int, Trial]) -> dict[str, Any]:

@@ -146,6 +146,16 @@ def test_a_campaign_of_the_honest_double_on_a_local_cluster_holds_on_both_worker
         assert trial["worker"].startswith("tcp://127.0.0.1:") and trial["seconds"] > 0
     assert len({t["worker"] for t in body["trials"]}) == 2, "both workers ran trials"
     assert "studymon explore — ex" in proc.stdout and "campaign: exit 0" in proc.stdout
+    # studymon report CAMPAIGN rebuilds it offline, judging every trial folder again.
+    rep = studymon("report", str(camp), cwd=tmp_path)
+    assert rep.returncode == 0 and "studymon explore — ex" in rep.stdout, rep.stdout + rep.stderr
+    with (camp / "trials" / "2" / "study" / "ledger.jsonl").open("a") as f:
+        f.write('{"seq": 1, "at": "2026-01-01T00:00:00.000Z", "kind": "halt", "content": {}}\n')
+    rep = studymon("report", str(camp), cwd=tmp_path)
+    assert rep.returncode == 1, rep.stdout + rep.stderr
+    rebuilt = {t["n"]: t for t in json.loads((camp / "campaign.json").read_text())["trials"]}
+    assert rebuilt[2]["ok"] is False and "study · ledgerWellFormed" in rebuilt[2]["failed"], rebuilt[2]
+    assert rebuilt[1]["ok"] is True
     # The journal: a line per trial planned, one per trial ended.
     journal = jsonl(camp / "trials.jsonl")
     assert [(line["n"], line["state"]) for line in journal if line["state"] == "planned"] == [(n, "planned") for n in range(1, 5)]

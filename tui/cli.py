@@ -621,10 +621,27 @@ def cmd_explore(args: argparse.Namespace, console: Console) -> int:
     return status
 
 
+def report_campaigns(folders: list[Path], console: Console) -> int:
+    """Each campaign rebuilt offline: every trial folder judged again, campaign.json written again from the journal
+    and those verdicts, its matrix printed; the worst exit status of them."""
+    from studymon.engine.campaign import rejudge
+    from studymon.tui.explore_view import matrix_table
+
+    statuses = [rejudge(folder) for folder in folders]
+    for folder in folders:
+        console.print(matrix_table(folder))
+    return 1 if 1 in statuses else (3 if 3 in statuses else 0)
+
+
 # --- report ---------------------------------------------------------------------
 
 
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
+    campaigns = [out.resolve() for out in args.outs if (out.resolve() / "campaign.json").is_file()]
+    if campaigns:
+        if len(campaigns) != len(args.outs) or args.json:
+            raise BadInput("give campaign folders alone, without --json: studymon report CAMPAIGN [CAMPAIGN ...]")
+        return report_campaigns(campaigns, console)
     judgements = []
     for out in args.outs:
         path = out.resolve()

@@ -173,7 +173,8 @@ def matrix(trials: dict[int, Trial]) -> dict[str, Any]:
 
 
 def exit_status(trials: dict[int, Trial]) -> int:
-    """1 when a trial failed; 0 when every trial that ran held and none is lost, unknown or unrun; 3 otherwise.
+    """1 when a trial failed; 0 when every trial that ran held and none is lost, unknown or unrun (one run again
+    by ``--resume`` is settled by its new run); 3 otherwise.
 
     A missed point is no verdict either way: its class was tried again at its next candidate, and a class
     whose every candidate was missed is listed as such in the matrix (a study that writes its records
@@ -181,7 +182,11 @@ def exit_status(trials: dict[int, Trial]) -> int:
     done = [t for t in trials.values() if t.state == DONE]
     if any(t.ok is False for t in done):
         return 1
+    ran = {tuple(t.points) for t in trials.values() if t.state in (DONE, MISSED)}
+    open_states = (PLANNED, LOST, FAILED_TO_RUN)
     unsettled = [
-        t for t in trials.values() if t.state in (PLANNED, LOST, FAILED_TO_RUN) or (t in done and t.ok is None)
+        t
+        for t in trials.values()
+        if (t.state in open_states and tuple(t.points) not in ran) or (t.state == DONE and t.ok is None)
     ]
     return 0 if done and not unsettled else 3

@@ -19,6 +19,7 @@ the mark and gets ``lost`` back, naming the first worker, without running.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from studymon.engine.folder import EvidenceFolder
+from studymon.engine.spec import DEFAULT_PREFIX
 
 TRIAL_TIMEOUT = 3600.0  # seconds a trial may take before it is given up (its scene kept in the folder shipped)
 OUTPUT_KEPT = 4000  # characters of the trial command's output kept, for a trial that could not run
@@ -53,10 +55,14 @@ def run_trial(task: dict[str, Any]) -> dict[str, Any]:
         template = work / "research.json"
         template.write_text(json.dumps(task["template"]), encoding="utf-8")
         out = work / str(task["id"])
-        argv = [sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--template", str(template)]
+        study = [sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--template", str(template)]
         for point in task["points"]:
-            argv += ["--kill", f"{task['id']}:{point}"]
-        argv.append(f"{task['id']}={out}")
+            study += ["--kill", f"{task['id']}:{point}"]
+        study.append(f"{task['id']}={out}")
+        # The guard runs the study's command and, should this worker die, stops it and removes its containers.
+        stem = f"{task['template'].get('containerPrefix', DEFAULT_PREFIX)}-{task['id']}-"
+        backend = str(task["template"].get("backend", "process"))
+        argv = [sys.executable, "-m", "studymon.engine.trial", backend, stem, "--", *study]
         env = {**os.environ, **task.get("env", {}), "COLUMNS": "200"}
         try:
             proc = subprocess.run(
@@ -184,3 +190,49 @@ def _claim(name: str, worker: str) -> str | None:
     who.set(worker)  # type: ignore[no-untyped-call]
     started.set()  # type: ignore[no-untyped-call]
     return None
+
+
+# --- the guard: python -m studymon.engine.trial BACKEND STEM -- COMMAND... ---------------------------------
+
+
+def guard(backend: str, stem: str, command: list[str]) -> int:
+    """Run a trial's command; when this process is told to stop (SIGTERM: its worker died, see
+    :func:`_stop_with_parent`), stop the command the way its own SIGTERM does (the study stopped, its evidence
+    kept), wait for it, then remove the trial study's containers (``STEM*``), running or not: a lost trial leaves
+    no container or process behind.  The command's exit status."""
+    import signal
+
+    child = subprocess.Popen(command)
+    stopped = False
+
+    def stop(signum: int, _frame: object) -> None:
+        nonlocal stopped
+        stopped = True
+        child.send_signal(signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    code = child.wait()
+    if stopped:
+        _remove_containers(backend, stem)
+    return code
+
+
+def _remove_containers(backend: str, stem: str) -> None:
+    from studymon.engine.runtimes import NoSuchContainer, open_runtime
+
+    runtime = open_runtime(backend)
+    try:
+        for inspect in runtime.list(stem):
+            name = str(inspect.get("Name", "")).lstrip("/")
+            if name.startswith(stem):
+                with contextlib.suppress(NoSuchContainer):
+                    runtime.remove(name, force=True)
+    finally:
+        runtime.close()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 5 or sys.argv[3] != "--":
+        sys.exit("usage: python -m studymon.engine.trial BACKEND STEM -- COMMAND...")
+    sys.exit(guard(sys.argv[1], sys.argv[2], sys.argv[4:]))

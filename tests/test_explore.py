@@ -67,6 +67,15 @@ def test_the_campaign_s_exit_status(states: list[tuple[str, bool | None]], statu
     assert exit_status(trials) == status
 
 
+def test_a_lost_trial_run_again_is_settled_by_its_new_run() -> None:
+    trials = {1: _t(1, "A"), 2: _t(2, "B", state=LOST, ok=None)}
+    assert exit_status(trials) == 3
+    trials[3] = Trial(3, "s-3", list(trials[2].points), "B", state=DONE, ok=True)
+    assert exit_status(trials) == 0
+    trials[4] = _t(4, "C", state=LOST, ok=None)
+    assert exit_status(trials) == 3, "another point lost, not run again"
+
+
 def test_a_missed_point_is_no_verdict_and_its_class_is_listed_as_missed() -> None:
     trials = {1: _t(1, "A"), 2: _t(2, "B", state=MISSED, ok=None)}
     assert exit_status(trials) == 0, "no trial failed, none lost: the missed class is listed, not failed"

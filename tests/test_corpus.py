@@ -1388,3 +1388,316 @@ def test_a_kill_folder_past_the_budget_is_not_read_at_all_not_even_its_ledger_at
         over = f"kills/ holds more than 96 MiB up to kills/{n}/, more than a study's kills could: not read"
         assert kills[n - 1].problems == dict.fromkeys(KillFolder.FILES, over), n
     assert not kills[0].problems and not kills[1].problems
+
+
+# --- the classes of targets a kill point leaves, where run 4's survivors showed them unpinned ---------
+# (docs/mutation.md: each class's reasons in their words; the events of a target whose container is made in its
+# window; the targets kill.json lists, judged when the ledger cannot say them; the arms kept.)
+
+from studymon.engine.judge.read import ARMED_KEPT  # noqa: E402
+from studymon.engine.judge.text import short_id  # noqa: E402
+from studymon.engine.judge.verdict import SEEN_KEPT, WINDOW_OPEN  # noqa: E402
+from tests.corpus import T0, Scenario, edit_events, ev_time  # noqa: E402
+
+D1 = "kill 1 · d1"
+D1_ID = short_id(container_id(container("d1")))
+
+
+def _point(point: str, then: Any = None) -> Scenario:
+    s = sound()
+    at_point(point, then)(s)
+    return s
+
+
+def _no_start(s: Scenario) -> None:
+    """d1 is never started: its runStarted is not written (its result is)."""
+    del s.entries[find(s, "runStarted", run="d1")]
+
+
+def _window_open(files: Files) -> None:
+    """The study can be resumed, kill 1's window still open: its window file and read-back not written yet."""
+    files["launches.jsonl"][-1]["code"] = 1
+    del files["kills/1/container-events-window.json"], files["kills/1/container-events.jsonl"]
+
+
+def _d1_started_in(files: Files, name: str) -> None:
+    """d1's runStarted names ``name``, in the ledger only (the events stay d1's own container's)."""
+    for r in files["study/ledger.jsonl"]:
+        if r["kind"] == "runStarted" and r["content"]["run"] == "d1":
+            r["content"]["container"] = name
+
+
+def _live(e: dict[str, Any]) -> dict[str, Any]:
+    return dict(e, seenAt=rfc3339_ms(ev_time(e) + 0.002))
+
+
+def _other(e: dict[str, Any], cid: str) -> dict[str, Any]:
+    """``e`` of another container (Id ``cid``) under the same name."""
+    e["id"] = e["Actor"]["ID"] = cid
+    return e
+
+
+# What each class's sound story says as sameContainerNoRerun holds.
+SAID = {
+    "charge": "inforsi-s-d1: started once after the kill, one container made in its window, its one die as runResult; "
+    "no other container of the study made in the window",
+    "started": "inforsi-s-d1: started before the kill without runStarted, adopted by its one runStarted after it; "
+    f"one Id ({D1_ID}) and StartedAt in 3 snapshots; in its window only 1 die and what may come with it, "
+    "exit as runResult; no other container of the study made in the window",
+    "runResult": "inforsi-s-d1: had its result before the kill; not started again, nothing of it made in the window",
+}
+
+
+@pytest.mark.parametrize("point", list(SAID))
+def test_each_point_s_sound_story_is_said_in_its_words(tmp_path: Path, point: str) -> None:
+    """What each class of target holds to, as its checks say it when it does."""
+    got = _checks(write(derive(_point(point)), tmp_path / point))
+    when = "before the kill, settled after it" if point == "runResult" else "after the kill and inside the window"
+    assert {name: got[(D1, name)] for name in ("sameContainerNoRerun", "chargedOnce", "resultSettledAndFinished")} == {
+        "sameContainerNoRerun": (True, SAID[point]),
+        "chargedOnce": (True, "1 charge, 1 runStarted; no run planned after the kill repeats d1"),
+        "resultSettledAndFinished": (
+            True,
+            f"one result at seq 8, {when}; settled, then proposal 1 opened; halted at export",
+        ),
+    }
+
+
+@pytest.mark.parametrize("point", ["charge", "started"])
+def test_a_target_the_resume_does_not_start_as_it_should_is_said_so(tmp_path: Path, point: str) -> None:
+    """Charged (no container yet) or unrecorded (its container started, no runStarted): no runStarted after the
+    kill is ✗ once the study has finished and ? while it can be resumed with the window open; one naming another
+    container is ✗."""
+    no_die, no_die_yet = "no die of inforsi-s-d1 in its window", "no die of inforsi-s-d1 yet"
+    not_adopted = "its started container is not adopted"
+    finished, still_open = {
+        "charge": (
+            f"the study finished without starting d1 after the kill; {no_die}",
+            f"no runStarted of d1 after the kill yet; {WINDOW_OPEN}; {no_die_yet}",
+        ),
+        "started": (
+            f"{no_die}; no runStarted of d1 after the kill: {not_adopted}",
+            f"{WINDOW_OPEN}; {no_die_yet}; no runStarted of d1 after the kill yet: {not_adopted}",
+        ),
+    }[point]
+    files = derive(_point(point, _no_start))
+    assert _checks(write(files, tmp_path / "finished"))[(D1, "sameContainerNoRerun")] == (False, finished)
+    _window_open(files)
+    assert _checks(write(files, tmp_path / "open"))[(D1, "sameContainerNoRerun")] == (None, still_open)
+    files = derive(_point(point))
+    _d1_started_in(files, container("zz"))
+    assert _checks(write(files, tmp_path / "elsewhere"))[(D1, "sameContainerNoRerun")] == (
+        False,
+        "the runStarted of d1 after the kill (seq 7) names inforsi-s-zz, not inforsi-s-d1",
+    )
+
+
+def test_a_charged_target_has_no_container_at_the_kill_and_dies_in_the_one_it_started(tmp_path: Path) -> None:
+    """A charged target to which kill.json gives a container, or whose die in the window is of another container
+    than the one that started for it, fails sameContainerNoRerun, saying which."""
+    files = derive(_point("charge"))
+    files["kills/1/kill.json"]["targets"][0]["container"] = container("d1")
+    assert _checks(write(files, tmp_path / "given"))[(D1, "sameContainerNoRerun")] == (
+        False,
+        "kill.json gives d1, charged but not started, a container",
+    )
+    files = derive(_point("charge"))
+
+    def another(e: dict[str, Any]) -> None:
+        _other(e, "e" * 64)
+
+    edit_events(files, 1, "die", container("d1"), another)
+    assert _checks(write(files, tmp_path / "other"))[(D1, "sameContainerNoRerun")] == (
+        False,
+        f"the die is of container eeeeeeeeeeee, not of {D1_ID}",
+    )
+
+
+def test_an_unrecorded_target_is_adopted_by_its_first_run_started_after_the_kill(tmp_path: Path) -> None:
+    """Only the first runStarted after the kill adopts the container; a second (naming another container) is
+    chargedOnce's, not sameContainerNoRerun's."""
+
+    def twice(s: Scenario) -> None:
+        i = find(s, "runStarted", run="d1")
+        s.entries.insert(i + 1, Entry("runStarted", {"run": "d1", "container": container("zz")}))
+
+    got = _checks(write(derive(_point("started", twice)), tmp_path / "s"))
+    assert got[(D1, "sameContainerNoRerun")] == (True, SAID["started"])
+    assert got[(D1, "chargedOnce")] == (False, "1 charge, 2 runStarted")
+
+
+def test_an_unsettled_target_started_after_the_kill_is_run_again(tmp_path: Path) -> None:
+    """With its result before the kill, a runStarted of the target after it fails; one at the kill's own seq is
+    not after it."""
+
+    def again(s: Scenario) -> None:
+        started = Entry("runStarted", {"run": "d1", "container": container("d1")})
+        s.entries.insert(find(s, "runResult", run="d1") + 1, started)
+
+    files = derive(_point("runResult", again))
+    assert _checks(write(files, tmp_path / "after"))[(D1, "sameContainerNoRerun")] == (
+        False,
+        "d1 had its result before the kill, and a runStarted after it (seq 9)",
+    )
+    files["kills/1/kill.json"]["beforeKillSeq"] = 9
+    files["kills/1/ledger-at-kill.json"] = copy.deepcopy(files["study/ledger.jsonl"][:9])
+    assert _checks(write(files, tmp_path / "at"))[(D1, "sameContainerNoRerun")] == (
+        True,
+        "inforsi-s-d1: had its result before the kill; not started again, nothing of it made in the window",
+    )
+
+
+@pytest.mark.parametrize("more, said", [((), ""), (("pause", "unpause"), " (and 1 more such event)"),
+                                        (("pause", "unpause", "stop"), " (and 2 more such events)")])
+def test_an_unsettled_target_s_container_made_again_is_named_by_its_events(
+    tmp_path: Path, more: tuple[str, ...], said: str
+) -> None:
+    """An unsettled target's container made and started again in its window (and more done to it): each event
+    named once as its own, the first three shown and the rest counted in their words."""
+    name = container("d1")
+    files = derive(_point("runResult"))
+    made = [event(action, name, in_window(files, 1, at)) for action, at in (("create", 0.2), ("start", 0.21))]
+    made += [event(action, name, in_window(files, 1, 0.3 + 0.01 * i)) for i, action in enumerate(more)]
+    for e in made:
+        add_event(files, 1, e)
+    shown = [f"{e['Action']} of {name} at {rfc3339_ms(ev_time(e))} in its window" for e in made[:3]]
+    assert _checks(write(files, tmp_path / "s"))[(D1, "sameContainerNoRerun")] == (False, "; ".join(shown) + said)
+
+
+def test_another_container_of_a_charged_target_s_name_removed_in_its_window_is_not_its_story(tmp_path: Path) -> None:
+    """A container of the target's name but another Id, destroyed between the target's start and its die: not the
+    target's destroy (which would come before its die)."""
+    files = derive(_point("charge"))
+    add_event(files, 1, _other(event("destroy", container("d1"), T0 + 7.0), "f" * 64))
+    assert _checks(write(files, tmp_path / "s"))[(D1, "sameContainerNoRerun")] == (True, SAID["charge"])
+
+
+def test_the_earliest_destroy_of_a_charged_target_s_container_before_it_started_counts(tmp_path: Path) -> None:
+    """The live recording alone, out of time order, has the container that then starts for the target destroyed
+    twice before its start line: at 6.1 s (before its die at 7.5 s) and at 7.8 s.  The earliest is the one its story
+    is checked against: a destroy before its die."""
+    files = derive(_point("charge"))
+    name = container("d1")
+    kill_events(files, 1)[0][:0] = [_live(event("destroy", name, T0 + at)) for at in (6.1, 7.8)]
+    assert _checks(write(files, tmp_path / "s"))[(D1, "sameContainerNoRerun")] == (
+        False,
+        "a destroy of inforsi-s-d1 comes before its die",
+    )
+
+
+def test_destroys_of_other_containers_are_kept_up_to_seen_kept(tmp_path: Path) -> None:
+    """SEEN_KEPT destroys of other containers of a charged target's name come first: a destroy of its own container
+    before it started (in the live recording alone) is past the bound and not kept, so not held against it; one
+    after its start and before its die is its story's, whatever the bound, and fails it."""
+    name = container("d1")
+    for case_, at, before_start in (("past", 6.2, True), ("story", 7.0, False)):
+        files = derive(_point("charge"))
+        others = [_other(event("destroy", name, T0 + 6.1 + i * 1e-4), f"{i:064x}") for i in range(SEEN_KEPT)]
+        live, back = kill_events(files, 1)
+        live[:0], back[:0] = [_live(e) for e in others], copy.deepcopy(others)
+        own = event("destroy", name, T0 + at)
+        if before_start:
+            live.insert(SEEN_KEPT, _live(own))
+        else:
+            add_event(files, 1, own)
+        got = _checks(write(files, tmp_path / case_))[(D1, "sameContainerNoRerun")]
+        if before_start:
+            assert got == (True, SAID["charge"])
+        else:
+            assert got == (False, "a destroy of inforsi-s-d1 comes before its die")
+
+
+def test_the_targets_kill_json_lists_are_judged_without_a_before_kill_seq(tmp_path: Path) -> None:
+    """kill.json without beforeKillSeq: its listed targets are judged, nothing placed after the kill (no runStarted
+    of d1 after it); no run was waiting to start, so every container made in the window is another target's work
+    done again, but d1's own is its own story; a listed run the ledger does not know has no account to read."""
+    files = derive(_point("charge"))
+    kill = files["kills/1/kill.json"]
+    kill["beforeKillSeq"] = None
+    kill["targets"].append(dict(kill["targets"][0], run="zz"))
+    got = _checks(write(files, tmp_path / "s"))
+    assert got[(D1, "sameContainerNoRerun")] == (False, "the study finished without starting d1 after the kill")
+    made = [e for e in kill_events(files, 1)[1] if e["Action"] in ("create", "start")]
+    assert got[("kill 1 · zz", "sameContainerNoRerun")] == (
+        False,
+        (
+            "the study finished without starting zz after the kill; container-events-window.json has no entry for zz; "
+            f"create of inforsi-s-d1 at {rfc3339_ms(ev_time(made[0]))} in the window, and its run was not waiting to "
+            "start at the kill; and 2 more"
+        ),
+    )
+
+
+def test_a_listed_unsettled_target_of_a_ledger_read_in_part_is_settled_after_the_kill(tmp_path: Path) -> None:
+    """A ledger whose reading stopped (past ISSUE_LIMIT issues): kill.json's targets are judged as listed.  d1, listed
+    with its result but not settled, at a kill whose beforeKillSeq is its round's settlement: not settled after the
+    kill."""
+    files = derive(_point("runResult"))
+    files["study/ledger.jsonl"] = files["study/ledger.jsonl"] + ["x"] * 10_001
+    files["kills/1/kill.json"]["beforeKillSeq"] = 9
+    files["kills/1/ledger-at-kill.json"] = copy.deepcopy(files["study/ledger.jsonl"][:9])
+    assert _checks(write(files, tmp_path / "s"))[(D1, "resultSettledAndFinished")] == (
+        False,
+        (
+            "the ledger cannot be judged: reading stopped after 10001 issues; the settlement of round 1 (seq 9) is "
+            "not after the kill (seq 9); the study did not end as its template expects (haltedAtExport)"
+        ),
+    )
+
+
+def test_a_run_planned_at_the_kill_with_its_container_started_is_unrecorded(tmp_path: Path) -> None:
+    """Killed just after d1's runPlanned, its container already started (before its charge): left unrecorded at
+    the kill's own seq, a target whose sound story holds."""
+    files = derive(_point("started"))
+    kill = files["kills/1/kill.json"]
+    kill["beforeKillSeq"] = 5
+    files["kills/1/ledger-at-kill.json"] = copy.deepcopy(files["study/ledger.jsonl"][:5])
+    files["timeline.jsonl"][5]["seenAt"] = rfc3339_ms(t(6) + 0.4)  # the charge: seen after the resume began
+    got = _checks(write(files, tmp_path / "s"))
+    assert {key: ok for key, (ok, _) in got.items() if ok is not True} == {}
+    assert got[("kill 1", "killEvidence")] == (
+        True,
+        (
+            "complete; targets (d1 its container started but no runStarted) are what the kill left unfinished at "
+            "seq 5; ledger-at-kill.json is the ledger to that seq"
+        ),
+    )
+    assert (D1, "sameContainerNoRerun") in got
+
+
+def test_a_run_with_its_result_at_the_kill_was_not_left_unfinished(tmp_path: Path) -> None:
+    """d1 charged, never started, its runResult at the kill's seq (rule 3 broken): the kill did not leave it
+    charged, so kill.json rightly lists nothing."""
+    got = _checks(write(derive(_point("runResult", _no_start)), tmp_path / "s"))
+    assert {key: v for key, v in got.items() if v[0] is not True} == {
+        ("study", "contractKept"): (False, "rule 3, line 7: runResult for run d1 before its runStarted"),
+        ("study", "chargedEqualsStarts"): (False, "run d1: 1 charge, 0 starts"),
+    }
+    assert got[("kill 1", "killEvidence")] == (
+        True,
+        "complete; targets (no run) are the runs in flight at seq 7; ledger-at-kill.json is the ledger to that seq",
+    )
+
+
+def test_a_run_charged_at_the_kill_without_a_container_prefix_is_charged(tmp_path: Path) -> None:
+    """No container names to look for (research.json's prefix is not one): d1, charged at the kill, is a charged
+    target, not an unrecorded one, and the container checks say why they cannot be made."""
+    files = derive(_point("charge"))
+    files["research.json"]["containerPrefix"] = "Bad Prefix!"
+    bad = "research.json: containerPrefix is not a container name prefix"
+    assert _not_holding(write(files, tmp_path / "s")) == {
+        ("study", "contractKept"): (False, f"rule 4 cannot be checked: {bad}"),
+        (D1, "sameContainerNoRerun"): (False, f"the container names cannot be checked: {bad}"),
+    }
+
+
+def test_armed_points_past_the_kept_are_not_kept(tmp_path: Path) -> None:
+    """arms.jsonl's armed points are queued up to ARMED_KEPT (64): a 65th is not kept, so 64 missed lines after
+    them leave none armed at the end."""
+    files = _manual_only()
+    files["arms.jsonl"] = [{"event": "arm"}] * (ARMED_KEPT + 1) + [
+        {"event": "missed", "run": "d1", "detail": f"late {i}"} for i in range(1, ARMED_KEPT + 1)
+    ]
+    assert _not_holding(write(files, tmp_path / "s")) == {
+        ("study", "killTriggered"): (False, "missed d1: late 1; missed d1: late 2; missed d1: late 3")
+    }

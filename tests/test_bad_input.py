@@ -162,6 +162,42 @@ def _(tmp: Path) -> list[str]:
 # --- OUT shapes ---------------------------------------------------------------------------------
 
 
+# --- explore ----------------------------------------------------------------------------------
+
+
+@case("explore-campaign-exists", "exists", "pick a new CAMPAIGN")
+def _(tmp: Path) -> list[str]:
+    (tmp / "c").mkdir()
+    (tmp / "c" / "notes").write_text("keep")
+    return ["explore", "--headless", "--template", write_template(tmp), "x=c"]
+
+
+@case("explore-campaign-parent-missing", "does not exist", "create it first")
+def _(tmp: Path) -> list[str]:
+    return ["explore", "--headless", "--template", write_template(tmp), "x=nowhere/c"]
+
+
+@case("explore-bad-id", "study id")
+def _(tmp: Path) -> list[str]:
+    return ["explore", "--headless", "--template", write_template(tmp), "Alpha=c"]
+
+
+@case("explore-resume-not-a-campaign", "not a campaign folder", "campaign.json")
+def _(tmp: Path) -> list[str]:
+    (tmp / "c").mkdir()
+    return ["explore", "--headless", "--resume", "c"]
+
+
+@case("explore-resume-with-template", "--template is for a new campaign")
+def _(tmp: Path) -> list[str]:
+    return ["explore", "--headless", "--resume", "--template", write_template(tmp), "c"]
+
+
+@case("explore-program-missing", "the controller pr", "give an absolute path")
+def _(tmp: Path) -> list[str]:
+    return ["explore", "--headless", "--template", write_template(tmp, command=["./no-such-study"]), "x=c"]
+
+
 @case("out-exists", "exists", "pick a new OUT")
 def _(tmp: Path) -> list[str]:
     (tmp / "a").mkdir()

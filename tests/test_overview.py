@@ -105,7 +105,8 @@ def test_a_row_that_ended_unfinished_is_unknown_unless_a_check_failed() -> None:
     assert f.verdict == "fail"
 
 
-@pytest.mark.parametrize("seconds, text", [(None, "-"), (0.4, "0s"), (59.9, "59s"), (60, "1m"), (3599, "59m"),
+@pytest.mark.parametrize("seconds, text", [(None, "-"), (0.4, "0s"), (9.9, "9s"), (10, "10s"), (59.9, "50s"),
+                                           (60, "1m"), (3599, "59m"),
                                            (3600, "1h"), (86400 * 3 + 5, "3d")])
 def test_ages_are_written_as_htop_and_k9s_write_them(seconds: float | None, text: str) -> None:
     assert age_text(seconds) == text
@@ -519,3 +520,49 @@ def test_snapshot_the_overview_sorted_by_state_and_filtered(snap_compare: Any) -
         await pilot.pause()
 
     assert snap_compare(console(IDS), terminal_size=SIZE, run_before=run_before)
+
+
+async def test_the_clock_draws_again_only_the_rows_whose_age_reads_differently() -> None:
+    """Idle, the 2 s tick costs nothing when no age changed its words; ages past ten seconds move in tens."""
+    wall = [NOW]
+    app = console(IDS, wall)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.feed([e for n, i in enumerate(IDS) for e in running(i, n)])
+        await pilot.pause()
+        overview = app.main.overview
+        assert overview is not None
+        for y in range(len(IDS)):
+            overview.table.render_line(y)  # drawn as the screen draws them
+        drawn: list[int] = []
+        refresh_line = overview.table.refresh_line
+
+        def counting(y: int) -> Any:
+            drawn.append(y)
+            return refresh_line(y)
+
+        overview.table.refresh_line = counting  # type: ignore[method-assign]
+        overview.tick()
+        assert drawn == [], "no age moved: nothing drawn"
+        wall[0] = NOW + 5  # s00's last record is 60 s old, s11's 71 s: each reads 1m still
+        overview.tick()
+        assert drawn == []
+        wall[0] = NOW + 25  # 85-96 s: 1m still for all
+        overview.tick()
+        assert drawn == []
+        app.main.deliver(RecordsSeen("s03", (rec(3, "note", NOW + 25),)))
+        overview.flush()
+        overview.table.render_line(3)
+        drawn.clear()
+        wall[0] = NOW + 30  # s03's record is 5 s old; the others' 90-101 s still read 1m
+        overview.tick()
+        assert drawn == [3], drawn
+        overview.table.render_line(3)
+        drawn.clear()
+        wall[0] = NOW + 36  # 11 s: "10s"
+        overview.tick()
+        assert drawn == [3] and overview.table.age_shown("s03") == "5s"
+        overview.table.render_line(3)
+        drawn.clear()
+        wall[0] = NOW + 44  # 19 s: still "10s"; the others 104-115 s, 1m
+        overview.tick()
+        assert drawn == []

@@ -249,6 +249,8 @@ class MainScreen(Screen[None]):
     async def settle(self) -> None:
         """Wait until every pane and the machine line have handled what was posted to them."""
         handled: list[asyncio.Event] = []
+        if self.overview is not None:
+            self.overview.flush()  # what a grid would have drawn a moment later, now
         widgets: list[Widget] = [self.machine, *self.panes.values()]
         if self.opened is not None:
             widgets.append(self.opened.pane)

@@ -20,6 +20,7 @@ the screen asks :attr:`Overview.selected`.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from typing import ClassVar
@@ -37,6 +38,7 @@ from textual.message import Message
 from textual.reactive import var
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Input
 
@@ -55,6 +57,7 @@ from studymon.widgets.summary import (
 )
 
 BAR_CELLS = 8
+DRAW_EVERY = 0.05  # seconds: rows that change faster are drawn together, at most this often
 # (title, width) of the fixed columns; the id column takes the longest id (within bounds), the
 # point or kill column what is left.
 COLUMNS = (("", 2), ("state", 12), ("round", 5), ("stage", 10), ("budget spent", 17), ("runs", 4), ("last", 5))
@@ -253,6 +256,11 @@ class OverviewRows(ScrollView, can_focus=True):
     def forget(self, study: str) -> None:
         self._strips.pop(study, None)
 
+    def age_shown(self, study: str) -> str | None:
+        """The age the row of ``study`` was last drawn with (None: not drawn since a change)."""
+        kept = self._strips.get(study)
+        return str(kept[0][5]) if kept is not None else None
+
 
 class OverviewHeader(Widget):
     """The columns' titles, and what the rows are: how many, sorted by what, filtered, paused."""
@@ -304,6 +312,10 @@ class Overview(Vertical):
         self._selected: str | None = next(iter(self.summaries), None)
         self.id_width = min(ID_WIDTH[1], max(ID_WIDTH[0], *(len(s) for s in studies)) if studies else ID_WIDTH[0])
         self.fixed_width = 2 + self.id_width + sum(size for _, size in COLUMNS[1:]) + VERDICT_WIDTH + len(COLUMNS) + 2
+        self._dirty: set[str] = set()  # rows changed since the last draw
+        self._draw_timer: Timer | None = None
+        self._drawn_at = -math.inf
+        self._status_drawn = ""
         self.header = OverviewHeader(self, id="overview-header")
         self.table = OverviewRows(self, id="overview-rows")
         self.filter_input = Input(
@@ -356,13 +368,36 @@ class Overview(Vertical):
         self.sort = "verdict"
 
     def _changed(self, summary: StudySummary) -> None:
-        self.header.refresh()  # the counts by state (one repaint a frame, however many changes)
         if not self.paused and (self.sort not in ("order", "id") or self.filter_query.terms):
             self._stale = True
+        self._dirty.add(summary.id)
+        # Drawn at once after a quiet spell, else on a grid: measured with 48 studies at 2 records a second
+        # each, a frame per record cost 13 % of a core; records landing together cost a third of that.
+        now = time.monotonic()
+        if self._draw_timer is None:
+            wait = self._drawn_at + DRAW_EVERY - now
+            if wait <= 0:
+                self.flush()
+            else:
+                self._draw_timer = self.set_timer(wait, self.flush)
+
+    def flush(self) -> None:
+        """Draw what changed since the last draw: the rows that moved (all of them when the order did), and the
+        header when its counts did."""
+        if self._draw_timer is not None:
+            self._draw_timer.stop()
+            self._draw_timer = None
+        self._drawn_at = time.monotonic()
         if self._stale:
             self.table.refresh()
         else:
-            self._refresh_row(summary)
+            for study in self._dirty:
+                self._refresh_row(self.summaries[study])
+        self._dirty.clear()
+        status = self.status_text()
+        if status != self._status_drawn:
+            self._status_drawn = status
+            self.header.refresh()
 
     def _refresh_row(self, summary: StudySummary) -> None:
         try:
@@ -374,10 +409,18 @@ class Overview(Vertical):
             self.table.refresh_line(y)
 
     def tick(self) -> None:
-        """Move the ages (and an order by age)."""
+        """Move the ages (and an order by age): only the rows whose age reads differently are drawn again."""
         if self.sort == "age" and not self.paused:
             self._stale = True
-        self.table.refresh()
+            self.flush()
+            return
+        rows = self.rows()
+        top = int(self.table.scroll_offset.y)
+        now = self.clock()
+        for y in range(max(0, min(self.table.size.height, len(rows) - top))):
+            summary = rows[top + y]
+            if self.table.age_shown(summary.id) != age_text(summary.age(now)):
+                self.table.refresh_line(y)
 
     # --- order and selection ---------------------------------------------------
     def rows(self) -> list[StudySummary]:

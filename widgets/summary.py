@@ -182,14 +182,16 @@ def _epoch(at: Any, now: float) -> float:
 
 
 def age_text(seconds: float | None) -> str:
-    """An age as ``htop`` and ``k9s`` write one: ``5s``, ``3m``, ``2h``, ``4d``; ``-`` for none."""
+    """An age as ``htop`` and ``k9s`` write one: ``5s``, ``40s`` (in tens past ten seconds), ``3m``, ``2h``,
+    ``4d``; ``-`` for none."""
     if seconds is None:
         return "-"
     s = int(seconds)
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if s >= size:
             return f"{s // size}{unit}"
-    return f"{s}s"
+    # Past ten seconds, in tens: a quiet row is drawn again every ten seconds, not at every tick of the clock.
+    return f"{s}s" if s < 10 else f"{s // 10 * 10}s"
 
 
 # --- sorting ---------------------------------------------------------------------

@@ -172,6 +172,13 @@ def matrix(trials: dict[int, Trial]) -> dict[str, Any]:
     return {"checks": checks, "rows": rows, "firstFailing": first_failing}
 
 
+def to_resume(trials: dict[int, Trial]) -> list[Trial]:
+    """The trials ``--resume`` runs again: lost, never run or unable to run, whose points no later trial ran."""
+    ran = {tuple(t.points) for t in trials.values() if t.state in (DONE, MISSED)}
+    latest = {tuple(t.points): t for t in trials.values() if t.state in (PLANNED, LOST, FAILED_TO_RUN)}
+    return [t for points, t in latest.items() if points not in ran]  # one per points: a lost rerun lost again
+
+
 def exit_status(trials: dict[int, Trial]) -> int:
     """1 when a trial failed; 0 when every trial that ran held and none is lost, unknown or unrun (one run again
     by ``--resume`` is settled by its new run); 3 otherwise.
@@ -182,11 +189,5 @@ def exit_status(trials: dict[int, Trial]) -> int:
     done = [t for t in trials.values() if t.state == DONE]
     if any(t.ok is False for t in done):
         return 1
-    ran = {tuple(t.points) for t in trials.values() if t.state in (DONE, MISSED)}
-    open_states = (PLANNED, LOST, FAILED_TO_RUN)
-    unsettled = [
-        t
-        for t in trials.values()
-        if (t.state in open_states and tuple(t.points) not in ran) or (t.state == DONE and t.ok is None)
-    ]
+    unsettled = to_resume(trials) + [t for t in done if t.ok is None]
     return 0 if done and not unsettled else 3

@@ -25,10 +25,14 @@ the unrun again under new numbers.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+import threading
 import uuid
 from collections.abc import Callable
 from concurrent.futures import CancelledError
@@ -36,7 +40,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from studymon.engine.campaign import DONE, FAILED_TO_RUN, LOST, MISSED, PLANNED, CampaignFolder, Trial, exit_status
+from studymon.engine.campaign import (
+    DONE,
+    FAILED_TO_RUN,
+    LOST,
+    MISSED,
+    PLANNED,
+    CampaignFolder,
+    Trial,
+    exit_status,
+    matrix,
+    to_resume,
+)
 from studymon.engine.clock import parse_rfc3339
 from studymon.engine.crashpoints import Candidate, candidates, classes, steps_of
 from studymon.engine.evidence import read_jsonl
@@ -48,6 +63,7 @@ from studymon.engine.trial import run_trial, unpack
 
 MISSED_TRIES = 3  # candidates of one class tried when each was missed
 TRACE_TIMEOUT = 3600.0
+POLL = 0.5  # seconds between two looks at which trials the scheduler runs, and where
 
 Progress = Callable[[str, dict[str, Any]], None]  # (what happened, its facts): for a printer or a console
 
@@ -120,6 +136,9 @@ class Explorer:
         self.plan: dict[str, Any] = {}
         self.trials: dict[int, Trial] = {}
         self.found: list[Candidate] = []
+        self.live_root: Path | None = None  # on a local cluster, where the trials work (see _run_trials)
+        self._started: set[int] = set()
+        self._stop = threading.Event()
 
     # --- the steps -------------------------------------------------------------
     def run(self) -> int:
@@ -130,7 +149,7 @@ class Explorer:
                 raise ExploreFailed(f"{self.folder.summary} is missing or unreadable: not a campaign to resume")
             self.trials = self.folder.trials()
             _, self.found = read_trace(self.folder.trace)
-            again = [t for t in self.trials.values() if t.state in (LOST, PLANNED, FAILED_TO_RUN)]
+            again = to_resume(self.trials)
             n = max(self.trials, default=0) + 1
             fresh = []
             for t in again:
@@ -193,7 +212,7 @@ class Explorer:
         self.progress("traced", {"exit": proc.returncode})
 
     def _run_trials(self, todo: list[Trial]) -> None:
-        from distributed import Client, LocalCluster, as_completed
+        from distributed import Client, LocalCluster
 
         o = self.options
         cluster = None
@@ -206,23 +225,64 @@ class Explorer:
                 n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
             )
             client = Client(cluster)  # type: ignore[no-untyped-call]
+            # On this machine a trial's folder can be read as it grows: each trial works in a folder of its
+            # own under this one (the console follows it); each removes its own once shipped back.
+            self.live_root = Path(tempfile.mkdtemp(prefix="studymon-campaign-"))
         try:
+            info = client.scheduler_info()
+            workers_now = sorted(info.get("workers", {}))
+            self.progress("cluster", {"scheduler": str(info.get("address", "")), "workers": workers_now})
             futures = {self._submit(client, t): t for t in todo}
-            running = as_completed(list(futures))  # type: ignore[no-untyped-call]
-            for future in running:
+            self._follow(client, futures)
+        finally:
+            client.close()  # type: ignore[no-untyped-call]
+            if cluster is not None:
+                cluster.close()
+            if self.live_root is not None:
+                shutil.rmtree(self.live_root, ignore_errors=True)
+                self.live_root = None
+
+    def _follow(self, client: Any, futures: dict[Any, Trial]) -> None:
+        """Until every trial ended (or :meth:`stop`): each trial's end as it comes, and each start the scheduler
+        reports (which worker runs it), polled every :data:`POLL` seconds."""
+        from distributed import wait
+
+        while futures and not self._stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                wait(list(futures), timeout=POLL, return_when="FIRST_COMPLETED")  # type: ignore[no-untyped-call]
+            self._notice_starts(client, futures)
+            for future in [f for f in futures if f.status != "pending"]:
                 trial = futures.pop(future)
                 retry = self._ended(trial, future)
                 if retry is not None:
                     self.trials[retry.n] = retry
                     self.folder.log(retry)
-                    new = self._submit(client, retry)
-                    futures[new] = retry
-                    running.add(new)  # type: ignore[no-untyped-call]
+                    futures[self._submit(client, retry)] = retry
                 self._summary()
-        finally:
-            client.close()  # type: ignore[no-untyped-call]
-            if cluster is not None:
-                cluster.close()
+        if futures:  # stopped: what had not ended stays planned in the journal, for --resume
+            client.cancel(list(futures))
+            self.progress("stopped", {"left": sorted(t.n for t in futures.values())})
+
+    def _notice_starts(self, client: Any, futures: dict[Any, Trial]) -> None:
+        try:
+            processing = client.processing()
+        except (OSError, TimeoutError):
+            return
+        keys = {future.key: t for future, t in futures.items()}
+        for worker, running in processing.items():
+            for key in running:
+                trial = keys.get(key)
+                if trial is None or trial.n in self._started:
+                    continue
+                self._started.add(trial.n)
+                trial.worker = str(worker)
+                live = self.live_root / str(trial.n) / trial.id if self.live_root is not None else None
+                self.progress("running", {"n": trial.n, "id": trial.id, "worker": str(worker), "out": live})
+
+    def stop(self) -> None:
+        """End the campaign soon (within :data:`POLL` seconds): the trials running are stopped with their cluster,
+        their studies stopped and their containers removed; what did not end is left for ``--resume``."""
+        self._stop.set()
 
     def _submit(self, client: Any, trial: Trial) -> Any:
         token = self.plan["token"]
@@ -234,7 +294,9 @@ class Explorer:
             "claim": f"studymon-{token}-{trial.n}",
             "env": self.options.env,
         }
-        self.progress("submitted", {"n": trial.n, "points": trial.points, "class": trial.cls})
+        if self.live_root is not None:
+            task["root"] = str(self.live_root)
+        self.progress("submitted", {"n": trial.n, "id": trial.id, "points": trial.points, "class": trial.cls})
         return client.submit(run_trial, task, key=f"studymon-trial-{token}-{trial.n}", pure=False, retries=0)
 
     def _ended(self, trial: Trial, future: Any) -> Trial | None:
@@ -263,24 +325,27 @@ class Explorer:
             self.progress("lost", {"n": trial.n, "detail": trial.detail})
             return None
         folder = result.get("folder") or b""
+        out = None
         if folder:
-            unpack(folder, self.folder.trial_out(trial.n))
+            out = self.folder.trial_out(trial.n)
+            unpack(folder, out)
         if result.get("state") != DONE:
             trial.state, trial.detail = FAILED_TO_RUN, str(result.get("detail", ""))
             self.folder.log(trial)
-            self.progress("error", {"n": trial.n, "detail": trial.detail})
+            self.progress("error", {"n": trial.n, "detail": trial.detail, "out": out})
             return None
         missed = result.get("missed") or []
         if missed:
             trial.state, trial.detail = MISSED, "; ".join(missed)
             self.folder.log(trial)
-            self.progress("missed", {"n": trial.n, "detail": trial.detail})
+            self.progress("missed", {"n": trial.n, "detail": trial.detail, "out": out})
             return self._next_candidate(trial)
         trial.state, trial.ok = DONE, result.get("ok")
         trial.failed, trial.unknown = list(result.get("failed", [])), list(result.get("unknown", []))
         trial.checks = dict(result.get("checks", {}))
         self.folder.log(trial)
-        self.progress("done", {"n": trial.n, "ok": trial.ok, "failed": trial.failed, "points": trial.points})
+        facts = {"n": trial.n, "ok": trial.ok, "failed": trial.failed, "points": trial.points, "out": out}
+        self.progress("done", {**facts, "worker": trial.worker, "seconds": trial.seconds})
         return None
 
     def _next_candidate(self, trial: Trial) -> Trial | None:
@@ -295,6 +360,7 @@ class Explorer:
 
     def _summary(self) -> None:
         self.folder.write_summary(self.plan, self.trials)
+        self.progress("matrix", matrix(self.trials))
 
 
 def _quiet(what: str, facts: dict[str, Any]) -> None:

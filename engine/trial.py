@@ -50,9 +50,9 @@ def run_trial(task: dict[str, Any]) -> dict[str, Any]:
         first = _claim(str(claim), worker or socket.gethostname())
         if first is not None:
             return {"state": "lost", "worker": first, "detail": f"its worker {first} was lost while it ran"}
-    work = Path(tempfile.mkdtemp(prefix=f"studymon-trial-{task['n']}-"))
+    work = _work_folder(task)
     try:
-        template = work / "research.json"
+        template = work / "template.json"
         template.write_text(json.dumps(task["template"]), encoding="utf-8")
         out = work / str(task["id"])
         study = [sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--template", str(template)]
@@ -105,6 +105,18 @@ def run_trial(task: dict[str, Any]) -> dict[str, Any]:
         return result
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _work_folder(task: dict[str, Any]) -> Path:
+    """Where the trial runs: ``root/<n>`` when the client gave a ``root`` (a local cluster: the console follows the
+    trial there as it runs), else a temporary folder of its own."""
+    root = task.get("root")
+    if root:
+        work = Path(str(root)) / str(task["n"])
+        with contextlib.suppress(OSError):  # not on this machine after all, or taken: a folder of its own
+            work.mkdir()
+            return work
+    return Path(tempfile.mkdtemp(prefix=f"studymon-trial-{task['n']}-"))
 
 
 def _stop_with_parent() -> None:

@@ -37,7 +37,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -116,6 +116,7 @@ class Settings:
     service_fail_at_round: int | None
     seed: int
     runtime_outage_seconds: float
+    step_seconds: float  # a pause after each write of the ledger (0: none), so that a kill can land between any two
     effective: dict[str, Any] = field(compare=False)
 
 
@@ -156,6 +157,7 @@ def settings_from(config: dict[str, Any], study_env: str | None = None) -> Setti
     # Not in the template: a key the template gained would change the studyOpen of every
     # study resumed from an older ledger.  A research.json may still set it.
     outage = _number(effective, "runtimeOutageSeconds", 0) if "runtimeOutageSeconds" in effective else RUNTIME_OUTAGE
+    step = _number(effective, "stepSeconds", 0) if "stepSeconds" in effective else 0.0
     return Settings(
         study=study,
         backend=backend,
@@ -175,6 +177,7 @@ def settings_from(config: dict[str, Any], study_env: str | None = None) -> Setti
         service_fail_at_round=fail,
         seed=_number(effective, "seed", 0, integer=True),
         runtime_outage_seconds=outage,
+        step_seconds=step,
         effective=effective,
     )
 
@@ -653,8 +656,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def open_journal(directory: Path, resume: bool) -> Journal:
-    """The journal over the study's ledger; refuses a fresh start over an existing one."""
+def open_journal(
+    directory: Path, resume: bool, pause: float = 0.0, wait: Callable[[float], object] = time.sleep
+) -> Journal:
+    """The journal over the study's ledger; refuses a fresh start over an existing one.  ``pause``: seconds
+    ``wait``ed after each write."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / LEDGER_NAME
     existed = path.exists() and path.stat().st_size > 0
@@ -670,7 +676,7 @@ def open_journal(directory: Path, resume: bool) -> Journal:
     if resume and not history:
         say(f"nothing in {path} yet: starting from the beginning")
     ledger.next_seq = len(history) + 1
-    return Journal(ledger, history)
+    return Journal(ledger, history, pause, wait)
 
 
 def main(argv: Sequence[str] | None = None, study_class: type[Study] = Study) -> int:
@@ -685,7 +691,7 @@ def main(argv: Sequence[str] | None = None, study_class: type[Study] = Study) ->
         say(f"cannot start: {exc}")
         return EXIT_CONFIG
     try:
-        journal = open_journal(args.dir, args.resume)
+        journal = open_journal(args.dir, args.resume, settings.step_seconds, stop.wait)
         if args.resume and not journal.live:
             say(f"resuming study {settings.study} from its ledger")
         return study_class(settings, args.dir, journal, stop).run()

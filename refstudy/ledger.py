@@ -20,8 +20,9 @@ import contextlib
 import fcntl
 import json
 import os
+import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -177,9 +178,18 @@ def _is(record: Record, kind: str, fields: dict[str, Any]) -> bool:
 class Journal:
     """The ledger as the controller's logic sees it: replay first, then live."""
 
-    def __init__(self, ledger: Ledger, history: list[Record]) -> None:
+    def __init__(
+        self,
+        ledger: Ledger,
+        history: list[Record],
+        pause: float = 0.0,
+        wait: Callable[[float], object] = time.sleep,
+    ) -> None:
+        """``pause``: seconds to ``wait`` after each write (a study doing real work between its steps), so
+        that a kill point can land between any two writes."""
         self.ledger = ledger
         self._pending: deque[Record] = deque(history)
+        self.pause, self.wait = pause, wait
 
     @property
     def live(self) -> bool:
@@ -201,6 +211,8 @@ class Journal:
         if not remaining:
             return False
         self.ledger.append_many(remaining)
+        if self.pause > 0:
+            self.wait(self.pause)
         return True
 
     def recorded(self, kind: str, **fields: Any) -> Content | None:

@@ -224,9 +224,9 @@ def run_demo_by_keys(tmp_path: Path, backend: str) -> None:
         # has ended, and the verdicts are drawn only when it stays.  That it still answers keys after
         # that choice is shown by the help opening and closing on ?, Escape.
         term.keys("?")
-        term.wait_for("the help, after the end", lambda s: "The ledger in focus" in s, timeout=10)
+        term.wait_for("the help, after the end", lambda s: "Each pane is one study" in s, timeout=10)
         term.keys("Escape")
-        screen = term.wait_for("the help closed, the verdicts again", lambda s: "The ledger in focus" not in s
+        screen = term.wait_for("the help closed, the verdicts again", lambda s: "Each pane is one study" not in s
                                and "every check holds · exit 0" in s, timeout=10)
         assert not term.pane_dead() and "studymon checks" not in screen, "the console closed by itself"
         # q closes it: the app leaves, the shell prints the table, then EXIT=.

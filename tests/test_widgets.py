@@ -726,13 +726,14 @@ async def test_three_panes_fit_160_by_48() -> None:
 
 def test_one_table_makes_the_bindings_the_help_the_buttons_and_the_palette() -> None:
     from studymon.tui.app import StudymonApp
+    from studymon.tui.explore_app import ExploreApp, TrialScreen
     from studymon.tui.screens import MainScreen, OpenedStudyScreen
     from studymon.widgets import keys
     from studymon.widgets.keys import Scope
     from studymon.widgets.overview import Overview
 
     owners = {Scope.APP: StudymonApp, Scope.SCREEN: MainScreen, Scope.STUDY: MainScreen, Scope.LEDGER: LedgerStream,
-              Scope.OVERVIEW: Overview, Scope.OPENED: OpenedStudyScreen}
+              Scope.OVERVIEW: Overview, Scope.OPENED: OpenedStudyScreen, Scope.EXPLORE: ExploreApp}
     for row in keys.KEYS:
         bound = [(b.key, b.action) for b in owners[row.scope].BINDINGS if isinstance(b, Binding)]
         for binding in row.bindings():
@@ -740,16 +741,18 @@ def test_one_table_makes_the_bindings_the_help_the_buttons_and_the_palette() -> 
         assert row.textual or row.bindings(), row
     # Nothing is bound that the table does not say.
     table = {(b.key, b.action) for row in keys.KEYS for b in row.bindings()}
-    for owner in (StudymonApp, MainScreen, LedgerStream, Overview, OpenedStudyScreen):
+    for owner in (StudymonApp, MainScreen, LedgerStream, Overview, OpenedStudyScreen, ExploreApp, TrialScreen):
         assert {(b.key, b.action) for b in owner.BINDINGS if isinstance(b, Binding)} <= table, owner
-    # A study opened from the overview has every study key its pane has on the main screen.
+    # A study opened from the overview, and a campaign's trial, have every study key its pane has on the main
+    # screen (a trial's say they are not for it).
     study_keys = {(b.key, b.action) for row in keys.KEYS if row.scope is Scope.STUDY for b in row.bindings()}
-    assert study_keys <= {(b.key, b.action) for b in OpenedStudyScreen.BINDINGS if isinstance(b, Binding)}
-    # The help lists every row, by where it applies.
+    for opened in (OpenedStudyScreen, TrialScreen):
+        assert study_keys <= {(b.key, b.action) for b in opened.BINDINGS if isinstance(b, Binding)}
+    # The console's help lists every row but the explorer's, by where it applies.
     listed = {(title, text) for title, rows in keys.help_sections() for _, text in rows}
     for row in keys.KEYS:
         title = Scope.SCREEN.value if row.scope is Scope.APP else row.scope.value
-        assert (title, row.help) in listed, row
+        assert ((title, row.help) in listed) is (row.scope is not Scope.EXPLORE), row
     assert ("q ctrl+c", keys.QUIT_HELP) in keys.help_sections()[0][1]
     # The pane's buttons are the study actions, with the table's words.
     assert [(r.verb, r.label) for r in keys.study_actions()] == [

@@ -185,7 +185,14 @@ def build_parser() -> argparse.ArgumentParser:
         "there leaves behind; run a trial per class (killed there, resumed, judged) on a Dask cluster; print the "
         "matrix of classes and checks. Exit 0 when every trial holds, 1 when one fails, 3 otherwise.",
     )
-    explore.add_argument("--headless", action="store_true", help="no console (the explorer runs headless for now)")
+    explore.add_argument(
+        "--headless", action="store_true", help="no console: a line per step, then the matrix (for scripts and CI)"
+    )
+    explore.add_argument(
+        "--exit-when-done",
+        action="store_true",
+        help="close the console as soon as the campaign has ended (by default it stays open until q)",
+    )
     explore.add_argument("--resume", action="store_true", help="run the lost and unrun trials of CAMPAIGN again")
     explore.add_argument(
         "--template", type=Path, default=None, help="the study template (research.json); default: the reference study's"
@@ -586,6 +593,7 @@ def _positive(text: str) -> int:
 
 
 def cmd_explore(args: argparse.Namespace, console: Console) -> int:
+    from studymon.engine.campaign import CampaignFolder, to_resume
     from studymon.engine.explorer import ExploreFailed, ExploreOptions, Explorer
     from studymon.tui.explore_view import ExploreView
 
@@ -611,13 +619,31 @@ def cmd_explore(args: argparse.Namespace, console: Console) -> int:
         options = ExploreOptions(study=study, folder=folder, template=template)
     options.workers, options.scheduler = args.workers, args.scheduler
     options.max_trials, options.all_points, options.depth = args.max_trials, args.all_points, args.depth
-    view = ExploreView(console)
-    try:
-        status = Explorer(options, view).run()
-    except ExploreFailed as exc:
-        console.print(f"[bold red]studymon explore: {exc}[/]", highlight=False, soft_wrap=True)
-        return EXIT_UNKNOWN
-    view.matrix(options.folder)
+    if args.headless:
+        view = ExploreView(console)
+        try:
+            status = Explorer(options, view).run()
+        except ExploreFailed as exc:
+            console.print(f"[bold red]studymon explore: {exc}[/]", highlight=False, soft_wrap=True)
+            return EXIT_UNKNOWN
+    else:
+        from studymon.tui.explore_app import ExploreApp
+
+        app = ExploreApp(options, exit_when_done=args.exit_when_done)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        app.run()
+        if app.failure is not None:
+            console.print(f"[bold red]studymon explore: {app.failure}[/]", highlight=False, soft_wrap=True)
+            return EXIT_UNKNOWN
+        status = app.status if app.status is not None else EXIT_UNKNOWN
+    if (options.folder / "campaign.json").is_file():
+        ExploreView(console).matrix(options.folder)
+    if to_resume(CampaignFolder(options.folder).trials()):
+        console.print(
+            f"not every trial ran: studymon explore --resume {options.folder} runs the lost and unrun ones again",
+            highlight=False,
+            soft_wrap=True,
+        )
     return status
 
 

@@ -11,6 +11,10 @@ the same).
 from __future__ import annotations
 
 import json
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +25,114 @@ from rich.text import Text
 from studymon.engine.judge.table import MARKS, clean
 
 _CELL = {"✓": "bold green", "✗": "bold red", "?": "bold yellow", "missed": "yellow"}
+ENDED = ("done", "missed", "error", "lost")
+
+
+@dataclass
+class WorkerTally:
+    """What one worker did: trials ended, and the one it runs now."""
+
+    done: int = 0
+    running: set[int] = field(default_factory=set)
+
+
+class CampaignProgress:
+    """How far a campaign is, from the explorer's steps: trials done, running and left, time to go, per worker.
+
+    A trial counts once whatever happens to it (a missed one's retry is a trial of its own, planned when the
+    miss is known); time to go is the mean time of the trials ended so far, times those left, over the
+    workers.  No Textual: the console's progress line and the headless printer share it.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.phase = "starting"
+        self.classes = self.candidates = 0
+        self.states: dict[int, str] = {}  # trial -> queued, running, done, missed, error, lost
+        self.workers: dict[str, WorkerTally] = {}
+        self.seconds: list[float] = []  # of each trial ended with a time
+        self.status: int | None = None
+        self.stopping = False
+
+    def take(self, what: str, facts: dict[str, Any]) -> None:
+        n = facts.get("n")
+        if what == "trace":
+            self.phase = "trace"
+        elif what == "planned":
+            self.phase = "trials"
+            self.classes, self.candidates = int(facts["classes"]), int(facts["candidates"])
+        elif what == "cluster":
+            for worker in facts.get("workers", []):
+                self.workers.setdefault(str(worker), WorkerTally())
+        elif what == "submitted" and isinstance(n, int):
+            self.states[n] = "queued"
+        elif what == "running" and isinstance(n, int):
+            self.states[n] = "running"
+            self.workers.setdefault(str(facts["worker"]), WorkerTally()).running.add(n)
+        elif what in ENDED and isinstance(n, int):
+            self.states[n] = what
+            for tally in self.workers.values():
+                if n in tally.running:
+                    tally.running.discard(n)
+                    tally.done += 1
+            seconds = facts.get("seconds")
+            if isinstance(seconds, (int, float)) and math.isfinite(seconds):
+                self.seconds.append(float(seconds))
+        elif what == "stopped":
+            self.phase = "stopped"
+        elif what == "ended":
+            self.phase, self.status = "ended", int(facts["status"])
+
+    def count(self, *states: str) -> int:
+        return sum(1 for s in self.states.values() if s in states)
+
+    @property
+    def left(self) -> int:
+        return self.count("queued")
+
+    def to_go(self) -> float | None:
+        """Seconds until the trials left and running have ended, at the pace so far (None: no trial ended yet)."""
+        if not self.seconds:
+            return None
+        busy = max(1, len(self.workers))
+        return sum(self.seconds) / len(self.seconds) * (self.left + self.count("running")) / busy
+
+    def line(self) -> str:
+        """The campaign in one line."""
+        if self.phase in ("starting", "trace"):
+            return "trace: running the study once, unkilled, to find its crash points"
+        parts = [
+            f"{self.candidates} points in {self.classes} classes",
+            f"{self.count('done')} done",
+            f"{self.count('running')} running",
+            f"{self.left} left",
+        ]
+        parts += [f"{self.count(s)} {s}" for s in ("missed", "lost", "error") if self.count(s)]
+        to_go = self.to_go()
+        if self.phase == "ended":
+            parts.append(f"ended · exit {self.status}")
+        elif self.phase == "stopped" or self.stopping:
+            parts.append("stopping")
+        elif to_go is not None:
+            parts.append(f"~{_duration(to_go)} to go")
+        return " · ".join(parts)
+
+    def worker_line(self) -> str:
+        """Per worker: trials ended, and the one running."""
+        words = []
+        for worker, tally in self.workers.items():
+            running = f", running {' '.join(str(n) for n in sorted(tally.running))}" if tally.running else ""
+            words.append(f"{worker.removeprefix('tcp://')} {tally.done} done{running}")
+        return "workers: " + (" · ".join(words) if words else "-")
+
+
+def _duration(seconds: float) -> str:
+    s = max(0, round(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
 
 
 class ExploreView:
@@ -28,9 +140,17 @@ class ExploreView:
 
     def __init__(self, console: Console) -> None:
         self.console = console
+        self.campaign = CampaignProgress()
 
     def __call__(self, what: str, facts: dict[str, Any]) -> None:
+        self.campaign.take(what, facts)
         line = self._line(what, facts)
+        if line and what in ENDED:
+            c = self.campaign
+            to_go = c.to_go()
+            left = c.left + c.count("running")
+            line += f"  ({len(c.states) - left} of {len(c.states)} ended"
+            line += f", ~{_duration(to_go)} to go)" if to_go is not None and left else ")"
         if line:
             self.console.print(Text(clean(line)), highlight=False, soft_wrap=True)
 
@@ -42,6 +162,12 @@ class ExploreView:
             return f"trace: done (exit {f['exit']})"
         if what == "planned":
             return f"points: {f['candidates']} candidates in {f['classes']} classes; {f['trials']} trials"
+        if what == "cluster":
+            return f"dask: scheduler {f['scheduler']}, {len(f['workers'])} workers"
+        if what == "running":
+            return f"trial {f['n']}: running on {f['worker']}"
+        if what == "stopped":
+            return f"campaign: stopped; trials {', '.join(map(str, f['left']))} did not end"
         if what == "submitted":
             return f"trial {f['n']}: {' then '.join(f['points'])} [{f['class']}]"
         if what == "done":
@@ -61,9 +187,13 @@ class ExploreView:
 def matrix_table(folder: Path) -> Table:
     """The matrix of a campaign folder: a row per class, a column per check, the first failing point per check."""
     body = json.loads((folder / "campaign.json").read_text(encoding="utf-8"))
-    m = body.get("matrix", {})
+    return matrix_of(str(body.get("study", "")), body.get("matrix", {}))
+
+
+def matrix_of(study: str, m: dict[str, Any]) -> Table:
+    """The matrix (:func:`studymon.engine.campaign.matrix`) as a table."""
     checks: list[str] = list(m.get("checks", []))
-    table = Table(title=f"studymon explore — {body.get('study', '')}", title_justify="left", pad_edge=False)
+    table = Table(title=f"studymon explore — {clean(study)}", title_justify="left", pad_edge=False)
     table.add_column("class", no_wrap=True)
     table.add_column("", justify="center")
     for check in checks:

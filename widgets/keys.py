@@ -27,6 +27,7 @@ class Scope(enum.Enum):
     LEDGER = "The ledger in focus"  # the ledger stream that has the focus
     OVERVIEW = "The overview (more studies than fit side by side)"  # its rows; the study actions act on the selected
     OPENED = "A study opened from the overview"  # its pane, full screen
+    EXPLORE = "The explorer (studymon explore)"  # a campaign's console
 
 
 @dataclass(frozen=True)
@@ -180,6 +181,14 @@ KEYS: tuple[Key, ...] = (
     _overview("home", "first", "First", ROW_HELP, show=False),
     _overview("end", "last", "Last", ROW_HELP, show=False),
     Key("escape", "back", "Back", "back to the overview", Scope.OPENED, "opened.back"),
+    Key(
+        "q",
+        "leave",
+        "Quit",
+        "leave once the campaign ended; while it runs, q twice stops it (--resume finishes it)",
+        Scope.EXPLORE,
+        "explore.quit",
+    ),
     _ledger("up", "cursor(-1)", "Up", MOVE_HELP, show=False),
     _ledger("down", "cursor(1)", "Down", MOVE_HELP, show=False),
     _ledger("pageup", "page(-1)", "Page up", MOVE_HELP, show=False),
@@ -217,11 +226,12 @@ def study_action(verb: str) -> Key:
 
 
 def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
-    """The help screen's table: per scope, (keys, what they do); rows saying the same are one row."""
+    """The console's help screen's table: per scope, (keys, what they do); rows saying the same are one row.
+    (The explorer's own key is in its footer: it is not the console's.)"""
     sections: list[tuple[str, list[tuple[str, str]]]] = []
     merged = {Scope.APP: Scope.SCREEN}  # a key that works everywhere is listed with the console's
     for scope in Scope:
-        if scope in merged:
+        if scope in merged or scope is Scope.EXPLORE:
             continue
         rows: dict[str, list[str]] = {}
         for row in KEYS:

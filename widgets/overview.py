@@ -185,6 +185,8 @@ class OverviewRows(ScrollView, can_focus=True):
             point, point_style = f"⚠ {s.problem}", self._style("overview--fail")
         else:
             point, point_style = "", self._style("overview--dim")
+        if s.note:
+            point = f"{point}  {s.note}" if point else s.note
         if s.checks is not None:
             good, bad, unknown = s.checks
             counts = [f"{n}{mark}" for n, mark in ((good, "✓"), (bad, "✗"), (unknown, "?")) if n]
@@ -271,7 +273,13 @@ class OverviewHeader(Widget):
 
     def render(self) -> Text:
         o = self.overview
-        titles = [("", 2), ("study", o.id_width), *COLUMNS[1:], ("verdict", VERDICT_WIDTH), ("point / kill", POINT_MIN)]
+        titles = [
+            ("", 2),
+            (o.nouns[0], o.id_width),
+            *COLUMNS[1:],
+            ("verdict", VERDICT_WIDTH),
+            ("point / kill", POINT_MIN),
+        ]
         line = GAP.join(set_cell_size(title, size) for title, size in titles)
         return Text(f"{o.status_text()}\n{line}", no_wrap=True, overflow="ellipsis")
 
@@ -298,11 +306,14 @@ class Overview(Vertical):
         *,
         clock: Callable[[], float] = time.time,
         bell: bool = False,
+        nouns: tuple[str, str] = ("study", "studies"),
         id: str | None = None,
     ) -> None:
         """``studies`` in the command's order; ``clock``: wall-clock seconds (ages, alerts); ``bell``: ring
-        the terminal's bell when a diagnosis run starts."""
+        the terminal's bell when a diagnosis run starts; ``nouns``: what a row is, one and many (a campaign's
+        rows are trials)."""
         super().__init__(id=id)
+        self.nouns = nouns
         self.clock = clock
         self.bell = bell
         self.summaries = {study: StudySummary(study, order=i) for i, study in enumerate(studies)}
@@ -310,8 +321,8 @@ class Overview(Vertical):
         self._order: list[StudySummary] = list(self.summaries.values())
         self._stale = True  # the order is to be worked out again before the next frame
         self._selected: str | None = next(iter(self.summaries), None)
-        self.id_width = min(ID_WIDTH[1], max(ID_WIDTH[0], *(len(s) for s in studies)) if studies else ID_WIDTH[0])
-        self.fixed_width = 2 + self.id_width + sum(size for _, size in COLUMNS[1:]) + VERDICT_WIDTH + len(COLUMNS) + 2
+        self.id_width = ID_WIDTH[0]
+        self._fit_ids(studies)
         self._dirty: set[str] = set()  # rows changed since the last draw
         self._draw_timer: Timer | None = None
         self._drawn_at = -math.inf
@@ -321,6 +332,10 @@ class Overview(Vertical):
         self.filter_input = Input(
             placeholder="filter: state=running verdict!=ok, or text of the ids", id="overview-filter"
         )
+
+    def _fit_ids(self, studies: Sequence[str]) -> None:
+        self.id_width = min(ID_WIDTH[1], max(self.id_width, *(len(s) for s in studies))) if studies else self.id_width
+        self.fixed_width = 2 + self.id_width + sum(size for _, size in COLUMNS[1:]) + VERDICT_WIDTH + len(COLUMNS) + 2
 
     def compose(self) -> ComposeResult:
         yield self.header
@@ -352,6 +367,34 @@ class Overview(Vertical):
             self.set_timer(ALERT_SECONDS + 0.05, self.table.refresh)
             if self.bell:
                 self.app.bell()
+
+    def add(self, study: str) -> None:
+        """A row for ``study`` after the others (a campaign's trials come as they are planned)."""
+        if study in self.summaries:
+            return
+        self.summaries[study] = StudySummary(study, order=len(self.summaries))
+        width = self.id_width
+        self._fit_ids([study])
+        if self.id_width != width and self.is_mounted:
+            self.header.refresh()
+            self.table.refresh()  # every row is laid out again for the wider column
+        if self._selected is None:
+            self._selected = study
+        self._stale = True
+        self._changed(self.summaries[study])
+
+    def describe(self, study: str, *, label: str | None = None, note: str | None = None) -> None:
+        """Say what the row's owner knows of it beyond its events: ``label`` in place of its state's words
+        (``""``: the state's own again), ``note`` after its point or kill."""
+        summary = self.summaries.get(study)
+        if summary is None:
+            return
+        new_label = summary.label if label is None else label
+        new_note = summary.note if note is None else note
+        if (new_label, new_note) != (summary.label, summary.note):
+            summary.label, summary.note = new_label, new_note
+            summary.version += 1
+            self._changed(summary)
 
     def ended(self, study: str, finished: bool, message: str = "") -> None:
         """The console saw ``study`` end."""
@@ -479,7 +522,8 @@ class Overview(Vertical):
             states[s.state_words] = states.get(s.state_words, 0) + 1
         counts = " · ".join(f"{n} {word}" for word, n in sorted(states.items(), key=lambda kv: -kv[1]))
         order = SORT_WORDS[self.sort] + (", reversed" if self.reverse else "")
-        parts = [f"{total} studies" if shown == total else f"{shown} of {total} studies", counts, order]
+        many = self.nouns[1]
+        parts = [f"{total} {many}" if shown == total else f"{shown} of {total} {many}", counts, order]
         if self.filter_query.text:
             parts.append(f"/{self.filter_query.text}")
         if self.paused:

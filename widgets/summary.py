@@ -67,6 +67,10 @@ class StudySummary:
     alert_until: float = 0.0  # wall-clock time until which the row is lit up (a diagnosis run started)
     alert_run: str = ""
     purposes: dict[str, str] = field(default_factory=dict)
+    # Said by whoever owns the row rather than by the study's events (a campaign's trial: ``queued``,
+    # ``missed``, ``lost`` as its state; its points and class as its note, after the point or kill).
+    label: str = ""
+    note: str = ""
     version: int = 0  # moved by whoever shows the row, each time its facts change
 
     def fold(self, event: StudyEvent, now: float) -> bool:
@@ -157,13 +161,13 @@ class StudySummary:
 
     @property
     def state_words(self) -> str:
-        return state_label(self.state)
+        return self.label or state_label(self.state)
 
     def fields(self) -> dict[str, str]:
         """The row's facts as a query reads them (lower case)."""
         return {
             "id": self.id.lower(),
-            "state": self.state.value,
+            "state": self.label or self.state.value,
             "stage": (self.stage or "").lower(),
             "round": "" if self.round is None else str(self.round).lower(),
             "verdict": self.verdict,

@@ -1,0 +1,108 @@
+"""The explorer's console: a campaign run on a local Dask cluster, shown as the overview's rows (a row per
+trial, each followed in its folder while it runs on this machine), its progress and its matrix; a trial opened
+in its pane and back; a campaign stopped with q twice, its trials stopped and left for --resume."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from studymon.engine.campaign import CampaignFolder, to_resume
+from studymon.engine.events import State
+from studymon.engine.explorer import ExploreOptions
+from studymon.tui.explore_app import ExploreApp, TrialScreen
+from tests.test_explore import _double
+from tests.waits import until
+
+pytestmark = pytest.mark.slow
+
+
+def _options(tmp: Path, name: str, faults: dict[str, str], max_trials: int) -> ExploreOptions:
+    template = json.loads(_double(tmp, "honest", faults).read_text())
+    return ExploreOptions(study=name, folder=tmp / "camp", template=template, workers=2, max_trials=max_trials)
+
+
+def _trial_processes() -> list[psutil.Process]:
+    found = []
+    for p in psutil.process_iter(["cmdline"]):
+        line = " ".join(p.info["cmdline"] or [])
+        if "studymon.engine.trial" in line or "points_study.js" in line:
+            found.append(p)
+    return found
+
+
+async def test_a_campaign_in_the_console_a_row_per_trial_followed_live_its_matrix_and_a_trial_opened(
+    tmp_path: Path,
+) -> None:
+    app = ExploreApp(_options(tmp_path, "ec", {"ec-5": "recharge"}, 5))
+    followed_live: set[str] = set()
+    seen_running = False
+    async with app.run_test(size=(160, 48)) as pilot:
+        deadline = time.monotonic() + 400
+        while app.status is None:
+            assert time.monotonic() < deadline, app.campaign.line()
+            await pilot.pause(0.1)
+            for n, study in app.ids.items():
+                summary = app.overview.summaries[study]
+                # Records on a trial's row while the explorer still says it runs: read from its folder live.
+                if app.campaign.states.get(n) == "running" and summary.records:
+                    followed_live.add(study)
+                seen_running |= summary.state_words == "running"
+        assert app.status == 1, app.campaign.line()
+        assert seen_running and followed_live, "a local trial's row moves while it runs"
+        body = json.loads((tmp_path / "camp" / "campaign.json").read_text())
+        rows = app.overview.summaries
+        assert list(rows) == ["ec", *(t["id"] for t in body["trials"])], "the trace, then a row per trial"
+        for t in body["trials"]:
+            row = rows[t["id"]]
+            assert row.ok is t["ok"] and row.checks is not None, (row, t)
+            assert " then ".join(t["points"]) in row.note and t["class"] in row.note
+            assert row.state is (State.FINISHED_OK if t["ok"] else State.FINISHED_FAIL)
+            assert row.records > 0 and row.round is not None, "its folder's records, round and stage"
+        assert rows["ec-5"].ok is False
+        assert "5 done" in app.campaign.line() and "ended · exit 1" in app.campaign.line()
+        workers = app.campaign.workers
+        assert len(workers) == 2 and sum(w.done for w in workers.values()) == 5, workers
+        assert app.matrix_data["firstFailing"]["chargedOnce"] == "after:charge/diagnosis"
+        assert app.overview.rows()[0].id == "ec-5", "at the end, failures first"
+        # Enter opens the failed trial's pane, full screen, with its whole ledger; its study actions say no.
+        app.overview.select_study("ec-5")
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, TrialScreen) and app.screen.study == "ec-5"
+        records = app.screen.pane.stream.store.records
+        ledger = (tmp_path / "camp" / "trials" / "5" / "study" / "ledger.jsonl").read_text().splitlines()
+        assert [r.seq for r in records] == [json.loads(line)["seq"] for line in ledger]
+        await pilot.press("k")
+        await pilot.pause(0.1)
+        assert any("run by its worker" in str(n.message) for n in app._notifications), "k is not for a trial"
+        await pilot.press("escape")
+        await pilot.pause(0.1)
+        assert not isinstance(app.screen, TrialScreen) and app.overview.selected == "ec-5"
+        await pilot.press("q")
+    assert app.return_code == 1
+    assert not _trial_processes(), "nothing left running"
+
+
+async def test_q_twice_stops_a_running_campaign_and_leaves_its_trials_for_resume(tmp_path: Path) -> None:
+    app = ExploreApp(_options(tmp_path, "eq", {}, 8))
+    async with app.run_test(size=(160, 48)) as pilot:
+        deadline = time.monotonic() + 300
+        while "running" not in app.campaign.states.values():
+            assert time.monotonic() < deadline and app.status is None, app.campaign.line()
+            await pilot.pause(0.1)
+        await pilot.press("q")
+        await pilot.pause(0.2)
+        assert app.status is None, "one q only asks"
+        assert any("q again stops it" in str(n.message) for n in app._notifications)
+        await pilot.press("q")
+        while app.is_running and time.monotonic() < deadline:
+            await pilot.pause(0.1)
+    assert app.return_code == 3, app.campaign.line()
+    left = to_resume(CampaignFolder(tmp_path / "camp").trials())
+    assert left, "the trials that did not end are left for --resume"
+    until(lambda: not _trial_processes(), 20, "the running trials stopped with their cluster")

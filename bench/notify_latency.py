@@ -8,7 +8,7 @@ does (``await wait_async(timeout)``, then a look at the file's size), and
 times every append:
 
 * **inotify**: ``Notifier("inotify")``, woken by the descriptor; safety
-  timeout 5 s (the session's ``SAFETY_WAKE``).
+  timeout the session's ``SAFETY_WAKE``.
 * **watchfiles**: ``Notifier("watchfiles")``, the path macOS and the BSDs take
   (forced here on Linux, where watchfiles' backend is inotify too, so the
   difference is watchfiles' own loop: its ``step`` and the thread's hand-over).
@@ -60,12 +60,11 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from studymon.engine.notify import WATCHFILES_STEP_MS, Notifier  # noqa: E402
+from studymon.engine.pump import NO_NOTICE_POLL, SAFETY_WAKE  # noqa: E402  (the session's timeouts)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kill_reaction import stats  # noqa: E402  (one definition of the percentiles for every bench)
 
-SAFETY_WAKE = 5.0  # the session's timeout with a notice source
-NO_NOTICE_POLL = 0.25  # and without one
 DELAY_MS = (20, 300)  # the writer's random pause before an append: longer than the timer's period
 APPEND_DEADLINE = 10.0  # seconds an append may take to be seen before it counts as missed
 IDLE_TARGET = 1.0  # % of a core: what a fallback may cost while nothing happens

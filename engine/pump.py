@@ -40,8 +40,9 @@ from studymon.engine.spec import StudySpec
 
 # With a notice source a wake-up comes soon after a write (inotify: within a
 # millisecond); the timeout is only a safety net for file systems that drop
-# notifications (NFS).
-SAFETY_WAKE = 5.0
+# notifications (NFS).  One wake-up per study each time: at 5 s, 48 idle studies
+# woke the console ten times a second for nothing (bench/many_studies.py).
+SAFETY_WAKE = 30.0
 NO_NOTICE_POLL = 0.25  # without a notice source, the ledger is read on this period instead
 GATHER = 0.1  # seconds a wake-up of a busy ledger waits for more appends when no trigger is armed
 # A ledger that grew by at most this many records in the last second is read at each

@@ -25,8 +25,8 @@ cluster; ``studymon explore --resume CAMPAIGN`` finishes it).
 from __future__ import annotations
 
 import time
-from multiprocessing import resource_tracker
 from collections.abc import Callable
+from multiprocessing import resource_tracker
 from pathlib import Path
 from typing import Any, ClassVar
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import BindingType
@@ -143,6 +143,7 @@ class MainScreen(Screen[None]):
         self.overview: Overview | None = None
         self.feeds: dict[str, StudyFeed] = {}
         self.opened: OpenedStudyScreen | None = None  # the study opened from the overview, while it shows
+        self._machine_sample: dict[str, Any] | None = None  # the last machine sample shown
         self.panes: dict[str, StudyPane] = {}
         if len(studies) > SIDE_BY_SIDE:
             self.overview = Overview([study for study, _ in studies], clock=wall_clock, bell=bell, id="overview")
@@ -214,7 +215,9 @@ class MainScreen(Screen[None]):
                 self.overview.take(event)
             if self.opened is not None:
                 self.opened.pane.post_event(event)
-        if isinstance(event, Sample):
+        if isinstance(event, Sample) and event.sample is not self._machine_sample:
+            # Every study's session passes on the same machine sample: the machine line takes it once.
+            self._machine_sample = event.sample
             self.machine.post_message(MachineSampled(event.sample))
             if self.opened is not None:
                 self.opened.machine.post_message(MachineSampled(event.sample))

@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import CancelledError
@@ -139,6 +140,8 @@ class Explorer:
         self.live_root: Path | None = None  # on a local cluster, where the trials work (see _run_trials)
         self._started: set[int] = set()
         self._stop = threading.Event()
+        # Seconds of this run's steps: the trace, the cluster's start (or the client's connection), the trials.
+        self.timing: dict[str, float] = {}
 
     # --- the steps -------------------------------------------------------------
     def run(self) -> int:
@@ -160,7 +163,9 @@ class Explorer:
                 n += 1
             todo = fresh
         else:
+            began = time.monotonic()
             self._trace()
+            self.timing["trace"] = round(time.monotonic() - began, 3)
             _, self.found = read_trace(self.folder.trace)
             by_class = classes(self.found)
             self.plan = {
@@ -181,6 +186,7 @@ class Explorer:
             self.folder.log(t)
         self._summary()
         self._run_trials(todo)
+        self.plan["timing"] = self.timing  # this run's (a resumed campaign's: the resume's)
         self._summary()
         status = exit_status(self.trials)
         self.progress("ended", {"status": status})
@@ -216,6 +222,7 @@ class Explorer:
 
         o = self.options
         cluster = None
+        began = time.monotonic()
         # distributed is untyped: its calls are marked one by one.
         if o.scheduler:
             client = Client(o.scheduler, timeout=30)  # type: ignore[no-untyped-call]
@@ -228,12 +235,15 @@ class Explorer:
             # On this machine a trial's folder can be read as it grows: each trial works in a folder of its
             # own under this one (the console follows it); each removes its own once shipped back.
             self.live_root = Path(tempfile.mkdtemp(prefix="studymon-campaign-"))
+        self.timing["cluster"] = round(time.monotonic() - began, 3)
         try:
+            began = time.monotonic()
             info = client.scheduler_info()
             workers_now = sorted(info.get("workers", {}))
             self.progress("cluster", {"scheduler": str(info.get("address", "")), "workers": workers_now})
             futures = {self._submit(client, t): t for t in todo}
             self._follow(client, futures)
+            self.timing["trials"] = round(time.monotonic() - began, 3)
         finally:
             client.close()  # type: ignore[no-untyped-call]
             if cluster is not None:

@@ -2465,6 +2465,50 @@ def test_cells_are_text_never_markup_and_control_characters_are_shown() -> None:
     assert clean("· ✓\x1b") == "· ✓\\x1b"  # only what cannot be shown is escaped, not what is not ASCII
 
 
+def test_many_studies_are_a_line_each_failures_first_then_the_table_of_those_that_did_not_pass() -> None:
+    from studymon.engine.judge.table import MANY_STUDIES, checks_report, study_lines
+
+    ok = [Check("ledgerWellFormed", True, "fine"), Check("exitedCleanly", True, "exit 0")]
+    rows = [
+        ("gamma", ok),
+        ("alpha", [*ok, Check("chargedOnce", None, "window open", "kill 1 · d1"),
+                   Check("chargedOnce", False, "run d1 charged twice", "kill 1 · d2")]),
+        ("beta", [Check("exitedCleanly", None, "no end yet"), Check("x", None, "later")]),
+        ("delta", ok),
+    ]
+    table = study_lines(rows)
+    assert table.title == "studymon studies" and table.title_justify == "left" and table.box is None
+    assert table.expand is False and table.pad_edge is False
+    assert [c.header for c in table.columns] == ["", "study", "checks", "first to look at"]
+    assert [str(c.style) for c in table.columns[1:2]] == ["bold cyan"]
+    assert table.columns[0].justify == "center" and table.columns[3].overflow == "ellipsis"
+    assert all(c.no_wrap for c in table.columns)
+    # Failures first, then unknown, then the ones that pass (in the command's order within each).
+    assert [c.plain for c in table.columns[1].cells] == ["alpha", "beta", "gamma", "delta"]
+    marks = list(table.columns[0].cells)
+    assert [m.plain for m in marks] == ["✗", "?", "✓", "✓"]
+    assert [str(m.style) for m in marks] == ["bold red", "bold yellow", "bold green", "bold green"]
+    assert list(table.columns[2].cells) == ["2 ✓  1 ✗  1 ?", "0 ✓  0 ✗  2 ?", "2 ✓  0 ✗  0 ?", "2 ✓  0 ✗  0 ?"]
+    # The first failing check, else the first unknown one; nothing for a study that passes.
+    said = [c.plain for c in table.columns[3].cells]
+    assert said == ["kill 1 · d2 · chargedOnce: run d1 charged twice", "study · exitedCleanly: no end yet", "", ""]
+    # The whole report: below MANY_STUDIES, the table of every check and the summary line.
+    assert MANY_STUDIES == 4
+    few = checks_report(rows[:3])
+    assert len(few) == 2 and few[0].row_count == 8 and few[1].plain == "✗ 1 of 8 checks failed"  # type: ignore[union-attr]
+    # From MANY_STUDIES on: a line per study, the count of those that did not pass, their checks only, the summary.
+    many = checks_report(rows)
+    assert len(many) == 4
+    assert many[0].row_count == 4  # type: ignore[union-attr]
+    assert many[1].plain == "2 of 4 studies did not pass; their checks:" and str(many[1].style) == "bold"  # type: ignore[union-attr]
+    assert [c.plain for c in many[2].columns[0].cells] == ["alpha", "", "", "", "beta", ""]  # type: ignore[union-attr]
+    assert many[3].plain == "✗ 1 of 10 checks failed"  # type: ignore[union-attr]
+    passing = checks_report([(f"s{n}", ok) for n in range(MANY_STUDIES)])
+    assert len(passing) == 2 and passing[1].plain == "✓ all 8 checks hold"  # type: ignore[union-attr]
+    out = _text(study_lines([("[b]x[/b]\x1b", [Check("c", False, "\x1b[2J")])]))
+    assert "[b]x[/b]\\x1b" in out and "\x1b[2J" not in out, "text, never markup; control characters shown"
+
+
 def test_the_summary_line_counts_the_worst() -> None:
     rows = _rows()
     line = summary_line(rows)

@@ -10,10 +10,22 @@ from pathlib import Path
 
 import pytest
 
-from studymon.engine.campaign import DONE, LOST, MISSED, PLANNED, CampaignFolder, Trial, exit_status, matrix
+from studymon.engine.campaign import (
+    DONE,
+    FAILED_TO_RUN,
+    LOST,
+    MISSED,
+    PLANNED,
+    CampaignFolder,
+    Trial,
+    exit_status,
+    matrix,
+    to_resume,
+)
 from studymon.engine.explorer import plan_trials
 from studymon.engine.trial import unpack
-from tests.studies import jsonl, studymon, template
+from studymon.tui.explore_view import CampaignProgress
+from tests.studies import jsonl, studymon
 from tests.test_crashpoints import study
 
 
@@ -74,6 +86,40 @@ def test_a_lost_trial_run_again_is_settled_by_its_new_run() -> None:
     assert exit_status(trials) == 0
     trials[4] = _t(4, "C", state=LOST, ok=None)
     assert exit_status(trials) == 3, "another point lost, not run again"
+
+
+def test_resume_runs_each_lost_or_unrun_point_once_however_often_it_was_lost() -> None:
+    trials = {1: _t(1, "A"), 2: _t(2, "B", state=LOST, ok=None), 3: _t(3, "C", state=PLANNED, ok=None),
+              4: _t(4, "D", state=FAILED_TO_RUN, ok=None), 5: _t(5, "E", state=MISSED, ok=None)}
+    assert [t.n for t in to_resume(trials)] == [2, 3, 4], "lost, never run, unable to run; not done, not missed"
+    trials[6] = Trial(6, "s-6", list(trials[2].points), "B", state=LOST)  # run again, lost again
+    assert [t.n for t in to_resume(trials)] == [6, 3, 4], "one trial per point: the latest"
+    trials[7] = Trial(7, "s-7", list(trials[2].points), "B", state=DONE, ok=True)
+    assert [t.n for t in to_resume(trials)] == [3, 4], "its point ran at last: nothing of it is left"
+
+
+def test_a_campaign_s_progress_counts_each_trial_once_and_tells_the_time_to_go() -> None:
+    clock = iter(range(100)).__next__
+    c = CampaignProgress(clock=lambda: float(clock()))
+    assert c.line().startswith("trace:")
+    c.take("planned", {"classes": 3, "candidates": 7, "trials": 4})
+    c.take("cluster", {"workers": ["tcp://h:1", "tcp://h:2"], "scheduler": "tcp://h:0"})
+    for n in (1, 2, 3, 4):
+        c.take("submitted", {"n": n, "id": f"s-{n}", "points": ["after:x"], "class": "A"})
+    c.take("running", {"n": 1, "worker": "tcp://h:1"})
+    c.take("running", {"n": 2, "worker": "tcp://h:2"})
+    assert c.line() == "7 points in 3 classes · 0 done · 2 running · 2 left"
+    assert c.to_go() is None, "no pace before a trial ended"
+    c.take("done", {"n": 1, "seconds": 10.0, "ok": True})
+    c.take("missed", {"n": 2, "seconds": 30.0})
+    # Two trials left, none running: their mean time (20 s) each, over two workers.
+    assert c.to_go() == 20.0 and c.line().endswith("· 1 missed · ~20s to go"), c.line()
+    assert c.worker_line() == "workers: h:1 1 done · h:2 1 done"
+    c.take("running", {"n": 3, "worker": "tcp://h:1"})
+    assert c.worker_line() == "workers: h:1 1 done, running 3 · h:2 1 done"
+    c.take("lost", {"n": 3, "detail": "gone"})
+    c.take("ended", {"status": 3})
+    assert c.line().endswith("1 lost · ended · exit 3"), c.line()
 
 
 def test_a_missed_point_is_no_verdict_and_its_class_is_listed_as_missed() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -17,6 +18,63 @@ from studymon.engine.explorer import ExploreOptions
 from studymon.tui.explore_app import ExploreApp, TrialScreen
 from tests.test_explore import _double
 from tests.waits import until
+
+
+def _steps() -> list[tuple[str, dict[str, Any]]]:
+    """A campaign's steps as the explorer tells them: the trace, three trials on two workers, one failed."""
+    steps: list[tuple[str, dict[str, Any]]] = [
+        ("planned", {"classes": 3, "candidates": 9, "trials": 3}),
+        ("cluster", {"scheduler": "tcp://127.0.0.1:1", "workers": ["tcp://127.0.0.1:2", "tcp://127.0.0.1:3"]}),
+    ]
+    points = ["after:studyOpen", "after:charge/diagnosis", "container:die/diagnosis"]
+    classes = ["after:studyOpen · nothing", "after:charge · charged diagnosis", "container:die · exited diagnosis"]
+    steps += [("submitted", {"n": n, "id": f"ex-{n}", "points": [points[n - 1]], "class": classes[n - 1]})
+              for n in (1, 2, 3)]
+    steps += [
+        ("running", {"n": 1, "id": "ex-1", "worker": "tcp://127.0.0.1:2", "out": None}),
+        ("running", {"n": 2, "id": "ex-2", "worker": "tcp://127.0.0.1:3", "out": None}),
+        ("done", {"n": 1, "ok": True, "failed": [], "points": [points[0]], "out": None, "seconds": 6.0}),
+        ("missed", {"n": 2, "detail": "the study had gone on", "out": None, "seconds": 4.0}),
+        ("matrix", {"checks": ["chargedOnce"], "rows": {classes[0]: {"chargedOnce": "✓", "": "✓"},
+                                                        classes[1]: {"": "missed"}},
+                    "firstFailing": {}}),
+    ]
+    return steps
+
+
+def _rows(app: ExploreApp) -> dict[str, str]:
+    table = app.overview.table
+    return {s.id: table.render_line(y).text for y, s in enumerate(app.overview.rows())}
+
+
+async def test_the_steps_of_a_campaign_are_rows_labels_notes_progress_and_the_matrix() -> None:
+    options = ExploreOptions(study="ex", folder=Path("/nowhere"), template={"containerPrefix": "smx"})
+    app = ExploreApp(options, start_campaign=False, wall_clock=lambda: 1_800_000_000.0)
+    async with app.run_test(size=(160, 48)) as pilot:
+        for what, facts in _steps():
+            app.take(what, facts)
+        app.overview.flush()
+        await pilot.pause()
+        rows = _rows(app)
+        assert list(rows) == ["ex-1", "ex-2", "ex-3"]
+        assert "queued" in rows["ex-3"], rows
+        assert "container:die/diagnosis  [container:die · exited diagnosis]" in rows["ex-3"], rows
+        assert "missed" in rows["ex-2"] and "after:charge/diagnosis" in rows["ex-2"]
+        assert "done" in rows["ex-1"], "no folder came back: the explorer's word"
+        assert "3 trials" in app.overview.header.render().plain
+        line = app.campaign.line()
+        assert line == "9 points in 3 classes · 1 done · 0 running · 1 left · 1 missed · ~2s to go", line
+        assert app.campaign.worker_line() == "workers: 127.0.0.1:2 1 done · 127.0.0.1:3 1 done"
+        assert app.matrix_data["rows"]["after:charge · charged diagnosis"] == {"": "missed"}
+        # The query reads a trial's label as its state.
+        assert app.overview.set_query("state=queued")
+        app.overview.flush()
+        assert [s.id for s in app.overview.rows()] == ["ex-3"]
+        # A trial with nothing to show yet opens no pane.
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, TrialScreen) or app.screen.study == "ex-3"
+
 
 pytestmark = pytest.mark.slow
 

@@ -4,7 +4,8 @@ The commands are read from the README itself and run in a shell as they
 stand there, so the test fails when the README promises something that does
 not work.  The first installs studymon and runs ``studymon demo`` (no
 terminal here, so headless; on Docker when an engine answers, else on the
-process runtime).  The second installs the tests' extras and runs the suite;
+process runtime); then ``studymon explore`` runs a small campaign on the
+local Dask cluster from that install alone.  The second installs the tests' extras and runs the suite;
 running the whole suite inside itself would recurse, so its environment
 (``PYTEST_ADDOPTS``) narrows that run to a few fast files, the command left
 as written.
@@ -12,6 +13,7 @@ as written.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -56,6 +58,19 @@ def test_readme_quick_start_in_a_fresh_venv(tmp_path: Path) -> None:
     assert f"three reference studies on the {backend} runtime" in proc.stdout, proc.stdout[-3000:]
     assert re.search(r"^✓ all \d+ checks hold$", proc.stdout, re.MULTILINE), proc.stdout[-3000:]
     assert len(list(checkout.glob("studymon-demo-*/*/report.json"))) == 3
+
+    # The explorer works from that install alone (Dask comes with it): a campaign on the local cluster, two
+    # trials of the JavaScript double on the process runtime.
+    double = {"command": ["node", str(checkout / "tests" / "doubles" / "points_study.js")], "backend": "process",
+              "pause": 0.15, "runSeconds": 0.5, "containerPrefix": "qsx"}
+    (tmp_path / "double.json").write_text(json.dumps(double))
+    proc = subprocess.run(["studymon", "explore", "--headless", "--workers", "2", "--max-trials", "2", "--template",
+                           str(tmp_path / "double.json"), "qs=campaign"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    body = json.loads((tmp_path / "campaign" / "campaign.json").read_text())
+    assert [t["ok"] for t in body["trials"]] == [True, True], body["trials"]
+    assert "campaign: exit 0" in proc.stdout and "studymon explore — qs" in proc.stdout
 
     # The second as written; the suite it runs is narrowed by the environment only.
     env["PYTEST_ADDOPTS"] = "-p no:cacheprovider tests/test_gate.py tests/test_private_names.py tests/test_contract.py"

@@ -102,8 +102,11 @@ class ExploreApp(App[int]):
         exit_when_done: bool = False,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
+        start_campaign: bool = True,
     ) -> None:
+        """``start_campaign=False`` runs no campaign: :meth:`take` shows the steps it is given (snapshots)."""
         super().__init__()
+        self.start_campaign = start_campaign
         # A local cluster's workers are started by multiprocessing, whose resource tracker is started once,
         # handed this process's stderr; under the running app stderr is Textual's capture, which has no file
         # descriptor, and every worker would fail to start.  So it is started now, while stderr is the real one.
@@ -140,7 +143,8 @@ class ExploreApp(App[int]):
         self.overview.focus()
         self.set_interval(FOLLOW_EVERY, self._follow)
         self.set_interval(1.0, self._tick)
-        self._explore()
+        if self.start_campaign:
+            self._explore()
 
     # --- the campaign ------------------------------------------------------------
     @work(thread=True, exclusive=True, group="explorer")
@@ -194,7 +198,10 @@ class ExploreApp(App[int]):
             else:
                 follower.relocate(Path(out))
             self._drain(study)
-        self.overview.describe(study, label=_LABELS.get(what, ""))
+        label = _LABELS.get(what, "")
+        if what == "done" and self.overview.summaries[study].state not in (State.FINISHED_OK, State.FINISHED_FAIL):
+            label = "done"  # no verdict read from its folder (none came back): the explorer's word
+        self.overview.describe(study, label=label)
         follower = self.followers.pop(study, None)
         if follower is not None:
             follower.close()

@@ -95,12 +95,13 @@ function balance() {
   return charges.length ? charges[charges.length - 1].content.balance : BUDGET;
 }
 
-// Studies listed in `longFirstRun` run d1 for `longFirstRun.seconds` (default 8): long enough to outlast a resume
-// on a loaded machine.
+// Studies listed in `longFirstRun` (ids, or "*" for every study: a campaign's trials) run d1 for
+// `longFirstRun.seconds` (default 8): long enough to outlast a resume on a loaded machine.
 const long = config.longFirstRun || {};
+const longFirst = long.ids === '*' || (long.ids || []).includes(id);
 
 function start(run, name) {
-  const seconds = run === 'd1' && (long.ids || []).includes(id) ? (long.seconds ?? 8) : runSeconds;
+  const seconds = run === 'd1' && longFirst ? (long.seconds ?? 8) : runSeconds;
   runtime('run', '-d', '--name', name, '--label', `studymon.study=${id}`, '--label', `studymon.run=${run}`,
     image, 'sh', '-c', `sleep ${seconds}; echo 0.75`);
 }

@@ -1,0 +1,127 @@
+"""The explorer finds what guessing misses, and never fails a sound study.
+
+* The honest JavaScript double and the reference study (its ``stepSeconds`` making room between its writes),
+  explored whole on each runtime: every class is hit (a point the study had passed when the kill came is
+  tried again at the class's next candidate, or the class is listed as missed) and every trial holds.
+* The five broken doubles of the kill points, each explored with no point given: each mistake is found at a
+  point of its own class, named in the matrix with the checks it fails; the class of the seed's single point
+  (the first diagnosis run's start) holds in every one of them: that point finds none.
+
+The campaigns of one test run at once (each on a local cluster of its own): their trials mostly wait on their
+studies' pauses and runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from studymon.engine.killpoint import SEED
+from tests.studies import FAST, REFSTUDY_TEMPLATE, ROOT
+from tests.test_kill_points import MISTAKES
+
+pytestmark = pytest.mark.slow
+DOUBLE = ROOT / "tests" / "doubles" / "points_study.js"
+WORKERS = "2"
+
+
+def _template(tmp: Path, name: str, body: dict[str, Any]) -> Path:
+    path = tmp / f"{name}.json"
+    path.write_text(json.dumps(body))
+    return path
+
+
+def _double(tmp: Path, fault: str, backend: str = "process") -> Path:
+    # d1 runs 8 s in every trial: long enough that a resume after a kill at the seed's point finds it running
+    # (else forget-finished would bite there too, on a busy machine), as in the kill points' own tests.
+    return _template(tmp, fault, {"command": ["node", str(DOUBLE)], "backend": backend, "pause": 0.15,
+                                  "runSeconds": 0.5, "fault": fault, "containerPrefix": "acc",
+                                  "longFirstRun": {"ids": "*", "seconds": 8} if fault != "honest" else {}})
+
+
+def _explore(tmp: Path, campaigns: dict[str, Path]) -> dict[str, tuple[int, str, dict[str, Any]]]:
+    """Run the campaigns at once; per campaign: exit status, output, campaign.json."""
+    procs = {
+        name: subprocess.Popen(
+            [sys.executable, "-m", "studymon.tui.cli", "explore", "--headless", "--template", str(template),
+             "--workers", WORKERS, f"{name}={tmp / name}"],
+            cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env={**os.environ, "COLUMNS": "200"})
+        for name, template in campaigns.items()
+    }
+    out = {}
+    for name, proc in procs.items():
+        text, _ = proc.communicate(timeout=1500)
+        body = json.loads((tmp / name / "campaign.json").read_text())
+        out[name] = (proc.returncode, text, body)
+    return out
+
+
+def _every_class_hit_and_every_trial_holds(status: int, text: str, body: dict[str, Any]) -> None:
+    assert status == 0, text[-4000:]
+    rows = body["matrix"]["rows"]
+    classes = [c["name"] for c in body["classes"]]
+    assert set(rows) == set(classes), "a row per class"
+    for cls in classes:
+        assert rows[cls].get("") in ("✓", "missed"), (cls, rows[cls])
+    hit = [cls for cls in classes if rows[cls].get("") == "✓"]
+    assert len(hit) >= len(classes) * 3 // 4, f"most classes hit: {len(hit)} of {len(classes)}"
+    for t in body["trials"]:
+        assert t["state"] in ("done", "missed"), t
+        assert t["state"] == "missed" or t["ok"] is True, t
+    # A missed point was tried again at its class's next candidate, or its class has no candidate left.
+    by_class = {c["name"]: c["candidates"] for c in body["classes"]}
+    for cls in classes:
+        tried = [t for t in body["trials"] if t["class"] == cls]
+        if all(t["state"] == "missed" for t in tried):
+            assert len(tried) == min(3, len(by_class[cls])), (cls, tried)
+
+
+@pytest.fixture(params=["process", "docker"])
+def backend(request: pytest.FixtureRequest) -> str:
+    if request.param == "docker":
+        request.getfixturevalue("docker_engine")
+    return str(request.param)
+
+
+def test_the_honest_double_and_the_reference_study_hold_at_every_class(tmp_path: Path, backend: str) -> None:
+    ref = json.loads(REFSTUDY_TEMPLATE.read_text())
+    ref.update(FAST, backend=backend, budget=30, diagnosisSeconds=1, stepSeconds=0.15, containerPrefix="accr")
+    campaigns = {
+        f"hon{backend[0]}": _double(tmp_path, "honest", backend),
+        f"ref{backend[0]}": _template(tmp_path, f"ref-{backend}", ref),
+    }
+    results = _explore(tmp_path, campaigns)
+    for name, (status, text, body) in results.items():
+        _every_class_hit_and_every_trial_holds(status, text, body)
+        assert len(body["classes"]) >= 10, (name, body["classes"])
+        assert "studymon explore — " in text and "campaign: exit 0" in text
+
+
+def test_each_broken_double_is_found_at_its_own_class_and_the_seed_s_point_finds_none(tmp_path: Path) -> None:
+    results = _explore(tmp_path, {fault: _double(tmp_path, fault) for fault in MISTAKES})
+    for fault, (status, text, body) in results.items():
+        assert status == 1, (fault, text[-4000:])
+        point, failed = MISTAKES[fault]
+        m = body["matrix"]
+        # The classes of the mistake's own point (its record or container action, for its run).
+        own = [c["name"] for c in body["classes"] if any(p.split("#")[0] == point for p in c["candidates"])]
+        assert own, (fault, [c["name"] for c in body["classes"]])
+        failing = [t for t in body["trials"] if t["state"] == "done" and t["ok"] is False]
+        assert any(t["class"] in own for t in failing), (fault, own, failing)
+        # Named in the matrix: each check the mistake fails is ✗ on a row of its own class, with a first point.
+        for _scope, check in failed:
+            assert any(m["rows"].get(cls, {}).get(check) == "✗" for cls in own), (fault, check, own, m["rows"])
+            assert check in m["firstFailing"], (fault, check, m["firstFailing"])
+        assert "first failing:" in text
+        # The seed's single point (the first candidate of its class) finds nothing: its trial holds.
+        seed = [c["name"] for c in body["classes"] if c["candidates"][0] == str(SEED)]
+        assert len(seed) == 1, (fault, body["classes"])
+        seed_trials = [t for t in body["trials"] if t["points"] == [str(SEED)]]
+        assert [t["ok"] for t in seed_trials] == [True], (fault, seed_trials)

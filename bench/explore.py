@@ -122,6 +122,7 @@ def campaign(work: Path, name: str, template: Path, trials: int, where: list[str
 def sequential(work: Path, template: Path, points: list[list[str]]) -> dict[str, Any]:
     """The same trials as ``studymon run`` commands, one after another."""
     err(f"one after another: {len(points)} trials")
+    (work / "seq").mkdir()
     walls = []
     for n, trial_points in enumerate(points, 1):
         study = f"seq-{n}"

@@ -23,6 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from studymon.engine.judge.table import MARKS, clean
+from studymon.widgets.containers_table import format_duration
 
 _CELL = {"✓": "bold green", "✗": "bold red", "?": "bold yellow", "missed": "yellow"}
 ENDED = ("done", "missed", "error", "lost")
@@ -114,7 +115,7 @@ class CampaignProgress:
         elif self.phase == "stopped" or self.stopping:
             parts.append("stopping")
         elif to_go is not None:
-            parts.append(f"~{_duration(to_go)} to go")
+            parts.append(f"~{format_duration(to_go)} to go")
         return " · ".join(parts)
 
     def worker_line(self) -> str:
@@ -124,15 +125,6 @@ class CampaignProgress:
             running = f", running {' '.join(str(n) for n in sorted(tally.running))}" if tally.running else ""
             words.append(f"{worker.removeprefix('tcp://')} {tally.done} done{running}")
         return "workers: " + (" · ".join(words) if words else "-")
-
-
-def _duration(seconds: float) -> str:
-    s = max(0, round(seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    return f"{s // 3600}h{s % 3600 // 60:02d}m"
 
 
 class ExploreView:
@@ -150,7 +142,7 @@ class ExploreView:
             to_go = c.to_go()
             left = c.left + c.count("running")
             line += f"  ({len(c.states) - left} of {len(c.states)} ended"
-            line += f", ~{_duration(to_go)} to go)" if to_go is not None and left else ")"
+            line += f", ~{format_duration(to_go)} to go)" if to_go is not None and left else ")"
         if line:
             self.console.print(Text(clean(line)), highlight=False, soft_wrap=True)
 

@@ -124,6 +124,20 @@ class CampaignFolder:
         return {k: v for k, v in obj.items() if k not in ("trials", "matrix")} if isinstance(obj, dict) else {}
 
 
+def trial_verdict(checks: list[Check]) -> dict[str, Any]:
+    """A trial's verdict from its folder's checks: ``ok``, the ``failed`` and ``unknown`` ones (``scope · name``),
+    and per check name over its scopes (``checks``: ✗ beats ? beats ✓)."""
+    by_name: dict[str, list[Check]] = {}
+    for c in checks:
+        by_name.setdefault(c.name, []).append(c)
+    return {
+        "ok": overall(checks),
+        "failed": [f"{c.scope} · {c.name}" for c in checks if c.ok is False],
+        "unknown": [f"{c.scope} · {c.name}" for c in checks if c.ok is None],
+        "checks": {name: overall(same) for name, same in by_name.items()},
+    }
+
+
 def rejudge(folder: Path) -> int:
     """Rebuild a campaign offline: judge every trial folder again, write campaign.json again from the journal and
     those verdicts; its exit status."""
@@ -135,13 +149,8 @@ def rejudge(folder: Path) -> int:
         out = campaign.trial_out(t.n)
         if t.state != DONE or not out.is_dir():
             continue
-        checks = judge(out).checks
-        t.ok = overall(checks)
-        t.failed = [f"{c.scope} · {c.name}" for c in checks if c.ok is False]
-        t.unknown = [f"{c.scope} · {c.name}" for c in checks if c.ok is None]
-        t.checks = {}
-        for c in checks:
-            t.checks[c.name] = overall([c, *([Check(c.name, t.checks[c.name], "")] if c.name in t.checks else [])])
+        v = trial_verdict(judge(out).checks)
+        t.ok, t.failed, t.unknown, t.checks = v["ok"], v["failed"], v["unknown"], v["checks"]
     campaign.write_summary(plan, trials)
     return exit_status(trials)
 

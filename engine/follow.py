@@ -43,7 +43,9 @@ from studymon.engine.events import (
     Verdicts,
 )
 from studymon.engine.folder import EvidenceFolder, KillFolder
-from studymon.engine.judge.verdict import Check, overall
+from studymon.engine.judge.report import report_checks
+from studymon.engine.judge.verdict import overall
+from studymon.engine.killpoint import SEED
 from studymon.engine.ledger import LedgerTail
 from studymon.engine.records import LaunchEnd, LaunchStart, parse_arm, parse_launch
 
@@ -162,7 +164,7 @@ class FolderFollower:
             line = parse_arm(value)
             if isinstance(line, str):
                 continue
-            point = str(line.point) if line.point is not None else "after:runStarted/diagnosis"
+            point = str(line.point) if line.point is not None else str(SEED)
             if line.event == "arm":
                 self.armed.append(point)
             elif line.event == "disarm":
@@ -202,12 +204,7 @@ class FolderFollower:
             body = safefile.read_object(self.out, EvidenceFolder.REPORT)
         except safefile.Unreadable:
             return
-        listed = body.get("checks")
-        checks = [
-            Check(str(c.get("name", "")), c.get("ok"), str(c.get("detail", "")), str(c.get("scope", "")))
-            for c in (listed if isinstance(listed, list) else [])
-            if isinstance(c, dict) and c.get("ok") in (True, False, None)
-        ]
+        checks = report_checks(body)
         finished = body.get("finished") is True
         self.verdicts = Verdicts(self.study, tuple(checks), overall(checks), finished)
         events.append(self.verdicts)

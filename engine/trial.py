@@ -33,7 +33,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from studymon.engine.campaign import trial_verdict
 from studymon.engine.folder import EvidenceFolder
+from studymon.engine.judge.report import report_checks
 from studymon.engine.spec import DEFAULT_PREFIX
 
 TRIAL_TIMEOUT = 3600.0  # seconds a trial may take before it is given up (its scene kept in the folder shipped)
@@ -89,14 +91,7 @@ def run_trial(task: dict[str, Any]) -> dict[str, Any]:
         }
         report = out / EvidenceFolder.REPORT
         if report.is_file():
-            checks = json.loads(report.read_text(encoding="utf-8")).get("checks", [])
-            result["ok"] = _overall(checks)
-            result["failed"] = [f"{c['scope']} · {c['name']}" for c in checks if c.get("ok") is False]
-            result["unknown"] = [f"{c['scope']} · {c['name']}" for c in checks if c.get("ok") is None]
-            by_name: dict[str, list[bool | None]] = {}
-            for c in checks:
-                by_name.setdefault(str(c["name"]), []).append(c.get("ok"))
-            result["checks"] = {name: _overall_of(oks) for name, oks in by_name.items()}
+            result.update(trial_verdict(report_checks(json.loads(report.read_text(encoding="utf-8")))))
             result["missed"] = _missed(out)
         else:
             result.update(state="error", detail=f"no report.json: exit {code}; {output[-300:].strip()}")
@@ -128,16 +123,6 @@ def _stop_with_parent() -> None:
 
         pr_set_pdeathsig = 1
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
-
-
-def _overall(checks: list[dict[str, Any]]) -> bool | None:
-    return _overall_of([c.get("ok") for c in checks])
-
-
-def _overall_of(oks: list[Any]) -> bool | None:
-    if any(ok is False for ok in oks):
-        return False
-    return None if any(ok is None for ok in oks) else True
 
 
 def _missed(out: Path) -> list[str]:

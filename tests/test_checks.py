@@ -2834,3 +2834,15 @@ def test_a_fired_kill_whose_resume_has_not_written_its_files_yet_is_unknown() ->
     c = kill_triggered(armed(files), [ev], acc, LedgerFacts(), False)
     assert c is not None and c.ok is None, c
     assert f"kills/1/ is not complete yet: the resume writes {AT_KILL}, {AFTER}" in c.detail.split("; "), c.detail
+
+
+def test_a_report_s_checks_read_back_as_written_and_entries_that_are_not_checks_left_out() -> None:
+    from studymon.engine.judge.report import report_checks
+
+    checks = [Check("chargedOnce", False, "run d1 charged twice", "kill 1 · d1"), Check("x", None, "open"),
+              Check("y", True, "fine", "study")]
+    body = {"checks": [c.as_json() for c in checks]}
+    assert report_checks(body) == checks
+    hostile = {"checks": [*body["checks"], {"name": "z", "ok": "yes"}, "a check", {"ok": True}]}
+    assert report_checks(hostile) == [*checks, Check("", True, "", "")], "an ok that is no verdict, or no object"
+    assert report_checks({"checks": "all"}) == [] and report_checks([]) == [] and report_checks({}) == []

@@ -238,3 +238,14 @@ def _judge(out: Path) -> Judgement:
         return doc
 
     return Judgement(study.id or out.name, out, checks, finished, launches.ending_json(), accounts, reports)
+
+
+def report_checks(body: Any) -> list[Check]:
+    """The checks of a ``report.json`` as :meth:`Judgement.report_json` writes them; an entry that is not one
+    is left out (the folder may come from elsewhere: a campaign's worker)."""
+    listed = body.get("checks") if isinstance(body, dict) else None
+    return [
+        Check(str(c.get("name", "")), c.get("ok"), str(c.get("detail", "")), str(c.get("scope", "")))
+        for c in (listed if isinstance(listed, list) else [])
+        if isinstance(c, dict) and c.get("ok") in (True, False, None)
+    ]

@@ -18,16 +18,20 @@ import psutil
 
 from studymon.engine.clock import rfc3339_ms
 
-# A light sample every 2.5 s feeds the graphs (a minute is 24 points; their
-# columns show each bucket's peak, so a short spike still shows); every second
-# one goes to machine.jsonl, which the evidence wants every 5 s.  Sampling
-# every second cost the idle console a third of its CPU for no visible gain.
-# Each study's own load is read at every light sample (load.jsonl wants one
-# every 2.5 to 5 s): it reads only the study's own processes and its runs'
-# cgroup files, not the machine's process table, so it costs less than the
-# walk of /proc it replaced every other sample (bench/load_sampling.py).
-SAMPLE_EVERY = 2.5  # seconds between light samples (graphs)
-WRITE_EVERY = 2  # every n-th light sample goes to machine.jsonl (every 5 s)
+# A light sample every 2.5 s feeds the graphs while one is on screen (a minute
+# is 24 points; their columns show each bucket's peak, so a short spike still
+# shows); with none on screen (the overview, the headless run) one every 4.5 s,
+# within load.jsonl's 5 s with room for a late loop: 48 idle studies spent a
+# third of the console's idle CPU on samples nobody saw (bench/many_studies.py).
+# machine.jsonl takes the first sample at least MACHINE_EVERY after the last
+# it took, which the evidence wants every 5 s.  Sampling every second cost the
+# idle console a third of its CPU for no visible gain.  Each study's own load
+# is read at every light sample: it reads only the study's own processes and
+# its runs' cgroup files, not the machine's process table, so it costs less
+# than the walk of /proc it replaced every other sample (bench/load_sampling.py).
+SAMPLE_EVERY = 2.5  # seconds between light samples while a graph is on screen
+QUIET_SAMPLE_EVERY = 4.5  # seconds between them while none is
+MACHINE_EVERY = 4.4  # seconds from one machine.jsonl sample to the next, at least (a sample's lateness forgiven)
 
 
 def light_sample() -> dict[str, Any]:

@@ -60,7 +60,7 @@ from studymon.engine.pump import LedgerPump, last_timeline_seq
 from studymon.engine.recording import EventRecorder
 from studymon.engine.runtimes import Runtime, open_runtime
 from studymon.engine.runtimes.cli import study_environment
-from studymon.engine.sampler import WRITE_EVERY, heavy_snapshot
+from studymon.engine.sampler import heavy_snapshot
 from studymon.engine.spec import DEFAULT_PREFIX, StudySpec, controller_argv
 from studymon.engine.studyload import LoadMeter, load_line
 from studymon.engine.studylock import StudyLock
@@ -125,7 +125,6 @@ class StudySession:
         self._stopping = False
         self._stopper: asyncio.Future[Ending] | None = None
         self._end_watchers: set[asyncio.Task[Ending]] = set()
-        self._samples = 0
         self.load = LoadMeter(spec.id, self.backend)
         # The first evidence write that failed (disk full, I/O error): the session
         # then stops the study, so that nothing happens that is not recorded.
@@ -431,10 +430,9 @@ class StudySession:
                 self._note_write_error(exc)
         self.emit(load)
 
-    def on_sample(self, sample: dict[str, Any], tree_cpu: float) -> None:
-        """A light machine sample from the supervisor's sampler."""
-        self._samples += 1
-        if self._samples % WRITE_EVERY == 1 and self._write_error is None:
+    def on_sample(self, sample: dict[str, Any], tree_cpu: float, *, record: bool) -> None:
+        """A light machine sample from the supervisor's sampler; ``record``: it goes to ``machine.jsonl`` too."""
+        if record and self._write_error is None:
             try:
                 append_jsonl(self.spec.out / EvidenceFolder.MACHINE, sample)
             except EvidenceWriteError as exc:

@@ -9,6 +9,7 @@ any check failed, else 0).
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from studymon.engine.judge.verdict import EXIT_FAIL, EXIT_OK, EXIT_UNKNOWN
 from studymon.engine.killpoint import SEED, KillPoint
 from studymon.engine.proctree import ProcessTable
 from studymon.engine.runtimes import Runtime
-from studymon.engine.sampler import SAMPLE_EVERY, light_sample
+from studymon.engine.sampler import MACHINE_EVERY, QUIET_SAMPLE_EVERY, SAMPLE_EVERY, light_sample
 from studymon.engine.session import SessionResult, Sink, StudySession, resume_command
 from studymon.engine.spec import StudySpec
 from studymon.engine.studylock import StudyLock
@@ -36,6 +37,20 @@ class Supervisor:
     def __init__(self, sink: Sink) -> None:
         self.sink = sink
         self.sessions: dict[str, StudySession] = {}
+        self._graphs_shown = False
+        self._pace_changed = asyncio.Event()  # made here, used only inside the running loop
+
+    @property
+    def graphs_shown(self) -> bool:
+        """Whether samples come at the graphs' pace (see :meth:`show_graphs`)."""
+        return self._graphs_shown
+
+    def show_graphs(self, shown: bool) -> None:
+        """Whether a front end shows a study's load graph now: samples come every 2.5 s while one does,
+        every 4.5 s while none does (the overview, the headless run); a graph shown brings the next sample forward."""
+        if shown != self._graphs_shown:
+            self._graphs_shown = shown
+            self._pace_changed.set()
 
     def add(
         self,
@@ -72,19 +87,31 @@ class Supervisor:
     async def _sample(self) -> None:
         light_sample()  # prime psutil's CPU counters
         loop = asyncio.get_running_loop()
-        spent = 0.0
+        last = loop.time()  # when the last sample began
+        recorded = -math.inf  # when machine.jsonl last took one
         while True:
-            # One sample every SAMPLE_EVERY, the measuring included (load.jsonl wants one at
-            # most 5 s apart, and a run read through the Docker API can take a second).
-            await asyncio.sleep(max(0.0, SAMPLE_EVERY - spent))
-            began = loop.time()
+            # One sample every SAMPLE_EVERY (QUIET_SAMPLE_EVERY) from the start of the last, the
+            # measuring included (load.jsonl wants one at most 5 s apart, and a run read through the
+            # Docker API can take a second); a change of pace works the wait out again.
+            self._pace_changed.clear()
+            every = SAMPLE_EVERY if self._graphs_shown else QUIET_SAMPLE_EVERY
+            wait = last + every - loop.time()
+            if wait > 0:
+                try:
+                    await asyncio.wait_for(self._pace_changed.wait(), wait)
+                    continue
+                except TimeoutError:
+                    pass
+            began = last = loop.time()
             sample, loads = await asyncio.to_thread(self._measure)
+            record = began - recorded >= MACHINE_EVERY
+            if record:
+                recorded = began
             for sid, session in list(self.sessions.items()):
                 load, tree_cpu = loads.get(sid, (None, 0.0))
-                session.on_sample(sample, tree_cpu)
+                session.on_sample(sample, tree_cpu, record=record)
                 if load is not None:
                     session.on_load(load)
-            spent = loop.time() - began
 
     async def run(self) -> list[SessionResult]:
         sampler = asyncio.create_task(self._sample(), name="sampler")

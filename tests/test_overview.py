@@ -278,6 +278,7 @@ async def test_more_studies_than_fit_are_a_row_each_and_no_pane_is_made() -> Non
         await pilot.pause()
         assert app.main.overview is not None and not app.main.panes
         assert not list(app.query(StudyPane)), "a study nobody opened has no pane"
+        assert not app.supervisor.graphs_shown, "no graph on screen: samples at the quiet pace"
         texts = row_texts(app)
         assert [t[2:].split()[0] for t in texts] == IDS and texts[0].startswith("› ")
         third = texts[3]
@@ -287,6 +288,7 @@ async def test_more_studies_than_fit_are_a_row_each_and_no_pane_is_made() -> Non
     few = console(["a", "b", "c"])
     async with few.run_test(size=SIZE):
         assert few.main.overview is None and list(few.main.panes) == ["a", "b", "c"]
+        assert few.supervisor.graphs_shown, "panes side by side show their graphs"
 
 
 async def test_sort_keys_and_again_reversed_and_the_selection_follows_its_study() -> None:
@@ -363,6 +365,7 @@ async def test_enter_opens_the_pane_with_what_it_missed_and_escape_comes_back() 
         await pilot.press("down", "down", "down", "enter")
         await pilot.pause()
         assert isinstance(app.screen, OpenedStudyScreen) and app.screen.study == "s03"
+        assert app.supervisor.graphs_shown, "the opened pane shows its graph: samples at its pace"
         pane = app.screen.pane
         await pilot.pause()
         assert [r.seq for r in pane.stream.store.records] == [1, 2]
@@ -382,6 +385,7 @@ async def test_enter_opens_the_pane_with_what_it_missed_and_escape_comes_back() 
         assert not isinstance(app.screen, OpenedStudyScreen)
         assert app.main.current_study() == "s03" and app.main.opened is None
         assert not list(app.query(StudyPane)), "the pane went with its screen"
+        assert not app.supervisor.graphs_shown
         # Its row took the event it had while open.
         assert app.main.overview.summaries["s03"].records == 3
 

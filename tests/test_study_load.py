@@ -552,3 +552,47 @@ async def test_the_console_draws_each_study_its_own_load(tmp_path: Path) -> None
     assert "█" in hot[2] or any(ch not in " │" for ch in hot[0] + hot[1]), "\n".join(hot)
     assert all(ch in " │K R" for ch in "".join(cold[:3])), "\n".join(cold)
     assert any(ch not in " │" for ch in cold[3]), "the sleeping study's load is drawn too, low"
+
+
+def test_samples_come_every_four_and_a_half_seconds_unless_a_graph_is_shown(tmp_path: Path) -> None:
+    """No graph on screen (the overview, the headless run): a sample every 4.5 s; one shown: every 2.5 s.
+
+    load.jsonl stays within its 2.5 to 5 s either way, and machine.jsonl
+    takes a sample at least 4.4 s after the one before, at most 5 s.
+    """
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"command": [sys.executable, str(LOAD_STUDY)], "backend": "process",
+                                "work": "sleep", "workSeconds": 60}))
+    specs, tpl, resolved = plan_fresh([f"slow={tmp_path / 'slow'}"], path, [], "process")
+    create_fresh(specs, tpl, resolved)
+    out = specs[0].out
+    switched: list[float] = []
+
+    def times(name: str, label: str | None = None) -> list[float]:
+        lines = [json.loads(line) for line in (out / name).read_text().splitlines()] if (out / name).exists() else []
+        return [parse_rfc3339(x["at"]) for x in lines if label is None or x.get("label") == label]
+
+    async def scenario() -> None:
+        sup = Supervisor(lambda _event: None)
+        session = sup.add(specs[0], resume=False, armed=False)
+        task = asyncio.ensure_future(sup.run())
+        deadline = time.monotonic() + 60
+        while len(times("load.jsonl")) < 3 and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        switched.append(time.time())
+        sup.show_graphs(True)
+        while len(times("load.jsonl")) < 7 and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        session.stop()
+        await asyncio.wait_for(task, 30)
+
+    asyncio.run(scenario())
+    loads = times("load.jsonl")
+    quiet = [b - a for a, b in itertools.pairwise(t for t in loads if t < switched[0])]
+    shown = [b - a for a, b in itertools.pairwise(t for t in loads if t > switched[0] + 0.1)]
+    assert len(quiet) >= 2 and all(4.4 <= gap <= 5.0 for gap in quiet), quiet
+    assert len(shown) >= 3 and all(2.4 <= gap <= 3.0 for gap in shown), shown
+    # The switch brings the next sample forward, never nearer than 2.5 s to the last.
+    assert all(2.4 <= gap <= 5.0 for gap in (b - a for a, b in itertools.pairwise(loads))), loads
+    machine = [b - a for a, b in itertools.pairwise(times("machine.jsonl", "sample"))]
+    assert len(machine) >= 4 and all(4.4 <= gap <= 5.1 for gap in machine), machine

@@ -179,6 +179,8 @@ class MainScreen(Screen[None]):
             self.overview.focus()
         else:
             self._apply_width(self.size.width)
+        # Panes side by side show every study's load graph; the overview shows none until a study opens.
+        self.supervisor.show_graphs(self.overview is None)
         # One clock for every pane and the machine line, every 2 s as btop does by default:
         # what moves is repainted in one frame, not one per pane, and an idle console stays
         # under 1 % of a core (measured).
@@ -300,10 +302,12 @@ class MainScreen(Screen[None]):
             pane.post_event(event)
         self.opened = OpenedStudyScreen(self, study, pane)
         self.app.push_screen(self.opened, self._study_closed)
+        self.supervisor.show_graphs(True)
 
     def _study_closed(self, _: None = None) -> None:
         study = self.opened.study if self.opened is not None else None
         self.opened = None  # the pane goes with its screen: a study not shown costs no widget
+        self.supervisor.show_graphs(False)
         if self.overview is not None and study is not None:
             self.overview.select_study(study)
             self.overview.focus()

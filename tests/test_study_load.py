@@ -35,7 +35,7 @@ from studymon.engine.session import StudySession
 from studymon.engine.spec import StudySpec
 from studymon.engine.studyload import LoadMeter, load_line
 from studymon.engine.supervisor import Supervisor
-from tests.waits import until
+from tests.waits import until, until_async
 
 ROOT = Path(__file__).resolve().parent.parent
 LOAD_STUDY = ROOT / "tests" / "doubles" / "load_study.py"
@@ -576,13 +576,10 @@ def test_samples_come_every_four_and_a_half_seconds_unless_a_graph_is_shown(tmp_
         sup = Supervisor(lambda _event: None)
         session = sup.add(specs[0], resume=False, armed=False)
         task = asyncio.ensure_future(sup.run())
-        deadline = time.monotonic() + 60
-        while len(times("load.jsonl")) < 3 and time.monotonic() < deadline:
-            await asyncio.sleep(0.1)
+        await until_async(lambda: len(times("load.jsonl")) >= 3, 60, "three samples at the quiet pace")
         switched.append(time.time())
         sup.show_graphs(True)
-        while len(times("load.jsonl")) < 7 and time.monotonic() < deadline:
-            await asyncio.sleep(0.1)
+        await until_async(lambda: len(times("load.jsonl")) >= 7, 60, "four more at the graphs' pace")
         session.stop()
         await asyncio.wait_for(task, 30)
 

@@ -2485,6 +2485,8 @@ def test_many_studies_are_a_line_each_failures_first_then_the_table_of_those_tha
     assert all(c.no_wrap for c in table.columns)
     # Failures first, then unknown, then the ones that pass (in the command's order within each).
     assert [c.plain for c in table.columns[1].cells] == ["alpha", "beta", "gamma", "delta"]
+    unknown_first = study_lines([rows[2], rows[0], rows[1]])
+    assert [c.plain for c in unknown_first.columns[1].cells] == ["alpha", "beta", "gamma"], "a failure before an unknown"
     marks = list(table.columns[0].cells)
     assert [m.plain for m in marks] == ["✗", "?", "✓", "✓"]
     assert [str(m.style) for m in marks] == ["bold red", "bold yellow", "bold green", "bold green"]

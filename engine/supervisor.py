@@ -89,12 +89,15 @@ class Supervisor:
         loop = asyncio.get_running_loop()
         last = loop.time()  # when the last sample began
         recorded = -math.inf  # when machine.jsonl last took one
+        first = True
         while True:
             # One sample every SAMPLE_EVERY (QUIET_SAMPLE_EVERY) from the start of the last, the
             # measuring included (load.jsonl wants one at most 5 s apart, and a run read through the
-            # Docker API can take a second); a change of pace works the wait out again.
+            # Docker API can take a second); a change of pace works the wait out again.  The first
+            # comes at the graphs' pace whatever is shown: a short study has its sample, and the
+            # machine line its figures, as soon as they would have.
             self._pace_changed.clear()
-            every = SAMPLE_EVERY if self._graphs_shown else QUIET_SAMPLE_EVERY
+            every = SAMPLE_EVERY if self._graphs_shown or first else QUIET_SAMPLE_EVERY
             wait = last + every - loop.time()
             if wait > 0:
                 try:
@@ -103,6 +106,7 @@ class Supervisor:
                 except TimeoutError:
                     pass
             began = last = loop.time()
+            first = False
             sample, loads = await asyncio.to_thread(self._measure)
             record = began - recorded >= MACHINE_EVERY
             if record:

@@ -1481,9 +1481,14 @@ def test_a_target_the_resume_does_not_start_as_it_should_is_said_so(tmp_path: Pa
         ),
     }[point]
     files = derive(_point(point, _no_start))
-    assert _checks(write(files, tmp_path / "finished"))[(D1, "sameContainerNoRerun")] == (False, finished)
+    checks = _checks(write(files, tmp_path / "finished"))
+    assert checks[(D1, "sameContainerNoRerun")] == (False, finished)
+    # Charged once and never started: ✗ once the study has finished, ? while a resume may still start it.
+    assert checks[(D1, "chargedOnce")] == (False, "1 charge, 0 runStarted")
     _window_open(files)
-    assert _checks(write(files, tmp_path / "open"))[(D1, "sameContainerNoRerun")] == (None, still_open)
+    checks = _checks(write(files, tmp_path / "open"))
+    assert checks[(D1, "sameContainerNoRerun")] == (None, still_open)
+    assert checks[(D1, "chargedOnce")] == (None, "1 charge, no runStarted yet: the resume starts d1")
     files = derive(_point(point))
     _d1_started_in(files, container("zz"))
     assert _checks(write(files, tmp_path / "elsewhere"))[(D1, "sameContainerNoRerun")] == (
@@ -1701,3 +1706,34 @@ def test_armed_points_past_the_kept_are_not_kept(tmp_path: Path) -> None:
     assert _not_holding(write(files, tmp_path / "s")) == {
         ("study", "killTriggered"): (False, "missed d1: late 1; missed d1: late 2; missed d1: late 3")
     }
+
+
+def test_a_listed_unsettled_target_whose_result_is_after_the_kill_is_not_as_kill_json_says(tmp_path: Path) -> None:
+    """A ledger read in part: d1, listed as having its result at the kill, whose runResult comes after the kill's
+    seq, fails resultSettledAndFinished saying so."""
+    files = derive(_point("runResult"))
+    files["study/ledger.jsonl"] = files["study/ledger.jsonl"] + ["x"] * 10_001
+    files["kills/1/kill.json"]["beforeKillSeq"] = 7
+    files["kills/1/ledger-at-kill.json"] = copy.deepcopy(files["study/ledger.jsonl"][:7])
+    ok, said = _checks(write(files, tmp_path / "s"))[(D1, "resultSettledAndFinished")]
+    assert ok is False and "the result (seq 8) is not before the kill (seq 7), as kill.json says" in said, said
+
+
+def test_an_unsettled_target_s_window_ends_with_its_settlement(tmp_path: Path) -> None:
+    """d1 had its result at the kill: its story ends with its round's settlement, and the window file is read for
+    that, in its words: closed before the settlement, or without it."""
+    files = derive(_point("runResult"))
+    window = files["kills/1/container-events-window.json"]["targets"]["d1"]
+    settled = find_seq(files, "diagnosisSettlement")
+    window["resultSeq"] = settled - 1
+    ok, said = _checks(write(files, tmp_path / "early"))[(D1, "resultSettledAndFinished")]
+    assert ok is False and f"the settlement (seq {settled}) comes after the window closed (at seq {settled - 1})" in (
+        said), said
+    window["resultSeq"] = None
+    ok, said = _checks(write(files, tmp_path / "never"))[(D1, "resultSettledAndFinished")]
+    assert ok is False and "the window closed without d1's settlement" in said, said
+
+
+def find_seq(files: Files, kind: str) -> int:
+    """The seq of the ledger's first record of ``kind``."""
+    return next(r["seq"] for r in files["study/ledger.jsonl"] if r["kind"] == kind)

@@ -1737,3 +1737,81 @@ def test_an_unsettled_target_s_window_ends_with_its_settlement(tmp_path: Path) -
 def find_seq(files: Files, kind: str) -> int:
     """The seq of the ledger's first record of ``kind``."""
     return next(r["seq"] for r in files["study/ledger.jsonl"] if r["kind"] == kind)
+
+
+# --- an unrecorded target's own container at the kill: what read_events hands the target's watch ---------------
+# (docs/mutation.md, run 6: an unrecorded target is "fresh" only with its container-before.json entry's Id, and
+# only that container's start is adopted.)
+
+
+def _started_again(files: Files, cid: str | None = None) -> dict[str, Any]:
+    """A start of d1's container (``cid``: another container's Id under its name) just after kill 1."""
+    e = event("start", container("d1"), in_window(files, 1, 0.05))
+    if cid is not None:
+        _other(e, cid)
+    add_event(files, 1, e)
+    return e
+
+
+def test_an_unrecorded_target_s_own_container_started_just_after_the_kill_is_adopted(tmp_path: Path) -> None:
+    """The container the snapshot at the kill shows for d1 (started, no runStarted) is started again in the window:
+    its own, so the resume adopts it (as restarting a stopped container it made is allowed)."""
+    files = derive(_point("started"))
+    _started_again(files)
+    assert _checks(write(files, tmp_path / "s"))[(D1, "sameContainerNoRerun")] == (True, SAID["started"])
+
+
+def test_an_unrecorded_target_adopts_only_the_container_the_kill_saw(tmp_path: Path) -> None:
+    """A start in the window of another container under d1's name is not the one the snapshot at the kill shows:
+    it is a start of a container, forbidden."""
+    files = derive(_point("started"))
+    e = _started_again(files, "e" * 64)
+    ok, said = _checks(write(files, tmp_path / "s"))[(D1, "sameContainerNoRerun")]
+    assert ok is False and said.startswith(f"start of inforsi-s-d1 at {rfc3339_ms(ev_time(e))} in its window"), said
+
+
+def test_an_unrecorded_target_whose_snapshot_has_no_id_adopts_nothing(tmp_path: Path) -> None:
+    """With no Id in container-before.json for d1 the snapshots fail, and its start in the window is not adopted
+    either: each reason said."""
+    files = derive(_point("started"))
+    del files["kills/1/container-before.json"]["inforsi-s-d1"]["Id"]
+    e = _started_again(files)
+    ok, said = _checks(write(files, tmp_path / "s"))[(D1, "sameContainerNoRerun")]
+    assert ok is False, said
+    assert said.startswith("container-before.json: inforsi-s-d1 has no Id; the Id of inforsi-s-d1 changes"), said
+    assert f"start of inforsi-s-d1 at {rfc3339_ms(ev_time(e))} in its window" in said, said
+
+
+def test_a_charged_target_s_created_container_at_the_kill_is_not_its_own(tmp_path: Path) -> None:
+    """A charged target (no runStarted, nothing started under its name) with a container created, never started,
+    under its name at the kill: still charged, and the container the resume makes and starts is its one."""
+    files = derive(_point("charge"))
+    files["kills/1/container-before.json"]["inforsi-s-d1"] = {
+        "Id": "c" * 64,
+        "Name": "/inforsi-s-d1",
+        "State": {"Running": False, "Status": "created", "StartedAt": "0001-01-01T00:00:00Z", "ExitCode": 0},
+    }
+    assert _checks(write(files, tmp_path / "s"))[(D1, "sameContainerNoRerun")] == (True, SAID["charge"])
+
+
+def _bogus_class(files: Files, before: bool) -> None:
+    """kill.json's d1 of class ``bogus``: in its place, or (``before``) a copy ahead of the real one."""
+    targets = files["kills/1/kill.json"]["targets"]
+    if before:
+        targets.insert(0, dict(targets[0], **{"class": "bogus"}))
+    else:
+        targets[0]["class"] = "bogus"
+
+
+@pytest.mark.parametrize("before", [False, True], ids=["in-place", "copy-ahead"])
+def test_a_kill_json_target_of_no_known_class_is_named_and_the_rest_still_read(tmp_path: Path, before: bool) -> None:
+    """A target kill.json lists with a class not one of the four fails killEvidence in its words (no crash); a
+    target after it is still read, so d1 listed again is not missing."""
+    files = derive(sound())
+    _bogus_class(files, before)
+    bad = "kill.json target d1's class is bogus, not one of inFlight, unrecorded, charged, unsettled"
+    missing = "kill.json omits run d1, in flight at seq 7"
+    assert _checks(write(files, tmp_path / "s"))[("kill 1", "killEvidence")] == (
+        False,
+        bad if before else f"{bad}; {missing}",
+    )

@@ -105,6 +105,16 @@ def test_a_row_that_ended_unfinished_is_unknown_unless_a_check_failed() -> None:
     assert f.verdict == "fail"
 
 
+@pytest.mark.parametrize("at, age", [("2026-12-04T02:49:21.5Z", 8.5), ("2026-12-04T02:49:21.500000001+00:00", 8.5),
+                                     ("2026-12-04T03:49:21.5+01:00", 8.5), ("2026-02-30T00:00:00Z", 0.0),
+                                     ("yesterday", 0.0), (5, 0.0), (None, 0.0)])
+def test_a_record_s_age_is_from_its_own_time_in_any_offset_else_from_when_it_was_seen(at: Any, age: float) -> None:
+    now = 1796352561.5 + 8.5  # 2026-12-04T02:49:30Z
+    s = StudySummary("a")
+    s.fold(RecordsSeen("a", (Record(1, at, "studyOpen", {}, 1, 0),)), now)
+    assert s.age(now) == pytest.approx(age, abs=1e-6)
+
+
 @pytest.mark.parametrize("seconds, text", [(None, "-"), (0.4, "0s"), (9.9, "9s"), (10, "10s"), (59.9, "50s"),
                                            (60, "1m"), (3599, "59m"),
                                            (3600, "1h"), (86400 * 3 + 5, "3d")])

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from studymon.engine.clock import parse_rfc3339
+from studymon.engine.clock import parse_rfc3339, utc_epoch
 from studymon.engine.events import (
     ArmChanged,
     KillStep,
@@ -178,6 +178,11 @@ class StudySummary:
 
 
 def _epoch(at: Any, now: float) -> float:
+    # A record's own UTC time is read by arithmetic (a row takes one a record: strptime was a tenth of it);
+    # another offset, by the general parser.
+    value = utc_epoch(at)
+    if value is not None:
+        return value
     try:
         value = parse_rfc3339(at) if isinstance(at, str) else now
     except ValueError:

@@ -1815,3 +1815,98 @@ def test_a_kill_json_target_of_no_known_class_is_named_and_the_rest_still_read(t
         False,
         bad if before else f"{bad}; {missing}",
     )
+
+
+# --- run 6's survivors in the kill's checks, the study's and the assembling (docs/mutation.md) ---------------
+
+from studymon.engine.records import time_epoch  # noqa: E402
+from tests.corpus import COST  # noqa: E402
+
+
+def test_a_kill_without_its_snapshot_before_is_said_so_whatever_its_targets(tmp_path: Path) -> None:
+    """Killed after d1's charge (planned and charged, not started) with no container-before.json: the file is
+    named missing, and the targets are still classed (a charged target is looked for in a snapshot that is not
+    there) without a crash."""
+    files = derive(_point("charge"))
+    del files["kills/1/container-before.json"]
+    assert _checks(write(files, tmp_path / "s"))[("kill 1", "killEvidence")] == (
+        False,
+        "missing: container-before.json",
+    )
+
+
+def test_an_end_the_console_did_not_make_has_no_kill_delivered(tmp_path: Path) -> None:
+    """A crash the console saw (kill.json's trigger ``crash``): no SIGKILL was sent, so there is no killDelivered
+    check for it."""
+    files = derive(sound())
+    files["kills/1/kill.json"].update(trigger="crash", triggerSeq=None)
+    got = _checks(write(files, tmp_path / "s"))
+    assert ("kill 1", "killEvidence") in got and ("kill 1", "killDelivered") not in got, got
+
+
+def test_runs_charged_and_not_started_in_an_unfinished_study_are_waited_for_and_named_as_the_contract_allows(
+    tmp_path: Path,
+) -> None:
+    """A study that can be resumed (its last controller exited 1) with three runs charged and not started yet:
+    chargedEqualsStarts is ? naming them, an id the contract does not allow as ``?``, all three shown (no "and 0
+    more")."""
+    s = sound()
+    s.final_code = 1
+    halt = next(i for i, e in enumerate(s.entries) if e.kind == "halt")
+    s.entries[halt:halt] = [Entry("charge", {"run": run, "amount": COST}) for run in ("x1", "x2", "Bad Id")]
+    s.budget += 3 * COST
+    s.entries[0].content["budget"] = s.budget
+    assert _checks(write(derive(s), tmp_path / "s"))[("study", "chargedEqualsStarts")] == (
+        None,
+        "charged, not started yet: x1, x2, ?",
+    )
+
+
+def test_a_fired_line_with_no_kill_point_leaves_the_next_kill_s_fired_line_read(tmp_path: Path) -> None:
+    """Two automatic kills; kill 1's fired line names a point that does not parse, kill 2's is sound: kill 1's
+    line is named, and kill 2 still has its fired line."""
+    files = derive(build(kills=(("d1", "auto"), ("d3", "auto"))))
+    fired = [line for line in files["arms.jsonl"] if line["event"] == "fired"]
+    fired[0]["point"] = "nowhere"
+    seq2 = files["kills/2/kill.json"]["beforeKillSeq"]
+    fired[1].update(point="after:runStarted/diagnosis", fromSeq=seq2 - 1, run="d3")
+    files["kills/2/kill.json"]["point"] = "after:runStarted/diagnosis"
+    assert _checks(write(files, tmp_path / "s"))[("study", "killTriggered")] == (
+        False,
+        "arms.jsonl's fired line for kill 1 names no kill point (nowhere)",
+    )
+
+
+@pytest.mark.parametrize("before, delivered", [(1.0, False), (1.5, True)])
+def test_a_controller_started_within_a_second_of_the_kill_while_the_killed_one_ran_is_a_resume_over_it(
+    tmp_path: Path, before: float, delivered: bool
+) -> None:
+    """Another controller started ``before`` s ahead of kill 1's time while the killed pid still ran: up to a
+    second ahead (the clocks' slack) it is taken as the resume, started over a controller not yet ended, and
+    killDelivered fails; earlier, it is no resume of this kill.  exitedCleanly fails on the overlap either way."""
+    files = derive(sound())
+    at = rfc3339_ms(time_epoch(files["kills/1/kill.json"]["at"]) - before)
+    launches = files["launches.jsonl"]
+    end = next(i for i, line in enumerate(launches) if line["event"] == "end" and line["pid"] == FIRST_PID)
+    launches[end:end] = [{"event": "start", "pid": 5000, "at": at, "resume": False},
+                         {"event": "end", "pid": 5000, "at": at, "code": 0, "signal": None}]
+    got = _checks(write(files, tmp_path / "s"))
+    said = "a controller was started after the kill while pid 4242 had not ended"
+    assert got[("kill 1", "killDelivered")][0] is delivered and (said in got[("kill 1", "killDelivered")][1]) is not (
+        delivered), got[("kill 1", "killDelivered")]
+    assert got[("study", "exitedCleanly")][0] is False
+
+
+def test_a_kill_at_a_container_point_is_judged_from_the_folder(tmp_path: Path) -> None:
+    """An automatic kill at ``container:die/diagnosis`` on d1's container, judged through ``judge()`` (the study's
+    accounts and its facts handed to killTriggered): it holds."""
+    files = derive(sound())
+    point = "container:die/diagnosis"
+    fired = next(line for line in files["arms.jsonl"] if line["event"] == "fired" and line["kill"] == 1)
+    fired.update(point=point, fromSeq=0, run="d1")
+    k = files["kills/1/kill.json"]
+    k.update(point=point, triggerSeq=None, triggerEvent=event("die", container("d1"), k["sinceEpoch"], exitCode="0"))
+    assert _checks(write(files, tmp_path / "s"))[("study", "killTriggered")] == (
+        True,
+        "kill 1 fired at container:die/diagnosis (d1's die); its folder is complete",
+    )

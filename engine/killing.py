@@ -44,6 +44,7 @@ class KillHost(Protocol):
     """What the driver needs of the study whose controller it kills (a :class:`StudySession` is one)."""
 
     controller: Controller | None
+    launching: bool  # a controller is being started: its first records may be read before its pid is known
 
     def emit(self, event: StudyEvent) -> None: ...
 
@@ -218,11 +219,22 @@ class KillDriver:
             if i + 1 < len(records):
                 self._missed(run_id, f"seq {r.seq} was followed by seq {records[i + 1].seq} before it was seen")
                 return False
-            if self.killing is not None:
+            if self.killing is not None or self.host.launching:
+                # The resumed controller's record before the kill is seen through, or a new controller's
+                # before its keeper has handed over its pid (the study writes at once; the pid comes on a
+                # pipe the loop reads after the ledger's wake-up): reacted to once it is known.
                 self._due = (r, run_id, seen)
                 return False
             return self._fire_at(r, run_id, seen)
         return False
+
+    def launched(self) -> None:
+        """The controller just started is known: a moment read while it was being started is reacted to now (a
+        resume's waits for its kill to be seen through, as before)."""
+        if self.killing is None:
+            due, self._due = self._due, None
+            if due is not None:
+                self._fire_at(*due)
 
     def _fire_at(self, r: Record, run: str | None, seen: float) -> bool:
         """Begin the kill at record ``r``, the current point's moment (or say why it is missed)."""

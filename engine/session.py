@@ -105,6 +105,7 @@ class StudySession:
             self.recorder.trace = spec.out / EvidenceFolder.TRACE
         self.accounts = Accounts()
         self.controller: Controller | None = None
+        self.launching = False  # a controller is being started, its pid not handed over yet
         self.state = State.STARTING
         self.pump = LedgerPump(
             spec, self.accounts, self.emit, on_records=self._records_arrived, on_write_error=self._note_write_error
@@ -366,11 +367,16 @@ class StudySession:
         env.update(study_environment(self.backend, self.runtime))  # STUDYMON_RUNTIME, and where its state is
         argv = controller_argv(self.research, self.spec.out, resume)
         lock = self._hold_lock()
-        self.controller = await Controller.launch(argv, self.spec.out, env, resume, keep_fds=(lock.fileno(),))
+        self.launching = True
+        try:
+            self.controller = await Controller.launch(argv, self.spec.out, env, resume, keep_fds=(lock.fileno(),))
+        finally:
+            self.launching = False
         self.emit(ProcessStarted(self.spec.id, self.controller.pid, resume, first_start(self.spec.out)))
         self._report_end(self.controller)
         self.set_state(State.RESUMING if resume else State.RUNNING, f"pid {self.controller.pid}")
         self.pump.watch_folders()
+        self.kills.launched()
 
     def _hold_lock(self) -> StudyLock:
         """The study's lock, claimed now if this session does not hold it yet (attached, or after a kill).

@@ -5,6 +5,7 @@ in its pane and back; a campaign stopped with q twice, its trials stopped and le
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -97,11 +98,14 @@ def _notices(app: ExploreApp) -> list[str]:
     return said
 
 
-def _trial_processes() -> list[psutil.Process]:
+def _trial_processes(study: str) -> list[psutil.Process]:
+    """The trial runners and the doubles of campaign ``study``'s trials (``sme-ec-1-``, ``.../ec-1/...``), not
+    those of another test's campaign."""
+    trial = re.compile(rf"[-/]{re.escape(study)}-\d+[-/]")
     found = []
     for p in psutil.process_iter(["cmdline"]):
         line = " ".join(p.info["cmdline"] or [])
-        if "studymon.engine.trial" in line or "points_study.js" in line:
+        if ("studymon.engine.trial" in line or "points_study.js" in line) and trial.search(line):
             found.append(p)
     return found
 
@@ -113,6 +117,7 @@ async def test_a_campaign_in_the_console_a_row_per_trial_followed_live_its_matri
     said = _notices(app)
     followed_live: set[str] = set()
     seen_running = False
+    seen_processes = False  # the matcher below finds this campaign's trials while they run
     async with app.run_test(size=(160, 48)) as pilot:
         deadline = time.monotonic() + 400
         while app.status is None:
@@ -124,6 +129,8 @@ async def test_a_campaign_in_the_console_a_row_per_trial_followed_live_its_matri
                 if app.campaign.states.get(n) == "running" and summary.records:
                     followed_live.add(study)
                 seen_running |= summary.state_words == "running"
+            if not seen_processes and "running" in app.campaign.states.values():
+                seen_processes = bool(_trial_processes("ec"))
         assert app.status == 1, app.campaign.line()
         assert seen_running and followed_live, "a local trial's row moves while it runs"
         body = json.loads((tmp_path / "camp" / "campaign.json").read_text())
@@ -157,7 +164,7 @@ async def test_a_campaign_in_the_console_a_row_per_trial_followed_live_its_matri
         assert not isinstance(app.screen, TrialScreen) and app.overview.selected == "ec-5"
         await pilot.press("q")
     assert app.return_code == 1
-    assert not _trial_processes(), "nothing left running"
+    assert seen_processes and not _trial_processes("ec"), "the trials' processes were found running, none is left"
 
 
 async def test_q_twice_stops_a_running_campaign_and_leaves_its_trials_for_resume(tmp_path: Path) -> None:
@@ -178,4 +185,4 @@ async def test_q_twice_stops_a_running_campaign_and_leaves_its_trials_for_resume
     assert app.return_code == 3, app.campaign.line()
     left = to_resume(CampaignFolder(tmp_path / "camp").trials())
     assert left, "the trials that did not end are left for --resume"
-    until(lambda: not _trial_processes(), 20, "the running trials stopped with their cluster")
+    until(lambda: not _trial_processes("eq"), 20, "the running trials stopped with their cluster")

@@ -30,7 +30,7 @@ from studymon.engine.recording import EventRecorder
 from studymon.engine.runtimes import open_runtime
 from studymon.engine.supervisor import Supervisor
 from tests.faulty_runtime import FaultyInspect
-from tests.studies import launches, studymon, template
+from tests.studies import ROOT, launches, studymon, template
 from tests.waits import until, until_async
 
 pytestmark = pytest.mark.slow
@@ -211,3 +211,50 @@ def test_a_capture_cut_short_is_completed_by_the_resume(tmp_path: Path, monkeypa
     after = json.loads((folder / "container-after-kill.json").read_text())
     assert set(after) == {t["container"] for t in kill["targets"]} and all(after.values())
     assert all(c.ok is True for c in judge(out).checks), [c for c in judge(out).checks if c.ok is not True]
+
+
+def test_a_point_the_study_reaches_before_its_pid_is_handed_over_waits_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The study writes its first record at once, and its keeper hands over the pid on a pipe the loop may read
+    after the ledger's wake-up (on a loaded machine it does): a point at that record (``after:studyOpen``) waits
+    for the pid, then fires at it, never "seen while no controller ran"."""
+    from studymon.engine.killpoint import KillPoint
+
+    double = ROOT / "tests" / "doubles" / "points_study.js"
+    t = tmp_path / "research.json"
+    t.write_text(json.dumps({"command": ["node", str(double)], "backend": "process", "pause": 1.0, "runSeconds": 0.3}))
+    out = tmp_path / "f"
+    specs, tpl, backend = plan_fresh([f"f={out}"], t, ["f"], "process")
+    create_fresh(specs, tpl, backend)
+    ledger = out / "study" / "ledger.jsonl"
+    launch = Controller.launch.__func__  # type: ignore[attr-defined]
+    held: list[bool] = []
+
+    async def pid_late(cls: type[Controller], *args: Any, **kwargs: Any) -> Controller:
+        controller = await launch(cls, *args, **kwargs)
+        if not held:  # the first start only: its first record is read before the pid is handed over
+            held.append(True)
+            await until_async(lambda: ledger.is_file() and ledger.stat().st_size > 0, 20, "the first record")
+            await asyncio.sleep(0.2)
+        return controller
+
+    monkeypatch.setattr(Controller, "launch", classmethod(pid_late))
+    events: list[StudyEvent] = []
+
+    async def scenario() -> None:
+        sup = Supervisor(events.append)
+        session = sup.add(specs[0], resume=False, armed=[KillPoint.parse("after:studyOpen")], runtime=open_runtime(
+            "process"))
+        running = asyncio.ensure_future(sup.run())
+        await until_async(lambda: any(isinstance(e, KillStep) and e.step == "resumed" for e in events) or running.done(),
+                          60, "kill 1 resumed")
+        session.stop()
+        await asyncio.wait_for(running, 60)
+
+    asyncio.run(scenario())
+    arms = [json.loads(line) for line in (out / "arms.jsonl").read_text().splitlines()]
+    assert [a["event"] for a in arms] == ["arm", "fired"], arms
+    assert arms[1]["point"] == "after:studyOpen" and arms[1]["kill"] == 1, arms
+    kill = json.loads((out / "kills" / "1" / "kill.json").read_text())
+    assert (kill["trigger"], kill["triggerSeq"], kill["beforeKillSeq"]) == ("auto", 1, 1), kill

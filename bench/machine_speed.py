@@ -91,6 +91,11 @@ class Probe:
             self.proc.kill()
         self.proc.wait()
 
+    def median(self, since: float, until: float) -> float | None:
+        """The median rate noted within ``[since, until]``; None when none was."""
+        rates = self.rates(since, until)
+        return statistics.median(rates) if rates else None
+
     def rates(self, since: float, until: float) -> list[float]:
         """The rates of the bursts noted within ``[since, until]`` (whole lines only: it may be killed mid-line)."""
         try:
@@ -128,10 +133,6 @@ class Speed:
         this); before and after the run when the probe noted nothing in it."""
         rate = self.during.get(phase)
         return self.scale if rate is None else NOMINAL_LINES_PER_S / rate
-
-    @staticmethod
-    def median(rates: list[float]) -> float | None:
-        return statistics.median(rates) if rates else None
 
     def line(self) -> str:
         during = "".join(f", {r / 1e3:.0f}k during {p} (x{self.scale_of(p):.2f})" for p, r in self.during.items())

@@ -760,7 +760,7 @@ def run(args: argparse.Namespace, work: Path, terms: list[Terminals], children: 
     idle = measure(watched(), args.idle_seconds, "idle", args.silent)
     windows["idle"] = (since, time.monotonic())
     probe.stop()
-    during = {phase: Speed.median(probe.rates(*w)) for phase, w in windows.items()}
+    during = {phase: probe.median(*w) for phase, w in windows.items()}
 
     # 6. The end: the studies halt, the consoles judge them and end.
     set_phase(work, "halt")

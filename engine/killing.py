@@ -91,7 +91,7 @@ class KillDriver:
         self.points: list[ArmedPoint] = []  # armed, in order; the first counts its moments
         self._live = False  # the session reads the ledger live: the first point counts
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._due: tuple[Record, str | None, float] | None = None  # a moment seen while a kill was under way
+        self._due: tuple[Record, str | None, float] | None = None  # a moment seen mid-kill, or before the pid was known
         self._killed: set[int] = set()  # the pids this console's kills ended
         # The moments the study has shown so far, as points (the console offers them to arm): kinds of record with
         # their purpose, and container actions.  Bounded: a study has a few kinds and purposes.
@@ -232,9 +232,13 @@ class KillDriver:
         """The controller just started is known: a moment read while it was being started is reacted to now (a
         resume's waits for its kill to be seen through, as before)."""
         if self.killing is None:
-            due, self._due = self._due, None
-            if due is not None:
-                self._fire_at(*due)
+            self._fire_due()
+
+    def _fire_due(self) -> None:
+        """React to the moment kept while a kill was under way or a controller was being started, if any."""
+        due, self._due = self._due, None
+        if due is not None:
+            self._fire_at(*due)
 
     def _fire_at(self, r: Record, run: str | None, seen: float) -> bool:
         """Begin the kill at record ``r``, the current point's moment (or say why it is missed)."""
@@ -408,9 +412,7 @@ class KillDriver:
             self._step(n, "resumed", f"pid {host.controller.pid if host.controller else '?'}")
             self.killing = None  # the next point's kill may begin: it hits the resumed controller
             self.check_windows()
-            due, self._due = self._due, None
-            if due is not None:
-                self._fire_at(*due)
+            self._fire_due()
         except Exception as exc:  # noqa: BLE001 - the scene is kept; the session stops and says how to go on
             self.error = f"kill {n}: {type(exc).__name__}: {exc}"
             self._step(n, "error", self.error)

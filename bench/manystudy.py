@@ -69,7 +69,11 @@ from typing import Any
 
 from streamstudy import Control, at, content_at, last_seq, line, study_main, write_all
 
-IDLE_POLL = 0.05  # seconds between looks at the control file while idle
+# Seconds between looks at the control file while idle.  Twice a second: at 20 a second, 48 idle
+# studies took 8 % of a core, a load on the machine under the console whose idle cost is measured
+# (its figures and the probe's both carried it); a phase change reaches them within half a second,
+# inside the bench's warm-up and settle.
+IDLE_POLL = 0.5
 KILL_WAIT = 30.0  # seconds an armed study waits for its kill before it collects its run itself
 EXIT_INTERRUPTED = 130
 

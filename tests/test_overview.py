@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from rich.console import Console
+from textual.strip import Strip
 
 from studymon.engine.clock import rfc3339_ms
 from studymon.engine.events import (
@@ -580,3 +581,59 @@ async def test_the_clock_draws_again_only_the_rows_whose_age_reads_differently()
         wall[0] = NOW + 44  # 19 s: still "10s"; the others 104-115 s, 1m
         overview.tick()
         assert drawn == []
+
+
+def cells(strip: Any) -> list[tuple[str, Any]]:
+    """A drawn line cell by cell: each character and its style, however the segments were cut."""
+    return [(char, segment.style) for segment in strip for char in segment.text]
+
+
+async def test_a_row_whose_age_alone_moved_is_its_old_line_with_the_new_age_and_the_same_as_drawn_whole() -> None:
+    """Idle, every row's age moves each ten seconds and nothing else: the cell is put into the line drawn before
+    (a fifth of the cost), and the line is the one a whole drawing gives, lit, selected, focused or not."""
+    wall = [NOW]
+    app = console(IDS, wall)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.feed([e for n, i in enumerate(IDS) for e in running(i, n)])
+        await app.feed([KillStep("s02", 1, "resumed"), ArmChanged("s04", True, "after:charge")])
+        await app.feed([RecordsSeen("s05", (plan(3, "d2"), rec(4, "runStarted", NOW, run="d2")))])  # s05 lit
+        await pilot.pause()
+        overview = app.main.overview
+        assert overview is not None
+        table = overview.table
+        whole: list[int] = []
+        render_row = table._render_row
+
+        def counting(*args: Any) -> Any:
+            whole.append(args[0].order)
+            return render_row(*args)
+
+        table._render_row = counting  # type: ignore[method-assign]
+        lit = next(y for y, summary in enumerate(overview.rows()) if summary.id == "s05")
+        for focused in (True, False):
+            if focused:
+                table.focus()
+            else:
+                app.screen.set_focus(None)
+            await pilot.pause()
+            assert table.has_focus_within is focused
+            wall[0] = NOW
+            for y in range(len(IDS)):
+                table.render_line(y)  # drawn as the screen draws them
+            whole.clear()
+            for later in (1, 2, 15, 25, 70):  # s05 lit at 1 and 2 s, its age in seconds
+                wall[0] = NOW + later
+                for y in range(len(IDS)):
+                    summary = overview.rows()[y]
+                    line = table.render_line(y)
+                    age = age_text(summary.age(wall[0]))
+                    assert table.age_shown(summary.id) == age
+                    cursor = y == table.cursor
+                    selected, alert = cursor and table.has_focus_within, summary.alert(wall[0])
+                    assert cells(line) == cells(render_row(summary, table.size.width, selected, cursor, alert, age)), (
+                        y, later, focused)
+            assert whole == [lit], "only ages moved but for the lit row going out: no other row drawn whole"
+        assert overview.rows()[lit].alert(NOW + 2) and not overview.rows()[lit].alert(NOW + 15)
+        assert table.render_line(0).cell_length == table.size.width
+        # A row too narrow to hold the age column is drawn whole again.
+        assert table._with_age(Strip.blank(10), "20s", table._base(False, False, False)) is None

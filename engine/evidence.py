@@ -229,9 +229,18 @@ def append_line_fd(fd: int, path: Path | str, data: bytes) -> None:
         _finish_line(fd, path, data, n)
 
 
+def jsonl_line(obj: Any) -> bytes:
+    """``obj`` as one line of a ``.jsonl`` file (to write one line to many files, encoded once)."""
+    return _utf8(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
+
+
 def append_jsonl(path: Path, obj: Any) -> None:
     """Append one JSON line to ``path`` whole, or raise :class:`EvidenceWriteError` and leave it as it was."""
-    line = _utf8(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
+    append_line(path, jsonl_line(obj))
+
+
+def append_line(path: Path, line: bytes) -> None:
+    """Append ``line`` (one whole line, see :func:`jsonl_line`) to ``path``, as :func:`append_jsonl` does."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     except OSError as exc:

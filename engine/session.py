@@ -41,7 +41,7 @@ from studymon.engine.events import (
     StudyEvent,
     StudyLoad,
 )
-from studymon.engine.evidence import EvidenceWriteError, append_jsonl, read_json
+from studymon.engine.evidence import EvidenceWriteError, append_jsonl, append_line, read_json
 from studymon.engine.finish import (
     SessionResult,
     ended_cleanly,
@@ -436,11 +436,12 @@ class StudySession:
                 self._note_write_error(exc)
         self.emit(load)
 
-    def on_sample(self, sample: dict[str, Any], tree_cpu: float, *, record: bool) -> None:
-        """A light machine sample from the supervisor's sampler; ``record``: it goes to ``machine.jsonl`` too."""
-        if record and self._write_error is None:
+    def on_sample(self, sample: dict[str, Any], tree_cpu: float, *, record: bytes | None) -> None:
+        """A light machine sample from the supervisor's sampler; ``record``: its line, which goes to
+        ``machine.jsonl`` too (encoded once for every study)."""
+        if record is not None and self._write_error is None:
             try:
-                append_jsonl(self.spec.out / EvidenceFolder.MACHINE, sample)
+                append_line(self.spec.out / EvidenceFolder.MACHINE, record)
             except EvidenceWriteError as exc:
                 self._note_write_error(exc)
         self.emit(Sample(self.spec.id, sample, tree_cpu))

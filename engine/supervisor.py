@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from studymon.engine.events import StudyEvent, StudyLoad
+from studymon.engine.evidence import jsonl_line
 from studymon.engine.judge.verdict import EXIT_FAIL, EXIT_OK, EXIT_UNKNOWN
 from studymon.engine.killpoint import SEED, KillPoint
 from studymon.engine.proctree import ProcessTable
@@ -108,9 +109,10 @@ class Supervisor:
             began = last = loop.time()
             first = False
             sample, loads = await asyncio.to_thread(self._measure)
-            record = began - recorded >= MACHINE_EVERY
-            if record:
+            record = None
+            if began - recorded >= MACHINE_EVERY:
                 recorded = began
+                record = jsonl_line(sample)  # the same line in every study's machine.jsonl: encoded once
             for sid, session in list(self.sessions.items()):
                 load, tree_cpu = loads.get(sid, (None, 0.0))
                 session.on_sample(sample, tree_cpu, record=record)

@@ -16,17 +16,17 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from studymon.engine.events import Problem, State, StudyEvent, Verdicts
 from studymon.engine.evidence import EvidenceWriteError, write_json, write_text
 from studymon.engine.folder import EvidenceFolder
-from studymon.engine.judge import Judgement, judge
-from studymon.engine.judge.read import last_ending
-from studymon.engine.judge.table import table_svg
 from studymon.engine.judge.verdict import exit_status
 from studymon.engine.launcher import Controller, Ending, last_log_line
 from studymon.engine.spec import StudySpec
+
+if TYPE_CHECKING:
+    from studymon.engine.judge import Judgement
 
 
 @dataclass
@@ -65,6 +65,9 @@ class FinishHost(Protocol):
 
 async def finish(host: FinishHost, spec: StudySpec, ending: Ending | None, kill_error: str | None) -> SessionResult:
     """Judge the study; publish its reports if it finished (exit 0); emit the verdicts."""
+    from studymon.engine.judge import judge  # read at the end, not before a console's first frame
+    from studymon.engine.judge.table import table_svg
+
     finished = ending is not None and ending.code == 0
     out = spec.out
     # Each file is written only if it is not there yet: a finish that failed half way
@@ -119,6 +122,8 @@ async def stop_for_write(
 
 def recorded_ending(out: Path) -> Ending | None:
     """How the study's last controller ended, as its keeper recorded it; None if it has not ended."""
+    from studymon.engine.judge.read import last_ending
+
     ending, ended = last_ending(out)
     if not ended or ending is None:
         return None

@@ -40,6 +40,22 @@ def test_the_kill_protocol_does_not_know_the_session() -> None:
     assert "engine.session" not in source and "StudySession" not in source
 
 
+def test_the_console_starts_without_reading_the_judge() -> None:
+    """The judge proper (a tenth of a second to import) is read when a study ends or ``report`` runs, not
+    before a console's first frame; ``studymon.engine.judge``'s names still reach it."""
+    code = (
+        "import sys\nimport studymon.tui.cli, studymon.tui.app\n"
+        "print(sorted(m for m in sys.modules if m.startswith('studymon.engine.judge.') and m != 'studymon.engine.judge.verdict'))\n"
+        "from studymon.engine.judge import Judgement, NotEvidence, judge\n"
+        "from studymon.engine.judge.report import judge as judge_itself\n"
+        "print(judge is judge_itself and Judgement.__name__ == 'Judgement' and NotEvidence.__name__)\n"
+        "import studymon.engine.judge as j\n"
+        "print(hasattr(j, 'nothing_of_the_kind'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["[]", "NotEvidence", "False"]
+
+
 def _modules() -> dict[str, Path]:
     """Every module of the package, by its dotted name."""
     found: dict[str, Path] = {}

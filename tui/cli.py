@@ -42,8 +42,6 @@ from studymon.engine.events import ProcessStarted, StudyEvent
 from studymon.engine.evidence import read_json
 from studymon.engine.finish import resume_command
 from studymon.engine.folder import EvidenceFolder
-from studymon.engine.judge import NotEvidence, judge
-from studymon.engine.judge.table import checks_report
 from studymon.engine.judge.verdict import EXIT_UNKNOWN, Check
 from studymon.engine.judge.verdict import exit_status as judge_exit_status
 from studymon.engine.killpoint import SEED, BadPoint, KillPoint, parse_kill_option
@@ -555,6 +553,8 @@ def left_running(supervisor: Supervisor, view: HeadlessView, console: Console, i
 
 
 def finish(results: list[SessionResult], console: Console, hint: str | None) -> int:
+    from studymon.engine.judge.table import checks_report  # the judge is read when needed, not at start
+
     rows: list[tuple[str, list[Check]]] = []
     for r in results:
         checks = list(r.judgement.checks) if r.judgement else []
@@ -668,6 +668,9 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
         if len(campaigns) != len(args.outs) or args.json:
             raise BadInput("give campaign folders alone, without --json: studymon report CAMPAIGN [CAMPAIGN ...]")
         return report_campaigns(campaigns, console)
+    from studymon.engine.judge import NotEvidence, judge
+    from studymon.engine.judge.table import checks_report
+
     judgements = []
     for out in args.outs:
         path = out.resolve()

@@ -13,7 +13,23 @@ The modules, in the order a judgement runs:
 The checks and what makes each hold are in ``docs/contract.md``.
 """
 
-from studymon.engine.judge.report import Judgement, NotEvidence, judge
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from studymon.engine.judge.verdict import Check, overall
 
+if TYPE_CHECKING:
+    from studymon.engine.judge.report import Judgement, NotEvidence, judge
+
 __all__ = ["Check", "Judgement", "NotEvidence", "judge", "overall"]
+
+
+def __getattr__(name: str) -> Any:
+    # The judge proper is read on first use: a console's first frame does not wait for the
+    # tenth of a second its import takes (engine.events needs only the verdict's Check).
+    if name in ("Judgement", "NotEvidence", "judge"):
+        from studymon.engine.judge import report
+
+        return getattr(report, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

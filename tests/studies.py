@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 REFSTUDY_TEMPLATE = ROOT / "refstudy" / "research.json"
@@ -44,6 +48,21 @@ def studymon(*args: str, cwd: Path, timeout: float = 300) -> subprocess.Complete
     return subprocess.run(
         [sys.executable, "-m", "studymon.tui.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
     )
+
+
+@contextlib.contextmanager
+def own_runtime_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The per-test process-runtime root and lock folder of tests/conftest.py, for a module's fixture.
+
+    A module-scoped fixture is set up before those per-test ones: without this, the studies it runs
+    would share the machine's own process-runtime state and study locks.
+    """
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("STUDYMON_PROCESS_RUNTIME", str(tmp_path_factory.mktemp("procrt")))
+        locks = tmp_path_factory.mktemp("locks")
+        locks.chmod(0o700)
+        mp.setenv("STUDYMON_LOCK_DIR", str(locks))
+        yield
 
 
 def jsonl(path: Path) -> list[dict[str, Any]]:

@@ -20,7 +20,6 @@ through ``json`` changes nothing in it but its one change.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import hashlib
 import json
@@ -35,7 +34,7 @@ import pytest
 from studymon.engine.clock import parse_rfc3339, rfc3339_ms
 from studymon.engine.judge import judge
 from studymon.engine.runtimes import open_runtime
-from tests.studies import KILL_FILES, studymon, template
+from tests.studies import KILL_FILES, own_runtime_state, studymon, template
 
 pytestmark = pytest.mark.slow
 
@@ -162,17 +161,6 @@ def _target_die(lines: list[Any], cid: str) -> list[dict[str, Any]]:
     return [e for e in lines if "gap" not in e and event_action(e) == "die" and event_id(e) == cid]
 
 
-@contextlib.contextmanager
-def _own_runtime_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """The per-test process-runtime root and lock folder of tests/conftest.py, for a module's fixture."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("STUDYMON_PROCESS_RUNTIME", str(tmp_path_factory.mktemp("procrt")))
-        locks = tmp_path_factory.mktemp("locks")
-        locks.chmod(0o700)
-        mp.setenv("STUDYMON_LOCK_DIR", str(locks))
-        yield
-
-
 @pytest.fixture(scope="module", params=["process", pytest.param("docker", marks=pytest.mark.docker)])
 def base(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Base]:
     """The reference study killed at its first diagnosis start and resumed to its end, on one runtime."""
@@ -181,7 +169,7 @@ def base(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
         request.getfixturevalue("docker_engine")
     root = tmp_path_factory.mktemp(f"base-{backend}")
     prefix = "cr" + hex_id(str(root))[:8]
-    with _own_runtime_state(tmp_path_factory):
+    with own_runtime_state(tmp_path_factory):
         try:
             t = template(root, backend=backend, containerPrefix=prefix)
             proc = studymon(

@@ -27,7 +27,7 @@ from studymon.engine.events import (
     Verdicts,
 )
 from studymon.engine.follow import FolderFollower
-from tests.studies import jsonl, studymon
+from tests.studies import jsonl, own_runtime_state, studymon
 from tests.test_explore import _double
 
 POINT = "after:charge/diagnosis"
@@ -38,7 +38,8 @@ def killed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder of the honest double killed once at its first diagnosis charge and resumed to its end."""
     tmp = tmp_path_factory.mktemp("follow")
     template = _double(tmp, "honest")
-    proc = studymon("run", "--headless", "--template", str(template), "--kill", f"fw:{POINT}", "fw=out", cwd=tmp)
+    with own_runtime_state(tmp_path_factory):
+        proc = studymon("run", "--headless", "--template", str(template), "--kill", f"fw:{POINT}", "fw=out", cwd=tmp)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return tmp / "out"
 

@@ -70,7 +70,9 @@ def run_pytest(tmp_path: Path, gate: bool) -> subprocess.CompletedProcess[str]:
     folder.mkdir(exist_ok=True)
     for name, text in SKIPPING.items():
         (folder / name).write_text(text)
-    env = {k: v for k, v in os.environ.items() if k not in (GATE, "PYTEST_ADDOPTS")}
+    # Nothing of the pytest this runs in: not its options, nor the worker of a parallel run it may be.
+    env = {k: v for k, v in os.environ.items()
+           if k not in (GATE, "PYTEST_ADDOPTS", "TEXTUAL_SNAPSHOT_TEMPDIR") and not k.startswith("PYTEST_XDIST_")}
     if gate:
         env[GATE] = "1"
     env["PYTHONPATH"] = str(ROOT)

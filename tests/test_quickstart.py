@@ -47,7 +47,9 @@ def test_readme_quick_start_in_a_fresh_venv(tmp_path: Path) -> None:
                                                                   ".hypothesis", "build", ".mutation", "mutants"))
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    # A new user's shell: nothing of this checkout's path, nor of the pytest this runs in (a parallel run's worker).
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "TEXTUAL_SNAPSHOT_TEMPDIR") and not k.startswith("PYTEST_XDIST_")}
     env["PATH"] = f"{env_dir / 'bin'}:{env['PATH']}"
     env["VIRTUAL_ENV"] = str(env_dir)
 

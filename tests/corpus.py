@@ -2108,7 +2108,7 @@ def study_checks(
 
 def one_controller(code: Any, signal: Any, ended: bool) -> Launches:
     """One controller that ended so (or has not ended), for :func:`study_checks`."""
-    launches = Launches(final=LaunchStart(1, 1.0, False), lives=[(1.0, 2.0 if ended else None)])
+    launches = Launches(final=LaunchStart(1, 1.0, False))
     if ended:
         launches.final_end = LaunchEnd(1, 2.0, code if is_int(code) else None, signal_name(signal))
     return launches

@@ -15,7 +15,8 @@ from studymon.engine.folder import KillFolder
 from studymon.engine.judge.events import EventTally, TargetWatch, planned_after
 from studymon.engine.judge.facts import Arming, Fired, KillEvidence, Launches, LedgerFacts, StudyFacts
 from studymon.engine.judge.kill import judged_targets, kill_checks, kill_delivered, kill_evidence
-from studymon.engine.judge.read import keeper_end, read_launches, take_arm
+from studymon.engine.judge.controllers import replay_controllers
+from studymon.engine.judge.read import take_arm
 from studymon.engine.judge.study import (
     charged_equals_starts,
     exited_cleanly,
@@ -61,11 +62,12 @@ def accounts(files: dict[str, Any]) -> Accounts:
     return Accounts().extend(records(files))
 
 
-def launch_facts(files: dict[str, Any], pids: frozenset[int] = frozenset()) -> Launches:
-    """launches.jsonl as the judge reads it (:func:`read_launches`), from the derived folder's lines."""
+def launch_facts(files: dict[str, Any], kills: list[KillEvidence] | None = None) -> Launches:
+    """launches.jsonl as the judge replays it (:func:`replay_controllers`) with ``kills``, from the derived folder's
+    lines."""
     with tempfile.TemporaryDirectory() as out:
         write({"launches.jsonl": files["launches.jsonl"]}, Path(out))
-        return read_launches(Path(out), pids)
+        return replay_controllers(Path(out), kills or [])
 
 
 def evidence(files: dict[str, Any], n: int = 1, study: StudyFacts = STUDY) -> tuple[KillEvidence, Accounts]:
@@ -86,9 +88,7 @@ def evidence(files: dict[str, Any], n: int = 1, study: StudyFacts = STUDY) -> tu
     ev.targets = judged_targets(ev, acc, LedgerFacts())
     ev.all_results = all(bool(acc.runs[t.run].results) for t in ev.targets if t.run in acc.runs)
     assert ev.kill.pid is not None and ev.kill.at_epoch is not None
-    launches = launch_facts(files, frozenset({ev.kill.pid}))
-    ev.keeper_end = keeper_end(launches.ends.get(ev.kill.pid, []), ev.kill.at_epoch)
-    ev.resumed_over = any(pid == ev.kill.pid and at >= ev.kill.at_epoch - 1 for pid, at in launches.overlapped)
+    launches = launch_facts(files, [ev])
     ev.finished = launches.finished
     seq = ev.kill.before_kill_seq
     assert seq is not None
@@ -864,7 +864,7 @@ def test_kill_delivered_reads_the_killed_pids_first_end_after_the_kill() -> None
     assert [line["event"] for line in files["launches.jsonl"]] == ["start", "end", "start", "end"]
     _launch_at(files, 1, kill_at - 0.002)  # the killed controller's end, stamped before the kill
     ev, _ = evidence(files)
-    assert kill_delivered(ev).detail == "launches.jsonl has no end line for pid 4242 at or after the kill"
+    assert kill_delivered(ev).detail == "pid 4242 had ended (launches.jsonl line 2) before the kill"
     _launch_at(files, 1, kill_at - 0.001)  # the two stamps round to the millisecond
     assert kill_delivered(evidence(files)[0]).ok is True
     # An earlier end of that pid (exit 0) and then the kill's: the kill's is read.
@@ -884,15 +884,35 @@ def test_kill_delivered_reads_the_killed_pids_first_end_after_the_kill() -> None
 
 
 def test_kill_delivered_no_resume_over_the_killed_controller() -> None:
-    """§6.3: a resume after a kill starts after the killed controller's end."""
+    """§6.3: a resume after a kill starts after the killed controller's end, by their times."""
     files = one_kill()
     lines = files["launches.jsonl"]
-    lines[1], lines[2] = lines[2], lines[1]  # the resumed controller started, then the killed one ended
+    lines[1]["at"], lines[2]["at"] = lines[2]["at"], lines[1]["at"]  # the resumed controller started, then the killed one ended
+    lines[1], lines[2] = lines[2], lines[1]
     ev, _ = evidence(files)
     assert kill_delivered(ev) == Check(
         "killDelivered", False, "a controller was started after the kill while pid 4242 had not ended", "kill 1")
     assert exited_cleanly(launch_facts(files)).detail == (
         "two controllers at once: pid 4243 started while pid 4242 had not ended")
+
+
+def test_controllers_are_judged_by_their_times_not_by_the_order_of_the_file() -> None:
+    """§6.8.1: order in a file is a fact to check, never a stand-in for time.  Lines swapped in the file, each
+    with its own time, tell the same story by time (the kill was delivered), and the file is out of order."""
+    files = one_kill()
+    lines = files["launches.jsonl"]
+    lines[1], lines[2] = lines[2], lines[1]  # the resume's start written before the killed controller's end
+    ev, _ = evidence(files)
+    assert kill_delivered(ev).ok is True
+    assert exited_cleanly(launch_facts(files)) == Check(
+        "exitedCleanly", False, "launches.jsonl line 3 is earlier than line 2: launches.jsonl is appended in time order")
+    # Two starts in time order, one line before the other in the file with the later time: two at once, by time.
+    files = one_kill()
+    lines = files["launches.jsonl"]
+    lines[2]["at"] = lines[1]["at"]
+    lines[1]["at"] = files["launches.jsonl"][3]["at"]
+    assert "two controllers at once: pid 4243 started while pid 4242 had not ended" in exited_cleanly(
+        launch_facts(files)).detail
 
 
 # --- killEvidence -------------------------------------------------------------------------------------
@@ -2749,12 +2769,12 @@ def test_launches_past_the_shown_are_counted_in_their_words(tmp_path: Path) -> N
     lines = [{"event": "start", "pid": 7 + i, "at": f"2026-11-30T00:00:0{i}.000Z", "resume": i > 0} for i in range(6)]
     with tempfile.TemporaryDirectory() as out:
         write({"launches.jsonl": lines}, Path(out))
-        c = exited_cleanly(read_launches(Path(out), frozenset()))
+        c = exited_cleanly(replay_controllers(Path(out), []))
     assert c.detail.split("; ")[2].endswith("(and 2 more such starts)"), c.detail
     bad = ["x", "y", "z", "w", "v"]
     with tempfile.TemporaryDirectory() as out:
         write({"launches.jsonl": [*bad, lines[0]]}, Path(out))
-        c = exited_cleanly(read_launches(Path(out), frozenset()))
+        c = exited_cleanly(replay_controllers(Path(out), []))
     assert c.detail.split("; ")[2].endswith("(and 2 more lines that are not launches)"), c.detail
 
 

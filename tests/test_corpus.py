@@ -186,22 +186,25 @@ def test_the_keeper_end_of_the_killed_pid(tmp_path: Path) -> None:
         if line["event"] == "end" and line["pid"] == FIRST_PID:
             line["at"] = rfc3339_ms(t(1))
     files["launches.jsonl"].insert(3, {"event": "end", "pid": FIRST_PID, "at": kill_at, "code": 0, "signal": None})
-    assert _checks(write(files, tmp_path / "b"))[("kill 1", "killDelivered")] == (
-        False, f"the keeper's end line for pid {FIRST_PID} says exit 0, not SIGKILL")
+    # By time, its SIGKILL end came before the kill: the kill met a controller that had ended (§6.8).
+    ok, detail = _checks(write(files, tmp_path / "b"))[("kill 1", "killDelivered")]
+    assert ok is False and detail.startswith(f"pid {FIRST_PID} had ended (launches.jsonl line ")
     # An end exactly at the kill's time is the one.
     files = derive(sound())
     for line in files["launches.jsonl"]:
         if line["event"] == "end" and line["pid"] == FIRST_PID:
             line["at"] = kill_at
     assert _checks(write(files, tmp_path / "c"))[("kill 1", "killDelivered")][0] is True
-    # Three ends of the pid: the one at the kill is the killed controller's, not the last one.
+    # Three ends of the pid, one before the kill: by time that one ended the controller, and the kill met none
+    # (a controller ends once; the end at the kill cannot be its).
     files = derive(sound())
     launches = files["launches.jsonl"]
     i = next(i for i, line in enumerate(launches) if line["event"] == "end" and line["pid"] == FIRST_PID)
     launches[i]["at"] = kill_at
     launches.insert(i, {"event": "end", "pid": FIRST_PID, "at": rfc3339_ms(t(1)), "code": 0, "signal": None})
     launches.insert(i + 2, {"event": "end", "pid": FIRST_PID, "at": rfc3339_ms(t(30)), "code": 0, "signal": None})
-    assert _checks(write(files, tmp_path / "e"))[("kill 1", "killDelivered")][0] is True
+    ok, detail = _checks(write(files, tmp_path / "e"))[("kill 1", "killDelivered")]
+    assert ok is False and detail == f"pid {FIRST_PID} had ended (launches.jsonl line {i + 1}) before the kill"
     # Ends whose times cannot be read are no ends: none at or after the kill.
     for line in launches:
         if line["event"] == "end" and line["pid"] == FIRST_PID:
@@ -215,7 +218,7 @@ def test_the_keeper_end_of_the_killed_pid(tmp_path: Path) -> None:
         if line["event"] == "end" and line["pid"] == FIRST_PID:
             line["at"] = rfc3339_ms(t(1))
     assert _checks(write(files, tmp_path / "d"))[("kill 1", "killDelivered")] == (
-        False, f"launches.jsonl has no end line for pid {FIRST_PID} at or after the kill")
+        False, f"pid {FIRST_PID} had ended (launches.jsonl line 2) before the kill")
 
 
 def test_kill_folders_are_numbered_directories_inside_out(tmp_path: Path) -> None:
@@ -1222,10 +1225,10 @@ def test_event_recordings_of_exactly_their_budget_are_all_read(tmp_path: Path) -
     )
 
 
-@pytest.mark.parametrize("earlier, delivered", [(7, True), (8, False)])
-def test_the_killed_pid_s_ends_are_kept_up_to_eight(tmp_path: Path, earlier: int, delivered: bool) -> None:
-    """A few end lines of the killed pid are kept, up to eight: after seven earlier ones (before the kill) its SIGKILL
-    end is the eighth and is found; after eight, it is the ninth, not kept, and the kill has no keeper's end."""
+@pytest.mark.parametrize("earlier, delivered", [(0, True), (1, False), (8, False)])
+def test_a_kill_of_a_controller_that_had_ended_is_not_delivered(tmp_path: Path, earlier: int, delivered: bool) -> None:
+    """§6.3 and §6.8: an end of the killed pid before the kill, with no start after it, ends that controller; the
+    kill met no controller, whatever end lines of that pid come after it (a controller ends once)."""
     files = derive(sound())
     launches = files["launches.jsonl"]
     i = next(i for i, line in enumerate(launches) if line["event"] == "end" and line["pid"] == FIRST_PID)
@@ -1238,10 +1241,7 @@ def test_the_killed_pid_s_ends_are_kept_up_to_eight(tmp_path: Path, earlier: int
         assert got == {}
     else:
         assert got == {
-            ("kill 1", "killDelivered"): (
-                False,
-                f"launches.jsonl has no end line for pid {FIRST_PID} at or after the kill",
-            )
+            ("kill 1", "killDelivered"): (False, f"pid {FIRST_PID} had ended (launches.jsonl line 2) before the kill")
         }
 
 

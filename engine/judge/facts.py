@@ -18,6 +18,7 @@ from studymon.engine.records import KillRecord, KillTarget, LaunchEnd, LaunchSta
 
 if TYPE_CHECKING:
     from studymon.engine.judge.events import EventTally
+    from studymon.engine.judge.machines import KillStory
 
 
 # --- what the checks are given ----------------------------------------------------
@@ -66,15 +67,12 @@ class LedgerFacts:
 
 @dataclass
 class Launches:
-    """What launches.jsonl says: the final controller and its end, every controller's life, the killed ones' ends."""
+    """What the replay of launches.jsonl found: the final controller and its end, two at once, lines that are wrong."""
 
     final: LaunchStart | None = None  # the last start
     final_end: LaunchEnd | None = None  # its own end, if it has one
-    lives: list[tuple[float, float | None]] = field(default_factory=list)  # (start, end) of each controller
-    ends: dict[int, list[LaunchEnd]] = field(default_factory=dict)  # pid -> its end lines (a few), for kills
     overlaps: list[str] = field(default_factory=list)  # a start while another controller ran (the first few)
     overlap_count: int = 0
-    overlapped: list[tuple[int | None, float]] = field(default_factory=list)  # (pid that still ran, at the start)
     problems: list[str] = field(default_factory=list)  # lines that are not launches (the first few)
     problem_count: int = 0
     problem: str | None = None  # the file could not be read
@@ -97,8 +95,6 @@ class Launches:
         self.overlap_count += 1
         if len(self.overlaps) < SHOWN:
             self.overlaps.append(f"pid {start.pid} started while pid {running.pid} had not ended")
-        if len(self.overlapped) < 64:
-            self.overlapped.append((running.pid, start.at))
 
     def ending_json(self) -> dict[str, Any] | None:
         """The final end for the report: only an integer code and a signal name, nothing else from the file."""
@@ -134,11 +130,13 @@ class KillEvidence:
     unmanned: list[tuple[str | None, str, str, bool]] = field(default_factory=list)
     unmanned_count: int = 0
     timeline_problem: str | None = None
+    ended_before: str | None = None  # the killed pid had ended before the kill: the kill met no controller
     resumed_over: bool = False  # a controller started after the kill before the killed one had ended
     finished: bool = False  # the study has finished (§6.3): what is missing now is lost
     all_results: bool = False  # every target has its result in the ledger: the window should have closed
     end_ok: bool | None = True  # haltedAtExport's verdict: the study ended as expected
     missing_kills: list[int] = field(default_factory=list)  # lower kill numbers with no folder
+    story: KillStory | None = None  # the kill's states over time, as the replay of the controllers moved it
 
     @property
     def scope(self) -> str:

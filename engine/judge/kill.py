@@ -52,6 +52,8 @@ def _delivery(v: Verdict, ev: KillEvidence, k: KillRecord) -> None:
         end = ev.keeper_end
         if ev.launches_problem is not None:
             v.fail(ev.launches_problem)
+        elif ev.ended_before is not None:
+            v.fail(ev.ended_before)
         elif end is None:
             v.fail(f"launches.jsonl has no end line for pid {k.pid} at or after the kill")
         elif end.signal != SIGKILL:

@@ -25,29 +25,26 @@ from studymon.engine import safefile
 from studymon.engine.accounts import Accounts
 from studymon.engine.contract import KNOWN_KINDS, ContractWatch, valid_id
 from studymon.engine.folder import EvidenceFolder, KillFolder
+from studymon.engine.judge.controllers import replay_controllers
 from studymon.engine.judge.events import EventTally, TargetWatch, planned_after
 from studymon.engine.judge.facts import (
     Arming,
     Fired,
     KillEvidence,
-    Launches,
     LedgerFacts,
     StudyFacts,
 )
 from studymon.engine.judge.study import fault_text
+from studymon.engine.judge.timeline import Stream, seen_events
 from studymon.engine.judge.verdict import SHOWN
 from studymon.engine.ledger import LedgerIssue, LedgerParser, Record
 from studymon.engine.records import (
     CHARGED,
     UNRECORDED,
     ArmLine,
-    LaunchEnd,
-    LaunchStart,
     parse_arm,
     parse_kill,
-    parse_launch,
     parse_research,
-    parse_timeline,
     parse_window,
     same_json,
 )
@@ -70,9 +67,6 @@ BAD_LINES = 1000
 # cap can hold (a record is at least ~40 bytes), so that one timeline line with a huge seq cannot
 # make the judge hold hundreds of MiB for records that no ledger within its cap has.
 MAX_SEEN = EvidenceFolder.CAPS[EvidenceFolder.LEDGER] // 40
-# kill.json's ``at`` is stamped after SIGKILL returned, the keeper's end after its wait: both clocks
-# are this machine's, so the end comes after; a millisecond is the rounding of the two stamps.
-KEEPER_SLACK = 0.001
 
 
 def _lines(out: Path, rel: str, cap: int) -> Iterator[safefile.Line]:
@@ -88,48 +82,8 @@ def _stop_past(rel: str, bad: int, what: str = "lines that are not its records")
 
 def last_ending(out: Path) -> tuple[dict[str, Any] | None, bool]:
     """The final controller's end (code and signal), and whether it has ended."""
-    launches = read_launches(Path(out), frozenset())
+    launches = replay_controllers(Path(out), [])
     return launches.ending_json(), launches.ended
-
-
-def read_launches(out: Path, pids: frozenset[int]) -> Launches:
-    """launches.jsonl: the final controller, every controller's life, and the ends of ``pids`` (a few each)."""
-    facts = Launches()
-    running: LaunchStart | None = None  # the controller that started last and has not ended
-    try:
-        for line in _lines(out, EvidenceFolder.LAUNCHES, EvidenceFolder.CAPS[EvidenceFolder.LAUNCHES]):
-            value = line.value if line.problem is None else None
-            parsed = parse_launch(value) if line.problem is None else line.problem
-            if isinstance(parsed, str):
-                facts.bad(f"{EvidenceFolder.LAUNCHES} line {line.number}: {parsed}")
-                _stop_past(EvidenceFolder.LAUNCHES, facts.problem_count)
-                continue
-            if isinstance(parsed, LaunchStart):
-                if running is not None:
-                    facts.overlap(running, parsed)
-                running = parsed
-                facts.final = parsed
-                facts.final_end = None
-                facts.lives.append((parsed.at, None))
-                continue
-            if parsed.pid is not None and parsed.pid in pids and len(facts.ends.setdefault(parsed.pid, [])) < 8:
-                facts.ends[parsed.pid].append(parsed)
-            if running is not None and parsed.pid == running.pid:
-                facts.final_end = parsed
-                facts.lives[-1] = (running.at, parsed.at)
-                running = None
-            elif parsed.pid is None and running is None:
-                facts.final_end = parsed  # the keeper could not start the controller
-    except Unreadable as exc:
-        return Launches(problem=str(exc))
-    return facts
-
-
-def keeper_end(ends: list[LaunchEnd], at_epoch: float | None) -> LaunchEnd | None:
-    """The end line of the killed controller: the first of its pid's at or after the kill; an earlier one is not it."""
-    if at_epoch is None:
-        return None
-    return next((end for end in ends if end.at >= at_epoch - KEEPER_SLACK), None)
 
 
 def read_study(out: Path) -> StudyFacts:
@@ -274,27 +228,22 @@ class _AtKill:
 
 
 class _Seen:
-    """When the console first saw each record after a kill (timeline.jsonl), against the controllers' starts.
+    """When the console first saw each record after a kill (timeline.jsonl), judged against each kill's story.
 
     Every record after a kill's ``beforeKillSeq`` was written by a controller
-    started after the kill, so it was seen after that start (§6.3); one seen
-    before, or never seen, was written by something that outlived the kill.
-    The seen times are held in an array from the lowest such seq (8 bytes a
-    record), not as objects.
+    started after the kill, so it was seen after that start (§6.3): the kill's
+    replayed story (:mod:`.controllers`) says whether a record seen at a time
+    was (:data:`~.controllers.KILL_MACHINE`'s ``seen`` rows); one never seen
+    was written by something that outlived the kill too.  The seen times are
+    held in an array from the lowest such seq (8 bytes a record), not as objects.
     """
 
-    # The keeper's and the console's stamps are milliseconds of the same clock.  Only the first start
-    # after the kill bounds what is seen: a record first seen later, between two controllers, may
-    # have been written by the one that ended (a console that was not watching sees it at its
-    # catch-up), so that proves nothing.
-    SLACK = 0.002
-
-    def __init__(self, out: Path, kills: list[KillEvidence], launches: Launches) -> None:
-        # (kill, its beforeKillSeq, the first controller start after it)
+    def __init__(self, out: Path, kills: list[KillEvidence]) -> None:
+        # (kill, its beforeKillSeq, its story)
         self.kills = [
-            (ev, ev.kill.before_kill_seq, self._resumed_at(ev, launches))
+            (ev, ev.kill.before_kill_seq, ev.story)
             for ev in kills
-            if ev.kill is not None and ev.kill.before_kill_seq is not None
+            if ev.kill is not None and ev.kill.before_kill_seq is not None and ev.story is not None
         ]
         self.base = min((seq for _, seq, _ in self.kills), default=None)
         self.seen = array("d")
@@ -302,36 +251,17 @@ class _Seen:
         if self.base is not None:
             self._read(out)
 
-    @staticmethod
-    def _resumed_at(ev: KillEvidence, launches: Launches) -> float | None:
-        at = ev.kill.at_epoch if ev.kill is not None else None
-        if at is None:
-            return None
-        return next((start for start, _ in launches.lives if start >= at), None)
-
     def _read(self, out: Path) -> None:
         assert self.base is not None
-        if not safefile.exists(out, EvidenceFolder.TIMELINE):
-            self.problem = f"{EvidenceFolder.TIMELINE}: missing"
-            return
         nan = float("nan")
-        bad = 0
-        try:
-            for line in _lines(out, EvidenceFolder.TIMELINE, EvidenceFolder.CAPS[EvidenceFolder.TIMELINE]):
-                parsed = parse_timeline(line.value) if line.problem is None else line.problem
-                if isinstance(parsed, str):
-                    bad += 1  # a line that cannot say when a record was seen: that record was not seen
-                    _stop_past(EvidenceFolder.TIMELINE, bad)
-                    continue
-                if parsed.seq <= self.base or parsed.seq - self.base > MAX_SEEN:
-                    continue
-                i = parsed.seq - self.base - 1
-                if i >= len(self.seen):
-                    self.seen.extend([nan] * (i + 1 - len(self.seen)))
-                if math.isnan(self.seen[i]):
-                    self.seen[i] = parsed.seen_at  # the first time a console saw it
-        except Unreadable as exc:
-            self.problem = str(exc)
+        stream = Stream(EvidenceFolder.TIMELINE)
+        for e in seen_events(out, stream, self.base, MAX_SEEN):
+            i = e.fact.seq - self.base - 1
+            if i >= len(self.seen):
+                self.seen.extend([nan] * (i + 1 - len(self.seen)))
+            if math.isnan(self.seen[i]):
+                self.seen[i] = e.time  # the first time a console saw it, as the timeline orders it
+        self.problem = stream.problem or stream.disorder
 
     def add(self, r: Record) -> None:
         """Judge one record after the kills it follows."""
@@ -339,15 +269,16 @@ class _Seen:
             return
         i = r.seq - self.base - 1
         seen = self.seen[i] if i < len(self.seen) else float("nan")
-        for ev, before, resumed in self.kills:
+        for ev, before, story in self.kills:
             if r.seq <= before:
                 continue
             if math.isnan(seen):
                 why = f"seq {r.seq} ({_kind(r)}) was never seen by a console"
-            elif resumed is None or seen < resumed - self.SLACK:
-                why = f"seq {r.seq} ({_kind(r)}) was seen while no controller started after the kill ran"
             else:
-                continue
+                row = story.seen(seen)
+                if row is None or row.breaks is None:
+                    continue
+                why = row.says.format(seq=r.seq, kind=_kind(r))
             if len(ev.unmanned) < 64:
                 ev.unmanned.append((_run_of(r), r.kind, why, math.isnan(seen)))
             ev.unmanned_count += 1
@@ -366,7 +297,6 @@ def read_ledger(
     out: Path,
     study: StudyFacts,
     kills: list[KillEvidence],
-    launches: Launches | None = None,
     arming: Arming | None = None,
 ) -> tuple[Accounts, ContractWatch, LedgerFacts, list[LedgerIssue]]:
     """The ledger read once, in order: the accounts, the contract's rules, the timeline's seen times, each kill's
@@ -387,7 +317,7 @@ def read_ledger(
             ev.problems[KillFolder.AT_KILL] = f"{KillFolder.AT_KILL}: {exc.reason}"
     parser = LedgerParser(strict=True)
     counting = arming is not None and bool(arming.fired)
-    seen = _Seen(out, kills, launches if launches is not None else Launches())
+    seen = _Seen(out, kills)
     for ev in kills:
         ev.timeline_problem = seen.problem
 

@@ -18,14 +18,13 @@ from typing import Any
 from studymon.engine import safefile
 from studymon.engine.contract import valid_container_name
 from studymon.engine.folder import EvidenceFolder, KillFolder
+from studymon.engine.judge.controllers import replay_controllers
 from studymon.engine.judge.facts import KillEvidence
 from studymon.engine.judge.kill import judge_targets, kill_checks
 from studymon.engine.judge.read import (
-    keeper_end,
     read_arms,
     read_events,
     read_kills,
-    read_launches,
     read_ledger,
     read_ledger_watch,
     read_study,
@@ -183,10 +182,9 @@ def _judge(out: Path) -> Judgement:
         low = numbers[i - 1] if i else 0
         ev.missing_kills = list(range(low + 1, ev.number))
 
-    pids = frozenset(ev.kill.pid for ev in kills if ev.kill is not None and ev.kill.pid is not None)
-    launches = read_launches(out, pids)
+    launches = replay_controllers(out, kills)
     arming = read_arms(out)
-    acc, contract, ledger, issues = read_ledger(out, study, kills, launches, arming)
+    acc, contract, ledger, issues = read_ledger(out, study, kills, arming)
     read_ledger_watch(out, ledger)
     judge_targets(kills, acc, ledger, study)
     for ev in kills:
@@ -194,17 +192,7 @@ def _judge(out: Path) -> Judgement:
     finished = launches.finished
     # No ledger yet (the controller stopped before it wrote one): a resume may still write it.
     ledger.pending = not finished and (ledger.absent or ledger.records == 0) and ledger.issue_count == 0
-    claimed: dict[int, int] = {}  # id of a keeper's end line -> the first kill whose end it is
     for ev in kills:
-        k = ev.kill
-        if k is not None and k.pid is not None:
-            ev.keeper_end = keeper_end(launches.ends.get(k.pid, []), k.at_epoch)
-            if ev.keeper_end is not None:
-                first = claimed.setdefault(id(ev.keeper_end), ev.number)
-                ev.end_claimed_by = first if first != ev.number else None
-            if k.at_epoch is not None and any(pid == k.pid and at >= k.at_epoch - 1 for pid, at in launches.overlapped):
-                ev.resumed_over = True
-        ev.launches_problem = launches.problem
         ev.finished = finished
         read_events(out, ev, acc, study)
 

@@ -1,0 +1,97 @@
+"""The contract's entities as state machines, written as data, and one step of a replay through them.
+
+A :class:`Machine` is a table of :class:`Row`: from a state, on an event,
+to the next state.  A row either is part of the story sound evidence tells
+(``breaks`` is None) or names the check a contradiction fails and how to say
+it (``breaks``): the replay takes that row too, so that one wrong event does
+not hide every later one.  An event that meets a state no row names is a
+contradiction of its own (:meth:`Machine.step` gives None): the replay says
+which event met which state.  A new rule of the contract is a new row.
+
+The machines are replayed over the one timeline of :mod:`.timeline` by the
+modules that own each entity (:mod:`.controllers`); a check is a view of
+what the replay rejected.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """From ``state``, ``event`` leads to ``next``; ``breaks`` names the check a contradiction fails, and
+    ``says`` the rule in words (``{...}`` filled from the event's facts)."""
+
+    state: str
+    event: str
+    next: str
+    breaks: str | None = None
+    says: str = ""
+
+
+@dataclass(frozen=True)
+class Machine:
+    """One entity's story: its states, in order, and the table of its transitions."""
+
+    name: str
+    states: tuple[str, ...]
+    rows: tuple[Row, ...]
+    _table: dict[tuple[str, str], Row] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        table: dict[tuple[str, str], Row] = {}
+        for row in self.rows:
+            if row.state not in self.states or row.next not in self.states:
+                raise ValueError(f"{self.name}: row {row} names a state the machine does not have")
+            if (row.state, row.event) in table:
+                raise ValueError(f"{self.name}: two rows from {row.state!r} on {row.event!r}")
+            table[(row.state, row.event)] = row
+        object.__setattr__(self, "_table", table)
+
+    @property
+    def start(self) -> str:
+        return self.states[0]
+
+    @property
+    def events(self) -> frozenset[str]:
+        return frozenset(row.event for row in self.rows)
+
+    def step(self, state: str, event: str) -> Row | None:
+        """The row ``event`` takes from ``state``, or None: no row, a contradiction of its own."""
+        return self._table.get((state, event))
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """A line of a file of the evidence folder: where an event came from, for a proof."""
+
+    file: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.file} line {self.line}"
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """An event the replay could not take as sound: the check it fails and its proof.
+
+    The proof is stated as Elle states an anomaly: *let* the events (each
+    with its file and line), *then* what the contract makes of them, which
+    contradicts what the evidence says.
+    """
+
+    check: str
+    let: tuple[tuple[Where, str], ...]  # (where, what it says)
+    then: str
+
+    @property
+    def proof(self) -> str:
+        lets = "; ".join(f"{where}: {what}" for where, what in self.let)
+        return f"Let {lets}. Then {self.then}: a contradiction."
+
+
+def unexpected(machine: Machine, state: str, event: str) -> str:
+    """The words of an event no row takes: which event met which state."""
+    return f"the {machine.name} was {state} and no {event} can follow that"

@@ -1,0 +1,196 @@
+"""Controllers and kills, replayed: ``launches.jsonl``, each kill's moment and ``timeline.jsonl`` on one timeline.
+
+Three machines (:data:`CONTROLLER`, :data:`CONTROLLERS`, :data:`KILL`)
+take the events of :mod:`.timeline` in the order of time.  What they
+reject is kept for the checks that read it: ``exitedCleanly`` (one
+controller at a time, each started before it ends, a file in time order),
+``killDelivered`` (the killed controller's end, no resume over it, one kill
+a controller) and the records written while no controller started after a
+kill ran (the targets' checks and ``killEvidence``).  What the replay
+finds is put where the checks read it: :class:`~.facts.Launches` and each
+:class:`~.facts.KillEvidence`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from studymon.engine.folder import EvidenceFolder
+from studymon.engine.judge.automata import Machine, Row, Where, unexpected
+from studymon.engine.judge.facts import KillEvidence, Launches
+from studymon.engine.judge.machines import (
+    CONTROLLER,
+    CONTROLLERS,
+    GONE,
+    KILL_MACHINE,
+    RESUMED_OVER,
+    RUNNING,
+    KillStory,
+)
+from studymon.engine.judge.timeline import (
+    END,
+    KILL,
+    START,
+    Event,
+    KilledAt,
+    Stream,
+    kill_events,
+    launch_events,
+    merged,
+)
+from studymon.engine.records import LaunchEnd, LaunchStart
+
+
+@dataclass
+class _Controller:
+    """One controller's story so far."""
+
+    start: LaunchStart
+    state: str = "running"
+    killed_by: list[int] = field(default_factory=list)  # the kills of it, in the order of time
+    end: LaunchEnd | None = None
+    end_where: Where | None = None
+    overlapped_at: float | None = None  # when a later controller was started while this one ran
+
+
+class ControllerReplay:
+    """The controllers and kills of one study, replayed over launches.jsonl and the kill folders' moments.
+
+    What the replay finds goes where the checks read it: the launches view
+    (:class:`Launches`: the final controller and its end, two at once,
+    lines that tell no sound story) and each kill's ``keeper_end``,
+    ``end_claimed_by``, ``resumed_over`` and ``story``.
+    """
+
+    def __init__(self, out: Path, kills: list[KillEvidence]) -> None:
+        self.out = out
+        self.kills = {ev.number: ev for ev in kills}
+        self.launches = Launches()
+        self.stream = Stream(EvidenceFolder.LAUNCHES)
+        self.stories = {ev.number: KillStory(ev.number, ev.kill.pid) for ev in kills if ev.kill is not None}
+        self.controllers: list[_Controller] = []  # every start, in the order of time
+        self.by_pid: dict[int | None, _Controller] = {}  # each pid's latest controller
+        # Kills of a pid that did not run at the kill, by pid: §6.3 still reads that pid's first end after the kill.
+        self.unheld: dict[int, list[int]] = {}
+        self.taken: set[Row] = set()  # every row the replay took (the tests hold each row to a case)
+
+    def _step(self, machine: Machine, state: str, event: str) -> Row | None:
+        row = machine.step(state, event)
+        if row is not None:
+            self.taken.add(row)
+        return row
+
+    def run(self) -> Launches:
+        moments = [KilledAt(ev.number, ev.kill) for ev in self.kills.values() if ev.kill is not None]
+        for event in merged(launch_events(self.out, self.stream), kill_events(moments)):
+            if event.what == START:
+                self._start(event)
+            elif event.what == END:
+                self._end(event)
+            else:
+                self._kill(event)
+        for ev in self.kills.values():
+            ev.story = self.stories.get(ev.number)
+        return self._view()
+
+    def _running(self) -> list[_Controller]:
+        return [c for c in self.controllers if c.state in RUNNING]
+
+    def _start(self, e: Event) -> None:
+        start: LaunchStart = e.fact
+        running = self._running()
+        row = self._step(CONTROLLERS, "busy" if running else "idle", START)
+        if row is not None and row.breaks is not None:
+            self.launches.overlap(running[-1].start, start)
+            for c in running:
+                if c.overlapped_at is None:
+                    c.overlapped_at = start.at
+        mine = self.by_pid.get(start.pid)
+        state = mine.state if mine is not None else CONTROLLER.start
+        if self._step(CONTROLLER, state, START) is None:
+            self.launches.bad(f"{e.where}: {unexpected(CONTROLLER, state, START)} (pid {start.pid})")
+        c = _Controller(start)
+        self.controllers.append(c)
+        self.by_pid[start.pid] = c
+        self.launches.final, self.launches.final_end = start, None
+        for story in self.stories.values():
+            krow = self._step(KILL_MACHINE, story.state, START)
+            if krow is None:
+                continue
+            if krow.breaks is not None:
+                self.kills[story.number].resumed_over = True
+            story.move(e.time, krow.next)
+
+    def _end(self, e: Event) -> None:
+        end: LaunchEnd = e.fact
+        for number in self.unheld.pop(end.pid, []) if end.pid is not None else []:
+            self.kills[number].keeper_end = end
+        mine = self.by_pid.get(end.pid)
+        state = mine.state if mine is not None else CONTROLLER.start
+        row = self._step(CONTROLLER, state, END)
+        if row is not None and row.breaks is None and state not in RUNNING:
+            if end.pid is None and not self._running():
+                # The keeper could not start the controller (a start without a pid, then this end): keep its status.
+                self.launches.final_end = end
+            return
+        if row is None or row.breaks is not None or mine is None:
+            says = row.says.format(pid=end.pid) if row is not None else unexpected(CONTROLLER, state, END)
+            self.launches.bad(f"{e.where}: {says}")
+            return
+        mine.state, mine.end, mine.end_where = row.next, end, e.where
+        if self.launches.final is mine.start:
+            self.launches.final_end = end
+        for number in mine.killed_by:
+            self.kills[number].keeper_end = end
+            story = self.stories[number]
+            krow = self._step(KILL_MACHINE, story.state, END)
+            if krow is not None:
+                story.move(e.time, krow.next)
+
+    def _kill(self, e: Event) -> None:
+        made: KilledAt = e.fact
+        story = self.stories[made.number]
+        ev = self.kills[made.number]
+        made_row = self._step(KILL_MACHINE, story.state, KILL)
+        if made_row is not None:
+            story.move(e.time, made_row.next)
+        pid = made.kill.pid
+        mine = self.by_pid.get(pid) if pid is not None else None
+        state = mine.state if mine is not None else CONTROLLER.start
+        row = self._step(CONTROLLER, state, KILL) if pid is not None else None
+        if mine is None or state not in RUNNING:
+            gone = self._step(KILL_MACHINE, story.state, GONE)
+            if gone is not None:
+                story.move(e.time, gone.next)
+            if row is not None and row.breaks is not None and mine is not None and mine.end_where is not None:
+                ev.ended_before = row.says.format(pid=pid, where=mine.end_where)
+            elif pid is not None:
+                self.unheld.setdefault(pid, []).append(made.number)
+            return
+        if mine.overlapped_at is not None and mine.overlapped_at >= e.time - RESUMED_OVER:
+            ev.resumed_over = True
+        if row is not None and row.breaks is not None and mine.killed_by:
+            ev.end_claimed_by = mine.killed_by[0]
+        mine.killed_by.append(made.number)
+        if row is not None:
+            mine.state = row.next
+
+    def _view(self) -> Launches:
+        if self.stream.problem is not None:
+            return Launches(problem=self.stream.problem)
+        reasons = list(self.stream.bad)
+        if self.stream.disorder is not None:
+            reasons.insert(0, self.stream.disorder)
+        for reason in reasons:
+            self.launches.bad(reason)
+        self.launches.problem_count += self.stream.bad_count - len(self.stream.bad)
+        return self.launches
+
+
+def replay_controllers(out: Path, kills: list[KillEvidence]) -> Launches:
+    """Replay launches.jsonl and the kills' moments; each kill's findings go into its evidence."""
+    launches = ControllerReplay(out, kills).run()
+    for ev in kills:
+        ev.launches_problem = launches.problem
+    return launches

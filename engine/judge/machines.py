@@ -1,0 +1,124 @@
+"""The controllers' and the kills' machines, as data: the tables the replay of :mod:`.controllers` takes.
+
+Each row is a step of the story sound evidence tells, or a contradiction
+named with the check it fails (:class:`~.automata.Row`).  ``docs/contract.md``
+("Controllers", "Per kill") says the same in words; a test takes every row.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+from studymon.engine.judge.automata import Machine, Row
+from studymon.engine.judge.timeline import END, KILL, SEEN, START
+
+GONE = "gone"  # the kill's controller did not run at the kill
+
+RESUMED_OVER_SAYS = "a controller was started after the kill while pid {pid} had not ended"
+UNMANNED_SAYS = "seq {seq} ({kind}) was seen while no controller started after the kill ran"
+
+# A controller started less than this before a kill, while the killed one still ran, was started over it:
+# a console resumes only once the killed controller has ended (its start would be stamped after the kill,
+# but a keeper stamps its start before it spawns, and the clocks of two processes differ by that much at most).
+RESUMED_OVER = 1.0
+
+CONTROLLER = Machine(
+    "controller",
+    ("unseen", "running", "killed", "ended"),
+    (
+        Row("unseen", START, "running"),
+        Row("ended", START, "running"),  # its pid given out again, to a later controller
+        Row("running", END, "ended"),
+        Row("running", KILL, "killed"),
+        Row("killed", END, "ended"),
+        Row(
+            "killed",
+            KILL,
+            "killed",
+            "killDelivered",
+            "pid {pid}'s end is kill {first}'s: a controller is killed once, by one kill",
+        ),
+        Row("ended", KILL, "ended", "killDelivered", "pid {pid} had ended ({where}) before the kill"),
+        Row(
+            "unseen",
+            KILL,
+            "unseen",
+            "killDelivered",
+            "launches.jsonl has no end line for pid {pid} at or after the kill",
+        ),
+        # An end line that ends nothing running says nothing new: the keeper of a controller whose status the
+        # console had already written as lost (the keeper was slow, not gone) writes its own after it.
+        Row("unseen", END, "unseen"),
+        Row("ended", END, "ended"),
+    ),
+)
+
+# The study's one controller at a time: a start while another controller runs is two at once.
+CONTROLLERS = Machine(
+    "study's controllers",
+    ("idle", "busy"),
+    (
+        Row("idle", START, "busy"),
+        Row(
+            "busy",
+            START,
+            "busy",
+            "exitedCleanly",
+            "two controllers at once: pid {pid} started while pid {running} had not ended",
+        ),
+    ),
+)
+
+KILL_MACHINE = Machine(
+    "kill",
+    ("unmade", "made", "ended", "resumed"),
+    (
+        Row("unmade", START, "unmade"),  # a controller before the kill is not the kill's business
+        Row("unmade", KILL, "made"),
+        Row("made", END, "ended"),  # the killed controller's end: the first of its pid at or after the kill
+        # No controller of the killed pid ran at the kill (an end the console did not make was already over, or
+        # kill.json names a pid that had ended): there is no end to wait for, the next start resumes the study.
+        Row("made", GONE, "ended"),
+        Row("ended", START, "resumed"),  # the first controller started after it
+        # Started over the killed controller: the start is wrong, but what that controller writes is a resume's.
+        Row("made", START, "resumed", "killDelivered", RESUMED_OVER_SAYS),
+        Row("resumed", START, "resumed"),
+        Row("resumed", END, "resumed"),  # the killed controller's end after a start over it (that start failed)
+        Row("resumed", SEEN, "resumed"),
+        # A record after the kill's beforeKillSeq seen before a controller started after the kill: written by
+        # something that outlived the kill (or the kill came after it, and beforeKillSeq is wrong).
+        Row("unmade", SEEN, "unmade", "killEvidence", UNMANNED_SAYS),
+        Row("made", SEEN, "made", "killEvidence", UNMANNED_SAYS),
+        Row("ended", SEEN, "ended", "killEvidence", UNMANNED_SAYS),
+    ),
+)
+
+MACHINES = (CONTROLLER, CONTROLLERS, KILL_MACHINE)
+RUNNING = ("running", "killed")
+
+
+@dataclass
+class KillStory:
+    """One kill's states over time, as the replay moved it: its state at any instant."""
+
+    number: int
+    pid: int | None
+    states: list[tuple[float, str]] = field(default_factory=list)  # (from when, state), in order
+
+    @property
+    def state(self) -> str:
+        return self.states[-1][1] if self.states else KILL_MACHINE.start
+
+    def move(self, time: float, state: str) -> None:
+        if state != self.state:
+            self.states.append((time, state))
+
+    def state_at(self, time: float) -> str:
+        """The kill's state at ``time`` (an instant exactly at a move is after it)."""
+        i = bisect.bisect_right([t for t, _ in self.states], time)
+        return self.states[i - 1][1] if i else KILL_MACHINE.start
+
+    def seen(self, time: float) -> Row | None:
+        """The row a record seen at ``time`` takes (its time as the timeline orders it, see :mod:`.timeline`)."""
+        return KILL_MACHINE.step(self.state_at(time), SEEN)

@@ -1,0 +1,152 @@
+"""The controllers' and the kills' machines, row by row: each row has a case that takes it and one that does not.
+
+The machines are data (``engine/judge/machines.py``); the replay
+(``engine/judge/controllers.py``) takes them over a real ``launches.jsonl``
+and kill moments, and says which rows it took.  A row added without its
+case here fails :func:`test_every_row_has_its_case`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from studymon.engine.clock import rfc3339_ms
+from studymon.engine.judge.automata import Machine, Row
+from studymon.engine.judge.controllers import ControllerReplay
+from studymon.engine.judge.facts import KillEvidence
+from studymon.engine.judge.machines import CONTROLLER, CONTROLLERS, GONE, KILL_MACHINE, MACHINES
+from studymon.engine.judge.timeline import END, KILL, SEEN, START
+from studymon.engine.records import KillRecord
+
+T0 = 1_780_000_000.0
+
+
+def st(pid: int, at: float) -> dict[str, Any]:
+    return {"event": "start", "pid": pid, "at": rfc3339_ms(T0 + at), "resume": at > 1}
+
+
+def en(pid: int, at: float, signal: str | None = "SIGKILL") -> dict[str, Any]:
+    return {"event": "end", "pid": pid, "at": rfc3339_ms(T0 + at), "code": None if signal else 0, "signal": signal}
+
+
+@dataclass
+class Story:
+    """A replay of launch lines and kills ``(pid, at)``: the rows taken, and what the checks are given."""
+
+    replay: ControllerReplay
+    kills: list[KillEvidence]
+
+    @property
+    def taken(self) -> set[Row]:
+        return self.replay.taken
+
+
+def story(tmp: Path, lines: list[dict[str, Any]], kills: list[tuple[int, float]] = ()) -> Story:  # type: ignore[assignment]
+    tmp.mkdir(parents=True, exist_ok=True)
+    (tmp / "launches.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    evs = []
+    for n, (pid, at) in enumerate(kills, 1):
+        ev = KillEvidence(n)
+        ev.kill = KillRecord(trigger="auto", at_epoch=T0 + at, pid=pid, before_kill_seq=1, signalled=True)
+        evs.append(ev)
+    replay = ControllerReplay(tmp, evs)
+    replay.run()
+    return Story(replay, evs)
+
+
+def row(machine: Machine, state: str, event: str) -> Row:
+    found = machine.step(state, event)
+    assert found is not None, f"{machine.name} has no row from {state} on {event}"
+    return found
+
+
+# Each row: (a replay that takes it, a replay that does not), as (lines, kills) pairs.
+Scene = tuple[list[dict[str, Any]], list[tuple[int, float]]]
+CASES: dict[tuple[str, str, str], tuple[Scene, Scene]] = {
+    (CONTROLLER.name, "unseen", START): (([st(7, 1)], []), ([], [])),
+    (CONTROLLER.name, "ended", START): (([st(7, 1), en(7, 2), st(7, 3)], []), ([st(7, 1), en(7, 2), st(8, 3)], [])),
+    (CONTROLLER.name, "running", END): (([st(7, 1), en(7, 2)], []), ([st(7, 1), en(8, 2)], [])),
+    (CONTROLLER.name, "running", KILL): (([st(7, 1), en(7, 3)], [(7, 2)]), ([st(7, 1), en(7, 3)], [(7, 0.5)])),
+    (CONTROLLER.name, "killed", END): (([st(7, 1), en(7, 3)], [(7, 2)]), ([st(7, 1)], [(7, 2)])),
+    (CONTROLLER.name, "killed", KILL): (([st(7, 1), en(7, 3)], [(7, 2), (7, 2.5)]), ([st(7, 1), en(7, 3)], [(7, 2)])),
+    (CONTROLLER.name, "ended", KILL): (([st(7, 1), en(7, 2)], [(7, 3)]), ([st(7, 1), en(7, 3)], [(7, 2)])),
+    (CONTROLLER.name, "unseen", KILL): (([st(7, 1), en(7, 3)], [(9, 2)]), ([st(7, 1), en(7, 3)], [(7, 2)])),
+    (CONTROLLER.name, "unseen", END): (([st(7, 1), en(8, 2)], []), ([st(7, 1), en(7, 2)], [])),
+    (CONTROLLER.name, "ended", END): (([st(7, 1), en(7, 2), en(7, 3)], []), ([st(7, 1), en(7, 2)], [])),
+    (CONTROLLERS.name, "idle", START): (([st(7, 1)], []), ([], [])),
+    (CONTROLLERS.name, "busy", START): (([st(7, 1), st(8, 2)], []), ([st(7, 1), en(7, 2), st(8, 3)], [])),
+    (KILL_MACHINE.name, "unmade", START): (([st(7, 1), en(7, 3)], [(7, 2)]), ([st(7, 1), en(7, 3)], [(8, 0.5)])),
+    (KILL_MACHINE.name, "unmade", KILL): (([st(7, 1), en(7, 3)], [(7, 2)]), ([st(7, 1), en(7, 3)], [])),
+    (KILL_MACHINE.name, "made", END): (([st(7, 1), en(7, 3)], [(7, 2)]), ([st(7, 1)], [(7, 2)])),
+    (KILL_MACHINE.name, "made", GONE): (([st(7, 1), en(7, 3)], [(9, 2)]), ([st(7, 1), en(7, 3)], [(7, 2)])),
+    (KILL_MACHINE.name, "ended", START): (([st(7, 1), en(7, 3), st(8, 4)], [(7, 2)]), ([st(7, 1), en(7, 3)], [(7, 2)])),
+    (KILL_MACHINE.name, "made", START): (
+        ([st(7, 1), st(8, 3), en(7, 4)], [(7, 2)]),
+        ([st(7, 1), en(7, 3), st(8, 4)], [(7, 2)]),
+    ),
+    (KILL_MACHINE.name, "resumed", START): (
+        ([st(7, 1), en(7, 3), st(8, 4), en(8, 5, None), st(9, 6)], [(7, 2)]),
+        ([st(7, 1), en(7, 3), st(8, 4)], [(7, 2)]),
+    ),
+    (KILL_MACHINE.name, "resumed", END): (
+        ([st(7, 1), st(8, 3), en(7, 4)], [(7, 2)]),
+        ([st(7, 1), en(7, 3), st(8, 4)], [(7, 2)]),
+    ),
+}
+
+# The seen rows are judged against a kill's story at the time a record was seen: (the time, another time).
+SEEN_AT: dict[str, tuple[float, float]] = {
+    "unmade": (1.5, 4.5),
+    "made": (2.5, 4.5),
+    "ended": (3.5, 4.5),
+    "resumed": (4.5, 1.5),
+}
+SEEN_SCENE: Scene = ([st(7, 1), en(7, 3), st(8, 4)], [(7, 2)])
+
+
+def test_every_row_has_its_case() -> None:
+    rows = {(m.name, r.state, r.event) for m in MACHINES for r in m.rows}
+    cased = set(CASES) | {(KILL_MACHINE.name, state, SEEN) for state in SEEN_AT}
+    assert rows - cased == set(), "a row without its case: add one to CASES"
+    assert cased - rows == set(), "a case of no row"
+
+
+@pytest.mark.parametrize("key", sorted(CASES), ids=lambda k: f"{k[0]}:{k[1]}-{k[2]}")
+def test_each_row_is_taken_by_its_case_and_not_by_the_other(tmp_path: Path, key: tuple[str, str, str]) -> None:
+    machine = next(m for m in MACHINES if m.name == key[0])
+    wanted = row(machine, key[1], key[2])
+    (takes, not_takes) = CASES[key]
+    assert wanted in story(tmp_path / "takes", *takes).taken
+    assert wanted not in story(tmp_path / "not", *not_takes).taken
+
+
+@pytest.mark.parametrize("state", sorted(SEEN_AT))
+def test_a_record_seen_takes_the_row_of_the_kill_s_state_then(tmp_path: Path, state: str) -> None:
+    kill = story(tmp_path, *SEEN_SCENE).kills[0].story
+    assert kill is not None
+    at, other = SEEN_AT[state]
+    wanted = row(KILL_MACHINE, state, SEEN)
+    assert kill.seen(T0 + at) == wanted
+    assert kill.seen(T0 + other) != wanted
+    # Only a controller started after the kill writes what is seen after it (§6.3).
+    assert (wanted.breaks is None) == (state == "resumed")
+
+
+def test_what_the_rows_give_the_checks(tmp_path: Path) -> None:
+    """The contradictions reach the checks in the rows' words."""
+    ended = story(tmp_path / "a", [st(7, 1), en(7, 2)], [(7, 3)]).kills[0]
+    assert ended.ended_before == "pid 7 had ended (launches.jsonl line 2) before the kill"
+    twice = story(tmp_path / "b", [st(7, 1), en(7, 3)], [(7, 2), (7, 2.5)]).kills
+    assert twice[1].end_claimed_by == 1 and twice[1].keeper_end is twice[0].keeper_end is not None
+    over = story(tmp_path / "c", [st(7, 1), st(8, 3), en(7, 4)], [(7, 2)])
+    assert over.kills[0].resumed_over and over.replay.launches.overlaps == ["pid 8 started while pid 7 had not ended"]
+    # A start less than a second before the kill, while the killed controller ran, is a resume over it too.
+    near = story(tmp_path / "d", [st(7, 1), st(8, 1.5), en(7, 3)], [(7, 2)])
+    assert near.kills[0].resumed_over
+    far = story(tmp_path / "e", [st(7, 1), st(8, 1.5), en(7, 5)], [(7, 2.6)])
+    assert not far.kills[0].resumed_over and far.kills[0].keeper_end is not None

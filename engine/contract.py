@@ -1,10 +1,12 @@
 """The rules a ledger must keep (contract v2, §2a), checked record by record.
 
 :class:`ContractWatch` takes the ledger's records in order and remembers the
-first line that breaks a rule (and how many lines do).  It keeps per run and
-per round only the few facts the rules need (counts, a result's seq, the
-planned and chosen experiment ids), so a long ledger costs little memory and
-each record O(1) work.  ``contractKept`` (in :mod:`studymon.engine.judge.study`) turns it
+first line that breaks a rule (and how many lines do).  A run's records go
+through :data:`RUN`, rules 2 and 3 written as a machine (a table of the
+run's state, its record, the state after and the rule that record breaks);
+the watch keeps per run and per round only the few facts the other rules
+need (a plan's line, the planned and chosen experiment ids), so a long
+ledger costs little memory and each record O(1) work.  ``contractKept`` (in :mod:`studymon.engine.judge.study`) turns it
 into a verdict.
 
 The rules, as numbered in the contract:
@@ -51,6 +53,7 @@ from typing import Any, TypeGuard
 
 import orjson
 
+from studymon.engine.automata import Machine, Row
 from studymon.engine.clock import utc_epoch
 from studymon.engine.ledger import DOUBLE_MAX, Record
 from studymon.engine.safefile import type_name
@@ -240,14 +243,73 @@ class Broken:
         return f"rule {self.rule}, line {self.line}: {self.detail}"
 
 
-# What a run has had, as bits of ``_Run.had``.
-CHARGED, STARTED, RESULTED = 1, 2, 4
+# --- the run, as a machine (rules 2 and 3) -----------------------------------------------
+
+PLAN, CHARGE, START, RESULT = "runPlanned", "charge", "runStarted", "runResult"
+_HAD = ((CHARGE, 1), (START, 2), (RESULT, 4))  # the records of a run after its plan, in the order rule 3 asks
+
+
+def run_state(planned: bool, had: int) -> str:
+    """A run's state: whether it has its runPlanned, and which of its other records it has had (bits of
+    :data:`_HAD`): ``planned:charge+runStarted`` is a run planned, charged and started."""
+    records = [kind for kind, bit in _HAD if had & bit]
+    return ("planned" if planned else "unplanned") + (":" + "+".join(records) if records else "")
+
+
+def _words(kind: str, planned: bool, had: int) -> tuple[int, str] | None:
+    """The rule a run's ``kind`` record breaks after what the run has had, in the words the check gives it (the
+    lowest rule the line breaks), or None: the next step of its story."""
+    if kind == PLAN:
+        if planned:
+            return 2, "second runPlanned for run {run} (the first is line {line})"
+        return (3, "runPlanned for run {run} after its other records") if had else None
+    if not planned:
+        return 2, kind + " for run {run}, which has no runPlanned before it"
+    charged, started, resulted = had & 1, had & 2, had & 4
+    if kind == CHARGE:
+        if charged:
+            return 3, "second charge for run {run}"
+        if started:
+            return 3, "charge for run {run} after its runStarted"
+        return (3, "charge for run {run} after its runResult") if resulted else None
+    if kind == START:
+        if started:
+            return 3, "second runStarted for run {run}"
+        if not charged:
+            return 3, "runStarted for run {run} before its charge"
+        return (3, "runStarted for run {run} after its runResult") if resulted else None
+    if resulted:
+        return 3, "second runResult for run {run}"
+    return None if started else (3, "runResult for run {run} before its runStarted")
+
+
+def _run_rows() -> tuple[Row, ...]:
+    """Every (state, record) of a run: from whether it is planned and what it has had, to what it has after."""
+    rows = []
+    for planned in (False, True):
+        for had in range(8):
+            for kind in (PLAN, CHARGE, START, RESULT):
+                bit = dict(_HAD).get(kind, 0)
+                after = run_state(planned or kind == PLAN, had | bit)
+                broken = _words(kind, planned, had)
+                rule, says = broken if broken is not None else (None, "")
+                rows.append(Row(run_state(planned, had), kind, after, "contractKept" if rule else None, says, rule))
+    return tuple(rows)
+
+
+# Rules 2 and 3 as a machine: a run's runPlanned, charge, runStarted and runResult, each from the state the run's
+# records so far left it in.  The states are what the run has had, so that a record's words after a broken line
+# are exact too (``tests/test_contract.py`` reads them line by line); the sound story is
+# unplanned -> planned -> planned:charge -> planned:charge+runStarted -> planned:charge+runStarted+runResult.
+RUN = Machine("run", tuple(run_state(p, h) for p in (False, True) for h in range(8)), _run_rows())
+UNPLANNED = run_state(False, 0)
+RESULTED_STATES = frozenset(state for state in RUN.states if state.endswith("runResult"))
 
 
 class _Run:
     """What the rules need of one run: where it was planned, its planned experiments, what it has had."""
 
-    __slots__ = ("_ids", "experiments", "had", "outputs", "plan_line", "round", "settled")
+    __slots__ = ("_ids", "experiments", "outputs", "plan_line", "round", "settled", "state")
 
     def __init__(self, plan_line: int | None, experiments: Any, rnd: Any = None) -> None:
         self.plan_line = plan_line  # None: no runPlanned yet
@@ -256,14 +318,24 @@ class _Run:
         self.experiments = experiments
         self._ids: frozenset[Hashable] | bool | None = False  # False: not worked out yet
         self.round = rnd
-        self.had = 0  # CHARGED | STARTED | RESULTED
+        self.state = UNPLANNED  # in :data:`RUN`
         self.outputs: frozenset[Hashable] = frozenset()  # the ids its runResult has a value for
         self.settled = False
 
     def planned(self, line: int, experiments: Any, rnd: Any) -> None:
-        """Its runPlanned, come after its other records."""
+        """Its (first) runPlanned."""
         self.plan_line, self.experiments, self.round = line, experiments, rnd
         self._ids = False
+
+    def step(self, kind: str, run: str, breaks: list[tuple[int, str]]) -> str:
+        """One of the run's records through :data:`RUN`: its rule, if it breaks one; the state it met."""
+        before = self.state
+        row = RUN.step(before, kind)
+        assert row is not None  # RUN has a row for every state and record of a run
+        if row.rule is not None:
+            breaks.append((row.rule, row.says.format(kind=kind, run=run, line=self.plan_line)))
+        self.state = row.next
+        return before
 
     def planned_ids(self) -> frozenset[Hashable] | None:
         """The plan's experiment ids (None: its experiments are not a list), worked out the first time asked:
@@ -401,34 +473,20 @@ class ContractWatch:
             self._result(r, run, breaks)
         return breaks
 
-    def _known_run(self, kind: str, run: str, breaks: list[tuple[int, str]]) -> _Run:
+    def _run(self, run: str) -> _Run:
         state = self._runs.get(run)
         if state is None:
             state = self._runs[run] = _Run(None, None)
-        if state.plan_line is None:
-            breaks.append((2, f"{kind} for run {run}, which has no runPlanned before it"))
         return state
 
     def _planned(self, r: Record, run: str, breaks: list[tuple[int, str]]) -> None:
-        state = self._runs.get(run)
-        if state is None:
-            self._runs[run] = _Run(r.line, r.get("experiments"), r.get("round"))
-        elif state.plan_line is not None:
-            breaks.append((2, f"second runPlanned for run {run} (the first is line {state.plan_line})"))
-        else:
-            # Its charge, start or result came first (that line broke rule 2 already).
-            breaks.append((3, f"runPlanned for run {run} after its other records"))
+        state = self._run(run)
+        state.step(PLAN, run, breaks)
+        if state.plan_line is None:
             state.planned(r.line, r.get("experiments"), r.get("round"))
 
     def _charge(self, c: dict[str, Any], run: str, breaks: list[tuple[int, str]]) -> None:
-        state = self._known_run("charge", run, breaks)
-        if state.had & CHARGED:
-            breaks.append((3, f"second charge for run {run}"))
-        elif state.had & STARTED:
-            breaks.append((3, f"charge for run {run} after its runStarted"))
-        elif state.had & RESULTED:
-            breaks.append((3, f"charge for run {run} after its runResult"))
-        state.had |= CHARGED
+        self._run(run).step(CHARGE, run, breaks)
         breaks.extend(
             (6, f"charge.{name} is {type_name(c.get(name))}, not a number")
             for name in ("amount", "balance")
@@ -436,26 +494,14 @@ class ContractWatch:
         )
 
     def _started(self, c: dict[str, Any], run: str, breaks: list[tuple[int, str]]) -> None:
-        state = self._known_run("runStarted", run, breaks)
-        if state.had & STARTED:
-            breaks.append((3, f"second runStarted for run {run}"))
-        elif not state.had & CHARGED:
-            breaks.append((3, f"runStarted for run {run} before its charge"))
-        elif state.had & RESULTED:
-            breaks.append((3, f"runStarted for run {run} after its runResult"))
-        state.had |= STARTED
+        self._run(run).step(START, run, breaks)
         expected = self.container(run)
         if expected is not None and c.get("container") != expected:
             breaks.append((4, f"runStarted.container for run {run} is not {expected}"))
 
     def _result(self, r: Record, run: str, breaks: list[tuple[int, str]]) -> None:
-        state = self._known_run("runResult", run, breaks)
-        if state.had & RESULTED:
-            breaks.append((3, f"second runResult for run {run}"))
-        elif not state.had & STARTED:
-            breaks.append((3, f"runResult for run {run} before its runStarted"))
-        first = not state.had & RESULTED
-        state.had |= RESULTED
+        state = self._run(run)
+        first = state.step(RESULT, run, breaks) not in RESULTED_STATES
         outputs = r.get("outputs")
         if first and isinstance(outputs, dict):
             state.outputs = frozenset(key(k) for k in outputs)
@@ -509,7 +555,7 @@ class ContractWatch:
             if state.settlements > 1:
                 breaks.append((5, f"second diagnosisSettlement for round {rnd}"))
         named = self._runs.get(run)  # type: ignore[arg-type]
-        if run is not None and (named is None or not named.had & RESULTED):
+        if run is not None and (named is None or named.state not in RESULTED_STATES):
             breaks.append((5, f"diagnosisSettlement of round {rnd} names run {run}, which has no runResult before it"))
         accounted, problem = settlement_accounted(c)
         if problem is not None:
@@ -573,7 +619,7 @@ class ContractWatch:
                 (11, f"diagnosisSettlement of round {rnd} judges {plural(len(foreign), 'id')} run {run} never had")
             )
         unvalued = [j for j in judged if j not in named.outputs]
-        if unvalued and named.had & RESULTED:
+        if unvalued and named.state in RESULTED_STATES:
             breaks.append(
                 (
                     11,

@@ -15,12 +15,14 @@ from typing import Any
 
 import pytest
 
+from studymon.engine.automata import Machine, Row
 from studymon.engine.clock import rfc3339_ms
-from studymon.engine.judge.automata import Machine, Row
+from studymon.engine.contract import RESULTED_STATES, RUN, ContractWatch
 from studymon.engine.judge.controllers import ControllerReplay
 from studymon.engine.judge.facts import KillEvidence
 from studymon.engine.judge.machines import CONTROLLER, CONTROLLERS, GONE, KILL_MACHINE, MACHINES
 from studymon.engine.judge.timeline import END, KILL, SEEN, START
+from studymon.engine.ledger import Record
 from studymon.engine.records import KillRecord
 
 T0 = 1_780_000_000.0
@@ -150,3 +152,64 @@ def test_what_the_rows_give_the_checks(tmp_path: Path) -> None:
     assert near.kills[0].resumed_over
     far = story(tmp_path / "e", [st(7, 1), st(8, 1.5), en(7, 5)], [(7, 2.6)])
     assert not far.kills[0].resumed_over and far.kills[0].keeper_end is not None
+
+
+# --- the run: rules 2 and 3 as a machine -----------------------------------------------------------
+
+
+def _run_records(kinds: list[str]) -> list[Record]:
+    content = {
+        "runPlanned": {"run": "d1", "purpose": "x", "object": "c", "round": 1, "experiments": []},
+        "charge": {"run": "d1", "amount": 1, "balance": 1},
+        "runStarted": {"run": "d1", "container": "inforsi-s-d1"},
+        "runResult": {"run": "d1", "exitCode": 0, "outputs": {}},
+    }
+    opened = [("studyOpen", {"study": "s", "budget": 2, "config": {}})]
+    return [
+        Record(n, "2026-11-30T00:00:00.000Z", kind, dict(body), n, 0)
+        for n, (kind, body) in enumerate(opened + [(k, content[k]) for k in kinds], 1)
+    ]
+
+
+def _reaching(state: str) -> list[str]:
+    """Records that leave run d1 in ``state``: its plan first if it has one, then what it has had, in order."""
+    planned, _, had = state.partition(":")
+    return (["runPlanned"] if planned == "planned" else []) + (had.split("+") if had else [])
+
+
+@pytest.mark.parametrize("taken", RUN.rows, ids=lambda r: f"{r.state}-{r.event}")
+def test_each_run_row_is_taken_by_its_record_after_its_state(taken: Row) -> None:
+    kinds = _reaching(taken.state)
+    *before, last = _run_records([*kinds, taken.event])
+    watch = ContractWatch("inforsi", "s")
+    for r in before:
+        watch.add(r)
+    assert watch._runs["d1"].state == taken.state if kinds else "d1" not in watch._runs
+    breaks = watch._judge(last)  # the rules this one line breaks
+    assert watch._runs["d1"].state == taken.next
+    if taken.rule is None:
+        assert breaks == []
+    else:
+        assert min(breaks) == (taken.rule, taken.says.format(kind=taken.event, run="d1", line=2))
+    # The same record after another state takes another row.
+    other = next(s for s in RUN.states if s != taken.state)
+    assert RUN.step(other, taken.event) != taken
+
+
+def test_the_run_machine_is_whole_and_its_sound_story_is_the_contract_s() -> None:
+    assert {(r.state, r.event) for r in RUN.rows} == {(s, e) for s in RUN.states for e in RUN.events}
+    story = ["runPlanned", "charge", "runStarted", "runResult"]
+    state = RUN.start
+    for kind in story:
+        row = RUN.step(state, kind)
+        assert row is not None and row.breaks is None
+        state = row.next
+    assert state in RESULTED_STATES
+    # Beside the story, only a result after a start that broke rule 3 (no charge) breaks nothing more itself.
+    assert {(r.state, r.event) for r in RUN.rows if r.breaks is None} == {
+        ("unplanned", "runPlanned"),
+        ("planned", "charge"),
+        ("planned:charge", "runStarted"),
+        ("planned:charge+runStarted", "runResult"),
+        ("planned:runStarted", "runResult"),
+    }

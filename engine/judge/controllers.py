@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from studymon.engine.automata import Machine, Row, Where, unexpected
 from studymon.engine.folder import EvidenceFolder
-from studymon.engine.judge.automata import Machine, Row, Where, unexpected
 from studymon.engine.judge.facts import KillEvidence, Launches
 from studymon.engine.judge.machines import (
     CONTROLLER,

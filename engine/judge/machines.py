@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
-from studymon.engine.judge.automata import Machine, Row
+from studymon.engine.automata import Machine, Row
 from studymon.engine.judge.timeline import END, KILL, SEEN, START
 
 GONE = "gone"  # the kill's controller did not run at the kill

@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from studymon.engine import safefile
+from studymon.engine.automata import Where
 from studymon.engine.folder import EvidenceFolder, KillFolder
-from studymon.engine.judge.automata import Where
 from studymon.engine.records import KillRecord, LaunchEnd, LaunchStart, TimelineLine, parse_launch, parse_timeline
 from studymon.engine.safefile import JsonlFile, Unreadable
 

@@ -8,8 +8,8 @@ not hide every later one.  An event that meets a state no row names is a
 contradiction of its own (:meth:`Machine.step` gives None): the replay says
 which event met which state.  A new rule of the contract is a new row.
 
-The machines are replayed over the one timeline of :mod:`.timeline` by the
-modules that own each entity (:mod:`.controllers`); a check is a view of
+The machines are replayed over the one timeline of :mod:`.judge.timeline` by the
+modules that own each entity (:mod:`.judge.controllers`, :mod:`.contract`); a check is a view of
 what the replay rejected.
 """
 
@@ -20,14 +20,16 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """From ``state``, ``event`` leads to ``next``; ``breaks`` names the check a contradiction fails, and
-    ``says`` the rule in words (``{...}`` filled from the event's facts)."""
+    """From ``state``, ``event`` leads to ``next``; ``breaks`` names the check a contradiction fails, ``rule``
+    the contract's rule (§2a, §6.2) where one is numbered, and ``says`` the rule in words (``{...}`` filled
+    from the event's facts)."""
 
     state: str
     event: str
     next: str
     breaks: str | None = None
     says: str = ""
+    rule: int | None = None
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ A group's tests run on one worker, one after the other:
 * ``study-a-on-docker``: the console's tests and the three studies' test run studies named ``a`` on
   Docker; the engine knows a study's containers by its id (the ``studymon.study`` label), not by
   their prefix, so a judge would count the other test's ``a`` as work done again in its window;
-* ``corpus-real``, ``follow``: the module's fixture runs a real study, once, not once per worker.
+* ``corpus-real``, ``follow``, ``oracle``: the module's fixture runs a real study, once, not once per worker.
 
 The workers take the groups in the order of ``PLACES``, the longest first, then the other tests.
 A worker runs with ``COLUMNS=80`` and ``LINES=24`` in its environment, which a plain run does not
@@ -125,6 +125,7 @@ PLACES = {
     "tests/test_engine_faults.py::test_an_engine_restart_inside_the_kill_window_is_never_a_pass": "second-engine",
     "tests/test_engine_faults.py::test_the_reference_study_rides_out_an_engine_outage_and_past_its_patience_stops_to_be_resumed": "second-engine",
     "tests/test_follow.py": "follow",
+    "tests/oracle/test_oracle.py": "oracle",
     # Alone.
     "tests/test_bench_many_studies.py": SERIAL,
     "tests/test_bench_screen_latency.py": SERIAL,

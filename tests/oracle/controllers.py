@@ -1,0 +1,110 @@
+"""The controllers of a study, from ``launches.jsonl``: who ran when, and whether the study finished.
+
+A controller is a ``start`` line and the first ``end`` of its pid after it.
+The file is replayed in order as a small automaton (nothing running, or one
+controller running); a line with no transition from the state it meets is
+a violation of "one controller at a time", which ``exitedCleanly`` reports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from tests.oracle.evidence import Launch, Launches
+from tests.oracle.times import MS_SLACK, RECORD_LAG, show
+
+
+@dataclass
+class Controller:
+    start: Launch
+    end: Launch | None = None
+
+    @property
+    def pid(self) -> int:
+        return self.start.pid
+
+    @property
+    def clean(self) -> bool:
+        return self.end is not None and self.end.code == 0 and self.end.signal is None
+
+    def running_at(self, t: Fraction) -> bool:
+        """Whether a record seen at t may be this controller's, by the console's clock.
+
+        The keeper stamps ``start`` before it spawns the controller: nothing of it is seen earlier.
+        Its ``end`` is stamped once the keeper has reaped it, and the console may read the last
+        records a moment after that: ``RECORD_LAG`` (README.md, open questions)."""
+        return self.start.at - MS_SLACK <= t and (self.end is None or t <= self.end.at + RECORD_LAG)
+
+
+@dataclass
+class Controllers:
+    readable: bool
+    reason: str | None = None
+    items: list[Controller] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)  # one-at-a-time and order breaks, each with its line
+
+    @property
+    def final(self) -> Controller | None:
+        return self.items[-1] if self.items else None
+
+    @property
+    def finished(self) -> bool:
+        """The final controller ended with exit 0.  Evidence that cannot tell counts as finished:
+        nothing is then left "to come", so nothing missing can hide behind a ``?``."""
+        if not self.readable or self.final is None:
+            return True
+        return self.final.clean
+
+    def first_start_after(self, t: Fraction) -> Controller | None:
+        for c in self.items:
+            if c.start.at >= t - MS_SLACK:
+                return c
+        return None
+
+    def running_at(self, t: Fraction) -> Controller | None:
+        for c in self.items:
+            if c.running_at(t):
+                return c
+        return None
+
+
+def replay(launches: Launches) -> Controllers:
+    if not launches.readable:
+        return Controllers(readable=False, reason=launches.reason)
+    cs = Controllers(readable=True)
+    running: Controller | None = None
+    previous_end: Launch | None = None
+    for line in launches.lines:
+        where = f"launches.jsonl line {line.line}"
+        if line.event == "start":
+            if running is not None:
+                cs.violations.append(
+                    f"{where}: pid {line.pid} starts while pid {running.pid} (line {running.start.line}) has no end"
+                )
+            expected_resume = bool(cs.items)
+            if line.resume != expected_resume:
+                cs.violations.append(
+                    f"{where}: resume is {str(line.resume).lower()} "
+                    f"for the {'first' if not cs.items else 'a later'} start"
+                )
+            if line.argv is not None and ("--resume" in line.argv) != line.resume:
+                cs.violations.append(f"{where}: argv and resume disagree about --resume")
+            if previous_end is not None and line.at < previous_end.at - MS_SLACK:
+                cs.violations.append(
+                    f"{where}: starts at {show(line.at)}, before the previous end at {show(previous_end.at)}"
+                )
+            running = Controller(line)
+            cs.items.append(running)
+        else:
+            if running is None or running.pid != line.pid:
+                cs.violations.append(f"{where}: an end of pid {line.pid}, which is not the controller running")
+                continue
+            if line.at < running.start.at - MS_SLACK:
+                cs.violations.append(f"{where}: pid {line.pid} ends at {show(line.at)}, before its start")
+            running.end = line
+            previous_end = line
+            running = None
+    if not cs.items:
+        cs.violations.append("launches.jsonl: no controller start")
+    return cs

@@ -1,0 +1,356 @@
+"""One study's evidence folder, read once into plain typed values.
+
+Each file is read through ``reading`` (safe, bounded) and parsed by hand
+into small dataclasses; what cannot be read is kept as the reason, for the
+checks that need it to fail with.  No verdict is given here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from tests.oracle.reading import (
+    CAPS,
+    BigInt,
+    Refused,
+    decode,
+    is_int,
+    parse_json,
+    read_bytes,
+    read_json,
+    read_jsonl_objects,
+    split_lines,
+)
+from tests.oracle.times import parse_time
+
+ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9_.-]{0,62}", re.ASCII)
+LEDGER_ISSUE_CAP = 10_000
+
+
+def valid_id(value: Any) -> bool:
+    return isinstance(value, str) and ID_PATTERN.fullmatch(value) is not None
+
+
+# --- research.json ----------------------------------------------------------------------------
+
+
+@dataclass
+class Research:
+    study: str | None = None
+    prefix: str | None = None
+    expect_end: str | None = None
+    problem: str | None = None  # why study or prefix cannot be read
+
+    @property
+    def stem(self) -> str | None:
+        if self.study is None or self.prefix is None:
+            return None
+        return f"{self.prefix}-{self.study}-"
+
+
+def load_research(out: Path) -> Research:
+    try:
+        data = read_json(out, "research.json", CAPS["research.json"])
+    except Refused as exc:
+        return Research(problem=str(exc))
+    if not isinstance(data, dict):
+        return Research(problem="research.json: not an object")
+    r = Research()
+    study = data.get("study")
+    prefix = data.get("containerPrefix", "inforsi")
+    expect = data.get("expectEnd", "halt")
+    r.study = study if valid_id(study) else None
+    r.prefix = prefix if isinstance(prefix, str) and prefix else None
+    r.expect_end = expect if expect in ("halt", "export", "any") else None
+    problems = []
+    if r.study is None:
+        problems.append("research.json: study is not a valid id")
+    if r.prefix is None:
+        problems.append("research.json: containerPrefix is not a non-empty string")
+    r.problem = "; ".join(problems) or None
+    return r
+
+
+# --- the ledger -------------------------------------------------------------------------------
+
+
+@dataclass
+class Record:
+    line: int
+    seq: Any
+    at: Any
+    time: Fraction | None
+    kind: str
+    content: dict[str, Any]
+    raw: dict[str, Any]
+    nonfinite: bool
+
+    def get(self, key: str) -> Any:
+        return self.content.get(key)
+
+    @property
+    def run(self) -> Any:
+        return self.content.get("run")
+
+
+@dataclass
+class Ledger:
+    readable: bool = True
+    reason: str | None = None
+    records: list[Record] = field(default_factory=list)
+    issues: list[str] = field(default_factory=list)  # ledgerWellFormed's, each naming its line
+    lines: int = 0
+    torn: bool = False
+
+    @property
+    def last_seq(self) -> int:
+        return max((r.seq for r in self.records if isinstance(r.seq, int)), default=0)
+
+    def by_seq(self, seq: Any) -> Record | None:
+        for r in self.records:
+            if type(r.seq) is type(seq) and r.seq == seq:
+                return r
+        return None
+
+    def upto(self, seq: int) -> list[Record]:
+        return [r for r in self.records if isinstance(r.seq, int) and r.seq <= seq]
+
+    def after(self, seq: int) -> list[Record]:
+        return [r for r in self.records if not (isinstance(r.seq, int) and r.seq <= seq)]
+
+
+def load_ledger(out: Path) -> Ledger:
+    led = Ledger()
+    try:
+        data = read_bytes(out, "study/ledger.jsonl", CAPS["study/ledger.jsonl"])
+    except Refused as exc:
+        return Ledger(readable=False, reason=str(exc))
+    lines = split_lines(data)
+    led.lines = len(lines.whole)
+    led.torn = lines.torn is not None
+    for number, raw in lines.whole:
+        if len(led.issues) > LEDGER_ISSUE_CAP:
+            return Ledger(
+                readable=False, reason=f"more than {LEDGER_ISSUE_CAP} ledger lines are not records: not read to its end"
+            )
+        try:
+            text = decode(raw, "line")
+        except Refused:
+            led.issues.append(f"line {number}: not UTF-8")
+            continue
+        parsed = parse_json(text)
+        if parsed.error is not None:
+            led.issues.append(f"line {number}: {parsed.error}")
+            continue
+        v = parsed.value
+        if not isinstance(v, dict):
+            led.issues.append(f"line {number}: not an object")
+            continue
+        seq, at, kind, content = v.get("seq"), v.get("at"), v.get("kind"), v.get("content")
+        if not is_int(seq) or not isinstance(at, str) or not isinstance(kind, str) or not isinstance(content, dict):
+            led.issues.append(f"line {number}: seq, at, kind or content missing or of the wrong type")
+            continue
+        if seq != number or isinstance(seq, BigInt):
+            led.issues.append(f"line {number}: seq {seq if isinstance(seq, int) else 'too large'}, not {number}")
+        led.records.append(Record(number, seq, at, parse_time(at), kind, content, v, parsed.nonfinite))
+    return led
+
+
+# --- timeline.jsonl, launches.jsonl, arms.jsonl, ledger-watch.jsonl ----------------------------
+
+
+@dataclass
+class Seen:
+    line: int
+    seq: int
+    kind: Any
+    at: Any
+    seen: Fraction
+
+
+@dataclass
+class Timeline:
+    readable: bool = True
+    reason: str | None = None
+    by_seq: dict[int, Seen] = field(default_factory=dict)
+    issues: list[str] = field(default_factory=list)
+
+
+def load_timeline(out: Path) -> Timeline:
+    tl = Timeline()
+    try:
+        rows = read_jsonl_objects(out, "timeline.jsonl", CAPS["timeline.jsonl"])
+    except Refused as exc:
+        return Timeline(readable=False, reason=str(exc))
+    for number, row in rows:
+        seq, seen = row.get("seq"), parse_time(row.get("seenAt"))
+        if not (isinstance(seq, int) and not isinstance(seq, bool) and seq >= 1) or seen is None:
+            tl.issues.append(f"timeline.jsonl line {number}: seq or seenAt of the wrong shape")
+            continue
+        if seq in tl.by_seq:
+            tl.issues.append(f"timeline.jsonl line {number}: seq {seq} seen twice")
+            continue
+        tl.by_seq[seq] = Seen(number, seq, row.get("kind"), row.get("at"), seen)
+    return tl
+
+
+@dataclass
+class Launch:
+    line: int
+    event: str  # start | end
+    pid: int
+    at: Fraction
+    resume: bool | None = None
+    argv: list[str] | None = None
+    start_time: float | None = None
+    code: int | None = None
+    signal: str | None = None
+
+
+@dataclass
+class Launches:
+    readable: bool = True
+    reason: str | None = None
+    lines: list[Launch] = field(default_factory=list)
+
+
+def load_launches(out: Path) -> Launches:
+    try:
+        rows = read_jsonl_objects(out, "launches.jsonl", CAPS["launches.jsonl"])
+    except Refused as exc:
+        return Launches(readable=False, reason=str(exc))
+    result = Launches()
+    for number, row in rows:
+        event, pid, at = row.get("event"), row.get("pid"), parse_time(row.get("at"))
+        where = f"launches.jsonl line {number}"
+        if (
+            event not in ("start", "end")
+            or not (isinstance(pid, int) and not isinstance(pid, bool) and pid > 0)
+            or at is None
+        ):
+            return Launches(readable=False, reason=f"{where}: event, pid or at of the wrong shape")
+        if event == "start":
+            resume, argv, st = row.get("resume"), row.get("argv"), row.get("startTime")
+            if not isinstance(resume, bool):
+                return Launches(readable=False, reason=f"{where}: resume is not true or false")
+            if argv is not None and not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
+                return Launches(readable=False, reason=f"{where}: argv is not a list of strings")
+            if st is not None and (isinstance(st, bool) or not isinstance(st, (int, float))):
+                return Launches(readable=False, reason=f"{where}: startTime is not a number")
+            result.lines.append(Launch(number, "start", pid, at, resume=resume, argv=argv, start_time=st))
+        else:
+            code, signal = row.get("code"), row.get("signal")
+            code_ok = code is None or (isinstance(code, int) and not isinstance(code, bool))
+            if not code_ok or not (signal is None or isinstance(signal, str)) or (code is None) == (signal is None):
+                return Launches(readable=False, reason=f"{where}: an end needs a code or a signal, of their types")
+            result.lines.append(Launch(number, "end", pid, at, code=code, signal=signal))
+    return result
+
+
+@dataclass
+class ArmLine:
+    line: int
+    event: str
+    at: Fraction
+    point: str | None
+    raw: dict[str, Any]
+
+
+@dataclass
+class Arms:
+    present: bool = False
+    readable: bool = True
+    reason: str | None = None
+    lines: list[ArmLine] = field(default_factory=list)
+
+
+def load_arms(out: Path) -> Arms:
+    try:
+        rows = read_jsonl_objects(out, "arms.jsonl", CAPS["arms.jsonl"])
+    except Refused as exc:
+        if str(exc).endswith(": missing"):
+            return Arms(present=False)
+        return Arms(present=True, readable=False, reason=str(exc))
+    arms = Arms(present=True)
+    for number, row in rows:
+        event, at, point = row.get("event"), parse_time(row.get("at")), row.get("point")
+        if (
+            event not in ("arm", "disarm", "fired", "missed")
+            or at is None
+            or not (point is None or isinstance(point, str))
+        ):
+            return Arms(
+                present=True, readable=False, reason=f"arms.jsonl line {number}: event, at or point of the wrong shape"
+            )
+        arms.lines.append(ArmLine(number, event, at, point, row))
+    return arms
+
+
+def load_watch(out: Path) -> tuple[int, str | None]:
+    """(lines in ledger-watch.jsonl, or why it cannot be read); a missing file is no line."""
+    try:
+        data = read_bytes(out, "ledger-watch.jsonl", CAPS["ledger-watch.jsonl"])
+    except Refused as exc:
+        if str(exc).endswith(": missing"):
+            return 0, None
+        return 0, str(exc)
+    return len([x for x in data.split(b"\n") if x.strip()]), None
+
+
+@dataclass
+class Outcome:
+    present: bool
+    code: Any = None
+    signal: Any = None
+    problem: str | None = None
+
+
+def load_outcome(out: Path) -> Outcome:
+    try:
+        data = read_json(out, "outcome.json", CAPS["outcome.json"])
+    except Refused as exc:
+        if str(exc).endswith(": missing"):
+            return Outcome(present=False)
+        return Outcome(present=True, problem=str(exc))
+    if not isinstance(data, dict):
+        return Outcome(present=True, problem="outcome.json: not an object")
+    return Outcome(present=True, code=data.get("code"), signal=data.get("signal"))
+
+
+@dataclass
+class Snapshot:
+    label: str
+    at: Fraction
+    taken_in: Fraction
+    processes: list[dict[str, Any]]
+
+
+def load_machine(out: Path) -> tuple[list[Snapshot], str | None]:
+    """The heavy snapshots of machine.jsonl (the light samples are not facts twice held)."""
+    try:
+        rows = read_jsonl_objects(out, "machine.jsonl", CAPS["machine.jsonl"])
+    except Refused as exc:
+        return [], str(exc)
+    snaps = []
+    for number, row in rows:
+        label = row.get("label")
+        if label == "sample":
+            continue
+        at, procs, taken = parse_time(row.get("at")), row.get("processes"), row.get("takenIn", 0)
+        if (
+            not isinstance(label, str)
+            or at is None
+            or not isinstance(procs, list)
+            or isinstance(taken, bool)
+            or not isinstance(taken, (int, float))
+            or not 0 <= taken < 3600
+        ):
+            return [], f"machine.jsonl line {number}: a snapshot of the wrong shape"
+        if not all(isinstance(p, dict) for p in procs):
+            return [], f"machine.jsonl line {number}: a process of the wrong shape"
+        snaps.append(Snapshot(label, at, Fraction(taken), procs))
+    return snaps, None

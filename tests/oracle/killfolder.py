@@ -1,0 +1,297 @@
+"""One ``kills/<n>/`` folder read into typed values: kill.json, the snapshots, the recordings, the window.
+
+A file that cannot be read is kept as its reason (``problems``); an event
+line of the wrong shape makes its recording unusable (the contract: a live
+recording that holds lines that are not events fails the check), but is
+still named.  The size caps across all kill folders are applied by the
+caller, which decides which folders are read at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from tests.oracle.reading import CAPS, Refused, decode, file_size, read_bytes, read_json, split_lines, strict_json
+from tests.oracle.times import epoch, event_time, parse_time
+
+KILL_FILES = (
+    "kill.json",
+    "ledger-at-kill.json",
+    "container-before.json",
+    "container-after-kill.json",
+    "container-before-resume.json",
+    "container-events-live.jsonl",
+    "container-events.jsonl",
+    "container-events-window.json",
+    "runtime-restarts.jsonl",
+    "power.json",
+)
+SNAPSHOT_FILES = ("container-before.json", "container-after-kill.json", "container-before-resume.json")
+RECORDINGS = ("container-events-live.jsonl", "container-events.jsonl")
+NON_RECORD_LINES = 1000
+# Actions a target's container may show in its window besides its one die and destroy (and
+# an oom by it): a client reading the run, or the engine's health report.
+PASSIVE = frozenset({"attach", "detach", "resize", "top", "archive-path", "export", "health_status"})
+
+
+@dataclass
+class Event:
+    source: str  # "live" or "readback"
+    line: int
+    action: str
+    verb: str  # the action's part before its first ":"
+    id: str
+    name: str
+    old_name: str | None
+    attrs: dict[str, Any]
+    start: Fraction  # timeNano, or the start of the whole second of time
+    end: Fraction  # timeNano, or the end of that second
+    nano: int | None
+    time: int | None
+    seen: Fraction | None
+
+    @property
+    def key(self) -> tuple[str, str, Any]:
+        return (self.id, self.action, self.nano if self.nano is not None else ("s", self.time))
+
+    @property
+    def study_label(self) -> Any:
+        return self.attrs.get("studymon.study")
+
+    @property
+    def run_label(self) -> Any:
+        return self.attrs.get("studymon.run")
+
+
+@dataclass
+class Gap:
+    line: int
+    start: Fraction
+    end: Fraction
+
+
+@dataclass
+class Recording:
+    events: list[Event] = field(default_factory=list)
+    gaps: list[Gap] = field(default_factory=list)
+    bad: list[str] = field(default_factory=list)  # lines that are not events
+
+
+def _name(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return None
+    return value.removeprefix("/")
+
+
+def parse_recording(data: bytes, source: str, rel: str) -> Recording:
+    rec = Recording()
+    lines = split_lines(data)
+    if lines.torn is not None:
+        rec.bad.append(f"{rel}: the last line is not whole")
+    skipped = 0
+    for number, raw in lines.whole:
+        if len(rec.bad) + skipped > NON_RECORD_LINES:
+            rec.bad.append(f"{rel}: more than {NON_RECORD_LINES} lines that are not events; not read further")
+            break
+        where = f"{rel} line {number}"
+        try:
+            obj = strict_json(decode(raw, "line"))
+        except Refused as exc:
+            rec.bad.append(f"{where}: {exc}")
+            continue
+        if not isinstance(obj, dict):
+            rec.bad.append(f"{where}: not an object")
+            continue
+        if "gap" in obj:
+            gap = obj["gap"]
+            g_from = parse_time(gap.get("from")) if isinstance(gap, dict) else None
+            g_to = parse_time(gap.get("to")) if isinstance(gap, dict) else None
+            if source != "live" or g_from is None or g_to is None or g_from > g_to:
+                rec.bad.append(f"{where}: a gap line without both bounds in order")
+                continue
+            rec.gaps.append(Gap(number, g_from, g_to))
+            continue
+        kind = obj.get("Type")
+        if kind is not None and kind != "container":
+            skipped += 1  # an image's or a network's event: not the story's, but counted
+            continue
+        action = obj.get("Action", obj.get("status"))
+        actor = obj.get("Actor", {})
+        attrs = actor.get("Attributes", {}) if isinstance(actor, dict) else None
+        ident = actor.get("ID", obj.get("id")) if isinstance(actor, dict) else None
+        if (
+            not isinstance(action, str)
+            or not action
+            or not isinstance(attrs, dict)
+            or not isinstance(ident, str)
+            or not ident
+        ):
+            rec.bad.append(f"{where}: an event without its action, Id or attributes")
+            continue
+        name = _name(attrs.get("name"))
+        if name is None:
+            rec.bad.append(f"{where}: an event without a container name")
+            continue
+        start, end, problem = event_time(obj)
+        if problem is not None or start is None or end is None:
+            rec.bad.append(f"{where}: {problem}")
+            continue
+        seen = None
+        if source == "live":
+            seen = parse_time(obj.get("seenAt"))
+            rb = obj.get("readBack", False)
+            if seen is None or not isinstance(rb, bool):
+                rec.bad.append(f"{where}: seenAt or readBack of the wrong shape")
+                continue
+        old = _name(attrs.get("oldName"))
+        nano, t = obj.get("timeNano"), obj.get("time")
+        rec.events.append(
+            Event(
+                source,
+                number,
+                action,
+                action.split(":", 1)[0],
+                ident,
+                name,
+                old,
+                attrs,
+                start,
+                end,
+                nano if isinstance(nano, int) else None,
+                t if isinstance(t, int) else None,
+                seen,
+            )
+        )
+    return rec
+
+
+@dataclass
+class Inspect:
+    id: str
+    name: str
+    status: str
+    started_at: Fraction | None
+    started_raw: str
+    finished_at: Fraction | None
+    exit_code: Any
+    labels: dict[str, Any]
+
+
+def parse_inspect(value: Any, filed: str) -> tuple[Inspect | None, str | None]:
+    """A Docker-shaped inspect, validated, or the problem; None for a container absent (null)."""
+    if value is None:
+        return None, None
+    if not isinstance(value, dict):
+        return None, f"{filed}: not an inspect object"
+    state = value.get("State")
+    ident, name = value.get("Id"), _name(value.get("Name"))
+    if not isinstance(ident, str) or not ident or name is None or not isinstance(state, dict):
+        return None, f"{filed}: Id, Name or State of the wrong shape"
+    status, started, finished, code = (
+        state.get("Status"),
+        state.get("StartedAt"),
+        state.get("FinishedAt"),
+        state.get("ExitCode"),
+    )
+    if not isinstance(status, str) or not isinstance(started, str) or not isinstance(finished, str):
+        return None, f"{filed}: State.Status, StartedAt or FinishedAt of the wrong shape"
+    if not (isinstance(code, int) and not isinstance(code, bool)):
+        return None, f"{filed}: State.ExitCode is not an integer"
+    config = value.get("Config", {})
+    labels = config.get("Labels") if isinstance(config, dict) else None
+    labels = labels if isinstance(labels, dict) else {}
+    # Docker's zero time "0001-01-01T00:00:00Z" is a time that never came: None.
+    return Inspect(ident, name, status, parse_time(started), started, parse_time(finished), code, labels), None
+
+
+@dataclass
+class KillFolder:
+    n: int
+    rel: str
+    unread: str | None = None  # the whole folder was not read (caps): why
+    problems: dict[str, str] = field(default_factory=dict)  # file -> why it cannot be used
+    present: set[str] = field(default_factory=set)
+    kill: dict[str, Any] | None = None
+    at_kill: list[Any] | None = None
+    snapshots: dict[str, dict[str, Any]] = field(default_factory=dict)  # file -> name -> raw inspect or None
+    live: Recording | None = None
+    readback: Recording | None = None
+    window: dict[str, Any] | None = None
+    restarts: list[dict[str, Any]] | None = None
+
+
+def kill_folder_size(out: Path, rel: str) -> tuple[int, int]:
+    """(bytes of the folder's files within their caps, of which the recordings) as the caps count them."""
+    total = rec = 0
+    for name in KILL_FILES:
+        size = file_size(out, f"{rel}/{name}")
+        if size is None or size > CAPS[name]:
+            continue
+        total += size
+        if name in RECORDINGS:
+            rec += size
+    return total, rec
+
+
+def load_kill_folder(out: Path, n: int) -> KillFolder:
+    rel = f"kills/{n}"
+    kf = KillFolder(n, rel)
+    for name in KILL_FILES:
+        path = f"{rel}/{name}"
+        try:
+            if name.endswith(".jsonl"):
+                data = read_bytes(out, path, CAPS[name])
+                kf.present.add(name)
+                if name == "container-events-live.jsonl":
+                    kf.live = parse_recording(data, "live", path)
+                elif name == "container-events.jsonl":
+                    kf.readback = parse_recording(data, "readback", path)
+                else:
+                    rows = []
+                    lines = split_lines(data)
+                    if lines.torn is not None:
+                        raise Refused("the last line is not whole")
+                    for number, raw in lines.whole:
+                        v = strict_json(decode(raw, "line"))
+                        if not isinstance(v, dict):
+                            raise Refused(f"line {number}: not an object")
+                        rows.append(v)
+                    kf.restarts = rows
+                continue
+            value = read_json(out, path, CAPS[name])
+            kf.present.add(name)
+        except Refused as exc:
+            text = str(exc)
+            if text.endswith(": missing"):
+                continue
+            kf.present.add(name)
+            kf.problems[name] = text if text.startswith(rel) else f"{path}: {text}"
+            continue
+        if name == "kill.json":
+            if isinstance(value, dict):
+                kf.kill = value
+            else:
+                kf.problems[name] = f"{path}: not an object"
+        elif name == "ledger-at-kill.json":
+            if isinstance(value, list):
+                kf.at_kill = value
+            else:
+                kf.problems[name] = f"{path}: not a list of records"
+        elif name in SNAPSHOT_FILES:
+            if isinstance(value, dict):
+                kf.snapshots[name] = value
+            else:
+                kf.problems[name] = f"{path}: not a map from container name to inspect"
+        elif name == "container-events-window.json":
+            if isinstance(value, dict):
+                kf.window = value
+            else:
+                kf.problems[name] = f"{path}: not an object"
+    return kf
+
+
+def epoch_field(obj: dict[str, Any], key: str) -> Fraction | None:
+    return epoch(obj.get(key))

@@ -1,0 +1,1026 @@
+"""Each kill's checks: ``killDelivered``, ``killEvidence``, and per target the one story a sound folder tells.
+
+For every kill the targets are computed from the ledger at ``beforeKillSeq``
+(and the snapshot before the kill, for a container that started without its
+``runStarted``); ``kill.json``, ``ledger-at-kill.json`` and the window file
+must say the same.  Each target's story is then checked against the union
+of the live and read-back recordings in the kill's window, the three
+snapshots, the ledger after the kill, and who was running when each of its
+records was seen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from tests.oracle.controllers import Controller, Controllers
+from tests.oracle.evidence import Ledger, Record, Research, Timeline, valid_id
+from tests.oracle.killfolder import PASSIVE, Event, Inspect, KillFolder, parse_inspect
+from tests.oracle.ledger_checks import Run, chosen_by_round, round_key, runs_of, settlement_parts
+from tests.oracle.reading import is_int, quote, strict_equal
+from tests.oracle.times import MS_SLACK, SECOND, epoch, parse_time, show
+from tests.oracle.verdict import Tally
+
+SCN, CO, RSF = "sameContainerNoRerun", "chargedOnce", "resultSettledAndFinished"
+TRIGGERS = ("auto", "manual", "crash", "stop")
+MAX_TARGETS_A_KILL = 64
+USEC = Fraction(1, 10**6)
+
+
+@dataclass
+class Target:
+    run: str
+    cls: str  # inFlight | unrecorded | charged | unsettled
+    info: Run
+    plan: Record
+    start: Record | None  # its runStarted at the kill
+    container: str  # <prefix>-<ID>-<run>
+
+    @property
+    def diagnosis(self) -> bool:
+        return self.plan.get("purpose") == "diagnosis"
+
+
+@dataclass
+class StudyFacts:
+    """What every kill of a study is judged against."""
+
+    ledger: Ledger
+    research: Research
+    timeline: Timeline
+    controllers: Controllers
+    finished: bool
+    halted: bool | None  # haltedAtExport: holds, fails, or cannot tell yet
+
+
+def started_snapshot(ins: Inspect | None) -> bool:
+    return ins is not None and ins.started_at is not None and ins.started_at > 0 and ins.status != "created"
+
+
+def lookup(snap: dict[str, Any] | None, name: str) -> tuple[bool, Any]:
+    """(filed, raw inspect or None) for a container name, filed with or without the leading /."""
+    if snap is None:
+        return False, None
+    for key in (name, "/" + name):
+        if key in snap:
+            return True, snap[key]
+    return False, None
+
+
+def compute_targets(
+    f: StudyFacts, before_seq: int, before: dict[str, Any] | None, early_starts: set[str]
+) -> list[Target]:
+    """The runs a kill left unfinished at before_seq, in the order they were planned."""
+    stem = f.research.stem or ""
+    upto = f.ledger.upto(before_seq)
+    runs = runs_of(upto)
+    settled_rounds = {round_key(r.get("round")) for r in upto if r.kind == "diagnosisSettlement"}
+    out = []
+    for info in sorted(runs.values(), key=lambda r: r.plan.line if r.plan else 0):
+        plan = info.plan
+        if plan is None:
+            continue
+        name = stem + info.name
+        cls = None
+        if info.starts and not info.results:
+            cls = "inFlight"
+        elif not info.starts and not info.results:
+            _, raw = lookup(before, name)
+            ins, _ = parse_inspect(raw, name)
+            if started_snapshot(ins) or name in early_starts:
+                cls = "unrecorded"
+            elif info.charges:
+                cls = "charged"
+        elif info.starts and info.results and plan.get("purpose") == "diagnosis" and info.round not in settled_rounds:
+            cls = "unsettled"
+        if cls is not None:
+            out.append(Target(info.name, cls, info, plan, info.starts[0] if info.starts else None, name))
+    return out
+
+
+def ours(e: Event, research: Research) -> bool:
+    """§6.1/§6.9: a container is the study's by its label, or by its stem unless a valid other study's label
+    and that study's stem disown it."""
+    study, stem, prefix = research.study, research.stem, research.prefix
+    if study is None or stem is None:
+        return False
+    label = e.study_label
+    if label == study:
+        return True
+    if not e.name.startswith(stem):
+        return False
+    return not (valid_id(label) and label != study and e.name.startswith(f"{prefix}-{label}-"))
+
+
+@dataclass
+class KillView:
+    """One kill, read and cross-checked, ready for its targets' stories."""
+
+    n: int
+    kf: KillFolder
+    scope: str
+    trigger: str | None = None
+    pid: int | None = None
+    at: Fraction | None = None
+    before_seq: int | None = None
+    since: Fraction | None = None
+    until: Fraction | None = None  # None while the window is open
+    window_closed: bool = False
+    targets: list[Target] = field(default_factory=list)
+    judged: list[Target] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    recording_fail: list[str] = field(default_factory=list)
+    recording_unknown: list[str] = field(default_factory=list)
+    snapshots: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    controller: Controller | None = None
+    resume: Controller | None = None
+    result_seq: dict[str, Any] = field(default_factory=dict)
+    result_seen: dict[str, Fraction | None] = field(default_factory=dict)
+
+
+def kill_view(f: StudyFacts, kf: KillFolder, t: Tally) -> KillView:
+    """Reads kill.json's facts, adding killEvidence's failures as they are found."""
+    scope = f"kill {kf.n}"
+    v = KillView(kf.n, kf, scope)
+    ev = "killEvidence"
+    t.add(scope, ev)
+    if kf.unread is not None:
+        t.fail(scope, ev, kf.unread)
+        return v
+    for problem in kf.problems.values():
+        t.fail(scope, ev, problem)
+    if "power.json" in kf.present:
+        t.fail(scope, ev, "a power loss (power.json): not judged by this oracle")
+    k = kf.kill
+    if k is None:
+        if "kill.json" not in kf.problems:
+            t.fail(scope, ev, f"{kf.rel}/kill.json: missing")
+        return v
+    trigger, pid, at, bks = k.get("trigger"), k.get("pid"), parse_time(k.get("at")), k.get("beforeKillSeq")
+    v.trigger = trigger if trigger in TRIGGERS else None
+    if v.trigger is None:
+        t.fail(scope, ev, "kill.json: trigger is none of auto, manual, crash, stop")
+    if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0:
+        v.pid = pid
+    else:
+        t.fail(scope, ev, "kill.json: pid is not a positive integer")
+    v.at = at
+    if at is None:
+        t.fail(scope, ev, "kill.json: at is not a time")
+    if isinstance(bks, int) and not isinstance(bks, bool) and 0 <= bks <= f.ledger.last_seq:
+        v.before_seq = bks
+    else:
+        t.fail(scope, ev, "kill.json: beforeKillSeq is not a seq of the ledger")
+    since_s, since_e = parse_time(k.get("since")), epoch(k.get("sinceEpoch"))
+    if since_s is None or since_e is None:
+        t.fail(scope, ev, "kill.json: since/sinceEpoch missing or not times: the folder is incomplete")
+    elif abs(since_s - since_e) > USEC:
+        t.fail(scope, ev, "kill.json: since and sinceEpoch are not one time")
+    else:
+        v.since = since_e
+    if k.get("captureError") is not None:
+        t.fail(scope, ev, "kill.json: captureError is set: the capture failed")
+    stem = f.research.stem
+    if "prefix" in k and (stem is None or k.get("prefix") != stem):
+        t.fail(scope, ev, "kill.json: prefix is not the study's stem")
+    if not isinstance(k.get("targets"), list):
+        t.fail(scope, ev, "kill.json: targets is not a list")
+    for key in ("point",):
+        if k.get(key) is not None and not isinstance(k.get(key), str):
+            t.fail(scope, ev, f"kill.json: {key} is not a string")
+    ts = k.get("triggerSeq")
+    if ts is not None and not (
+        isinstance(ts, int) and not isinstance(ts, bool) and v.before_seq is not None and 1 <= ts <= v.before_seq
+    ):
+        t.fail(scope, ev, "kill.json: triggerSeq is not a seq at or before beforeKillSeq")
+    if k.get("triggerEvent") is not None and not isinstance(k.get("triggerEvent"), dict):
+        t.fail(scope, ev, "kill.json: triggerEvent is not an event")
+    # The kill's moment, held several times: since <= the freeze <= killSentEpoch, at = killSentAt.
+    frozen, sent = k.get("frozenEpoch"), k.get("killSentEpoch")
+    fe, se = epoch(frozen), epoch(sent)
+    if (frozen is not None and fe is None) or (sent is not None and se is None):
+        t.fail(scope, ev, "kill.json: frozenEpoch or killSentEpoch is not a time")
+    if v.since is not None and fe is not None and not v.since <= fe + SECOND:
+        t.fail(scope, ev, "kill.json: the window opens after the freeze")
+    if fe is not None and se is not None and not fe <= se + MS_SLACK:
+        t.fail(scope, ev, "kill.json: SIGKILL sent before the freeze")
+    if at is not None and se is not None and v.trigger in ("auto", "manual") and abs(at - se) > MS_SLACK:
+        t.fail(scope, ev, "kill.json: at is not when SIGKILL was sent (killSentEpoch)")
+    signalled, signal = k.get("signalled"), k.get("signal")
+    if v.trigger in ("crash", "stop") and (signalled is not False or signal is not None):
+        t.fail(scope, ev, f"kill.json: a {v.trigger} the console did not make says a signal was sent")
+    # When the trigger record was seen, as the timeline has it.
+    tsa = parse_time(k.get("triggerSeenAt"))
+    if isinstance(ts, int) and tsa is not None:
+        seen = f.timeline.by_seq.get(ts)
+        if seen is not None and abs(seen.seen - tsa) > MS_SLACK:
+            t.fail(scope, ev, f"kill.json: triggerSeenAt is not when timeline.jsonl says seq {ts} was seen")
+    if v.before_seq is not None:
+        seen = f.timeline.by_seq.get(v.before_seq)
+        if seen is not None and at is not None and seen.seen > at + MS_SLACK and v.trigger in ("auto", "manual"):
+            t.fail(scope, ev, f"seq {v.before_seq} (beforeKillSeq) was first seen after the kill")
+    return v
+
+
+def judge_kill(
+    f: StudyFacts, kf: KillFolder, t: Tally, claimed: dict[tuple[int, int], int], budget: list[int]
+) -> KillView:
+    v = kill_view(f, kf, t)
+    scope, ev = v.scope, "killEvidence"
+    cons = f.controllers
+    # Controllers: the one killed, its end, and the resume after it.
+    if v.pid is not None and v.at is not None and cons.readable:
+        killed = [c for c in cons.items if c.pid == v.pid and c.start.at <= v.at + MS_SLACK]
+        v.controller = killed[-1] if killed else None
+        if v.controller is None:
+            t.fail(scope, ev, f"pid {v.pid} is no controller started before the kill")
+        else:
+            idx = cons.items.index(v.controller)
+            v.resume = cons.items[idx + 1] if idx + 1 < len(cons.items) else None
+    if v.trigger in ("auto", "manual") or v.trigger is None:
+        judge_delivered(f, v, t, claimed)
+    elif v.controller is not None:
+        end = v.controller.end
+        if end is None:
+            t.fail(scope, ev, f"a {v.trigger} with no end of pid {v.pid}")
+        else:
+            if v.at is not None and end.at > v.at + MS_SLACK:
+                t.fail(scope, ev, f"the {v.trigger} is dated before pid {v.pid}'s end")
+            key = (v.controller.pid, end.line)
+            if key in claimed:
+                t.fail(scope, ev, f"kill {claimed[key]} already claims pid {v.pid}'s end")
+            claimed.setdefault(key, v.n)
+    if v.before_seq is None or v.kf.kill is None:
+        for_targets_unknowable(v, t)
+        return v
+    # The snapshots, then the targets.
+    for name in ("container-before.json", "container-after-kill.json", "container-before-resume.json"):
+        v.snapshots[name] = kf.snapshots.get(name)
+    early = early_starts(f, v)
+    v.targets = compute_targets(f, v.before_seq, v.snapshots["container-before.json"], early)
+    check_listed_targets(v, t)
+    check_ledger_at_kill(f, v, t)
+    check_files(f, v, t)
+    check_window(f, v, t)
+    v.events = union_events(v)
+    # Targets judged one by one, within the caps.
+    room = min(MAX_TARGETS_A_KILL, budget[0])
+    v.judged = v.targets[:room]
+    budget[0] -= len(v.judged)
+    if len(v.targets) > len(v.judged):
+        t.fail(scope, ev, f"{len(v.judged)} of {len(v.targets)} targets judged one by one (the caps)")
+    check_records_after(f, v, t)
+    for target in v.judged:
+        judge_target(f, v, target, t)
+    return v
+
+
+def for_targets_unknowable(v: KillView, t: Tally) -> None:
+    t.fail(v.scope, "killEvidence", "the targets cannot be known without kill.json's beforeKillSeq")
+
+
+def judge_delivered(f: StudyFacts, v: KillView, t: Tally, claimed: dict[tuple[int, int], int]) -> None:
+    scope, name = v.scope, "killDelivered"
+    t.add(scope, name)
+    k = v.kf.kill
+    if k is None or v.kf.unread is not None:
+        t.fail(scope, name, "kill.json cannot be read")
+        return
+    if k.get("signalled") is not True:
+        t.fail(scope, name, "kill.json does not say the signal was sent")
+    if "signal" in k and k.get("signal") != "SIGKILL":
+        t.fail(scope, name, "kill.json's signal is not SIGKILL")
+    if not f.controllers.readable:
+        t.fail(scope, name, f"launches.jsonl cannot be read: {f.controllers.reason}")
+        return
+    c = v.controller
+    if c is None or v.at is None:
+        t.fail(scope, name, "no controller of launches.jsonl was running at the kill")
+        return
+    end = c.end
+    if end is None or end.at < v.at - MS_SLACK:
+        if end is not None:
+            t.fail(scope, name, f"pid {c.pid} ended at {show(end.at)}, before the kill")
+        elif f.finished:
+            t.fail(scope, name, f"pid {c.pid} has no end")
+        else:
+            t.unknown(scope, name, f"pid {c.pid} has no end yet")
+        return
+    if end.signal != "SIGKILL":
+        t.fail(scope, name, f"pid {c.pid} did not end by SIGKILL")
+    sent = epoch(k.get("killSentEpoch"))
+    if sent is not None and end.at < sent - MS_SLACK:
+        t.fail(scope, name, f"pid {c.pid}'s end is dated before SIGKILL was sent")
+    if v.resume is not None and v.resume.start.at < end.at - MS_SLACK:
+        t.fail(scope, name, f"the resume (pid {v.resume.pid}) started before pid {c.pid}'s end")
+    key = (c.pid, end.line)
+    if key in claimed:
+        t.fail(scope, name, f"kill {claimed[key]} already claims the same end of pid {c.pid}")
+    claimed.setdefault(key, v.n)
+
+
+def early_starts(f: StudyFacts, v: KillView) -> set[str]:
+    """Container names a recording shows started before the kill's window opened."""
+    names: set[str] = set()
+    if v.since is None:
+        return names
+    for rec in (v.kf.live, v.kf.readback):
+        for e in rec.events if rec is not None else []:
+            if e.verb == "start" and e.end <= v.since and ours(e, f.research):
+                names.add(e.name)
+    return names
+
+
+def check_listed_targets(v: KillView, t: Tally) -> None:
+    scope, ev = v.scope, "killEvidence"
+    k = v.kf.kill or {}
+    listed = k.get("targets") if isinstance(k.get("targets"), list) else []
+    expected = {x.run: x for x in v.targets}
+    seen: set[str] = set()
+    beyond = 0
+    for entry in listed:
+        run = entry.get("run") if isinstance(entry, dict) else None
+        if not isinstance(run, str) or run not in expected:
+            beyond += 1
+            continue
+        if run in seen:
+            t.fail(scope, ev, f"kill.json lists {run} twice")
+            continue
+        seen.add(run)
+        x = expected[run]
+        assert isinstance(entry, dict)
+        want = {
+            "class": x.cls,
+            "cell": x.plan.get("object"),
+            "round": x.plan.get("round"),
+            "planSeq": x.plan.seq,
+            "startSeq": x.start.seq if x.start is not None else None,
+            "container": x.start.get("container")
+            if x.start is not None
+            else (x.container if x.cls == "unrecorded" else None),
+        }
+        wrong = [key for key, value in want.items() if key not in entry or not strict_equal(entry[key], value)]
+        if wrong:
+            t.fail(scope, ev, f"kill.json's target {run}: {', '.join(wrong)} not as the ledger has it ({x.cls})")
+    for run, x in expected.items():
+        if run not in seen:
+            t.fail(scope, ev, f"kill.json omits {run} ({x.cls})")
+    if beyond:
+        t.fail(scope, ev, f"kill.json lists {beyond} target(s) the kill did not leave unfinished")
+
+
+def check_ledger_at_kill(f: StudyFacts, v: KillView, t: Tally) -> None:
+    scope, ev = v.scope, "killEvidence"
+    lak = v.kf.at_kill
+    if lak is None:
+        if "ledger-at-kill.json" not in v.kf.problems:
+            t.fail(scope, ev, f"{v.kf.rel}/ledger-at-kill.json: missing")
+        return
+    assert v.before_seq is not None
+    upto = f.ledger.upto(v.before_seq)
+    if len(lak) != v.before_seq or len(upto) != v.before_seq:
+        t.fail(scope, ev, f"ledger-at-kill.json holds {len(lak)} records, the ledger {len(upto)} to seq {v.before_seq}")
+        return
+    for i, (a, r) in enumerate(zip(lak, upto, strict=True), start=1):
+        if not strict_equal(a, r.raw):
+            t.fail(scope, ev, f"ledger-at-kill.json's record {i} is not the ledger's line {r.line}")
+            return
+
+
+def check_files(f: StudyFacts, v: KillView, t: Tally) -> None:
+    scope, ev = v.scope, "killEvidence"
+    kf = v.kf
+    resumed = v.resume is not None
+    v.window_closed = kf.window is not None or "container-events-window.json" in kf.problems
+    need = [
+        "kill.json",
+        "ledger-at-kill.json",
+        "container-before.json",
+        "container-after-kill.json",
+        "container-events-live.jsonl",
+    ]
+    if resumed or v.window_closed or f.finished:
+        need.append("container-before-resume.json")
+    if v.window_closed or f.finished:
+        need += ["container-events.jsonl", "container-events-window.json"]
+    for name in need:
+        if name not in kf.present:
+            t.fail(
+                scope,
+                ev,
+                f"{kf.rel}/{name}: missing"
+                + (
+                    " (the study finished: the window must be closed)" if name == "container-events-window.json" else ""
+                ),
+            )
+    # Each snapshot's entries are inspects filed under their own names.
+    for name in ("container-before.json", "container-after-kill.json", "container-before-resume.json"):
+        snap = kf.snapshots.get(name)
+        for filed, raw in (snap or {}).items():
+            ins, problem = parse_inspect(raw, f"{name} {quote(filed)}")
+            if problem is not None:
+                t.fail(scope, ev, problem)
+            elif ins is not None and ins.name != filed.lstrip("/"):
+                t.fail(scope, ev, f"{name}: the inspect filed under {quote(filed)} is named {quote(ins.name)}")
+
+
+def check_window(f: StudyFacts, v: KillView, t: Tally) -> None:
+    scope, ev = v.scope, "killEvidence"
+    w = v.kf.window
+    if w is None:
+        return
+    s_str, s_ep = parse_time(w.get("since")), epoch(w.get("sinceEpoch"))
+    u_str, u_ep = parse_time(w.get("until")), epoch(w.get("untilEpoch"))
+    if s_str is None or s_ep is None or u_str is None or u_ep is None:
+        t.fail(scope, ev, "container-events-window.json: since, until or their epochs are not times")
+        return
+    if abs(s_str - s_ep) > USEC or abs(u_str - u_ep) > USEC:
+        t.fail(scope, ev, "container-events-window.json: a time and its epoch disagree")
+    if v.since is not None and abs(s_ep - v.since) > USEC:
+        t.fail(scope, ev, "the window does not start where kill.json says the recording did")
+    if u_ep < s_ep:
+        t.fail(scope, ev, "the window closes before it opens")
+    v.until = u_ep
+    targets = w.get("targets")
+    if not isinstance(targets, dict):
+        t.fail(scope, ev, "container-events-window.json: targets is not an object")
+        return
+    expected = {x.run: x for x in v.targets}
+    if set(targets) != set(expected):
+        t.fail(scope, ev, "the window file's targets are not the kill's")
+    records = f.ledger.records
+    for run, x in expected.items():
+        entry = targets.get(run)
+        if not isinstance(entry, dict):
+            continue
+        rseq, rseen = entry.get("resultSeq"), entry.get("resultSeenEpoch")
+        results = [r for r in records if r.kind == "runResult" and r.run == run]
+        settles = [r for r in records if r.kind == "diagnosisSettlement" and r.run == run]
+        # contract.md closes a diagnosis target's window at its result, PROTOCOL §6.9 at its round's
+        # settlement: either record is taken (README.md, open questions).
+        ends = settles[:1] if x.cls == "unsettled" else results[:1] + (settles[:1] if x.diagnosis else [])
+        if rseq is None and rseen is None:
+            v.result_seq[run] = None
+            if ends:
+                t.fail(
+                    scope, ev, f"the window closed without {run}'s result, which the ledger has at seq {ends[0].seq}"
+                )
+            continue
+        if not (isinstance(rseq, int) and not isinstance(rseq, bool)) or epoch(rseen) is None:
+            t.fail(scope, ev, f"the window's entry for {run} is of the wrong shape")
+            continue
+        if rseq not in [e.seq for e in ends]:
+            t.fail(scope, ev, f"the window's resultSeq for {run} is not the record that ended its story")
+        v.result_seq[run] = rseq
+        seen_epoch = epoch(rseen)
+        v.result_seen[run] = seen_epoch
+        seen = f.timeline.by_seq.get(rseq)
+        if seen is not None and seen_epoch is not None and abs(seen.seen - seen_epoch) > SECOND:
+            t.fail(
+                scope,
+                ev,
+                f"the window says seq {rseq} was seen at {show(seen_epoch)}, timeline.jsonl at {show(seen.seen)}",
+            )
+        if seen_epoch is not None and seen_epoch > u_ep + MS_SLACK:
+            t.fail(scope, ev, f"the window closed before {run}'s result was seen")
+
+
+def union_events(v: KillView) -> list[Event]:
+    kf = v.kf
+    if kf.live is None or kf.live.bad:
+        v.recording_fail += (
+            kf.live.bad[:3]
+            if kf.live is not None
+            else ["the live recording (container-events-live.jsonl) is missing or unreadable"]
+        )
+    if kf.readback is not None and kf.readback.bad:
+        v.recording_fail += kf.readback.bad[:3]
+    by_key: dict[tuple[str, str, Any], Event] = {}
+    for rec in (kf.live, kf.readback):
+        for e in rec.events if rec is not None else []:
+            other = by_key.get(e.key)
+            if other is None:
+                by_key[e.key] = e
+                continue
+            for attr in ("exitCode", "name", "signal"):
+                a, b = other.attrs.get(attr), e.attrs.get(attr)
+                if attr == "name":
+                    a = a.lstrip("/") if isinstance(a, str) else a
+                    b = b.lstrip("/") if isinstance(b, str) else b
+                if not strict_equal(a, b):
+                    v.recording_fail.append(
+                        f"the recordings disagree: {other.source} line {other.line} and {e.source} line {e.line} "
+                        f"are one event with another {attr}"
+                    )
+    # Gaps and engine restarts that overlap the window leave the recording unable to tell.
+    if v.since is not None:
+        until = v.until
+        for g in kf.live.gaps if kf.live is not None else []:
+            if g.end >= v.since and (until is None or g.start <= until):
+                v.recording_unknown.append(
+                    f"a gap in the live recording from {show(g.start)} to {show(g.end)} overlaps the window"
+                )
+        for row in kf.restarts or []:
+            r_from, r_to = parse_time(row.get("from")), parse_time(row.get("to"))
+            if (
+                r_from is None
+                or r_to is None
+                or r_from > r_to
+                or not isinstance(row.get("before"), dict)
+                or not isinstance(row.get("after"), dict)
+            ):
+                v.recording_fail.append("runtime-restarts.jsonl: a line that is not a restart")
+                continue
+            if r_to >= v.since and (until is None or r_from <= until):
+                v.recording_unknown.insert(0, f"the Docker engine restarted between {show(r_from)} and {show(r_to)}")
+    if "runtime-restarts.jsonl" in kf.problems:
+        v.recording_fail.append(kf.problems["runtime-restarts.jsonl"])
+    return sorted(by_key.values(), key=lambda e: (e.start, e.source, e.line))
+
+
+def in_window(v: KillView, e: Event) -> bool:
+    if v.since is None:
+        return True
+    return e.end >= v.since and (v.until is None or e.start <= v.until)
+
+
+def seen_of(f: StudyFacts, rec: Record) -> Fraction | None:
+    s = f.timeline.by_seq.get(rec.seq) if isinstance(rec.seq, int) else None
+    return s.seen if s is not None else None
+
+
+def check_records_after(f: StudyFacts, v: KillView, t: Tally) -> None:
+    """Every record after beforeKillSeq was seen while a controller started after the kill ran."""
+    assert v.before_seq is not None
+    cons = f.controllers
+    if not cons.readable or v.at is None:
+        return
+    after_kill = [c for c in cons.items if c.start.at >= v.at - MS_SLACK and c is not v.controller]
+    targets = {x.run: x for x in v.judged}
+    for r in f.ledger.after(v.before_seq):
+        run = r.run if isinstance(r.run, str) else None
+        target = targets.get(run) if run is not None else None
+        check = None
+        if target is not None:
+            check = (
+                CO
+                if r.kind in ("runPlanned", "charge", "runStarted")
+                else RSF
+                if r.kind in ("runResult", "diagnosisSettlement")
+                else None
+            )
+        seen = seen_of(f, r)
+        if seen is None:
+            if check is not None:
+                t.fail(
+                    f"{v.scope} · {run}",
+                    check,
+                    f"seq {r.seq} ({r.kind} of {run}) was seen by no console (not in timeline.jsonl)",
+                )
+            continue
+        if any(c.running_at(seen) for c in after_kill):
+            continue
+        why = (
+            f"seq {r.seq} ({r.kind}) was seen at {show(seen)}, while no controller started after kill {v.n} ran: "
+            "written by something that outlived it"
+        )
+        if check is not None:
+            t.fail(f"{v.scope} · {run}", check, why)
+        else:
+            t.fail(v.scope, "killEvidence", why)
+
+
+# --- the target's story ------------------------------------------------------------------------
+
+
+def snapshot_of(v: KillView, file: str, name: str) -> tuple[bool, Inspect | None, str | None]:
+    filed, raw = lookup(v.snapshots.get(file), name)
+    if not filed:
+        return False, None, None
+    ins, problem = parse_inspect(raw, f"{file} {name}")
+    return True, ins, problem
+
+
+def judge_target(f: StudyFacts, v: KillView, x: Target, t: Tally) -> None:
+    scope = f"{v.scope} · {x.run}"
+    for name in (SCN, CO, RSF):
+        t.add(scope, name)
+    open_window = not v.window_closed and not f.finished
+    listed = [e for e in ((v.kf.kill or {}).get("targets") or []) if isinstance(e, dict) and e.get("run") == x.run]
+    if x.cls in ("inFlight", "unsettled", "unrecorded") and listed and listed[0].get("container") != x.container:
+        t.fail(scope, SCN, f"kill.json names another container than {x.container}")
+    judge_container_story(f, v, x, t, scope)
+    judge_charged_once(f, v, x, t, scope)
+    judge_result(f, v, x, t, scope)
+    if open_window:
+        for name in (SCN, RSF):
+            t.unknown(scope, name, "window still open; `studymon run --resume` continues it")
+
+
+def judge_container_story(f: StudyFacts, v: KillView, x: Target, t: Tally, scope: str) -> None:
+    for problem in v.recording_fail:
+        t.fail(scope, SCN, problem)
+    after = f.ledger.after(v.before_seq or 0)
+    results = [r for r in f.ledger.records if r.kind == "runResult" and r.run == x.run]
+    result = results[0] if results else None
+    result_code = result.get("exitCode") if result is not None else None
+    result_seen = seen_of(f, result) if result is not None else None
+    # The snapshots.
+    snaps: dict[str, Inspect | None] = {}
+    for file in ("container-before.json", "container-after-kill.json", "container-before-resume.json"):
+        filed, ins, problem = snapshot_of(v, file, x.container)
+        if problem is not None:
+            t.fail(scope, SCN, problem)
+        snaps[file] = ins if filed else None
+        if x.cls in ("inFlight", "unrecorded"):
+            if (
+                file == "container-before-resume.json"
+                and file not in v.kf.present
+                and v.resume is None
+                and not f.finished
+            ):
+                continue
+            if not filed or ins is None:
+                t.fail(scope, SCN, f"{file} does not show {x.container}")
+    ids = {ins.id for ins in snaps.values() if ins is not None}
+    mine = [
+        e
+        for e in v.events
+        if in_window(v, e)
+        and (
+            e.name == x.container
+            or (e.verb == "rename" and e.old_name == x.container)
+            or e.id in ids
+            or (ours(e, f.research) and e.run_label == x.run)
+        )
+    ]
+    runs_started_after = [r for r in after if r.kind == "runStarted" and r.run == x.run]
+    if x.cls in ("inFlight", "unrecorded"):
+        story_same_container(f, v, x, t, scope, snaps, mine, result, result_code, result_seen)
+    elif x.cls == "charged":
+        story_charged(f, v, x, t, scope, mine, result, result_code, result_seen, runs_started_after)
+    else:
+        story_unsettled(x, t, scope, mine, result_code, runs_started_after)
+    off_the_books(f, v, t, scope)
+    for why in v.recording_unknown:
+        t.unknown(scope, SCN, why)
+
+
+def code_matches(e: Event, code: Any) -> bool:
+    attr = e.attrs.get("exitCode")
+    return is_int(code) and isinstance(code, int) and isinstance(attr, str) and attr == str(code)
+
+
+def story_same_container(
+    f: StudyFacts,
+    v: KillView,
+    x: Target,
+    t: Tally,
+    scope: str,
+    snaps: dict[str, Inspect | None],
+    mine: list[Event],
+    result: Record | None,
+    result_code: Any,
+    result_seen: Fraction | None,
+) -> None:
+    present = [(file, ins) for file, ins in snaps.items() if ins is not None]
+    # With no snapshot (already a failure) the events are still judged, against no Id at all.
+    first = present[0][1] if present else None
+    for file, ins in present:
+        assert ins is not None and first is not None
+        if ins.id != first.id or ins.started_raw != first.started_raw:
+            t.fail(scope, SCN, f"{file} shows another Id or StartedAt for {x.container}")
+    before = snaps.get("container-before.json")
+    after_kill = snaps.get("container-after-kill.json")
+    exited_early = False
+    if before is not None:
+        if before.status == "exited" and x.cls in ("inFlight", "unrecorded"):
+            exited_early = True
+        elif x.cls == "inFlight" and before.status != "running":
+            if not (
+                after_kill is not None
+                and after_kill.status == "exited"
+                and after_kill.finished_at is not None
+                and v.since is not None
+                and after_kill.finished_at < v.since
+            ):
+                t.fail(scope, SCN, f"container-before.json shows {x.container} {quote(before.status)}, not running")
+        elif x.cls == "unrecorded" and not started_snapshot(before):
+            t.fail(scope, SCN, f"container-before.json shows {x.container} not started")
+        if (
+            after_kill is not None
+            and after_kill.status == "exited"
+            and after_kill.finished_at is not None
+            and v.since is not None
+            and after_kill.finished_at < v.since
+        ):
+            exited_early = True
+    for file, ins in present:
+        assert ins is not None
+        if file != "container-before.json" and ins.status not in ("running", "exited"):
+            t.fail(scope, SCN, f"{file} shows {x.container} {quote(ins.status)}")
+    the_id = first.id if first is not None else None
+    dies = [e for e in mine if e.verb == "die"]
+    exits = [ins for _, ins in present if ins is not None and ins.status == "exited"]
+    if exited_early:
+        ref = next((ins for ins in exits), None)
+        assert ref is not None
+        for ins in exits:
+            if ins.finished_at != ref.finished_at or ins.exit_code != ref.exit_code:
+                t.fail(scope, SCN, "the snapshots show two exits")
+        if any(ins is not None and ins.status != "exited" for file, ins in present if file != "container-before.json"):
+            t.fail(scope, SCN, "a snapshot after the exit shows it running again")
+        if result_code is not None and not (isinstance(result_code, int) and result_code == ref.exit_code):
+            t.fail(scope, SCN, f"runResult's exitCode is not the snapshots' ExitCode {ref.exit_code}")
+        for e in dies:
+            if (
+                e.id != the_id
+                or not code_matches(e, ref.exit_code)
+                or ref.finished_at is None
+                or abs(e.start - ref.finished_at) > SECOND
+            ):
+                t.fail(
+                    scope,
+                    SCN,
+                    f"a die of {x.container} in the window that is not the exit the snapshots show "
+                    f"({e.source} line {e.line})",
+                )
+        if len(dies) > 1:
+            t.fail(scope, SCN, f"{len(dies)} dies of {x.container} in its window")
+        the_die = dies[0] if dies else None
+    else:
+        if len(dies) > 1:
+            t.fail(scope, SCN, f"{len(dies)} dies of {x.container} in its window: it ran more than once")
+        the_die = dies[0] if dies else None
+        if the_die is None:
+            if result is not None and (v.window_closed or f.finished):
+                t.fail(scope, SCN, f"no die of {x.container} in its window, yet runResult was written")
+            elif f.finished:
+                t.fail(scope, SCN, f"the study finished without a die of {x.container}")
+            else:
+                t.unknown(scope, SCN, f"no die of {x.container} yet")
+        else:
+            if the_die.id != the_id:
+                t.fail(scope, SCN, f"the die in the window is of another container (Id {quote(the_die.id, 12)})")
+            if result is not None and not code_matches(the_die, result_code):
+                t.fail(scope, SCN, "the die's exitCode is not runResult's")
+            if result_seen is not None and the_die.start > result_seen + SECOND:
+                t.fail(scope, SCN, "the die came after runResult was seen: a result written for a run still running")
+            for ins in exits:
+                if (
+                    not code_matches(the_die, ins.exit_code)
+                    or ins.finished_at is None
+                    or abs(ins.finished_at - the_die.start) > SECOND
+                ):
+                    t.fail(scope, SCN, "a snapshot's exit is not the die's")
+    allowed_starts = 1 if x.cls == "unrecorded" else 0
+    starts = creates = 0
+    for e in mine:
+        if e.verb == "die":
+            continue
+        if e.verb == "destroy":
+            if (
+                e.id != the_id
+                or (the_die is None and not exited_early)
+                or (the_die is not None and e.start < the_die.start)
+            ):
+                t.fail(scope, SCN, f"destroy of {x.container} not after its one die ({e.source} line {e.line})")
+            continue
+        if e.verb == "oom":
+            if e.id != the_id or (the_die is not None and e.start > the_die.start + SECOND):
+                t.fail(scope, SCN, f"oom not of the run's container before its die ({e.source} line {e.line})")
+            continue
+        if e.verb in PASSIVE:
+            continue
+        if e.verb in ("start", "create") and x.cls == "unrecorded" and e.id == the_id:
+            if e.verb == "start":
+                starts += 1
+            else:
+                creates += 1
+            if starts <= allowed_starts and creates <= 1 and (v.at is None or e.start <= v.at + SECOND):
+                continue
+        t.fail(scope, SCN, f"{quote(e.action, 30)} of {x.container} in its window ({e.source} line {e.line})")
+    if x.cls == "unrecorded":
+        rs = [r for r in f.ledger.after(v.before_seq or 0) if r.kind == "runStarted" and r.run == x.run]
+        if len(rs) > 1:
+            t.fail(scope, SCN, f"{len(rs)} runStarted of {x.run} after the kill")
+        elif not rs:
+            (t.fail if f.finished else t.unknown)(scope, SCN, f"no runStarted adopts {x.container} after the kill")
+        elif rs[0].get("container") != x.container:
+            t.fail(scope, SCN, "the runStarted after the kill names another container")
+
+
+def story_charged(
+    f: StudyFacts,
+    v: KillView,
+    x: Target,
+    t: Tally,
+    scope: str,
+    mine: list[Event],
+    result: Record | None,
+    result_code: Any,
+    result_seen: Fraction | None,
+    runs_started_after: list[Record],
+) -> None:
+    later = t.fail if f.finished else t.unknown
+    if len(runs_started_after) > 1:
+        t.fail(scope, SCN, f"{len(runs_started_after)} runStarted of {x.run} after the kill")
+    elif not runs_started_after:
+        later(scope, SCN, f"no runStarted of {x.run} after the kill")
+    elif runs_started_after[0].get("container") != x.container:
+        t.fail(scope, SCN, "its runStarted names another container")
+    starts = [e for e in mine if e.verb == "start"]
+    started_ids = {e.id for e in starts}
+    if len(starts) > 1:
+        t.fail(scope, SCN, f"{len(starts)} starts of {x.container} in its window: started more than once")
+    if not starts:
+        if result is not None:
+            t.fail(scope, SCN, f"no start of {x.container} in its window, yet runResult was written")
+        else:
+            later(scope, SCN, f"{x.container} has not started")
+    the_id = starts[0].id if starts else None
+    dies = [e for e in mine if e.verb == "die"]
+    if len(dies) > 1:
+        t.fail(scope, SCN, f"{len(dies)} dies of {x.container} in its window")
+    the_die = dies[0] if dies else None
+    if the_die is not None:
+        if the_die.id != the_id:
+            t.fail(scope, SCN, "the die is not of the container that started")
+        if result is not None and not code_matches(the_die, result_code):
+            t.fail(scope, SCN, "the die's exitCode is not runResult's")
+        if result_seen is not None and the_die.start > result_seen + SECOND:
+            t.fail(scope, SCN, "the die came after runResult was seen: a result written for a run still running")
+    elif result is not None and (v.window_closed or f.finished):
+        t.fail(scope, SCN, f"no die of {x.container} in its window, yet runResult was written")
+    for e in mine:
+        if e.verb in ("start", "die", "create") or e.verb in PASSIVE:
+            continue
+        if e.verb == "destroy":
+            if e.id in started_ids and (the_die is None or e.start < the_die.start):
+                t.fail(scope, SCN, f"destroy of the running {x.container} ({e.source} line {e.line})")
+            continue
+        if e.verb == "oom" and e.id == the_id:
+            continue
+        t.fail(scope, SCN, f"{quote(e.action, 30)} of {x.container} in its window ({e.source} line {e.line})")
+
+
+def story_unsettled(
+    x: Target,
+    t: Tally,
+    scope: str,
+    mine: list[Event],
+    result_code: Any,
+    runs_started_after: list[Record],
+) -> None:
+    if runs_started_after:
+        t.fail(scope, SCN, f"{x.run} was started again after the kill (seq {runs_started_after[0].seq})")
+    dies = [e for e in mine if e.verb == "die"]
+    if len(dies) > 1:
+        t.fail(scope, SCN, f"{len(dies)} dies of {x.container} in its window")
+    for e in dies:
+        if not code_matches(e, result_code):
+            t.fail(scope, SCN, "a die in its window that is not its result's exit")
+    for e in mine:
+        if e.verb in ("die", "destroy", "oom") or e.verb in PASSIVE:
+            continue
+        t.fail(
+            scope,
+            SCN,
+            f"{quote(e.action, 30)} of {x.container} in its window: it had its result ({e.source} line {e.line})",
+        )
+
+
+def off_the_books(f: StudyFacts, v: KillView, t: Tally, scope: str) -> None:
+    """A container of the study made or started in the window is only a run's waiting to start at the kill."""
+    stem = f.research.stem
+    if stem is None:
+        t.fail(scope, SCN, "research.json's stem cannot be read: whose containers are whose cannot be told")
+        return
+    bks = v.before_seq or 0
+    runs = runs_of(f.ledger.records)
+    targets = {y.run for y in v.targets}
+    starts_by_run: dict[str, set[str]] = {}
+    for e in v.events:
+        if not in_window(v, e) or e.verb not in ("create", "start") or not ours(e, f.research):
+            continue
+        run = e.name[len(stem) :] if e.name.startswith(stem) else e.run_label if isinstance(e.run_label, str) else None
+        if run in targets:
+            continue  # the target's own story judges it
+        info = runs.get(run) if run is not None else None
+        waiting = (
+            info is not None
+            and info.plan is not None
+            and (info.plan.seq > bks or not any(s.seq <= bks for s in info.starts if isinstance(s.seq, int)))
+        )
+        if not waiting:
+            t.fail(
+                scope,
+                SCN,
+                f"{quote(e.action, 20)} of {quote(e.name)} in the window: "
+                "no run of the study was waiting to start in it",
+            )
+            continue
+        assert info is not None
+        if not e.name.startswith(stem) or e.name != stem + info.name:
+            t.fail(scope, SCN, f"a container of run {info.name} outside its name, made in the window")
+            continue
+        if e.verb == "start":
+            starts_by_run.setdefault(info.name, set()).add(e.id)
+            if not any(s.get("container") == e.name for s in info.starts):
+                (t.fail if f.finished else t.unknown)(
+                    scope, SCN, f"{quote(e.name)} started in the window and no runStarted names it"
+                )
+    for run, ids in starts_by_run.items():
+        if len(ids) > 1:
+            t.fail(scope, SCN, f"run {run}, waiting at the kill, started {len(ids)} containers")
+
+
+def judge_charged_once(f: StudyFacts, v: KillView, x: Target, t: Tally, scope: str) -> None:
+    info = runs_of(f.ledger.records).get(x.run)
+    assert info is not None
+    later = t.fail if f.finished else t.unknown
+    if len(info.charges) != 1:
+        t.fail(scope, CO, f"{x.run} has {len(info.charges)} charges")
+    if len(info.starts) > 1:
+        t.fail(scope, CO, f"{x.run} has {len(info.starts)} runStarted")
+    elif not info.starts:
+        later(scope, CO, f"{x.run} has no runStarted{' yet' if not f.finished else ''}")
+    bks = v.before_seq or 0
+    rk = x.info.round
+    settle = next(
+        (r for r in f.ledger.records if r.kind == "diagnosisSettlement" and round_key(r.get("round")) == rk), None
+    )
+    mine = set(x.info.experiments)
+    for other in runs_of(f.ledger.records).values():
+        if other.name == x.run or other.plan is None:
+            continue
+        started_after = [s for s in other.starts if isinstance(s.seq, int) and s.seq > bks]
+        new = other.plan.seq > bks or bool(started_after)
+        if not new or other.round != rk or not strict_equal(other.plan.get("object"), x.plan.get("object")):
+            continue
+        if not (mine & set(other.experiments)):
+            continue
+        moment = other.plan.seq if other.plan.seq > bks else started_after[0].seq
+        before_settled = settle is None or moment < settle.seq
+        if other.purpose == x.plan.get("purpose") or before_settled:
+            t.fail(scope, CO, f"run {other.name} repeats {x.run}'s work (its cell, round and an experiment)")
+
+
+def judge_result(f: StudyFacts, v: KillView, x: Target, t: Tally, scope: str) -> None:
+    later = t.fail if f.finished else t.unknown
+    bks = v.before_seq or 0
+    results = [r for r in f.ledger.records if r.kind == "runResult" and r.run == x.run]
+    if len(results) > 1:
+        t.fail(scope, RSF, f"{x.run} has {len(results)} results")
+    if not results:
+        later(scope, RSF, f"the study {'finished' if f.finished else 'has not finished'} without {x.run}'s result")
+    else:
+        res = results[0]
+        if x.cls == "unsettled":
+            if res.seq > bks:
+                t.fail(scope, RSF, "its result is dated after the kill, yet it was unsettled at it")
+        elif res.seq <= bks:
+            t.fail(scope, RSF, "its result is not after the kill")
+        rseq = v.result_seq.get(x.run)
+        if isinstance(rseq, int) and res.seq > rseq:
+            t.fail(scope, RSF, "its result comes after the record the window closed at")
+        if x.diagnosis:
+            rk = x.info.round
+            settles = [
+                r for r in f.ledger.records if r.kind == "diagnosisSettlement" and round_key(r.get("round")) == rk
+            ]
+            if len(settles) > 1:
+                t.fail(scope, RSF, f"round {rk} is settled {len(settles)} times")
+            if not settles:
+                later(scope, RSF, f"round {rk} has no settlement{' yet' if not f.finished else ''}")
+            else:
+                s = settles[0]
+                if s.run != x.run:
+                    t.fail(scope, RSF, f"round {rk}'s settlement does not name {x.run}")
+                if s.seq < res.seq or (x.cls == "unsettled" and s.seq <= bks):
+                    t.fail(
+                        scope,
+                        RSF,
+                        "the settlement is not after its result" + (" and the kill" if x.cls == "unsettled" else ""),
+                    )
+                parts = settlement_parts(s)
+                chosen = [ids for _, ids in chosen_by_round(f.ledger.records).get(rk or "", [])]
+                need = set(x.info.experiments).union(*chosen) if chosen else set(x.info.experiments)
+                if parts is None or not need <= set(parts[0]) | set(parts[1]):
+                    t.fail(scope, RSF, "the settlement does not account for every experiment")
+                proposal = [
+                    r
+                    for r in f.ledger.records
+                    if r.kind == "stageOpen"
+                    and r.get("stage") == "proposal"
+                    and round_key(r.get("round")) == rk
+                    and r.seq > s.seq
+                ]
+                if not proposal:
+                    later(scope, RSF, f"no stageOpen proposal {rk} follows the settlement")
+    if f.halted is False:
+        t.fail(scope, RSF, "the study did not end as haltedAtExport asks")
+    elif f.halted is None or not f.finished:
+        t.unknown(scope, RSF, "the study has not finished as haltedAtExport asks")

@@ -1,0 +1,326 @@
+"""Safe, bounded reads of an evidence folder's files, and strict JSON.
+
+Everything the oracle knows comes through here.  A file is opened one path
+component at a time below the folder given, each with ``O_NOFOLLOW`` (so no
+symbolic link is followed, in or out of the folder) and ``O_NONBLOCK`` (so a
+FIFO never blocks), then ``fstat`` decides: only a regular file no larger than
+its cap is read, whole, into memory.  Every refusal is a ``Refused`` with a
+reason a human can read; nothing here raises on hostile input.
+
+JSON is parsed by the standard library with hooks that make it strict the
+way the contract asks: an object that repeats a key, ``NaN``/``Infinity``
+and a number too large to be finite are refused (or, for ledger lines,
+flagged: rule 9 is ``contractKept``'s, rule 10 ``ledgerWellFormed``'s), and
+integers are kept exactly, whatever their size.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import math
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+MiB = 1024 * 1024
+
+# The caps of docs/contract.md ("Hostile evidence"); machine.jsonl, outcome.json and the
+# campaign's files have none there: ours are written down in README.md's open questions.
+CAPS: dict[str, int] = {
+    "research.json": 1 * MiB,
+    "study/ledger.jsonl": 32 * MiB,
+    "timeline.jsonl": 32 * MiB,
+    "launches.jsonl": 4 * MiB,
+    "arms.jsonl": 1 * MiB,
+    "ledger-watch.jsonl": 1 * MiB,
+    "outcome.json": 1 * MiB,
+    "machine.jsonl": 64 * MiB,
+    "kill.json": 8 * MiB,
+    "container-before.json": 8 * MiB,
+    "container-after-kill.json": 8 * MiB,
+    "container-before-resume.json": 8 * MiB,
+    "container-events-window.json": 8 * MiB,
+    "container-events-live.jsonl": 32 * MiB,
+    "container-events.jsonl": 32 * MiB,
+    "ledger-at-kill.json": 64 * MiB,
+    "runtime-restarts.jsonl": 1 * MiB,
+    "power.json": 1 * MiB,
+    "campaign.json": 32 * MiB,
+    "trials.jsonl": 32 * MiB,
+}
+ALL_KILL_FOLDERS_CAP = 96 * MiB
+ALL_RECORDINGS_CAP = 32 * MiB
+MAX_KILL_FOLDERS = 64
+# Integers longer than this are kept as their digits: Python refuses to convert longer
+# strings by default, and converting a 32 MiB number would take minutes.
+INT_DIGITS = 4000
+
+
+class Refused(Exception):
+    """A file that cannot be evidence: its reason is said, never its content."""
+
+
+@dataclass(frozen=True)
+class BigInt:
+    """An integer too long to convert cheaply, compared exactly by its JSON digits."""
+
+    text: str
+
+
+def is_int(value: Any) -> bool:
+    return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, BigInt)
+
+
+def is_number(value: Any) -> bool:
+    return is_int(value) or (isinstance(value, float) and math.isfinite(value))
+
+
+def _open_below(root: Path, rel: str, directory: bool = False) -> int:
+    """A descriptor for ``root/rel``, no component of rel a symbolic link."""
+    parts = [p for p in rel.split("/") if p]
+    if not parts or any(p in (".", "..") for p in parts):
+        raise Refused(f"{rel}: not a path inside the folder")
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise Refused(f"the folder cannot be opened ({errno.errorcode.get(exc.errno or 0, 'error')})") from None
+    try:
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+            if not last or directory:
+                flags |= os.O_DIRECTORY
+            try:
+                nfd = os.open(part, flags, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno == errno.ENOENT:
+                    raise Refused(f"{rel}: missing") from None
+                if exc.errno in (errno.ELOOP, errno.EMLINK):
+                    raise Refused(f"{rel}: a symbolic link") from None
+                if exc.errno == errno.ENOTDIR:
+                    raise Refused(f"{rel}: a path component is not a folder (or is a symbolic link)") from None
+                raise Refused(f"{rel}: cannot be opened ({errno.errorcode.get(exc.errno or 0, 'error')})") from None
+            os.close(fd)
+            fd = nfd
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_bytes(root: Path, rel: str, cap: int) -> bytes:
+    """The whole of a regular file below root, at most cap bytes; else Refused."""
+    fd = _open_below(root, rel)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = (
+                "a FIFO"
+                if stat.S_ISFIFO(st.st_mode)
+                else "a device"
+                if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
+                else "a socket"
+                if stat.S_ISSOCK(st.st_mode)
+                else "a folder"
+                if stat.S_ISDIR(st.st_mode)
+                else "not a regular file"
+            )
+            raise Refused(f"{rel}: {kind}, not a regular file")
+        if st.st_size > cap:
+            raise Refused(f"{rel}: {st.st_size} bytes, larger than the {cap} a study could write")
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            try:
+                chunk = os.read(fd, min(1 * MiB, cap + 1 - total))
+            except OSError as exc:
+                raise Refused(f"{rel}: unreadable ({errno.errorcode.get(exc.errno or 0, 'error')})") from None
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > cap:
+                raise Refused(f"{rel}: grew past the {cap} bytes a study could write")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def file_size(root: Path, rel: str) -> int | None:
+    """The size of a regular file below root without following links, or None."""
+    try:
+        fd = _open_below(root, rel)
+    except Refused:
+        return None
+    try:
+        st = os.fstat(fd)
+        return st.st_size if stat.S_ISREG(st.st_mode) else None
+    finally:
+        os.close(fd)
+
+
+def list_folder(root: Path, rel: str) -> list[str]:
+    """The names in a real folder below root (no link followed); Refused otherwise."""
+    fd = _open_below(root, rel, directory=True)
+    try:
+        return sorted(os.listdir(fd))
+    except OSError:
+        raise Refused(f"{rel}: cannot be listed") from None
+    finally:
+        os.close(fd)
+
+
+def is_folder(root: Path, rel: str) -> bool:
+    try:
+        os.close(_open_below(root, rel, directory=True))
+    except Refused:
+        return False
+    return True
+
+
+# --- JSON -------------------------------------------------------------------------------------
+
+
+class _Strict:
+    """One parse's hooks: they note what the contract forbids instead of raising from deep inside."""
+
+    def __init__(self) -> None:
+        self.duplicate: str | None = None
+        self.nonfinite = False
+
+    def pairs(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out and self.duplicate is None:
+                self.duplicate = key
+            out[key] = value
+        return out
+
+    def constant(self, _name: str) -> float:
+        self.nonfinite = True
+        return math.nan
+
+    def floating(self, text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):
+            self.nonfinite = True
+            return math.nan
+        return value
+
+    @staticmethod
+    def integer(text: str) -> int | BigInt:
+        digits = text.lstrip("-")
+        if len(digits) > INT_DIGITS:
+            return BigInt(text)
+        return int(text)
+
+
+@dataclass
+class Parsed:
+    value: Any = None
+    error: str | None = None  # not JSON at all, or a repeated key: not a value
+    nonfinite: bool = False  # NaN, Infinity or a number that overflows: a value, flagged
+
+
+def parse_json(text: str) -> Parsed:
+    hooks = _Strict()
+    try:
+        value = json.loads(
+            text,
+            object_pairs_hook=hooks.pairs,
+            parse_constant=hooks.constant,
+            parse_float=hooks.floating,
+            parse_int=hooks.integer,
+        )
+    except RecursionError:
+        return Parsed(error="nested too deeply")
+    except ValueError as exc:
+        return Parsed(error=f"not JSON ({type(exc).__name__} at char {getattr(exc, 'pos', '?')})")
+    if hooks.duplicate is not None:
+        return Parsed(error=f"an object repeats the key {quote(hooks.duplicate)}")
+    return Parsed(value=value, nonfinite=hooks.nonfinite)
+
+
+def strict_json(text: str) -> Any:
+    """A value, or Refused: for every file but the ledger, a non-finite number is a wrong shape too."""
+    parsed = parse_json(text)
+    if parsed.error is not None:
+        raise Refused(parsed.error)
+    if parsed.nonfinite:
+        raise Refused("a number is not finite (NaN, Infinity or too large)")
+    return parsed.value
+
+
+def decode(data: bytes, what: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Refused(f"{what}: not UTF-8 at byte {exc.start}") from None
+
+
+def read_json(root: Path, rel: str, cap: int) -> Any:
+    data = read_bytes(root, rel, cap)
+    try:
+        return strict_json(decode(data, rel))
+    except Refused as exc:
+        raise Refused(f"{rel}: {exc}") from None
+
+
+@dataclass
+class Lines:
+    """A .jsonl file cut at its newlines: whole lines (number, bytes) and a torn tail."""
+
+    whole: list[tuple[int, bytes]]
+    torn: bytes | None
+
+
+def split_lines(data: bytes) -> Lines:
+    pieces = data.split(b"\n")
+    tail = pieces.pop()
+    return Lines(whole=list(enumerate(pieces, start=1)), torn=tail or None)
+
+
+def read_jsonl_objects(
+    root: Path, rel: str, cap: int, allow_torn_tail: bool = True
+) -> list[tuple[int, dict[str, Any]]]:
+    """Every line of a console-written .jsonl as an object; Refused at the first line that is not one.
+
+    The console writes a line per write, so the only line that may be other than an object is
+    the torn tail of a console that died mid-write: it is left out when allowed.
+    """
+    lines = split_lines(read_bytes(root, rel, cap))
+    if lines.torn is not None and not allow_torn_tail:
+        raise Refused(f"{rel}: the last line is not whole")
+    out: list[tuple[int, dict[str, Any]]] = []
+    for number, raw in lines.whole:
+        try:
+            value = strict_json(decode(raw, f"line {number}"))
+        except Refused as exc:
+            raise Refused(f"{rel} line {number}: {exc}") from None
+        if not isinstance(value, dict):
+            raise Refused(f"{rel} line {number}: not an object")
+        out.append((number, value))
+    return out
+
+
+def quote(value: Any, limit: int = 40) -> str:
+    """A value from the folder as it may be shown: escaped, cut short."""
+    text = value if isinstance(value, str) else repr(value)
+    escaped = text.encode("unicode_escape", errors="backslashreplace").decode("ascii", errors="replace")
+    return repr(escaped[:limit] + ("…" if len(escaped) > limit else ""))
+
+
+def strict_equal(a: Any, b: Any) -> bool:
+    """Equal values of equal types, all the way down: true, 1 and 1.0 differ."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(strict_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and math.isnan(a):
+        return False
+    return bool(a == b)

@@ -1,0 +1,242 @@
+"""``judge_study``: one study's evidence folder, judged from its files alone.
+
+The per-study checks come from the ledger (``ledger_checks``) and the
+controllers (``exitedCleanly`` here); then each kill folder, in number
+order and within the caps, is judged by ``kills``, and the armed points by
+``arms``.  Nothing is trusted that the folder says about its own verdict:
+``report.json``, ``accounts.json`` and ``kill-report.json`` are not read.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+
+from tests.oracle import arms as arms_mod
+from tests.oracle.controllers import Controllers, replay
+from tests.oracle.evidence import (
+    Ledger,
+    Outcome,
+    Snapshot,
+    Timeline,
+    load_arms,
+    load_launches,
+    load_ledger,
+    load_machine,
+    load_outcome,
+    load_research,
+    load_timeline,
+    load_watch,
+)
+from tests.oracle.killfolder import KillFolder, kill_folder_size, load_kill_folder
+from tests.oracle.kills import KillView, StudyFacts, judge_kill
+from tests.oracle.ledger_checks import (
+    judge_charged_equals_starts,
+    judge_contract_kept,
+    judge_halted_at_export,
+    judge_ledger_well_formed,
+    judge_results_accounted,
+)
+from tests.oracle.reading import ALL_KILL_FOLDERS_CAP, ALL_RECORDINGS_CAP, MAX_KILL_FOLDERS, Refused, list_folder
+from tests.oracle.times import SECOND, show
+from tests.oracle.verdict import OracleVerdict, Tally
+
+S = "study"
+EC = "exitedCleanly"
+TOTAL_TARGETS = 256
+
+
+def judge_study(out: Path) -> OracleVerdict:
+    t = Tally()
+    try:
+        _judge(Path(out), t)
+    except Exception as exc:  # noqa: BLE001 - an oracle that breaks must still answer, and say so
+        t.fail(S, "oracleError", f"the oracle failed on this folder: {type(exc).__name__}: {exc}")
+    return t.verdict()
+
+
+def _judge(out: Path, t: Tally) -> None:
+    research = load_research(out)
+    ledger = load_ledger(out)
+    timeline = load_timeline(out)
+    controllers = replay(load_launches(out))
+    finished = controllers.finished
+    judge_ledger_well_formed(t, ledger, timeline, load_watch(out), finished)
+    judge_contract_kept(t, ledger, research)
+    judge_halted_at_export(t, ledger, research, finished)
+    judge_charged_equals_starts(t, ledger, finished)
+    t.add(S, EC)
+    judge_results_accounted(t, ledger, finished)
+    judge_exited_cleanly(out, t, controllers, load_outcome(out))
+    halted = False if t.is_failing(S, "haltedAtExport") else None if t.unknowns[(S, "haltedAtExport")] else True
+    facts = StudyFacts(ledger, research, timeline, controllers, finished, halted)
+    folders = kill_folders(out, t)
+    claimed: dict[tuple[int, int], int] = {}
+    budget = [TOTAL_TARGETS]
+    views: list[KillView] = [judge_kill(facts, kf, t, claimed, budget) for kf in folders]
+    arms = load_arms(out)
+    if arms_mod.applies(arms, views):
+        arms_mod.judge_kill_triggered(facts, arms, views, t)
+    judge_ends_claimed(t, controllers, timeline, ledger, views)
+    judge_records_seen(t, controllers, timeline, ledger, views)
+
+
+def judge_exited_cleanly(out: Path, t: Tally, cs: Controllers, outcome: Outcome) -> None:
+    if not cs.readable:
+        t.fail(S, EC, f"launches.jsonl cannot be read: {cs.reason}")
+        return
+    for v in cs.violations[:3]:
+        t.fail(S, EC, v)
+    final = cs.final
+    if final is None:
+        return
+    if final.end is None:
+        t.unknown(S, EC, f"the final controller (pid {final.pid}) has no end yet: it may still run")
+    elif not final.clean:
+        how = f"signal {final.end.signal}" if final.end.signal else f"exit {final.end.code}"
+        t.unknown(S, EC, f"the final controller (pid {final.pid}) ended by {how}; `studymon run --resume` continues it")
+    # outcome.json: the final controller's code and signal, written when the study finished.
+    if outcome.problem is not None:
+        t.fail(S, EC, outcome.problem)
+    elif final.clean and not outcome.present:
+        t.fail(S, EC, "outcome.json is missing, and the study finished")
+    elif outcome.present:
+        if final.end is None:
+            t.fail(S, EC, "outcome.json says the study ended, and its final controller has no end")
+        elif not (
+            type(outcome.code) is type(final.end.code)
+            and outcome.code == final.end.code
+            and outcome.signal == final.end.signal
+        ):
+            t.fail(S, EC, "outcome.json is not the final controller's end in launches.jsonl")
+    # machine.jsonl: a controller seen in a snapshot is one of launches.jsonl's, and alive then.
+    snaps, problem = load_machine(out)
+    if problem is not None:
+        t.fail(S, EC, problem)
+        return
+    for snap in snaps:
+        check_snapshot(t, cs, snap)
+
+
+def check_snapshot(t: Tally, cs: Controllers, snap: Snapshot) -> None:
+    slack = snap.taken_in + SECOND
+    argvs = [c.start.argv for c in cs.items if c.start.argv]
+    for p in snap.processes:
+        pid, started, args, status = p.get("pid"), p.get("started"), p.get("args"), p.get("status")
+        if not isinstance(pid, int) or isinstance(pid, bool):
+            continue
+        if status in ("zombie", "dead"):
+            continue
+        for c in cs.items:
+            st = c.start.start_time
+            if (
+                c.pid != pid
+                or st is None
+                or not isinstance(started, (int, float))
+                or abs(Fraction(started) - Fraction(st)) > Fraction(1, 20)
+            ):
+                continue
+            if snap.at < c.start.at - slack or (c.end is not None and snap.at > c.end.at + slack):
+                t.fail(
+                    S,
+                    EC,
+                    f"machine.jsonl's {snap.label} snapshot at {show(snap.at)} shows pid {pid} alive "
+                    "outside its life in launches.jsonl",
+                )
+            break
+        else:
+            if isinstance(args, list) and args in argvs:
+                t.fail(
+                    S,
+                    EC,
+                    f"machine.jsonl's {snap.label} snapshot shows a controller (pid {pid}) "
+                    "that launches.jsonl does not name",
+                )
+
+
+def kill_folders(out: Path, t: Tally) -> list[KillFolder]:
+    try:
+        names = list_folder(out, "kills")
+    except Refused as exc:
+        if str(exc).endswith(": missing"):
+            return []
+        t.fail("kill 1", "killEvidence", f"kills/ cannot be read: {exc}")
+        t.fail("kill 1", "killDelivered", "kills/ cannot be read")
+        return []
+    numbers = sorted(int(n) for n in names if n.isdigit() and n.isascii() and str(int(n)) == n and int(n) >= 1)
+    folders: list[KillFolder] = []
+    total = recordings = 0
+    for i, n in enumerate(numbers):
+        if i >= MAX_KILL_FOLDERS:
+            kf = KillFolder(
+                n, f"kills/{n}", unread=f"more than {MAX_KILL_FOLDERS} kill folders: kills/{n} and after are not read"
+            )
+            folders.append(kf)
+            t.fail(f"kill {n}", "killDelivered", kf.unread or "")
+            break
+        rel = f"kills/{n}"
+        size, rec = kill_folder_size(out, rel)
+        total += size
+        recordings += rec
+        if total > ALL_KILL_FOLDERS_CAP or recordings > ALL_RECORDINGS_CAP:
+            kf = KillFolder(n, rel, unread=f"{rel} is past the caps of all kill folders together: not read")
+            t.fail(f"kill {n}", "killDelivered", kf.unread or "")
+        else:
+            kf = load_kill_folder(out, n)
+        if n > 1 and n - 1 not in numbers:
+            t.fail(f"kill {n}", "killEvidence", f"kills are not numbered without a hole: kills/{n - 1} is missing")
+        folders.append(kf)
+    return folders
+
+
+def in_flight_at(ledger: Ledger, timeline: Timeline, when: Fraction) -> list[str]:
+    """Runs whose runStarted, and not their runResult, had been seen by a moment."""
+    started, done = set(), set()
+    for r in ledger.records:
+        s = timeline.by_seq.get(r.seq) if isinstance(r.seq, int) else None
+        if s is None or s.seen > when or not isinstance(r.run, str):
+            continue
+        if r.kind == "runStarted":
+            started.add(r.run)
+        elif r.kind == "runResult":
+            done.add(r.run)
+    return sorted(started - done)
+
+
+def judge_ends_claimed(t: Tally, cs: Controllers, timeline: Timeline, ledger: Ledger, views: list[KillView]) -> None:
+    """§6.8: every controller end while runs were in flight is claimed by a kill folder."""
+    if not cs.readable or not timeline.readable:
+        return
+    claimed = {id(v.controller) for v in views if v.controller is not None}
+    unknown_pids = {v.pid for v in views if v.controller is None}
+    for c in cs.items:
+        if c.end is None or c.clean or id(c) in claimed or c.pid in unknown_pids:
+            continue
+        flying = in_flight_at(ledger, timeline, c.end.at)
+        if flying:
+            t.fail(
+                S,
+                EC,
+                f"pid {c.pid} ended at {show(c.end.at)} with {', '.join(flying[:3])} in flight, "
+                "and no kill folder claims that end",
+            )
+
+
+def judge_records_seen(t: Tally, cs: Controllers, timeline: Timeline, ledger: Ledger, views: list[KillView]) -> None:
+    """§6.9: a record seen while no controller ran was written by something that outlived one.
+
+    Records after a kill are the kill's to judge; the others are judged here."""
+    if not cs.readable or not timeline.readable or not cs.items:
+        return
+    first_kill = min((v.before_seq for v in views if v.before_seq is not None), default=None)
+    bad = []
+    for r in ledger.records:
+        if not isinstance(r.seq, int) or (first_kill is not None and r.seq > first_kill):
+            continue
+        s = timeline.by_seq.get(r.seq)
+        if s is not None and cs.running_at(s.seen) is None:
+            bad.append(f"seq {r.seq} ({r.kind}) was seen at {show(s.seen)}, while no controller ran")
+    for why in bad[:3]:
+        t.fail(S, EC, why)
+    if len(bad) > 3:
+        t.fail(S, EC, f"and {len(bad) - 3} more records seen while no controller ran")

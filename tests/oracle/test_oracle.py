@@ -1,0 +1,382 @@
+"""The oracle against real folders written by studymon, and against copies of them broken by hand.
+
+Sound folders: the demo's three studies, a study killed at two points and a
+study whose controller the test SIGKILLs from outside and then resumes, on
+the process runtime, and a study killed at two points on Docker; each must
+be status 0 for the oracle, with the checks the product's report names.
+Broken copies (``breaking.BREAKERS``) must be status 1 with the broken
+check ✗, and hostile files (a FIFO, a link out, an oversize or non-UTF-8
+file, repeated keys, NaN, huge integers) must be ✗, never a crash or a
+hang.  A small real campaign is judged whole, then broken by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.oracle import OracleVerdict, judge_campaign, judge_study
+from tests.oracle.breaking import BREAKERS, read_jsonl, write_jsonl
+from tests.studies import ROOT, own_runtime_state, studymon, template
+
+pytestmark = pytest.mark.slow
+
+
+def product_keys(out: Path) -> set[tuple[str, str]]:
+    report = json.loads((out / "report.json").read_text())
+    return {(c["scope"], c["name"]) for c in report["checks"]}
+
+
+def assert_sound(out: Path) -> OracleVerdict:
+    v = judge_study(out)
+    assert v.status == 0, {k: v.reasons.get(k) for k, ok in v.checks.items() if ok is not True}
+    assert set(v.checks) == product_keys(out), "the oracle and the product's report name different checks"
+    return v
+
+
+def copy(src: Path, tmp: Path) -> Path:
+    dst = tmp / src.name
+    shutil.copytree(src, dst, symlinks=True)
+    return dst
+
+
+def run_sigkilled_and_resumed(tmp: Path, tpl: Path, sid: str) -> tuple[Path, OracleVerdict]:
+    """A study whose controller this test SIGKILLs from outside mid-run; the verdict before the resume."""
+    out = tmp / sid
+    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--template", str(tpl), f"{sid}={out}"],
+        cwd=tmp,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        ledger = out / "study" / "ledger.jsonl"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (ledger.exists() and '"runStarted"' in ledger.read_text()):
+            time.sleep(0.05)
+        assert ledger.exists() and '"runStarted"' in ledger.read_text(), "the study never started a run"
+        pid = [r for r in read_jsonl(out / "launches.jsonl") if r["event"] == "start"][-1]["pid"]
+        os.kill(pid, signal.SIGKILL)
+        output, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 3, output[-2000:]
+    before = judge_study(out)
+    done = studymon("run", "--resume", "--headless", f"{sid}={out}", cwd=tmp)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return out, before
+
+
+@pytest.fixture(scope="module")
+def process_folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Real folders on the process runtime, written once for the module."""
+    with own_runtime_state(tmp_path_factory):
+        tmp = tmp_path_factory.mktemp("oracle-process")
+        demo = studymon("demo", "--headless", "--backend", "process", "--out", str(tmp / "demo"), cwd=tmp)
+        assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-2000:]
+        tpl = template(tmp, backend="process")
+        two = studymon(
+            "run",
+            "--headless",
+            "--template",
+            str(tpl),
+            "--kill",
+            "twice:after:charge",
+            "--kill",
+            "twice:after:runStarted",
+            f"twice={tmp / 'twice'}",
+            cwd=tmp,
+        )
+        assert two.returncode == 0, two.stdout[-3000:] + two.stderr[-2000:]
+        crashed, before = run_sigkilled_and_resumed(tmp, tpl, "crashed")
+        (tmp / "before-resume.json").write_text(
+            json.dumps({"status": before.status, "failing": [list(k) for k in before.failing()]})
+        )
+        return {
+            "alpha": tmp / "demo" / "alpha",
+            "beta": tmp / "demo" / "beta",
+            "gamma": tmp / "demo" / "gamma",
+            "twice": tmp / "twice",
+            "crashed": crashed,
+            "before-resume": tmp / "before-resume.json",
+        }
+
+
+@pytest.mark.parametrize("name", ["alpha", "beta", "gamma"])
+def test_the_demos_three_studies_hold(process_folders: dict[str, Path], name: str) -> None:
+    v = assert_sound(process_folders[name])
+    if name == "beta":  # the demo's armed study: killed once, its target judged
+        assert {("kill 1", "killDelivered"), ("kill 1 · d1", "sameContainerNoRerun")} <= set(v.checks)
+
+
+def test_a_study_killed_at_two_points_holds(process_folders: dict[str, Path]) -> None:
+    v = assert_sound(process_folders["twice"])
+    assert ("kill 2", "killEvidence") in v.checks and ("study", "killTriggered") in v.checks
+
+
+def test_a_controller_sigkilled_from_outside_is_unknown_until_resumed_then_holds(
+    process_folders: dict[str, Path],
+) -> None:
+    before = json.loads(process_folders["before-resume"].read_text())
+    assert before == {"status": 3, "failing": []}
+    v = assert_sound(process_folders["crashed"])
+    kill = json.loads((process_folders["crashed"] / "kills" / "1" / "kill.json").read_text())
+    assert kill["trigger"] == "crash" and ("kill 1", "killDelivered") not in v.checks
+
+
+@pytest.mark.parametrize("breaker", sorted(BREAKERS))
+@pytest.mark.parametrize("base", ["beta", "crashed"])
+def test_a_folder_broken_by_hand_fails_the_check_it_breaks(
+    process_folders: dict[str, Path], base: str, breaker: str, tmp_path: Path
+) -> None:
+    out = copy(process_folders[base], tmp_path)
+    key = BREAKERS[breaker](out)
+    v = judge_study(out)
+    assert v.status == 1 and v.checks.get(key) is False, (key, v.checks.get(key), v.failing())
+
+
+# --- hostile files ------------------------------------------------------------------------------
+
+
+def _fifo(out: Path) -> tuple[str, str]:
+    (out / "study" / "ledger.jsonl").unlink()
+    os.mkfifo(out / "study" / "ledger.jsonl")
+    return ("study", "ledgerWellFormed")
+
+
+def _link_out(out: Path) -> tuple[str, str]:
+    outside = out.parent / "elsewhere.jsonl"
+    shutil.copy(out / "study" / "ledger.jsonl", outside)
+    (out / "study" / "ledger.jsonl").unlink()
+    (out / "study" / "ledger.jsonl").symlink_to(outside)
+    return ("study", "ledgerWellFormed")
+
+
+def _kill_folder_linked_out(out: Path) -> tuple[str, str]:
+    shutil.move(out / "kills" / "1", out.parent / "kill-elsewhere")
+    (out / "kills" / "1").symlink_to(out.parent / "kill-elsewhere")
+    return ("kill 1", "killEvidence")
+
+
+def _oversize(out: Path) -> tuple[str, str]:
+    with open(out / "timeline.jsonl", "ab") as f:
+        f.truncate(33 * 1024 * 1024)  # sparse: larger than its cap without writing it
+    return ("study", "ledgerWellFormed")
+
+
+def _not_utf8(out: Path) -> tuple[str, str]:
+    with open(out / "study" / "ledger.jsonl", "ab") as f:
+        f.write(b'{"seq": 99, "at": "\xff\xfe", "kind": "halt", "content": {}}\n')
+    return ("study", "ledgerWellFormed")
+
+
+def _repeated_key(out: Path) -> tuple[str, str]:
+    path = out / "study" / "ledger.jsonl"
+    lines = path.read_text().splitlines()
+    lines[2] = lines[2][:-1] + ', "kind": "halt"}'
+    path.write_text("\n".join(lines) + "\n")
+    return ("study", "ledgerWellFormed")
+
+
+def _nan(out: Path) -> tuple[str, str]:
+    path = out / "study" / "ledger.jsonl"
+    text = path.read_text()
+    i = text.index('"amount": ') + len('"amount": ')
+    j = text.index(",", i)
+    path.write_text(text[:i] + "NaN" + text[j:])
+    return ("study", "contractKept")
+
+
+def _huge_integer(out: Path) -> tuple[str, str]:
+    path = out / "study" / "ledger.jsonl"
+    lines = path.read_text().splitlines()
+    lines[1] = lines[1].replace('"seq": 2,', '"seq": ' + "9" * 100_000 + ",", 1)
+    path.write_text("\n".join(lines) + "\n")
+    return ("study", "ledgerWellFormed")
+
+
+def _deep(out: Path) -> tuple[str, str]:
+    path = out / "kills" / "1" / "kill.json"
+    path.write_text("[" * 200_000 + "]" * 200_000)
+    return ("kill 1", "killEvidence")
+
+
+def _socket(out: Path) -> tuple[str, str]:
+    (out / "launches.jsonl").unlink()
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.bind(str(out / "launches.jsonl"))
+    finally:
+        s.close()
+    return ("study", "exitedCleanly")
+
+
+def _kill_json_repeats_a_key(out: Path) -> tuple[str, str]:
+    path = out / "kills" / "1" / "kill.json"
+    path.write_text(path.read_text().rstrip()[:-1] + ', "pid": 1}')
+    return ("kill 1", "killEvidence")
+
+
+def _live_recording_torn(out: Path) -> tuple[str, str]:
+    with open(out / "kills" / "1" / "container-events-live.jsonl", "a") as f:
+        f.write('{"status": "sta')
+    return ("kill 1 · d1", "sameContainerNoRerun")
+
+
+HOSTILE = {
+    "a FIFO for the ledger": _fifo,
+    "a ledger linked out of the folder": _link_out,
+    "a kill folder linked out": _kill_folder_linked_out,
+    "a timeline past its cap": _oversize,
+    "a ledger line not UTF-8": _not_utf8,
+    "a ledger line repeating a key": _repeated_key,
+    "NaN for an amount": _nan,
+    "a seq of 100000 digits": _huge_integer,
+    "kill.json nested 200000 deep": _deep,
+    "a socket for launches.jsonl": _socket,
+    "kill.json repeating a key": _kill_json_repeats_a_key,
+    "a torn line in the live recording": _live_recording_torn,
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_hostile_evidence_fails_its_checks_without_a_crash_or_a_hang(
+    process_folders: dict[str, Path], case: str, tmp_path: Path
+) -> None:
+    out = copy(process_folders["beta"], tmp_path)
+    key = HOSTILE[case](out)
+    began = time.monotonic()
+    v = judge_study(out)
+    assert time.monotonic() - began < 10
+    assert ("study", "oracleError") not in v.checks, v.reasons.get(("study", "oracleError"))
+    assert v.status == 1 and v.checks.get(key) is False, (key, v.failing())
+
+
+# --- Docker -------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def docker_folder(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    request.getfixturevalue("docker_engine")  # without an engine: a skip, which CI's gate fails
+    with own_runtime_state(tmp_path_factory):
+        tmp = tmp_path_factory.mktemp("oracle-docker")
+        tpl = template(tmp, backend="docker")
+        sid = "oracle-docker"
+        done = studymon(
+            "run",
+            "--headless",
+            "--template",
+            str(tpl),
+            "--kill",
+            f"{sid}:after:charge",
+            "--kill",
+            f"{sid}:after:runStarted",
+            f"{sid}={tmp / sid}",
+            cwd=tmp,
+        )
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+        return tmp / sid
+
+
+def test_a_study_killed_at_two_points_on_docker_holds(docker_folder: Path) -> None:
+    v = assert_sound(docker_folder)
+    assert ("kill 2 · d1", "sameContainerNoRerun") in v.checks
+
+
+# --- a campaign ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    with own_runtime_state(tmp_path_factory):
+        tmp = tmp_path_factory.mktemp("oracle-campaign")
+        tpl = template(tmp, backend="process")
+        done = studymon(
+            "explore",
+            "--headless",
+            "--template",
+            str(tpl),
+            "--workers",
+            "1",
+            "--max-trials",
+            "2",
+            f"ocamp={tmp / 'campaign'}",
+            cwd=tmp,
+            timeout=600,
+        )
+        assert done.returncode in (0, 3), done.stdout[-3000:] + done.stderr[-2000:]
+        return tmp / "campaign"
+
+
+def test_a_real_campaign_is_judged_trial_by_trial(campaign: Path) -> None:
+    v = judge_campaign(campaign)
+    assert v.status in (0, 3) and not v.failing(), v.failing()
+    assert {("trial 1", "holds"), ("trial 2", "recorded"), ("campaign", "journalAgrees")} <= set(v.checks)
+
+
+def _other_study(c: Path) -> tuple[str, str]:
+    path = c / "trials" / "1" / "research.json"
+    path.write_text(json.dumps(dict(json.loads(path.read_text()), study="ocamp-2")))
+    return ("trial 1", "recorded")
+
+
+def _armed_elsewhere(c: Path) -> tuple[str, str]:
+    path = c / "trials" / "1" / "arms.jsonl"
+    rows = read_jsonl(path)
+    rows[0]["point"] = "after:halt"
+    write_jsonl(path, rows)
+    return ("trial 1", "recorded")
+
+
+def _summary_disagrees(c: Path) -> tuple[str, str]:
+    path = c / "campaign.json"
+    data = json.loads(path.read_text())
+    data["trials"][0]["state"] = "lost"
+    path.write_text(json.dumps(data))
+    return ("campaign", "journalAgrees")
+
+
+def _folder_missing(c: Path) -> tuple[str, str]:
+    shutil.rmtree(c / "trials" / "2")
+    return ("trial 2", "recorded")
+
+
+def _shared_folder(c: Path) -> tuple[str, str]:
+    path = c / "trials.jsonl"
+    rows = read_jsonl(path)
+    for r in rows:
+        if r["n"] == 2:
+            r["out"] = "trials/1"
+    write_jsonl(path, rows)
+    return ("campaign", "trialsAccounted")
+
+
+CAMPAIGN_BREAKERS = {
+    "a trial folder of another study": _other_study,
+    "a trial armed elsewhere": _armed_elsewhere,
+    "campaign.json disagrees with the journal": _summary_disagrees,
+    "a trial folder missing": _folder_missing,
+    "two trials share a folder": _shared_folder,
+}
+
+
+@pytest.mark.parametrize("case", sorted(CAMPAIGN_BREAKERS))
+def test_a_campaign_broken_by_hand_fails(campaign: Path, case: str, tmp_path: Path) -> None:
+    c = copy(campaign, tmp_path)
+    key = CAMPAIGN_BREAKERS[case](c)
+    v = judge_campaign(c)
+    assert v.status == 1 and v.checks.get(key) is False, (key, v.failing())

@@ -1823,7 +1823,8 @@ def _unknown_kind_not_finite(f: Files) -> None:
     ledger = f["study/ledger.jsonl"]
     n = len(ledger)
     ledger.append({"seq": n + 1, "at": rfc3339_ms(t(n + 1)), "kind": f"{MARKER} \u001b[31m", "content": {"amount": 1e400}})
-    f["timeline.jsonl"].append({"seq": n + 1, "kind": "x", "at": rfc3339_ms(t(n + 1)), "seenAt": rfc3339_ms(t(n + 1) + 0.1)})
+    kind = ledger[-1]["kind"]  # seen as it was written: the folder's two copies agree
+    f["timeline.jsonl"].append({"seq": n + 1, "kind": kind, "at": rfc3339_ms(t(n + 1)), "seenAt": rfc3339_ms(t(n + 1) + 0.1)})
     f["launches.jsonl"][-1]["at"] = rfc3339_ms(t(n + 2))
 
 
@@ -1831,6 +1832,26 @@ case("v3-rule9-in-a-record-of-no-known-kind", "a record of a kind the contract d
      "free text) holds 1e400: rule 9, the kind not quoted, the line counted once",
      F((ST, "contractKept")), files=_unknown_kind_not_finite,
      details={(ST, "contractKept"): "rule 9, line 41: a record.amount is not finite"})
+
+
+def _rewritten_after_seen(f: Files) -> None:
+    seq = next(r["seq"] for r in f["study/ledger.jsonl"] if r["kind"] == "stageOpen")
+    next(line for line in f["timeline.jsonl"] if line["seq"] == seq)["kind"] = "decision"
+
+
+# §6.9: each record's kind, time and seq is held in the ledger and in timeline.jsonl; when they disagree the ledger
+# was changed after the console saw it, whichever copy looks sound alone.
+case("v4-the-ledger-changed-after-it-was-seen", "timeline.jsonl saw the first stageOpen's seq as a decision: the "
+     "ledger's record is not the one a console saw", F((ST, "ledgerWellFormed")), files=_rewritten_after_seen)
+
+
+def _seen_past_the_end(f: Files) -> None:
+    n = len(f["study/ledger.jsonl"])
+    f["timeline.jsonl"].append(dict(f["timeline.jsonl"][-1], seq=n + 1))
+
+
+case("v4-a-record-seen-the-ledger-no-longer-holds", "timeline.jsonl saw a record past the ledger's last: the ledger "
+     "lost a record after it was seen", F((ST, "ledgerWellFormed")), files=_seen_past_the_end)
 
 
 def _die_after_its_result(f: Files) -> None:

@@ -57,6 +57,8 @@ class LedgerFacts:
     faults: list[str] = field(default_factory=list)  # ledger-watch.jsonl lines as reasons (the first SHOWN)
     fault_count: int = 0
     watch_problem: str | None = None  # ledger-watch.jsonl could not be read
+    seen_differ: list[str] = field(default_factory=list)  # records the ledger and timeline.jsonl disagree on
+    seen_count: int = 0
     absent: bool = False  # there is no ledger file at all
     pending: bool = False  # absent, and the study may still write it: a resume can continue it
 

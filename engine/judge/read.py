@@ -23,7 +23,7 @@ from typing import Any
 
 from studymon.engine import safefile
 from studymon.engine.accounts import Accounts
-from studymon.engine.contract import KNOWN_KINDS, ContractWatch, valid_id
+from studymon.engine.contract import KNOWN_KINDS, ContractWatch, plural, valid_id
 from studymon.engine.folder import EvidenceFolder, KillFolder
 from studymon.engine.judge.controllers import replay_controllers
 from studymon.engine.judge.events import EventTally, TargetWatch, planned_after
@@ -35,7 +35,7 @@ from studymon.engine.judge.facts import (
     StudyFacts,
 )
 from studymon.engine.judge.study import fault_text
-from studymon.engine.judge.timeline import Stream, seen_events
+from studymon.engine.judge.timeline import Stream, TimelineLine, seen_events
 from studymon.engine.judge.verdict import SHOWN
 from studymon.engine.ledger import LedgerIssue, LedgerParser, Record
 from studymon.engine.records import (
@@ -67,6 +67,7 @@ BAD_LINES = 1000
 # cap can hold (a record is at least ~40 bytes), so that one timeline line with a huge seq cannot
 # make the judge hold hundreds of MiB for records that no ledger within its cap has.
 MAX_SEEN = EvidenceFolder.CAPS[EvidenceFolder.LEDGER] // 40
+MAX_SEQ = 1 << 62  # a timeline line's seq is read whatever its size: one past MAX_SEEN is a record no ledger holds
 
 
 def _lines(out: Path, rel: str, cap: int) -> Iterator[safefile.Line]:
@@ -228,17 +229,26 @@ class _AtKill:
 
 
 class _Seen:
-    """When the console first saw each record after a kill (timeline.jsonl), judged against each kill's story.
+    """timeline.jsonl beside the ledger: every record as a console saw it, and when it first saw those after a kill.
+
+    Two facts are held twice (§6.9): each record's kind and time, in the
+    ledger and in the line a console wrote when it saw that record; a ledger
+    whose record differs from what was seen was changed after it was seen
+    (``ledgerWellFormed``), and so is one that no longer holds a record seen.
+    The seen lines' ``(kind, at)`` are kept as a hash per seq (8 bytes a
+    record, up to what a ledger within its cap can hold).
 
     Every record after a kill's ``beforeKillSeq`` was written by a controller
     started after the kill, so it was seen after that start (§6.3): the kill's
     replayed story (:mod:`.controllers`) says whether a record seen at a time
-    was (:data:`~.controllers.KILL_MACHINE`'s ``seen`` rows); one never seen
+    was (:data:`~.machines.KILL_MACHINE`'s ``seen`` rows); one never seen
     was written by something that outlived the kill too.  The seen times are
-    held in an array from the lowest such seq (8 bytes a record), not as objects.
+    held in an array from the lowest such seq, not as objects.
     """
 
-    def __init__(self, out: Path, kills: list[KillEvidence]) -> None:
+    UNSEEN = 0  # no line for this seq (a hash of 0 is taken as 1)
+
+    def __init__(self, out: Path, kills: list[KillEvidence], facts: LedgerFacts) -> None:
         # (kill, its beforeKillSeq, its story)
         self.kills = [
             (ev, ev.kill.before_kill_seq, ev.story)
@@ -247,24 +257,61 @@ class _Seen:
         ]
         self.base = min((seq for _, seq, _ in self.kills), default=None)
         self.seen = array("d")
+        self.said = array("q")  # seq - 1 -> hash of (kind, at) as first seen
+        self.facts = facts
         self.problem: str | None = None
-        if self.base is not None:
+        self.last_seq = 0
+        self.far = 0  # the highest seq seen past those held
+        if safefile.exists(out, EvidenceFolder.TIMELINE) or self.base is not None:
             self._read(out)
 
+    @staticmethod
+    def _hash(kind: str, at: str) -> int:
+        return hash((kind, at)) or 1
+
     def _read(self, out: Path) -> None:
-        assert self.base is not None
         nan = float("nan")
+        base = self.base
         stream = Stream(EvidenceFolder.TIMELINE)
-        for e in seen_events(out, stream, self.base, MAX_SEEN):
-            i = e.fact.seq - self.base - 1
-            if i >= len(self.seen):
-                self.seen.extend([nan] * (i + 1 - len(self.seen)))
-            if math.isnan(self.seen[i]):
-                self.seen[i] = e.time  # the first time a console saw it, as the timeline orders it
+        for e in seen_events(out, stream, 0, MAX_SEQ):
+            line: TimelineLine = e.fact
+            i = line.seq - 1
+            if i >= MAX_SEEN:
+                # Past the seqs whose kind and time are held (a ledger within its cap holds fewer records, but
+                # may skip seqs): only whether the ledger reaches it is judged.
+                self.far = max(self.far, line.seq)
+            elif i >= len(self.said):
+                self.said.extend([self.UNSEEN] * (i + 1 - len(self.said)))
+            said = self._hash(line.kind, line.at)
+            if i >= MAX_SEEN:
+                pass
+            elif self.said[i] == self.UNSEEN:
+                self.said[i] = said
+            elif self.said[i] != said:
+                self._differs(f"{e.where} saw seq {line.seq} as another record than the line before it did")
+            if base is None or line.seq <= base or line.seq - base > MAX_SEEN:
+                continue
+            j = line.seq - base - 1
+            if j >= len(self.seen):
+                self.seen.extend([nan] * (j + 1 - len(self.seen)))
+            if math.isnan(self.seen[j]):
+                self.seen[j] = e.time  # the first time a console saw it, as the timeline orders it
         self.problem = stream.problem or stream.disorder
 
+    def _differs(self, why: str) -> None:
+        self.facts.seen_count += 1
+        if len(self.facts.seen_differ) < SHOWN:
+            self.facts.seen_differ.append(why)
+
     def add(self, r: Record) -> None:
-        """Judge one record after the kills it follows."""
+        """Compare one record with the line it was seen as; judge it after the kills it follows."""
+        self.last_seq = r.seq
+        i = r.seq - 1
+        if i < len(self.said) and self.said[i] != self.UNSEEN and self.said[i] != self._hash(r.kind, r.at):
+            self._differs(
+                f"the ledger's seq {r.seq} ({_kind(r)}, line {r.line}) is not the record timeline.jsonl saw as "
+                f"seq {r.seq}: the ledger was changed after it was seen"
+            )
         if self.base is None or r.seq <= self.base:
             return
         i = r.seq - self.base - 1
@@ -282,6 +329,18 @@ class _Seen:
             if len(ev.unmanned) < 64:
                 ev.unmanned.append((_run_of(r), r.kind, why, math.isnan(seen)))
             ev.unmanned_count += 1
+
+    def finish(self, ledger_ok: bool) -> None:
+        """Records seen that the ledger, read to its end, no longer holds."""
+        if not ledger_ok:
+            return
+        gone = sum(1 for i in range(self.last_seq, len(self.said)) if self.said[i] != self.UNSEEN)
+        gone += self.far > self.last_seq
+        if gone:
+            self._differs(
+                f"timeline.jsonl saw {plural(gone, 'record')} past the ledger's last (seq {self.last_seq}): "
+                "the ledger lost records after they were seen"
+            )
 
 
 def _kind(r: Record) -> str:
@@ -317,7 +376,7 @@ def read_ledger(
             ev.problems[KillFolder.AT_KILL] = f"{KillFolder.AT_KILL}: {exc.reason}"
     parser = LedgerParser(strict=True)
     counting = arming is not None and bool(arming.fired)
-    seen = _Seen(out, kills)
+    seen = _Seen(out, kills, facts)
     for ev in kills:
         ev.timeline_problem = seen.problem
 
@@ -357,6 +416,7 @@ def read_ledger(
         chunks.close()
         for c in comparers:
             c.finish(facts.problem is None)
+        seen.finish(facts.problem is None)
     facts.records = acc.count
     facts.last_seq = acc.last_seq
     facts.issues = kept

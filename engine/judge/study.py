@@ -30,6 +30,7 @@ def ledger_well_formed(ledger: LedgerFacts) -> Check:
     if ledger.watch_problem is not None:
         v.fail(ledger.watch_problem)
     v.listed(ledger.faults, ledger.fault_count, "change seen while watched", "changes seen while watched")
+    v.listed(ledger.seen_differ, ledger.seen_count, "record", "records")
     return v.check(f"{ledger.records} lines, seq 1..{ledger.last_seq}")
 
 

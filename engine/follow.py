@@ -16,7 +16,10 @@ Each poll reads only what is new: the ledger from its last offset (at most
 once.  Nothing is written, so the follower may read a folder that is being
 shipped, unpacked or judged.  Files are opened as the judge opens them
 (:mod:`studymon.engine.safefile`: no link out of the folder, sizes capped),
-since a folder shipped from a worker is as untrusted as any evidence.
+since a folder shipped from a worker is as untrusted as any evidence; for
+the same reason each text from it that an event carries (a missed point's
+detail, a kill's trigger and point, the checks of ``report.json``) passes
+the one quoting function (:func:`studymon.engine.quoting.free_text`).
 """
 
 from __future__ import annotations
@@ -44,13 +47,20 @@ from studymon.engine.events import (
 )
 from studymon.engine.folder import EvidenceFolder, KillFolder
 from studymon.engine.judge.report import report_checks
-from studymon.engine.judge.verdict import overall
+from studymon.engine.judge.verdict import Check, overall
 from studymon.engine.killpoint import SEED
 from studymon.engine.ledger import LedgerTail
+from studymon.engine.quoting import DETAIL_LIMIT, free_text
 from studymon.engine.records import LaunchEnd, LaunchStart, parse_arm, parse_launch
 
 POLL_BYTES = 1 << 20  # of the ledger per poll: a long backlog is taken in over several polls
 LINE_BYTES = 1 << 16  # a line of an appended file longer than this is skipped, not held
+WORD = 80  # characters of a point, a trigger or a check's name told
+
+
+def _said(value: Any) -> str:
+    """A value of the folder's (a point, a trigger: any JSON) as the words an event carries."""
+    return free_text(value if isinstance(value, str) else str(value), WORD)
 
 
 class _Appended:
@@ -164,7 +174,7 @@ class FolderFollower:
             line = parse_arm(value)
             if isinstance(line, str):
                 continue
-            point = str(line.point) if line.point is not None else str(SEED)
+            point = _said(line.point) if line.point is not None else str(SEED)
             if line.event == "arm":
                 self.armed.append(point)
             elif line.event == "disarm":
@@ -173,7 +183,8 @@ class FolderFollower:
                 if point in self.armed:
                     self.armed.remove(point)
                 if line.event == "missed":
-                    events.append(KillStep(self.study, 0, "missed", str(line.detail or ""), line.at, point))
+                    detail = free_text(line.detail, DETAIL_LIMIT) if line.detail else ""
+                    events.append(KillStep(self.study, 0, "missed", detail, line.at, point))
         if self.armed != before:
             waiting = tuple(self.armed[1:])
             events.append(ArmChanged(self.study, bool(self.armed), self.armed[0] if self.armed else None, waiting))
@@ -188,14 +199,16 @@ class FolderFollower:
                 return  # not there yet (or not whole yet: kill.json is published whole, so not there)
             self.kills_seen = kill.number
             trigger = body.get("trigger")
-            step = "killed" if trigger in ("auto", "manual") else str(trigger or "killed")
+            step = "killed" if trigger in ("auto", "manual") else _said(trigger or "killed")
             pid = body.get("pid")
             if isinstance(pid, int):
                 self.killed_pids.add(pid)
             sent = body.get("killSentEpoch")
             at = float(sent) if isinstance(sent, (int, float)) and sent > 0 else None
             point = body.get("point")
-            events.append(KillStep(self.study, kill.number, step, "", at, point if isinstance(point, str) else None))
+            events.append(
+                KillStep(self.study, kill.number, step, "", at, _said(point) if isinstance(point, str) else None)
+            )
 
     def _read_report(self, events: list[StudyEvent]) -> None:
         if self.verdicts is not None:
@@ -204,7 +217,9 @@ class FolderFollower:
             body = safefile.read_object(self.out, EvidenceFolder.REPORT)
         except safefile.Unreadable:
             return
-        checks = report_checks(body)
+        checks = [
+            Check(_said(c.name), c.ok, free_text(c.detail, DETAIL_LIMIT), _said(c.scope)) for c in report_checks(body)
+        ]
         finished = body.get("finished") is True
         self.verdicts = Verdicts(self.study, tuple(checks), overall(checks), finished)
         events.append(self.verdicts)

@@ -27,6 +27,7 @@ import psutil
 from studymon.engine.clock import parse_rfc3339
 from studymon.engine.evidence import append_jsonl, read_jsonl
 from studymon.engine.folder import EvidenceFolder
+from studymon.engine.quoting import free_text
 from studymon.engine.records import LaunchEnd
 
 # The keeper runs from the installed package; ``-P`` keeps the OUT it starts
@@ -366,9 +367,8 @@ def last_log_line(path: Path, limit: int = 200) -> str:
     lines = [line.strip() for line in tail.decode("utf-8", "replace").splitlines() if line.strip()]
     if not lines:
         return "study.log is empty"
-    # The log is the study's: keep the terminal's control characters out of the message.
-    text = "".join(ch if ch.isprintable() else "?" for ch in lines[-1])
-    return "study.log: " + (text if len(text) <= limit else text[: limit - 1] + "…")
+    # The log is the study's: it is said through the one quoting function, as all text from a folder.
+    return "study.log: " + free_text(lines[-1], limit)
 
 
 # Where the kernel parks a parent until its vfork child has exec'd or exited.

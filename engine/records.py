@@ -20,6 +20,7 @@ from studymon.engine.clock import rfc3339_ms, rfc3339_ns, utc_epoch
 from studymon.engine.contract import is_int, is_number, valid_id
 from studymon.engine.folder import KillFolder
 from studymon.engine.killpoint import point_text
+from studymon.engine.quoting import free_text
 from studymon.engine.safefile import type_name
 
 # Epoch seconds of 10000-01-01T00:00:00Z: a later time cannot be a date the console wrote.
@@ -419,17 +420,6 @@ class KillRecord:
         }
 
 
-def _free(value: Any, limit: int = 120) -> str:
-    """Text the console wrote itself, cut short and without control characters."""
-    if not isinstance(value, str):
-        return type_name(value)
-    text = _CONTROL.sub("?", value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
 def no_since(file: str) -> str:
     return f"{file} has no since and sinceEpoch, two times, to open the window at"
 
@@ -472,7 +462,7 @@ def parse_kill(obj: dict[str, Any], name_prefix: str | None) -> KillRecord:
         k.point = str(parsed)
     elif point is not None:
         k.problems.append(
-            f"kill.json point is {_free(point) if isinstance(point, str) else type_name(point)}, not a kill point"
+            f"kill.json point is {free_text(point) if isinstance(point, str) else type_name(point)}, not a kill point"
         )
     event = obj.get("triggerEvent")
     on_event = parsed is not None and not parsed.on_record
@@ -496,7 +486,7 @@ def parse_kill(obj: dict[str, Any], name_prefix: str | None) -> KillRecord:
         k.delivery.append("kill.json signal is not SIGKILL")
     error = obj.get("captureError")
     if error is not None:
-        k.problems.append(f"capture failed while the controller was frozen: {_free(error)}")
+        k.problems.append(f"capture failed while the controller was frozen: {free_text(error)}")
     if "prefix" in obj and name_prefix is not None and obj.get("prefix") != name_prefix:
         k.problems.append(f"kill.json prefix is not the study's {name_prefix}")
     k.since_epoch, why = _since(obj, KillFolder.KILL)
@@ -521,7 +511,7 @@ def parse_kill(obj: dict[str, Any], name_prefix: str | None) -> KillRecord:
         kind = t.get("class", IN_FLIGHT)
         if kind not in TARGET_CLASSES:
             k.problems.append(
-                f"kill.json target {run}'s class is {_free(kind)}, not one of {', '.join(TARGET_CLASSES)}"
+                f"kill.json target {run}'s class is {free_text(kind)}, not one of {', '.join(TARGET_CLASSES)}"
             )
             continue
         seen.add(run)

@@ -323,7 +323,7 @@ def test_the_check_table_shows_control_characters_and_markup_instead_of_sending_
         check_table([("s", [Check("chargedOnce", False, f"run {hostile} repeats it", f"kill 1 · {hostile}")])]))
     out = buf.getvalue()
     assert "\x1b[2J" not in out and "\x1b]0;" not in out and "\x07" not in out
-    assert "\\x1b[2J" in out and "[link=https://example.invalid]" in out  # shown as text
+    assert "?[2J" in out and "[link=https://example.invalid]" in out  # shown as text
     assert "\x1b]8;" not in out, "no hyperlink was made from the id"
 
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import shlex
 import signal
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from rich.console import Console
+from rich.text import Text
 
 from studymon import __version__
 from studymon.engine.events import ProcessStarted, StudyEvent
@@ -46,6 +46,7 @@ from studymon.engine.judge.verdict import EXIT_UNKNOWN, Check
 from studymon.engine.judge.verdict import exit_status as judge_exit_status
 from studymon.engine.killpoint import SEED, BadPoint, KillPoint, parse_kill_option
 from studymon.engine.prepare import create_fresh, plan_attach, plan_fresh, plan_resume, resolve
+from studymon.engine.quoting import DETAIL_LIMIT, json_text, shown
 from studymon.engine.runtimes.process import check_state_folder
 from studymon.engine.session import SessionResult
 from studymon.engine.spec import (
@@ -256,8 +257,10 @@ def main(argv: list[str] | None = None) -> int:
             else ""
         )
         err.print(
-            f"studymon {args.command}: interrupted ({name}) before the studies were under watch; "
-            f"no controller was started{then}",
+            Text(
+                f"studymon {args.command}: interrupted ({name}) before the studies were under watch; "
+                f"no controller was started{then}"
+            ),
             highlight=False,
             soft_wrap=True,
         )
@@ -284,7 +287,8 @@ def _command(args: argparse.Namespace, console: Console, err: Console) -> int:
 
             return image_main(["--force"] if args.force else [])
     except BadInput as exc:
-        err.print(f"studymon {args.command}: {exc}", highlight=False, soft_wrap=True)
+        # The message may quote a folder's file (a study id that is not one): quoted, never markup.
+        err.print(shown(f"studymon {args.command}: {exc}", DETAIL_LIMIT), highlight=False, soft_wrap=True)
         return EXIT_USAGE
     return EXIT_USAGE
 
@@ -433,8 +437,10 @@ def run_console(
     app.run()
     if not app.results:
         console.print(
-            "studymon: the console ended before the studies did; their evidence is kept. "
-            f"Watch them again with: studymon attach {' '.join(str(s.out) for s in specs)}",
+            Text(
+                "studymon: the console ended before the studies did; their evidence is kept. "
+                f"Watch them again with: studymon attach {' '.join(str(s.out) for s in specs)}"
+            ),
             highlight=False,
             soft_wrap=True,
         )
@@ -541,14 +547,17 @@ def left_running(supervisor: Supervisor, view: HeadlessView, console: Console, i
         else:
             resume.append(session.spec)
             where = "controller not running"
-        console.print(f"  {sid}: {where}; {known}; evidence in {session.spec.out}", highlight=False, soft_wrap=True)
+        console.print(
+            Text(f"  {sid}: {where}; {known}; evidence in {session.spec.out}"), highlight=False, soft_wrap=True
+        )
     lines = []
     if attach:
         lines.append("studymon attach " + " ".join(shlex.quote(str(s.out)) for s in attach))
     if resume:
         lines.append("studymon run --resume " + " ".join(shlex.quote(f"{s.id}={s.out}") for s in resume))
     if lines:
-        console.print("[bold yellow]Continue with:[/]\n  " + "\n  ".join(lines), highlight=False, soft_wrap=True)
+        said = Text.assemble(("Continue with:", "bold yellow"), "\n  " + "\n  ".join(lines))
+        console.print(said, highlight=False, soft_wrap=True)
     return EXIT_UNKNOWN
 
 
@@ -568,11 +577,13 @@ def finish(results: list[SessionResult], console: Console, hint: str | None) -> 
         console.print(part)
     for r in results:
         if r.finished:
-            console.print(f"[dim]{r.study}: evidence in {r.out}[/]", highlight=False)
+            console.print(Text(f"{r.study}: evidence in {r.out}", style="dim"), highlight=False)
     status = exit_status(results)
     if hint:
         console.print(
-            f"[bold yellow]A study could not finish; the scene is kept. Continue with:[/]\n  {hint}",
+            Text.assemble(
+                ("A study could not finish; the scene is kept. Continue with:", "bold yellow"), f"\n  {hint}"
+            ),
             highlight=False,
             soft_wrap=True,
         )
@@ -624,7 +635,7 @@ def cmd_explore(args: argparse.Namespace, console: Console) -> int:
         try:
             status = Explorer(options, view).run()
         except ExploreFailed as exc:
-            console.print(f"[bold red]studymon explore: {exc}[/]", highlight=False, soft_wrap=True)
+            console.print(shown(f"studymon explore: {exc}", DETAIL_LIMIT, "bold red"), highlight=False, soft_wrap=True)
             return EXIT_UNKNOWN
     else:
         from studymon.tui.explore_app import ExploreApp
@@ -633,14 +644,15 @@ def cmd_explore(args: argparse.Namespace, console: Console) -> int:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         app.run()
         if app.failure is not None:
-            console.print(f"[bold red]studymon explore: {app.failure}[/]", highlight=False, soft_wrap=True)
+            said = shown(f"studymon explore: {app.failure}", DETAIL_LIMIT, "bold red")
+            console.print(said, highlight=False, soft_wrap=True)
             return EXIT_UNKNOWN
         status = app.status if app.status is not None else EXIT_UNKNOWN
     if (options.folder / "campaign.json").is_file():
         ExploreView(console).matrix(options.folder)
     if to_resume(CampaignFolder(options.folder).trials()):
         console.print(
-            f"not every trial ran: studymon explore --resume {options.folder} runs the lost and unrun ones again",
+            Text(f"not every trial ran: studymon explore --resume {options.folder} runs the lost and unrun ones again"),
             highlight=False,
             soft_wrap=True,
         )
@@ -681,7 +693,7 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
         except NotEvidence as exc:
             raise BadInput(str(exc)) from None
     if args.json:
-        print(json.dumps([j.report_json() for j in judgements], indent=2, ensure_ascii=False))
+        print(json_text([j.report_json() for j in judgements]))  # no raw control or bidi character from a folder
     else:
         rows = []
         for j in judgements:
@@ -719,15 +731,17 @@ def cmd_demo(args: argparse.Namespace, console: Console) -> int:
         except ImageError as exc:
             if args.backend == "docker":
                 raise BadInput(f"cannot build the reference study's image: {exc}") from None
-            console.print(f"studymon demo: {exc}; using the process runtime", highlight=False)
+            console.print(shown(f"studymon demo: {exc}; using the process runtime", DETAIL_LIMIT), highlight=False)
             backend = "process"
     pairs = [f"{i}={base / i}" for i in DEMO_IDS]
     specs, template, _ = plan_fresh(pairs, reference_template(), [DEMO_ARMED], backend, new_parent=base)
     base.mkdir()
     create_fresh(specs, template, backend, DEMO_STUDIES)
     console.print(
-        f"studymon demo: three reference studies on the {backend} runtime, kill armed on {DEMO_ARMED}; "
-        f"evidence in {base}",
+        Text(
+            f"studymon demo: three reference studies on the {backend} runtime, kill armed on {DEMO_ARMED}; "
+            f"evidence in {base}"
+        ),
         highlight=False,
     )
     return run_studies(specs, {DEMO_ARMED: [SEED]}, False, args.headless, console, options=ConsoleOptions.of(args))

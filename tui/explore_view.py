@@ -10,7 +10,6 @@ the same).
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Callable
@@ -22,10 +21,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from studymon.engine.judge.table import MARKS, clean
+from studymon.engine import safefile
+from studymon.engine.judge.table import MARKS
+from studymon.engine.quoting import DETAIL_LIMIT, free_text, shown
 from studymon.widgets.containers_table import format_duration
 
 _CELL = {"✓": "bold green", "✗": "bold red", "?": "bold yellow", "missed": "yellow"}
+WORD = 64  # characters of a check's name or a point shown in the matrix
 ENDED = ("done", "missed", "error", "lost")
 
 
@@ -144,7 +146,7 @@ class ExploreView:
             line += f"  ({len(c.states) - left} of {len(c.states)} ended"
             line += f", ~{format_duration(to_go)} to go)" if to_go is not None and left else ")"
         if line:
-            self.console.print(Text(clean(line)), highlight=False, soft_wrap=True)
+            self.console.print(shown(line, DETAIL_LIMIT), highlight=False, soft_wrap=True)
 
     @staticmethod
     def _line(what: str, f: dict[str, Any]) -> str:
@@ -178,27 +180,44 @@ class ExploreView:
 
 def matrix_table(folder: Path) -> Table:
     """The matrix of a campaign folder: a row per class, a column per check, the first failing point per check."""
-    body = json.loads((folder / "campaign.json").read_text(encoding="utf-8"))
-    return matrix_of(str(body.get("study", "")), body.get("matrix", {}))
+    try:
+        body = safefile.read_object(folder, "campaign.json")
+    except safefile.Unreadable:
+        body = {}  # a table with no rows rather than a traceback: the explorer's own lines said why
+    study = body.get("study")
+    return matrix_of(study if isinstance(study, str) else "", body.get("matrix"))
 
 
-def matrix_of(study: str, m: dict[str, Any]) -> Table:
-    """The matrix (:func:`studymon.engine.campaign.matrix`) as a table."""
-    checks: list[str] = list(m.get("checks", []))
-    table = Table(title=f"studymon explore — {clean(study)}", title_justify="left", pad_edge=False)
+def _mark(value: Any) -> Text:
+    """A cell of the matrix: ✓ ✗ ? missed or ·, in its colour; anything else quoted, dim."""
+    said = free_text(value if isinstance(value, str) else "·", WORD)
+    return Text(said, style=_CELL.get(said, "dim"))
+
+
+def matrix_of(study: str, m: Any) -> Table:
+    """The matrix (:func:`studymon.engine.campaign.matrix`) as a table.
+
+    The matrix may come from a campaign folder (``campaign.json``) or be built from one: each class, check
+    and point is quoted and shown as ``Text`` (a ``str`` would be read as markup); anything not of the shape
+    is passed over rather than trusted."""
+    m = m if isinstance(m, dict) else {}
+    given = m.get("checks")
+    checks: list[Any] = list(given) if isinstance(given, list) else []
+    rows = m.get("rows")
+    table = Table(title=Text(f"studymon explore — {free_text(study)}"), title_justify="left", pad_edge=False)
     table.add_column("class", no_wrap=True)
     table.add_column("", justify="center")
     for check in checks:
-        table.add_column(check, justify="center", overflow="fold")
-    for cls, row in m.get("rows", {}).items():
-        overall = row.get("", "·")  # · : no trial of the class ended with a verdict
-        cells = [row.get(c, "·") for c in checks]
+        table.add_column(shown(check, WORD), justify="center", overflow="fold")
+    for cls, row in (rows if isinstance(rows, dict) else {}).items():
+        cells = row if isinstance(row, dict) else {}
         table.add_row(
-            Text(clean(cls)),
-            Text(overall, style=_CELL.get(overall, "dim")),
-            *(Text(cell, style=_CELL.get(cell, "dim")) for cell in cells),
+            shown(cls, DETAIL_LIMIT),
+            _mark(cells.get("", "·")),  # · : no trial of the class ended with a verdict
+            *(_mark(cells.get(c, "·") if isinstance(c, str) else None) for c in checks),
         )
-    first = m.get("firstFailing", {})
-    if first:
-        table.caption = "first failing: " + "; ".join(f"{c} at {p}" for c, p in first.items())
+    first = m.get("firstFailing")
+    if isinstance(first, dict) and first:
+        said = "; ".join(f"{free_text(c, WORD)} at {free_text(p, WORD)}" for c, p in first.items())
+        table.caption = shown(f"first failing: {said}", DETAIL_LIMIT)
     return table

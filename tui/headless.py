@@ -3,7 +3,9 @@
 On a terminal it redraws a rich ``Live`` block a few times a second; without
 one (CI logs, pipes) it prints one line per notable event instead, so a log
 reads as a story.  Either way it ends with the same check table as the
-console.
+console.  What a study wrote (run ids, kinds, stages, messages) is shown
+through the one quoting function, as rich ``Text``: never sent raw, never
+read as markup.
 """
 
 from __future__ import annotations
@@ -33,11 +35,18 @@ from studymon.engine.events import (
     StudyEvent,
     Verdicts,
 )
-from studymon.engine.judge.table import MANY_STUDIES, clean
+from studymon.engine.judge.table import MANY_STUDIES
+from studymon.engine.quoting import DETAIL_LIMIT, free_text, shown
 from studymon.widgets.states import state_label
 
 LAST_KINDS = 6
 LAST_STEPS = 5
+WORD = 64  # characters of a run id, kind, stage or container name shown (the contract's ids have at most 63)
+
+
+def _said(value: Any) -> str:
+    """A value a study wrote (a run id, a kind, a round of any JSON type) as words: quoted, cut at ``WORD``."""
+    return "-" if value is None else free_text(value if isinstance(value, str) else str(value), WORD)
 
 
 @dataclass
@@ -125,23 +134,24 @@ class HeadlessView:
             line = f"checks {mark}" + ("" if event.finished else " (unfinished)")
         if line is not None and not self.live_mode:
             # Lines carry what studies wrote (run ids, log lines, paths): plain text, control characters shown.
-            self.console.print(Text.assemble((event.study, "bold cyan"), " ", clean(line)), highlight=False)
+            said = Text.assemble((event.study, "bold cyan"), " ", free_text(line, DETAIL_LIMIT))
+            self.console.print(said, highlight=False)
 
     def known(self, study: str) -> str:
         """One line of what the events told of ``study``: for an operator leaving before its end."""
         v = self.views[study]
         parts = [v.state, f"{v.records} ledger records"]
         if v.round is not None or v.stage:
-            parts.append(f"round {v.round if v.round is not None else '-'} stage {v.stage or '-'}")
+            parts.append(f"round {_said(v.round)} stage {_said(v.stage or None)}")
         if v.budget is not None and v.balance is not None:
             parts.append(f"balance {v.balance:g} of {v.budget:g}")
         if v.in_flight:
-            parts.append("in flight: " + ", ".join(run for run, _ in v.in_flight))
+            parts.append("in flight: " + ", ".join(_said(run) for run, _ in v.in_flight))
         if v.ended:
             parts.append(f"last controller: {v.ended}")
         if v.finished:
             parts.append("checks " + {True: "✓", False: "✗", None: "?"}[v.verdict])
-        return ", ".join(parts)
+        return free_text(", ".join(parts), DETAIL_LIMIT)
 
     # --- drawing -----------------------------------------------------------------
     def render(self) -> Group | Table:
@@ -158,15 +168,15 @@ class HeadlessView:
             spent = f"{v.budget - v.balance:g}/{v.budget:g}" if v.budget is not None and v.balance is not None else "-"
             checks = {True: "✓", False: "✗", None: "?"}[v.verdict] if v.finished else ""
             table.add_row(
-                Text(v.id, style="bold cyan"),
-                Text(v.state + ("  ARMED" if v.armed else ""), style="bold red" if v.armed else ""),
-                "-" if v.round is None else str(v.round),
-                v.stage or "-",
-                spent,
-                str(len(v.in_flight)) if v.in_flight else "-",
-                str(v.records),
-                Text(clean(v.steps[-1]) if v.steps else "", style="magenta"),
-                checks,
+                shown(v.id, WORD, "bold cyan"),
+                shown(v.state + ("  ARMED" if v.armed else ""), WORD, "bold red" if v.armed else ""),
+                Text(_said(v.round)),
+                Text(_said(v.stage or None)),
+                Text(spent),
+                Text(str(len(v.in_flight)) if v.in_flight else "-"),
+                Text(str(v.records)),
+                shown(v.steps[-1] if v.steps else "", DETAIL_LIMIT, "magenta"),
+                Text(checks),
             )
         return table
 
@@ -177,22 +187,22 @@ class HeadlessView:
         spent = ""
         if v.budget is not None and v.balance is not None:
             spent = f"{v.budget - v.balance:g} of {v.budget:g} spent, balance {v.balance:g}"
-        grid.add_row("round", f"{v.round if v.round is not None else '-'}  stage {v.stage or '-'}  {spent}")
-        flight = ", ".join(f"{run} in {c}" for run, c in v.in_flight) or "none"
-        grid.add_row("in flight", flight)
+        # Every cell a Text of quoted words: a str cell would be read as markup.
+        grid.add_row("round", Text(f"{_said(v.round)}  stage {_said(v.stage or None)}  {spent}"))
+        flight = ", ".join(f"{_said(run)} in {_said(str(c))}" for run, c in v.in_flight) or "none"
+        grid.add_row("in flight", shown(flight, DETAIL_LIMIT))
         if v.containers:
-            grid.add_row(
-                "containers", ", ".join(f"{n.rsplit('-', 1)[-1]} {s}" for n, s in list(v.containers.items())[-4:])
-            )
-        grid.add_row(
-            "ledger", f"{v.records} records" + (f", {v.issues} issues" if v.issues else "") + ": " + " › ".join(v.kinds)
-        )
+            said = ", ".join(f"{_said(n.rsplit('-', 1)[-1])} {_said(s)}" for n, s in list(v.containers.items())[-4:])
+            grid.add_row("containers", shown(said, DETAIL_LIMIT))
+        kinds = " › ".join(_said(kind) for kind in v.kinds)
+        issues = f", {v.issues} issues" if v.issues else ""
+        grid.add_row("ledger", shown(f"{v.records} records{issues}: {kinds}", DETAIL_LIMIT))
         for step in v.steps:
-            grid.add_row("", Text(step, style="magenta"))
+            grid.add_row("", shown(step, DETAIL_LIMIT, "magenta"))
         title = Text.assemble(
-            (v.id, "bold cyan"),
+            shown(v.id, WORD, "bold cyan"),
             "  ",
-            (v.state, "bold"),
+            shown(v.state, WORD, "bold"),
             f"  pid {v.pid or '-'}",
             ("  ARMED" if v.armed else "", "bold red"),
             f"  {int(time.monotonic() - v.started)}s",

@@ -18,6 +18,7 @@ from textual.widgets import DataTable
 
 from studymon.engine.clock import parse_rfc3339
 from studymon.engine.events import ContainerChanged
+from studymon.engine.quoting import free_text
 
 # No name column: every name is ``<prefix>-<study>-<run>`` and a pane is ~50 columns wide, so the
 # name would be cut where the run is.  The run has its column, and the short Id tells a container
@@ -25,6 +26,7 @@ from studymon.engine.events import ContainerChanged
 COLUMNS = (("run", "run"), ("purpose", "purpose"), ("status", "status"), ("for", "for/exit"), ("id", "id"))
 ID_WIDTH = 10  # characters of the container's Id shown
 MAX_PURPOSES = 5_000  # runs remembered for rows not seen yet; a bound, not a real limit
+WORD = 64  # characters of a cell: a run id has at most 63
 
 
 def format_duration(seconds: float) -> str:
@@ -227,8 +229,13 @@ class ContainersTable(DataTable[Text]):
             "for": row.shown_for,
             "id": row.id,
         }
+        # Quoted: a purpose comes from the study's ledger, a name and a status from its runtime.
         return [
-            Text(values[key], style=status_style if key in ("status", "for") else (plain or ""), no_wrap=True)
+            Text(
+                free_text(values[key], WORD),
+                style=status_style if key in ("status", "for") else (plain or ""),
+                no_wrap=True,
+            )
             for key, _ in COLUMNS
         ]
 

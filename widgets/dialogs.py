@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from rich.console import Group
-from rich.json import JSON
+from rich.highlighter import JSONHighlighter
 from rich.table import Table
 from rich.text import Text
 from textual import events, on
@@ -23,6 +23,7 @@ from textual.widgets.option_list import Option
 
 from studymon.engine.killpoint import GRAMMAR, BadPoint, KillPoint
 from studymon.engine.ledger import Record
+from studymon.engine.quoting import free_text, json_text
 
 KEY_COLUMN = 9  # the help's key column at most (its descriptions then fit the dialog's width)
 
@@ -187,9 +188,12 @@ class RecordScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(self.title_text, markup=False, id="dialog-title")
+            yield Label(free_text(self.title_text), markup=False, id="dialog-title")
             with VerticalScroll(id="record-body"):
-                json = JSON.from_data(self.record_data, indent=2, ensure_ascii=False, default=str)
+                # The study's record, every value exact; a character that is not printable (an escape
+                # sequence, a bidi override) as its JSON escape, not sent to the terminal.
+                json = JSONHighlighter()(json_text(self.record_data))
+                json.no_wrap, json.overflow = True, None
                 yield Static(json, markup=False, id="record-json")
             with Horizontal(id="dialog-buttons"):
                 yield Button("Close", id="close")

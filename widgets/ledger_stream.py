@@ -51,6 +51,7 @@ from textual.widgets import Input
 from studymon.engine.contract import KINDS
 from studymon.engine.ledger import Record
 from studymon.engine.pace import Pace
+from studymon.engine.quoting import free_text
 from studymon.widgets import keys
 from studymon.widgets.keys import Scope
 
@@ -69,6 +70,8 @@ DEFAULT_REFRESH_INTERVAL = 0.5
 SHOWN_AT_ONCE_PER_SECOND = 8
 FOLLOW_KEY = keys.shown_key("follow")  # the status line names it while paused
 KIND_WIDTH = 10  # most kinds fit; longer ones push their summary right rather than be cut
+WORD = 64  # characters of a kind shown: the contract's names are shorter
+SUMMARY_LIMIT = 1000  # characters of a summary: wider than any terminal, so a huge record costs no more
 
 # Kinds with a colour of their own (a component class each in studymon.tcss): the contract's.
 KNOWN_KINDS = KINDS
@@ -136,23 +139,32 @@ def _summary_of(kind: str, c: dict[str, Any]) -> str:
 
 
 def summarize(record: Record) -> str:
-    """A one-line summary of a record's content; never raises, whatever the study wrote."""
+    """A one-line summary of a record's content; never raises, whatever the study wrote.
+
+    Quoted (:func:`~studymon.engine.quoting.free_text`): the ledger is the study's, and a control character
+    in it (an escape sequence) would otherwise reach the terminal; newlines read as spaces first."""
     try:
-        return _summary_of(record.kind, record.content)
+        said = _summary_of(record.kind, record.content)
     except Exception:  # noqa: BLE001 - a strange record still gets a line
-        return compact_json(record.content)
+        said = compact_json(record.content)
+    return free_text(said.replace("\n", " "), SUMMARY_LIMIT)
+
+
+def kind_text(kind: str) -> str:
+    """A record's kind as its line shows it: quoted, cut at a run id's length."""
+    return free_text(kind, WORD)
 
 
 def clock_of(at: str) -> str:
-    """``HH:MM:SS.mmm`` from the record's RFC 3339 ``at``."""
+    """``HH:MM:SS.mmm`` from the record's RFC 3339 ``at`` (any string the study wrote: quoted)."""
     if len(at) >= 23 and at[10] == "T":
-        return at[11:23]
-    return at[:12].ljust(12)
+        return free_text(at[11:23])
+    return free_text(at[:12]).ljust(12)
 
 
 def plain_line(record: Record, seq_width: int = 0) -> str:
     """The record's line as plain text (what is saved and what the filter reads)."""
-    return f"{record.seq:>{seq_width}} {clock_of(record.at)} {record.kind:<{KIND_WIDTH}} {summarize(record)}"
+    return f"{record.seq:>{seq_width}} {clock_of(record.at)} {kind_text(record.kind):<{KIND_WIDTH}} {summarize(record)}"
 
 
 def _matches_filter(record: Record, needle: str) -> bool:
@@ -443,8 +455,8 @@ class LedgerLines(ScrollView, can_focus=True, inherit_bindings=False):
         parts = (
             (f"{record.seq:>{self.store.seq_width}} ", self._style("ledger--seq")),
             (f"{clock_of(record.at)} ", self._style("ledger--time")),
-            (f"{record.kind:<{KIND_WIDTH}} ", kind_style),
-            (summarize(record).replace("\n", " "), summary_style),
+            (f"{kind_text(record.kind):<{KIND_WIDTH}} ", kind_style),
+            (summarize(record), summary_style),
         )
         segments: list[Segment] = []
         room = width

@@ -43,6 +43,7 @@ from textual.widget import Widget
 from textual.widgets import Input
 
 from studymon.engine.events import State, StudyEvent
+from studymon.engine.quoting import free_text
 from studymon.widgets import keys
 from studymon.widgets.keys import Scope
 from studymon.widgets.summary import (
@@ -65,6 +66,7 @@ VERDICT_WIDTH = 16
 ID_WIDTH = (8, 28)
 POINT_MIN = 12
 GAP = " "
+ROW_LIMIT = 1000  # characters of a cell's text: wider than any terminal
 
 _STATE_CLASS = {
     State.STARTING: "overview--waiting",
@@ -92,7 +94,9 @@ def bar(spent: float | None, budget: float | None, cells: int = BAR_CELLS) -> st
 
 
 def _fit(text: str, size: int) -> str:
-    """``text`` in exactly ``size`` cells: padded, or cut with an ellipsis."""
+    """``text`` in exactly ``size`` cells: padded, or cut with an ellipsis; quoted, since a row tells what
+    a study wrote (its stage, its round) and what a folder followed said (a kill's trigger, a trial's class)."""
+    text = free_text(text, ROW_LIMIT)
     shown = text if cell_len(text) <= size else set_cell_size(text, max(0, size - 1)) + "…"
     return set_cell_size(shown, size)
 

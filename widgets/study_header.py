@@ -23,9 +23,11 @@ from textual.widget import Widget
 from textual.widgets import Label
 
 from studymon.engine.events import Progress, State
+from studymon.engine.quoting import DETAIL_LIMIT, free_text
 from studymon.widgets.states import CLOCK_STOPPED, state_class, state_label
 
 NOTE_KINDS = ("info", "kill", "problem", "alert")
+WORD = 64  # characters of a round, a stage or a point shown
 
 
 class Note(NamedTuple):
@@ -71,15 +73,15 @@ def _fmt_number(value: float) -> str:
 
 
 def progress_text(controller: tuple[int | None, str | None], rnd: Any, stage: str | None) -> str:
-    """``pid 4242 (SIGKILL) · round 3 · diagnosis``."""
+    """``pid 4242 (SIGKILL) · round 3 · diagnosis``; the round and stage are the study's words, quoted."""
     number, ended = controller
     if number is None:
         pid = "pid -"
     elif ended:
-        pid = f"pid {number} ({ended})"
+        pid = f"pid {number} ({free_text(ended, WORD)})"
     else:
         pid = f"pid {number}"
-    return f"{pid} · round {'-' if rnd is None else rnd} · {stage or '-'}"
+    return f"{pid} · round {'-' if rnd is None else free_text(str(rnd), WORD)} · {free_text(str(stage or '-'), WORD)}"
 
 
 class Elapsed(Widget):
@@ -190,13 +192,14 @@ class StudyHeader(Vertical):
         self.refresh_clock()
 
     def watch_state_detail(self, detail: str) -> None:
-        self._badge.tooltip = detail or None
+        # Text, not a str: a tooltip's string is read as markup.
+        self._badge.tooltip = Text(free_text(detail, DETAIL_LIMIT)) if detail else None
 
     def watch_armed(self, armed: bool) -> None:
         self._armed.display = armed
 
     def watch_armed_point(self, point: str) -> None:
-        self._armed.update(badge(f"ARMED {point}" if point else "ARMED"))
+        self._armed.update(badge(f"ARMED {free_text(point, WORD)}" if point else "ARMED"))
 
     def watch_controller(self) -> None:
         self._progress.update(progress_text(self.controller, self._round, self._stage))
@@ -223,10 +226,12 @@ class StudyHeader(Vertical):
         self._checks.display = True
 
     def watch_note(self, note: Note) -> None:
-        self._note.update(note.text)
+        # A note tells what the study or its folder said (a ledger issue, a kill's detail): quoted.
+        said = free_text(note.text, DETAIL_LIMIT)
+        self._note.update(said)
         for kind in NOTE_KINDS:
             self._note.set_class(kind == note.kind, f"-{kind}")
-        self._note.tooltip = note.text or None
+        self._note.tooltip = Text(said) if said else None
 
     # --- the clock -----------------------------------------------------------
     def process_started(self) -> None:

@@ -54,16 +54,19 @@ from typing import Any, ClassVar, Literal
 
 from rich.segment import Segment
 from rich.style import Style
+from rich.text import Text
 from textual.strip import Strip
 from textual.widget import Widget
 
 from studymon.engine.ledger import Record
+from studymon.engine.quoting import free_text
 from studymon.widgets.load_history import LoadHistory
 from studymon.widgets.run_lanes import EARLIEST, FUTURE_SLACK, RUN_ID_CHARS, Run, RunLanes, RunState, lane_cells
 from studymon.widgets.time_axis import TimeAxis
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 GUTTER = 6  # five characters of label, then the scale's line
+LABEL_LIMIT = 120  # characters of a mark's label in the tooltip
 GRAPH_ROWS = 4  # CPU rows; one memory row and the axis row follow
 # A kill, a resume, and the ends the console did not make (contract §7): a crash, a stop.
 MARK_LETTERS = {"kill": "K", "resume": "R", "crash": "C", "stop": "S"}
@@ -218,8 +221,9 @@ class Timeline(Widget):
             return
         self.marks.append((t, kind))
         self._marked += 1
-        self.mark_labels.append(f"{MARK_LETTERS[kind]} {time.strftime('%H:%M:%S', time.localtime(t))} {label}".rstrip())
-        self.tooltip = "\n".join(self.mark_labels)
+        said = free_text(label, LABEL_LIMIT)  # a kill's point may come from a folder followed: quoted
+        self.mark_labels.append(f"{MARK_LETTERS[kind]} {time.strftime('%H:%M:%S', time.localtime(t))} {said}".rstrip())
+        self.tooltip = Text("\n".join(self.mark_labels))  # Text: a tooltip's string is read as markup
 
     def highlight(self, run: str, until: float) -> None:
         """Draw ``run``'s lane so that it draws the eye until ``until`` (epoch seconds)."""
@@ -417,7 +421,7 @@ class Timeline(Widget):
 
     def _lane_row(self, axis: TimeAxis, run: Run, now: float, marks: dict[int, str], lit: bool) -> Row:
         background = "highlight" if lit else None
-        label = run.run if len(run.run) < GUTTER else run.run[: GUTTER - 2] + "…"
+        label = free_text(run.run, GUTTER - 1)  # the study's run id: quoted, cut to the gutter
         row: Row = [(c, ("highlight" if lit else "lane", None)) for c in label.ljust(GUTTER - 1)]
         row.append((" ", ("lane", background)))
         placed = run.planned if run.planned is not None else run.charged

@@ -18,6 +18,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from studymon.engine.judge.verdict import Check
+from studymon.engine.quoting import DETAIL_LIMIT, free_text
 
 MARKS = {True: "✓", False: "✗", None: "?"}
 STYLES = {True: "verdict--ok", False: "verdict--fail", None: "verdict--unknown"}
@@ -81,14 +82,15 @@ class VerdictPanel(VerticalScroll):
         out.append("verdict ", style("verdict--title"))
         headline = summary(self.checks, self.ok) if self.checks else f"{MARKS[None]} no verdict"
         out.append(headline, style(STYLES[self.ok]))
+        # Each text quoted: a check may come from a report.json shipped from elsewhere (a campaign's trial).
         if self.problem:
-            out.append("\n" + self.problem, style("verdict--fail"))
+            out.append("\n" + free_text(self.problem, DETAIL_LIMIT), style("verdict--fail"))
         for check in sorted(self.checks, key=lambda c: ORDER[c.ok]):
             out.append("\n")
             out.append(f"{MARKS[check.ok]} ", style(STYLES[check.ok]))
-            out.append(check_title(check))
+            out.append(free_text(check_title(check)))
             if check.ok is not True and check.detail:
-                out.append(f"\n    {check.detail}", style("verdict--detail"))
+                out.append(f"\n    {free_text(check.detail, DETAIL_LIMIT)}", style("verdict--detail"))
         return out
 
     def plain(self) -> str:

@@ -10,25 +10,20 @@ import io
 from collections.abc import Iterable
 
 from rich.console import Console, RenderableType
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from studymon.engine.judge.verdict import Check, overall
+from studymon.engine.quoting import DETAIL_LIMIT, LIMIT, free_text, shown
 
 MARKS = {True: ("✓", "bold green"), False: ("✗", "bold red"), None: ("?", "bold yellow")}
 
 
-def clean(text: str) -> str:
-    """``text`` fit for a terminal: a control character (an escape sequence from a hostile ledger) is shown,
-    not sent."""
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
-
-
-def _cell(text: str, style: str = "") -> Text:
-    # Text, not a str: a str cell is read as rich markup, and a run id like "[link=…]" would be markup.
-    return Text(clean(text), style=style)
+def _cell(text: str, style: str = "", limit: int = LIMIT) -> Text:
+    # Text, not a str: a str cell is read as rich markup, and a run id like "[link=…]" would be markup;
+    # quoted: a control character (an escape sequence from a hostile ledger) is shown, not sent.
+    return shown(text, limit, style)
 
 
 def check_table(rows: Iterable[tuple[str, list[Check]]], title: str = "studymon checks") -> Table:
@@ -47,7 +42,7 @@ def check_table(rows: Iterable[tuple[str, list[Check]]], title: str = "studymon 
                 _cell(c.scope),
                 _cell(c.name),
                 Text(mark, style=style),
-                _cell(c.detail, "red" if c.ok is False else ("yellow" if c.ok is None else "dim")),
+                _cell(c.detail, "red" if c.ok is False else ("yellow" if c.ok is None else "dim"), DETAIL_LIMIT),
             )
             first = False
         table.add_section()
@@ -84,7 +79,7 @@ def study_lines(rows: list[tuple[str, list[Check]]]) -> Table:
         marks = [c.ok for c in checks]
         counts = f"{marks.count(True)} ✓  {marks.count(False)} ✗  {marks.count(None)} ?"
         first = next((c for c in checks if c.ok is False), None) or next((c for c in checks if c.ok is None), None)
-        said = _cell(f"{first.scope} · {first.name}: {first.detail}") if first is not None else Text("")
+        said = Text("") if first is None else _cell(f"{first.scope} · {first.name}: {first.detail}", limit=DETAIL_LIMIT)
         table.add_row(Text(mark, style=style), _cell(study, "bold cyan"), counts, said)
     return table
 
@@ -105,6 +100,7 @@ def checks_report(rows: list[tuple[str, list[Check]]]) -> list[RenderableType]:
 
 def table_svg(study: str, checks: list[Check]) -> str:
     console = Console(record=True, width=140, file=io.StringIO(), force_terminal=True, color_system="truecolor")
-    console.print(check_table([(study, checks)], title=f"studymon checks — {study}"))
+    # A title is read as markup: the study's id, quoted, goes in escaped.
+    console.print(check_table([(study, checks)], title=f"studymon checks — {escape(free_text(study))}"))
     console.print(summary_line([(study, checks)]))
-    return console.export_svg(title=f"studymon — {study}")
+    return console.export_svg(title=f"studymon — {free_text(study)}")

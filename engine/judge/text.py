@@ -2,8 +2,9 @@
 
 The evidence may have been written by an adversary; a detail quotes a value
 only once it was validated (run ids and container names that match their
-patterns, integers, times), and free text the console wrote itself is cut
-short and stripped of control characters.
+patterns, integers, times), and any other text passes the one quoting
+function, :func:`studymon.engine.quoting.free_text` (cut short, each
+character that is not printable shown as ``?``).
 """
 
 from __future__ import annotations
@@ -13,21 +14,15 @@ from typing import Any
 
 from studymon.engine.clock import rfc3339_ms
 from studymon.engine.contract import valid_container_name, valid_id
-from studymon.engine.safefile import type_name
+from studymon.engine.quoting import free_text
+
+# free_text is the one quoting function (engine/quoting.py); the judge's modules take it from here.
+__all__ = ["action_text", "free_text", "name_text", "ns_text", "run_text", "short_id", "time_text"]
 
 # --- showing values from files --------------------------------------------------
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 SIGNAL = re.compile(r"SIG[A-Z0-9]{1,12}")
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z")
-
-
-def free_text(value: Any, limit: int = 120) -> str:
-    """Text the console wrote (a missed kill's detail), safe to print: no control characters, cut short."""
-    if not isinstance(value, str):
-        return type_name(value)
-    text = _CONTROL.sub("?", value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def run_text(value: Any) -> str:

@@ -165,6 +165,7 @@ class EvidenceFolder:
         ARMS: 1 * MiB,
         LEDGER_WATCH: 1 * MiB,
         TIMELINE: 32 * MiB,
+        OUTCOME: 1 * MiB,
     }
 
     # Files that only a studymon evidence folder has: an OUT holding any of them is not new.

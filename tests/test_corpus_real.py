@@ -423,12 +423,20 @@ def _gap_in_window(out: Path, b: Base) -> None:
     edit_jsonl(out / LIVE, insert)
 
 
-def _final_exit_1(out: Path, _b: Base) -> None:
+def _final_end_says_1(out: Path, _b: Base) -> None:
     def change(lines: list[Any]) -> None:
         assert (lines[-1]["event"], lines[-1]["code"]) == ("end", 0)
         lines[-1]["code"] = 1
 
     edit_jsonl(out / "launches.jsonl", change)
+
+
+def _final_exit_1(out: Path, b: Base) -> None:
+    """The final end says exit 1, and the files a finish writes only after an exit 0 are not there (a study that
+    ended so has none of them)."""
+    _final_end_says_1(out, b)
+    for name in ("outcome.json", "accounts.json", "kill-report.json", "report.json", "report.svg"):
+        (out / name).unlink(missing_ok=True)
 
 
 # --- the cases ---------------------------------------------------------------------------
@@ -550,6 +558,13 @@ CASES = [
         "the resumed controller's end says exit 1",
         _final_exit_1,
         unknown((ST, "exitedCleanly"), (D1, "resultSettledAndFinished")),
+    ),
+    # §6.9: outcome.json (written once the final controller exited 0) and launches.jsonl's final end hold one fact.
+    Case(
+        "outcome-disagrees",
+        "the final end says exit 1, outcome.json says the study finished",
+        _final_end_says_1,
+        {**unknown((D1, "resultSettledAndFinished")), (ST, "exitedCleanly"): False},
     ),
 ]
 

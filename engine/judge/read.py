@@ -23,7 +23,7 @@ from typing import Any
 
 from studymon.engine import safefile
 from studymon.engine.accounts import Accounts
-from studymon.engine.contract import KNOWN_KINDS, ContractWatch, plural, valid_id
+from studymon.engine.contract import KNOWN_KINDS, ContractWatch, is_int, plural, valid_id
 from studymon.engine.folder import EvidenceFolder, KillFolder
 from studymon.engine.judge.controllers import replay_controllers
 from studymon.engine.judge.events import EventTally, TargetWatch, planned_after
@@ -31,6 +31,7 @@ from studymon.engine.judge.facts import (
     Arming,
     Fired,
     KillEvidence,
+    Launches,
     LedgerFacts,
     StudyFacts,
 )
@@ -85,6 +86,26 @@ def last_ending(out: Path) -> tuple[dict[str, Any] | None, bool]:
     """The final controller's end (code and signal), and whether it has ended."""
     launches = replay_controllers(Path(out), [])
     return launches.ending_json(), launches.ended
+
+
+def read_outcome(out: Path, launches: Launches) -> None:
+    """outcome.json, written once the final controller exited 0: the same end as launches.jsonl's (§6.9)."""
+    if not safefile.exists(out, EvidenceFolder.OUTCOME):
+        return  # a console that went away before writing it: the launches alone say how the study ended
+    try:
+        outcome = safefile.read_object(out, EvidenceFolder.OUTCOME, EvidenceFolder.CAPS[EvidenceFolder.OUTCOME])
+    except Unreadable as exc:
+        launches.bad(str(exc))
+        return
+    said = (outcome.get("code"), outcome.get("signal"))
+    end = launches.final_end
+    if said != (0, None) or not is_int(said[0]):
+        launches.bad(
+            f"{EvidenceFolder.OUTCOME} says the final controller did not exit 0: it is written only when it did"
+        )
+    elif end is None or (end.code, end.signal) != (0, None):
+        how = "has not ended" if end is None else "did not exit 0"
+        launches.bad(f"{EvidenceFolder.OUTCOME} says the study finished, but launches.jsonl's final controller {how}")
 
 
 def read_study(out: Path) -> StudyFacts:

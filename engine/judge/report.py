@@ -27,6 +27,7 @@ from studymon.engine.judge.read import (
     read_kills,
     read_ledger,
     read_ledger_watch,
+    read_outcome,
     read_study,
 )
 from studymon.engine.judge.study import (
@@ -183,6 +184,7 @@ def _judge(out: Path) -> Judgement:
         ev.missing_kills = list(range(low + 1, ev.number))
 
     launches = replay_controllers(out, kills)
+    read_outcome(out, launches)
     arming = read_arms(out)
     acc, contract, ledger, issues = read_ledger(out, study, kills, arming)
     read_ledger_watch(out, ledger)

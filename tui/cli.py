@@ -660,22 +660,30 @@ def cmd_explore(args: argparse.Namespace, console: Console) -> int:
 
 
 def report_campaigns(folders: list[Path], console: Console) -> int:
-    """Each campaign rebuilt offline: every trial folder judged again, campaign.json written again from the journal
-    and those verdicts, its matrix printed; the worst exit status of them."""
+    """Each campaign judged offline from its trial folders alone (contract §8a): its checks (the journal and
+    campaign.json held to the folders, one row per trial judged), its matrix, and whether campaign.json was
+    written again with the verdicts judged now; the exit status of every check (1 a ✗, 3 a ?, else 0)."""
     from studymon.engine.campaign import rejudge
-    from studymon.tui.explore_view import matrix_table
+    from studymon.engine.judge.table import checks_report
+    from studymon.tui.explore_view import matrix_of
 
-    statuses = [rejudge(folder) for folder in folders]
-    for folder in folders:
-        console.print(matrix_table(folder))
-    return 1 if 1 in statuses else (3 if 3 in statuses else 0)
+    reports = [rejudge(folder) for folder in folders]
+    for part in checks_report([(r.study or "campaign", r.checks) for r in reports]):
+        console.print(part)
+    for r in reports:
+        console.print(matrix_of(r.study or "campaign", r.matrix))
+        if r.written is not None:
+            console.print(shown(r.written, DETAIL_LIMIT), highlight=False, soft_wrap=True)
+    return judge_exit_status(c.ok for r in reports for c in r.checks)
 
 
 # --- report ---------------------------------------------------------------------
 
 
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
-    campaigns = [out.resolve() for out in args.outs if (out.resolve() / "campaign.json").is_file()]
+    from studymon.engine.campaign import is_campaign
+
+    campaigns = [out.resolve() for out in args.outs if is_campaign(out.resolve())]
     if campaigns:
         if len(campaigns) != len(args.outs) or args.json:
             raise BadInput("give campaign folders alone, without --json: studymon report CAMPAIGN [CAMPAIGN ...]")

@@ -18,7 +18,6 @@ from typing import Any
 from tests.oracle.evidence import Arms
 from tests.oracle.killfolder import parse_recording
 from tests.oracle.kills import KillView, StudyFacts, ours
-from tests.oracle.ledger_checks import runs_of
 from tests.oracle.reading import quote
 from tests.oracle.times import MS_SLACK
 from tests.oracle.verdict import Tally
@@ -125,7 +124,7 @@ def moment(
         return
     mode, what, purpose, nth = m.group(1), m.group(2), m.group(3), int(m.group(4) or 1)
     k = v.kf.kill or {}
-    runs = runs_of(f.ledger.records)
+    runs = f.runs
     run = fired.get("run")
     if mode == "after":
         matching = []

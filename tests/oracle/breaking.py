@@ -228,6 +228,36 @@ def die_after_result(out: Path) -> tuple[str, str]:
     return ("kill 1 · d1", "sameContainerNoRerun")
 
 
+def charged_started_twice(out: Path) -> tuple[str, str]:
+    """For a study killed after d1's charge (kill 1) then at its runStarted (kill 2): the resume that
+    started d1's container started a second one under its name in kill 1's window."""
+    path = out / "kills" / "1" / "container-events-live.jsonl"
+    rows = read_jsonl(path)
+    start = json.loads(json.dumps(next(r for r in rows if r.get("Action") == "start")))
+    start["id"] = start["Actor"]["ID"] = "e" * 64
+    start["timeNano"] += 10**8
+    start["time"] = start["timeNano"] // 10**9
+    write_jsonl(path, [*rows, start])
+    return ("kill 1 · d1", "sameContainerNoRerun")
+
+
+def exec_in_flight(out: Path) -> tuple[str, str]:
+    """For the same study: a command run inside d1's container in kill 2's window, before its die."""
+    path = out / "kills" / "2" / "container-events-live.jsonl"
+    rows = read_jsonl(path)
+    ex = json.loads(json.dumps(next(r for r in rows if r.get("Action") == "die")))
+    ex["Action"] = ex["status"] = "exec_start: sh -c true"
+    ex["timeNano"] -= 10**7
+    ex["time"] = ex["timeNano"] // 10**9
+    write_jsonl(path, [ex, *rows])
+    return ("kill 2 · d1", "sameContainerNoRerun")
+
+
+TWO_POINT_BREAKERS: dict[str, Breaker] = {
+    "a charged target's container started twice": charged_started_twice,
+    "an exec in an in-flight target's container": exec_in_flight,
+}
+
 BREAKERS: dict[str, Breaker] = {
     "started twice": started_twice,
     "charged twice": charged_twice,

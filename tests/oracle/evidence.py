@@ -105,16 +105,19 @@ class Ledger:
     issues: list[str] = field(default_factory=list)  # ledgerWellFormed's, each naming its line
     lines: int = 0
     torn: bool = False
+    _index: dict[int, Record] | None = field(default=None, repr=False)
 
     @property
     def last_seq(self) -> int:
         return max((r.seq for r in self.records if isinstance(r.seq, int)), default=0)
 
     def by_seq(self, seq: Any) -> Record | None:
-        for r in self.records:
-            if type(r.seq) is type(seq) and r.seq == seq:
-                return r
-        return None
+        if self._index is None:
+            self._index = {}
+            for r in self.records:
+                if isinstance(r.seq, int):
+                    self._index.setdefault(r.seq, r)
+        return self._index.get(seq) if isinstance(seq, int) and not isinstance(seq, bool) else None
 
     def upto(self, seq: int) -> list[Record]:
         return [r for r in self.records if isinstance(r.seq, int) and r.seq <= seq]

@@ -53,6 +53,14 @@ class StudyFacts:
     controllers: Controllers
     finished: bool
     halted: bool | None  # haltedAtExport: holds, fails, or cannot tell yet
+    _runs: dict[str, Run] | None = None
+
+    @property
+    def runs(self) -> dict[str, Run]:
+        """Every run of the whole ledger (computed once: each target reads it)."""
+        if self._runs is None:
+            self._runs = runs_of(self.ledger.records)
+        return self._runs
 
 
 def started_snapshot(ins: Inspect | None) -> bool:
@@ -899,7 +907,7 @@ def off_the_books(f: StudyFacts, v: KillView, t: Tally, scope: str) -> None:
         t.fail(scope, SCN, "research.json's stem cannot be read: whose containers are whose cannot be told")
         return
     bks = v.before_seq or 0
-    runs = runs_of(f.ledger.records)
+    runs = f.runs
     targets = {y.run for y in v.targets}
     starts_by_run: dict[str, set[str]] = {}
     for e in v.events:
@@ -938,7 +946,7 @@ def off_the_books(f: StudyFacts, v: KillView, t: Tally, scope: str) -> None:
 
 
 def judge_charged_once(f: StudyFacts, v: KillView, x: Target, t: Tally, scope: str) -> None:
-    info = runs_of(f.ledger.records).get(x.run)
+    info = f.runs.get(x.run)
     assert info is not None
     later = t.fail if f.finished else t.unknown
     if len(info.charges) != 1:
@@ -953,7 +961,7 @@ def judge_charged_once(f: StudyFacts, v: KillView, x: Target, t: Tally, scope: s
         (r for r in f.ledger.records if r.kind == "diagnosisSettlement" and round_key(r.get("round")) == rk), None
     )
     mine = set(x.info.experiments)
-    for other in runs_of(f.ledger.records).values():
+    for other in f.runs.values():
         if other.name == x.run or other.plan is None:
             continue
         started_after = [s for s in other.starts if isinstance(s.seq, int) and s.seq > bks]

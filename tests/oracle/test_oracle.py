@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.oracle import OracleVerdict, judge_campaign, judge_study
-from tests.oracle.breaking import BREAKERS, read_jsonl, write_jsonl
+from tests.oracle.breaking import BREAKERS, TWO_POINT_BREAKERS, read_jsonl, write_jsonl
 from tests.studies import ROOT, own_runtime_state, studymon, template
 
 pytestmark = pytest.mark.slow
@@ -145,6 +145,16 @@ def test_a_folder_broken_by_hand_fails_the_check_it_breaks(
 ) -> None:
     out = copy(process_folders[base], tmp_path)
     key = BREAKERS[breaker](out)
+    v = judge_study(out)
+    assert v.status == 1 and v.checks.get(key) is False, (key, v.checks.get(key), v.failing())
+
+
+@pytest.mark.parametrize("breaker", sorted(TWO_POINT_BREAKERS))
+def test_a_two_point_folder_broken_by_hand_fails_the_target_it_breaks(
+    process_folders: dict[str, Path], breaker: str, tmp_path: Path
+) -> None:
+    out = copy(process_folders["twice"], tmp_path)
+    key = TWO_POINT_BREAKERS[breaker](out)
     v = judge_study(out)
     assert v.status == 1 and v.checks.get(key) is False, (key, v.checks.get(key), v.failing())
 

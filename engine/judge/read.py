@@ -37,6 +37,7 @@ from studymon.engine.judge.facts import (
 )
 from studymon.engine.judge.study import fault_text
 from studymon.engine.judge.timeline import Stream, TimelineLine, seen_events
+from studymon.engine.judge.twice import kill_moment
 from studymon.engine.judge.verdict import SHOWN
 from studymon.engine.ledger import LedgerIssue, LedgerParser, Record
 from studymon.engine.records import (
@@ -166,10 +167,9 @@ def read_kill(folder: KillFolder, study: StudyFacts) -> KillEvidence:
             ev.missing.add(file)
     if KillFolder.KILL not in ev.missing:
         try:
-            ev.kill = parse_kill(
-                safefile.read_object(out, folder.rel(KillFolder.KILL), KillFolder.CAPS[KillFolder.KILL]),
-                study.name_prefix,
-            )
+            obj = safefile.read_object(out, folder.rel(KillFolder.KILL), KillFolder.CAPS[KillFolder.KILL])
+            ev.kill = parse_kill(obj, study.name_prefix)
+            ev.kill.problems.extend(kill_moment(obj))
         except Unreadable as exc:
             ev.problems[KillFolder.KILL] = f"{KillFolder.KILL}: {exc.reason}"
     for file in KillFolder.SNAPSHOTS:

@@ -1,0 +1,101 @@
+"""The facts a folder holds twice, compared (contract §6.9): the judge's side of :mod:`studymon.engine.heldtwice`.
+
+:data:`COMPARED` names, for each row of the evidence module's table, where
+the judge compares its copies; a disagreement is ✗ of the check named there,
+whichever copy looks sound alone.  ``tests/test_held_twice_judged.py`` holds
+the two against each other: a row the judge does not compare fails it.
+
+The comparisons of a kill's own moment live here (:func:`kill_moment`): they
+read ``kill.json`` as written, before :func:`~studymon.engine.records.parse_kill`
+keeps only what the other checks need.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+from studymon.engine.folder import KillFolder
+from studymon.engine.records import epoch, time_epoch
+
+# A time written as RFC 3339 to the millisecond (truncated) against the same time as epoch seconds.
+WRITTEN_MS = 0.001
+# A float of today's epoch, and a text to the millisecond, round: a little more than their resolution.
+SLACK = 1e-6
+
+# Where each row of the evidence module's table (engine/heldtwice.py) is compared, and the check it fails.
+COMPARED: dict[str, str] = {
+    "timeline-is-the-ledger": "read._Seen (ledgerWellFormed)",
+    "ledger-at-kill": "read._AtKill (killEvidence)",
+    "since": "records.parse_kill, kill.kill_evidence (killEvidence)",
+    "kill-sent": "twice.kill_moment (killEvidence)",
+    "frozen": "twice.kill_moment (killEvidence)",
+    "kill-order": "twice.kill_moment (killEvidence)",
+    "final-ending": "read.read_outcome (exitedCleanly)",
+    "seen-around-the-kill": "controllers.ControllerReplay and read._Seen (killEvidence, the targets' checks)",
+    "kill-then-end": "controllers.ControllerReplay (killDelivered)",
+}
+
+
+def _unset(value: Any) -> bool:
+    """A time the console did not take (a manual kill is seen by nobody): written as 0."""
+    return value == 0 and isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _time(obj: dict[str, Any], text: str, number: str) -> tuple[float | None, float | None]:
+    return time_epoch(obj.get(text)), epoch(obj.get(number))
+
+
+def kill_moment(obj: dict[str, Any]) -> list[str]:
+    """What kill.json says of its own moment, twice: each time as text and as epoch seconds, and their order.
+
+    ``at`` and ``killSentAt`` are one text; each text is its epoch's, to the
+    millisecond; ``frozenMs`` is the freeze's length; and the moment was
+    seen, then the window opened (``since``), then the freeze, the kill sent
+    and its return, in that order.  A field that is absent is not compared
+    (the other checks say what a kill needs); one of the wrong shape is.
+    """
+    f = KillFolder.KILL
+    said: list[str] = []
+    if "killSentAt" in obj and obj.get("killSentAt") != obj.get("at"):
+        said.append(f"{f}: killSentAt is not at: one moment, written twice")
+    times: dict[str, float] = {}
+    for text, number, name in (
+        ("at", "killSentEpoch", "the kill"),
+        ("frozenAt", "frozenEpoch", "the freeze"),
+        ("triggerSeenAt", "triggerSeenEpoch", "the trigger seen"),
+    ):
+        if number not in obj or _unset(obj.get(number)):
+            continue
+        written, exact = _time(obj, text, number)
+        if exact is None or (text in obj and written is None):
+            said.append(f"{f}: {number} or {text} is not a time")
+            continue
+        times[number] = exact
+        if written is not None and not (written - SLACK <= exact < written + WRITTEN_MS + SLACK):
+            said.append(f"{f}: {text} and {number} are not one time ({name})")
+    frozen_ms = obj.get("frozenMs")
+    if "frozenMs" in obj and "frozenEpoch" in times and "killSentEpoch" in times:
+        length = (times["killSentEpoch"] - times["frozenEpoch"]) * 1000
+        if not (isinstance(frozen_ms, (int, float)) and not isinstance(frozen_ms, bool) and math.isfinite(frozen_ms)):
+            said.append(f"{f}: frozenMs is not a number")
+        elif abs(frozen_ms - length) > 0.01:
+            said.append(f"{f}: frozenMs is not killSentEpoch - frozenEpoch")
+    for key in ("sinceEpoch", "killReturnedEpoch"):
+        value = epoch(obj.get(key))
+        if value is not None:
+            times[key] = value
+        elif key in obj and not _unset(obj.get(key)):
+            said.append(f"{f}: {key} is not a time")
+    order = [k for k in ORDER if k in times]
+    for before, after in itertools.pairwise(order):
+        if times[after] < times[before] - WRITTEN_MS:
+            said.append(f"{f}: {after} comes before {before}: {ORDER_SAYS}")
+            break
+    return said
+
+
+# A kill's times in the order they happen (§6.9: since <= the freeze <= killSentEpoch).
+ORDER = ("triggerSeenEpoch", "sinceEpoch", "frozenEpoch", "killSentEpoch", "killReturnedEpoch")
+ORDER_SAYS = "the moment is seen, the window opens, the controller is frozen, then killed"

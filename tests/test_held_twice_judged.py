@@ -14,7 +14,7 @@ import pytest
 
 from studymon.engine.clock import rfc3339_ms
 from studymon.engine.judge import judge
-from studymon.engine.judge.twice import kill_moment
+from studymon.engine.judge.twice import COMPARED, kill_moment
 from studymon.engine.records import KillRecord
 from tests.corpus import derive, sound, write
 
@@ -68,6 +68,7 @@ CASES: list[tuple[str, Callable[[Files], None], str]] = [
 def test_a_kill_s_moment_written_twice_disagrees(
     tmp_path: Path, row: str, change: Callable[[Files], None], reason: str
 ) -> None:
+    assert row in COMPARED and "killEvidence" in COMPARED[row]
     assert _not_holding(write(derive(sound()), tmp_path / "sound")) == {}
     files = derive(sound())
     change(files)

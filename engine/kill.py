@@ -46,7 +46,7 @@ from typing import Any
 
 from studymon.engine.accounts import Accounts, RunAccount, round_key
 from studymon.engine.evidence import read_json, write_json, write_json_list, write_text
-from studymon.engine.folder import KillFolder
+from studymon.engine.folder import EvidenceFolder, KillFolder
 from studymon.engine.launcher import Controller
 from studymon.engine.ledger import iter_records
 from studymon.engine.recording import SEAM, EventRecorder, last_seen
@@ -56,8 +56,10 @@ from studymon.engine.records import (
     UNSETTLED,
     KillRecord,
     KillTarget,
+    TimelineLine,
     WindowRecord,
     parse_kill,
+    parse_timeline,
     started,
 )
 from studymon.engine.runtimes import Runtime
@@ -157,9 +159,11 @@ class Kill:
         self.trigger_seen = seen
         if not self.controller.freeze():
             return False
+        # The window opens at the freeze, no later than kill.json's frozenEpoch says (contract §6.9: since <= the
+        # freeze <= killSentEpoch): the runtime's clock is read first.
+        self.since = self.runtime.now()
         self.frozen_at = time.time()
         self.frozen_mono = time.monotonic()
-        self.since = self.runtime.now()
         return True
 
     # --- 2. strike ------------------------------------------------------------
@@ -355,16 +359,33 @@ class Kill:
     # --- 5. the window ------------------------------------------------------
     def result_seen(self, accounts: Accounts) -> bool:
         """Note the records that end the targets' stories the accounts now hold: a result, or for a target that
-        had its result at the kill, its round's settlement; whether every target's story has ended."""
-        now: float | None = None
+        had its result at the kill, its round's settlement; whether every target's story has ended.
+
+        Each is stamped with when the console saw it, as ``timeline.jsonl`` has it (the window's
+        ``resultSeenEpoch`` and the timeline's ``seenAt`` are one fact, §6.9), not with when this is asked:
+        that may be a resume or a later read away.  A record the timeline does not hold yet (its line could
+        not be written) is noted once it does.
+        """
+        ends: dict[str, int] = {}
         for t in self.targets:
-            if t.run in self.results:
-                continue
-            seq = _story_end(t, accounts)
-            if seq is not None:
-                now = self.runtime.now() if now is None else now
-                self.results[t.run] = {"resultSeq": seq, "resultSeenEpoch": now}
+            if t.run not in self.results:
+                seq = _story_end(t, accounts)
+                if seq is not None:
+                    ends[t.run] = seq
+        if ends:
+            seen = seen_in_timeline(self.timeline, set(ends.values()))
+            # The window is on the runtime's clock, the timeline on the console's; the offset to the millisecond
+            # the timeline is written to (zero for a local runtime).
+            offset = round(self.runtime.now() - time.time(), 3)
+            for run, seq in ends.items():
+                if seq in seen:
+                    self.results[run] = {"resultSeq": seq, "resultSeenEpoch": seen[seq] + offset}
         return self.complete
+
+    @property
+    def timeline(self) -> Path:
+        """``OUT/timeline.jsonl`` (the kill's folder is ``OUT/kills/<n>``)."""
+        return EvidenceFolder(self.folder.parent.parent).timeline
 
     @property
     def complete(self) -> bool:
@@ -458,9 +479,11 @@ async def after_end(
     unfinished: there is nothing to judge.
     """
     kill = Kill(number, folder, trigger, prefix, runtime, recorder, controller=controller)
+    # In the order of a kill's own times (§6.9): the end was seen, the window opens, then the one moment that
+    # stands for the freeze and the kill.
+    kill.trigger_seen = time.time()
     kill.since = runtime.now()
-    kill.kill_sent = kill.frozen_at = kill.trigger_seen = time.time()
-    kill.kill_returned = kill.kill_sent
+    kill.kill_sent = kill.frozen_at = kill.kill_returned = time.time()
     kill.targets, kill._waiting = targets_now(accounts)
     kill.before_kill_seq = accounts.last_seq
     names = [t.container for t in kill.targets if t.container]
@@ -574,6 +597,57 @@ def _story_end(t: KillTarget, accounts: Accounts) -> int | None:
         return settled.seq if settled is not None else None
     acct = accounts.runs.get(t.run)
     return acct.results[0].seq if acct is not None and acct.results else None
+
+
+# The records that can end a target's story (see _story_end): a read that brings one may close a window.
+STORY_ENDS = frozenset({"runResult", "diagnosisSettlement"})
+# How much of timeline.jsonl is read at a time, from its end, to find when a record was seen.
+TIMELINE_BLOCK = 64 * 1024
+
+
+def seen_in_timeline(path: Path, seqs: set[int]) -> dict[int, float]:
+    """When a console first saw each of ``seqs``, as ``timeline.jsonl`` says (epoch seconds, the console's clock).
+
+    Read from the end, a block at a time, until a line older than every seq
+    asked for (seqs only grow in the file): a record that ends a story was
+    seen lately, so this reads a block or two, not the file.
+    """
+    found: dict[int, float] = {}
+    if not seqs:
+        return found
+    lowest = min(seqs)
+    try:
+        fh = open(path, "rb")  # noqa: SIM115 - closed below; a missing file holds nothing
+    except FileNotFoundError:
+        return found
+    with fh:
+        end = fh.seek(0, os.SEEK_END)
+        cut = b""  # the start of a line the previous block began inside
+        while end > 0:
+            start = max(0, end - TIMELINE_BLOCK)
+            fh.seek(start)
+            lines = (fh.read(end - start) + cut).split(b"\n")
+            end = start
+            cut = lines.pop(0) if start > 0 else b""
+            for raw in reversed(lines):
+                line = _timeline_line(raw)
+                if line is None:
+                    continue
+                if line.seq in seqs:
+                    found[line.seq] = line.seen_at  # read backwards: the last one kept is the first seen
+                if line.seq < lowest:
+                    return found
+    return found
+
+
+def _timeline_line(raw: bytes) -> TimelineLine | None:
+    if not raw.strip():
+        return None
+    try:
+        line = parse_timeline(json.loads(raw))
+    except ValueError:
+        return None  # a torn last line
+    return None if isinstance(line, str) else line
 
 
 def _inspect_many(runtime: Runtime, names: list[str]) -> dict[str, Any]:

@@ -259,9 +259,9 @@ class KillDriver:
         return self._begin("auto", r, run, seen, True, passed)
 
     # --- container points (the runtime's event stream) ---------------------------
-    def event_seen(self, event: dict[str, Any]) -> None:
-        """From the stream's thread: a container event of the study; a container point's moment is reacted to
-        in the event loop at once."""
+    def event_seen(self, event: dict[str, Any], seen: float) -> None:
+        """From the stream's thread: a container event of the study, seen at ``seen`` (its recorded lines' seenAt);
+        a container point's moment is reacted to in the event loop at once."""
         action = event.get("Action") or event.get("status")
         if action not in ACTIONS or self._loop is None:
             return
@@ -270,7 +270,7 @@ class KillDriver:
             self._loop.call_soon_threadsafe(self._moment, CONTAINER, action, name[len(self.prefix) :])
         if not self.points or self.points[0].point.on_record:
             return
-        self._loop.call_soon_threadsafe(self._container_moment, event, time.time())
+        self._loop.call_soon_threadsafe(self._container_moment, event, seen)
 
     def _container_moment(self, event: dict[str, Any], seen: float) -> None:
         if not self.points or self.killing is not None:
@@ -452,7 +452,9 @@ class KillDriver:
         if len(self._moments) < MOMENTS_KEPT:
             for r in records:
                 self._moment(AFTER, r.kind, r.content.get("run"))
-        if self.windows and any(r.kind == "runResult" for r in records):
+        # A settlement ends an unsettled target's story as a result ends the others': looked at as it is read, so
+        # that the window closes at it (not at the next result, seconds later).
+        if self.windows and any(r.kind in killproto.STORY_ENDS for r in records):
             self.check_windows()
 
     def check_windows(self) -> None:

@@ -33,6 +33,7 @@ import collections
 import json
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,8 +111,9 @@ class EventRecorder:
         self._down_since: float | None = None
         self._live = threading.Event()
         self._open: dict[int, _Recording] = {}
-        # Told of each of the study's own events as it arrives (a container point's moment), in the stream's thread.
-        self.listener: Callable[[dict[str, Any]], None] | None = None
+        # Told of each of the study's own events as it arrives (a container point's moment), in the stream's thread,
+        # with the time it was seen: the one its lines' seenAt says.
+        self.listener: Callable[[dict[str, Any], float], None] | None = None
         # With a trace: every event of the study appended there as it arrives, and every gap (the explorer's trace).
         self.trace: Path | None = None
 
@@ -159,7 +161,8 @@ class EventRecorder:
             ours = name.startswith(self.prefix) or old.startswith(self.prefix) or labelled
             if not ours and not any(actor_id in rec.ids for rec in self._open.values()):
                 return False
-            seen = rfc3339_ms()
+            seen_epoch = time.time()
+            seen = rfc3339_ms(seen_epoch)
             if ours:
                 self._recent.append((seen, event))
                 self._forget_old(event_time(event))
@@ -179,7 +182,7 @@ class EventRecorder:
                     rec.pending.append(line)
         listener = self.listener
         if ours and listener is not None:
-            listener(event)
+            listener(event, seen_epoch)
         return True
 
     def _forget_old(self, now: float) -> None:

@@ -125,6 +125,7 @@ PLACES = {
     "tests/test_engine_faults.py::test_an_engine_restart_inside_the_kill_window_is_never_a_pass": "second-engine",
     "tests/test_engine_faults.py::test_the_reference_study_rides_out_an_engine_outage_and_past_its_patience_stops_to_be_resumed": "second-engine",
     "tests/test_follow.py": "follow",
+    "tests/fuzz/test_fuzz.py": "fuzz",  # its seeds (real studies, ~30 s) are made once, on one worker
     "tests/test_held_twice.py": "held-twice",  # the module's fixture runs its studies and a campaign once
     "tests/test_campaign_report.py": "campaign-report",  # the module's fixture runs a campaign once
     "tests/oracle/test_oracle.py": "oracle",

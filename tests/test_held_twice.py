@@ -38,7 +38,7 @@ import pytest
 
 from studymon.engine import heldtwice as ht
 from studymon.engine.campaign import CAMPAIGN, JOURNAL, TRACE, TRIALS, Trial, matrix
-from studymon.engine.clock import parse_rfc3339
+from studymon.engine.clock import parse_rfc3339, rfc3339_ms
 from studymon.engine.folder import EvidenceFolder, KillFolder
 from studymon.engine.kill import seen_in_timeline
 from studymon.engine.killpoint import SEED, KillPoint
@@ -1284,20 +1284,14 @@ def test_when_a_record_was_seen_is_read_from_the_timeline_s_end_whatever_its_len
     path = tmp_path / EvidenceFolder.TIMELINE
     base = 1_796_000_000.0
     text = "".join(
-        json.dumps({"seq": n, "kind": "charge", "at": "x", "seenAt": _ms(base + n / 1000)}) + "\n"
+        json.dumps({"seq": n, "kind": "charge", "at": "x", "seenAt": rfc3339_ms(base + n / 1000)}) + "\n"
         for n in range(1, 5001)
     )
     path.write_text(text + '{"seq": 5001, "kind": "ch')  # a torn last line
     found = seen_in_timeline(path, {4999, 3, 2500})
-    assert found == {n: parse_rfc3339(_ms(base + n / 1000)) for n in (4999, 3, 2500)}
+    assert found == {n: parse_rfc3339(rfc3339_ms(base + n / 1000)) for n in (4999, 3, 2500)}
     assert seen_in_timeline(path, {6000}) == {}
     assert seen_in_timeline(tmp_path / "none.jsonl", {1}) == {}
-
-
-def _ms(t: float) -> str:
-    from studymon.engine.clock import rfc3339_ms
-
-    return rfc3339_ms(t)
 
 
 # --- the docs -----------------------------------------------------------------------------------------------------

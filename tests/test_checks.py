@@ -1761,9 +1761,9 @@ def test_kill_triggered_clauses(change: Any, detail: str) -> None:
 @pytest.mark.parametrize("change, detail", [
     (lambda a: setattr(a, "problem", "arms.jsonl: a FIFO"), "arms.jsonl: a FIFO"),
     (lambda a: setattr(a, "bad_lines", 2), "arms.jsonl: 2 lines are not arming events"),
-    (lambda a: a.missed.append(("d1", "late", None)), "missed d1: late"),
-    (lambda a: a.missed.append(("d1", "late", "after:charge#2")), "missed after:charge#2 d1: late"),
-    (lambda a: a.missed.append((None, "late\x1b[2J", 5)), "missed an integer: late?[2J"),
+    (lambda a: a.missed.append(("d1", "late", None)), "missed d1, not tested: late"),
+    (lambda a: a.missed.append(("d1", "late", "after:charge#2")), "missed after:charge#2 d1, not tested: late"),
+    (lambda a: a.missed.append((None, "late\x1b[2J", 5)), "missed an integer, not tested: late?[2J"),
 ])
 def test_kill_triggered_arming_faults(change: Any, detail: str) -> None:
     files = one_kill()
@@ -1771,7 +1771,9 @@ def test_kill_triggered_arming_faults(change: Any, detail: str) -> None:
     a = armed(files)
     change(a)
     c = kill_triggered(a, [ev], acc, LedgerFacts(), True)
-    assert c is not None and c.ok is False and detail in c.detail.split("; "), c.detail
+    # A missed point is not tested (? in v4); every other fault here fails it.
+    want = None if detail.startswith("missed") else False
+    assert c is not None and c.ok is want and detail in c.detail.split("; "), c.detail
 
 
 def test_kill_triggered_auto_kill_without_arms() -> None:
@@ -2382,7 +2384,7 @@ def test_kill_triggered_more() -> None:
     ev, acc = evidence(files)
     a = armed(files)
     a.missed.append(("D1", "late", None))
-    assert kill_triggered(a, [ev], acc, LedgerFacts(), True).detail == "missed: late"  # type: ignore[union-attr]
+    assert kill_triggered(a, [ev], acc, LedgerFacts(), True).detail == "missed, not tested: late"  # type: ignore[union-attr]
     a = armed(files)
     a.fired.insert(0, Fired("x", None))
     assert kill_triggered(a, [ev], acc, LedgerFacts(), True).detail == \

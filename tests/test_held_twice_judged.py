@@ -54,6 +54,12 @@ def _frozen_text(f: Files) -> None:
     _kill(f)["frozenAt"] = rfc3339_ms(_kill(f)["frozenEpoch"] - 3)
 
 
+def _result_seen_earlier(f: Files) -> None:
+    window = f["kills/1/container-events-window.json"]
+    entry = next(e for e in window["targets"].values() if e.get("resultSeq") is not None)
+    entry["resultSeenEpoch"] -= 0.05
+
+
 CASES: list[tuple[str, Callable[[Files], None], str]] = [
     ("kill-sent", _sent_later, "kill.json: at and killSentEpoch are not one time (the kill)"),
     ("kill-sent", _sent_at_text, "kill.json: killSentAt is not at: one moment, written twice"),
@@ -61,6 +67,7 @@ CASES: list[tuple[str, Callable[[Files], None], str]] = [
     ("kill-order", _returned_before_sent, "kill.json: killReturnedEpoch comes before killSentEpoch"),
     ("frozen", _frozen_length, "kill.json: frozenMs is not killSentEpoch - frozenEpoch"),
     ("frozen", _frozen_text, "kill.json: frozenAt and frozenEpoch are not one time (the freeze)"),
+    ("result-seen", _result_seen_earlier, "resultSeenEpoch is not when timeline.jsonl saw seq"),
 ]
 
 

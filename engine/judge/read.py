@@ -36,8 +36,9 @@ from studymon.engine.judge.facts import (
     StudyFacts,
 )
 from studymon.engine.judge.study import fault_text
-from studymon.engine.judge.timeline import Stream, TimelineLine, seen_events
-from studymon.engine.judge.twice import kill_moment
+from studymon.engine.judge.text import run_text
+from studymon.engine.judge.timeline import SEEN_SLACK, Stream, TimelineLine, seen_events
+from studymon.engine.judge.twice import WRITTEN_MS, kill_moment
 from studymon.engine.judge.verdict import SHOWN
 from studymon.engine.ledger import LedgerIssue, LedgerParser, Record
 from studymon.engine.records import (
@@ -351,6 +352,24 @@ class _Seen:
                 ev.unmanned.append((_run_of(r), r.kind, why, math.isnan(seen)))
             ev.unmanned_count += 1
 
+    def result_seen(self, ev: KillEvidence) -> None:
+        """The window file's ``resultSeenEpoch`` of each target is when timeline.jsonl saw its ``resultSeq`` (§6.9)."""
+        window = ev.window
+        if window is None or self.base is None:
+            return
+        for run, entry in window.results.items():
+            seq, said = entry.get("resultSeq"), entry.get("resultSeenEpoch")
+            if not is_int(seq) or said is None or seq <= self.base:
+                continue
+            i = seq - self.base - 1
+            seen = self.seen[i] - SEEN_SLACK if i < len(self.seen) else float("nan")
+            if math.isnan(seen):
+                continue  # never seen: the target's own checks say so
+            if abs(said - seen) > WRITTEN_MS + 1e-6:
+                window.notes.append(
+                    f"{KillFolder.WINDOW}: {run_text(run)}'s resultSeenEpoch is not when timeline.jsonl saw seq {seq}"
+                )
+
     def finish(self, ledger_ok: bool) -> None:
         """Records seen that the ledger, read to its end, no longer holds."""
         if not ledger_ok:
@@ -438,6 +457,8 @@ def read_ledger(
         for c in comparers:
             c.finish(facts.problem is None)
         seen.finish(facts.problem is None)
+        for ev in kills:
+            seen.result_seen(ev)
     facts.records = acc.count
     facts.last_seq = acc.last_seq
     facts.issues = kept

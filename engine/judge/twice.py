@@ -35,6 +35,7 @@ COMPARED: dict[str, str] = {
     "final-ending": "read.read_outcome (exitedCleanly)",
     "seen-around-the-kill": "controllers.ControllerReplay and read._Seen (killEvidence, the targets' checks)",
     "kill-then-end": "controllers.ControllerReplay (killDelivered)",
+    "result-seen": "read._Seen.result_seen (killEvidence)",
 }
 
 

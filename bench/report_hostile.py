@@ -159,6 +159,41 @@ leave of the recordings' budget):
   and kill 2's ``kill.json`` targets.  Not the kill folders in number:
   past the limit they are not read (``kills-limit``, ``kills-many``).
 
+**Campaign folders** (``studymon report CAMPAIGN``, contract §8a): only the
+current judge reads them (``ae54883`` has no campaigns), so each is measured
+with it alone, by the same MEASURE process, and shown in a table of its own
+(folder, MiB, trials in the journal, trial folders, journal lines, seconds,
+peak, output, exit, target), against the report's bounds of
+``engine/campaign.py`` (the journal's and campaign.json's caps, the trial
+limit, the bad lines, the trial folders' budget and weights), to which they
+are built.  A trial folder is the corpus's sound folder as study ``s-<n>``
+(its containers renamed, its auto kill at ``after:runStarted/diagnosis``
+and armed there, the report.json the current judge gives it), the journal
+and campaign.json as the explorer writes them:
+
+* ``campaign-sound``: two sound trials (what a campaign report costs);
+* ``campaign-lines``: the journal grown to 100 000 lines of trials of its
+  own (planned, then done, without folders): reading stops past the trial
+  limit;
+* ``campaign-budget``: sound trial folders up to the trial folders' budget,
+  and one past it (each examined and judged, a row each; the last not);
+* ``campaign-ledger``: one trial folder a long study (the corpus's rounds;
+  its records keep study ``s``'s container names, so it fails) whose folder
+  counts just within the budget (with --quick, a ledger of 256 KiB): the
+  dearest bytes to judge;
+* ``campaign-objects``: campaign.json up to its cap of empty objects in its
+  points, the most memory a byte of it takes to parse (refused at the
+  first);
+* ``campaign-whole``: everything at once: the trial limit's trials (with
+  --quick, 200), trial 1 the long study, trial 2 a sound folder past the
+  budget, the others lost; the journal up to its cap (the lost trials'
+  details long), campaign.json up to its cap with every trial and as many
+  candidate points as fit (each validated and grouped).
+
+``--only campaign`` measures the campaign folders alone; ``--json`` has
+them under ``campaigns``, their runs under ``campaignSamples`` and the
+bounds under ``campaignBounds``.
+
     python bench/report_hostile.py                    # every folder, 1 round
     python bench/report_hostile.py --only kill-targets,ledger --ledger-records 50000,cap
     python bench/report_hostile.py --quick --json rh.json   # smoke run: 256 KiB files, short ledgers (~70 s)
@@ -1731,6 +1766,450 @@ def kill_sizes(folder: Path, judge: Judge) -> list[tuple[int, int, int]]:
     return out
 
 
+# --- campaigns: studymon report CAMPAIGN ------------------------------------------------------------------------
+#
+# A campaign folder as studymon explore writes it (engine/campaign.py), built from the corpus's sound folder:
+# trial n is that folder as study s-<n> (its containers renamed to match, its auto kill at CAMPAIGN_POINT and
+# armed there), with the report.json the current judge gives it; the journal and campaign.json as the explorer
+# writes them.  Only the current judge reads campaigns (ae54883 has none: it takes CAMPAIGN for an OUT), so each
+# campaign folder is measured with it alone, by the same MEASURE process, and shown in a table of its own.
+
+CAMPAIGN_STUDY = corpus.STUDY
+CAMPAIGN_POINT = "after:runStarted/diagnosis"  # the sound folder's auto kill: d1's runStarted
+CAMPAIGN_CLASS = "after:runStarted · inFlight diagnosis"
+JOURNAL_LINES = 100_000
+QUICK_TRIALS = 200  # campaign-whole with --quick: trials in the journal (the full run: the trial limit)
+N_MARK = "@@N@@"
+KILL_JSON_1 = "kills/1/kill.json"
+
+
+def _trial_template() -> str:
+    """The sound folder as trial N_MARK's, as JSON text: study s-N_MARK, its containers in that study's stem."""
+    files = corpus.derive(corpus.sound())
+    arms = files["arms.jsonl"]
+    arms[0]["point"] = CAMPAIGN_POINT
+    arms[1].update(point=CAMPAIGN_POINT, fromSeq=0)
+    files[KILL_JSON_1]["point"] = CAMPAIGN_POINT
+    text = json.dumps(files)
+    text = text.replace(f"{corpus.PREFIX}-{CAMPAIGN_STUDY}-", f"{corpus.PREFIX}-{CAMPAIGN_STUDY}-{N_MARK}-")
+    return text.replace(f'"study": "{CAMPAIGN_STUDY}"', f'"study": "{CAMPAIGN_STUDY}-{N_MARK}"')
+
+
+@dataclass
+class CampaignMaker:
+    """Trial folders, journal lines and campaign.json for a campaign of the sound folder's trials."""
+
+    template: str = field(default_factory=_trial_template)
+    report: dict[str, Any] | None = None  # report.json of a sound trial (the same checks for each)
+    reports: dict[int, dict[str, Any]] = field(default_factory=dict)  # of the trials that are not sound ones
+
+    def trial_files(self, n: int) -> corpus.Files:
+        files: corpus.Files = json.loads(self.template.replace(N_MARK, str(n)))
+        return files
+
+    def write_trial(self, camp: Path, n: int) -> Path:
+        out = camp / "trials" / str(n)
+        corpus.write(self.trial_files(n), out)
+        if self.report is None:
+            from studymon.engine.judge import judge
+
+            self.report = judge(out).report_json()
+        (out / "report.json").write_text(json.dumps(self.report, indent=2), encoding="utf-8")
+        return out
+
+    def verdict(self, n: int) -> dict[str, Any]:
+        """Trial n's verdict as its report.json has it (the journal's and campaign.json's copy)."""
+        from studymon.engine.campaign import trial_verdict
+        from studymon.engine.judge.report import report_checks
+
+        report = self.reports.get(n, self.report)
+        assert report is not None
+        return trial_verdict(report_checks(report))
+
+    def line(self, n: int, state: str, detail: str = "") -> dict[str, Any]:
+        """Trial n's journal line as the explorer writes it (Trial.as_json)."""
+        from studymon.engine.campaign import Trial
+
+        t = Trial(n, f"{CAMPAIGN_STUDY}-{n}", [CAMPAIGN_POINT], CAMPAIGN_CLASS, state=state, detail=detail)
+        if state == "done":
+            v = self.verdict(n)
+            t.ok, t.failed, t.unknown, t.checks = v["ok"], v["failed"], v["unknown"], v["checks"]
+            t.exit, t.worker, t.host, t.seconds = (0 if v["ok"] else 1), "tcp://127.0.0.1:40000", "bench", 9.5
+        return t.as_json()
+
+    def summary(self, trials: list[dict[str, Any]]) -> dict[str, Any]:
+        """campaign.json for these trials (each as its last journal line), as the explorer writes it."""
+        from studymon.engine.campaign import Trial, matrix, summary_body
+
+        research = json.loads(self.template)["research.json"]
+        plan = {
+            "version": 1,
+            "study": CAMPAIGN_STUDY,
+            "token": "0" * 32,
+            "template": {k: v for k, v in research.items() if k != "study"},
+            "trace": "trace",
+            "points": [{"point": CAMPAIGN_POINT, "class": CAMPAIGN_CLASS, "left": {"inFlight": ["diagnosis"]}}],
+            "classes": [{"name": CAMPAIGN_CLASS, "candidates": [CAMPAIGN_POINT]}],
+            "options": {"all": False, "depth": 1, "maxTrials": None},
+        }
+        return summary_body(plan, trials, matrix({t["n"]: Trial.from_json(t) for t in trials}))
+
+
+def write_summary_json(path: Path, body: dict[str, Any]) -> None:
+    path.write_text(json.dumps(body, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
+def write_journal(path: Path, lines: Iterable[dict[str, Any]]) -> int:
+    out = Sized(path)
+    count = 0
+    for line in lines:
+        out.write(jline(line))
+        count += 1
+    out.close()
+    return count
+
+
+def campaign_of(camp: Path, maker: CampaignMaker, done: int) -> list[dict[str, Any]]:
+    """``done`` trials, each with its folder, its two journal lines and its campaign.json entry; the trace's
+    folder (the sound folder as study s); their last lines."""
+    corpus.write(corpus.derive(corpus.sound()), camp / "trace")
+    for n in range(1, done + 1):
+        maker.write_trial(camp, n)
+    planned = [maker.line(n, "planned") for n in range(1, done + 1)]
+    ended = [maker.line(n, "done") for n in range(1, done + 1)]
+    write_journal(camp / "trials.jsonl", [*planned, *ended])
+    write_summary_json(camp / "campaign.json", maker.summary(ended))
+    return ended
+
+
+def _examined(camp: Path, folders: int) -> int:
+    """How many of trials 1 to ``folders`` a report examines: those whose folders' weights fit the budget."""
+    from studymon.engine.campaign import TRIALS_BUDGET
+
+    spent = 0
+    for n in range(1, folders + 1):
+        spent += _judged_weight(camp / "trials" / str(n))
+        if spent > TRIALS_BUDGET:
+            return n - 1
+    return folders
+
+
+def _judged_weight(out: Path) -> int:
+    from studymon.engine.campaign import TRIALS_BUDGET, trial_weight
+
+    weight = trial_weight(str(out), True, TRIALS_BUDGET)
+    if weight is None:
+        raise BenchError(f"{out} alone is past the trial folders' budget")
+    return weight
+
+
+def build_campaign_sound(camp: Path, sizes: Sizes) -> dict[str, Any]:
+    del sizes
+    campaign_of(camp, CampaignMaker(), 2)
+    return {"trials": 2, "trialFolders": 2, "journalLines": 4}
+
+
+def build_campaign_lines(camp: Path, sizes: Sizes) -> dict[str, Any]:
+    """The sound campaign's journal grown to JOURNAL_LINES lines of trials of its own (planned, then done, no
+    folder): reading stops at the trial limit."""
+    del sizes
+    maker = CampaignMaker()
+    campaign_of(camp, maker, 2)
+    planned, done = maker.line(3, "planned"), maker.line(3, "done")
+    more = (
+        {**line, "n": n, "id": f"{CAMPAIGN_STUDY}-{n}", "out": f"trials/{n}"}
+        for n in range(3, 3 + (JOURNAL_LINES - 4) // 2)
+        for line in (planned, done)
+    )
+    with (camp / "trials.jsonl").open("ab") as fh:
+        for line in more:
+            fh.write(jline(line))
+    lines = sum(1 for _ in (camp / "trials.jsonl").open("rb"))
+    return {"trials": 2 + (JOURNAL_LINES - 4) // 2, "trialFolders": 2, "journalLines": lines}
+
+
+def build_campaign_budget(camp: Path, sizes: Sizes) -> dict[str, Any]:
+    """As many sound trial folders as the trial folders' budget lets a report examine, and one more past it."""
+    from studymon.engine.campaign import TRIALS_BUDGET
+
+    del sizes
+    maker = CampaignMaker()
+    corpus.write(corpus.derive(corpus.sound()), camp / "trace")
+    spent, n = 0, 0
+    while True:
+        n += 1
+        spent += _judged_weight(maker.write_trial(camp, n))
+        if spent > TRIALS_BUDGET:
+            break
+    planned = [maker.line(k, "planned") for k in range(1, n + 1)]
+    ended = [maker.line(k, "done") for k in range(1, n + 1)]
+    lines = write_journal(camp / "trials.jsonl", [*planned, *ended])
+    write_summary_json(camp / "campaign.json", maker.summary(ended))
+    return {"trials": n, "trialFolders": n, "examined": n - 1, "journalLines": lines}
+
+
+def long_trial(camp: Path, maker: CampaignMaker, n: int, quick: bool) -> dict[str, Any]:
+    """Trial n's folder a long sound study whose folder the report counts as just within the trial folders'
+    budget (with --quick, a ledger of QUICK_BYTES): its ledger the dearest bytes to judge.  Its research.json and
+    arms.jsonl are the trial's, its kill 1 at the trial's point (its ledger keeps the study s's container names:
+    its verdict is not the point here, what the judge reads is)."""
+    from studymon.engine.campaign import TRIALS_BUDGET
+
+    out = camp / "trials" / str(n)
+    limit = QUICK_BYTES if quick else TRIALS_BUDGET // 2
+    while True:
+        shutil.rmtree(out, ignore_errors=True)
+        info = LongStudy.of(rounds_within(limit)).write(out)
+        own = maker.trial_files(n)
+        kill = json.loads((out / KILL_JSON_1).read_text(encoding="utf-8"))
+        corpus.write(
+            {
+                "research.json": own["research.json"],
+                "arms.jsonl": own["arms.jsonl"],
+                KILL_JSON_1: {**kill, "point": CAMPAIGN_POINT},
+            },
+            out,
+        )
+        weight = _judged_weight(out) + 64 * 1024  # with room for its report.json, written below
+        room = TRIALS_BUDGET - SLACK
+        if quick or room - 4 * MiB <= weight <= room:
+            # Its report.json what the current judge says of it (the journal repeats it): judged the same again,
+            # the report finds campaign.json the folders' and writes nothing.
+            from studymon.engine.judge import judge
+
+            maker.reports[n] = judge(out).report_json()
+            (out / "report.json").write_text(json.dumps(maker.reports[n], indent=2), encoding="utf-8")
+            return {**info, "weight": _judged_weight(out)}
+        # The ledger and its timeline grow together, the rest stays: scaled, the weight lands just under the room.
+        limit = int(limit * room / weight) if weight < room else limit - (weight - room) - 64 * 1024
+
+
+def build_campaign_ledger(camp: Path, sizes: Sizes) -> dict[str, Any]:
+    """One trial, its folder a long sound study as large as the trial folders' budget lets in."""
+    maker = CampaignMaker()
+    corpus.write(corpus.derive(corpus.sound()), camp / "trace")
+    info = long_trial(camp, maker, 1, sizes.quick)
+    ended = [maker.line(1, "done")]
+    lines = write_journal(camp / "trials.jsonl", [maker.line(1, "planned"), *ended])
+    write_summary_json(camp / "campaign.json", maker.summary(ended))
+    return {"trials": 1, "trialFolders": 1, "examined": 1, "journalLines": lines, **info}
+
+
+def build_campaign_whole(camp: Path, sizes: Sizes) -> dict[str, Any]:
+    """Everything at once: the trial limit's trials (quick: a few hundred), trial 1 the long study within the
+    budget, trial 2 a sound folder past it, the others lost (no folder); the journal up to its cap (the lost
+    trials' details long), campaign.json up to its cap with every trial (their details shorter: it is not the
+    journal's, which the report finds after reading both whole)."""
+    from studymon.engine.campaign import JOURNAL_CAP, SUMMARY_CAP, TRIALS_LIMIT
+
+    maker = CampaignMaker()
+    corpus.write(corpus.derive(corpus.sound()), camp / "trace")
+    trials = QUICK_TRIALS if sizes.quick else TRIALS_LIMIT
+    journal_cap = (min(JOURNAL_CAP, QUICK_BYTES) if sizes.quick else JOURNAL_CAP) - SLACK
+    summary_cap = (min(SUMMARY_CAP, QUICK_BYTES) if sizes.quick else SUMMARY_CAP) - SLACK
+    info = long_trial(camp, maker, 1, sizes.quick)
+    maker.write_trial(camp, 2)  # past the budget (with --quick, within it)
+    planned = [maker.line(n, "planned") for n in range(1, trials + 1)]
+    fixed = sum(len(jline(x)) for x in planned) + sum(len(jline(maker.line(n, "done"))) for n in (1, 2))
+    lost = [maker.line(n, "lost") for n in range(3, trials + 1)]
+    room = journal_cap - fixed - sum(len(jline(x)) for x in lost)
+    per = max(0, room // max(1, len(lost)))
+    ended = [maker.line(1, "done"), maker.line(2, "done")]
+    journal = [*planned, *ended, *({**x, "detail": "w" * per} for x in lost)]
+    lines = write_journal(camp / "trials.jsonl", journal)
+    # campaign.json: every trial (as the journal's last line, but for the lost trials' details), and the plan
+    # with as many more candidate points of the trial's class as its cap allows: each validated, and grouped.
+    body = maker.summary([*ended, *lost])
+
+    def size(extra: int) -> int:
+        points = [f"{CAMPAIGN_POINT}#{k}" for k in range(2, extra + 2)]
+        more = [{"point": p, "class": CAMPAIGN_CLASS, "left": {"inFlight": ["diagnosis"]}} for p in points]
+        body["points"] = body["points"][:1] + more
+        body["classes"] = [{"name": CAMPAIGN_CLASS, "candidates": [CAMPAIGN_POINT, *points]}]
+        return len((json.dumps(body, ensure_ascii=False, indent=2) + "\n").encode())
+
+    base, per = size(0), size(100) - size(0)
+    extra = max(0, (summary_cap - base) * 100 // per)
+    while size(extra) > summary_cap:
+        extra -= max(1, (size(extra) - summary_cap) * 100 // per)
+    write_summary_json(camp / "campaign.json", body)
+    return {
+        "trials": trials,
+        "trialFolders": 2,
+        "examined": _examined(camp, 2),
+        "journalLines": lines,
+        "journalBytes": (camp / "trials.jsonl").stat().st_size,
+        "summaryBytes": (camp / "campaign.json").stat().st_size,
+        "points": extra + 1,
+        **info,
+    }
+
+
+def build_campaign_objects(camp: Path, sizes: Sizes) -> dict[str, Any]:
+    """The sound campaign, its campaign.json's points up to its cap of empty objects: the most objects a byte
+    of JSON makes (its parse is the report's largest memory), refused at the first."""
+    from studymon.engine.campaign import SUMMARY_CAP
+
+    campaign_of(camp, CampaignMaker(), 2)
+    cap = (min(SUMMARY_CAP, QUICK_BYTES) if sizes.quick else SUMMARY_CAP) - SLACK
+    body = json.loads((camp / "campaign.json").read_text(encoding="utf-8"))
+    body["points"] = []
+    head = json.dumps(body, separators=(",", ":")).encode()
+    opening = head.index(b'"points":[]') + len(b'"points":[')
+    fill(camp / "campaign.json", cap, head[:opening], [], itertools.repeat(b"{}"), b",", head[opening:])
+    return {"trials": 2, "trialFolders": 2, "journalLines": 4, "summaryBytes": (camp / "campaign.json").stat().st_size}
+
+
+def campaign_cases() -> list[Case]:
+    return [
+        Case("campaign-sound", "a campaign of two sound trials", build_campaign_sound, group="campaign"),
+        Case(
+            "campaign-lines",
+            f"the journal: {JOURNAL_LINES} lines of trials (planned, then done), read up to the trial limit",
+            build_campaign_lines,
+            "trials.jsonl",
+            "campaign",
+        ),
+        Case(
+            "campaign-budget",
+            "sound trial folders up to the trial folders' budget, and one past it",
+            build_campaign_budget,
+            "trials",
+            "campaign",
+        ),
+        Case(
+            "campaign-ledger",
+            "one trial folder, a long study (its verdict ✗), up to the trial folders' budget",
+            build_campaign_ledger,
+            "trials",
+            "campaign",
+        ),
+        Case(
+            "campaign-objects",
+            "campaign.json's points up to its cap of empty objects (the most memory a byte of it takes)",
+            build_campaign_objects,
+            "campaign.json",
+            "campaign",
+        ),
+        Case(
+            "campaign-whole",
+            "everything at once: the trial limit's trials, the journal and campaign.json up to their caps, "
+            "a long study up to the budget",
+            build_campaign_whole,
+            "trials.jsonl",
+            "campaign",
+        ),
+    ]
+
+
+def campaign_table(results: list[dict[str, Any]]) -> list[str]:
+    rows = [
+        (
+            f"{'campaign folder':<18}{'MiB':>9}{'trials':>8}{'folders':>9}{'lines':>9}  "
+            f"{'current s':>9}{'MiB':>9}{'out KB':>10}  {'exit':>5}  target"
+        )
+    ]
+    for r in results:
+        c = r["judge"]
+        mark = ">" if c["killed"] else ""
+        exits = ",".join("k" if e < 0 else str(e) for e in c["exits"])
+        rows.append(
+            f"{r['name']:<18}{mib(r['bytes']):>9}{r['info']['trials']:>8}{r['info']['trialFolders']:>9}"
+            f"{r['info']['journalLines']:>9}  {mark + format(c['seconds'], '.2f'):>9}{mark + mib(c['peakRss']):>9}"
+            f"{c['stdoutBytes'] / 1e3:>10.1f}  {exits:>5}  {r['verdict']}"
+        )
+    return rows
+
+
+def campaign_bounds() -> dict[str, int]:
+    """What one campaign report reads at most (engine/campaign.py): the folders are built to these."""
+    from studymon.engine import campaign as c
+
+    names = (
+        "JOURNAL_CAP",
+        "SUMMARY_CAP",
+        "REPORT_CAP",
+        "TRIALS_LIMIT",
+        "BAD_LINES",
+        "TRIALS_BUDGET",
+        "TRIAL_WEIGHT",
+        "KILL_WEIGHT",
+        "ENTRIES_LIMIT",
+    )
+    return {name: int(getattr(c, name)) for name in names}
+
+
+def campaign_lines(results: list[dict[str, Any]], rounds: int) -> list[str]:
+    """The campaign folders' table, what each holds, and the target line."""
+    bounds = campaign_bounds()
+    met = sum(1 for r in results if r["verdict"] == "met")
+    said = ", ".join(f"{k} {v / MiB:g} MiB" if k.endswith(("CAP", "BUDGET")) else f"{k} {v}" for k, v in bounds.items())
+    facts = [
+        f"{r['name']}: {r['what']}; {r['files']} files; " + ", ".join(f"{k} {v}" for k, v in r["info"].items())
+        for r in results
+    ]
+    return [
+        "",
+        (
+            f"studymon report CAMPAIGN on campaign folders within the report's bounds (the current judge only: "
+            f"{BASELINE} has no campaigns); {rounds} round(s), medians"
+        ),
+        f"bounds (engine/campaign.py): {said}",
+        "",
+        *campaign_table(results),
+        "",
+        *facts,
+        (
+            f"target (current judge, each campaign folder under {TARGET_SECONDS:g} s and 1 GiB): met on "
+            f"{met}/{len(results)}"
+        ),
+    ]
+
+
+def run_campaigns(
+    chosen: list[Case],
+    judge: Judge,
+    sizes: Sizes,
+    work: Path,
+    limits: Limits,
+    args: argparse.Namespace,
+    progress: Callable[[str], None],
+) -> tuple[list[dict[str, Any]], list[Sample]]:
+    """Each campaign folder built, reported on by the current judge (``studymon report CAMPAIGN``), removed."""
+    logs = work / "runs"
+    results, samples = [], []
+    for case in chosen:
+        camp = work / "campaigns" / case.name
+        camp.mkdir(parents=True)
+        built = time.monotonic()
+        info = case.build(camp, sizes)
+        files = folder_files(camp)
+        progress(f"{case.name}: {sum(files.values()) / MiB:.1f} MiB written in {time.monotonic() - built:.1f} s")
+        mine = []
+        for rnd in range(args.rounds):
+            s = judge_once(judge, case.name, rnd, camp, logs, limits)
+            took = f"killed at the {s.killed} limit after {s.seconds:.2f} s" if s.killed else f"{s.seconds:.2f} s"
+            progress(f"  current: {took}, peak RSS {mib(s.peak_rss)} MiB, exit {s.exit}, {s.stdout_bytes} bytes out")
+            mine.append(s)
+        samples += mine
+        result = {
+            "name": case.name,
+            "what": case.what,
+            "bytes": sum(files.values()),
+            "files": len(files),
+            "cap": case.cap,
+            "info": info,
+            "judge": summarize(mine),
+        }
+        result["verdict"] = verdict(result["judge"])
+        results.append(result)
+        if not args.keep:
+            shutil.rmtree(camp)
+            for path in logs.iterdir():
+                path.unlink()
+    return results, samples
+
+
 # --- the figures ------------------------------------------------------------------------------
 
 
@@ -2049,6 +2528,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def choose(all_cases: list[Case], only: str | None) -> list[Case]:
+    """The cases asked for (``--only``: names, a group, ``campaign`` for every campaign folder)."""
     if not only:
         return all_cases
     wanted = set(only.split(","))
@@ -2072,7 +2552,8 @@ def run(args: argparse.Namespace, all_cases: list[Case], work: Path, progress: C
         )
     sizes = Sizes(judges["current"], args.quick)
     limits = Limits(args.timeout, int(args.memory_limit * GiB))
-    chosen = choose(all_cases, args.only)
+    asked = choose([*all_cases, *campaign_cases()], args.only)
+    chosen = [c for c in asked if c.group != "campaign"]
     logs = work / "runs"
     logs.mkdir()
     samples: list[Sample] = []
@@ -2129,9 +2610,12 @@ def run(args: argparse.Namespace, all_cases: list[Case], work: Path, progress: C
             shutil.rmtree(folder)
             for path in logs.iterdir():
                 path.unlink()
+    campaigns, campaign_samples = run_campaigns(
+        [c for c in asked if c.group == "campaign"], judges["current"], sizes, work, limits, args, progress
+    )
     today, current = judges["today"], judges["current"]
     met = sum(1 for r in results if r["verdict"] == "met")
-    crashed = sorted({f"{s.case} ({s.judge})" for s in samples if s.crashed})
+    crashed = sorted({f"{s.case} ({s.judge})" for s in [*samples, *campaign_samples] if s.crashed})
     sound_runs = max(args.rounds, SOUND_RUNS)
     title = (
         f"studymon report OUT on hostile folders within the caps; today = {describe(today)}, "
@@ -2160,6 +2644,7 @@ def run(args: argparse.Namespace, all_cases: list[Case], work: Path, progress: C
         *throughput_lines(results),
         *capacity_lines(results, current.limit),
         target,
+        *(campaign_lines(campaigns, args.rounds) if campaigns else []),
         *(["crashed: " + ", ".join(crashed)] if crashed else []),
         machine,
     ]
@@ -2181,6 +2666,9 @@ def run(args: argparse.Namespace, all_cases: list[Case], work: Path, progress: C
             },
             "samples": [asdict(s) for s in samples],
             "folders": results,
+            "campaignBounds": campaign_bounds(),
+            "campaignSamples": [asdict(s) for s in campaign_samples],
+            "campaigns": campaigns,
             "capacity": {group: {name: capacity(results, name, group) for name in JUDGES} for group in GROUPS},
             "loadAverage": [load_start, os.getloadavg()[0]],
         }

@@ -42,11 +42,11 @@ from studymon.engine import safefile
 from studymon.engine.contract import is_int, plural, valid_id
 from studymon.engine.evidence import append_jsonl, read_jsonl
 from studymon.engine.folder import EvidenceFolder, KillFolder
-from studymon.engine.judge.text import free_text
 from studymon.engine.judge.verdict import SHOWN, Check, Verdict, overall
 from studymon.engine.judge.verdict import exit_status as checks_status
 from studymon.engine.killpoint import point_text
 from studymon.engine.ledger import _key_ends, _keys, _loads_exact
+from studymon.engine.quoting import free_text
 from studymon.engine.records import parse_arm, same_json
 from studymon.engine.safefile import Unreadable, size_text, type_name
 

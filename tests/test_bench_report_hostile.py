@@ -33,6 +33,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from studymon.engine.folder import EvidenceFolder, KillFolder
 from studymon.engine.judge import read
@@ -77,6 +78,20 @@ TABLE_ROW = (
     r"\s+([<>]?)({N}|-)\s+([<>]?)({N}|-)\s+(\S+)\s+(met|MISSED.*)$"
 )
 KILL_DIR = re.compile(r"[1-9][0-9]{0,5}")
+# The campaign folders (studymon report CAMPAIGN, the current judge alone), and the exit status each must get:
+# two sound trials; a journal past the trial limit; trial folders past the budget (unknown); a trial folder of
+# another study's ledger; campaign.json of empty objects; everything at once.
+CAMPAIGNS = {
+    "campaign-sound": 0,
+    "campaign-lines": 1,
+    "campaign-budget": 3,
+    "campaign-ledger": 1,
+    "campaign-objects": 1,
+    "campaign-whole": 1,
+}
+CAMPAIGN_ROW = r"^{name}\s+({N})\s+(\d+)\s+(\d+)\s+(\d+)\s+(>?)({N})\s+(>?)({N})\s+({N})\s+(\S+)\s+(met|MISSED.*)$"
+CHECK_ROW = re.compile(r"^│[^│]*│ (campaign|trial \d+)\s*│ (\w+)\s*│ (✓|✗|\?) │", re.MULTILINE)
+QUICK_TRIALS = 200
 GENERIC = ("JSON_CAP", "JSONL_CAP", "LEDGER_CAP", "ARRAY_CAP", "LINE_CAP", "ELEMENT_CAP")
 
 
@@ -535,9 +550,103 @@ def test_report_hostile_quick_measures_every_folder_with_both_judges(tmp_path: P
                     assert shown(float(number.group(2)), value * per_record / 1e6, 0), (text, value)
             assert doc["capacity"][group][judge]["folders"] == names
 
+    _check_campaigns(out, doc, kept)
+
     met_on = sum(1 for name in FOLDERS if _table_row(out, name)[16] == "met")
     assert f"target (current judge, each folder under 10 s and 1 GiB): met on {met_on}/{len(FOLDERS)}" in out
     assert re.search(r"^machine: \d+ cores, Python [\d.]+, load average", out, re.MULTILINE), out
+
+
+def _check_campaigns(out: str, doc: dict[str, Any], kept: Path) -> None:
+    """The campaign folders: each built within the report's bounds (the journal, campaign.json, the trials, the
+    trial folders' budget) as its case says, reported on once by the current judge alone, its table row those
+    runs' figures, its exit the one its folder must get, and the checks its report shows those that say why."""
+    from studymon.engine import campaign as c
+
+    bounds = doc["campaignBounds"]
+    assert bounds == {name: getattr(c, name) for name in bounds} and len(bounds) == 9, bounds
+    results = {r["name"]: r for r in doc["campaigns"]}
+    assert list(results) == list(CAMPAIGNS), list(results)
+    marks: dict[str, dict[tuple[str, str], str]] = {}
+    for name, r in results.items():
+        camp = kept / "campaigns" / name
+        on_disk = {str(p.relative_to(camp)): p.stat().st_size for p in camp.rglob("*") if p.is_file()}
+        assert (sum(on_disk.values()), len(on_disk)) == (r["bytes"], r["files"]), name
+        journal, summary = camp / "trials.jsonl", camp / "campaign.json"
+        assert journal.stat().st_size <= c.JOURNAL_CAP - SLACK and summary.stat().st_size <= c.SUMMARY_CAP - SLACK
+        lines = [json.loads(x) for x in journal.read_bytes().splitlines()]
+        assert len(lines) == r["info"]["journalLines"], name
+        assert len({x["n"] for x in lines}) == r["info"]["trials"], name
+        assert (name == "campaign-lines") == (r["info"]["trials"] > c.TRIALS_LIMIT), name  # only it past the limit
+        folders = sorted(int(p.name) for p in (camp / "trials").iterdir())
+        assert folders == list(range(1, r["info"]["trialFolders"] + 1)), name
+        runs = [s for s in doc["campaignSamples"] if s["case"] == name]
+        assert len(runs) == 1 and runs[0]["judge"] == "current", runs
+        s = runs[0]
+        stdout = kept / "runs" / f"{name}-current-0.stdout"
+        assert stdout.stat().st_size == s["stdout_bytes"] > 0, name
+        text = stdout.read_text()
+        assert s["killed"] is None and not s["crashed"] and s["exit"] == CAMPAIGNS[name], (name, s)
+        assert 0 < s["floor"] < 20 * MiB < s["peak_rss"] < 4 << 30 and s["cpu"] > 0, s
+        assert "studymon explore — s" in text, name
+        marks[name] = {(scope, check): mark for scope, check, mark in CHECK_ROW.findall(text)}
+        assert {check for scope, check in marks[name] if scope == "campaign"} == {
+            "journalWellFormed",
+            "trialFolders",
+            "journalAgrees",
+            "summaryAgrees",
+            "trialsJudged",
+            "trialsRan",
+        }, (name, marks[name])
+        # Its table row: the folder's size, trials, folders and lines, the run's time, peak and output, its exit.
+        found = re.findall(CAMPAIGN_ROW.format(name=re.escape(name), N=N), out, re.MULTILINE)
+        assert len(found) == 1, (name, out)
+        cells = found[0]
+        assert shown(float(cells[0]), r["bytes"] / MiB, 1)
+        assert [int(x) for x in cells[1:4]] == [r["info"][k] for k in ("trials", "trialFolders", "journalLines")]
+        assert cells[4] == cells[6] == "", cells
+        assert_shown(
+            [float(cells[5]), float(cells[7]), float(cells[8])],
+            [s["seconds"], s["peak_rss"] / MiB, s["stdout_bytes"] / 1e3],
+            [2, 1, 1],
+            name,
+        )
+        assert cells[9] == str(s["exit"]), cells
+        over = [(w, v / t) for w, v, t in (("time", s["seconds"], 10), ("memory", s["peak_rss"], 1 << 30)) if v > t]
+        assert cells[10] == ("met" if not over else "MISSED (" + ", ".join(f"{w} x{x:.2f}" for w, x in over) + ")")
+
+    assert set(marks["campaign-sound"].values()) == {"✓"} and len(marks["campaign-sound"]) == 8
+    # The journal of 100 000 lines: reading stops past the trial limit.
+    assert marks["campaign-lines"][("campaign", "journalWellFormed")] == "✗"
+    # Trial folders up to the budget: the report examines (and judges) exactly those whose weights fit, in order.
+    budget = results["campaign-budget"]["info"]
+    camp = kept / "campaigns" / "campaign-budget"
+    weights = [
+        c.trial_weight(str(camp / "trials" / str(n)), True, c.TRIALS_BUDGET) for n in range(1, budget["trials"] + 1)
+    ]
+    fit = max(
+        k for k in range(len(weights) + 1) if sum(w or c.TRIALS_BUDGET + 1 for w in weights[:k]) <= c.TRIALS_BUDGET
+    )
+    assert fit == budget["examined"] == budget["trials"] - 1 > 100, (fit, budget)
+    assert marks["campaign-budget"][("campaign", "trialsJudged")] == "?"
+    assert sum(1 for scope, check in marks["campaign-budget"] if check == "trialHolds") == fit
+    # The long study: one trial folder within the budget, judged.
+    ledger = results["campaign-ledger"]["info"]
+    assert ledger["weight"] <= c.TRIALS_BUDGET and ("trial 1", "trialHolds") in marks["campaign-ledger"]
+    # campaign.json of empty objects, up to --quick's size: read whole, refused at its first point.
+    objects = kept / "campaigns" / "campaign-objects" / "campaign.json"
+    assert _quick(c.SUMMARY_CAP) - 8 < objects.stat().st_size <= _quick(c.SUMMARY_CAP)
+    assert marks["campaign-objects"][("campaign", "summaryAgrees")] == "✗"
+    # Everything at once: --quick's trials, the journal and campaign.json up to --quick's size, trial 1 judged and
+    # trial 2 as far as the budget lets it (a full run: past it).
+    whole = results["campaign-whole"]["info"]
+    assert whole["trials"] == QUICK_TRIALS and whole["journalLines"] == 2 * QUICK_TRIALS
+    assert _quick(c.JOURNAL_CAP) - 2 * QUICK_TRIALS < whole["journalBytes"] <= _quick(c.JOURNAL_CAP), whole
+    assert _quick(c.SUMMARY_CAP) - 1024 < whole["summaryBytes"] <= _quick(c.SUMMARY_CAP), whole
+    judged = sorted(int(scope.split()[1]) for scope, check in marks["campaign-whole"] if check == "trialHolds")
+    assert judged == list(range(1, whole["examined"] + 1)) and whole["examined"] >= 1, (judged, whole)
+    met = sum(1 for r in results.values() if r["verdict"] == "met")
+    assert f"target (current judge, each campaign folder under 10 s and 1 GiB): met on {met}/{len(CAMPAIGNS)}" in out
 
 
 def test_report_hostile_kills_a_judge_past_its_limits(tmp_path: Path) -> None:

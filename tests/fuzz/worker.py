@@ -10,9 +10,10 @@ process and starts another.
 
 The product is judged as ``studymon report`` does: a study by
 ``studymon.engine.judge.judge`` and ``exit_status``, a folder that is not
-evidence as exit 2; a campaign by ``studymon report CAMPAIGN`` itself (its
-exit status; it judges every trial folder again and may write
-``campaign.json`` anew).
+evidence as exit 2; a campaign as ``studymon report CAMPAIGN`` does, by
+``studymon.engine.campaign.rejudge`` (its checks, and the exit status they
+make; it judges every trial folder again and may write ``campaign.json``
+anew).
 """
 
 from __future__ import annotations
@@ -34,11 +35,14 @@ def product(kind: str, path: Path) -> dict[str, Any]:
     from studymon.engine.judge.verdict import exit_status
 
     if kind == "campaign":
-        # Whatever `studymon report CAMPAIGN` does, by its own command line (a folder without campaign.json
-        # is judged there as a study's); its table goes to standard error.
-        from studymon.tui.cli import main
+        # As `studymon report CAMPAIGN` does (tui/cli.py's cmd_report): a folder that is a campaign's is judged
+        # by its campaign report; any other, as a study's (a folder without its journal and campaign.json).
+        from studymon.engine import campaign
 
-        return {"status": main(["report", str(path)]), "checks": [], "reasons": None}
+        if campaign.is_campaign(path.resolve()):
+            report = campaign.rejudge(path.resolve())
+            checks = [[c.scope, c.name, c.ok, c.detail] for c in report.checks]
+            return {"status": exit_status(c.ok for c in report.checks), "checks": checks, "reasons": None}
     try:
         j = judge(path)
     except NotEvidence as exc:

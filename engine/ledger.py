@@ -13,17 +13,17 @@ replaced is described once (:attr:`LedgerTail.fault`) and no longer read.
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
+
+from studymon.engine.safefile import RepeatedKey, key_ends, keys_held, loads_exact
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,43 +72,6 @@ def _validate(obj: Any) -> str | None:
     return None
 
 
-# A key in a line's text: a string's closing quote, then a colon.  Strings holding a quote
-# and a colon count too, so the count is never below the keys the text holds.
-_KEY_END = re.compile(rb'"[ \t\r\n]*:')
-
-
-def _key_ends(body: bytes) -> int:
-    """How many keys the text can hold (at least as many as it holds)."""
-    if b'" ' in body or b'"\t' in body or b'"\r' in body:
-        return len(_KEY_END.findall(body))
-    return body.count(b'":')
-
-
-def _keys(value: Any) -> int:
-    """How many keys the objects in ``value`` (an object, as parsed) hold, all levels.
-
-    A loop over a stack rather than a recursion: it runs on every line of a ledger judged.
-    """
-    n = 0
-    stack = [value]
-    pop, push = stack.pop, stack.append
-    while stack:
-        v = pop()
-        items: Iterable[Any]
-        if type(v) is dict:
-            n += len(v)
-            items = v.values()
-        elif type(v) is list:
-            items = v
-        else:
-            continue  # a line that is a scalar holds no key
-        for x in items:
-            t = type(x)
-            if t is dict or t is list:
-                push(x)
-    return n
-
-
 # The largest integer a double holds: one past it is no number the checks can add (rule 9).
 DOUBLE_MAX = int(sys.float_info.max)
 
@@ -134,28 +97,6 @@ def _has_nonfinite(value: Any) -> bool:
         elif isinstance(v, list):
             stack.extend(v)
     return False
-
-
-def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj = dict(pairs)
-    if len(obj) != len(pairs):
-        raise _RepeatedKey
-    return obj
-
-
-class _RepeatedKey(ValueError):
-    pass
-
-
-def _loads_exact(body: bytes) -> Any:
-    """The line as JSON, the slow way: a repeated key raises, lone surrogates and huge numbers come through.
-
-    ``orjson`` refuses a lone surrogate escape (valid JSON: what JavaScript
-    writes for a cut emoji) and a number beyond a double; the ``json``
-    module takes both (the number as infinity, for the contract's rule 9 to
-    judge), and tells a repeated key.
-    """
-    return json.loads(body, object_pairs_hook=_no_repeats)
 
 
 @dataclass
@@ -226,18 +167,18 @@ class LedgerParser:
             obj = orjson.loads(body)
         except orjson.JSONDecodeError as exc:
             try:
-                obj = _loads_exact(body)
+                obj = loads_exact(body)
                 exact = True
-            except _RepeatedKey:
+            except RepeatedKey:
                 issues.append(LedgerIssue("malformed", self.line_no, "an object repeats a key"))
                 return
             except (ValueError, RecursionError):
                 issues.append(LedgerIssue("malformed", self.line_no, f"not JSON: {exc}"))
                 return
         else:
-            if self.strict and _key_ends(body) != _keys(obj):
+            if self.strict and key_ends(body) != keys_held(obj):
                 try:
-                    _loads_exact(body)
+                    loads_exact(body)
                 except (ValueError, RecursionError):
                     issues.append(LedgerIssue("malformed", self.line_no, "an object repeats a key"))
                     return

@@ -24,7 +24,7 @@ import json
 import os
 import re
 import stat
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,65 @@ ELEMENT_CAP = 64 * MiB
 
 CHUNK = MiB
 _SPACE = re.compile(r"[ \t\r\n]*")
+
+
+# A key in a line's text: a string's closing quote, then a colon.  Strings holding a quote
+# and a colon count too, so the count is never below the keys the text holds.
+_KEY_END = re.compile(rb'"[ \t\r\n]*:')
+
+
+def key_ends(body: bytes) -> int:
+    """How many keys the text can hold (at least as many as it holds)."""
+    if b'" ' in body or b'"\t' in body or b'"\r' in body:
+        return len(_KEY_END.findall(body))
+    return body.count(b'":')
+
+
+def keys_held(value: Any) -> int:
+    """How many keys the objects in ``value`` (an object, as parsed) hold, all levels.
+
+    A loop over a stack rather than a recursion: it runs on every line of a ledger judged.
+    """
+    n = 0
+    stack = [value]
+    pop, push = stack.pop, stack.append
+    while stack:
+        v = pop()
+        items: Iterable[Any]
+        if type(v) is dict:
+            n += len(v)
+            items = v.values()
+        elif type(v) is list:
+            items = v
+        else:
+            continue  # a line that is a scalar holds no key
+        for x in items:
+            t = type(x)
+            if t is dict or t is list:
+                push(x)
+    return n
+
+
+def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise RepeatedKey
+    return obj
+
+
+class RepeatedKey(ValueError):
+    """An object of the text repeats a key (the contract allows none, §6.9)."""
+
+
+def loads_exact(body: bytes) -> Any:
+    """The line as JSON, the slow way: a repeated key raises, lone surrogates and huge numbers come through.
+
+    ``orjson`` refuses a lone surrogate escape (valid JSON: what JavaScript
+    writes for a cut emoji) and a number beyond a double; the ``json``
+    module takes both (the number as infinity, for the contract's rule 9 to
+    judge), and tells a repeated key.
+    """
+    return json.loads(body, object_pairs_hook=_no_repeats)
 
 
 class Unreadable(Exception):
@@ -108,6 +167,9 @@ def open_inside(root: Path | str, rel: str, cap: int) -> tuple[int, int]:
     real = os.path.realpath(path)
     if not _inside(real, real_root):
         raise Unreadable(rel, "a symbolic link leading out of the evidence folder")
+    if real != os.path.normpath(path):
+        # A link inside the folder makes one copy of a fact the other (§6.9 compares them): the console writes none.
+        raise Unreadable(rel, "a symbolic link (the console writes regular files only)")
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
     try:
         fd = os.open(real, flags)
@@ -189,9 +251,27 @@ def read_json(root: Path | str, rel: str, cap: int = JSON_CAP) -> Any:
     finally:
         os.close(fd)
     try:
-        return orjson.loads(data)
+        value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise Unreadable(rel, _json_error(exc)) from None
+    if repeats_a_key(data, value):
+        raise Unreadable(rel, "an object repeats a key")
+    return value
+
+
+def repeats_a_key(text: bytes, value: Any) -> bool:
+    """Whether an object in ``text`` (parsed as ``value``, which keeps one copy of a repeated key) repeats a key:
+    no object in any file of the folder may (§6.9).  The exact parse is taken only where the count of keys the
+    text can hold differs from the keys parsed."""
+    if key_ends(text) == keys_held(value):
+        return False
+    try:
+        loads_exact(text)
+    except RepeatedKey:
+        return True
+    except (ValueError, RecursionError):
+        return False  # not JSON to the exact parser (a number or escape orjson took): no key repeated
+    return False
 
 
 def read_object(root: Path | str, rel: str, cap: int = JSON_CAP) -> dict[str, Any]:
@@ -214,9 +294,9 @@ class Line:
 class JsonlFile:
     """A ``.jsonl`` evidence file opened safely; :meth:`lines` streams it.
 
-    Blank lines are skipped; a line that is not JSON, longer than
-    :data:`LINE_CAP`, or not ended by a newline (torn) comes as a
-    :class:`Line` with a ``problem``.  Reading stops after a line too long.
+    A line that is empty, not JSON, repeats a key, is longer than
+    :data:`LINE_CAP`, or is not ended by a newline (torn) comes as a
+    :class:`Line` with a ``problem``: the console writes none such.  Reading stops after a line too long.
     """
 
     def __init__(self, root: Path | str, rel: str, cap: int = JSONL_CAP) -> None:
@@ -244,8 +324,7 @@ class JsonlFile:
             pending = parts.pop()
             for body in parts:
                 number += 1
-                if body and not body.isspace():
-                    yield _parse_line(number, body)
+                yield _parse_line(number, body) if body and not body.isspace() else Line(number, problem="empty")
             if len(pending) > LINE_CAP:
                 yield Line(number + 1, problem=f"longer than {size_text(LINE_CAP)}")
                 return
@@ -255,9 +334,12 @@ class JsonlFile:
 
 def _parse_line(number: int, body: bytes) -> Line:
     try:
-        return Line(number, orjson.loads(body))
+        value = orjson.loads(body)
     except orjson.JSONDecodeError:
         return Line(number, problem="not JSON")
+    if repeats_a_key(body, value):
+        return Line(number, problem="an object repeats a key")
+    return Line(number, value)
 
 
 def ledger_chunks(root: Path | str, rel: str, cap: int = LEDGER_CAP) -> Generator[bytes, None, None]:
@@ -358,6 +440,8 @@ class JsonArray:
                         # An element that ends where the text read so far ends may
                         # go on (a number cut in two): only at the end is it sure.
                         if end < len(buf) or eof:
+                            if repeats_a_key(buf[pos:end].encode("utf-8", "surrogatepass"), value):
+                                raise Unreadable(self.rel, "an object repeats a key")
                             pos = end
                             return value
                     if eof:

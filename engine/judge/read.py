@@ -319,6 +319,12 @@ class _Seen:
             if math.isnan(self.seen[j]):
                 self.seen[j] = e.time  # the first time a console saw it, as the timeline orders it
         self.problem = stream.problem or stream.disorder
+        # A line that is not a record seen is a copy of the ledger that cannot be compared (§6.9).
+        for reason in stream.bad:
+            self._differs(f"{reason}: not a record seen, so the ledger cannot be compared with it")
+        self.facts.seen_count += stream.bad_count - len(stream.bad)
+        if stream.problem is not None and safefile.exists(out, EvidenceFolder.TIMELINE):  # missing: the kills say it
+            self._differs(f"the ledger cannot be compared with what was seen: {stream.problem}")
 
     def _differs(self, why: str) -> None:
         self.facts.seen_count += 1

@@ -1,0 +1,107 @@
+"""Every file of the folder read as the console writes it (§6.9's clarifications), or its checks fail.
+
+No object in any line or file repeats a key (the parser keeps one copy, and
+the two may say different things); the console writes no symbolic link (a link
+inside the folder makes one copy of a fact the other) and no empty line.
+The folders are ``tests/corpus.py``'s sound folder, changed in one file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from studymon.engine.judge import judge
+from tests.corpus import derive, sound, write
+
+Key = tuple[str, str]
+
+
+def _not_holding(out: Path) -> dict[Key, tuple[bool | None, str]]:
+    return {(c.scope, c.name): (c.ok, c.detail) for c in judge(out).checks if c.ok is not True}
+
+
+def _repeat_first_key(text: str) -> str:
+    """The object's text with its first key written twice, first with another value (the second copy wins in
+    most parsers)."""
+    obj = json.loads(text)
+    key = next(iter(obj))
+    body = text.strip()
+    assert body.startswith("{")
+    return "{" + json.dumps(key) + ": " + json.dumps(["another", "value"]) + ", " + body[1:] + "\n"
+
+
+# (file, line to change (None: the whole file), the check that must fail)
+REPEATED = [
+    ("launches.jsonl", 0, ("study", "exitedCleanly")),
+    ("timeline.jsonl", 3, ("study", "ledgerWellFormed")),
+    ("arms.jsonl", 0, ("study", "killTriggered")),
+    ("kills/1/container-events-live.jsonl", 0, ("kill 1 · d1", "sameContainerNoRerun")),
+    ("kills/1/kill.json", None, ("kill 1", "killEvidence")),
+    ("kills/1/container-events-window.json", None, ("kill 1", "killEvidence")),
+    ("kills/1/container-before.json", None, ("kill 1", "killEvidence")),
+    ("research.json", None, ("study", "contractKept")),
+]
+
+
+@pytest.mark.parametrize("rel, line, check", REPEATED, ids=[r[0] for r in REPEATED])
+def test_an_object_that_repeats_a_key_is_no_evidence(tmp_path: Path, rel: str, line: int | None, check: Key) -> None:
+    out = write(derive(sound()), tmp_path / "s")
+    path = out / rel
+    if not path.exists() and rel == "arms.jsonl":
+        path.write_text(json.dumps({"event": "arm"}) + "\n")
+    assert _not_holding(out) == {} or rel == "arms.jsonl"
+    text = path.read_text()
+    if line is None:
+        path.write_text(_repeat_first_key(text))
+    else:
+        lines = text.splitlines(keepends=True)
+        lines[line] = _repeat_first_key(lines[line])
+        path.write_text("".join(lines))
+    got = _not_holding(out)
+    assert check in got and got[check][0] is False, got
+    # Said in the file's own words (arms.jsonl counts its lines that are not arming events).
+    assert any("repeats a key" in detail or "not an arming event" in detail for _, detail in got.values()), got
+
+
+def test_a_symbolic_link_inside_the_folder_is_no_evidence(tmp_path: Path) -> None:
+    """ledger-at-kill.json linked to a copy of itself elsewhere in the folder: the same bytes, but a link."""
+    out = write(derive(sound()), tmp_path / "s")
+    at_kill = out / "kills/1/ledger-at-kill.json"
+    copy = out / "kills/1/elsewhere.json"
+    copy.write_bytes(at_kill.read_bytes())
+    at_kill.unlink()
+    os.symlink("elsewhere.json", at_kill)
+    got = _not_holding(out)
+    assert got[("kill 1", "killEvidence")][0] is False
+    assert "a symbolic link (the console writes regular files only)" in got[("kill 1", "killEvidence")][1]
+
+
+def test_a_linked_kill_folder_is_read_as_no_folder_of_its_own(tmp_path: Path) -> None:
+    out = write(derive(sound()), tmp_path / "s")
+    os.symlink(out / "kills" / "2", out / "kills" / "3")
+    got = _not_holding(out)
+    assert got[("kill 3", "killEvidence")][0] is False and "symbolic link" in got[("kill 3", "killEvidence")][1]
+
+
+def test_an_empty_line_is_not_a_line_the_console_writes(tmp_path: Path) -> None:
+    out = write(derive(sound()), tmp_path / "s")
+    with (out / "launches.jsonl").open("a") as f:
+        f.write("\n")
+    got = _not_holding(out)
+    assert got == {("study", "exitedCleanly"): (False, f"launches.jsonl line {_lines(out)}: empty")}
+
+
+def test_a_timeline_line_that_is_not_a_record_seen_fails_the_ledger_s_comparison(tmp_path: Path) -> None:
+    out = write(derive(sound()), tmp_path / "s")
+    with (out / "timeline.jsonl").open("a") as f:
+        f.write('{"seq": "x"}\n')
+    ok, detail = _not_holding(out)[("study", "ledgerWellFormed")]
+    assert ok is False and "not a record seen, so the ledger cannot be compared with it" in detail
+
+
+def _lines(out: Path) -> int:
+    return len((out / "launches.jsonl").read_text().splitlines())

@@ -1777,6 +1777,7 @@ def kill_sizes(folder: Path, judge: Judge) -> list[tuple[int, int, int]]:
 CAMPAIGN_STUDY = corpus.STUDY
 CAMPAIGN_POINT = "after:runStarted/diagnosis"  # the sound folder's auto kill: d1's runStarted
 CAMPAIGN_CLASS = "after:runStarted · inFlight diagnosis"
+LEFT = {"inFlight": ["diagnosis"], "charged": [], "unrecorded": [], "unsettled": []}  # what a kill there leaves
 JOURNAL_LINES = 100_000
 QUICK_TRIALS = 200  # campaign-whole with --quick: trials in the journal (the full run: the trial limit)
 N_MARK = "@@N@@"
@@ -1848,7 +1849,7 @@ class CampaignMaker:
             "token": "0" * 32,
             "template": {k: v for k, v in research.items() if k != "study"},
             "trace": "trace",
-            "points": [{"point": CAMPAIGN_POINT, "class": CAMPAIGN_CLASS, "left": {"inFlight": ["diagnosis"]}}],
+            "points": [{"point": CAMPAIGN_POINT, "class": CAMPAIGN_CLASS, "left": LEFT}],
             "classes": [{"name": CAMPAIGN_CLASS, "candidates": [CAMPAIGN_POINT]}],
             "options": {"all": False, "depth": 1, "maxTrials": None},
         }
@@ -2023,7 +2024,7 @@ def build_campaign_whole(camp: Path, sizes: Sizes) -> dict[str, Any]:
 
     def size(extra: int) -> int:
         points = [f"{CAMPAIGN_POINT}#{k}" for k in range(2, extra + 2)]
-        more = [{"point": p, "class": CAMPAIGN_CLASS, "left": {"inFlight": ["diagnosis"]}} for p in points]
+        more = [{"point": p, "class": CAMPAIGN_CLASS, "left": LEFT} for p in points]
         body["points"] = body["points"][:1] + more
         body["classes"] = [{"name": CAMPAIGN_CLASS, "candidates": [CAMPAIGN_POINT, *points]}]
         return len((json.dumps(body, ensure_ascii=False, indent=2) + "\n").encode())

@@ -45,9 +45,8 @@ from studymon.engine.folder import EvidenceFolder, KillFolder
 from studymon.engine.judge.verdict import SHOWN, Check, Verdict, overall
 from studymon.engine.judge.verdict import exit_status as checks_status
 from studymon.engine.killpoint import point_text
-from studymon.engine.ledger import _key_ends, _keys, _loads_exact
 from studymon.engine.quoting import free_text
-from studymon.engine.records import parse_arm, same_json
+from studymon.engine.records import TARGET_CLASSES, parse_arm, same_json
 from studymon.engine.safefile import Unreadable, size_text, type_name
 
 CAMPAIGN = "campaign.json"
@@ -239,8 +238,9 @@ BAD_LINES = 1000
 # What the trial folders examined in one report may hold together, counted as the judge reads them: each file
 # it reads (within its cap), each kill folder's files, the kills/ listing, plus a weight for each trial folder
 # and each kill folder (what judging one costs beyond its bytes: ~2-6 ms, as much as ~30 KiB of ledger).  32 MiB
-# of the dearest bytes (a ledger) are judged in ~4 s; a small trial counts ~80 KiB: ~400 trials.  The folders
-# past it are not examined (trialsJudged ?), and each can be judged alone with studymon report.
+# of the dearest bytes (a ledger and its timeline) are judged in ~3 s of CPU; a small trial of two kills counts
+# ~135 KiB: ~250 trials in ~1.5 s (bench/report_hostile.py).  The folders past it are not examined (trialsJudged
+# ?), and each can be judged alone with studymon report.
 TRIALS_BUDGET = 32 * MiB
 TRIAL_WEIGHT = 32 * KiB
 KILL_WEIGHT = 32 * KiB
@@ -359,17 +359,13 @@ def parse_entry(obj: Any) -> Entry | str:
 
 def exact_json(body: bytes) -> tuple[Any, str | None]:
     """``body`` as JSON, or why it is none: not UTF-8 JSON, or an object in it that repeats a key (orjson keeps
-    the last copy silently: the copies may say different things).  The keys are counted first, as the ledger's
-    strict parser does, and only a count that differs costs the exact parse."""
+    the last copy silently: the copies may say different things)."""
     try:
         value = orjson.loads(body)
     except orjson.JSONDecodeError:
         return None, "not JSON in UTF-8"
-    if _key_ends(body) != _keys(value):
-        try:
-            _loads_exact(body)
-        except (ValueError, RecursionError):
-            return None, "an object repeats a key"
+    if safefile.repeats_a_key(body, value):
+        return None, "an object repeats a key"
     return value, None
 
 
@@ -451,6 +447,8 @@ def read_journal(root: str, study: str | None) -> Journal:
                 number += 1
                 if body.strip():
                     journal.take(number, body)
+                else:
+                    journal.bad(f"line {number}: empty")  # the explorer writes none
         if pending.strip():
             journal.bad(f"line {number + 1}: torn (no end of line)")
     except Unreadable as exc:
@@ -519,7 +517,7 @@ def read_summary(root: str) -> Summary:
             or p.keys() != {"point", "class", "left"}
             or str(point) != p["point"]
             or not isinstance(p["class"], str)
-            or not isinstance(p["left"], dict)
+            or not _left(p["left"])
         ):
             return Summary(problem=f"{CAMPAIGN}: points[{i}] is not a kill point, its class and what it leaves")
         summary.classes.setdefault(p["point"], set()).add(p["class"])
@@ -537,6 +535,15 @@ def read_summary(root: str) -> Summary:
         summary.trials[entry.n] = (entry, t)
     summary.body = body
     return summary
+
+
+def _left(value: Any) -> bool:
+    """What a crash at a point leaves unfinished, as the explorer writes it: per category, purposes."""
+    return (
+        isinstance(value, dict)
+        and value.keys() == set(TARGET_CLASSES)
+        and all(_is_str_list(purposes) for purposes in value.values())
+    )
 
 
 def _options(value: Any) -> bool:

@@ -426,9 +426,11 @@ RESUME = "`studymon run --resume` continues it"
     # The keeper could not start the controller: a start without a pid, an end with 127.
     ([start(None, 1), end(None, 2, 127)], None, f"the controller ended with exit 127; {RESUME}"),  # type: ignore[arg-type]
     ([dict(start(7, 1), at="yesterday"), end(7, 2)], False,
-     "launches.jsonl line 1: a start line whose at is not a time; no controller started"),
+     "launches.jsonl line 1: a start line whose at is not a time; launches.jsonl line 2: pid 7 ends, but no start launched it; "
+     "no controller started"),
     ([dict(start(7, 1), pid=0), end(7, 2)], False,
-     "launches.jsonl line 1: a start line whose pid is not a process id; no controller started"),
+     "launches.jsonl line 1: a start line whose pid is not a process id; launches.jsonl line 2: pid 7 ends, but no start launched it; "
+     "no controller started"),
     ([start(7, 1), dict(end(7, 2), pid="7")], False,
      "launches.jsonl line 2: an end line whose pid is not a process id"),
     ([start(7, 1), {"event": "begin", "pid": 7, "at": end(7, 2)["at"]}, end(7, 3)], False,

@@ -1253,10 +1253,19 @@ def test_a_kill_of_a_controller_that_had_ended_is_not_delivered(tmp_path: Path, 
 @pytest.mark.parametrize(
     "lines, said, ending",
     [
-        # Another pid's end after the controller's own: not the controller's.
-        ([("start", 7, None), ("end", 7, 1), ("end", 9, 0)], "the controller ended with exit 1", {"code": 1}),
-        # An end without a pid while the controller runs: not its end.
-        ([("start", 7, None), ("end", None, 127)], "the controller (pid 7) has not ended", None),
+        # Another pid's end after the controller's own: not the controller's, and an end no start launched (v4:
+        # a contradiction of its own, ✗).
+        (
+            [("start", 7, None), ("end", 7, 1), ("end", 9, 0)],
+            "launches.jsonl line 3: pid 9 ends, but no start launched it",
+            {"code": 1},
+        ),
+        # An end without a pid while the controller runs: not its end, and no start without a pid launched it.
+        (
+            [("start", 7, None), ("end", None, 127)],
+            "launches.jsonl line 2: pid None ends, but no start launched it",
+            None,
+        ),
         # An end without a pid once no controller runs: the keeper could not start the next one.
         ([("start", 7, None), ("end", 7, 0), ("end", None, 127)], "the controller ended with exit 127", {"code": 127}),
     ],
@@ -1274,7 +1283,10 @@ def test_which_end_is_the_final_controller_s(
     ]
     out = write(files, tmp_path / "s")
     hint = "; `studymon run --resume` continues it" if ending is not None else ""
-    assert _checks(out)[("study", "exitedCleanly")] == (None, said + hint)
+    if "no start launched it" in said:
+        assert _checks(out)[("study", "exitedCleanly")] == (False, said)
+    else:
+        assert _checks(out)[("study", "exitedCleanly")] == (None, said + hint)
     assert judge(out).finished is False
     assert last_ending(out) == ((dict(ending, signal=None), True) if ending is not None else (None, False))
 

@@ -20,7 +20,7 @@ from studymon.engine.clock import rfc3339_ms
 from studymon.engine.contract import RESULTED_STATES, RUN, ContractWatch
 from studymon.engine.judge.controllers import ControllerReplay
 from studymon.engine.judge.facts import KillEvidence
-from studymon.engine.judge.machines import CONTROLLER, CONTROLLERS, GONE, KILL_MACHINE, MACHINES
+from studymon.engine.judge.machines import CONTROLLER, CONTROLLERS, GONE, KILL_MACHINE, MACHINES, RESUME
 from studymon.engine.judge.timeline import END, KILL, SEEN, START
 from studymon.engine.ledger import Record
 from studymon.engine.records import KillRecord
@@ -30,6 +30,11 @@ T0 = 1_780_000_000.0
 
 def st(pid: int, at: float) -> dict[str, Any]:
     return {"event": "start", "pid": pid, "at": rfc3339_ms(T0 + at), "resume": at > 1}
+
+
+def fresh(pid: int, at: float) -> dict[str, Any]:
+    """A start that does not say resume."""
+    return {**st(pid, at), "resume": False}
 
 
 def en(pid: int, at: float, signal: str | None = "SIGKILL") -> dict[str, Any]:
@@ -80,8 +85,12 @@ CASES: dict[tuple[str, str, str], tuple[Scene, Scene]] = {
     (CONTROLLER.name, "unseen", KILL): (([st(7, 1), en(7, 3)], [(9, 2)]), ([st(7, 1), en(7, 3)], [(7, 2)])),
     (CONTROLLER.name, "unseen", END): (([st(7, 1), en(8, 2)], []), ([st(7, 1), en(7, 2)], [])),
     (CONTROLLER.name, "ended", END): (([st(7, 1), en(7, 2), en(7, 3)], []), ([st(7, 1), en(7, 2)], [])),
-    (CONTROLLERS.name, "idle", START): (([st(7, 1)], []), ([], [])),
-    (CONTROLLERS.name, "busy", START): (([st(7, 1), st(8, 2)], []), ([st(7, 1), en(7, 2), st(8, 3)], [])),
+    (CONTROLLERS.name, "none", START): (([st(7, 1)], []), ([], [])),
+    (CONTROLLERS.name, "none", RESUME): (([st(7, 2)], []), ([st(7, 1)], [])),
+    (CONTROLLERS.name, "idle", RESUME): (([st(7, 1), en(7, 2), st(8, 3)], []), ([st(7, 1)], [])),
+    (CONTROLLERS.name, "idle", START): (([st(7, 1), en(7, 2), fresh(8, 3)], []), ([st(7, 1), en(7, 2), st(8, 3)], [])),
+    (CONTROLLERS.name, "busy", START): (([st(7, 1), fresh(8, 0.5)], []), ([st(7, 1), en(7, 2), st(8, 3)], [])),
+    (CONTROLLERS.name, "busy", RESUME): (([st(7, 1), st(8, 2)], []), ([st(7, 1), en(7, 2), st(8, 3)], [])),
     (KILL_MACHINE.name, "unmade", START): (([st(7, 1), en(7, 3)], [(7, 2)]), ([st(7, 1), en(7, 3)], [(8, 0.5)])),
     (KILL_MACHINE.name, "unmade", KILL): (([st(7, 1), en(7, 3)], [(7, 2)]), ([st(7, 1), en(7, 3)], [])),
     (KILL_MACHINE.name, "made", END): (([st(7, 1), en(7, 3)], [(7, 2)]), ([st(7, 1)], [(7, 2)])),

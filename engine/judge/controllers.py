@@ -24,6 +24,7 @@ from studymon.engine.judge.machines import (
     CONTROLLERS,
     GONE,
     KILL_MACHINE,
+    RESUME,
     RESUMED_OVER,
     RUNNING,
     KillStory,
@@ -100,12 +101,16 @@ class ControllerReplay:
     def _start(self, e: Event) -> None:
         start: LaunchStart = e.fact
         running = self._running()
-        row = self._step(CONTROLLERS, "busy" if running else "idle", START)
+        slot = "busy" if running else "idle" if self.controllers else "none"
+        row = self._step(CONTROLLERS, slot, RESUME if start.resume else START)
         if row is not None and row.breaks is not None:
-            self.launches.overlap(running[-1].start, start)
-            for c in running:
-                if c.overlapped_at is None:
-                    c.overlapped_at = start.at
+            if running:
+                self.launches.overlap(running[-1].start, start)
+                for c in running:
+                    if c.overlapped_at is None:
+                        c.overlapped_at = start.at
+            else:
+                self.launches.bad(f"{e.where}: {row.says.format(pid=start.pid)}")
         mine = self.by_pid.get(start.pid)
         state = mine.state if mine is not None else CONTROLLER.start
         if self._step(CONTROLLER, state, START) is None:
@@ -114,6 +119,8 @@ class ControllerReplay:
         self.controllers.append(c)
         self.by_pid[start.pid] = c
         self.launches.final, self.launches.final_end = start, None
+        if self.launches.first is None:
+            self.launches.first = start
         for story in self.stories.values():
             krow = self._step(KILL_MACHINE, story.state, START)
             if krow is None:
@@ -128,11 +135,12 @@ class ControllerReplay:
             self.kills[number].keeper_end = end
         mine = self.by_pid.get(end.pid)
         state = mine.state if mine is not None else CONTROLLER.start
+        if end.pid is None and mine is None and not self._running():
+            # The keeper could not start the controller (a start without a pid, then this end): keep its status.
+            self.launches.final_end = end
+            return
         row = self._step(CONTROLLER, state, END)
         if row is not None and row.breaks is None and state not in RUNNING:
-            if end.pid is None and not self._running():
-                # The keeper could not start the controller (a start without a pid, then this end): keep its status.
-                self.launches.final_end = end
             return
         if row is None or row.breaks is not None or mine is None:
             says = row.says.format(pid=end.pid) if row is not None else unexpected(CONTROLLER, state, END)
@@ -179,12 +187,17 @@ class ControllerReplay:
     def _view(self) -> Launches:
         if self.stream.problem is not None:
             return Launches(problem=self.stream.problem)
-        reasons = list(self.stream.bad)
+        # The file's own faults first (its lines that are not launches, its order), then what the replay found.
+        replayed, self.launches.problems = self.launches.problems, []
+        count, self.launches.problem_count = self.launches.problem_count, 0
         if self.stream.disorder is not None:
-            reasons.insert(0, self.stream.disorder)
-        for reason in reasons:
+            self.launches.bad(self.stream.disorder)
+        for reason in self.stream.bad:
             self.launches.bad(reason)
         self.launches.problem_count += self.stream.bad_count - len(self.stream.bad)
+        for reason in replayed:
+            self.launches.bad(reason)
+        self.launches.problem_count += count - len(replayed)
         return self.launches
 
 

@@ -71,6 +71,7 @@ class LedgerFacts:
 class Launches:
     """What the replay of launches.jsonl found: the final controller and its end, two at once, lines that are wrong."""
 
+    first: LaunchStart | None = None  # the first start, by time
     final: LaunchStart | None = None  # the last start
     final_end: LaunchEnd | None = None  # its own end, if it has one
     overlaps: list[str] = field(default_factory=list)  # a start while another controller ran (the first few)

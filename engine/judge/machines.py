@@ -14,6 +14,8 @@ from studymon.engine.automata import Machine, Row
 from studymon.engine.judge.timeline import END, KILL, SEEN, START
 
 GONE = "gone"  # the kill's controller did not run at the kill
+RESUME = "resume"  # a start that says resume: true (START: one that does not)
+OVERLAP_SAYS = "two controllers at once: pid {pid} started while pid {running} had not ended"
 
 RESUMED_OVER_SAYS = "a controller was started after the kill while pid {pid} had not ended"
 UNMANNED_SAYS = "seq {seq} ({kind}) was seen while no controller started after the kill ran"
@@ -47,26 +49,26 @@ CONTROLLER = Machine(
             "killDelivered",
             "launches.jsonl has no end line for pid {pid} at or after the kill",
         ),
-        # An end line that ends nothing running says nothing new: the keeper of a controller whose status the
+        # An end of a controller that had ended says nothing new: the keeper of a controller whose status the
         # console had already written as lost (the keeper was slow, not gone) writes its own after it.
-        Row("unseen", END, "unseen"),
         Row("ended", END, "ended"),
+        # An end of a pid no start launched: a start line is missing, or the end is another's.
+        Row("unseen", END, "unseen", "exitedCleanly", "pid {pid} ends, but no start launched it"),
     ),
 )
 
-# The study's one controller at a time: a start while another controller runs is two at once.
+# The study's controllers: one at a time, the first a fresh start, every later one a resume (§6.8: a start after a
+# kill or a crash says resume: true; a fresh start into a folder that had a controller is refused by the console).
 CONTROLLERS = Machine(
     "study's controllers",
-    ("idle", "busy"),
+    ("none", "busy", "idle"),
     (
-        Row("idle", START, "busy"),
-        Row(
-            "busy",
-            START,
-            "busy",
-            "exitedCleanly",
-            "two controllers at once: pid {pid} started while pid {running} had not ended",
-        ),
+        Row("none", START, "busy"),
+        Row("none", RESUME, "busy", "exitedCleanly", "the first controller (pid {pid}) says resume: true"),
+        Row("idle", RESUME, "busy"),
+        Row("idle", START, "busy", "exitedCleanly", "pid {pid} starts afresh after a controller had run: not a resume"),
+        Row("busy", START, "busy", "exitedCleanly", OVERLAP_SAYS),
+        Row("busy", RESUME, "busy", "exitedCleanly", OVERLAP_SAYS),
     ),
 )
 

@@ -270,7 +270,9 @@ class _Seen:
 
     UNSEEN = 0  # no line for this seq (a hash of 0 is taken as 1)
 
-    def __init__(self, out: Path, kills: list[KillEvidence], facts: LedgerFacts) -> None:
+    def __init__(
+        self, out: Path, kills: list[KillEvidence], facts: LedgerFacts, launches: Launches | None = None
+    ) -> None:
         # (kill, its beforeKillSeq, its story)
         self.kills = [
             (ev, ev.kill.before_kill_seq, ev.story)
@@ -281,6 +283,7 @@ class _Seen:
         self.seen = array("d")
         self.said = array("q")  # seq - 1 -> hash of (kind, at) as first seen
         self.facts = facts
+        self.launches = launches
         self.problem: str | None = None
         self.last_seq = 0
         self.far = 0  # the highest seq seen past those held
@@ -295,8 +298,13 @@ class _Seen:
         nan = float("nan")
         base = self.base
         stream = Stream(EvidenceFolder.TIMELINE)
+        launches = self.launches
+        first = launches.first.at if launches is not None and launches.first is not None else None
         for e in seen_events(out, stream, 0, MAX_SEQ):
             line: TimelineLine = e.fact
+            if launches is not None and launches.problem is None and (first is None or e.time < first):
+                # §6.9: a record seen before any controller started was written by no controller of the study.
+                launches.bad(f"{e.where}: seq {line.seq} was seen before any controller started")
             i = line.seq - 1
             if i >= MAX_SEEN:
                 # Past the seqs whose kind and time are held (a ledger within its cap holds fewer records, but
@@ -403,6 +411,7 @@ def read_ledger(
     study: StudyFacts,
     kills: list[KillEvidence],
     arming: Arming | None = None,
+    launches: Launches | None = None,
 ) -> tuple[Accounts, ContractWatch, LedgerFacts, list[LedgerIssue]]:
     """The ledger read once, in order: the accounts, the contract's rules, the timeline's seen times, each kill's
     ledger-at-kill compared, and the moments of the fired ``after:`` points (``arming``)."""
@@ -422,7 +431,7 @@ def read_ledger(
             ev.problems[KillFolder.AT_KILL] = f"{KillFolder.AT_KILL}: {exc.reason}"
     parser = LedgerParser(strict=True)
     counting = arming is not None and bool(arming.fired)
-    seen = _Seen(out, kills, facts)
+    seen = _Seen(out, kills, facts, launches)
     for ev in kills:
         ev.timeline_problem = seen.problem
 

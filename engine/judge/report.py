@@ -186,7 +186,7 @@ def _judge(out: Path) -> Judgement:
     launches = replay_controllers(out, kills)
     read_outcome(out, launches)
     arming = read_arms(out)
-    acc, contract, ledger, issues = read_ledger(out, study, kills, arming)
+    acc, contract, ledger, issues = read_ledger(out, study, kills, arming, launches)
     read_ledger_watch(out, ledger)
     judge_targets(kills, acc, ledger, study)
     for ev in kills:

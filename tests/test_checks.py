@@ -2410,7 +2410,7 @@ def test_kill_triggered_more() -> None:
     ev, acc = evidence(files)
     ev2 = copy.deepcopy(ev)
     ev2.number = 2
-    files["arms.jsonl"].append(dict(fired_line(files), kill=2))
+    files["arms.jsonl"] += [{"event": "arm"}, dict(fired_line(files), kill=2)]
     assert kill_triggered(armed(files), [ev, ev2], acc, LedgerFacts(), True).detail == (
         f"kill 1 fired at {SEED_TEXT} (seq 7, d1's runStarted); kill 2 fired at {SEED_TEXT} (seq 7, d1's runStarted); "
         "their folders are complete")  # type: ignore[union-attr]

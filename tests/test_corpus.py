@@ -1004,7 +1004,8 @@ def _shift_seqs(files: Files, first: int, by: int) -> None:
 def test_fired_lines_past_the_kept_are_read_past(tmp_path: Path) -> None:
     """arms.jsonl's fired lines are judged up to FIRED_KEPT (16); a 17th is not judged, nor counted."""
     files = _manual_only()
-    files["arms.jsonl"] = [{"event": "fired", "kill": "x", "run": "d1"}] * (FIRED_KEPT + 1)
+    # Each taken in turn, as a console writes them: armed, then fired (a fired line with no point armed fails alone).
+    files["arms.jsonl"] = [{"event": "arm"}, {"event": "fired", "kill": "x", "run": "d1"}] * (FIRED_KEPT + 1)
     bad = "arms.jsonl has a fired line whose kill is a string, not a number"
     assert _not_holding(write(files, tmp_path / "s")) == {
         ("study", "killTriggered"): (False, f"{bad}; {bad}; {bad}; and 13 more")
@@ -1014,7 +1015,9 @@ def test_fired_lines_past_the_kept_are_read_past(tmp_path: Path) -> None:
 def test_missed_lines_past_three_are_not_kept(tmp_path: Path) -> None:
     """killTriggered names the first three missed lines and does not count the rest (docs/mutation.md)."""
     files = _manual_only()
-    files["arms.jsonl"] = [{"event": "missed", "run": "d1", "detail": f"late {i}"} for i in range(1, 5)]
+    files["arms.jsonl"] = [
+        line for i in range(1, 5) for line in ({"event": "arm"}, {"event": "missed", "run": "d1", "detail": f"late {i}"})
+    ]
     assert _not_holding(write(files, tmp_path / "s")) == {
         ("study", "killTriggered"): (
             None,

@@ -105,3 +105,26 @@ def test_a_timeline_line_that_is_not_a_record_seen_fails_the_ledger_s_comparison
 
 def _lines(out: Path) -> int:
     return len((out / "launches.jsonl").read_text().splitlines())
+
+
+def test_a_fired_line_takes_an_armed_point(tmp_path: Path) -> None:
+    """§7: a point fires (or is missed) once armed, each once: a fired line copied, or one whose arm line is gone,
+    fails killTriggered."""
+    out = write(derive(sound()), tmp_path / "s")
+    arms = out / "arms.jsonl"
+    assert arms.exists(), "the corpus's sound folder has an armed kill"
+    lines = arms.read_text().splitlines(keepends=True)
+    fired = next(line for line in lines if '"fired"' in line)
+    arms.write_text("".join(lines) + fired)
+    ok, detail = _not_holding(out)[("study", "killTriggered")]
+    assert ok is False and "1 fired or missed line with no point armed" in detail
+
+
+def test_a_record_seen_before_any_controller_started_was_written_by_none(tmp_path: Path) -> None:
+    files = derive(sound())
+    first = files["launches.jsonl"][0]
+    seen = files["timeline.jsonl"][0]["seenAt"]
+    first["at"] = files["timeline.jsonl"][2]["seenAt"]  # the first controller started after three records were seen
+    assert seen < first["at"]
+    ok, detail = _not_holding(write(files, tmp_path / "s"))[("study", "exitedCleanly")]
+    assert ok is False and "timeline.jsonl line 1: seq 1 was seen before any controller started" in detail

@@ -244,6 +244,8 @@ class Arming:
     pending: list[Any] = field(default_factory=list)  # the points armed at the end, as written (None: the seed's)
     problem: str | None = None  # arms.jsonl could not be read
     bad_lines: int = 0
+    queued: int = 0  # points armed and not yet fired or missed (the kept ones are ``pending``)
+    unarmed: int = 0  # fired or missed lines with no point armed
 
     @property
     def armed_at_end(self) -> bool:
@@ -251,7 +253,7 @@ class Arming:
 
     def is_quiet(self) -> bool:
         """Nothing happened that killTriggered judges: no kill fired or missed, not armed at the end, all read."""
-        return not (self.fired or self.missed or self.pending or self.problem or self.bad_lines)
+        return not (self.fired or self.missed or self.pending or self.problem or self.bad_lines or self.unarmed)
 
     def count(self, kind: str, purpose: Any, seq: int, run: Any) -> None:
         """A ledger record, read in order: the moment of a fired ``after:`` point?"""

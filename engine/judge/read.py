@@ -501,11 +501,18 @@ def read_ledger_watch(out: Path, facts: LedgerFacts) -> None:
 def take_arm(arming: Arming, arm: ArmLine) -> None:
     """One arms.jsonl line, in order: a point armed (queued), all disarmed, or the first point fired or missed."""
     if arm.event == "arm":
+        arming.queued += 1
         if len(arming.pending) < ARMED_KEPT:
             arming.pending.append(arm.point)
     elif arm.event == "disarm":
         arming.pending.clear()
+        arming.queued = 0
     else:
+        # A point fires or is missed only once armed, the first armed first (§7: taken in order).
+        if arming.queued == 0:
+            arming.unarmed += 1
+        else:
+            arming.queued -= 1
         if arming.pending:
             arming.pending.pop(0)
         if arm.event == "fired" and len(arming.fired) < FIRED_KEPT:

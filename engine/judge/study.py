@@ -248,6 +248,8 @@ def kill_triggered(
     if arming.bad_lines:
         what = "line is not an arming event" if arming.bad_lines == 1 else "lines are not arming events"
         v.fail(f"arms.jsonl: {arming.bad_lines} {what}")
+    if arming.unarmed:
+        v.fail(f"arms.jsonl: {plural(arming.unarmed, 'fired or missed line')} with no point armed")
     if ledger.problem is not None:
         ledger.say(v)
     # A point not hit is never ✗ (§6.6, v4): nothing was tested there.

@@ -558,9 +558,11 @@ def _fired_no_folder(f: Files) -> None:
         del f[rel]
 
 
+# The killed controller's end, with d1 in flight, is then claimed by no kill folder (§6.8): exitedCleanly says so.
 case("fired-without-folder", "arms.jsonl says fired but kills/1/ is missing",
-     F((ST, "killTriggered"), (K2, "killEvidence")), files=_fired_no_folder,
-     details={(ST, "killTriggered"): "arms.jsonl says kill 1 fired, but kills/1/ is missing", (K2, "killEvidence"): "kills/1/ is missing: kills are numbered from 1"})
+     F((ST, "killTriggered"), (K2, "killEvidence"), (ST, "exitedCleanly")), files=_fired_no_folder,
+     details={(ST, "killTriggered"): "arms.jsonl says kill 1 fired, but kills/1/ is missing", (K2, "killEvidence"): "kills/1/ is missing: kills are numbered from 1",
+              (ST, "exitedCleanly"): "launches.jsonl line 2: pid 4242 ended with d1 in flight, and no kill folder claims that end"})
 
 
 def _wrong_container(s: Scenario) -> None:

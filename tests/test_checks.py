@@ -1080,7 +1080,9 @@ def test_a_record_first_seen_between_two_resumed_controllers_is_not_judged_by_wh
     files = one_kill()
     lines = files["launches.jsonl"]
     final = lines.pop()
-    lines += [{"event": "end", "pid": 4243, "at": rfc3339_ms(at_seq(7.6)), "code": 1, "signal": None},
+    # 4243 exits 0 (an exit 1 with d1 in flight would be an end the console judges as a crash, with a kill folder of
+    # its own: §6.8).
+    lines += [{"event": "end", "pid": 4243, "at": rfc3339_ms(at_seq(7.6)), "code": 0, "signal": None},
               {"event": "start", "pid": 4244, "at": rfc3339_ms(at_seq(8.5)), "resume": True}, dict(final, pid=4244)]
     seen = {line["seq"]: line["seenAt"] for line in files["timeline.jsonl"]}
     assert seen[8] == rfc3339_ms(at_seq(8.1))  # d1's runResult: between the two controllers

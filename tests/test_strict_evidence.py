@@ -128,3 +128,19 @@ def test_a_record_seen_before_any_controller_started_was_written_by_none(tmp_pat
     assert seen < first["at"]
     ok, detail = _not_holding(write(files, tmp_path / "s"))[("study", "exitedCleanly")]
     assert ok is False and "timeline.jsonl line 1: seq 1 was seen before any controller started" in detail
+
+
+def test_a_crash_whose_kill_folder_is_gone_keeps_its_question(tmp_path: Path) -> None:
+    """§6.8: every controller end while runs were in flight is claimed by a kill folder.  A crash folder removed
+    takes its targets' checks with it, but the end, with d1 in flight by what the console saw, is still there."""
+    import shutil
+
+    files = derive(sound())
+    out = write(files, tmp_path / "s")
+    assert _not_holding(out) == {}
+    shutil.rmtree(out / "kills" / "2")
+    shutil.rmtree(out / "kills" / "1")
+    (out / "arms.jsonl").unlink()
+    got = _not_holding(out)
+    ok, detail = got[("study", "exitedCleanly")]
+    assert ok is False and "ended with d1 in flight, and no kill folder claims that end" in detail

@@ -55,6 +55,10 @@ class _Controller:
     overlapped_at: float | None = None  # when a later controller was started while this one ran
 
 
+# Ends other than exit 0 followed one by one for the kill folders that claim them: a study crashes a few times.
+UNCLEAN_KEPT = 64
+
+
 class ControllerReplay:
     """The controllers and kills of one study, replayed over launches.jsonl and the kill folders' moments.
 
@@ -147,6 +151,8 @@ class ControllerReplay:
             self.launches.bad(f"{e.where}: {says}")
             return
         mine.state, mine.end, mine.end_where = row.next, end, e.where
+        if not end.clean and len(self.launches.unclean) < UNCLEAN_KEPT:
+            self.launches.unclean.append((end.pid, end.at, str(e.where)))
         if self.launches.final is mine.start:
             self.launches.final_end = end
         for number in mine.killed_by:

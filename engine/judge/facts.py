@@ -72,6 +72,8 @@ class Launches:
     """What the replay of launches.jsonl found: the final controller and its end, two at once, lines that are wrong."""
 
     first: LaunchStart | None = None  # the first start, by time
+    # Each controller's end that was not exit 0: (pid, when, where it is said), for the kill folders that claim them.
+    unclean: list[tuple[int | None, float, str]] = field(default_factory=list)
     final: LaunchStart | None = None  # the last start
     final_end: LaunchEnd | None = None  # its own end, if it has one
     overlaps: list[str] = field(default_factory=list)  # a start while another controller ran (the first few)

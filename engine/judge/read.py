@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from studymon.engine import safefile
-from studymon.engine.accounts import Accounts
+from studymon.engine.accounts import Accounts, RunAccount
 from studymon.engine.contract import KNOWN_KINDS, ContractWatch, is_int, plural, valid_id
 from studymon.engine.folder import EvidenceFolder, KillFolder
 from studymon.engine.judge.controllers import replay_controllers
@@ -282,6 +282,7 @@ class _Seen:
         self.base = min((seq for _, seq, _ in self.kills), default=None)
         self.seen = array("d")
         self.said = array("q")  # seq - 1 -> hash of (kind, at) as first seen
+        self.first_seen = array("d")  # seq - 1 -> when a console first saw it (NaN: never)
         self.facts = facts
         self.launches = launches
         self.problem: str | None = None
@@ -312,11 +313,13 @@ class _Seen:
                 self.far = max(self.far, line.seq)
             elif i >= len(self.said):
                 self.said.extend([self.UNSEEN] * (i + 1 - len(self.said)))
+                self.first_seen.extend([nan] * (i + 1 - len(self.first_seen)))
             said = self._hash(line.kind, line.at)
             if i >= MAX_SEEN:
                 pass
             elif self.said[i] == self.UNSEEN:
                 self.said[i] = said
+                self.first_seen[i] = line.seen_at
             elif self.said[i] != said:
                 self._differs(f"{e.where} saw seq {line.seq} as another record than the line before it did")
             if base is None or line.seq <= base or line.seq - base > MAX_SEEN:
@@ -383,6 +386,36 @@ class _Seen:
                 window.notes.append(
                     f"{KillFolder.WINDOW}: {run_text(run)}'s resultSeenEpoch is not when timeline.jsonl saw seq {seq}"
                 )
+
+    def seen_by(self, seq: int, when: float) -> bool:
+        """Whether a console saw record ``seq`` by ``when`` (so it was written by then)."""
+        i = seq - 1
+        return i < len(self.first_seen) and not math.isnan(self.first_seen[i]) and self.first_seen[i] <= when
+
+    def _flying(self, a: RunAccount, when: float) -> bool:
+        return any(self.seen_by(r.seq, when) for r in a.starts) and not any(
+            self.seen_by(r.seq, when) for r in a.results
+        )
+
+    def unclaimed_ends(self, launches: Launches, kills: list[KillEvidence], acc: Accounts) -> None:
+        """§6.8: every controller end while runs were in flight is claimed by a kill folder (a kill of the console's,
+        or the crash or stop it judged as one).  In flight at an end: started by a record a console saw by then,
+        without a result seen by then; a console that was not watching saw neither, and nothing is asked of it."""
+        claimed = {ev.kill.pid for ev in kills if ev.kill is not None}
+        for pid, at, where in launches.unclean:
+            if pid in claimed:
+                continue
+            flying = [
+                a.run
+                for a in acc.runs.values()
+                if any(self.seen_by(r.seq, at) for r in a.starts)
+                and not any(self.seen_by(r.seq, at) for r in a.results)
+            ]
+            if flying:
+                names = ", ".join(run_text(run) for run in flying[:SHOWN]) + (
+                    " and more" if len(flying) > SHOWN else ""
+                )
+                launches.bad(f"{where}: pid {pid} ended with {names} in flight, and no kill folder claims that end")
 
     def finish(self, ledger_ok: bool) -> None:
         """Records seen that the ledger, read to its end, no longer holds."""
@@ -474,6 +507,8 @@ def read_ledger(
         seen.finish(facts.problem is None)
         for ev in kills:
             seen.result_seen(ev)
+        if launches is not None and facts.problem is None and launches.problem is None:
+            seen.unclaimed_ends(launches, kills, acc)
     facts.records = acc.count
     facts.last_seq = acc.last_seq
     facts.issues = kept

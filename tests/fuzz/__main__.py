@@ -6,7 +6,7 @@
 Fuzzing draws with fresh randomness, batch after batch, writes every new
 finding to ``tests/fuzz/pending/`` and ends with one summary line (mutants
 tried, disagreements, findings by mutator); exit 1 when it found anything.
-The seeds are made in a temporary folder and removed at the end, unless
+``--pending DIR`` sends new cases elsewhere.  The seeds are made in a temporary folder and removed at the end, unless
 ``--seeds DIR`` names a folder: seeds made there before are used again (so a
 case replays on the very folder it was found on), else they are made there
 and kept.  ``--replay`` judges each case's mutant again with both judges
@@ -83,18 +83,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=Path, default=None, help="a folder to keep the seeds in, or to reuse them from")
     parser.add_argument("--no-docker", action="store_true", help="make no Docker seeds (a machine without Docker)")
     parser.add_argument("--replay", type=Path, nargs="+", default=None, metavar="CASE", help="replay these cases")
+    parser.add_argument(
+        "--pending", type=Path, default=cases.PENDING, help="where new cases go (default tests/fuzz/pending/)"
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="studymon-fuzz-") as tmp_name:
         tmp = Path(tmp_name)
         made = _seeds(args.seeds, tmp, not args.no_docker)
         if args.replay:
             return replay(args.replay, made, tmp / "work")
-        with Fuzzer(made, tmp / "work") as fuzzer:
+        with Fuzzer(made, tmp / "work", pending=args.pending) as fuzzer:
             _say(f"fuzzing for {args.minutes:g} min; oracle: {fuzzer.oracle_said}")
             stats = fuzzer.run_for(args.minutes * 60)
             for path in stats.saved:
-                _say(f"new case: {path.relative_to(cases.FUZZ.parents[1])}")
-            pending = cases.load(cases.PENDING)
+                _say(f"new case: {path}")
+            pending = cases.load(args.pending)
             _say(f"pending cases ({len(pending)}): " + (", ".join(c.name for c in pending) or "none"))
             _say(stats.summary(fuzzer.oracle_said))
             return 1 if stats.findings else 0

@@ -28,6 +28,27 @@ DISAGREEMENT = "disagreement"
 SEED_DISAGREEMENT = "seed-disagreement"  # the judges differ on a seed itself, before any change
 
 
+# What varies from one mutant of a hole to the next in a reason: times, Ids, numbers (seqs, lines, pids).
+VARYING = (
+    (re.compile(r"\d{4}-\d\d-\d\dT[\d:.]+Z?"), "T"),
+    (re.compile(r"\b[0-9a-f]{12,64}\b"), "H"),
+    (re.compile(r"\d+(\.\d+)?"), "N"),
+)
+
+
+def gist(product: Verdict, oracle: Verdict, key: Key) -> str:
+    """The first reason of the judge that does not pass the check (of both when neither does), with what varies
+    between mutants (times, Ids, numbers) left out: what tells one hole from another under one check."""
+    said = []
+    for v in (product, oracle):
+        if v.checks.get(key) is not True:
+            text = str(v.reason(key) or "").split("; ", 1)[0]
+            for pattern, mark in VARYING:
+                text = pattern.sub(mark, text)
+            said.append(text[:70])
+    return " / ".join(said)
+
+
 def scope_kind(scope: str) -> str:
     """``study``, ``kill`` or ``target`` (``kill N · RUN``); a campaign's scopes as they are."""
     if scope.startswith("kill "):
@@ -47,11 +68,14 @@ class Finding:
 
     def signature(self) -> str:
         """What makes two findings one case: for a disagreement, both statuses and each differing check by name
-        and kind of scope (``kill 2 · d3`` is a target's, as ``kill 1 · d1`` is) with both verdicts; else the
-        kind, the mutators and the finding's first line.  One hole found a thousand ways is one case."""
+        and kind of scope (``kill 2 · d3`` is a target's, as ``kill 1 · d1`` is) with both verdicts and the gist
+        of the failing judge's reason; else the kind, the mutators and the finding's first line.  One hole found
+        a thousand ways is one case."""
         if self.kind in (DISAGREEMENT, SEED_DISAGREEMENT) and self.product and self.oracle:
             p, o = self.product, self.oracle
-            checks = sorted({f"{scope_kind(k[0])} · {k[1]}: {p.checks[k]} / {o.checks[k]}" for k in self.differing})
+            checks = sorted(
+                {f"{scope_kind(k[0])} · {k[1]}: {p.checks[k]} / {o.checks[k]}: {gist(p, o, k)}" for k in self.differing}
+            )
             parts: list[Any] = [self.kind, p.status, o.status, checks]
             if self.kind == SEED_DISAGREEMENT:
                 parts.append(self.recipe.seed)

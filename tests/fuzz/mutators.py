@@ -567,8 +567,8 @@ def symlink(folder: Path, p: Params) -> None:
     os.symlink(target, path)
 
 
-# The judge's caps, as docs/contract.md's "Hostile evidence" table states them (by file name; the ledger by
-# its path).  A file the table leaves out is grown past the largest of them.
+# The judge's caps, as docs/contract.md's "Hostile evidence" and "Campaigns" tables state them (by file name;
+# the ledger and a trial's report.json by their paths).  A file the tables leave out is grown past 32 MiB.
 CAPS = {
     "research.json": 1 * MiB,
     "study/ledger.jsonl": 32 * MiB,
@@ -585,6 +585,9 @@ CAPS = {
     "container-events.jsonl": 32 * MiB,
     "ledger-at-kill.json": 64 * MiB,
     "runtime-restarts.jsonl": 1 * MiB,
+    # A campaign's (docs/contract.md, "Campaigns"): its journal, its summary, a trial's report.json.
+    "trials.jsonl": 64 * MiB,
+    "campaign.json": 16 * MiB,
 }
 UNCAPPED = 32 * MiB
 
@@ -592,6 +595,8 @@ UNCAPPED = 32 * MiB
 def cap_of(rel: str) -> int:
     if rel == "study/ledger.jsonl" or rel.endswith("/study/ledger.jsonl"):
         return CAPS["study/ledger.jsonl"]
+    if rel.startswith("trials/") and rel.endswith("/report.json"):
+        return 8 * MiB
     return CAPS.get(rel.rsplit("/", 1)[-1], UNCAPPED)
 
 

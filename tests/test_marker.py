@@ -28,7 +28,10 @@ status (0, 1, 2 or 3) without a traceback.
 A study is an adversary too: ``tests/doubles/marker_study.py`` writes
 markers in its records (a stage, a halt's reason, a service error, a run id,
 a kind, a key) and its log, run headless through a pipe, crashed, in a
-terminal (the live block) and in the console.
+terminal (the live block), in the console, and as a campaign in the
+explorer's console, which shows its trials through the follower of a folder
+(``engine/follow.py``); the follower's own events, from a marked folder,
+carry only quoted words.
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ from typing import Any
 
 import pytest
 
+from studymon.engine.events import ArmChanged, KillStep, StudyEvent, Verdicts
+from studymon.engine.follow import FolderFollower
 from tests.studies import own_runtime_state, template
 from tests.waits import until
 
@@ -540,3 +545,55 @@ def test_a_study_writing_markers_shows_none_raw_in_a_terminal(tmp_path: Path) ->
         assert_terminal_clean(console, [ended, record], "studymon run in the console", marks)
     finally:
         console.kill()
+
+
+def _follower_words(event: StudyEvent) -> list[str]:
+    """The words an event of the follower's own making carries (records travel whole, quoted where shown)."""
+    if isinstance(event, KillStep):
+        return [event.step, event.detail, event.point or ""]
+    if isinstance(event, ArmChanged):
+        return [event.point or "", *event.waiting]
+    if isinstance(event, Verdicts):
+        return [text for c in event.checks for text in (c.name, c.scope, c.detail)]
+    return []
+
+
+def _followed(out: Path) -> list[StudyEvent]:
+    """Every event the follower tells of ``out``, until it has read report.json."""
+    follower = FolderFollower("s", out)
+    events: list[StudyEvent] = []
+    try:
+        until(lambda: events.extend(follower.poll()) or follower.ended, 30, "the follower to read report.json",
+              seen=lambda: events[-3:])
+    finally:
+        follower.close()
+    return events
+
+
+def test_the_follower_tells_a_marked_folder_in_quoted_words(reference: Path, tmp_path: Path) -> None:
+    """engine/follow.py turns a folder's text into events (a missed point's detail, a kill's trigger and point,
+    report.json's checks): quoted, whatever the folder says."""
+    marks = Marks()
+    for keys in (False, True):
+        out = marked(reference, tmp_path / f"all-{keys}", marks, lambda file, _f: file != "launches.jsonl", keys)
+        events = _followed(out)
+        words = [w for e in events for w in _follower_words(e)]
+        assert any(isinstance(e, KillStep) for e in events) and any(isinstance(e, Verdicts) for e in events)
+        assert_clean("\n".join(words), f"the follower's events (keys marked: {keys})", marks)
+        if not keys:
+            assert any(QUOTED in w for w in words), f"a marked check or point is told, quoted: {words}"
+
+
+def test_a_campaign_of_a_study_writing_markers_in_the_explorer_console(tmp_path: Path, terminal: Terminal) -> None:
+    """studymon explore in a terminal: the overview's rows and a trial's pane, read by the follower of its folder."""
+    marks = Marks()
+    t = _marker_template(tmp_path, "m.json")
+    terminal.start(cli("explore", "--max-trials", "2", "--workers", "1", "--template", str(t), f"s={tmp_path}/camp"))
+    ended = terminal.wait_for("the campaign's end", lambda s: "ended · exit" in s and "first failing" in s, 300)
+    assert re.search(r"MK9\d+\?\[3", ended), f"the rows show the study's stage, quoted and cut\n{ended}"
+    terminal.keys("Enter")  # the selected row's pane: its ledger, verdict and lanes, as the follower read them
+    pane = terminal.wait_for("a trial's pane", lambda s: "verdict" in s and "records" in s, 30)
+    assert QUOTED in pane, f"the pane's ledger shows the study's markers, quoted\n{pane}"
+    terminal.keys("q")
+    assert terminal.exit_status() in (0, 1, 3)
+    assert_terminal_clean(terminal, [ended, pane], "studymon explore", marks)

@@ -108,9 +108,10 @@ def loads_exact(body: bytes) -> Any:
     ``orjson`` refuses a lone surrogate escape (valid JSON: what JavaScript
     writes for a cut emoji) and a number beyond a double; the ``json``
     module takes both (the number as infinity, for the contract's rule 9 to
-    judge), and tells a repeated key.
+    judge), and tells a repeated key.  The bytes must be UTF-8 (§6.9): the
+    ``json`` module alone would take UTF-16 and a byte order mark.
     """
-    return json.loads(body, object_pairs_hook=_no_repeats)
+    return json.loads(body.decode("utf-8"), object_pairs_hook=_no_repeats)
 
 
 class Unreadable(Exception):

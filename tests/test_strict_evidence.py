@@ -144,3 +144,16 @@ def test_a_crash_whose_kill_folder_is_gone_keeps_its_question(tmp_path: Path) ->
     got = _not_holding(out)
     ok, detail = got[("study", "exitedCleanly")]
     assert ok is False and "ended with d1 in flight, and no kill folder claims that end" in detail
+
+
+@pytest.mark.parametrize("how", ["bom", "utf-16"])
+def test_a_ledger_line_that_is_not_plain_utf_8_is_not_a_record(tmp_path: Path, how: str) -> None:
+    """§6.9: ledger lines are UTF-8; a byte order mark or UTF-16 is not a record (Python's json alone takes both)."""
+    out = write(derive(sound()), tmp_path / "s")
+    ledger = out / "study" / "ledger.jsonl"
+    lines = ledger.read_bytes().splitlines(keepends=True)
+    text = lines[2].decode()
+    lines[2] = b"\xef\xbb\xbf" + lines[2] if how == "bom" else text.rstrip("\n").encode("utf-16") + b"\n"
+    ledger.write_bytes(b"".join(lines))
+    ok, detail = _not_holding(out)[("study", "ledgerWellFormed")]
+    assert ok is False and detail.startswith("line 3: not JSON"), detail

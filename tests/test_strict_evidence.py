@@ -156,4 +156,4 @@ def test_a_ledger_line_that_is_not_plain_utf_8_is_not_a_record(tmp_path: Path, h
     lines[2] = b"\xef\xbb\xbf" + lines[2] if how == "bom" else text.rstrip("\n").encode("utf-16") + b"\n"
     ledger.write_bytes(b"".join(lines))
     ok, detail = _not_holding(out)[("study", "ledgerWellFormed")]
-    assert ok is False and detail.startswith("line 3: not JSON"), detail
+    assert ok is False and detail.startswith("line 3: malformed (not JSON"), detail

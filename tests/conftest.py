@@ -127,6 +127,7 @@ PLACES = {
     "tests/test_follow.py": "follow",
     "tests/fuzz/test_fuzz.py": "fuzz",  # its seeds (real studies, ~30 s) are made once, on one worker
     "tests/test_held_twice.py": "held-twice",  # the module's fixture runs its studies and a campaign once
+    "tests/test_marker.py": "marker",  # its fixtures run the reference study and a campaign once, not once per worker
     "tests/test_campaign_report.py": "campaign-report",  # the module's fixture runs a campaign once
     "tests/oracle/test_oracle.py": "oracle",
     # Alone.

@@ -129,13 +129,22 @@ def _checks(out: Path) -> dict[tuple[str, str], Any]:
 def test_not_an_evidence_folder(tmp_path: Path) -> None:
     with pytest.raises(NotEvidence) as err:
         judge(tmp_path)
-    assert str(err.value) == f"{tmp_path} is not a studymon evidence folder (no research.json or launches.jsonl)"
+    assert str(err.value) == f"{tmp_path} is not a studymon evidence folder (no launches.jsonl)"
     (tmp_path / "research.json").write_text("{}")
     with pytest.raises(NotEvidence):
         judge(tmp_path)
     (tmp_path / "launches.jsonl").write_text("")
     j = judge(tmp_path)
     assert j.ok is False and j.finished is False and j.study == tmp_path.name
+
+
+def test_an_evidence_folder_without_its_research_json_is_judged_and_fails(tmp_path: Path) -> None:
+    """launches.jsonl marks the console's folder: with research.json gone, the checks that need it fail (a hostile
+    folder is judged, never refused as bad input)."""
+    out = write(derive(sound()), tmp_path / "s")
+    (out / "research.json").unlink()
+    checks = {(c.scope, c.name): (c.ok, c.detail) for c in judge(out).checks}
+    assert checks[("study", "contractKept")] == (False, "rule 4 cannot be checked: research.json: missing")
 
 
 def test_last_ending_and_finished(tmp_path: Path) -> None:

@@ -157,3 +157,12 @@ def test_a_ledger_line_that_is_not_plain_utf_8_is_not_a_record(tmp_path: Path, h
     ledger.write_bytes(b"".join(lines))
     ok, detail = _not_holding(out)[("study", "ledgerWellFormed")]
     assert ok is False and detail.startswith("line 3: malformed (not JSON"), detail
+
+
+def test_a_torn_last_line_of_the_timeline_is_a_record_not_seen(tmp_path: Path) -> None:
+    """A console that died writing its last timeline line leaves it torn: that record was not seen, and the folder
+    is otherwise sound (a line that is not a record seen anywhere else fails ledgerWellFormed)."""
+    out = write(derive(sound()), tmp_path / "s")
+    timeline = out / "timeline.jsonl"
+    timeline.write_bytes(timeline.read_bytes()[:-10])
+    assert ("study", "ledgerWellFormed") not in _not_holding(out)

@@ -174,8 +174,10 @@ def judge(out: Path) -> Judgement:
 
 def _judge(out: Path) -> Judgement:
     folder = EvidenceFolder(out)
-    if not safefile.exists(out, folder.RESEARCH) or not safefile.exists(out, folder.LAUNCHES):
-        raise NotEvidence(f"{out} is not a studymon evidence folder (no {folder.RESEARCH} or {folder.LAUNCHES})")
+    # launches.jsonl is the console's own mark: a folder with it is judged whatever else is missing (a research.json
+    # gone fails the checks that need it); one without it is not a studymon evidence folder at all.
+    if not safefile.exists(out, folder.LAUNCHES):
+        raise NotEvidence(f"{out} is not a studymon evidence folder (no {folder.LAUNCHES})")
     study = read_study(out)
     kills = read_kills(folder, study)
     numbers = [ev.number for ev in kills]

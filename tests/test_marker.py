@@ -242,11 +242,25 @@ def assert_said(said: Said, marks: Marks, statuses: tuple[int, ...] = STATUSES) 
         assert_clean(text, f"{said.what} ({name})", marks)
 
 
+def strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for v in value:
+            yield from strings(v)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from strings(v)
+
+
 def assert_report_json(said: Said, marks: Marks) -> list[Any]:
-    """``report --json``: valid JSON, every marker in it escaped by the encoder (never a raw byte)."""
+    """``report --json``: valid JSON, every marker in it escaped by the encoder (never a raw byte); and the
+    judge's own words (each check's detail) quoted already, whatever the output does with them after."""
     assert_said(said, marks)
     reports = json.loads(said.out)
     assert isinstance(reports, list) and reports, said.out[:2000]
+    assert_clean("\n".join(strings(reports)), f"{said.what} (its values, decoded)", marks)
     return reports
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from studymon.engine.safefile import RepeatedKey, key_ends, keys_held, loads_exact
+from studymon.engine.safefile import LONG_INT, RepeatedKey, key_ends, keys_held, loads_exact
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +165,8 @@ class LedgerParser:
         exact = False
         try:
             obj = orjson.loads(body)
+            if type(obj) is dict and LONG_INT.search(body) is not None:
+                raise orjson.JSONDecodeError("an integer past 64 bits: read exactly", "", 0)
         except orjson.JSONDecodeError as exc:
             try:
                 obj = loads_exact(body)

@@ -102,6 +102,19 @@ class RepeatedKey(ValueError):
     """An object of the text repeats a key (the contract allows none, §6.9)."""
 
 
+# An integer literal past 64 bits (20 digits and more, 19 below zero; outside a number with a fraction or an
+# exponent): there orjson gives a float, and two ids, amounts or exit codes that differ would read as one.
+LONG_INT = re.compile(rb"(?<![0-9.eE])(?:-[0-9]{19,}|[0-9]{20,})(?![0-9.eE])")
+
+
+def loads(body: bytes) -> Any:
+    """JSON text as a value, fast, integers exact whatever their size (§6.9: compared by value): orjson, or the
+    exact parse where the text holds an integer literal long enough to pass 64 bits.  Raises ``ValueError``."""
+    if LONG_INT.search(body) is not None:
+        return loads_exact(body)
+    return orjson.loads(body)
+
+
 def loads_exact(body: bytes) -> Any:
     """The line as JSON, the slow way: a repeated key raises, lone surrogates and huge numbers come through.
 
@@ -252,9 +265,13 @@ def read_json(root: Path | str, rel: str, cap: int = JSON_CAP) -> Any:
     finally:
         os.close(fd)
     try:
-        value = orjson.loads(data)
+        value = loads(data)
     except orjson.JSONDecodeError as exc:
         raise Unreadable(rel, _json_error(exc)) from None
+    except RepeatedKey:
+        raise Unreadable(rel, "an object repeats a key") from None
+    except (ValueError, RecursionError):
+        raise Unreadable(rel, "not JSON") from None
     if repeats_a_key(data, value):
         raise Unreadable(rel, "an object repeats a key")
     return value
@@ -335,8 +352,10 @@ class JsonlFile:
 
 def _parse_line(number: int, body: bytes) -> Line:
     try:
-        value = orjson.loads(body)
-    except orjson.JSONDecodeError:
+        value = loads(body)
+    except RepeatedKey:
+        return Line(number, problem="an object repeats a key")
+    except (ValueError, RecursionError):
         return Line(number, problem="not JSON")
     if repeats_a_key(body, value):
         return Line(number, problem="an object repeats a key")

@@ -166,3 +166,25 @@ def test_a_torn_last_line_of_the_timeline_is_a_record_not_seen(tmp_path: Path) -
     timeline = out / "timeline.jsonl"
     timeline.write_bytes(timeline.read_bytes()[:-10])
     assert ("study", "ledgerWellFormed") not in _not_holding(out)
+
+
+def test_integers_past_64_bits_are_read_exactly_and_compared_by_value(tmp_path: Path) -> None:
+    """Two experiment ids past 2^64 that differ by one stay two (orjson alone reads both as one float), and
+    ledger-at-kill.json, read by another parser, still equals the ledger."""
+    from studymon.engine import safefile
+    from studymon.engine.ledger import LedgerParser
+
+    big = 2**64
+    line = {"seq": 1, "at": "2026-12-01T00:00:00.000Z", "kind": "x", "content": {"ids": [big, big + 1]}}
+    records, issues = LedgerParser(strict=True).feed((json.dumps(line) + "\n").encode())
+    assert issues == [] and records[0].content["ids"] == [big, big + 1]
+    (tmp_path / "f.json").write_text(json.dumps({"a": big + 1, "b": -(big + 2)}))
+    assert safefile.read_json(tmp_path, "f.json") == {"a": big + 1, "b": -(big + 2)}
+    # In a sound folder: the settled run's experiment ids past 2^64, in the ledger and in ledger-at-kill.json alike.
+    files = derive(sound())
+    for rel in [r for r in files if r == "study/ledger.jsonl" or r.endswith("ledger-at-kill.json")]:
+        for record in files[rel]:
+            if record["kind"] == "charge":
+                record["content"]["ref"] = big + record["seq"]
+    got = _not_holding(write(files, tmp_path / "s"))
+    assert got == {}, got

@@ -435,6 +435,32 @@ def test_report_shows_no_marker_raw_wherever_in_the_folder_it_is(reference: Path
     assert len(reports) == len(singles)
     # Not vacuous: the report quotes some markers (a kill's point, an id it names), and shows each quoted.
     assert shown > 0, "no marker was shown at all: the test would pass whatever the quoting did"
+    # What the console writes of what went wrong, said again by the judge: a capture's error in kill.json and
+    # a missed point's detail in arms.jsonl (the reference run had neither: null, no missed line).
+    out = captured(reference, tmp_path / "captured", marks)
+    said = studymon("report", str(out), cwd=tmp_path)
+    assert_said(said, marks)
+    assert "capture failed" in said.out and said.out.count(QUOTED) >= 2, said.out
+    assert_report_json(studymon("report", "--json", str(out), cwd=tmp_path), marks)
+
+
+def captured(src: Path, dst: Path, marks: Marks) -> Path:
+    """A copy of ``src`` whose kill 1 says a capture failed, and whose arms.jsonl says a second point was armed
+    and missed, each with a marker for what was said."""
+    shutil.copytree(src, dst)
+    kill = dst / "kills" / "1" / "kill.json"
+    body = json.loads(kill.read_text(encoding="utf-8"))
+    body["captureError"] = marks.new("kills/1/kill.json .captureError")
+    kill.write_text(json.dumps(body, ensure_ascii=False))
+    at = json.loads((dst / "arms.jsonl").read_text(encoding="utf-8").splitlines()[-1])["at"]
+    missed = [
+        {"event": "arm", "at": at, "point": "after:halt"},
+        {"event": "missed", "at": at, "point": "after:halt", "run": None,
+         "detail": marks.new("arms.jsonl <missed>.detail"), "fromSeq": body["beforeKillSeq"]},
+    ]
+    with open(dst / "arms.jsonl", "a", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(line, ensure_ascii=False) + "\n" for line in missed)
+    return dst
 
 
 def test_attach_headless_shows_no_marker_raw(reference: Path, tmp_path: Path) -> None:

@@ -58,8 +58,8 @@ class Stats:
             f"{self.repeated} recipes drawn again, not tried twice) in "
             f"{self.seconds:.0f} s; {self.disagreements} disagreements ({self.kinds[SEED_DISAGREEMENT]} on a seed "
             f"itself); other findings: {others}; "
-            f"by mutator (found/tried): {by}; exit statuses: {statuses}; {len(self.saved)} new cases in "
-            f"tests/fuzz/pending/; oracle: {oracle}"
+            f"by mutator (found/tried): {by}; exit statuses: {statuses}; {len(self.saved)} cases written; "
+            f"oracle: {oracle}"
         )
 
 

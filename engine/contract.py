@@ -379,6 +379,8 @@ class ContractWatch:
         self._runs: dict[str, _Run] = {}
         self._rounds: dict[int, _Round] = {}
         self._last_line = 0  # the line of the last record added
+        self.budget: float | None = None  # studyOpen's, on line 1
+        self._balance: float | None = None  # the balance the last charge left (rule 15); None: the chain is lost
         self._nonfinite: set[int] = set()  # lines the reader found a non-finite number in, not added yet
 
     def container(self, run: str) -> str | None:
@@ -453,6 +455,8 @@ class ContractWatch:
         if kind == "studyOpen":
             if not is_number(c.get("budget")):
                 breaks.append((6, f"studyOpen.budget is {type_name(c.get('budget'))}, not a number"))
+            elif self.budget is None and r.line == 1 and math.isfinite(c["budget"]):
+                self.budget = self._balance = c["budget"]
             if not isinstance(c.get("config"), dict):
                 breaks.append((6, f"studyOpen.config is {type_name(c.get('config'))}, not an object"))
         elif kind == "decision":
@@ -487,11 +491,21 @@ class ContractWatch:
 
     def _charge(self, c: dict[str, Any], run: str, breaks: list[tuple[int, str]]) -> None:
         self._run(run).step(CHARGE, run, breaks)
-        breaks.extend(
+        wrong = [
             (6, f"charge.{name} is {type_name(c.get(name))}, not a number")
             for name in ("amount", "balance")
             if not is_number(c.get(name))
-        )
+        ]
+        breaks.extend(wrong)
+        amount, balance = c.get("amount"), c.get("balance")
+        if wrong or self._balance is None or self.budget is None:
+            self._balance = None  # the chain is lost: chargedEqualsStarts judges the sum
+            return
+        # Rule 15: each charge's balance is the previous balance (the budget's, for the first) minus its amount.
+        expected = self._balance - amount
+        if not (math.isfinite(expected) and abs(balance - expected) <= 1e-9 * max(1.0, abs(self.budget))):
+            breaks.append((15, f"balance after run {run}'s charge is not the balance before minus its amount"))
+        self._balance = balance
 
     def _started(self, c: dict[str, Any], run: str, breaks: list[tuple[int, str]]) -> None:
         self._run(run).step(START, run, breaks)
@@ -604,6 +618,11 @@ class ContractWatch:
         judged, dropped = judged_and_dropped(c)
         if set(judged) & set(dropped):
             breaks.append((11, f"diagnosisSettlement of round {rnd} both judges and drops an experiment"))
+        # §6.9: an experiment is judged at most once and dropped at most once.
+        if len(set(judged)) < len(judged):
+            breaks.append((11, f"diagnosisSettlement of round {rnd} judges an experiment twice"))
+        if len(set(dropped)) < len(dropped):
+            breaks.append((11, f"diagnosisSettlement of round {rnd} drops an experiment twice"))
         if named is None or named.plan_line is None:
             return
         if not (is_int(named.round) and is_int(c.get("round")) and named.round == c.get("round")):

@@ -462,7 +462,7 @@ def test_study_checks_over_records_alone() -> None:
                                         "exitedCleanly", "resultsAccounted"]
     assert all(c.ok for c in checks), checks
     assert checks[0].detail == f"{len(recs)} lines, seq 1..{len(recs)}"
-    assert checks[1].detail == f"rules 1-9 and 11 hold over {len(recs)} records"
+    assert checks[1].detail == f"rules 1-9, 11 and 15 hold over {len(recs)} records"
     assert checks[5].detail == "each of 1 started run has its one result, each diagnosis result its settlement"
     issues = [LedgerIssue("gap", i, "g") for i in range(1, 6)]
     checks = study_checks(recs[:2], issues, Accounts().extend(recs[:2]), 0, None, True)

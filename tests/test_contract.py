@@ -76,7 +76,7 @@ def test_the_sound_ledger_keeps_every_rule() -> None:
     w = watch(sound())
     assert w.first is None and w.broken_lines == 0 and w.lines == len(sound())
     check = contract_kept(w, StudyFacts("s", "inforsi"), LedgerFacts())
-    assert check.ok is True and check.detail == f"rules 1-9 and 11 hold over {len(sound())} records"
+    assert check.ok is True and check.detail == f"rules 1-9, 11 and 15 hold over {len(sound())} records"
 
 
 # --- rule 1 ------------------------------------------------------------------------------
@@ -188,7 +188,7 @@ def _last_break(entries: list[tuple[str, dict[str, Any]]]) -> tuple[int, str]:
 
 OPEN = ("studyOpen", {"study": "s", "budget": 100, "config": {}})  # line 1 (rule 7): every ledger opens so
 P = ("runPlanned", {"run": "d1", "purpose": "x", "object": "c", "round": 1, "experiments": []})
-C = ("charge", {"run": "d1", "amount": 1, "balance": 1})
+C = ("charge", {"run": "d1", "amount": 1, "balance": 99})
 S = ("runStarted", {"run": "d1", "container": "inforsi-s-d1"})
 R = ("runResult", {"run": "d1", "exitCode": 0, "outputs": {}})
 
@@ -536,6 +536,20 @@ def _kept_as_read(out: Path, lines: list[str]) -> tuple[bool | None, str]:
     return check.ok, check.detail
 
 
+def _rebalance(entries: list[tuple[str, dict[str, Any]]]) -> None:
+    budget = entries[0][1]["budget"]
+    huge = next((c["amount"] for k, c in entries if k == "charge" and abs(c["amount"]) == DOUBLE_MAX), None)
+    if huge is not None:
+        budget = entries[0][1]["budget"] = huge  # the balance after it is 0, a number
+    balance = budget
+    for kind, content in entries:
+        if kind == "charge":
+            if abs(content["amount"]) != DOUBLE_MAX and not is_number(balance - content["amount"]):
+                content["amount"] = 0  # a budget of -DOUBLE_MAX: no charge keeps the balance a number
+            balance -= content["amount"]
+            content["balance"] = balance
+
+
 def _lines(entries: list[tuple[str, dict[str, Any]]]) -> list[str]:
     return [
         json.dumps({"seq": i, "at": f"2026-11-30T00:00:{i:02d}.000Z", "kind": kind, "content": content})
@@ -555,9 +569,10 @@ def test_an_integer_of_exactly_a_double_s_largest_size_is_a_number(
     e = sound()
     i = at(e, kind)
     e[i][1].update({field_: value, "note": "\ud800"})
+    _rebalance(e)  # rule 15: each balance follows from the budget and the amounts, whatever their size
     lines = _lines(e)
     assert str(value) in lines[i] and "\\ud800" in lines[i]
-    assert _kept_as_read(tmp_path, lines) == (True, f"rules 1-9 and 11 hold over {len(e)} records")
+    assert _kept_as_read(tmp_path, lines) == (True, f"rules 1-9, 11 and 15 hold over {len(e)} records")
 
 
 def test_a_line_1_number_beyond_a_double_is_one_broken_line(tmp_path: Path) -> None:
@@ -664,3 +679,36 @@ def test_studyopen_anywhere_but_line_1_breaks_rule_7_on_its_own_line() -> None:
     w = watch(e)
     assert (w.first.rule, w.first.line) == (7, 1)  # type: ignore[union-attr]
     assert w.broken_lines == 2
+
+
+def test_rule_15_each_balance_is_the_one_before_less_the_amount(tmp_path: Path) -> None:
+    """§6.9 rule 15: a charge's balance is the previous balance (the budget, first) minus its amount, within 1e-9 of
+    the budget; a middle charge off by one breaks it where chargedEqualsStarts (the sum) would not see it."""
+    e = sound()
+    e += run_records(0, "d2", 2, ["e3"])
+    _rebalance(e)
+    assert watch(e).first is None
+    charges = [c for k, c in e if k == "charge"]
+    charges[0]["balance"] += 1  # 91 where 90 is due; the next one, 80, is then 11 below 91
+    first = watch(e).first
+    assert first is not None and (first.rule, first.detail) == (
+        15, "balance after run d1's charge is not the balance before minus its amount")
+    assert watch(e).broken_lines == 2
+    charges[0]["balance"] -= 1 - 1e-12  # within 1e-9 of the budget: the same balance
+    assert watch(e).first is None
+
+
+def test_rule_11_an_experiment_is_judged_at_most_once_and_dropped_at_most_once() -> None:
+    e = sound()
+    i = at(e, "diagnosisSettlement")
+    judged = e[i][1]["judged"]["experiments"]
+    e[i][1]["judged"]["experiments"] = judged + judged
+    first = watch(e).first
+    assert first is not None and (first.rule, first.detail) == (
+        11, "diagnosisSettlement of round 1 judges an experiment twice")
+    e = sound()
+    dropped = e[i][1]["dropped"]
+    e[i][1]["dropped"] = dropped + dropped
+    first = watch(e).first
+    assert first is not None and (first.rule, first.detail) == (
+        11, "diagnosisSettlement of round 1 drops an experiment twice")

@@ -405,6 +405,17 @@ def _lose_the_result(out: Path, b: Base) -> None:
 
     _renumber(out, b, drop)
 
+    # The window still names d1's result seq; it says that seq was seen when timeline.jsonl's line of that seq says
+    # (one fact, held twice, kept agreeing: this case is the lost result alone).
+    seen = {line["seq"]: line["seenAt"] for line in read_jsonl(out / "timeline.jsonl")}
+
+    def agree(window: dict[str, Any]) -> None:
+        entry = window["targets"][RUN]
+        if entry.get("resultSeq") in seen:
+            entry["resultSeenEpoch"] = parse_rfc3339(seen[entry["resultSeq"]])
+
+    edit_json(out / "kills" / "1" / "container-events-window.json", agree)
+
 
 def _kill_json_without_since(out: Path, _b: Base) -> None:
     def drop(kill: dict[str, Any]) -> None:
@@ -538,9 +549,7 @@ CASES = [
         "lost-result",
         "d1's runResult and its settlement are not in the ledger (seqs renumbered)",
         _lose_the_result,
-        # The window file still says d1's result was seq 8, seen when timeline.jsonl saw the seq 8 there was then:
-        # the record now at seq 8 was seen at another time, one fact held twice that disagrees (§6.9).
-        fails((ST, "resultsAccounted"), (D1, "resultSettledAndFinished"), RERUN, (K1, "killEvidence")),
+        fails((ST, "resultsAccounted"), (D1, "resultSettledAndFinished"), RERUN),
         {(ST, "resultsAccounted"): "the study finished without d1's result"},
     ),
     # §6.5: without since/sinceEpoch kill.json is incomplete (killEvidence); killTriggered asks that the armed

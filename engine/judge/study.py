@@ -55,7 +55,7 @@ def contract_kept(watch: ContractWatch, study: StudyFacts, ledger: LedgerFacts) 
         )
     if study.problem is not None:
         v.fail(f"rule 4 cannot be checked: {study.problem}")
-    return v.check(f"rules 1-9 and 11 hold over {plural(watch.lines, 'record')}")
+    return v.check(f"rules 1-9, 11 and 15 hold over {plural(watch.lines, 'record')}")
 
 
 def halted_at_export(

@@ -188,3 +188,10 @@ def test_integers_past_64_bits_are_read_exactly_and_compared_by_value(tmp_path: 
                 record["content"]["ref"] = big + record["seq"]
     got = _not_holding(write(files, tmp_path / "s"))
     assert got == {}, got
+
+
+def test_an_unreadable_research_json_leaves_the_expected_end_unknown(tmp_path: Path) -> None:
+    out = write(derive(sound()), tmp_path / "s")
+    (out / "research.json").write_text("{")
+    ok, detail = _not_holding(out)[("study", "haltedAtExport")]
+    assert ok is False and detail == "research.json cannot be read: the end the study expects is unknown"

@@ -35,7 +35,7 @@ from studymon.engine.judge.facts import (
     LedgerFacts,
     StudyFacts,
 )
-from studymon.engine.judge.study import fault_text
+from studymon.engine.judge.study import UNKNOWN_END, fault_text
 from studymon.engine.judge.text import run_text
 from studymon.engine.judge.timeline import SEEN_SLACK, Stream, TimelineLine, seen_events
 from studymon.engine.judge.twice import WRITTEN_MS, kill_moment
@@ -115,7 +115,7 @@ def read_study(out: Path) -> StudyFacts:
     try:
         research = safefile.read_object(out, EvidenceFolder.RESEARCH, EvidenceFolder.CAPS[EvidenceFolder.RESEARCH])
     except Unreadable as exc:
-        return StudyFacts(None, None, str(exc))
+        return StudyFacts(None, None, str(exc), UNKNOWN_END)
     r = parse_research(research, DEFAULT_PREFIX, EXPECT_ENDS)
     return StudyFacts(r.study, r.container_prefix, "; ".join(r.problems) or None, r.expect_end)
 

@@ -15,6 +15,9 @@ from studymon.engine.records import IN_FLIGHT
 from studymon.engine.safefile import type_name
 from studymon.engine.spec import EXPECT_ENDS
 
+# research.json could not be read: the end the study expects (§6.7) is not known.
+UNKNOWN_END = "unknown"
+
 # --- per study -----------------------------------------------------------------------
 
 
@@ -70,6 +73,8 @@ def halted_at_export(
         return Check(
             "haltedAtExport", None if ledger.pending else False, f"the ledger cannot be judged: {ledger.problem}"
         )
+    if expect == UNKNOWN_END:
+        return Check("haltedAtExport", False, "research.json cannot be read: the end the study expects is unknown")
     if expect not in EXPECT_ENDS:
         return Check("haltedAtExport", False, "research.json's expectEnd is not halt, export or any")
     v = Verdict("haltedAtExport", "study")

@@ -497,13 +497,15 @@ class ContractWatch:
             if not is_number(c.get(name))
         ]
         breaks.extend(wrong)
-        amount, balance = c.get("amount"), c.get("balance")
-        if wrong or self._balance is None or self.budget is None:
+        before, budget = self._balance, self.budget
+        if wrong or before is None or budget is None:
             self._balance = None  # the chain is lost: chargedEqualsStarts judges the sum
             return
+        amount: float = c["amount"]  # both numbers: ``wrong`` is empty
+        balance: float = c["balance"]
         # Rule 15: each charge's balance is the previous balance (the budget's, for the first) minus its amount.
-        expected = self._balance - amount
-        if not (math.isfinite(expected) and abs(balance - expected) <= 1e-9 * max(1.0, abs(self.budget))):
+        expected = before - amount
+        if not (math.isfinite(expected) and abs(balance - expected) <= 1e-9 * max(1.0, abs(budget))):
             breaks.append((15, f"balance after run {run}'s charge is not the balance before minus its amount"))
         self._balance = balance
 

@@ -166,6 +166,7 @@ class EvidenceFolder:
         LEDGER_WATCH: 1 * MiB,
         TIMELINE: 32 * MiB,
         OUTCOME: 1 * MiB,
+        MACHINE: 64 * MiB,  # a sample every 4.5 s, and snapshots: a week's study writes a few tens of MiB
     }
 
     # Files that only a studymon evidence folder has: an OUT holding any of them is not new.

@@ -195,3 +195,33 @@ def test_an_unreadable_research_json_leaves_the_expected_end_unknown(tmp_path: P
     (out / "research.json").write_text("{")
     ok, detail = _not_holding(out)[("study", "haltedAtExport")]
     assert ok is False and detail == "research.json cannot be read: the end the study expects is unknown"
+
+
+@pytest.mark.parametrize(
+    "line, why",
+    [
+        ('{"at": "2026-12-01T00:00:00.000Z", "label": "sample", "cpu": 1, "cpu": 2}', "an object repeats a key"),
+        ('{"at": "2026-12-01T00:00:00.000Z", "label": "sample", "cpu": NaN}', "not JSON"),
+        ('{"at": "2026-12-01T00:00:00.000Z", "label": "start"}', "a snapshot of the wrong shape"),
+        ('{"at": "yesterday", "label": "sample"}', "a line whose at is not a time"),
+        ('{"at": "2026-12-01T00:00:00.000Z", "label": "lunch"}', "a line of no label the console writes"),
+    ],
+)
+def test_machine_jsonl_is_read_as_the_console_writes_it(tmp_path: Path, line: str, why: str) -> None:
+    """§6.8 puts machine.jsonl's snapshots among the controllers' facts: a line that is no sample or snapshot the
+    console writes fails exitedCleanly; a sound one passes."""
+    out = write(derive(sound()), tmp_path / "s")
+    sample = '{"at": "2026-12-01T00:00:00.000Z", "label": "sample", "load": [0.1, 0.1, 0.1], "cpu": 1.5}\n'
+    snapshot = '{"at": "2026-12-01T00:00:01.000Z", "label": "start", "processes": [], "containers": []}\n'
+    (out / "machine.jsonl").write_text(sample + snapshot)
+    assert ("study", "exitedCleanly") not in _not_holding(out)
+    (out / "machine.jsonl").write_text(sample + line + "\n")
+    ok, detail = _not_holding(out)[("study", "exitedCleanly")]
+    assert ok is False and detail == f"machine.jsonl line 2: {why}", detail
+
+
+def test_machine_jsonl_that_is_no_regular_file_fails(tmp_path: Path) -> None:
+    out = write(derive(sound()), tmp_path / "s")
+    (out / "machine.jsonl").mkdir()
+    ok, detail = _not_holding(out)[("study", "exitedCleanly")]
+    assert ok is False and "machine.jsonl" in detail and "not a regular file" in detail

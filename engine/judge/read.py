@@ -16,6 +16,7 @@ launches and the lifecycle events (which need the accounts).
 from __future__ import annotations
 
 import math
+import os
 from array import array
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,8 +51,9 @@ from studymon.engine.records import (
     parse_research,
     parse_window,
     same_json,
+    time_epoch,
 )
-from studymon.engine.safefile import JsonArray, JsonlFile, Unreadable
+from studymon.engine.safefile import JsonArray, JsonlFile, Unreadable, type_name
 from studymon.engine.spec import DEFAULT_PREFIX, EXPECT_ENDS
 
 # A ledger with this many issues is garbage: reading stops, so a file of a
@@ -109,6 +111,41 @@ def read_outcome(out: Path, launches: Launches) -> None:
     elif end is None or (end.code, end.signal) != (0, None):
         how = "has not ended" if end is None else "did not exit 0"
         launches.bad(f"{EvidenceFolder.OUTCOME} says the study finished, but launches.jsonl's final controller {how}")
+
+
+# machine.jsonl's lines: light samples and the heavy snapshots taken at a controller's events.
+MACHINE_LABELS = frozenset({"sample", "start", "resume", "after-kill", "end"})
+
+
+def read_machine(out: Path, launches: Launches) -> None:
+    """machine.jsonl, where it is, read as the console writes it: each line a sample or a snapshot (§6.8 puts its
+    snapshots on the timeline of the controllers); a line that is neither fails exitedCleanly."""
+    if not safefile.exists(out, EvidenceFolder.MACHINE) and not os.path.lexists(Path(out) / EvidenceFolder.MACHINE):
+        return
+    bad = 0
+    try:
+        for line in _lines(out, EvidenceFolder.MACHINE, EvidenceFolder.CAPS[EvidenceFolder.MACHINE]):
+            why = line.problem if line.problem is not None else _machine_line(line.value)
+            if why is not None:
+                bad += 1
+                launches.bad(f"{EvidenceFolder.MACHINE} line {line.number}: {why}")
+                _stop_past(EvidenceFolder.MACHINE, bad)
+    except Unreadable as exc:
+        launches.bad(str(exc))
+
+
+def _machine_line(value: Any) -> str | None:
+    if not isinstance(value, dict):
+        return f"{type_name(value)}, not a sample"
+    if value.get("label") not in MACHINE_LABELS:
+        return "a line of no label the console writes"
+    if time_epoch(value.get("at")) is None:
+        return "a line whose at is not a time"
+    if value["label"] != "sample" and not (
+        isinstance(value.get("processes"), list) and isinstance(value.get("containers"), list)
+    ):
+        return "a snapshot of the wrong shape"
+    return None
 
 
 def read_study(out: Path) -> StudyFacts:

@@ -27,6 +27,7 @@ from studymon.engine.judge.read import (
     read_kills,
     read_ledger,
     read_ledger_watch,
+    read_machine,
     read_outcome,
     read_study,
 )
@@ -187,6 +188,7 @@ def _judge(out: Path) -> Judgement:
 
     launches = replay_controllers(out, kills)
     read_outcome(out, launches)
+    read_machine(out, launches)
     arming = read_arms(out)
     acc, contract, ledger, issues = read_ledger(out, study, kills, arming, launches)
     read_ledger_watch(out, ledger)

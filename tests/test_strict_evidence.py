@@ -225,3 +225,14 @@ def test_machine_jsonl_that_is_no_regular_file_fails(tmp_path: Path) -> None:
     (out / "machine.jsonl").mkdir()
     ok, detail = _not_holding(out)[("study", "exitedCleanly")]
     assert ok is False and "machine.jsonl" in detail and "not a regular file" in detail
+
+
+def test_a_snapshot_entry_that_is_no_inspect_object_fails_the_kill_s_evidence(tmp_path: Path) -> None:
+    """Whatever run the checks look at: an unsettled target's snapshots are not read for its story, yet a snapshot
+    file whose entry is not the runtime's inspect object is not the console's."""
+    files = derive(sound())
+    before = files["kills/1/container-before.json"]
+    name = next(iter(before))
+    before[name] = 0
+    ok, detail = _not_holding(write(files, tmp_path / "s"))[("kill 1", "killEvidence")]
+    assert ok is False and f"container-before.json: the entry for {name} is not an inspect object" in detail

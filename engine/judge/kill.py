@@ -9,7 +9,7 @@ from studymon.engine.contract import plural, valid_id
 from studymon.engine.folder import KillFolder
 from studymon.engine.judge.facts import KillEvidence, LedgerFacts, StudyFacts
 from studymon.engine.judge.target import PlanIndex, target_checks
-from studymon.engine.judge.text import run_text
+from studymon.engine.judge.text import name_text, run_text
 from studymon.engine.judge.verdict import SHOWN, WINDOW_OPEN, Check, Verdict
 from studymon.engine.records import (
     CHARGED,
@@ -90,6 +90,14 @@ def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts, study: S
     for reason in k.problems:
         if reason not in incomplete:  # kill.json without its since is said once
             v.fail(reason)
+    # Each snapshot maps container names to the runtime's inspect objects, whatever run the checks look at.
+    for file in KillFolder.SNAPSHOTS:
+        odd = [name for name, entry in ev.snapshots.get(file, {}).items() if not isinstance(entry, dict)]
+        if odd:
+            v.fail(
+                f"{file}: the entry for {name_text(odd[0])} is not an inspect object"
+                + (f" (and {len(odd) - 1} more)" if len(odd) > 1 else "")
+            )
     seq = k.before_kill_seq
     if ev.at_kill is not None:
         v.fail(ev.at_kill)

@@ -27,13 +27,6 @@ POINT = re.compile(r"(after|container):([A-Za-z]+)(?:/([A-Za-z0-9_.-]+))?(?:#([1
 MAX_FIRED = 16
 MAX_ARMED = 64
 S, KT = "study", "killTriggered"
-COMPLETE = (
-    "kill.json",
-    "ledger-at-kill.json",
-    "container-before.json",
-    "container-after-kill.json",
-    "container-events-live.jsonl",
-)
 
 
 def applies(arms: Arms, views: list[KillView]) -> bool:
@@ -92,17 +85,19 @@ def judge_kill_triggered(f: StudyFacts, arms: Arms, views: list[KillView], t: Ta
         if k is None or v.kf.unread is not None:
             t.fail(S, KT, f"kill {kill_n}'s kill.json cannot be read")
             continue
-        missing = [name for name in COMPLETE if name not in v.kf.present]
-        if missing:
-            t.fail(S, KT, f"kill {kill_n}'s folder is not complete ({', '.join(missing)} missing)")
+        # "a kill whose folder is there and complete for its stage": killEvidence's files of its stage,
+        # each there and readable (a file refused by its cap is not there for the judge).
+        if v.incomplete:
+            t.fail(S, KT, f"kill {kill_n}'s folder is not complete for its stage: {', '.join(v.incomplete)}")
         kpoint = k.get("point")
         if k.get("trigger") != "auto" or not (kpoint == point or (kpoint is None and line.point is None)):
             t.fail(S, KT, f"kill {kill_n}'s kill.json is not an automatic kill at {quote(point)}")
-        from_seq = line.raw.get("fromSeq")
+        # A line without a point is the seed's: after:runStarted/diagnosis counted from the ledger's start.
+        from_seq = line.raw.get("fromSeq") if line.point is not None else 0
         if not (isinstance(from_seq, int) and not isinstance(from_seq, bool) and from_seq >= 0):
             t.fail(S, KT, f"{where}: fromSeq is not a seq")
             continue
-        if previous_before is not None and from_seq < previous_before:
+        if line.point is not None and previous_before is not None and from_seq < previous_before:
             t.fail(S, KT, f"{where}: counts from seq {from_seq}, before the previous kill at seq {previous_before}")
         moment(f, v, point, from_seq, line.raw, t, where, line.at)
         previous_before = v.before_seq

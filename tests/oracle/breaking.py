@@ -228,6 +228,27 @@ def die_after_result(out: Path) -> tuple[str, str]:
     return ("kill 1 · d1", "sameContainerNoRerun")
 
 
+def ledger_line_copied_before_the_kill(out: Path) -> tuple[str, str]:
+    """A record written after the kill copied into the ledger before the kill's last record: the ledger's
+    records by seq to beforeKillSeq are still ledger-at-kill.json's, but its first records are not."""
+    before = json.loads((kill_dir(out) / "kill.json").read_text())["beforeKillSeq"]
+    ledger = out / "study" / "ledger.jsonl"
+    lines = ledger.read_text(encoding="utf-8").splitlines(keepends=True)
+    later = next(line for line in lines if json.loads(line)["seq"] == before + 1)
+    lines.insert(before - 1, later)
+    ledger.write_text("".join(lines), encoding="utf-8")
+    return ("kill 1", "killEvidence")
+
+
+def trigger_seen_a_second_earlier(out: Path) -> tuple[str, str]:
+    """kill.json's triggerSeenEpoch a second before its triggerSeenAt: one time written twice, two times."""
+    path = kill_dir(out) / "kill.json"
+    k = json.loads(path.read_text())
+    k["triggerSeenEpoch"] -= 1.0
+    path.write_text(json.dumps(k))
+    return ("kill 1", "killEvidence")
+
+
 def charged_started_twice(out: Path) -> tuple[str, str]:
     """For a study killed after d1's charge (kill 1) then at its runStarted (kill 2): the resume that
     started d1's container started a second one under its name in kill 1's window."""
@@ -271,4 +292,6 @@ BREAKERS: dict[str, Breaker] = {
     "a twin planned after the kill": twin_planned,
     "a result seen while no controller ran": result_written_unseen,
     "a die after the result was seen": die_after_result,
+    "a ledger line copied before the kill": ledger_line_copied_before_the_kill,
+    "kill.json's triggerSeenEpoch a second off its text": trigger_seen_a_second_earlier,
 }

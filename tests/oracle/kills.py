@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
+from itertools import pairwise
 from typing import Any
 
 from tests.oracle.controllers import Controller, Controllers
@@ -20,7 +21,7 @@ from tests.oracle.evidence import Ledger, Record, Research, Timeline, valid_id
 from tests.oracle.killfolder import PASSIVE, Event, Inspect, KillFolder, parse_inspect
 from tests.oracle.ledger_checks import Run, chosen_by_round, round_key, runs_of, settlement_parts
 from tests.oracle.reading import is_int, quote, strict_equal
-from tests.oracle.times import MS_SLACK, SECOND, epoch, parse_time, show
+from tests.oracle.times import KEEPER_SLACK, MS, MS_SLACK, SECOND, epoch, parse_time, show
 from tests.oracle.verdict import Tally
 
 SCN, CO, RSF = "sameContainerNoRerun", "chargedOnce", "resultSettledAndFinished"
@@ -136,6 +137,7 @@ class KillView:
     since: Fraction | None = None
     until: Fraction | None = None  # None while the window is open
     window_closed: bool = False
+    incomplete: list[str] = field(default_factory=list)  # the stage's files missing or unreadable: why
     targets: list[Target] = field(default_factory=list)
     judged: list[Target] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
@@ -205,17 +207,7 @@ def kill_view(f: StudyFacts, kf: KillFolder, t: Tally) -> KillView:
         t.fail(scope, ev, "kill.json: triggerSeq is not a seq at or before beforeKillSeq")
     if k.get("triggerEvent") is not None and not isinstance(k.get("triggerEvent"), dict):
         t.fail(scope, ev, "kill.json: triggerEvent is not an event")
-    # The kill's moment, held several times: since <= the freeze <= killSentEpoch, at = killSentAt.
-    frozen, sent = k.get("frozenEpoch"), k.get("killSentEpoch")
-    fe, se = epoch(frozen), epoch(sent)
-    if (frozen is not None and fe is None) or (sent is not None and se is None):
-        t.fail(scope, ev, "kill.json: frozenEpoch or killSentEpoch is not a time")
-    if v.since is not None and fe is not None and not v.since <= fe + SECOND:
-        t.fail(scope, ev, "kill.json: the window opens after the freeze")
-    if fe is not None and se is not None and not fe <= se + MS_SLACK:
-        t.fail(scope, ev, "kill.json: SIGKILL sent before the freeze")
-    if at is not None and se is not None and v.trigger in ("auto", "manual") and abs(at - se) > MS_SLACK:
-        t.fail(scope, ev, "kill.json: at is not when SIGKILL was sent (killSentEpoch)")
+    check_moment(k, v, t)
     signalled, signal = k.get("signalled"), k.get("signal")
     if v.trigger in ("crash", "stop") and (signalled is not False or signal is not None):
         t.fail(scope, ev, f"kill.json: a {v.trigger} the console did not make says a signal was sent")
@@ -230,6 +222,52 @@ def kill_view(f: StudyFacts, kf: KillFolder, t: Tally) -> KillView:
         if seen is not None and at is not None and seen.seen > at + MS_SLACK and v.trigger in ("auto", "manual"):
             t.fail(scope, ev, f"seq {v.before_seq} (beforeKillSeq) was first seen after the kill")
     return v
+
+
+# kill.json's moment, written twice (docs/contract.md, killEvidence): each time's text and its epoch.
+MOMENT_PAIRS = (("at", "killSentEpoch"), ("frozenAt", "frozenEpoch"), ("triggerSeenAt", "triggerSeenEpoch"))
+MOMENT_ORDER = ("triggerSeenEpoch", "sinceEpoch", "frozenEpoch", "killSentEpoch", "killReturnedEpoch")
+
+
+def check_moment(k: dict[str, Any], v: KillView, t: Tally) -> None:
+    """`at` and `killSentAt` are one text; each time's text is its epoch's to the millisecond; `frozenMs` is
+    the freeze's length; triggerSeenEpoch <= sinceEpoch <= frozenEpoch <= killSentEpoch <= killReturnedEpoch,
+    each within a millisecond.  A time the console did not take, written 0, is not compared (nor one not
+    written at all, as older folders have it)."""
+    scope, ev = v.scope, "killEvidence"
+    taken: dict[str, Fraction] = {}
+    for key in MOMENT_ORDER:
+        raw = k.get(key)
+        if raw is None:
+            continue
+        value = epoch(raw)
+        if value is None:
+            t.fail(scope, ev, f"kill.json: {key} is not a time")
+        elif value != 0:
+            taken[key] = value
+    if "killSentAt" in k and k.get("killSentAt") != k.get("at"):
+        t.fail(scope, ev, "kill.json: at and killSentAt are not one text")
+    for text_key, epoch_key in MOMENT_PAIRS:
+        if epoch_key not in taken:
+            continue
+        text = parse_time(k.get(text_key))
+        if text is None:
+            if text_key != "at":  # at's own shape is reported where it is read
+                t.fail(scope, ev, f"kill.json: {text_key} is not a time, and {epoch_key} is")
+        elif abs(text - taken[epoch_key]) > MS:
+            t.fail(scope, ev, f"kill.json: {text_key} and {epoch_key} are not one time")
+    frozen_ms = k.get("frozenMs")
+    if frozen_ms is not None:
+        if isinstance(frozen_ms, bool) or not isinstance(frozen_ms, (int, float)):
+            t.fail(scope, ev, "kill.json: frozenMs is not a number")
+        elif "frozenEpoch" in taken and "killSentEpoch" in taken:
+            length = taken["killSentEpoch"] - taken["frozenEpoch"]
+            if abs(Fraction(frozen_ms) / 1000 - length) > MS:
+                t.fail(scope, ev, "kill.json: frozenMs is not the freeze's length (killSentEpoch - frozenEpoch)")
+    order = [key for key in MOMENT_ORDER if key in taken]
+    for a, b in pairwise(order):
+        if taken[a] > taken[b] + MS:
+            t.fail(scope, ev, f"kill.json: {a} is after {b}")
 
 
 def judge_kill(
@@ -260,6 +298,7 @@ def judge_kill(
             if key in claimed:
                 t.fail(scope, ev, f"kill {claimed[key]} already claims pid {v.pid}'s end")
             claimed.setdefault(key, v.n)
+    v.incomplete = stage_incomplete(f, v)
     if v.before_seq is None or v.kf.kill is None:
         for_targets_unknowable(v, t)
         return v
@@ -308,7 +347,7 @@ def judge_delivered(f: StudyFacts, v: KillView, t: Tally, claimed: dict[tuple[in
         t.fail(scope, name, "no controller of launches.jsonl was running at the kill")
         return
     end = c.end
-    if end is None or end.at < v.at - MS_SLACK:
+    if end is None or end.at < v.at - KEEPER_SLACK:
         if end is not None:
             t.fail(scope, name, f"pid {c.pid} ended at {show(end.at)}, before the kill")
         elif f.finished:
@@ -387,33 +426,76 @@ def check_ledger_at_kill(f: StudyFacts, v: KillView, t: Tally) -> None:
             t.fail(scope, ev, f"{v.kf.rel}/ledger-at-kill.json: missing")
         return
     assert v.before_seq is not None
-    upto = f.ledger.upto(v.before_seq)
-    if len(lak) != v.before_seq or len(upto) != v.before_seq:
-        t.fail(scope, ev, f"ledger-at-kill.json holds {len(lak)} records, the ledger {len(upto)} to seq {v.before_seq}")
-        return
-    for i, (a, r) in enumerate(zip(lak, upto, strict=True), start=1):
-        if not strict_equal(a, r.raw):
-            t.fail(scope, ev, f"ledger-at-kill.json's record {i} is not the ledger's line {r.line}")
+    # "equals the ledger's first records, ending at beforeKillSeq, exactly": the ledger as it stood at the
+    # kill is a prefix of the file (it is only appended to), so its records are taken in file order up to
+    # the first of seq beforeKillSeq, never picked by their seq (a line copied before the kill is in it).
+    prefix: list[Record] = []
+    if v.before_seq > 0:
+        for r in f.ledger.records:
+            prefix.append(r)
+            if r.seq == v.before_seq:
+                break
+        else:
+            t.fail(scope, ev, f"the ledger has no record of seq {v.before_seq} (beforeKillSeq)")
             return
+    for i, (a, r) in enumerate(zip(lak, prefix, strict=False), start=1):
+        if not strict_equal(a, r.raw):
+            t.fail(scope, ev, f"ledger-at-kill.json's record {i} is not the ledger's record {i} (line {r.line})")
+            return
+    if len(lak) != len(prefix):
+        t.fail(
+            scope,
+            ev,
+            f"ledger-at-kill.json holds {len(lak)} records, the ledger {len(prefix)} to seq {v.before_seq}",
+        )
+
+
+STAGE_FILES = (
+    "kill.json",
+    "ledger-at-kill.json",
+    "container-before.json",
+    "container-after-kill.json",
+    "container-events-live.jsonl",
+)
+
+
+def stage_files(f: StudyFacts, v: KillView) -> list[str]:
+    """The files a kill folder holds at its stage (killEvidence): those of the capture; once the study was
+    resumed the snapshot before the resume; once the window closed (or the study finished, which closes
+    it) the read-back recording and the window file too."""
+    kf = v.kf
+    v.window_closed = kf.window is not None or "container-events-window.json" in kf.problems
+    need = list(STAGE_FILES)
+    if v.resume is not None or v.window_closed or f.finished:
+        need.append("container-before-resume.json")
+    if v.window_closed or f.finished:
+        need += ["container-events.jsonl", "container-events-window.json"]
+    return need
+
+
+def stage_incomplete(f: StudyFacts, v: KillView) -> list[str]:
+    """Why the folder is not complete for its stage: each file of its stage missing, or there and not
+    readable as what it is (refused by the caps, not UTF-8, a repeated key, the wrong shape: a file the
+    judge cannot read is not there for it)."""
+    kf = v.kf
+    if kf.unread is not None:
+        return [kf.unread]
+    why = []
+    for name in stage_files(f, v):
+        if name not in kf.present:
+            why.append(
+                f"{name} missing"
+                + (" (the study finished: the window must be closed)" if name == "container-events-window.json" else "")
+            )
+        elif name in kf.problems:
+            why.append(f"{name} unreadable")
+    return why
 
 
 def check_files(f: StudyFacts, v: KillView, t: Tally) -> None:
     scope, ev = v.scope, "killEvidence"
     kf = v.kf
-    resumed = v.resume is not None
-    v.window_closed = kf.window is not None or "container-events-window.json" in kf.problems
-    need = [
-        "kill.json",
-        "ledger-at-kill.json",
-        "container-before.json",
-        "container-after-kill.json",
-        "container-events-live.jsonl",
-    ]
-    if resumed or v.window_closed or f.finished:
-        need.append("container-before-resume.json")
-    if v.window_closed or f.finished:
-        need += ["container-events.jsonl", "container-events-window.json"]
-    for name in need:
+    for name in stage_files(f, v):
         if name not in kf.present:
             t.fail(
                 scope,

@@ -27,8 +27,9 @@ from typing import Any
 
 MiB = 1024 * 1024
 
-# The caps of docs/contract.md ("Hostile evidence"); machine.jsonl, outcome.json and the
-# campaign's files have none there: ours are written down in README.md's open questions.
+# The caps of docs/contract.md ("Hostile evidence", and "Campaigns" for a campaign's files);
+# machine.jsonl, outcome.json and power.json have none there: ours are written down in README.md's
+# open questions.
 CAPS: dict[str, int] = {
     "research.json": 1 * MiB,
     "study/ledger.jsonl": 32 * MiB,
@@ -48,8 +49,10 @@ CAPS: dict[str, int] = {
     "ledger-at-kill.json": 64 * MiB,
     "runtime-restarts.jsonl": 1 * MiB,
     "power.json": 1 * MiB,
-    "campaign.json": 32 * MiB,
-    "trials.jsonl": 32 * MiB,
+    # A campaign's (docs/contract.md, "Campaigns"): its summary, its journal, a trial's report.json.
+    "campaign.json": 16 * MiB,
+    "trials.jsonl": 64 * MiB,
+    "report.json": 8 * MiB,
 }
 ALL_KILL_FOLDERS_CAP = 96 * MiB
 ALL_RECORDINGS_CAP = 32 * MiB
@@ -169,6 +172,39 @@ def list_folder(root: Path, rel: str) -> list[str]:
         return sorted(os.listdir(fd))
     except OSError:
         raise Refused(f"{rel}: cannot be listed") from None
+    finally:
+        os.close(fd)
+
+
+def list_folder_bounded(root: Path, rel: str, limit: int) -> tuple[list[str], bool]:
+    """At most ``limit`` names of a real folder below root (no link followed), and whether it holds more;
+    Refused otherwise.  Never more than ``limit + 1`` entries are looked at."""
+    fd = _open_below(root, rel, directory=True)
+    names: list[str] = []
+    more = False
+    try:
+        with os.scandir(fd) as entries:
+            for entry in entries:
+                if len(names) >= limit:
+                    more = True
+                    break
+                names.append(entry.name)
+    except OSError:
+        raise Refused(f"{rel}: cannot be listed") from None
+    finally:
+        os.close(fd)
+    return sorted(names), more
+
+
+def folder_identity(root: Path, rel: str) -> tuple[int, int] | None:
+    """(device, inode) of a real folder below root (no link followed), or None."""
+    try:
+        fd = _open_below(root, rel, directory=True)
+    except Refused:
+        return None
+    try:
+        st = os.fstat(fd)
+        return (st.st_dev, st.st_ino)
     finally:
         os.close(fd)
 

@@ -37,7 +37,15 @@ from tests.oracle.ledger_checks import (
     judge_ledger_well_formed,
     judge_results_accounted,
 )
-from tests.oracle.reading import ALL_KILL_FOLDERS_CAP, ALL_RECORDINGS_CAP, MAX_KILL_FOLDERS, Refused, list_folder
+from tests.oracle.reading import (
+    ALL_KILL_FOLDERS_CAP,
+    ALL_RECORDINGS_CAP,
+    CAPS,
+    MAX_KILL_FOLDERS,
+    Refused,
+    list_folder,
+    read_bytes,
+)
 from tests.oracle.times import SECOND, show
 from tests.oracle.verdict import OracleVerdict, Tally
 
@@ -47,6 +55,13 @@ TOTAL_TARGETS = 256
 
 
 def judge_study(out: Path) -> OracleVerdict:
+    """The verdict of a study's folder; status 2 and no check for a folder without ``launches.jsonl``
+    (docs/contract.md, "Hostile evidence": not a studymon evidence folder)."""
+    try:
+        read_bytes(Path(out), "launches.jsonl", CAPS["launches.jsonl"])
+    except Refused as exc:
+        if str(exc).endswith(": missing") or str(exc).startswith("the folder cannot be opened"):
+            return OracleVerdict(2, {}, {(S, "notEvidence"): f"not a studymon evidence folder: {exc}"})
     t = Tally()
     try:
         _judge(Path(out), t)

@@ -247,6 +247,14 @@ def _live_recording_torn(out: Path) -> tuple[str, str]:
     return ("kill 1 · d1", "sameContainerNoRerun")
 
 
+def _snapshot_past_its_cap(out: Path) -> tuple[str, str]:
+    """The fired kill's snapshot before the resume larger than its cap: refused unread, so the kill's folder
+    is not complete for its stage (killTriggered, as killEvidence)."""
+    with open(out / "kills" / "1" / "container-before-resume.json", "ab") as f:
+        f.truncate(8 * 1024 * 1024 + 4096)
+    return ("study", "killTriggered")
+
+
 HOSTILE = {
     "a FIFO for the ledger": _fifo,
     "a ledger linked out of the folder": _link_out,
@@ -260,6 +268,7 @@ HOSTILE = {
     "a socket for launches.jsonl": _socket,
     "kill.json repeating a key": _kill_json_repeats_a_key,
     "a torn line in the live recording": _live_recording_torn,
+    "a fired kill's snapshot past its cap": _snapshot_past_its_cap,
 }
 
 
@@ -314,7 +323,9 @@ def test_a_study_killed_at_two_points_on_docker_holds(docker_folder: Path) -> No
 def campaign(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with own_runtime_state(tmp_path_factory):
         tmp = tmp_path_factory.mktemp("oracle-campaign")
-        tpl = template(tmp, backend="process")
+        # The study pauses a tenth of a second after each record, so that each trial's kill lands at its
+        # point (after:studyOpen, after:decision) rather than being missed: the trials are done, judged.
+        tpl = template(tmp, backend="process", stepSeconds=0.1)
         done = studymon(
             "explore",
             "--headless",
@@ -332,16 +343,29 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> Path:
         return tmp / "campaign"
 
 
+CAMPAIGN_CHECKS = (
+    "journalWellFormed",
+    "trialFolders",
+    "journalAgrees",
+    "summaryAgrees",
+    "trialsJudged",
+    "trialsRan",
+)
+
+
 def test_a_real_campaign_is_judged_trial_by_trial(campaign: Path) -> None:
     v = judge_campaign(campaign)
     assert v.status in (0, 3) and not v.failing(), v.failing()
-    assert {("trial 1", "holds"), ("trial 2", "recorded"), ("campaign", "journalAgrees")} <= set(v.checks)
+    assert {("campaign", name) for name in CAMPAIGN_CHECKS} <= set(v.checks)
+    states = {r["n"]: r["state"] for r in read_jsonl(campaign / "trials.jsonl")}
+    assert states == {1: "done", 2: "done"}, states
+    assert {("trial 1", "trialHolds"), ("trial 2", "trialHolds")} == {k for k in v.checks if k[0] != "campaign"}
 
 
 def _other_study(c: Path) -> tuple[str, str]:
     path = c / "trials" / "1" / "research.json"
     path.write_text(json.dumps(dict(json.loads(path.read_text()), study="ocamp-2")))
-    return ("trial 1", "recorded")
+    return ("campaign", "trialFolders")
 
 
 def _armed_elsewhere(c: Path) -> tuple[str, str]:
@@ -349,7 +373,7 @@ def _armed_elsewhere(c: Path) -> tuple[str, str]:
     rows = read_jsonl(path)
     rows[0]["point"] = "after:halt"
     write_jsonl(path, rows)
-    return ("trial 1", "recorded")
+    return ("campaign", "trialFolders")
 
 
 def _summary_disagrees(c: Path) -> tuple[str, str]:
@@ -357,22 +381,39 @@ def _summary_disagrees(c: Path) -> tuple[str, str]:
     data = json.loads(path.read_text())
     data["trials"][0]["state"] = "lost"
     path.write_text(json.dumps(data))
-    return ("campaign", "journalAgrees")
+    return ("campaign", "summaryAgrees")
 
 
 def _folder_missing(c: Path) -> tuple[str, str]:
     shutil.rmtree(c / "trials" / "2")
-    return ("trial 2", "recorded")
+    return ("campaign", "journalAgrees")
 
 
-def _shared_folder(c: Path) -> tuple[str, str]:
+def _out_not_its_own(c: Path) -> tuple[str, str]:
     path = c / "trials.jsonl"
     rows = read_jsonl(path)
     for r in rows:
         if r["n"] == 2:
             r["out"] = "trials/1"
     write_jsonl(path, rows)
-    return ("campaign", "trialsAccounted")
+    return ("campaign", "journalWellFormed")
+
+
+def _report_not_utf8(c: Path) -> tuple[str, str]:
+    """A trial's report.json that is not UTF-8: the journal's verdict cannot be its report.json's."""
+    path = c / "trials" / "1" / "report.json"
+    path.write_bytes(path.read_bytes().replace(b'"ok"', b'"\xe9ok"', 1))  # Latin-1, not UTF-8
+    return ("campaign", "journalAgrees")
+
+
+def _journal_line_copied_back(c: Path) -> tuple[str, str]:
+    """The journal's last line (a trial's end) copied in after its first line: a trial ended before it was
+    planned, or ended twice."""
+    path = c / "trials.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines.insert(1, lines[-1])
+    path.write_text("".join(lines), encoding="utf-8")
+    return ("campaign", "journalWellFormed")
 
 
 CAMPAIGN_BREAKERS = {
@@ -380,7 +421,9 @@ CAMPAIGN_BREAKERS = {
     "a trial armed elsewhere": _armed_elsewhere,
     "campaign.json disagrees with the journal": _summary_disagrees,
     "a trial folder missing": _folder_missing,
-    "two trials share a folder": _shared_folder,
+    "a trial whose out is another trial's folder": _out_not_its_own,
+    "a trial's report.json not UTF-8": _report_not_utf8,
+    "a journal line copied back": _journal_line_copied_back,
 }
 
 
@@ -390,3 +433,41 @@ def test_a_campaign_broken_by_hand_fails(campaign: Path, case: str, tmp_path: Pa
     key = CAMPAIGN_BREAKERS[case](c)
     v = judge_campaign(c)
     assert v.status == 1 and v.checks.get(key) is False, (key, v.failing())
+
+
+def test_a_trial_planned_whose_folder_is_there_is_unknown(campaign: Path, tmp_path: Path) -> None:
+    """The journal's end line of trial 1 gone: trial 1 is planned, and its folder is there (the campaign may
+    be running): journalAgrees is ?, never ✗."""
+    c = copy(campaign, tmp_path)
+    path = c / "trials.jsonl"
+    rows = read_jsonl(path)
+    end = max(i for i, r in enumerate(rows) if r["n"] == 1)
+    assert rows[end]["state"] != "planned"
+    write_jsonl(path, rows[:end] + rows[end + 1 :])
+    v = judge_campaign(c)
+    assert v.checks[("campaign", "journalAgrees")] is None, v.reasons.get(("campaign", "journalAgrees"))
+    assert v.checks[("campaign", "journalWellFormed")] is True
+
+
+def test_trial_folders_past_what_one_report_reads_are_not_judged(campaign: Path, tmp_path: Path) -> None:
+    """Trial 2's ledger just under its cap: trial 1's folder and it hold more than the 32 MiB one report
+    reads, so trial 2 is not examined (trialsJudged ?, no trialHolds of it)."""
+    c = copy(campaign, tmp_path)
+    with open(c / "trials" / "2" / "study" / "ledger.jsonl", "ab") as f:
+        f.truncate(32 * 1024 * 1024 - 1)  # sparse
+    v = judge_campaign(c)
+    assert v.checks[("campaign", "trialsJudged")] is None, v.checks
+    assert ("trial 2", "trialHolds") not in v.checks and ("trial 1", "trialHolds") in v.checks
+    assert not v.failing(), v.failing()
+
+
+def test_a_journal_of_64_mib_is_read(campaign: Path, tmp_path: Path) -> None:
+    """trials.jsonl is capped at 64 MiB (docs/contract.md, "Campaigns"): one byte under it, padded with white
+    space inside its last line, it is read whole."""
+    c = copy(campaign, tmp_path)
+    path = c / "trials.jsonl"
+    data = path.read_bytes()
+    path.write_bytes(data[:-1] + b" " * (64 * 1024 * 1024 - 1 - len(data)) + b"\n")
+    v = judge_campaign(c)
+    for name in ("journalWellFormed", "summaryAgrees", "journalAgrees"):
+        assert v.checks[("campaign", name)] is True, (name, v.reasons.get(("campaign", name)))

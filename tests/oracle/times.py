@@ -20,6 +20,11 @@ from tests.oracle.reading import is_int
 # differ by one.
 MS = Fraction(1, 1000)
 MS_SLACK = Fraction(2, 1000)
+# docs/contract.md ("Controllers"): kill.json's at and the keeper's end both round to the millisecond,
+# so the killed controller's end may read a millisecond before the kill; a start is stamped before the
+# spawn and a record's seenAt when the console read it, both to the millisecond.
+KEEPER_SLACK = Fraction(1, 1000)
+SEEN_SLACK = Fraction(2, 1000)
 # A record written just before its controller exits may be read by the console just after the
 # keeper stamped the end.
 RECORD_LAG = Fraction(1)

@@ -3,7 +3,7 @@
 A check is ✓ unless a reason is given against it: a failing reason makes
 it ✗ (``False``), an unknown one ``?`` (``None``), and ✗ beats ? beats ✓.
 The status follows §6.6: 0 every check holds, 1 one is ✗, 3 none is ✗ and
-one is ?.
+one is ?; 2 (and no check) for a folder that is not a studymon evidence folder.
 """
 
 from __future__ import annotations

@@ -249,6 +249,18 @@ def trigger_seen_a_second_earlier(out: Path) -> tuple[str, str]:
     return ("kill 1", "killEvidence")
 
 
+def seen_before_any_controller(out: Path) -> tuple[str, str]:
+    """A record after the kill seen a day before the first controller started: a contradiction of the
+    controllers' story (exitedCleanly), whatever kill it follows."""
+    before = json.loads((kill_dir(out) / "kill.json").read_text())["beforeKillSeq"]
+    rows = read_jsonl(out / "timeline.jsonl")
+    for r in rows:
+        if r["seq"] == before + 1:
+            r["seenAt"] = stamp(to_epoch(r["seenAt"]) - 86400)
+    write_jsonl(out / "timeline.jsonl", rows)
+    return ("study", "exitedCleanly")
+
+
 def charged_started_twice(out: Path) -> tuple[str, str]:
     """For a study killed after d1's charge (kill 1) then at its runStarted (kill 2): the resume that
     started d1's container started a second one under its name in kill 1's window."""
@@ -294,4 +306,5 @@ BREAKERS: dict[str, Breaker] = {
     "a die after the result was seen": die_after_result,
     "a ledger line copied before the kill": ledger_line_copied_before_the_kill,
     "kill.json's triggerSeenEpoch a second off its text": trigger_seen_a_second_earlier,
+    "a record after the kill seen before any controller started": seen_before_any_controller,
 }

@@ -456,9 +456,14 @@ def arms_problem(arms: Arms, points: list[str]) -> str | None:
         return "is not armed at exactly the trial's points, in order"
     if any(line.event == "disarm" for line in arms.lines):
         return "was disarmed"
-    taken = [line.point if line.point is not None else SEED for line in arms.lines if line.event in ("fired", "missed")]
-    if taken != points[: len(taken)]:
-        return "does not take the trial's points each in its turn"
+    # Each fired or missed in its turn: the first point armed and not yet taken, when its line comes.
+    waiting: list[str] = []
+    for line in arms.lines:
+        point = line.point if line.point is not None else SEED
+        if line.event == "arm":
+            waiting.append(point)
+        elif not waiting or waiting.pop(0) != point:
+            return f"line {line.line}: {line.event} at {quote(point)}, not its turn"
     return None
 
 

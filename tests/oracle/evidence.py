@@ -133,7 +133,7 @@ def load_ledger(out: Path) -> Ledger:
     except Refused as exc:
         return Ledger(readable=False, reason=str(exc))
     lines = split_lines(data)
-    led.lines = len(lines.whole)
+    led.lines = lines.count
     led.torn = lines.torn is not None
     for number, raw in lines.whole:
         if len(led.issues) > LEDGER_ISSUE_CAP:

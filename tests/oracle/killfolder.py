@@ -14,7 +14,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from tests.oracle.reading import CAPS, Refused, decode, file_size, read_bytes, read_json, split_lines, strict_json
+from tests.oracle.reading import CAPS, Refused, decode, file_size, read_bytes, split_lines, strict_json
 from tests.oracle.times import epoch, event_time, parse_time
 
 KILL_FILES = (
@@ -214,6 +214,7 @@ class KillFolder:
     unread: str | None = None  # the whole folder was not read (caps): why
     problems: dict[str, str] = field(default_factory=dict)  # file -> why it cannot be used
     present: set[str] = field(default_factory=set)
+    unreadable: set[str] = field(default_factory=set)  # there, and refused unread
     kill: dict[str, Any] | None = None
     at_kill: list[Any] | None = None
     snapshots: dict[str, dict[str, Any]] = field(default_factory=dict)  # file -> name -> raw inspect or None
@@ -242,9 +243,19 @@ def load_kill_folder(out: Path, n: int) -> KillFolder:
     for name in KILL_FILES:
         path = f"{rel}/{name}"
         try:
+            data = read_bytes(out, path, CAPS[name])
+        except Refused as exc:
+            text = str(exc)
+            if text.endswith(": missing"):
+                continue
+            # There, and refused unread (a link, not a regular file, past its cap, an error reading it).
+            kf.present.add(name)
+            kf.unreadable.add(name)
+            kf.problems[name] = text if text.startswith(rel) else f"{path}: {text}"
+            continue
+        kf.present.add(name)
+        try:
             if name.endswith(".jsonl"):
-                data = read_bytes(out, path, CAPS[name])
-                kf.present.add(name)
                 if name == "container-events-live.jsonl":
                     kf.live = parse_recording(data, "live", path)
                 elif name == "container-events.jsonl":
@@ -261,13 +272,10 @@ def load_kill_folder(out: Path, n: int) -> KillFolder:
                         rows.append(v)
                     kf.restarts = rows
                 continue
-            value = read_json(out, path, CAPS[name])
-            kf.present.add(name)
+            value = strict_json(decode(data, path))
         except Refused as exc:
+            # Read, and not what it should hold (not UTF-8, not JSON, a repeated key, a torn line).
             text = str(exc)
-            if text.endswith(": missing"):
-                continue
-            kf.present.add(name)
             kf.problems[name] = text if text.startswith(rel) else f"{path}: {text}"
             continue
         if name == "kill.json":

@@ -474,9 +474,11 @@ def stage_files(f: StudyFacts, v: KillView) -> list[str]:
 
 
 def stage_incomplete(f: StudyFacts, v: KillView) -> list[str]:
-    """Why the folder is not complete for its stage: each file of its stage missing, or there and not
-    readable as what it is (refused by the caps, not UTF-8, a repeated key, the wrong shape: a file the
-    judge cannot read is not there for it)."""
+    """Why the folder is not complete for its stage ("present and readable", killEvidence): each file of
+    its stage missing, or there and refused unread (a link, not a regular file, past its cap).  A file read
+    whose text is not what it should hold (not JSON, a repeated key, the wrong shape) is there and
+    readable: docs/contract.md tells "unreadable" from "of the wrong JSON shape", and killEvidence fails
+    on it by itself."""
     kf = v.kf
     if kf.unread is not None:
         return [kf.unread]
@@ -487,7 +489,7 @@ def stage_incomplete(f: StudyFacts, v: KillView) -> list[str]:
                 f"{name} missing"
                 + (" (the study finished: the window must be closed)" if name == "container-events-window.json" else "")
             )
-        elif name in kf.problems:
+        elif name in kf.unreadable:
             why.append(f"{name} unreadable")
     return why
 

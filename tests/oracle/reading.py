@@ -21,6 +21,7 @@ import json
 import math
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -305,18 +306,29 @@ def read_json(root: Path, rel: str, cap: int) -> Any:
         raise Refused(f"{rel}: {exc}") from None
 
 
-@dataclass
 class Lines:
-    """A .jsonl file cut at its newlines: whole lines (number, bytes) and a torn tail."""
+    """A .jsonl file cut at its newlines: its whole lines (number, bytes), one at a time as they are asked
+    for (a reader that stops at its first bad line never cuts 32 MiB of empty lines into a list), their
+    count, and a torn tail."""
 
-    whole: list[tuple[int, bytes]]
-    torn: bytes | None
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+        self._end = data.rfind(b"\n") + 1  # just past the last newline
+        self.torn: bytes | None = data[self._end :] or None
+        self.count = data.count(b"\n")
+
+    @property
+    def whole(self) -> Iterator[tuple[int, bytes]]:
+        data, end, start, number = self._data, self._end, 0, 0
+        while start < end:
+            stop = data.index(b"\n", start, end)
+            number += 1
+            yield number, data[start:stop]
+            start = stop + 1
 
 
 def split_lines(data: bytes) -> Lines:
-    pieces = data.split(b"\n")
-    tail = pieces.pop()
-    return Lines(whole=list(enumerate(pieces, start=1)), torn=tail or None)
+    return Lines(data)
 
 
 def read_jsonl_objects(

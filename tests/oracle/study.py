@@ -46,7 +46,7 @@ from tests.oracle.reading import (
     list_folder,
     read_bytes,
 )
-from tests.oracle.times import SECOND, show
+from tests.oracle.times import SECOND, SEEN_SLACK, show
 from tests.oracle.verdict import OracleVerdict, Tally
 
 S = "study"
@@ -240,16 +240,23 @@ def judge_ends_claimed(t: Tally, cs: Controllers, timeline: Timeline, ledger: Le
 def judge_records_seen(t: Tally, cs: Controllers, timeline: Timeline, ledger: Ledger, views: list[KillView]) -> None:
     """§6.9: a record seen while no controller ran was written by something that outlived one.
 
-    Records after a kill are the kill's to judge; the others are judged here."""
+    Records after a kill are the kill's to judge; the others are judged here.  A record seen before any
+    controller started is a contradiction of the controllers' story whatever kill it follows
+    (docs/contract.md, "Controllers": fresh, then resumes): exitedCleanly, for every record."""
     if not cs.readable or not timeline.readable or not cs.items:
         return
     first_kill = min((v.before_seq for v in views if v.before_seq is not None), default=None)
+    first_start = min(c.start.at for c in cs.items)
     bad = []
     for r in ledger.records:
-        if not isinstance(r.seq, int) or (first_kill is not None and r.seq > first_kill):
+        if not isinstance(r.seq, int):
             continue
         s = timeline.by_seq.get(r.seq)
-        if s is not None and cs.running_at(s.seen) is None:
+        if s is None:
+            continue
+        if s.seen < first_start - SEEN_SLACK:
+            bad.append(f"seq {r.seq} ({r.kind}) was seen at {show(s.seen)}, before any controller started")
+        elif (first_kill is None or r.seq <= first_kill) and cs.running_at(s.seen) is None:
             bad.append(f"seq {r.seq} ({r.kind}) was seen at {show(s.seen)}, while no controller ran")
     for why in bad[:3]:
         t.fail(S, EC, why)

@@ -255,6 +255,13 @@ def _snapshot_past_its_cap(out: Path) -> tuple[str, str]:
     return ("study", "killTriggered")
 
 
+def _machine_of_empty_lines(out: Path) -> tuple[str, str]:
+    """machine.jsonl grown by 32 MiB of empty lines: refused at its first empty line, not cut into a list."""
+    with open(out / "machine.jsonl", "ab") as f:
+        f.write(b"\n" * (32 * 1024 * 1024))
+    return ("study", "exitedCleanly")
+
+
 HOSTILE = {
     "a FIFO for the ledger": _fifo,
     "a ledger linked out of the folder": _link_out,
@@ -269,6 +276,7 @@ HOSTILE = {
     "kill.json repeating a key": _kill_json_repeats_a_key,
     "a torn line in the live recording": _live_recording_torn,
     "a fired kill's snapshot past its cap": _snapshot_past_its_cap,
+    "machine.jsonl with 32 MiB of empty lines": _machine_of_empty_lines,
 }
 
 
@@ -283,6 +291,19 @@ def test_hostile_evidence_fails_its_checks_without_a_crash_or_a_hang(
     assert time.monotonic() - began < 10
     assert ("study", "oracleError") not in v.checks, v.reasons.get(("study", "oracleError"))
     assert v.status == 1 and v.checks.get(key) is False, (key, v.failing())
+
+
+def test_a_fired_kill_s_file_read_but_not_json_leaves_its_folder_complete(
+    process_folders: dict[str, Path], tmp_path: Path
+) -> None:
+    """ledger-at-kill.json within its cap with NUL bytes after its JSON: there and readable, so the fired kill's
+    folder is complete for its stage (killTriggered ✓); its text is not JSON (killEvidence ✗)."""
+    out = copy(process_folders["beta"], tmp_path)
+    with open(out / "kills" / "1" / "ledger-at-kill.json", "ab") as f:
+        f.write(b"\0" * 4096)
+    v = judge_study(out)
+    assert v.checks[("kill 1", "killEvidence")] is False, v.failing()
+    assert v.checks[("study", "killTriggered")] is True, v.reasons.get(("study", "killTriggered"))
 
 
 # --- Docker -------------------------------------------------------------------------------------
@@ -416,6 +437,15 @@ def _journal_line_copied_back(c: Path) -> tuple[str, str]:
     return ("campaign", "journalWellFormed")
 
 
+def _fired_before_armed(c: Path) -> tuple[str, str]:
+    """A trial's fired line before the arm line of its point: not taken in its turn."""
+    path = c / "trials" / "1" / "arms.jsonl"
+    rows = read_jsonl(path)
+    assert [r["event"] for r in rows[:2]] == ["arm", "fired"], rows
+    write_jsonl(path, [rows[1], rows[0], *rows[2:]])
+    return ("campaign", "trialFolders")
+
+
 CAMPAIGN_BREAKERS = {
     "a trial folder of another study": _other_study,
     "a trial armed elsewhere": _armed_elsewhere,
@@ -424,6 +454,7 @@ CAMPAIGN_BREAKERS = {
     "a trial whose out is another trial's folder": _out_not_its_own,
     "a trial's report.json not UTF-8": _report_not_utf8,
     "a journal line copied back": _journal_line_copied_back,
+    "a trial's point fired before it was armed": _fired_before_armed,
 }
 
 

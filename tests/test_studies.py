@@ -78,7 +78,6 @@ def test_three_studies_on_the_process_runtime_one_armed(tmp_path: Path) -> None:
         # kill's window never closes, so the container check stays unknown.
         # The study then finishes without d1's result: lost (rule 14).
         ("noresult", {"resultSettledAndFinished", "contractKept", "sameContainerNoRerun", "resultsAccounted"}),
-        ("instant", {"killTriggered"}),
     ],
 )
 def test_broken_study_fails_exactly_its_check(tmp_path: Path, fault: str, broken: set[str]) -> None:
@@ -87,6 +86,18 @@ def test_broken_study_fails_exactly_its_check(tmp_path: Path, fault: str, broken
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "✗" in proc.stdout
     assert failing(tmp_path / "x") == broken
+
+
+def test_a_study_whose_point_cannot_be_hit_is_not_tested_there(tmp_path: Path) -> None:
+    """The first diagnosis run's runStarted and runResult in one write: the point is missed, never hit elsewhere.
+    Nothing was tested there (v4 §6.6): killTriggered is ?, never ✗, and the run exits 3."""
+    t = broken_template(tmp_path, "instant", backend="process")
+    proc = studymon("run", "--headless", "--template", str(t), "--kill-after-first-diagnosis-start", "x", "x=x", cwd=tmp_path)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert failing(tmp_path / "x") == {"killTriggered"}
+    report = json.loads((tmp_path / "x" / "report.json").read_text())
+    triggered = next(c for c in report["checks"] if c["name"] == "killTriggered")
+    assert triggered["ok"] is None and "not tested" in triggered["detail"]
 
 
 def test_service_error_then_resume(tmp_path: Path) -> None:

@@ -55,6 +55,8 @@ class _Controller:
     overlapped_at: float | None = None  # when a later controller was started while this one ran
 
 
+STOPPED = 130  # the exit status of a study stopped by SIGINT (§1)
+
 # Ends other than exit 0 followed one by one for the kill folders that claim them: a study crashes a few times.
 UNCLEAN_KEPT = 64
 
@@ -151,7 +153,10 @@ class ControllerReplay:
             self.launches.bad(f"{e.where}: {says}")
             return
         mine.state, mine.end, mine.end_where = row.next, end, e.where
-        if not end.clean and len(self.launches.unclean) < UNCLEAN_KEPT:
+        # A stop (SIGINT, exit 130) is not asked for its folder: the console stops a study when it cannot write its
+        # evidence (a full disk), and then it cannot write that folder either.
+        stopped = end.code == STOPPED or end.signal == "SIGINT"
+        if not end.clean and not stopped and len(self.launches.unclean) < UNCLEAN_KEPT:
             self.launches.unclean.append((end.pid, end.at, str(e.where)))
         if self.launches.final is mine.start:
             self.launches.final_end = end

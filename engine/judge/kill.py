@@ -90,9 +90,14 @@ def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts, study: S
     for reason in k.problems:
         if reason not in incomplete:  # kill.json without its since is said once
             v.fail(reason)
-    # Each snapshot maps container names to the runtime's inspect objects, whatever run the checks look at.
+    # Each snapshot maps container names to the runtime's inspect objects (null: no such container then), whatever
+    # run the checks look at.
     for file in KillFolder.SNAPSHOTS:
-        odd = [name for name, entry in ev.snapshots.get(file, {}).items() if not isinstance(entry, dict)]
+        odd = [
+            name
+            for name, entry in ev.snapshots.get(file, {}).items()
+            if entry is not None and not isinstance(entry, dict)
+        ]
         if odd:
             v.fail(
                 f"{file}: the entry for {name_text(odd[0])} is not an inspect object"

@@ -281,7 +281,6 @@ def read_journal(folder: Path, study: str | None, t: Tally) -> dict[int, dict[st
     except Refused as exc:
         t.fail(C, JW, str(exc))
         return last
-    # A torn last line is a journal line not written yet (README.md, open question 10): left out.
     lines = split_lines(data)
     bad = 0
 
@@ -333,6 +332,10 @@ def read_journal(folder: Path, study: str | None, t: Tally) -> dict[int, dict[st
         last[n] = row  # a later line for the same n supersedes: the journal's last word on it
         if story is not None and broken(story):
             break
+    else:
+        # "every line of trials.jsonl is a trial": a last line without its end is not one.
+        if lines.torn is not None:
+            t.fail(C, JW, f"trials.jsonl line {lines.count + 1}: torn (no end of line), not a trial")
     return last
 
 

@@ -475,10 +475,10 @@ def stage_files(f: StudyFacts, v: KillView) -> list[str]:
 
 def stage_incomplete(f: StudyFacts, v: KillView) -> list[str]:
     """Why the folder is not complete for its stage ("present and readable", killEvidence): each file of
-    its stage missing, or there and refused unread (a link, not a regular file, past its cap).  A file read
-    whose text is not what it should hold (not JSON, a repeated key, the wrong shape) is there and
-    readable: docs/contract.md tells "unreadable" from "of the wrong JSON shape", and killEvidence fails
-    on it by itself."""
+    its stage missing, or there and not readable as the console writes it (refused unread: a link, not a
+    regular file, past its cap; or read and not UTF-8 JSON of its kind: not JSON, a repeated key, not the
+    object or list it holds).  A field of the wrong type inside a file read is killEvidence's alone
+    (README.md, open question 26)."""
     kf = v.kf
     if kf.unread is not None:
         return [kf.unread]
@@ -491,6 +491,8 @@ def stage_incomplete(f: StudyFacts, v: KillView) -> list[str]:
             )
         elif name in kf.unreadable:
             why.append(f"{name} unreadable")
+        elif name in kf.problems:
+            why.append(f"{name} not readable as the console writes it")
     return why
 
 

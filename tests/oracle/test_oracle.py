@@ -293,17 +293,17 @@ def test_hostile_evidence_fails_its_checks_without_a_crash_or_a_hang(
     assert v.status == 1 and v.checks.get(key) is False, (key, v.failing())
 
 
-def test_a_fired_kill_s_file_read_but_not_json_leaves_its_folder_complete(
+def test_a_fired_kill_s_file_that_is_not_json_leaves_its_folder_incomplete(
     process_folders: dict[str, Path], tmp_path: Path
 ) -> None:
-    """ledger-at-kill.json within its cap with NUL bytes after its JSON: there and readable, so the fired kill's
-    folder is complete for its stage (killTriggered ✓); its text is not JSON (killEvidence ✗)."""
+    """ledger-at-kill.json within its cap with NUL bytes after its JSON: there, but not readable as the console
+    writes it, so the fired kill's folder is not complete for its stage (killTriggered ✗, killEvidence ✗)."""
     out = copy(process_folders["beta"], tmp_path)
     with open(out / "kills" / "1" / "ledger-at-kill.json", "ab") as f:
         f.write(b"\0" * 4096)
     v = judge_study(out)
     assert v.checks[("kill 1", "killEvidence")] is False, v.failing()
-    assert v.checks[("study", "killTriggered")] is True, v.reasons.get(("study", "killTriggered"))
+    assert v.checks[("study", "killTriggered")] is False, v.reasons.get(("study", "killTriggered"))
 
 
 # --- Docker -------------------------------------------------------------------------------------
@@ -446,6 +446,14 @@ def _fired_before_armed(c: Path) -> tuple[str, str]:
     return ("campaign", "trialFolders")
 
 
+def _journal_torn(c: Path) -> tuple[str, str]:
+    """The journal's last line cut short: a line that is not a trial."""
+    path = c / "trials.jsonl"
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 10])
+    return ("campaign", "journalWellFormed")
+
+
 CAMPAIGN_BREAKERS = {
     "a trial folder of another study": _other_study,
     "a trial armed elsewhere": _armed_elsewhere,
@@ -455,6 +463,7 @@ CAMPAIGN_BREAKERS = {
     "a trial's report.json not UTF-8": _report_not_utf8,
     "a journal line copied back": _journal_line_copied_back,
     "a trial's point fired before it was armed": _fired_before_armed,
+    "the journal's last line torn": _journal_torn,
 }
 
 

@@ -261,6 +261,15 @@ def seen_before_any_controller(out: Path) -> tuple[str, str]:
     return ("study", "exitedCleanly")
 
 
+def window_entry_null(out: Path) -> tuple[str, str]:
+    """The window file's entry for the target is null, not its resultSeq and resultSeenEpoch."""
+    path = kill_dir(out) / "container-events-window.json"
+    w = json.loads(path.read_text())
+    w["targets"]["d1"] = None
+    path.write_text(json.dumps(w))
+    return ("kill 1", "killEvidence")
+
+
 def charged_started_twice(out: Path) -> tuple[str, str]:
     """For a study killed after d1's charge (kill 1) then at its runStarted (kill 2): the resume that
     started d1's container started a second one under its name in kill 1's window."""
@@ -307,4 +316,5 @@ BREAKERS: dict[str, Breaker] = {
     "a ledger line copied before the kill": ledger_line_copied_before_the_kill,
     "kill.json's triggerSeenEpoch a second off its text": trigger_seen_a_second_earlier,
     "a record after the kill seen before any controller started": seen_before_any_controller,
+    "the window's entry for the target null": window_entry_null,
 }

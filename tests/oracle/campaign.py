@@ -75,9 +75,8 @@ MAX_TRIAL_ENTRIES = 20_000
 EXAMINED_CAP = 32 * MiB
 PER_TRIAL_FOLDER = 32 * KiB
 PER_KILL_FOLDER = 32 * KiB
-# The files of a study's folder the judge reads that docs/contract.md caps ("Hostile evidence"; beside the
-# kill folders'), each counted within its cap.  outcome.json and machine.jsonl have no cap there, so none
-# to count them within: they are not counted (README.md, open questions).
+# The files of a study's folder the judge reads (beside the kill folders'), each counted within its cap
+# (outcome.json's and machine.jsonl's are the oracle's own: README.md, open questions 8 and 23).
 JUDGED_FILES = (
     "research.json",
     "study/ledger.jsonl",
@@ -85,6 +84,8 @@ JUDGED_FILES = (
     "launches.jsonl",
     "arms.jsonl",
     "ledger-watch.jsonl",
+    "outcome.json",
+    "machine.jsonl",
 )
 
 

@@ -547,7 +547,10 @@ def check_window(f: StudyFacts, v: KillView, t: Tally) -> None:
     records = f.ledger.records
     for run, x in expected.items():
         entry = targets.get(run)
+        if run not in targets:
+            continue  # said above: the window file's targets are not the kill's
         if not isinstance(entry, dict):
+            t.fail(scope, ev, f"the window's entry for {run} is not an object")
             continue
         rseq, rseen = entry.get("resultSeq"), entry.get("resultSeenEpoch")
         results = [r for r in records if r.kind == "runResult" and r.run == run]

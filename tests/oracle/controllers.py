@@ -96,12 +96,10 @@ def replay(launches: Launches) -> Controllers:
                 cs.violations.append(
                     f"{where}: pid {line.pid} starts while pid {running.pid} (line {running.start.line}) has no end"
                 )
-            expected_resume = bool(cs.items)
-            if line.resume != expected_resume:
-                cs.violations.append(
-                    f"{where}: resume is {str(line.resume).lower()} "
-                    f"for the {'first' if not cs.items else 'a later'} start"
-                )
+            # docs/contract.md, "Then resumes": every start after the first says resume: true; the first
+            # may say either (a folder made and never started is started by --resume).
+            if cs.items and not line.resume:
+                cs.violations.append(f"{where}: resume is false for a later start")
             if line.argv is not None and ("--resume" in line.argv) != line.resume:
                 cs.violations.append(f"{where}: argv and resume disagree about --resume")
             if previous_end is not None and line.at < previous_end.at - MS_SLACK:

@@ -219,13 +219,17 @@ def in_flight_at(ledger: Ledger, timeline: Timeline, when: Fraction) -> list[str
 
 
 def judge_ends_claimed(t: Tally, cs: Controllers, timeline: Timeline, ledger: Ledger, views: list[KillView]) -> None:
-    """§6.8: every controller end while runs were in flight is claimed by a kill folder."""
+    """§6.8: every controller end while runs were in flight is claimed by a kill folder; nothing is asked of
+    a stop (SIGINT, exit 130: docs/contract.md, the console stops a study it cannot write evidence for, and
+    cannot write that folder either)."""
     if not cs.readable or not timeline.readable:
         return
     claimed = {id(v.controller) for v in views if v.controller is not None}
     unknown_pids = {v.pid for v in views if v.controller is None}
     for c in cs.items:
         if c.end is None or c.clean or id(c) in claimed or c.pid in unknown_pids:
+            continue
+        if c.end.code == 130 or c.end.signal == "SIGINT":
             continue
         flying = in_flight_at(ledger, timeline, c.end.at)
         if flying:

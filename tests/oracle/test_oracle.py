@@ -159,6 +159,44 @@ def test_a_two_point_folder_broken_by_hand_fails_the_target_it_breaks(
     assert v.status == 1 and v.checks.get(key) is False, (key, v.checks.get(key), v.failing())
 
 
+def test_an_end_by_a_stop_with_runs_in_flight_asks_for_no_kill_folder(
+    process_folders: dict[str, Path], tmp_path: Path
+) -> None:
+    """docs/contract.md ("Controllers"): an end while runs were in flight is claimed by a kill folder, but
+    nothing is asked of a stop (exit 130). The crashed study without its kill folder: its end as a stop
+    holds; as a crash (exit 1) it fails exitedCleanly."""
+    out = copy(process_folders["crashed"], tmp_path)
+    shutil.rmtree(out / "kills")
+    rows = read_jsonl(out / "launches.jsonl")
+    end = next(r for r in rows if r["event"] == "end")
+    end["code"], end["signal"] = 130, None
+    write_jsonl(out / "launches.jsonl", rows)
+    v = judge_study(out)
+    assert v.checks[("study", "exitedCleanly")] is True, v.reasons.get(("study", "exitedCleanly"))
+    end["code"] = 1
+    write_jsonl(out / "launches.jsonl", rows)
+    v = judge_study(out)
+    assert v.checks[("study", "exitedCleanly")] is False, v.reasons.get(("study", "exitedCleanly"))
+
+
+def test_the_first_start_may_say_resume(process_folders: dict[str, Path], tmp_path: Path) -> None:
+    """docs/contract.md ("Then resumes"): a folder made and never started is started by --resume, so the
+    first start may say resume: true (with --resume in its argv); every later one must."""
+    out = copy(process_folders["beta"], tmp_path)
+    rows = read_jsonl(out / "launches.jsonl")
+    starts = [r for r in rows if r["event"] == "start"]
+    starts[0]["resume"] = True
+    starts[0]["argv"] = [*starts[0]["argv"], "--resume"]
+    write_jsonl(out / "launches.jsonl", rows)
+    v = judge_study(out)
+    assert v.checks[("study", "exitedCleanly")] is True, v.reasons.get(("study", "exitedCleanly"))
+    starts[1]["resume"] = False
+    starts[1]["argv"] = [a for a in starts[1]["argv"] if a != "--resume"]
+    write_jsonl(out / "launches.jsonl", rows)
+    v = judge_study(out)
+    assert v.checks[("study", "exitedCleanly")] is False, v.reasons.get(("study", "exitedCleanly"))
+
+
 # --- hostile files ------------------------------------------------------------------------------
 
 

@@ -17,6 +17,8 @@ bound beside other workers' studies on a small machine:
   within 1 s by an input thread that stays asleep when idle, a frozen kill within 100 ms of its
   limit, a record seen within 1.5 s of being written, a killer that polls ledgers every 10 ms;
 * ``test_study_load``'s live studies: a computing study's CPU share, the sampler's cadence;
+* ``test_notify``: each notifier opens an inotify instance, of which a user has 128; beside other workers'
+  consoles of many studies they ran out once (the notifier fell back to its timer, "Too many open files");
 * sixteen studies killed at their points on Docker at once: each kill inspects its containers while
   the controller is frozen, and an engine slowed by other workers' studies misses the freeze limit
   (the kill then stops the study, as ``test_kill_faults`` shows, and the mistake goes unjudged).
@@ -145,7 +147,7 @@ PLACES = {
     "tests/test_docker_hygiene.py::test_closing_a_runtime_ends_its_stream": SERIAL,
     "tests/test_driver.py::test_idle_input_thread_sleeps_and_keys_escape_and_closing_stay_prompt": SERIAL,
     "tests/test_kill_faults.py::test_an_inspect_fault_while_frozen_still_kills_stops_with_3_and_the_resume_finishes": SERIAL,
-    "tests/test_notify.py::test_a_study_is_followed_through_watchfiles": SERIAL,
+    "tests/test_notify.py": SERIAL,
     "tests/test_kill_points.py::test_ends_studymon_did_not_make_are_judged_as_kills": SERIAL,
     "tests/test_kill_points.py::test_each_mistake_passes_at_the_seed_s_point_and_fails_at_its_own[docker]": SERIAL,
     "tests/test_study_load.py::test_a_computing_study_and_a_sleeping_one_differ_in_their_load_on_the_process_runtime": SERIAL,

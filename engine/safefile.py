@@ -51,6 +51,8 @@ LINE_CAP = 64 * MiB
 ELEMENT_CAP = 64 * MiB
 
 CHUNK = MiB
+# A .jsonl file's last line without its newline (a writer that died in its write), said so by every reader.
+TORN = "torn: no end of line"
 _SPACE = re.compile(r"[ \t\r\n]*")
 
 
@@ -347,7 +349,7 @@ class JsonlFile:
                 yield Line(number + 1, problem=f"longer than {size_text(LINE_CAP)}")
                 return
         if pending and not pending.isspace():
-            yield Line(number + 1, problem="torn: no end of line")
+            yield Line(number + 1, problem=TORN)
 
 
 def _parse_line(number: int, body: bytes) -> Line:

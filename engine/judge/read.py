@@ -38,7 +38,7 @@ from studymon.engine.judge.facts import (
 )
 from studymon.engine.judge.study import UNKNOWN_END, fault_text
 from studymon.engine.judge.text import run_text
-from studymon.engine.judge.timeline import SEEN_SLACK, Stream, TimelineLine, seen_events
+from studymon.engine.judge.timeline import BAD_LINES, SEEN_SLACK, Stream, TimelineLine, seen_events
 from studymon.engine.judge.twice import WRITTEN_MS, kill_moment
 from studymon.engine.judge.verdict import SHOWN
 from studymon.engine.ledger import LedgerIssue, LedgerParser, Record
@@ -63,16 +63,10 @@ ISSUE_LIMIT = 10_000
 FIRED_KEPT = 16
 ARMED_KEPT = 64
 ISSUES_KEPT = 1000  # in accounts.json
-# An evidence file with more lines than this that are not its records is garbage: reading stops
-# there and the file is unusable (the checks that need it fail saying so), so that 32 MiB of lines
-# `0` costs milliseconds, not half a minute (bench/report_hostile.py: live-lines, timeline-lines).
-# What the console writes holds at most one such line: the torn last line of a console that died.
-BAD_LINES = 1000
 # The most records after a kill whose seen times are held (8 bytes each): as many as the ledger's
 # cap can hold (a record is at least ~40 bytes), so that one timeline line with a huge seq cannot
 # make the judge hold hundreds of MiB for records that no ledger within its cap has.
 MAX_SEEN = EvidenceFolder.CAPS[EvidenceFolder.LEDGER] // 40
-TORN = "torn: no end of line"  # safefile's word for a last line without its newline
 MAX_SEQ = 1 << 62  # a timeline line's seq is read whatever its size: one past MAX_SEEN is a record no ledger holds
 
 
@@ -370,7 +364,7 @@ class _Seen:
         self.problem = stream.problem or stream.disorder
         # A line that is not a record seen is a copy of the ledger that cannot be compared (§6.9).
         for reason in stream.bad:
-            if reason.endswith(TORN):
+            if reason == stream.torn:
                 continue  # a console that died writing its last line: that record was not seen, nothing more
             self._differs(f"{reason}: not a record seen, so the ledger cannot be compared with it")
         self.facts.seen_count += stream.bad_count - len(stream.bad)

@@ -38,7 +38,7 @@ from studymon.engine import safefile
 from studymon.engine.automata import Where
 from studymon.engine.folder import EvidenceFolder, KillFolder
 from studymon.engine.records import KillRecord, LaunchEnd, LaunchStart, TimelineLine, parse_launch, parse_timeline
-from studymon.engine.safefile import JsonlFile, Unreadable
+from studymon.engine.safefile import TORN, JsonlFile, Unreadable
 
 KEEPER_SLACK = 0.001
 SEEN_SLACK = 0.002
@@ -46,8 +46,10 @@ SEEN_SLACK = 0.002
 KILL, END, START, SEEN = "kill", "end", "start", "seen"
 RANK = {KILL: 0, END: 1, START: 2, SEEN: 3}
 
-# A file with more lines than this that are not its events is garbage: reading stops there and the
-# file is unusable, so that 32 MiB of lines `0` costs milliseconds (bench/report_hostile.py).
+# An evidence file with more lines than this that are not its records is garbage: reading stops there and
+# the file is unusable (the checks that need it fail saying so), so that 32 MiB of lines `0` costs
+# milliseconds, not half a minute (bench/report_hostile.py: live-lines, timeline-lines).  What the console
+# writes holds at most one such line: the torn last line of a console that died.
 BAD_LINES = 1000
 
 
@@ -88,6 +90,7 @@ class Stream:
     bad: list[str] = field(default_factory=list)  # lines that are not its events (the first few)
     bad_count: int = 0
     disorder: str | None = None  # the first line whose time is before the line before it
+    torn: str | None = None  # the reason noted for a torn last line, if it has one
     KEPT = 3
 
     def note_bad(self, reason: str) -> None:
@@ -120,6 +123,8 @@ def _read(
                 parsed = parse(line.value, where) if line.problem is None else line.problem
                 if isinstance(parsed, str):
                     stream.note_bad(f"{where}: {parsed}")
+                    if line.problem == TORN:
+                        stream.torn = f"{where}: {parsed}"
                 elif parsed is not None:
                     yield parsed
     except Unreadable as exc:

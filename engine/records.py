@@ -213,12 +213,14 @@ def parse_event(value: Any) -> ContainerEvent | Gap | str:
         if lo is None or hi is None or hi < lo:
             return "a gap line that is not a gap (from and to, two times in order)"
         return Gap(lo, hi)
-    kind = value.get("Type")
-    if kind is not None and kind != "container":
-        return "an event that is not a container's"
-    action = value.get("Action", value.get("status"))
+    if value.get("Type") != "container":
+        return "an event that is not a container's (its Type is not container)"
+    action = value.get("Action")
     if not isinstance(action, str) or not action:
         return "an event without an Action"
+    # The older fields hold the Action and the Id a second time (§6.9): where written, they agree.
+    if "status" in value and value["status"] != action:
+        return "an event whose status and Action disagree"
     tn, t = value.get("timeNano"), value.get("time")
     whole = t * 1_000_000_000 if is_int(t) and 0 < t < LAST_DATE else None  # exact: an integer
     if is_int(tn):
@@ -233,18 +235,24 @@ def parse_event(value: Any) -> ContainerEvent | Gap | str:
         lo, hi = whole, whole + 999_999_999  # only the second is known: any part of it
     else:
         return "an event without a time that can be a date"
-    actor = value.get("Actor", {})
-    attrs = actor.get("Attributes", {}) if isinstance(actor, dict) else None
+    actor = value.get("Actor")
+    attrs = actor.get("Attributes") if isinstance(actor, dict) else None
     if not isinstance(attrs, dict):
-        return "an event whose Actor is not an object"
-    cid = actor.get("ID") if isinstance(actor.get("ID"), str) else value.get("id")
+        return "an event whose Actor is not an object with Attributes"
+    cid, name = actor.get("ID"), attrs.get("name")
+    if not isinstance(cid, str) or not cid:
+        return "an event without its container's Id (Actor.ID)"
+    if "id" in value and value["id"] != cid:
+        return "an event whose id and Actor.ID disagree"
+    if not isinstance(name, str) or not name:
+        return "an event without its container's name (Actor.Attributes.name)"
     code = attrs.get("exitCode")
     exit_code = code if is_int(code) else int(code) if isinstance(code, str) and _EXIT.fullmatch(code) else None
     study, run = attrs.get(STUDY_LABEL), attrs.get(RUN_LABEL)
     return ContainerEvent(
         verb=action.split(":", 1)[0],
-        id=cid if isinstance(cid, str) else None,
-        name=_text(attrs.get("name")),
+        id=cid,
+        name=_text(name),
         old_name=_text(attrs.get("oldName")),
         lo_ns=lo,
         hi_ns=hi,

@@ -208,7 +208,7 @@ def test_rfc3339_epoch() -> None:
 
 
 def _ev(**fields: Any) -> ContainerEvent | str | None:
-    e = parse_event({"Action": "die", "Actor": {"ID": "i", "Attributes": {"name": "/n"}}, **fields})
+    e = parse_event({"Type": "container", "Action": "die", "Actor": {"ID": "i", "Attributes": {"name": "/n"}}, **fields})
     return e if not isinstance(e, ContainerEvent) else e  # type: ignore[return-value]
 
 
@@ -724,9 +724,9 @@ GAP_IN = {"gap": {"from": "1970-01-01T00:00:00.000001500Z", "to": "1970-01-01T00
 def test_lines_that_are_not_events() -> None:
     t = tally()
     t.add("x", "l1")
-    t.add({"Action": 3, "timeNano": 1}, "l2")
-    t.add({"Action": "die"}, "l3")
-    t.add({"Action": "die", "timeNano": 1500, "Actor": ["x"]}, "l4")
+    t.add({"Type": "container", "Action": 3, "timeNano": 1}, "l2")
+    t.add({"Type": "container", "Action": "die"}, "l3")
+    t.add({"Type": "container", "Action": "die", "timeNano": 1500, "Actor": ["x"]}, "l4")
     t.add({"gap": "x"}, "l5")
     t.add({"gap": {"from": "a", "to": "b"}}, "l6")  # a gap line without two times is not a gap (§6.4)
     assert t.malformed == ["l1: a string, not an event", "l2: an event without an Action",
@@ -740,7 +740,7 @@ def test_lines_that_are_not_events() -> None:
     assert t.malformed_count == 8
     t = tally()
     t.add({"Type": "image", "Action": "pull", "time": 1}, "l10")
-    assert t.malformed == ["l10: an event that is not a container's"]
+    assert t.malformed == ["l10: an event that is not a container's (its Type is not container)"]
     t = tally()
     t.add(GAP_IN, "r", live=False)
     assert t.malformed == ["r: a gap line in the runtime's own events"]
@@ -1873,11 +1873,11 @@ def test_kill_triggered_container_point_not_of_a_run_container_of_the_study() ->
     line = fired_line(files)
     said = Check("killTriggered", False, "kill 1's triggerEvent is not of one of the study's run containers")
     for event in (
-        {"Action": "die"},  # no Actor
-        {"Action": "die", "Actor": "c0ffee"},
-        {"Action": "die", "Actor": {"ID": "c0ffee"}},  # no Attributes
-        {"Action": "die", "Actor": {"ID": "c0ffee", "Attributes": {"image": "x"}}},  # no name
-        {"Action": "die", "Actor": {"ID": "c0ffee", "Attributes": {"name": 5}}},
+        {"Type": "container", "Action": "die"},  # no Actor
+        {"Type": "container", "Action": "die", "Actor": "c0ffee"},
+        {"Type": "container", "Action": "die", "Actor": {"ID": "c0ffee"}},  # no Attributes
+        {"Type": "container", "Action": "die", "Actor": {"ID": "c0ffee", "Attributes": {"image": "x"}}},  # no name
+        {"Type": "container", "Action": "die", "Actor": {"ID": "c0ffee", "Attributes": {"name": 5}}},
         _die_of("d1", name=container("d1", study="t")),  # another study's d1
         _die_of("d1", name=STUDY.name_prefix),  # the prefix, and no run after it
     ):
@@ -2199,16 +2199,29 @@ def test_tally_details() -> None:
     assert t.gaps == 0  # a gap line without both bounds is not a gap, nor an event (§6.4)
     assert t.malformed == ["a: a gap line that is not a gap (from and to, two times in order)",
                            "b: a gap line that is not a gap (from and to, two times in order)"]
-    # An old-style event ("status", no Action), an event without an Actor (its "id" names it), a verb with a suffix.
+    # An event the runtime did not write whole is a line that is not an event (§6.9): an old-style one ("status",
+    # no Action), one without its Actor's Id or name, one whose older fields say another Action or Id.
     t.add({"status": "stop", "timeNano": 1100, "id": "ID1"}, "c")
-    t.add({"Action": "kill:9:x", "timeNano": 1200, "Actor": {"Attributes": {"name": NAME}}}, "d")
-    t.add({"Action": "start", "timeNano": 1300, "Actor": {"ID": 5}, "id": "ID1"}, "e")
-    t.add({"Action": "die", "timeNano": 1400, "Actor": {"ID": "ID1", "Attributes": {"name": 5, "exitCode": 3}}}, "f")
-    assert [a for a, _ in t.targets[0].forbidden] == ["stop", "kill", "start"]
-    assert t.targets[0].forbidden_count == 3 and list(t.targets[0].dies.values()) == [("ID1", 3, 1400)]
-    t.add({"Action": "die", "timeNano": 1500, "Actor": 7}, "g")
-    t.add({"Action": "die", "timeNano": 1500, "Actor": {"Attributes": []}}, "h")
-    assert t.malformed[2:] == ["g: an event whose Actor is not an object"] and t.malformed_count == 4
+    t.add({"Type": "container", "Action": "kill:9:x", "timeNano": 1200, "Actor": {"Attributes": {"name": NAME}}}, "d")
+    t.add({"Type": "container", "Action": "start", "timeNano": 1300, "Actor": {"ID": 5}, "id": "ID1"}, "e")
+    t.add({"Type": "container", "Action": "die", "timeNano": 1400, "Actor": {"ID": "ID1", "Attributes": {"name": 5, "exitCode": 3}}}, "f")
+    t.add({"Type": "container", "Action": "die", "status": "start", "timeNano": 1400, "Actor": {"ID": "ID1", "Attributes": {"name": NAME}}}, "f2")
+    t.add({"Type": "container", "Action": "die", "id": "ID2", "timeNano": 1400, "Actor": {"ID": "ID1", "Attributes": {"name": NAME}}}, "f3")
+    assert t.malformed[2:] == ["c: an event that is not a container's (its Type is not container)"]
+    assert t.malformed_count == 8  # the first three are kept, every one counted
+    assert t.targets[0].forbidden_count == 0 and not t.targets[0].dies
+    # A suffixed verb is its verb; the same event whole is taken.
+    t.add({"Type": "container", "Action": "kill:9:x", "timeNano": 1200, "Actor": {"ID": "ID1", "Attributes": {"name": NAME}}}, "d'")
+    t.add({"Type": "container", "Action": "die", "status": "die", "id": "ID1", "timeNano": 1400, "Actor": {"ID": "ID1", "Attributes": {"name": NAME, "exitCode": 3}}}, "f'")
+    assert [a for a, _ in t.targets[0].forbidden] == ["kill"]
+    assert t.targets[0].forbidden_count == 1 and list(t.targets[0].dies.values()) == [("ID1", 3, 1400)]
+    t.add({"Type": "container", "Action": "die", "timeNano": 1500, "Actor": 7}, "g")
+    t.add({"Type": "container", "Action": "die", "timeNano": 1500, "Actor": {"Attributes": []}}, "h")
+    assert t.malformed_count == 10
+    t.add(ev_at("stop", 1600), "i")
+    t.add(ev_at("stop", 1700), "j")
+    t.add(ev_at("kill", 1800), "k")
+    assert t.targets[0].forbidden_count == 4 and len(t.targets[0].forbidden) == 3
     t.add(ev_at("stop", 1600), "i")
     assert t.targets[0].forbidden_count == 4 and len(t.targets[0].forbidden) == 3
 
@@ -2276,7 +2289,9 @@ def test_same_container_more_clauses() -> None:
 @pytest.mark.parametrize("code, read", [(137, 137), ("137", 137), ("-1", -1), (True, None), ("1.0", None),
                                         ("9" * 11, None), (None, None)])
 def test_exit_code_attribute(code: Any, read: int | None) -> None:
-    e = parse_event({"Action": "die", "timeNano": 10**18, "Actor": {"Attributes": {"exitCode": code}}})
+    e = parse_event(
+        {"Type": "container", "Action": "die", "timeNano": 10**18, "Actor": {"ID": "i", "Attributes": {"name": "n", "exitCode": code}}}
+    )
     assert isinstance(e, ContainerEvent) and e.exit_code == read
 
 

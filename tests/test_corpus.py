@@ -356,11 +356,26 @@ def test_a_judgement_without_kills() -> None:
 
 def test_lines_that_are_not_events_are_named(tmp_path: Path) -> None:
     out = write(derive(sound()), tmp_path / "s")
-    (out / "kills" / "1" / "container-events-live.jsonl").write_text('x\n[1]\n{"Action": 1}\n{"Action": "die"}\n')
+    (out / "kills" / "1" / "container-events-live.jsonl").write_text(
+        'x\n[1]\n{"Type": "container", "Action": 1, "seenAt": "2026-12-01T00:00:00.000Z"}\n{"Action": "die"}\n'
+    )
     got = _checks(out)[("kill 1 · d1", "sameContainerNoRerun")]
     assert got == (False, "container-events-live.jsonl line 1: not JSON; container-events-live.jsonl line 2: a list, "
                           "not an event; container-events-live.jsonl line 3: an event without an Action "
                           "(and 1 more line that is not an event)")
+    # A live line the console did not stamp (no seenAt) is not one of its lines, whatever the event.
+    live = out / "kills" / "1" / "container-events-live.jsonl"
+    lines = [json.loads(x) for x in _sound_live(tmp_path)]
+    del lines[0]["seenAt"]
+    live.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    got = _checks(out)[("kill 1 · d1", "sameContainerNoRerun")]
+    assert got == (False, "container-events-live.jsonl line 1: a live event without its seenAt (a time), or with a "
+                          "readBack that is not a boolean")
+
+
+def _sound_live(tmp_path: Path) -> list[str]:
+    out = write(derive(sound()), tmp_path / "sound-live")
+    return (out / "kills" / "1" / "container-events-live.jsonl").read_text().splitlines()
 
 
 def test_a_broken_ledger_is_reported_in_the_accounts(tmp_path: Path) -> None:

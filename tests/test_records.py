@@ -301,10 +301,25 @@ def test_an_event_reads_its_names_labels_and_action() -> None:
     assert isinstance(e, ContainerEvent)
     assert (e.verb, e.id, e.name, e.study, e.run, e.exit_code) == ("exec_start", "abc", "inforsi-s-d1", "s", "d1", 3)
     assert e.key == ("abc", "exec_start", 1_800_000_000_250_000_000)
-    assert parse_event({"Type": "image", "Action": "pull"}) == "an event that is not a container's"
-    assert not isinstance(parse_event({"Type": "container", "Action": "die", "time": 5}), str)
-    assert parse_event({"Action": "die", "time": 1_800_000_000, "Actor": ["x"]}) == "an event whose Actor is not an object"
-    assert parse_event({"Action": 5, "time": 1}) == "an event without an Action"
+    whole = {"Type": "container", "Action": "die", "time": 5, "Actor": {"ID": "abc", "Attributes": {"name": "n"}}}
+    assert not isinstance(parse_event(whole), str)
+    # What the runtime writes whole (§6.9): its Type, Action, Actor's Id and name, the older copies agreeing.
+    for broken, why in [
+        ({"Type": "image", "Action": "pull"}, "an event that is not a container's (its Type is not container)"),
+        (dict(whole, Type=None), "an event that is not a container's (its Type is not container)"),
+        ({k: v for k, v in whole.items() if k != "Type"}, "an event that is not a container's (its Type is not container)"),
+        (dict(whole, Action=5), "an event without an Action"),
+        (dict(whole, status="start"), "an event whose status and Action disagree"),
+        (dict(whole, Actor=["x"]), "an event whose Actor is not an object with Attributes"),
+        (dict(whole, Actor={"ID": "abc"}), "an event whose Actor is not an object with Attributes"),
+        (dict(whole, Actor={"ID": None, "Attributes": {"name": "n"}}), "an event without its container's Id (Actor.ID)"),
+        (dict(whole, Actor={"ID": "", "Attributes": {"name": "n"}}), "an event without its container's Id (Actor.ID)"),
+        (dict(whole, id="abd"), "an event whose id and Actor.ID disagree"),
+        (dict(whole, Actor={"ID": "abc", "Attributes": {"name": 5}}), "an event without its container's name (Actor.Attributes.name)"),
+        (dict(whole, Actor={"ID": "abc", "Attributes": {}}), "an event without its container's name (Actor.Attributes.name)"),
+    ]:
+        assert parse_event(broken) == why, broken
+    assert not isinstance(parse_event(dict(whole, status="die", id="abc")), str)
 
 
 def test_a_snapshot_reads_its_state() -> None:
@@ -489,7 +504,7 @@ def test_an_event_time_is_a_date_from_its_first_second_to_the_year_9999() -> Non
     from studymon.engine.records import LAST_DATE
 
     def ev(**times: Any) -> Any:
-        return parse_event({"Action": "die", "Actor": {"ID": "i", "Attributes": {"name": "n"}}, **times})
+        return parse_event({"Type": "container", "Action": "die", "Actor": {"ID": "i", "Attributes": {"name": "n"}}, **times})
 
     assert ev(time=1).lo_ns == 1_000_000_000 and ev(timeNano=1).lo_ns == 1
     last = int(LAST_DATE) - 1

@@ -607,6 +607,16 @@ def read_arms(out: Path) -> Arming | None:
     return arming
 
 
+def _unstamped(value: Any) -> str | None:
+    """Why a line of the live recording is not one the console wrote: every event it records live has its
+    ``seenAt`` (and ``readBack``, where written, is a boolean); a gap line has neither."""
+    if not isinstance(value, dict) or "gap" in value:
+        return None  # the tally says what is wrong with it, if anything
+    if time_epoch(value.get("seenAt")) is None or not isinstance(value.get("readBack", False), bool):
+        return "a live event without its seenAt (a time), or with a readBack that is not a boolean"
+    return None
+
+
 def read_events(out: Path, ev: KillEvidence, acc: Accounts, study: StudyFacts) -> None:
     """Tally the kill's lifecycle events: the live recording and the read-back, as one."""
     k = ev.kill
@@ -645,6 +655,8 @@ def read_events(out: Path, ev: KillEvidence, acc: Accounts, study: StudyFacts) -
                 where = f"{file} line {line.number}"
                 if line.problem is not None:
                     tally.bad_line(where, line.problem)
+                elif live and (why := _unstamped(line.value)) is not None:
+                    tally.bad_line(where, why)
                 else:
                     tally.add(line.value, where, live)
                 _stop_past(file, tally.malformed_count - bad)

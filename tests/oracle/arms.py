@@ -19,7 +19,7 @@ from tests.oracle.evidence import Arms
 from tests.oracle.killfolder import parse_recording
 from tests.oracle.kills import KillView, StudyFacts, ours
 from tests.oracle.reading import quote
-from tests.oracle.times import MS_SLACK
+from tests.oracle.times import SEEN_SLACK
 from tests.oracle.verdict import Tally
 
 SEED = "after:runStarted/diagnosis"
@@ -42,6 +42,10 @@ def judge_kill_triggered(f: StudyFacts, arms: Arms, views: list[KillView], t: Ta
     if not arms.readable:
         t.fail(S, KT, f"arms.jsonl cannot be read: {arms.reason}")
         return
+    # Out of time order (a line earlier than the one before it by more than KEEPER_SLACK): killTriggered
+    # (docs/contract.md, "Which check a file fails").
+    for why in arms.order_breaks[:3]:
+        t.fail(S, KT, why)
     by_n = {v.n: v for v in views}
     queue: list[str] = []
     fired_kills: set[int] = set()
@@ -148,8 +152,9 @@ def moment(
             t.fail(S, KT, f"{where}: fired.run is not seq {rec.seq}'s run")
         if what == "runStarted" and rec.run not in {x.run for x in v.targets}:
             t.fail(S, KT, f"kill {v.n}: the run it fired at is not among its targets")
+        # docs/contract.md: a fired line is no earlier than when its record was seen, SEEN_SLACK aside.
         seen = f.timeline.by_seq.get(rec.seq)
-        if seen is not None and fired_at < seen.seen - MS_SLACK:
+        if seen is not None and fired_at < seen.seen - SEEN_SLACK:
             t.fail(S, KT, f"{where}: fired before seq {rec.seq} was seen")
         return
     # container:ACTION[/PURPOSE][#N]

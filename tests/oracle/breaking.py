@@ -6,6 +6,12 @@ and changes it the way a wrong study, or a wrong console, would have left
 it; it returns the (scope, check) that must then be ✗.  The ledger and the
 timeline are edited together where a record is added or removed, so that
 only the fact meant is wrong.
+
+``FILE_RULES`` hold docs/contract.md's "Which check a file fails" and the
+tolerances it names: each changes one file of the same folder and returns
+what each check it is about must then say: ✓ (``True``), or ✗ with a words
+its reasons must hold (a string), on both sides of a tolerance where there
+is one.
 """
 
 from __future__ import annotations
@@ -17,7 +23,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-Breaker = Callable[[Path], tuple[str, str]]
+Key = tuple[str, str]
+Breaker = Callable[[Path], Key]
+Expected = dict[Key, bool | str]
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -317,4 +325,339 @@ BREAKERS: dict[str, Breaker] = {
     "kill.json's triggerSeenEpoch a second off its text": trigger_seen_a_second_earlier,
     "a record after the kill seen before any controller started": seen_before_any_controller,
     "the window's entry for the target null": window_entry_null,
+}
+
+
+# --- which check a file fails (docs/contract.md) -----------------------------------------------
+
+LWF, EC, KT = ("study", "ledgerWellFormed"), ("study", "exitedCleanly"), ("study", "killTriggered")
+KE, KD = ("kill 1", "killEvidence"), ("kill 1", "killDelivered")
+SCN1, RSF1 = ("kill 1 · d1", "sameContainerNoRerun"), ("kill 1 · d1", "resultSettledAndFinished")
+
+
+def shifted(text: str, ms: float) -> str:
+    """An RFC 3339 time of the console's (milliseconds, Z) moved by ms milliseconds, exactly."""
+    t = datetime.datetime.fromisoformat(text) + datetime.timedelta(milliseconds=ms)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+
+
+def _timeline_line_earlier(out: Path, ms: int) -> None:
+    """timeline.jsonl's last line seen ms milliseconds before the line before it."""
+    path = out / "timeline.jsonl"
+    rows = read_jsonl(path)
+    rows[-1]["seenAt"] = shifted(rows[-2]["seenAt"], -ms)
+    write_jsonl(path, rows)
+
+
+def timeline_a_line_2ms_earlier(out: Path) -> Expected:
+    _timeline_line_earlier(out, 2)
+    return {LWF: "is earlier than line", KE: "is earlier than line"}
+
+
+def timeline_a_line_1ms_earlier(out: Path) -> Expected:
+    """KEEPER_SLACK: a line one millisecond earlier than the one before it keeps the order."""
+    _timeline_line_earlier(out, 1)
+    return {LWF: True, KE: True}
+
+
+def timeline_line_moved(out: Path) -> Expected:
+    """A line of the study's start moved after the kill's: out of time order (its values as they were)."""
+    path = out / "timeline.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    line = lines.pop(2)
+    lines.insert(len(lines) - 2, line)
+    path.write_text("".join(lines), encoding="utf-8")
+    return {LWF: "is earlier than line", KE: "is earlier than line"}
+
+
+def timeline_missing(out: Path) -> Expected:
+    (out / "timeline.jsonl").unlink()
+    return {LWF: "timeline.jsonl: missing", KE: "timeline.jsonl: missing"}
+
+
+def timeline_missing_and_ledger_empty(out: Path) -> Expected:
+    """No record in the ledger: a missing timeline.jsonl fails ledgerWellFormed only once the ledger holds one;
+    every kill's killEvidence still."""
+    (out / "timeline.jsonl").unlink()
+    (out / "study" / "ledger.jsonl").write_bytes(b"")
+    return {LWF: True, KE: "timeline.jsonl: missing"}
+
+
+def timeline_line_not_a_record(out: Path) -> Expected:
+    """A line whose seenAt is a number, not a time."""
+    path = out / "timeline.jsonl"
+    rows = read_jsonl(path)
+    rows[1]["seenAt"] = 47
+    write_jsonl(path, rows)
+    return {LWF: "line 2: not a record", KE: "line 2: not a record"}
+
+
+def timeline_torn_last_line(out: Path) -> Expected:
+    """The last line cut before its end of line (a console that died mid-write): left out."""
+    path = out / "timeline.jsonl"
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 20])
+    return {LWF: True, KE: True}
+
+
+def machine_at_a_number(out: Path) -> Expected:
+    path = out / "machine.jsonl"
+    rows = read_jsonl(path)
+    sample = next(r for r in rows if r["label"] == "sample")
+    sample["at"] = 47
+    write_jsonl(path, rows)
+    return {EC: "at is not a time"}
+
+
+def machine_label_unknown(out: Path) -> Expected:
+    path = out / "machine.jsonl"
+    rows = read_jsonl(path)
+    rows[0]["label"] = "snapshot"
+    write_jsonl(path, rows)
+    return {EC: "no label the console writes"}
+
+
+def machine_snapshot_without_containers(out: Path) -> Expected:
+    path = out / "machine.jsonl"
+    rows = read_jsonl(path)
+    del next(r for r in rows if r["label"] == "end")["containers"]
+    write_jsonl(path, rows)
+    return {EC: "without its processes and containers"}
+
+
+def machine_out_of_order(out: Path) -> Expected:
+    """The end snapshot written first: the start snapshot after it is dated earlier."""
+    path = out / "machine.jsonl"
+    rows = read_jsonl(path)
+    assert rows[0]["label"] == "start" and rows[-1]["label"] == "end", [r["label"] for r in rows]
+    write_jsonl(path, [rows[-1], *rows[:-1]])
+    return {EC: "machine.jsonl line 2 is earlier than line 1"}
+
+
+def machine_snapshot_after_a_later_sample(out: Path) -> Expected:
+    """A heavy snapshot dated when its event came and written once taken, after a sample dated later: each kind
+    is in time order, and the file holds."""
+    path = out / "machine.jsonl"
+    rows = read_jsonl(path)
+    i = next(i for i, r in enumerate(rows) if r["label"] == "sample")
+    snapshot = rows[i - 1]
+    assert snapshot["label"] != "sample", [r["label"] for r in rows]
+    rows[i - 1], rows[i] = rows[i], snapshot
+    write_jsonl(path, rows)
+    return {EC: True}
+
+
+def machine_missing(out: Path) -> Expected:
+    (out / "machine.jsonl").unlink()
+    return {EC: "machine.jsonl: missing"}
+
+
+def machine_grown_with_zeros(out: Path) -> Expected:
+    """NUL bytes after the last end of line: a torn last line, left out."""
+    with open(out / "machine.jsonl", "ab") as f:
+        f.write(b"\0" * 4096)
+    return {EC: True}
+
+
+def launches_out_of_order(out: Path) -> Expected:
+    """The killed controller's end written after the resume's start, each line's time as it was: the story
+    told by time still holds (killDelivered: README.md, open question 27), the file's order does not."""
+    path = out / "launches.jsonl"
+    rows = read_jsonl(path)
+    assert [r["event"] for r in rows] == ["start", "end", "start", "end"], rows
+    write_jsonl(path, [rows[0], rows[2], rows[1], rows[3]])
+    return {EC: "launches.jsonl line 3 is earlier than line 2", KD: True}
+
+
+def _set_type(path: Path, line: int, value: Any) -> None:
+    rows = read_jsonl(path)
+    if value is None:
+        rows[line].pop("Type")
+    else:
+        rows[line]["Type"] = value
+    write_jsonl(path, rows)
+
+
+def event_of_another_type(out: Path) -> Expected:
+    """A network's event in the read-back recording: a line that is not its record."""
+    path = kill_dir(out) / "container-events.jsonl"
+    _set_type(path, 0, "network")
+    return {SCN1: "container-events.jsonl line 1: an event that is not a container's"}
+
+
+def event_without_type(out: Path) -> Expected:
+    """An event of the live recording without its Type: "an event without its Type container" is not its
+    record (docs/contract.md, "Which check a file fails")."""
+    _set_type(kill_dir(out) / "container-events-live.jsonl", 0, None)
+    return {SCN1: "container-events-live.jsonl line 1: an event that is not a container's"}
+
+
+def event_without_action(out: Path) -> Expected:
+    """An event of the live recording with Docker's older status and no Action."""
+    path = kill_dir(out) / "container-events-live.jsonl"
+    rows = read_jsonl(path)
+    rows[0].pop("Action")
+    write_jsonl(path, rows)
+    return {SCN1: "container-events-live.jsonl line 1: an event without its Action"}
+
+
+def recording_torn_last_line(out: Path) -> Expected:
+    """The live recording's last line torn (a console that died mid-write): left out."""
+    with open(kill_dir(out) / "container-events-live.jsonl", "a", encoding="utf-8") as f:
+        f.write('{"status": "sta')
+    return {SCN1: True}
+
+
+def readback_missing(out: Path) -> Expected:
+    (kill_dir(out) / "container-events.jsonl").unlink()
+    return {SCN1: "container-events.jsonl", KE: "container-events.jsonl: missing"}
+
+
+def _state(out: Path, file: str, **state: Any) -> None:
+    path = kill_dir(out) / file
+    snap = json.loads(path.read_text())
+    for inspect in snap.values():
+        inspect["State"].update(state)
+    path.write_text(json.dumps(snap))
+
+
+def running_not_a_boolean(out: Path) -> Expected:
+    """State.Running 1: an inspect of the wrong shape (the target's check, not killEvidence)."""
+    _state(out, "container-after-kill.json", Running=1)
+    return {SCN1: "State.Running is not a boolean", KE: True}
+
+
+def running_says_otherwise_than_status(out: Path) -> Expected:
+    _state(out, "container-before.json", Running=False)
+    return {SCN1: "State.Running and State.Status disagree", KE: True}
+
+
+def _window_seen(out: Path, seconds: float) -> None:
+    path = kill_dir(out) / "container-events-window.json"
+    w = json.loads(path.read_text())
+    w["targets"]["d1"]["resultSeenEpoch"] += seconds
+    path.write_text(json.dumps(w))
+
+
+def result_seen_2ms_off(out: Path) -> Expected:
+    """The window's resultSeenEpoch 2 ms after timeline.jsonl's seenAt of its resultSeq: more than WRITTEN_MS."""
+    _window_seen(out, 0.002)
+    return {KE: "the window says seq"}
+
+
+def result_seen_within_a_ms(out: Path) -> Expected:
+    _window_seen(out, 0.0005)
+    return {KE: True}
+
+
+def _arms(out: Path) -> list[dict[str, Any]]:
+    rows = read_jsonl(out / "arms.jsonl")
+    assert [r["event"] for r in rows] == ["arm", "fired"], rows
+    return rows
+
+
+def fired_twice(out: Path) -> Expected:
+    """The point armed again, and a second fired line naming the same kill."""
+    arm, fired = _arms(out)
+    write_jsonl(out / "arms.jsonl", [arm, fired, dict(arm, at=fired["at"]), fired])
+    return {KT: "kill 1 fired twice"}
+
+
+def _fired_before_seen(out: Path, ms: int) -> None:
+    arm, fired = _arms(out)
+    seq = json.loads((kill_dir(out) / "kill.json").read_text())["triggerSeq"]
+    seen = next(r["seenAt"] for r in read_jsonl(out / "timeline.jsonl") if r["seq"] == seq)
+    fired["at"] = shifted(seen, -ms)
+    write_jsonl(out / "arms.jsonl", [arm, fired])
+
+
+def fired_3ms_before_seen(out: Path) -> Expected:
+    _fired_before_seen(out, 3)
+    return {KT: "fired before seq"}
+
+
+def fired_2ms_before_seen(out: Path) -> Expected:
+    """SEEN_SLACK: a fired line 2 ms before its record's seenAt, both stamped to the millisecond."""
+    _fired_before_seen(out, 2)
+    return {KT: True}
+
+
+def _armed_after_fired(out: Path, ms: int) -> None:
+    arm, fired = _arms(out)
+    arm["at"] = shifted(fired["at"], ms)
+    write_jsonl(out / "arms.jsonl", [arm, fired])
+
+
+def arms_out_of_order(out: Path) -> Expected:
+    """The arm line dated 2 ms after the fired line that follows it."""
+    _armed_after_fired(out, 2)
+    return {KT: "arms.jsonl line 2 is earlier than line 1"}
+
+
+def arms_within_keeper_slack(out: Path) -> Expected:
+    _armed_after_fired(out, 1)
+    return {KT: True}
+
+
+def _last_record_seen_after_the_end(out: Path, ms: int) -> None:
+    end = [r for r in read_jsonl(out / "launches.jsonl") if r["event"] == "end"][-1]
+    path = out / "timeline.jsonl"
+    rows = read_jsonl(path)
+    rows[-1]["seenAt"] = shifted(end["at"], ms)
+    write_jsonl(path, rows)
+
+
+def seen_within_record_lag(out: Path) -> Expected:
+    """The halt seen 0.9 s after the final controller's end: RECORD_LAG (1 s)."""
+    _last_record_seen_after_the_end(out, 900)
+    return {EC: True, KE: True}
+
+
+def seen_past_record_lag(out: Path) -> Expected:
+    """The halt seen 1.1 s after the final end: written by something that outlived its controller. It follows
+    the kill, and was seen after the resume started: not the kill's rule, exitedCleanly's."""
+    _last_record_seen_after_the_end(out, 1100)
+    return {EC: "while no controller ran", KE: True}
+
+
+def result_seen_before_the_resume(out: Path) -> Expected:
+    """The target's result seen between the killed controller's end and the resume: the kill's own rule names
+    the target's check, and not exitedCleanly."""
+    result_written_unseen(out)
+    return {RSF1: "before the first start after kill 1", EC: True}
+
+
+FILE_RULES: dict[str, Callable[[Path], Expected]] = {
+    "timeline.jsonl: a line 2 ms earlier than the one before it": timeline_a_line_2ms_earlier,
+    "timeline.jsonl: a line 1 ms earlier than the one before it": timeline_a_line_1ms_earlier,
+    "timeline.jsonl: a line moved": timeline_line_moved,
+    "timeline.jsonl: missing": timeline_missing,
+    "timeline.jsonl: missing, the ledger empty": timeline_missing_and_ledger_empty,
+    "timeline.jsonl: a line not its record": timeline_line_not_a_record,
+    "timeline.jsonl: the last line torn": timeline_torn_last_line,
+    "machine.jsonl: an at that is a number": machine_at_a_number,
+    "machine.jsonl: a label the console does not write": machine_label_unknown,
+    "machine.jsonl: a snapshot without containers": machine_snapshot_without_containers,
+    "machine.jsonl: out of time order": machine_out_of_order,
+    "machine.jsonl: a snapshot written after a sample dated later": machine_snapshot_after_a_later_sample,
+    "machine.jsonl: missing": machine_missing,
+    "machine.jsonl: grown with NUL bytes": machine_grown_with_zeros,
+    "launches.jsonl: out of time order": launches_out_of_order,
+    "a recording: an event of another type": event_of_another_type,
+    "a recording: an event without a Type": event_without_type,
+    "a recording: an event without an Action": event_without_action,
+    "a recording: the last line torn": recording_torn_last_line,
+    "a recording: the read-back missing": readback_missing,
+    "a snapshot: State.Running not a boolean": running_not_a_boolean,
+    "a snapshot: State.Running says otherwise than State.Status": running_says_otherwise_than_status,
+    "the window: resultSeenEpoch 2 ms off": result_seen_2ms_off,
+    "the window: resultSeenEpoch half a ms off": result_seen_within_a_ms,
+    "arms.jsonl: one kill fired twice": fired_twice,
+    "arms.jsonl: fired 3 ms before its record was seen": fired_3ms_before_seen,
+    "arms.jsonl: fired 2 ms before its record was seen": fired_2ms_before_seen,
+    "arms.jsonl: out of time order": arms_out_of_order,
+    "arms.jsonl: a line 1 ms earlier than the one before it": arms_within_keeper_slack,
+    "a record seen 0.9 s after the final end": seen_within_record_lag,
+    "a record seen 1.1 s after the final end": seen_past_record_lag,
+    "a result seen between the kill and the resume": result_seen_before_the_resume,
 }

@@ -24,11 +24,14 @@ from tests.oracle.reading import (
     read_json,
     read_jsonl_objects,
     split_lines,
+    strict_json,
 )
-from tests.oracle.times import parse_time
+from tests.oracle.times import KEEPER_SLACK, parse_time
 
 ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9_.-]{0,62}", re.ASCII)
 LEDGER_ISSUE_CAP = 10_000
+# docs/contract.md, the caps: lines of a .jsonl file that are not its records; reading stops at the next one.
+NON_RECORD_LINES = 1000
 
 
 def valid_id(value: Any) -> bool:
@@ -177,27 +180,73 @@ class Seen:
 
 @dataclass
 class Timeline:
-    readable: bool = True
+    """timeline.jsonl: when a console first saw each record.
+
+    docs/contract.md ("Which check a file fails"): the file missing, unreadable, holding a line that is not
+    its record or out of time order fails ``ledgerWellFormed`` (missing: once the ledger holds a record) and
+    every kill's ``killEvidence`` (``defects``); what it is held to (each seq seen once, as the ledger has
+    it) is ``ledgerWellFormed``'s (``issues``).  A file with lines that are not records is still read past
+    them (to the 1000th), so that the records it does hold are judged."""
+
+    readable: bool = True  # the file was read at all (not missing, not refused unread)
+    missing: bool = False
     reason: str | None = None
     by_seq: dict[int, Seen] = field(default_factory=dict)
     issues: list[str] = field(default_factory=list)
+    defects: list[str] = field(default_factory=list)  # lines that are not records, out of time order
+    bad_lines: int = 0
+
+    @property
+    def file_problems(self) -> list[str]:
+        """What fails ledgerWellFormed and every kill's killEvidence: the file's own defects."""
+        if not self.readable:
+            return [f"timeline.jsonl cannot be read: {self.reason}"]
+        return self.defects
 
 
 def load_timeline(out: Path) -> Timeline:
     tl = Timeline()
     try:
-        rows = read_jsonl_objects(out, "timeline.jsonl", CAPS["timeline.jsonl"])
+        data = read_bytes(out, "timeline.jsonl", CAPS["timeline.jsonl"])
     except Refused as exc:
-        return Timeline(readable=False, reason=str(exc))
-    for number, row in rows:
-        seq, seen = row.get("seq"), parse_time(row.get("seenAt"))
-        if not (isinstance(seq, int) and not isinstance(seq, bool) and seq >= 1) or seen is None:
-            tl.issues.append(f"timeline.jsonl line {number}: seq or seenAt of the wrong shape")
+        text = str(exc)
+        return Timeline(readable=False, missing=text.endswith(": missing"), reason=text)
+    lines = split_lines(data)  # a torn last line (a console that died mid-write) is left out
+    previous: Seen | None = None
+    for number, raw in lines.whole:
+        where = f"timeline.jsonl line {number}"
+        if tl.bad_lines > NON_RECORD_LINES:
+            tl.defects.append(
+                f"timeline.jsonl: more than {NON_RECORD_LINES} lines that are not records; read no further"
+            )
+            break
+        try:
+            row = strict_json(decode(raw, "line"))
+        except Refused as exc:
+            tl.bad_lines += 1
+            tl.defects.append(f"{where}: {exc}")
             continue
+        seq = row.get("seq") if isinstance(row, dict) else None
+        seen = parse_time(row.get("seenAt")) if isinstance(row, dict) else None
+        if (
+            not isinstance(row, dict)
+            or not (isinstance(seq, int) and not isinstance(seq, bool) and seq >= 1)
+            or seen is None
+            or not isinstance(row.get("kind"), str)
+            or not isinstance(row.get("at"), str)
+        ):
+            tl.bad_lines += 1
+            tl.defects.append(f"{where}: not a record (seq, kind, at or seenAt missing or of the wrong type)")
+            continue
+        line = Seen(number, seq, row.get("kind"), row.get("at"), seen)
+        # docs/contract.md: a line earlier than the one before it by more than KEEPER_SLACK breaks the order.
+        if previous is not None and seen < previous.seen - KEEPER_SLACK:
+            tl.defects.append(f"{where} is earlier than line {previous.line}: timeline.jsonl is appended in time order")
+        previous = line
         if seq in tl.by_seq:
-            tl.issues.append(f"timeline.jsonl line {number}: seq {seq} seen twice")
+            tl.issues.append(f"{where}: seq {seq} seen twice")
             continue
-        tl.by_seq[seq] = Seen(number, seq, row.get("kind"), row.get("at"), seen)
+        tl.by_seq[seq] = line
     return tl
 
 
@@ -269,6 +318,7 @@ class Arms:
     readable: bool = True
     reason: str | None = None
     lines: list[ArmLine] = field(default_factory=list)
+    order_breaks: list[str] = field(default_factory=list)  # a line earlier than the one before it
 
 
 def load_arms(out: Path) -> Arms:
@@ -289,6 +339,8 @@ def load_arms(out: Path) -> Arms:
             return Arms(
                 present=True, readable=False, reason=f"arms.jsonl line {number}: event, at or point of the wrong shape"
             )
+        if arms.lines and at < arms.lines[-1].at - KEEPER_SLACK:
+            arms.order_breaks.append(f"arms.jsonl line {number} is earlier than line {arms.lines[-1].line}")
         arms.lines.append(ArmLine(number, event, at, point, row))
     return arms
 
@@ -332,28 +384,54 @@ class Snapshot:
     processes: list[dict[str, Any]]
 
 
-def load_machine(out: Path) -> tuple[list[Snapshot], str | None]:
-    """The heavy snapshots of machine.jsonl (the light samples are not facts twice held)."""
+# docs/evidence.md (machine.jsonl): the labels the console writes, a light sample's and a heavy snapshot's.
+SAMPLE = "sample"
+SNAPSHOT_LABELS = ("start", "resume", "after-kill", "end")
+
+
+@dataclass
+class Machine:
+    missing: bool = False
+    problem: str | None = None  # unreadable, a line not its record, out of time order
+    snapshots: list[Snapshot] = field(default_factory=list)
+
+
+def load_machine(out: Path) -> Machine:
+    """machine.jsonl's heavy snapshots (the light samples are not facts twice held, but each is a line of the
+    file: its label and its time are held to their shapes and to the file's time order).
+
+    docs/contract.md ("Which check a file fails"): a line with no label the console writes, an ``at`` that
+    is not a time, a snapshot without its ``processes`` and ``containers`` lists, or out of time order fails
+    ``exitedCleanly``; a torn last line is left out.  A heavy snapshot is dated when its event came and
+    written once taken, so a light sample dated later may be written before it: the order is held within
+    each kind, a line earlier than the one of its kind before it by more than KEEPER_SLACK (README.md, open
+    question 13)."""
     try:
         rows = read_jsonl_objects(out, "machine.jsonl", CAPS["machine.jsonl"])
     except Refused as exc:
-        return [], str(exc)
-    snaps = []
+        text = str(exc)
+        return Machine(missing=text.endswith(": missing"), problem=text)
+    m = Machine()
+    previous: dict[bool, tuple[int, Fraction]] = {}  # the last sample's and the last snapshot's line and time
     for number, row in rows:
-        label = row.get("label")
-        if label == "sample":
+        where = f"machine.jsonl line {number}"
+        label, at = row.get("label"), parse_time(row.get("at"))
+        if label != SAMPLE and label not in SNAPSHOT_LABELS:
+            return Machine(problem=f"{where}: a line with no label the console writes")
+        if at is None:
+            return Machine(problem=f"{where}: a line whose at is not a time")
+        before = previous.get(label == SAMPLE)
+        if before is not None and at < before[1] - KEEPER_SLACK:
+            return Machine(problem=f"{where} is earlier than line {before[0]}, of its kind: out of time order")
+        previous[label == SAMPLE] = (number, at)
+        if label == SAMPLE:
             continue
-        at, procs, taken = parse_time(row.get("at")), row.get("processes"), row.get("takenIn", 0)
-        if (
-            not isinstance(label, str)
-            or at is None
-            or not isinstance(procs, list)
-            or isinstance(taken, bool)
-            or not isinstance(taken, (int, float))
-            or not 0 <= taken < 3600
-        ):
-            return [], f"machine.jsonl line {number}: a snapshot of the wrong shape"
+        procs, containers, taken = row.get("processes"), row.get("containers"), row.get("takenIn", 0)
+        if not isinstance(procs, list) or not isinstance(containers, list):
+            return Machine(problem=f"{where}: a snapshot without its processes and containers lists")
+        if isinstance(taken, bool) or not isinstance(taken, (int, float)) or not 0 <= taken < 3600:
+            return Machine(problem=f"{where}: a snapshot whose takenIn is not a duration")
         if not all(isinstance(p, dict) for p in procs):
-            return [], f"machine.jsonl line {number}: a process of the wrong shape"
-        snaps.append(Snapshot(label, at, Fraction(taken), procs))
-    return snaps, None
+            return Machine(problem=f"{where}: a process of the wrong shape")
+        m.snapshots.append(Snapshot(label, at, Fraction(taken), procs))
+    return m

@@ -21,7 +21,7 @@ from tests.oracle.evidence import Ledger, Record, Research, Timeline, valid_id
 from tests.oracle.killfolder import PASSIVE, Event, Inspect, KillFolder, parse_inspect
 from tests.oracle.ledger_checks import Run, chosen_by_round, round_key, runs_of, settlement_parts
 from tests.oracle.reading import is_int, quote, strict_equal
-from tests.oracle.times import KEEPER_SLACK, MS, MS_SLACK, SECOND, epoch, parse_time, show
+from tests.oracle.times import KEEPER_SLACK, MS, MS_SLACK, SECOND, SEEN_SLACK, WRITTEN_MS, epoch, parse_time, show
 from tests.oracle.verdict import Tally
 
 SCN, CO, RSF = "sameContainerNoRerun", "chargedOnce", "resultSettledAndFinished"
@@ -148,6 +148,13 @@ class KillView:
     resume: Controller | None = None
     result_seq: dict[str, Any] = field(default_factory=dict)
     result_seen: dict[str, Fraction | None] = field(default_factory=dict)
+    # The snapshots' defects (a file of the stage missing or unreadable, an inspect of the wrong shape):
+    # every target's sameContainerNoRerun (docs/contract.md, "Which check a file fails").
+    snapshot_fail: list[str] = field(default_factory=list)
+    # The kill's own rule for the records after it (check_records_after): the first start after the kill,
+    # and whether the rule was applied at all.
+    resume_at: Fraction | None = None
+    records_judged: bool = False
 
 
 def kill_view(f: StudyFacts, kf: KillFolder, t: Tally) -> KillView:
@@ -156,6 +163,13 @@ def kill_view(f: StudyFacts, kf: KillFolder, t: Tally) -> KillView:
     v = KillView(kf.n, kf, scope)
     ev = "killEvidence"
     t.add(scope, ev)
+    # timeline.jsonl missing, unreadable, holding a line that is not its record or out of time order: every
+    # kill's killEvidence (docs/contract.md, "Which check a file fails").
+    problems = f.timeline.file_problems
+    for problem in problems[:3]:
+        t.fail(scope, ev, problem)
+    if len(problems) > 3:
+        t.fail(scope, ev, f"and {len(problems) - 3} more timeline.jsonl lines out of order or not records")
     if kf.unread is not None:
         t.fail(scope, ev, kf.unread)
         return v
@@ -311,7 +325,7 @@ def judge_kill(
     check_ledger_at_kill(f, v, t)
     check_files(f, v, t)
     check_window(f, v, t)
-    v.events = union_events(v)
+    v.events = union_events(f, v)
     # Targets judged one by one, within the caps.
     room = min(MAX_TARGETS_A_KILL, budget[0])
     v.judged = v.targets[:room]
@@ -499,7 +513,8 @@ def stage_incomplete(f: StudyFacts, v: KillView) -> list[str]:
 def check_files(f: StudyFacts, v: KillView, t: Tally) -> None:
     scope, ev = v.scope, "killEvidence"
     kf = v.kf
-    for name in stage_files(f, v):
+    need = stage_files(f, v)
+    for name in need:
         if name not in kf.present:
             t.fail(
                 scope,
@@ -509,15 +524,22 @@ def check_files(f: StudyFacts, v: KillView, t: Tally) -> None:
                     " (the study finished: the window must be closed)" if name == "container-events-window.json" else ""
                 ),
             )
-    # Each snapshot's entries are inspects filed under their own names.
+    # The snapshots (docs/contract.md, "Which check a file fails"): one of the stage missing or unreadable, or
+    # an inspect of the wrong shape (State.Running not a boolean or not what State.Status says among them),
+    # fails every target's sameContainerNoRerun; each inspect is filed under its own Name (the story's).
+    # killEvidence asks of a snapshot only that it is there and readable (above, and kill_view).
     for name in ("container-before.json", "container-after-kill.json", "container-before-resume.json"):
+        if name in need and name not in kf.present:
+            v.snapshot_fail.append(f"{kf.rel}/{name}: missing")
+        elif name in kf.problems:
+            v.snapshot_fail.append(kf.problems[name])
         snap = kf.snapshots.get(name)
         for filed, raw in (snap or {}).items():
             ins, problem = parse_inspect(raw, f"{name} {quote(filed)}")
             if problem is not None:
-                t.fail(scope, ev, problem)
-            elif ins is not None and ins.name != filed.lstrip("/"):
-                t.fail(scope, ev, f"{name}: the inspect filed under {quote(filed)} is named {quote(ins.name)}")
+                v.snapshot_fail.append(problem)
+            if ins is not None and ins.name != filed.lstrip("/"):
+                v.snapshot_fail.append(f"{name}: the inspect filed under {quote(filed)} is named {quote(ins.name)}")
 
 
 def check_window(f: StudyFacts, v: KillView, t: Tally) -> None:
@@ -573,8 +595,10 @@ def check_window(f: StudyFacts, v: KillView, t: Tally) -> None:
         v.result_seq[run] = rseq
         seen_epoch = epoch(rseen)
         v.result_seen[run] = seen_epoch
+        # "each target's resultSeenEpoch in the window file is when timeline.jsonl saw its resultSeq (seenAt),
+        # to the millisecond (WRITTEN_MS): one console's clock wrote both".
         seen = f.timeline.by_seq.get(rseq)
-        if seen is not None and seen_epoch is not None and abs(seen.seen - seen_epoch) > SECOND:
+        if seen is not None and seen_epoch is not None and abs(seen.seen - seen_epoch) > WRITTEN_MS:
             t.fail(
                 scope,
                 ev,
@@ -584,16 +608,28 @@ def check_window(f: StudyFacts, v: KillView, t: Tally) -> None:
             t.fail(scope, ev, f"the window closed before {run}'s result was seen")
 
 
-def union_events(v: KillView) -> list[Event]:
+def union_events(f: StudyFacts, v: KillView) -> list[Event]:
     kf = v.kf
+    # Both recordings, missing (at their stage) or unreadable, or holding a line that is not an event: every
+    # target's sameContainerNoRerun (docs/contract.md, "Which check a file fails").
     if kf.live is None or kf.live.bad:
         v.recording_fail += (
             kf.live.bad[:3]
             if kf.live is not None
-            else ["the live recording (container-events-live.jsonl) is missing or unreadable"]
+            else [
+                kf.problems.get("container-events-live.jsonl")
+                or "the live recording (container-events-live.jsonl) is missing or unreadable"
+            ]
         )
     if kf.readback is not None and kf.readback.bad:
         v.recording_fail += kf.readback.bad[:3]
+    elif kf.readback is None and (
+        "container-events.jsonl" in kf.problems or "container-events.jsonl" in stage_files(f, v)
+    ):
+        v.recording_fail.append(
+            kf.problems.get("container-events.jsonl")
+            or "the read-back recording (container-events.jsonl) is missing, and the window has closed"
+        )
     by_key: dict[tuple[str, str, Any], Event] = {}
     for rec in (kf.live, kf.readback):
         for e in rec.events if rec is not None else []:
@@ -649,13 +685,26 @@ def seen_of(f: StudyFacts, rec: Record) -> Fraction | None:
 
 
 def check_records_after(f: StudyFacts, v: KillView, t: Tally) -> None:
-    """Every record after beforeKillSeq was seen while a controller started after the kill ran."""
+    """docs/contract.md ("Controllers", records after a kill come from a resumed controller): every record after
+    beforeKillSeq was seen no earlier than the ``at`` of the first start after the kill (the keeper stamps a
+    start before it spawns the controller; both to the millisecond: SEEN_SLACK).  One seen before it was
+    written by something that outlived the kill: it fails the check of the target it names that reads it
+    (its runPlanned, charge or runStarted chargedOnce; its runResult or the settlement naming it
+    resultSettledAndFinished), a record of no target killEvidence.  A target's record that no console saw
+    (missing from timeline.jsonl) fails the same way; when timeline.jsonl holds lines that are not records,
+    a record not found may be on one of them, and the file's defect is killEvidence's already.
+
+    A record seen later, while no controller ran (after the first start after the kill), is judged by
+    exitedCleanly (study.judge_records_seen), or by a later kill's own rule."""
     assert v.before_seq is not None
     cons = f.controllers
     if not cons.readable or v.at is None:
         return
-    after_kill = [c for c in cons.items if c.start.at >= v.at - MS_SLACK and c is not v.controller]
+    first = next((c for c in cons.items if c.start.at >= v.at - SEEN_SLACK and c is not v.controller), None)
+    v.resume_at = first.start.at if first is not None else None
+    v.records_judged = True
     targets = {x.run: x for x in v.judged}
+    unseen_judged = f.timeline.bad_lines == 0
     for r in f.ledger.after(v.before_seq):
         run = r.run if isinstance(r.run, str) else None
         target = targets.get(run) if run is not None else None
@@ -670,23 +719,36 @@ def check_records_after(f: StudyFacts, v: KillView, t: Tally) -> None:
             )
         seen = seen_of(f, r)
         if seen is None:
-            if check is not None:
+            if check is not None and unseen_judged:
                 t.fail(
                     f"{v.scope} · {run}",
                     check,
                     f"seq {r.seq} ({r.kind} of {run}) was seen by no console (not in timeline.jsonl)",
                 )
             continue
-        if any(c.running_at(seen) for c in after_kill):
+        if v.resume_at is not None and seen >= v.resume_at - SEEN_SLACK:
             continue
-        why = (
-            f"seq {r.seq} ({r.kind}) was seen at {show(seen)}, while no controller started after kill {v.n} ran: "
-            "written by something that outlived it"
+        when = (
+            f"before the first start after kill {v.n}"
+            if v.resume_at is not None
+            else f"and no start followed kill {v.n}"
         )
+        why = f"seq {r.seq} ({r.kind}) was seen at {show(seen)}, {when}: written by something that outlived the kill"
         if check is not None:
             t.fail(f"{v.scope} · {run}", check, why)
         else:
             t.fail(v.scope, "killEvidence", why)
+
+
+def covered_by_kill(v: KillView, seq: int, seen: Fraction) -> bool:
+    """Whether a record is the kill's own rule's to judge: after beforeKillSeq, and seen before the first
+    start after the kill (or with none after it)."""
+    return (
+        v.records_judged
+        and v.before_seq is not None
+        and seq > v.before_seq
+        and (v.resume_at is None or seen < v.resume_at - SEEN_SLACK)
+    )
 
 
 # --- the target's story ------------------------------------------------------------------------
@@ -717,7 +779,7 @@ def judge_target(f: StudyFacts, v: KillView, x: Target, t: Tally) -> None:
 
 
 def judge_container_story(f: StudyFacts, v: KillView, x: Target, t: Tally, scope: str) -> None:
-    for problem in v.recording_fail:
+    for problem in v.recording_fail + v.snapshot_fail:
         t.fail(scope, SCN, problem)
     after = f.ledger.after(v.before_seq or 0)
     results = [r for r in f.ledger.records if r.kind == "runResult" and r.run == x.run]
@@ -727,9 +789,8 @@ def judge_container_story(f: StudyFacts, v: KillView, x: Target, t: Tally, scope
     # The snapshots.
     snaps: dict[str, Inspect | None] = {}
     for file in ("container-before.json", "container-after-kill.json", "container-before-resume.json"):
-        filed, ins, problem = snapshot_of(v, file, x.container)
-        if problem is not None:
-            t.fail(scope, SCN, problem)
+        # An inspect of the wrong shape is among v.snapshot_fail; what can be read of it is still judged.
+        filed, ins, _problem = snapshot_of(v, file, x.container)
         snaps[file] = ins if filed else None
         if x.cls in ("inFlight", "unrecorded"):
             if (

@@ -304,9 +304,16 @@ def judge_ledger_well_formed(
         t.fail(S, name, problem)
     elif lines:
         t.fail(S, name, "ledger-watch.jsonl: the ledger was truncated or replaced while watched")
+    # docs/contract.md ("Which check a file fails"): timeline.jsonl missing fails ledgerWellFormed once the
+    # ledger holds a record; unreadable, a line that is not its record, or out of time order, always.
     if not timeline.readable:
-        t.fail(S, name, f"the timeline's copy of the records cannot be compared: {timeline.reason}")
+        if not (timeline.missing and not ledger.records):
+            t.fail(S, name, f"the timeline's copy of the records cannot be compared: {timeline.reason}")
         return
+    for issue in timeline.defects[:3]:
+        t.fail(S, name, issue)
+    if len(timeline.defects) > 3:
+        t.fail(S, name, f"and {len(timeline.defects) - 3} more timeline.jsonl lines out of order or not records")
     for issue in timeline.issues[:3]:
         t.fail(S, name, issue)
     for seq, seen in timeline.by_seq.items():

@@ -29,7 +29,7 @@ from tests.oracle.evidence import (
     load_watch,
 )
 from tests.oracle.killfolder import KillFolder, kill_folder_size, load_kill_folder
-from tests.oracle.kills import KillView, StudyFacts, judge_kill
+from tests.oracle.kills import KillView, StudyFacts, covered_by_kill, judge_kill
 from tests.oracle.ledger_checks import (
     judge_charged_equals_starts,
     judge_contract_kept,
@@ -124,12 +124,15 @@ def judge_exited_cleanly(out: Path, t: Tally, cs: Controllers, outcome: Outcome)
             and outcome.signal == final.end.signal
         ):
             t.fail(S, EC, "outcome.json is not the final controller's end in launches.jsonl")
-    # machine.jsonl: a controller seen in a snapshot is one of launches.jsonl's, and alive then.
-    snaps, problem = load_machine(out)
-    if problem is not None:
-        t.fail(S, EC, problem)
+    # machine.jsonl (docs/contract.md, "Which check a file fails"): missing once a controller started,
+    # unreadable, a line not its record or out of time order: exitedCleanly.  A controller seen in a
+    # snapshot is one of launches.jsonl's, and alive then.
+    machine = load_machine(out)
+    if machine.problem is not None:
+        if not (machine.missing and not cs.items):
+            t.fail(S, EC, machine.problem)
         return
-    for snap in snaps:
+    for snap in machine.snapshots:
         check_snapshot(t, cs, snap)
 
 
@@ -242,14 +245,16 @@ def judge_ends_claimed(t: Tally, cs: Controllers, timeline: Timeline, ledger: Le
 
 
 def judge_records_seen(t: Tally, cs: Controllers, timeline: Timeline, ledger: Ledger, views: list[KillView]) -> None:
-    """§6.9: a record seen while no controller ran was written by something that outlived one.
-
-    Records after a kill are the kill's to judge; the others are judged here.  A record seen before any
-    controller started is a contradiction of the controllers' story whatever kill it follows
-    (docs/contract.md, "Controllers": fresh, then resumes): exitedCleanly, for every record."""
+    """§6.9, docs/contract.md ("Records are written while a controller runs"): every record a console saw was
+    seen while a controller ran, or at most RECORD_LAG after one ended; one seen later than that, before the
+    next start or after the final end, was written by something that outlived its controller: exitedCleanly.
+    After a kill, the kill's own rule names the target's check instead (kills.check_records_after: a record
+    after beforeKillSeq seen before the first start after the kill); a record seen while no controller ran
+    that no kill's rule judges is exitedCleanly's, whatever its seq.  A record seen before any controller
+    started is a contradiction of the controllers' story whatever kill it follows (docs/contract.md,
+    "Controllers": fresh, then resumes): exitedCleanly, for every record."""
     if not cs.readable or not timeline.readable or not cs.items:
         return
-    first_kill = min((v.before_seq for v in views if v.before_seq is not None), default=None)
     first_start = min(c.start.at for c in cs.items)
     bad = []
     for r in ledger.records:
@@ -260,7 +265,7 @@ def judge_records_seen(t: Tally, cs: Controllers, timeline: Timeline, ledger: Le
             continue
         if s.seen < first_start - SEEN_SLACK:
             bad.append(f"seq {r.seq} ({r.kind}) was seen at {show(s.seen)}, before any controller started")
-        elif (first_kill is None or r.seq <= first_kill) and cs.running_at(s.seen) is None:
+        elif cs.running_at(s.seen) is None and not any(covered_by_kill(v, r.seq, s.seen) for v in views):
             bad.append(f"seq {r.seq} ({r.kind}) was seen at {show(s.seen)}, while no controller ran")
     for why in bad[:3]:
         t.fail(S, EC, why)

@@ -5,9 +5,12 @@ study whose controller the test SIGKILLs from outside and then resumes, on
 the process runtime, and a study killed at two points on Docker; each must
 be status 0 for the oracle, with the checks the product's report names.
 Broken copies (``breaking.BREAKERS``) must be status 1 with the broken
-check ✗, and hostile files (a FIFO, a link out, an oversize or non-UTF-8
-file, repeated keys, NaN, huge integers) must be ✗, never a crash or a
-hang.  A small real campaign is judged whole, then broken by hand.
+check ✗; a file missing, holding a line that is not its record or out of
+time order fails the check docs/contract.md names for it, and each
+tolerance holds on its side (``breaking.FILE_RULES``); hostile files (a
+FIFO, a link out, an oversize or non-UTF-8 file, repeated keys, NaN, huge
+integers) must be ✗, never a crash or a hang.  A small real campaign is
+judged whole, then broken by hand.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from tests.oracle import OracleVerdict, judge_campaign, judge_study
-from tests.oracle.breaking import BREAKERS, TWO_POINT_BREAKERS, read_jsonl, write_jsonl
+from tests.oracle.breaking import BREAKERS, FILE_RULES, TWO_POINT_BREAKERS, read_jsonl, write_jsonl
 from tests.studies import ROOT, own_runtime_state, studymon, template
 
 pytestmark = pytest.mark.slow
@@ -159,6 +162,38 @@ def test_a_two_point_folder_broken_by_hand_fails_the_target_it_breaks(
     assert v.status == 1 and v.checks.get(key) is False, (key, v.checks.get(key), v.failing())
 
 
+@pytest.mark.parametrize("rule", sorted(FILE_RULES))
+def test_a_file_fails_the_check_the_contract_names_for_it(
+    process_folders: dict[str, Path], rule: str, tmp_path: Path
+) -> None:
+    """docs/contract.md ("Which check a file fails", the tolerances of "Controllers", killEvidence's
+    WRITTEN_MS): the armed demo study with one file changed; each check named holds, or fails for the reason
+    meant."""
+    out = copy(process_folders["beta"], tmp_path)
+    expected = FILE_RULES[rule](out)
+    v = judge_study(out)
+    assert ("study", "oracleError") not in v.checks, v.reasons.get(("study", "oracleError"))
+    for key, want in expected.items():
+        if want is True:
+            assert v.checks.get(key) is True, (key, v.checks.get(key), v.reasons.get(key))
+        else:
+            assert v.checks.get(key) is False, (key, v.checks.get(key), v.reasons.get(key))
+            assert isinstance(want, str) and want in v.reasons.get(key, ""), (key, want, v.reasons.get(key))
+
+
+def test_a_snapshot_missing_fails_a_charged_target(process_folders: dict[str, Path], tmp_path: Path) -> None:
+    """docs/contract.md ("Which check a file fails"): a snapshot missing fails each target's
+    sameContainerNoRerun, a charged target's too (kill 1 of the study killed at two points: d1 charged and
+    not started), not only a target whose container the snapshot must show."""
+    out = copy(process_folders["twice"], tmp_path)
+    kill = json.loads((out / "kills" / "1" / "kill.json").read_text())
+    assert [(x["run"], x["class"]) for x in kill["targets"]] == [("d1", "charged")], kill["targets"]
+    (out / "kills" / "1" / "container-after-kill.json").unlink()
+    v = judge_study(out)
+    key = ("kill 1 · d1", "sameContainerNoRerun")
+    assert v.checks[key] is False and "container-after-kill.json" in v.reasons[key], v.reasons.get(key)
+
+
 def test_an_end_by_a_stop_with_runs_in_flight_asks_for_no_kill_folder(
     process_folders: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -279,9 +314,13 @@ def _kill_json_repeats_a_key(out: Path) -> tuple[str, str]:
     return ("kill 1", "killEvidence")
 
 
-def _live_recording_torn(out: Path) -> tuple[str, str]:
-    with open(out / "kills" / "1" / "container-events-live.jsonl", "a") as f:
-        f.write('{"status": "sta')
+def _live_recording_torn_within(out: Path) -> tuple[str, str]:
+    """A torn line followed by a whole one (a console that died mid-write, and one that appended after it): a
+    line that is not an event (only a torn last line is left out)."""
+    path = out / "kills" / "1" / "container-events-live.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines.insert(len(lines) - 1, '{"status": "sta')
+    path.write_text("".join(lines), encoding="utf-8")
     return ("kill 1 · d1", "sameContainerNoRerun")
 
 
@@ -312,7 +351,7 @@ HOSTILE = {
     "kill.json nested 200000 deep": _deep,
     "a socket for launches.jsonl": _socket,
     "kill.json repeating a key": _kill_json_repeats_a_key,
-    "a torn line in the live recording": _live_recording_torn,
+    "a torn line within the live recording": _live_recording_torn_within,
     "a fired kill's snapshot past its cap": _snapshot_past_its_cap,
     "machine.jsonl with 32 MiB of empty lines": _machine_of_empty_lines,
 }

@@ -25,9 +25,12 @@ MS_SLACK = Fraction(2, 1000)
 # spawn and a record's seenAt when the console read it, both to the millisecond.
 KEEPER_SLACK = Fraction(1, 1000)
 SEEN_SLACK = Fraction(2, 1000)
-# A record written just before its controller exits may be read by the console just after the
-# keeper stamped the end.
+# docs/contract.md ("Controllers", RECORD_LAG): a console reads a controller's last records a moment
+# after its keeper stamps the end; a record seen up to this after an end was its controller's.
 RECORD_LAG = Fraction(1)
+# docs/contract.md (killEvidence): the window's resultSeenEpoch is timeline.jsonl's seenAt of its
+# resultSeq to the millisecond: one console's clock wrote both.
+WRITTEN_MS = Fraction(1, 1000)
 # "within a second": the contract's tolerance between two clocks (the runtime's and the
 # console's) and between a die and what it is compared with.
 SECOND = Fraction(1)

@@ -132,7 +132,16 @@ def parse_launch(value: Any) -> LaunchStart | LaunchEnd | str:
     if event == "start":
         if pid is not None and not (is_int(pid) and pid > 0):
             return "a start line whose pid is not a process id"
-        return LaunchStart(pid, at, value.get("resume") is True)
+        resume, argv = value.get("resume"), value.get("argv")
+        if not isinstance(resume, bool):
+            return "a start line whose resume is not true or false"
+        if argv is not None:
+            if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
+                return "a start line whose argv is not a list of strings"
+            if ("--resume" in argv) != resume:
+                # The fact is held twice (§6.9): the flag the controller was given, and the line's word for it.
+                return "a start line whose resume and argv disagree about --resume"
+        return LaunchStart(pid, at, resume)
     if pid is not None and not (is_int(pid) and pid > 0):
         return "an end line whose pid is not a process id"
     code, signal = value.get("code"), value.get("signal")
@@ -635,11 +644,23 @@ class ArmLine:
 
 
 def parse_arm(value: Any) -> ArmLine | str:
+    """An arms.jsonl line, or why it is not one: its event, its time, and fields of their types (what they say is
+    judged by ``killTriggered``)."""
     if not isinstance(value, dict) or value.get("event") not in ARM_EVENTS:
         return "not an arming event"
+    at = time_epoch(value.get("at"))
+    if at is None:
+        return "an arming line whose at is not a time"
+    point, run, from_seq = value.get("point"), value.get("run"), value.get("fromSeq")
+    if not (point is None or isinstance(point, str)):
+        return "an arming line whose point is not a text"
+    if not (run is None or isinstance(run, str)):
+        return "an arming line whose run is not a text"
+    if not (from_seq is None or (is_int(from_seq) and from_seq >= 0)):
+        return "an arming line whose fromSeq is not a seq"
     return ArmLine(
         value["event"],
-        time_epoch(value.get("at")) or 0.0,
+        at,
         value.get("kill"),
         value.get("run"),
         value.get("detail"),

@@ -320,11 +320,16 @@ def derive(s: Scenario) -> Files:
             {"event": "start", "pid": pid + 1, "at": rfc3339_ms(resume), "resume": True},
         ]
         if spec.trigger == "auto":
-            arms += [{"event": "arm", "at": rfc3339_ms(t(0.2))},
-                     {"event": "fired", "at": rfc3339_ms(kill_at + 0.01), "run": first_diagnosis, "kill": n}]
+            # Every point is armed as the study starts, and fires in its turn (arms.jsonl is in time order).
+            arms.insert(sum(1 for a in arms if a["event"] == "arm"), {"event": "arm", "at": rfc3339_ms(t(0.2))})
+            arms.append({"event": "fired", "at": rfc3339_ms(kill_at + 0.01), "run": first_diagnosis, "kill": n})
     launches.append({"event": "end", "pid": FIRST_PID + len(s.kills), "at": rfc3339_ms(t(len(records)) + 0.5),
                      "code": s.final_code, "signal": None})
     files["launches.jsonl"] = launches
+    # The console's snapshot of the machine at each start (§5), and the final end's outcome once it exited 0:
+    # made from launches.jsonl as it is written (a test may change it first).
+    files["machine.jsonl"] = AS_LAUNCHED
+    files["outcome.json"] = AS_LAUNCHED
     if arms:
         files["arms.jsonl"] = arms
     # The console's view of each record (§5): seen 0.1 s after it was written, as the window's
@@ -339,7 +344,51 @@ def derive(s: Scenario) -> Files:
     return files
 
 
+class _AsLaunched:
+    """A file the console writes from what launches.jsonl says (machine.jsonl's snapshots, outcome.json): made as
+    the folder is written, from the launches it holds then."""
+
+    def __repr__(self) -> str:
+        return "AS_LAUNCHED"
+
+
+AS_LAUNCHED: Any = _AsLaunched()
+
+
+def _as_launched(files: Files) -> Files:
+    launches = [x for x in files.get("launches.jsonl", []) if isinstance(x, dict)]
+    made = dict(files)
+    if made.get("machine.jsonl") is AS_LAUNCHED:
+        made["machine.jsonl"] = [
+            {"at": x.get("at"), "label": "resume" if x.get("resume") else "start", "processes": [], "containers": []}
+            for x in launches
+            if x.get("event") == "start" and isinstance(x.get("at"), str)
+        ]
+    if made.get("outcome.json") is AS_LAUNCHED:
+        ends = [x for x in launches if x.get("event") == "end"]
+        starts = [x for x in launches if x.get("event") == "start"]
+        final = ends[-1] if ends and starts and ends[-1].get("pid") == starts[-1].get("pid") else None
+        if final is not None and final.get("code") == 0 and final.get("signal") is None:
+            made["outcome.json"] = {"code": 0, "signal": None}
+        else:
+            del made["outcome.json"]
+    arms = made.get("arms.jsonl")
+    if isinstance(arms, list):
+        # The console dates every arming line: a test's line written without its time takes the one before it.
+        last = rfc3339_ms(t(0.2))
+        dated = []
+        for x in arms:
+            if isinstance(x, dict) and "at" not in x:
+                x = dict(x, at=last)
+            elif isinstance(x, dict) and isinstance(x.get("at"), str):
+                last = x["at"]
+            dated.append(x)
+        made["arms.jsonl"] = dated
+    return made
+
+
 def write(files: Files, out: Path) -> Path:
+    files = _as_launched(files)
     for rel, value in files.items():
         path = out / rel
         path.parent.mkdir(parents=True, exist_ok=True)

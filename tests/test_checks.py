@@ -1681,10 +1681,19 @@ def test_kill_checks_table_order() -> None:
 def armed(files: dict[str, Any]) -> Arming:
     """arms.jsonl as the judge reads it, the fired points' moments counted over the ledger as read_ledger does."""
     a = Arming()
-    for line in files.get("arms.jsonl", []):
+    lines = [dict(line) for line in files.get("arms.jsonl", [])]
+    # The console arms the point it then fires at: where a test gives the fired line a point, its arm line names it.
+    fired = [line for line in lines if line.get("event") == "fired"]
+    arms = [line for line in lines if line.get("event") == "arm"]
+    for arm_line, fired_line_ in zip(arms, fired):
+        if "point" not in arm_line and isinstance(fired_line_.get("point"), str):
+            arm_line["point"] = fired_line_["point"]
+    for line in lines:
         arm = parse_arm(line)
-        assert not isinstance(arm, str)
-        take_arm(a, arm)
+        if isinstance(arm, str):
+            a.bad_lines += 1  # as read_arms counts it
+        else:
+            take_arm(a, arm)
     acc = Accounts()
     for r in records(files):
         acc.add(r)
@@ -1743,11 +1752,12 @@ def _kill(ev: KillEvidence) -> KillRecord:
     # Written with a point: the point, its fromSeq and kill.json's point are each compared.
     (lambda line, ev, acc: line.update(point="after:nope", fromSeq=0),
      "arms.jsonl's fired line for kill 1 names no kill point (after:nope)"),
-    (lambda line, ev, acc: line.update(point=7, fromSeq=0), "arms.jsonl's fired line for kill 1 names no kill point (an integer)"),
+    # A line whose fields are not of their types is not an arming line at all.
+    (lambda line, ev, acc: line.update(point=7, fromSeq=0), "arms.jsonl: 1 line is not an arming event"),
     (lambda line, ev, acc: line.update(point=SEED_TEXT, fromSeq=0),
      f"kill 1's kill.json names no point, arms.jsonl {SEED_TEXT}"),
     (lambda line, ev, acc: (line.update(point=SEED_TEXT, fromSeq="0"), setattr(_kill(ev), "point", SEED_TEXT)),
-     "arms.jsonl's fired line for kill 1 has fromSeq a string, not a seq"),
+     "arms.jsonl: 1 line is not an arming event"),
     (lambda line, ev, acc: (line.update(point=SEED_TEXT, fromSeq=7), setattr(_kill(ev), "point", SEED_TEXT)),
      f"kill 1 fired at {SEED_TEXT}, but the ledger has no such record after seq 7"),
     (lambda line, ev, acc: (line.update(point="after:charge", fromSeq=0), setattr(_kill(ev), "point", "after:charge")),
@@ -1802,15 +1812,41 @@ def test_kill_triggered_armed_but_never_fired() -> None:
 
 def test_arms_lines_queue_points_in_order() -> None:
     a = Arming()
+    at = "2026-12-01T00:00:00.000Z"
     for line in [{"event": "arm", "point": "after:charge"}, {"event": "arm", "point": "container:die"},
                  {"event": "fired", "kill": 1, "run": "d1", "point": "after:charge", "fromSeq": 0}]:
-        take_arm(a, parse_arm(line))  # type: ignore[arg-type]
+        take_arm(a, parse_arm(dict(line, at=at)))  # type: ignore[arg-type]
     assert a.pending == ["container:die"] and [f.written for f in a.fired] == ["after:charge"]
-    take_arm(a, parse_arm({"event": "missed", "run": None, "detail": "x", "point": "container:die"}))  # type: ignore[arg-type]
+    take_arm(a, parse_arm({"event": "missed", "at": at, "run": None, "detail": "x", "point": "container:die"}))  # type: ignore[arg-type]
     assert a.pending == [] and a.missed == [(None, "x", "container:die")]
     for event in ("arm", "arm", "disarm"):
-        take_arm(a, parse_arm({"event": event}))  # type: ignore[arg-type]
-    assert a.pending == [] and a.is_quiet() is False  # it fired and missed
+        take_arm(a, parse_arm({"event": event, "at": at}))  # type: ignore[arg-type]
+    assert a.pending == [] and a.is_quiet() is False and a.faults == []  # it fired and missed, each in its turn
+
+
+def test_arms_lines_tell_one_story_in_order() -> None:
+    """§7 and §6.9: points fire in the order armed, each kill once, the file in time order; a line whose fields
+    are not of their types is not an arming line."""
+    def lines(*arms: dict[str, Any]) -> Arming:
+        a = Arming()
+        for n, line in enumerate(arms, 1):
+            take_arm(a, parse_arm(line), f"arms.jsonl line {n}")  # type: ignore[arg-type]
+        return a
+
+    t0, t1 = "2026-12-01T00:00:01.000Z", "2026-12-01T00:00:02.000Z"
+    arm_a, arm_b = {"event": "arm", "at": t0, "point": "after:charge"}, {"event": "arm", "at": t0, "point": "after:halt"}
+    fire_b = {"event": "fired", "at": t1, "point": "after:halt", "run": None, "kill": 1, "fromSeq": 0}
+    assert lines(arm_a, arm_b, fire_b).faults == [
+        "arms.jsonl line 3: fired at after:halt, but the point armed first is after:charge"]
+    fire_a = dict(fire_b, point="after:charge")
+    assert lines(arm_a, arm_b, fire_a, dict(fire_a, point="after:halt")).faults == [
+        "arms.jsonl line 4: kill 1 fired twice"]
+    assert lines(arm_a, dict(fire_a, at="2026-12-01T00:00:00.500Z")).faults == [
+        "arms.jsonl line 2 is earlier than the line before it: arms.jsonl is appended in time order"]
+    assert lines(arm_a, fire_a).faults == []
+    for broken in (dict(fire_a, at="yesterday"), dict(fire_a, point=7), dict(fire_a, run=1), dict(fire_a, fromSeq=-1),
+                   dict(fire_a, fromSeq="0"), {k: v for k, v in fire_a.items() if k != "at"}):
+        assert isinstance(parse_arm(broken), str), broken
 
 
 def _die_of(run: str, name: str | None = None, action: str = "die") -> dict[str, Any]:
@@ -2427,7 +2463,7 @@ def test_kill_triggered_more() -> None:
     ev, acc = evidence(files)
     ev2 = copy.deepcopy(ev)
     ev2.number = 2
-    files["arms.jsonl"] += [{"event": "arm"}, dict(fired_line(files), kill=2)]
+    files["arms.jsonl"] += [{"event": "arm", "at": fired_line(files)["at"]}, dict(fired_line(files), kill=2)]
     assert kill_triggered(armed(files), [ev, ev2], acc, LedgerFacts(), True).detail == (
         f"kill 1 fired at {SEED_TEXT} (seq 7, d1's runStarted); kill 2 fired at {SEED_TEXT} (seq 7, d1's runStarted); "
         "their folders are complete")  # type: ignore[union-attr]

@@ -214,12 +214,12 @@ def test_the_keeper_end_of_the_killed_pid(tmp_path: Path) -> None:
     launches.insert(i + 2, {"event": "end", "pid": FIRST_PID, "at": rfc3339_ms(t(30)), "code": 0, "signal": None})
     ok, detail = _checks(write(files, tmp_path / "e"))[("kill 1", "killDelivered")]
     assert ok is False and detail == f"pid {FIRST_PID} had ended (launches.jsonl line {i + 1}) before the kill"
-    # Ends whose times cannot be read are no ends: none at or after the kill.
+    # Ends whose times cannot be read are no ends, and lines that are not launches: the delivery cannot be told.
     for line in launches:
         if line["event"] == "end" and line["pid"] == FIRST_PID:
             line["at"] = "unreadable"
     assert _checks(write(files, tmp_path / "f"))[("kill 1", "killDelivered")] == (
-        False, f"launches.jsonl has no end line for pid {FIRST_PID} at or after the kill; "
+        False, f"launches.jsonl cannot be relied on: launches.jsonl line {i + 1}: an end line whose at is not a time; "
         f"a controller was started after the kill while pid {FIRST_PID} had not ended")
     # Only an end before the kill: not the kill's.
     files = derive(sound())
@@ -446,7 +446,8 @@ def test_arms_read_line_by_line(tmp_path: Path) -> None:
     files["arms.jsonl"] = [{"event": "arm"}, {"event": "missed", "run": "d1", "detail": "late"}]
     # A missed point is not tested there: ? (§6.6, v4), never ✗.
     assert _checks(write(files, tmp_path / "e"))[("study", "killTriggered")] == (None, "missed d1, not tested: late")
-    files["arms.jsonl"] = [{"event": "arm"}, {"event": "fired", "run": "d1", "kill": 1}, {"event": "arm"}]
+    files["arms.jsonl"] = [{"event": "arm"}, {"event": "fired", "run": "d1", "kill": 1, "at": rfc3339_ms(t(7) + 0.05)},
+                           {"event": "arm"}]
     got = _checks(write(files, tmp_path / "f"))[("study", "killTriggered")]
     assert got == (False, "kill 1 was not triggered automatically; kill 1 fired at seq ?, not at after:runStarted/diagnosis's "
                           "moment (seq 7, d1's runStarted); armed at after:runStarted/diagnosis, but the study finished "
@@ -703,7 +704,9 @@ def test_reading_stops_past_the_bad_line_limit(tmp_path: Path, name: str, scope:
     # check that needs the file fails, saying why.
     assert at["past"][(scope, check)].ok is False
     if name == "timeline.jsonl":
-        assert at["at"][(scope, check)].ok is True  # lines that say nothing are skipped
+        # A line that is not a record seen leaves the kill's seen times untold (docs/contract.md, "Which check a
+        # file fails"); past the limit the reason is that reading stopped.
+        assert at["at"][(scope, check)].detail == "timeline.jsonl line 1: a timeline line without a seq"
         assert stopped in at["past"][(scope, check)].detail
 
 
@@ -868,7 +871,7 @@ from tests.corpus import Entry, find  # noqa: E402
 def test_a_ledger_not_written_yet_is_unknown_until_the_study_has_finished(tmp_path: Path) -> None:
     """The controller ended before it wrote its ledger: while the study can be resumed the resume may still write it
     (every check that needs the ledger ?), once it has finished it never will (✗)."""
-    files = {rel: v for rel, v in derive(sound()).items() if rel in ("research.json", "launches.jsonl")}
+    files = {rel: v for rel, v in derive(sound()).items() if rel in ("research.json", "launches.jsonl", "machine.jsonl", "outcome.json")}
     files["launches.jsonl"] = [files["launches.jsonl"][0],
                                {"event": "end", "pid": FIRST_PID, "at": rfc3339_ms(t(1)), "code": 1, "signal": None}]
     missing = "study/ledger.jsonl: missing"
@@ -945,7 +948,7 @@ def test_lines_that_are_not_launches_are_named_and_counted(tmp_path: Path) -> No
 def test_an_empty_ledger_of_a_study_that_may_still_write_it_is_unknown(tmp_path: Path) -> None:
     """The controller ended (exit 1) leaving an empty ledger: what needs a record is ?, what holds over none holds,
     and nothing raises (the pass text of chargedEqualsStarts once formatted the missing budget)."""
-    files = {rel: v for rel, v in derive(sound()).items() if rel in ("research.json", "launches.jsonl")}
+    files = {rel: v for rel, v in derive(sound()).items() if rel in ("research.json", "launches.jsonl", "machine.jsonl", "outcome.json")}
     files["launches.jsonl"] = [files["launches.jsonl"][0],
                                {"event": "end", "pid": FIRST_PID, "at": rfc3339_ms(t(1)), "code": 1, "signal": None}]
     files["study/ledger.jsonl"] = b""
@@ -1272,6 +1275,9 @@ def test_a_kill_of_a_controller_that_had_ended_is_not_delivered(tmp_path: Path, 
     if delivered:
         assert got == {}
     else:
+        # The records the killed controller wrote after that end were written while no controller ran (§6.9).
+        unlived = got.pop(("study", "exitedCleanly"))
+        assert unlived[0] is False and "in no controller's life (launches.jsonl): written while no controller ran" in unlived[1]
         assert got == {
             ("kill 1", "killDelivered"): (False, f"pid {FIRST_PID} had ended (launches.jsonl line 2) before the kill")
         }
@@ -1301,7 +1307,7 @@ def test_which_end_is_the_final_controller_s(
     tmp_path: Path, lines: list[tuple[str, int | None, int | None]], said: str, ending: dict[str, int] | None
 ) -> None:
     """The final controller's end is its own pid's, or one without a pid once no controller runs."""
-    files = {rel: v for rel, v in derive(sound()).items() if rel == "research.json"}
+    files = {rel: v for rel, v in derive(sound()).items() if rel in ("research.json", "machine.jsonl")}
     files["launches.jsonl"] = [
         {"event": kind, "pid": pid, "at": rfc3339_ms(t(n)), "resume": False}
         if kind == "start"
@@ -1330,12 +1336,13 @@ def test_the_issue_a_torn_last_line_makes_is_kept_to_the_thousandth(tmp_path: Pa
 
 def test_a_ledger_with_records_but_no_budget_fails_though_the_study_may_go_on(tmp_path: Path) -> None:
     """Only a ledger with no record yet waits for its budget: one whose studyOpen has none never gets one."""
-    files = {k: v for k, v in derive(sound()).items() if k in ("research.json", "launches.jsonl", "study/ledger.jsonl")}
+    files = {k: v for k, v in derive(sound()).items() if k in ("research.json", "launches.jsonl", "study/ledger.jsonl", "machine.jsonl", "outcome.json", "timeline.jsonl")}
     files["launches.jsonl"] = [
         files["launches.jsonl"][0],
         {"event": "end", "pid": FIRST_PID, "at": rfc3339_ms(t(3)), "code": 1, "signal": None},
     ]
     files["study/ledger.jsonl"] = files["study/ledger.jsonl"][:2]
+    files["timeline.jsonl"] = files["timeline.jsonl"][:2]
     del files["study/ledger.jsonl"][0]["content"]["budget"]
     assert _checks(write(files, tmp_path / "s")) == {
         ("study", "ledgerWellFormed"): (True, "2 lines, seq 1..2"),
@@ -1356,6 +1363,8 @@ def test_a_kill_without_a_timeline_fails_its_evidence(tmp_path: Path) -> None:
     del files["timeline.jsonl"]
     never = "was never seen by a console: written by something that outlived the kill"
     assert _not_holding(write(files, tmp_path / "s")) == {
+        ("study", "ledgerWellFormed"): (
+            False, "timeline.jsonl: missing, so no record of the ledger can be held to what was seen"),
         ("kill 1", "killEvidence"): (False, "timeline.jsonl: missing"),
         ("kill 2", "killEvidence"): (False, "timeline.jsonl: missing"),
         ("kill 1 · d1", "resultSettledAndFinished"): (
@@ -1920,6 +1929,7 @@ def test_a_fired_line_with_no_kill_point_leaves_the_next_kill_s_fired_line_read(
     files["kills/2/kill.json"]["point"] = "after:runStarted/diagnosis"
     assert _checks(write(files, tmp_path / "s"))[("study", "killTriggered")] == (
         False,
+        "arms.jsonl line 3: fired at nowhere, but the point armed first is after:runStarted/diagnosis; "
         "arms.jsonl's fired line for kill 1 names no kill point (nowhere)",
     )
 
@@ -1951,6 +1961,7 @@ def test_a_kill_at_a_container_point_is_judged_from_the_folder(tmp_path: Path) -
     point = "container:die/diagnosis"
     fired = next(line for line in files["arms.jsonl"] if line["event"] == "fired" and line["kill"] == 1)
     fired.update(point=point, fromSeq=0, run="d1")
+    next(line for line in files["arms.jsonl"] if line["event"] == "arm")["point"] = point  # armed, then fired
     k = files["kills/1/kill.json"]
     k.update(point=point, triggerSeq=None, triggerEvent=event("die", container("d1"), k["sinceEpoch"], exitCode="0"))
     assert _checks(write(files, tmp_path / "s"))[("study", "killTriggered")] == (

@@ -92,7 +92,13 @@ def test_an_empty_line_is_not_a_line_the_console_writes(tmp_path: Path) -> None:
     with (out / "launches.jsonl").open("a") as f:
         f.write("\n")
     got = _not_holding(out)
-    assert got == {("study", "exitedCleanly"): (False, f"launches.jsonl line {_lines(out)}: empty")}
+    empty = f"launches.jsonl line {_lines(out)}: empty"
+    # A line that is not a launch leaves every kill's delivery untold too (docs/contract.md, "Which check a file fails").
+    assert got == {
+        ("study", "exitedCleanly"): (False, empty),
+        ("kill 1", "killDelivered"): (False, f"launches.jsonl cannot be relied on: {empty}"),
+        ("kill 2", "killDelivered"): (False, f"launches.jsonl cannot be relied on: {empty}"),
+    }
 
 
 def test_a_timeline_line_that_is_not_a_record_seen_fails_the_ledger_s_comparison(tmp_path: Path) -> None:
@@ -222,6 +228,7 @@ def test_machine_jsonl_is_read_as_the_console_writes_it(tmp_path: Path, line: st
 
 def test_machine_jsonl_that_is_no_regular_file_fails(tmp_path: Path) -> None:
     out = write(derive(sound()), tmp_path / "s")
+    (out / "machine.jsonl").unlink()
     (out / "machine.jsonl").mkdir()
     ok, detail = _not_holding(out)[("study", "exitedCleanly")]
     assert ok is False and "machine.jsonl" in detail and "not a regular file" in detail
@@ -236,3 +243,120 @@ def test_a_snapshot_entry_that_is_no_inspect_object_fails_the_kill_s_evidence(tm
     before[name] = 0
     ok, detail = _not_holding(write(files, tmp_path / "s"))[("kill 1", "killEvidence")]
     assert ok is False and f"container-before.json: the entry for {name} is not an inspect object" in detail
+
+
+# --- which check a file fails (docs/contract.md, "Which check a file fails") ---------------------------------
+
+
+def _lines_of(out: Path, rel: str) -> list[str]:
+    return (out / rel).read_text().splitlines()
+
+
+def _put_lines(out: Path, rel: str, lines: list[str]) -> None:
+    (out / rel).write_text("".join(line + "\n" for line in lines))
+
+
+def _edit_line(rel: str, n: int, **fields: object) -> object:
+    def edit(out: Path) -> None:
+        lines = _lines_of(out, rel)
+        obj = json.loads(lines[n])
+        for key, value in fields.items():
+            if value is _GONE:
+                del obj[key]
+            else:
+                obj[key] = value
+        lines[n] = json.dumps(obj)
+        _put_lines(out, rel, lines)
+
+    return edit
+
+
+_GONE = object()
+
+
+def _delete(rel: str) -> object:
+    return lambda out: (out / rel).unlink()
+
+
+def _append_raw(rel: str, text: str) -> object:
+    def edit(out: Path) -> None:
+        with (out / rel).open("a") as f:
+            f.write(text)
+
+    return edit
+
+
+def _duplicate(rel: str, n: int) -> object:
+    def edit(out: Path) -> None:
+        lines = _lines_of(out, rel)
+        _put_lines(out, rel, lines[: n + 1] + [lines[n]] + lines[n + 1 :])
+
+    return edit
+
+
+def _swap(rel: str, i: int, j: int) -> object:
+    def edit(out: Path) -> None:
+        lines = _lines_of(out, rel)
+        lines[i], lines[j] = lines[j], lines[i]
+        _put_lines(out, rel, lines)
+
+    return edit
+
+
+def _final_end_early(seconds: float) -> object:
+    """The final controller's end dated ``seconds`` after its start: its last records come after its end."""
+    from studymon.engine.clock import rfc3339_ms
+    from studymon.engine.records import time_epoch
+
+    def edit(out: Path) -> None:
+        lines = [json.loads(x) for x in _lines_of(out, "launches.jsonl")]
+        lines[-1]["at"] = rfc3339_ms(time_epoch(lines[-2]["at"]) + seconds)  # type: ignore[operator]
+        _put_lines(out, "launches.jsonl", [json.dumps(x) for x in lines])
+
+    return edit
+
+
+ST, K1 = "study", "kill 1"
+# (what, the change, the checks that fail with a piece of their reason; {} where nothing fails)
+FILE_RULES = [
+    ("timeline missing", _delete("timeline.jsonl"),
+     {(ST, "ledgerWellFormed"): "timeline.jsonl: missing", (K1, "killEvidence"): "timeline.jsonl: missing"}),
+    ("timeline seq seen twice", _duplicate("timeline.jsonl", 3), {(ST, "ledgerWellFormed"): "seq 4 seen twice"}),
+    ("timeline seq past 64 bits", _edit_line("timeline.jsonl", 3, seq=2**64),
+     {(ST, "ledgerWellFormed"): "past the ledger's last"}),
+    ("timeline out of order", _swap("timeline.jsonl", 2, 20),
+     {(ST, "ledgerWellFormed"): "timeline.jsonl is appended in time order",
+      (K1, "killEvidence"): "timeline.jsonl is appended in time order"}),
+    ("timeline torn last line", _append_raw("timeline.jsonl", '{"seq": 9'), {}),
+    ("outcome missing", _delete("outcome.json"), {(ST, "exitedCleanly"): "outcome.json: missing"}),
+    ("machine missing", _delete("machine.jsonl"), {(ST, "exitedCleanly"): "machine.jsonl: missing"}),
+    ("machine torn last line", _append_raw("machine.jsonl", "\0\0\0"), {}),
+    ("machine snapshots out of order", _swap("machine.jsonl", 0, 1),
+     {(ST, "exitedCleanly"): "a snapshot earlier than the snapshot of line 1"}),
+    ("launches torn last line", _append_raw("launches.jsonl", '{"event": "st'), {}),
+    ("launches resume not a boolean", _edit_line("launches.jsonl", 0, resume="false"),
+     {(ST, "exitedCleanly"): "resume is not true or false", (K1, "killDelivered"): "resume is not true or false"}),
+    ("launches resume against argv", _edit_line("launches.jsonl", 0, argv=["study", "--resume"]),
+     {(ST, "exitedCleanly"): "resume and argv disagree", (K1, "killDelivered"): "resume and argv disagree"}),
+    ("launches argv as written", _edit_line("launches.jsonl", 0, argv=["study"]), {}),
+    ("records written after the final end", _final_end_early(0.5),
+     {(ST, "exitedCleanly"): "in no controller's life (launches.jsonl): written while no controller ran"}),
+    ("arms torn last line", _append_raw("arms.jsonl", '{"event": "ar'), {}),
+    ("arms fired twice", _duplicate("arms.jsonl", 1), {(ST, "killTriggered"): "kill 1 fired twice"}),
+    ("arms fired before its record was seen", _edit_line("arms.jsonl", 1, at="2026-11-30T00:53:21.000Z"),
+     {(ST, "killTriggered"): "kill 1 fired before seq 7 was seen"}),
+    ("recording torn last line", _append_raw("kills/1/container-events-live.jsonl", '{"Type": "cont'), {}),
+]
+
+
+@pytest.mark.parametrize("what, change, fails", FILE_RULES, ids=[r[0] for r in FILE_RULES])
+def test_a_file_fails_the_check_the_contract_names(tmp_path: Path, what: str, change: object, fails: dict) -> None:
+    out = write(derive(sound()), tmp_path / "s")
+    assert _not_holding(out) == {}
+    change(out)  # type: ignore[operator]
+    got = _not_holding(out)
+    # Exactly nothing where nothing is wrong; where something is, at least the checks named (a line that is not a
+    # launch, a timeline gone, also leaves later facts untold: those checks say so too).
+    assert set(got) >= set(fails) and (fails or not got), (what, got)
+    for key, piece in fails.items():
+        assert got[key][0] is False and piece in got[key][1], (what, key, got[key])

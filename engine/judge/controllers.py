@@ -13,6 +13,7 @@ finds is put where the checks read it: :class:`~.facts.Launches` and each
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,6 +60,8 @@ STOPPED = 130  # the exit status of a study stopped by SIGINT (§1)
 
 # Ends other than exit 0 followed one by one for the kill folders that claim them: a study crashes a few times.
 UNCLEAN_KEPT = 64
+# Controllers' lives held to date the records by: a study resumes a few times, a hostile file many more.
+LIVES_KEPT = 4096
 
 
 class ControllerReplay:
@@ -195,9 +198,22 @@ class ControllerReplay:
         if row is not None:
             mine.state = row.next
 
+    def _lives(self) -> None:
+        """Each controller's life, in the order of the starts, with the latest end so far (to date records by)."""
+        lives = self.launches
+        if len(self.controllers) > LIVES_KEPT:
+            lives.lives_cut = True
+            return
+        latest = -math.inf
+        for c in self.controllers:
+            latest = max(latest, c.end.at if c.end is not None else math.inf)
+            lives.starts.append(c.start.at)
+            lives.lived_until.append(latest)
+
     def _view(self) -> Launches:
         if self.stream.problem is not None:
             return Launches(problem=self.stream.problem)
+        self._lives()
         # The file's own faults first (its lines that are not launches, its order), then what the replay found.
         replayed, self.launches.problems = self.launches.problems, []
         count, self.launches.problem_count = self.launches.problem_count, 0
@@ -205,6 +221,8 @@ class ControllerReplay:
             self.launches.bad(self.stream.disorder)
         for reason in self.stream.bad:
             self.launches.bad(reason)
+        # A line that is not a launch leaves every kill's delivery untold; lines out of order still tell it by time.
+        self.launches.fault = self.stream.bad[0] if self.stream.bad else None
         self.launches.problem_count += self.stream.bad_count - len(self.stream.bad)
         for reason in replayed:
             self.launches.bad(reason)
@@ -216,5 +234,8 @@ def replay_controllers(out: Path, kills: list[KillEvidence]) -> Launches:
     """Replay launches.jsonl and the kills' moments; each kill's findings go into its evidence."""
     launches = ControllerReplay(out, kills).run()
     for ev in kills:
-        ev.launches_problem = launches.problem
+        # A file a kill's delivery is read from that is not whole tells no delivery either (§6.9).
+        ev.launches_problem = launches.problem or (
+            f"launches.jsonl cannot be relied on: {launches.fault}" if launches.fault is not None else None
+        )
     return launches

@@ -6,6 +6,8 @@ the reading itself is in :mod:`studymon.engine.judge.read`.
 
 from __future__ import annotations
 
+import bisect
+
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -81,6 +83,14 @@ class Launches:
     problems: list[str] = field(default_factory=list)  # lines that are not launches (the first few)
     problem_count: int = 0
     problem: str | None = None  # the file could not be read
+    fault: str | None = None  # the first of its lines that is not a launch, if any
+    # Each controller's life, (start, end or +inf), in the order of the starts; ``lived_until[i]``: the latest end
+    # of the first i + 1 (a record dated t lay in some life when the last start by t has lived_until >= t).
+    starts: list[float] = field(default_factory=list)
+    lived_until: list[float] = field(default_factory=list)
+    lives_cut: bool = False  # more lives than kept: when records were written is not judged
+    unlived: list[str] = field(default_factory=list)  # records written in no controller's life (the first few)
+    unlived_count: int = 0
 
     @property
     def ended(self) -> bool:
@@ -95,6 +105,11 @@ class Launches:
         self.problem_count += 1
         if len(self.problems) < SHOWN:
             self.problems.append(reason)
+
+    def lived(self, at: float, lag: float) -> bool:
+        """Whether a controller ran at ``at``, within ``lag`` of its start or its end."""
+        i = bisect.bisect_right(self.starts, at + lag) - 1
+        return i >= 0 and self.lived_until[i] >= at - lag
 
     def overlap(self, running: LaunchStart, start: LaunchStart) -> None:
         self.overlap_count += 1
@@ -218,6 +233,8 @@ class Fired:
     legacy: bool = False
     moment: int | None = None
     moment_run: Any = None
+    at: float | None = None  # when the line says it fired
+    seen_late: str | None = None  # its moment's record was seen after it fired: why that cannot be
     _counter: ArmedPoint | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -248,6 +265,15 @@ class Arming:
     bad_lines: int = 0
     queued: int = 0  # points armed and not yet fired or missed (the kept ones are ``pending``)
     unarmed: int = 0  # fired or missed lines with no point armed
+    faults: list[str] = field(default_factory=list)  # lines that break the story of arming (the first few)
+    fault_count: int = 0
+    last_at: float | None = None  # the time of the last line read
+    kills_fired: set[Any] = field(default_factory=set)  # the kill numbers fired so far (as written)
+
+    def fault(self, reason: str) -> None:
+        self.fault_count += 1
+        if len(self.faults) < 3:
+            self.faults.append(reason)
 
     @property
     def armed_at_end(self) -> bool:
@@ -255,7 +281,9 @@ class Arming:
 
     def is_quiet(self) -> bool:
         """Nothing happened that killTriggered judges: no kill fired or missed, not armed at the end, all read."""
-        return not (self.fired or self.missed or self.pending or self.problem or self.bad_lines or self.unarmed)
+        return not (
+            self.fired or self.missed or self.pending or self.problem or self.bad_lines or self.unarmed or self.faults
+        )
 
     def count(self, kind: str, purpose: Any, seq: int, run: Any) -> None:
         """A ledger record, read in order: the moment of a fired ``after:`` point?"""

@@ -24,6 +24,9 @@ UNMANNED_SAYS = "seq {seq} ({kind}) was seen while no controller started after t
 # a console resumes only once the killed controller has ended (its start would be stamped after the kill,
 # but a keeper stamps its start before it spawns, and the clocks of two processes differ by that much at most).
 RESUMED_OVER = 1.0
+# A record's ``at`` may have one fraction digit: one dated up to this before a start or after an end was that
+# controller's; one dated further from every controller's life was written while none ran (§6.9).
+RECORD_LAG = 1.0
 
 CONTROLLER = Machine(
     "controller",

@@ -27,6 +27,7 @@ from studymon.engine.accounts import Accounts, RunAccount
 from studymon.engine.contract import KNOWN_KINDS, ContractWatch, is_int, plural, valid_id
 from studymon.engine.folder import EvidenceFolder, KillFolder
 from studymon.engine.judge.controllers import replay_controllers
+from studymon.engine.judge.machines import RECORD_LAG
 from studymon.engine.judge.events import EventTally, TargetWatch, planned_after
 from studymon.engine.judge.facts import (
     Arming,
@@ -36,11 +37,12 @@ from studymon.engine.judge.facts import (
     LedgerFacts,
     StudyFacts,
 )
-from studymon.engine.judge.study import UNKNOWN_END, fault_text
-from studymon.engine.judge.text import run_text
-from studymon.engine.judge.timeline import BAD_LINES, SEEN_SLACK, Stream, TimelineLine, seen_events
+from studymon.engine.judge.study import UNKNOWN_END, point_said, fault_text
+from studymon.engine.judge.text import run_text, time_text
+from studymon.engine.judge.timeline import BAD_LINES, KEEPER_SLACK, SEEN_SLACK, Stream, TimelineLine, seen_events
 from studymon.engine.judge.twice import WRITTEN_MS, kill_moment
 from studymon.engine.judge.verdict import SHOWN
+from studymon.engine.killpoint import SEED, point_text
 from studymon.engine.ledger import LedgerIssue, LedgerParser, Record
 from studymon.engine.records import (
     CHARGED,
@@ -67,7 +69,6 @@ ISSUES_KEPT = 1000  # in accounts.json
 # cap can hold (a record is at least ~40 bytes), so that one timeline line with a huge seq cannot
 # make the judge hold hundreds of MiB for records that no ledger within its cap has.
 MAX_SEEN = EvidenceFolder.CAPS[EvidenceFolder.LEDGER] // 40
-MAX_SEQ = 1 << 62  # a timeline line's seq is read whatever its size: one past MAX_SEEN is a record no ledger holds
 
 
 def _lines(out: Path, rel: str, cap: int) -> Iterator[safefile.Line]:
@@ -89,8 +90,11 @@ def last_ending(out: Path) -> tuple[dict[str, Any] | None, bool]:
 
 def read_outcome(out: Path, launches: Launches) -> None:
     """outcome.json, written once the final controller exited 0: the same end as launches.jsonl's (§6.9)."""
-    if not safefile.exists(out, EvidenceFolder.OUTCOME):
-        return  # a console that went away before writing it: the launches alone say how the study ended
+    if not safefile.exists(out, EvidenceFolder.OUTCOME) and not os.path.lexists(Path(out) / EvidenceFolder.OUTCOME):
+        if launches.finished:
+            # The console writes it as the final controller exits 0: without it that end is said once, not twice.
+            launches.bad(f"{EvidenceFolder.OUTCOME}: missing, and launches.jsonl says the study finished")
+        return
     try:
         outcome = safefile.read_object(out, EvidenceFolder.OUTCOME, EvidenceFolder.CAPS[EvidenceFolder.OUTCOME])
     except Unreadable as exc:
@@ -115,11 +119,29 @@ def read_machine(out: Path, launches: Launches) -> None:
     """machine.jsonl, where it is, read as the console writes it: each line a sample or a snapshot (§6.8 puts its
     snapshots on the timeline of the controllers); a line that is neither fails exitedCleanly."""
     if not safefile.exists(out, EvidenceFolder.MACHINE) and not os.path.lexists(Path(out) / EvidenceFolder.MACHINE):
+        if launches.first is not None:
+            # The console snapshots the machine as it starts a controller: a folder with a start and without
+            # machine.jsonl lost it.
+            launches.bad(f"{EvidenceFolder.MACHINE}: missing, though a controller started (launches.jsonl)")
         return
     bad = 0
+    # In time order within the samples and within the snapshots, not across them: a heavy snapshot is dated when
+    # its event came and written once taken, after samples dated later (tens of milliseconds, more when busy).
+    last: dict[bool, tuple[float, int]] = {}
     try:
         for line in _lines(out, EvidenceFolder.MACHINE, EvidenceFolder.CAPS[EvidenceFolder.MACHINE]):
+            if line.problem == safefile.TORN:
+                continue  # a console that died writing its last line
             why = line.problem if line.problem is not None else _machine_line(line.value)
+            if why is None:
+                sample = line.value["label"] == "sample"
+                at = time_epoch(line.value["at"])
+                before = last.get(sample)
+                if at is not None and before is not None and at < before[0] - KEEPER_SLACK:
+                    kind = "sample" if sample else "snapshot"
+                    why = f"a {kind} earlier than the {kind} of line {before[1]}: each is written in time order"
+                elif at is not None:
+                    last[sample] = (at, line.number)
             if why is not None:
                 bad += 1
                 launches.bad(f"{EvidenceFolder.MACHINE} line {line.number}: {why}")
@@ -320,7 +342,10 @@ class _Seen:
         self.problem: str | None = None
         self.last_seq = 0
         self.far = 0  # the highest seq seen past those held
-        if safefile.exists(out, EvidenceFolder.TIMELINE) or self.base is not None:
+        self.missing = not safefile.exists(out, EvidenceFolder.TIMELINE) and not os.path.lexists(
+            Path(out) / EvidenceFolder.TIMELINE
+        )
+        if not self.missing or self.base is not None:
             self._read(out)
 
     @staticmethod
@@ -333,7 +358,7 @@ class _Seen:
         stream = Stream(EvidenceFolder.TIMELINE)
         launches = self.launches
         first = launches.first.at if launches is not None and launches.first is not None else None
-        for e in seen_events(out, stream, 0, MAX_SEQ):
+        for e in seen_events(out, stream, 0):
             line: TimelineLine = e.fact
             if launches is not None and launches.problem is None and (first is None or e.time < first):
                 # §6.9: a record seen before any controller started was written by no controller of the study.
@@ -354,6 +379,9 @@ class _Seen:
                 self.first_seen[i] = line.seen_at
             elif self.said[i] != said:
                 self._differs(f"{e.where} saw seq {line.seq} as another record than the line before it did")
+            else:
+                # A console writes a line for each record once, as it first sees it.
+                self._differs(f"{e.where}: seq {line.seq} seen twice")
             if base is None or line.seq <= base or line.seq - base > MAX_SEEN:
                 continue
             j = line.seq - base - 1
@@ -361,14 +389,18 @@ class _Seen:
                 self.seen.extend([nan] * (j + 1 - len(self.seen)))
             if math.isnan(self.seen[j]):
                 self.seen[j] = e.time  # the first time a console saw it, as the timeline orders it
-        self.problem = stream.problem or stream.disorder
+        # The kills read the timeline for when records were seen: a file out of order, or with a line that is
+        # not a record seen, cannot tell it (docs/contract.md, "Which check a file fails").
+        self.problem = stream.problem or stream.disorder or (stream.bad[0] if stream.bad else None)
+        if stream.disorder is not None:
+            self._differs(stream.disorder)
         # A line that is not a record seen is a copy of the ledger that cannot be compared (§6.9).
         for reason in stream.bad:
             if reason == stream.torn:
                 continue  # a console that died writing its last line: that record was not seen, nothing more
             self._differs(f"{reason}: not a record seen, so the ledger cannot be compared with it")
         self.facts.seen_count += stream.bad_count - len(stream.bad)
-        if stream.problem is not None and safefile.exists(out, EvidenceFolder.TIMELINE):  # missing: the kills say it
+        if stream.problem is not None and not self.missing:  # missing: said once the ledger is read (finish)
             self._differs(f"the ledger cannot be compared with what was seen: {stream.problem}")
 
     def _differs(self, why: str) -> None:
@@ -379,6 +411,17 @@ class _Seen:
     def add(self, r: Record) -> None:
         """Compare one record with the line it was seen as; judge it after the kills it follows."""
         self.last_seq = r.seq
+        launches = self.launches
+        if launches is not None and launches.problem is None and not launches.lives_cut:
+            at = time_epoch(r.at)
+            if at is not None and not launches.lived(at, RECORD_LAG):
+                # §6.9: written while no controller ran (dated by its own at: a console may see it late).
+                launches.unlived_count += 1
+                if len(launches.unlived) < SHOWN:
+                    launches.unlived.append(
+                        f"{EvidenceFolder.LEDGER} line {r.line}: seq {r.seq} ({_kind(r)}) is dated {time_text(r.at)}, "
+                        "in no controller's life (launches.jsonl): written while no controller ran"
+                    )
         i = r.seq - 1
         if i < len(self.said) and self.said[i] != self.UNSEEN and self.said[i] != self._hash(r.kind, r.at):
             self._differs(
@@ -421,6 +464,15 @@ class _Seen:
                     f"{KillFolder.WINDOW}: {run_text(run)}'s resultSeenEpoch is not when timeline.jsonl saw seq {seq}"
                 )
 
+    def fired_seen(self, arming: Arming) -> None:
+        """A kill at an ``after:`` point fires once its record was seen (§7): never before timeline.jsonl saw it."""
+        for f in arming.fired:
+            i = f.moment - 1 if f.moment is not None else -1
+            if f.at is None or not 0 <= i < len(self.first_seen) or math.isnan(self.first_seen[i]):
+                continue
+            if f.at < self.first_seen[i] - SEEN_SLACK:
+                f.seen_late = f"{EvidenceFolder.ARMS}: kill {f.kill} fired before seq {f.moment} was seen (timeline.jsonl)"
+
     def seen_by(self, seq: int, when: float) -> bool:
         """Whether a console saw record ``seq`` by ``when`` (so it was written by then)."""
         i = seq - 1
@@ -455,6 +507,8 @@ class _Seen:
         """Records seen that the ledger, read to its end, no longer holds."""
         if not ledger_ok:
             return
+        if self.missing and self.last_seq > 0:
+            self._differs(f"{EvidenceFolder.TIMELINE}: missing, so no record of the ledger can be held to what was seen")
         gone = sum(1 for i in range(self.last_seq, len(self.said)) if self.said[i] != self.UNSEEN)
         gone += self.far > self.last_seq
         if gone:
@@ -541,6 +595,8 @@ def read_ledger(
         seen.finish(facts.problem is None)
         for ev in kills:
             seen.result_seen(ev)
+        if arming is not None and facts.problem is None:
+            seen.fired_seen(arming)
         if launches is not None and facts.problem is None and launches.problem is None:
             seen.unclaimed_ends(launches, kills, acc)
     facts.records = acc.count
@@ -567,8 +623,29 @@ def read_ledger_watch(out: Path, facts: LedgerFacts) -> None:
         facts.watch_problem = str(exc)
 
 
-def take_arm(arming: Arming, arm: ArmLine) -> None:
+def _same_point(a: Any, b: Any) -> bool:
+    """Whether two lines name one point (a line without one names the seed's, §7)."""
+    pa = SEED if a is None else point_text(a)
+    pb = SEED if b is None else point_text(b)
+    return a == b if pa is None or pb is None else pa == pb
+
+
+def take_arm(arming: Arming, arm: ArmLine, where: str = EvidenceFolder.ARMS) -> None:
     """One arms.jsonl line, in order: a point armed (queued), all disarmed, or the first point fired or missed."""
+    if arming.last_at is not None and arm.at < arming.last_at - KEEPER_SLACK:
+        arming.fault(f"{where} is earlier than the line before it: {EvidenceFolder.ARMS} is appended in time order")
+    arming.last_at = arm.at if arming.last_at is None else max(arming.last_at, arm.at)
+    if arm.event in ("fired", "missed") and arming.pending and not _same_point(arm.point, arming.pending[0]):
+        # §7: the points are taken in the order they were armed.
+        arming.fault(
+            f"{where}: {arm.event} at {point_said(arm.point)}, but the point armed first is "
+            f"{point_said(arming.pending[0])}"
+        )
+    if arm.event == "fired" and is_int(arm.kill):
+        if arm.kill in arming.kills_fired:
+            arming.fault(f"{where}: kill {arm.kill} fired twice")
+        elif len(arming.kills_fired) < ARMED_KEPT:
+            arming.kills_fired.add(arm.kill)
     if arm.event == "arm":
         arming.queued += 1
         if len(arming.pending) < ARMED_KEPT:
@@ -585,7 +662,7 @@ def take_arm(arming: Arming, arm: ArmLine) -> None:
         if arming.pending:
             arming.pending.pop(0)
         if arm.event == "fired" and len(arming.fired) < FIRED_KEPT:
-            arming.fired.append(Fired(arm.kill, arm.run, arm.point, arm.from_seq))
+            arming.fired.append(Fired(arm.kill, arm.run, arm.point, arm.from_seq, at=arm.at))
         elif arm.event == "missed" and len(arming.missed) < SHOWN:
             arming.missed.append((arm.run, arm.detail, arm.point))
 
@@ -596,12 +673,15 @@ def read_arms(out: Path) -> Arming | None:
     arming = Arming()
     try:
         for line in _lines(out, EvidenceFolder.ARMS, EvidenceFolder.CAPS[EvidenceFolder.ARMS]):
+            if line.problem == safefile.TORN:
+                continue  # a console that died writing its last line
             arm = parse_arm(line.value) if line.problem is None else line.problem
+            where = f"{EvidenceFolder.ARMS} line {line.number}"
             if isinstance(arm, str):
                 arming.bad_lines += 1
                 _stop_past(EvidenceFolder.ARMS, arming.bad_lines)
                 continue
-            take_arm(arming, arm)
+            take_arm(arming, arm, where)
     except Unreadable as exc:
         arming.problem = str(exc)
     return arming
@@ -653,6 +733,8 @@ def read_events(out: Path, ev: KillEvidence, acc: Accounts, study: StudyFacts) -
             bad = tally.malformed_count
             for line in _lines(out, KillFolder(out, ev.number).rel(file), KillFolder.CAPS[file]):
                 where = f"{file} line {line.number}"
+                if line.problem == safefile.TORN:
+                    continue  # a console that died writing its last line: not an event, nothing more
                 if line.problem is not None:
                     tally.bad_line(where, line.problem)
                 elif live and (why := _unstamped(line.value)) is not None:

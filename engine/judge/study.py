@@ -210,6 +210,7 @@ def exited_cleanly(launches: Launches) -> Check:
         "such start",
         "such starts",
     )
+    v.listed(launches.unlived, launches.unlived_count, "record", "records")
     final, end = launches.final, launches.final_end
     if final is None:
         v.fail("no controller started")
@@ -255,11 +256,12 @@ def kill_triggered(
         v.fail(f"arms.jsonl: {arming.bad_lines} {what}")
     if arming.unarmed:
         v.fail(f"arms.jsonl: {plural(arming.unarmed, 'fired or missed line')} with no point armed")
+    v.listed(arming.faults, arming.fault_count, "line", "lines")
     if ledger.problem is not None:
         ledger.say(v)
     # A point not hit is never ✗ (§6.6, v4): nothing was tested there.
     for run, detail, point in arming.missed:
-        at = f" {_point_said(point)}" if point is not None else ""
+        at = f" {point_said(point)}" if point is not None else ""
         v.unknown(f"missed{at}{' ' + run if valid_id(run) else ''}, not tested: {free_text(detail)}")
     by_number = {ev.number: ev for ev in kills}
     fired_numbers: set[int] = set()
@@ -286,12 +288,14 @@ def kill_triggered(
             v.fail(f"kill {number} was not triggered automatically")
         point = f.point
         if point is None:
-            v.fail(f"arms.jsonl's fired line for kill {number} names no kill point ({_point_said(f.written)})")
+            v.fail(f"arms.jsonl's fired line for kill {number} names no kill point ({point_said(f.written)})")
             continue
         if not f.legacy and k.point != str(point):
             v.fail(f"kill {number}'s kill.json names {k.point or 'no point'}, arms.jsonl {point}")
         if not valid_id(f.run) and f.run is not None:
             v.fail(f"arms.jsonl's fired line for kill {number} names no run")
+        if f.seen_late is not None:
+            v.fail(f.seen_late)
         if point.on_record:
             said.append(_after_point(v, f, ev, number))
         else:
@@ -300,7 +304,7 @@ def kill_triggered(
         if ev.number not in fired_numbers:
             v.fail(f"kill {ev.number} was triggered automatically, but arms.jsonl has no fired line for it")
     if arming.pending:
-        points = ", ".join(_point_said(p) for p in arming.pending[:SHOWN])
+        points = ", ".join(point_said(p) for p in arming.pending[:SHOWN])
         if finished:
             v.fail(f"armed at {points}, but the study finished without a kill there (none fired, none was missed)")
         else:
@@ -310,7 +314,7 @@ def kill_triggered(
     )
 
 
-def _point_said(point: Any) -> str:
+def point_said(point: Any) -> str:
     """A point as arms.jsonl names it (None: the seed's, an older console's line)."""
     if point is None:
         return "after:runStarted/diagnosis"
@@ -358,7 +362,7 @@ def _container_point(
         return ""
     action = event.get("Action") or event.get("status")
     if action != point.what:
-        v.fail(f"kill {number} fired at {point}, but its triggerEvent is a {_point_said(action)}")
+        v.fail(f"kill {number} fired at {point}, but its triggerEvent is a {point_said(action)}")
     actor = event.get("Actor")
     attributes = actor.get("Attributes") if isinstance(actor, dict) else None
     name = attributes.get("name") if isinstance(attributes, dict) else None

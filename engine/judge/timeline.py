@@ -104,7 +104,7 @@ class Stream:
         """The events, noting the first whose own time is before its predecessor's (in the file's order)."""
         last: Event | None = None
         for e in events:
-            if last is not None and self.disorder is None and e.time < last.time:
+            if last is not None and self.disorder is None and e.time < last.time - KEEPER_SLACK:
                 self.disorder = (
                     f"{e.where} is earlier than line {last.where.line}: {self.file} is appended in time order"
                 )
@@ -121,10 +121,11 @@ def _read(
             for line in f.lines():
                 where = Where(rel, line.number)
                 parsed = parse(line.value, where) if line.problem is None else line.problem
-                if isinstance(parsed, str):
+                if line.problem == TORN:
+                    # A console or keeper that died writing its last line: that line is not a record, nothing more.
+                    stream.torn = f"{where}: {line.problem}"
+                elif isinstance(parsed, str):
                     stream.note_bad(f"{where}: {parsed}")
-                    if line.problem == TORN:
-                        stream.torn = f"{where}: {parsed}"
                 elif parsed is not None:
                     yield parsed
     except Unreadable as exc:
@@ -151,14 +152,15 @@ def launch_events(out: Path, stream: Stream) -> Iterator[Event]:
     return iter(sorted(stream.ordered(_read(out, EvidenceFolder.LAUNCHES, cap, stream, parse)), key=lambda e: e.time))
 
 
-def seen_events(out: Path, stream: Stream, after: int, most: int) -> Iterator[Event]:
-    """timeline.jsonl: when a console saw each record, for the records after seq ``after`` (up to ``most`` past it)."""
+def seen_events(out: Path, stream: Stream, after: int, most: int | None = None) -> Iterator[Event]:
+    """timeline.jsonl: when a console saw each record, for the records after seq ``after`` (up to ``most`` past it;
+    None: all of them, whatever their seq)."""
 
     def parse(value: Any, where: Where) -> Event | str | None:
         parsed = parse_timeline(value)
         if isinstance(parsed, str):
             return parsed
-        if parsed.seq <= after or parsed.seq - after > most:
+        if parsed.seq <= after or (most is not None and parsed.seq - after > most):
             return None
         return Event(parsed.seen_at + SEEN_SLACK, SEEN, where, parsed)
 

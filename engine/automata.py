@@ -72,28 +72,38 @@ class Where:
     line: int
 
     def __str__(self) -> str:
-        return f"{self.file} line {self.line}"
+        return f"{self.file} line {self.line}" if self.line > 0 else self.file  # 0: the file as a whole
 
 
 @dataclass(frozen=True, slots=True)
-class Rejection:
-    """An event the replay could not take as sound: the check it fails and its proof.
+class Proof:
+    """Why a check fails, stated as Elle states an anomaly: *let* the events (each with its file and line, and what
+    it says), *then* what the contract makes of them, which contradicts what the evidence says.
 
-    The proof is stated as Elle states an anomaly: *let* the events (each
-    with its file and line), *then* what the contract makes of them, which
-    contradicts what the evidence says.
+    The short text fits a table cell; :meth:`as_json` is whole, for ``report.json``.
     """
 
-    check: str
     let: tuple[tuple[Where, str], ...]  # (where, what it says)
     then: str
 
     @property
-    def proof(self) -> str:
+    def text(self) -> str:
         lets = "; ".join(f"{where}: {what}" for where, what in self.let)
         return f"Let {lets}. Then {self.then}: a contradiction."
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "let": [{"file": where.file, "line": where.line, "says": what} for where, what in self.let],
+            "then": self.then,
+            "text": self.text,
+        }
 
 
 def unexpected(machine: Machine, state: str, event: str) -> str:
     """The words of an event no row takes: which event met which state."""
     return f"the {machine.name} was {state} and no {event} can follow that"
+
+
+def proof(where: Where, says: str, then: str, *more: tuple[Where, str]) -> Proof:
+    """A proof from one event (and any more it contradicts): what it says, and what the contract makes of it."""
+    return Proof(((where, says), *more), then)

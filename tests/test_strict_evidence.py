@@ -360,3 +360,43 @@ def test_a_file_fails_the_check_the_contract_names(tmp_path: Path, what: str, ch
     assert set(got) >= set(fails) and (fails or not got), (what, got)
     for key, piece in fails.items():
         assert got[key][0] is False and piece in got[key][1], (what, key, got[key])
+
+
+# Checks whose every ✗ is stated as a proof (§6.8.3): the events with their files and lines, then the rule.
+PROVEN = {"exitedCleanly", "ledgerWellFormed", "contractKept"}
+
+
+@pytest.mark.parametrize("what, change, fails", FILE_RULES, ids=[r[0] for r in FILE_RULES])
+def test_each_failure_is_proven_with_its_lines(tmp_path: Path, what: str, change: object, fails: dict) -> None:
+    out = write(derive(sound()), tmp_path / "s")
+    change(out)  # type: ignore[operator]
+    checks = {(c.scope, c.name): c for c in judge(out).checks}
+    for key in fails:
+        c = checks[key]
+        if key[1] not in PROVEN:
+            continue
+        assert c.proofs, (what, key, c.detail)
+        for p in c.proofs:
+            doc = p.as_json()
+            assert doc["text"].startswith("Let ") and doc["text"].endswith(": a contradiction."), doc
+            assert doc["let"] and all(isinstance(x["file"], str) and x["line"] >= 0 for x in doc["let"]), doc
+        # Whole in report.json, beside the short detail.
+        assert c.as_json()["proofs"] == [p.as_json() for p in c.proofs]
+
+
+def test_a_proof_names_the_lines_that_contradict(tmp_path: Path) -> None:
+    out = write(derive(sound()), tmp_path / "s")
+    _duplicate("timeline.jsonl", 3)(out)  # type: ignore[operator]
+    c = next(c for c in judge(out).checks if c.name == "ledgerWellFormed")
+    assert [p.text for p in c.proofs] == [
+        "Let timeline.jsonl line 5: seq 4 seen; timeline.jsonl line 4: seq 4 seen before. Then a console writes a "
+        "line for a record once, as it first sees it: a contradiction."
+    ]
+    out = write(derive(sound()), tmp_path / "b")
+    lines = (out / "study" / "ledger.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    first["content"]["budget"] = "lots"
+    lines[0] = json.dumps(first)
+    (out / "study" / "ledger.jsonl").write_text("".join(x + "\n" for x in lines))
+    c = next(c for c in judge(out).checks if c.name == "contractKept")
+    assert c.ok is False and c.proofs[0].text.startswith("Let study/ledger.jsonl line 1: seq 1. Then rule ")

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studymon.engine.automata import Machine, Row, Where, unexpected
+from studymon.engine.automata import Machine, Row, Where, proof, unexpected
 from studymon.engine.folder import EvidenceFolder
 from studymon.engine.judge.facts import KillEvidence, Launches
 from studymon.engine.judge.machines import (
@@ -119,17 +119,19 @@ class ControllerReplay:
                     if c.overlapped_at is None:
                         c.overlapped_at = start.at
             else:
-                self.launches.bad(f"{e.where}: {row.says.format(pid=start.pid)}")
+                says = row.says.format(pid=start.pid)
+                self.launches.bad(f"{e.where}: {says}", proof(e.where, f"pid {start.pid} starts", says))
         mine = self.by_pid.get(start.pid)
         state = mine.state if mine is not None else CONTROLLER.start
         if self._step(CONTROLLER, state, START) is None:
-            self.launches.bad(f"{e.where}: {unexpected(CONTROLLER, state, START)} (pid {start.pid})")
+            says = unexpected(CONTROLLER, state, START)
+            self.launches.bad(f"{e.where}: {says} (pid {start.pid})", proof(e.where, f"pid {start.pid} starts", says))
         c = _Controller(start)
         self.controllers.append(c)
         self.by_pid[start.pid] = c
-        self.launches.final, self.launches.final_end = start, None
+        self.launches.final, self.launches.final_end, self.launches.final_end_where = start, None, None
         if self.launches.first is None:
-            self.launches.first = start
+            self.launches.first, self.launches.first_where = start, e.where
         for story in self.stories.values():
             krow = self._step(KILL_MACHINE, story.state, START)
             if krow is None:
@@ -146,23 +148,23 @@ class ControllerReplay:
         state = mine.state if mine is not None else CONTROLLER.start
         if end.pid is None and mine is None and not self._running():
             # The keeper could not start the controller (a start without a pid, then this end): keep its status.
-            self.launches.final_end = end
+            self.launches.final_end, self.launches.final_end_where = end, e.where
             return
         row = self._step(CONTROLLER, state, END)
         if row is not None and row.breaks is None and state not in RUNNING:
             return
         if row is None or row.breaks is not None or mine is None:
             says = row.says.format(pid=end.pid) if row is not None else unexpected(CONTROLLER, state, END)
-            self.launches.bad(f"{e.where}: {says}")
+            self.launches.bad(f"{e.where}: {says}", proof(e.where, f"pid {end.pid} ends", says))
             return
         mine.state, mine.end, mine.end_where = row.next, end, e.where
         # A stop (SIGINT, exit 130) is not asked for its folder: the console stops a study when it cannot write its
         # evidence (a full disk), and then it cannot write that folder either.
         stopped = end.code == STOPPED or end.signal == "SIGINT"
         if not end.clean and not stopped and len(self.launches.unclean) < UNCLEAN_KEPT:
-            self.launches.unclean.append((end.pid, end.at, str(e.where)))
+            self.launches.unclean.append((end.pid, end.at, e.where))
         if self.launches.final is mine.start:
-            self.launches.final_end = end
+            self.launches.final_end, self.launches.final_end_where = end, e.where
         for number in mine.killed_by:
             self.kills[number].keeper_end = end
             story = self.stories[number]
@@ -218,9 +220,9 @@ class ControllerReplay:
         replayed, self.launches.problems = self.launches.problems, []
         count, self.launches.problem_count = self.launches.problem_count, 0
         if self.stream.disorder is not None:
-            self.launches.bad(self.stream.disorder)
-        for reason in self.stream.bad:
-            self.launches.bad(reason)
+            self.launches.bad(self.stream.disorder, self.stream.disorder_proof)
+        for reason, where in zip(self.stream.bad, self.stream.bad_at):
+            self.launches.bad(reason, proof(where, "a line", "it is not a launch the keeper or the console writes"))
         # A line that is not a launch leaves every kill's delivery untold; lines out of order still tell it by time.
         self.launches.fault = self.stream.bad[0] if self.stream.bad else None
         self.launches.problem_count += self.stream.bad_count - len(self.stream.bad)

@@ -11,9 +11,13 @@ import bisect
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from studymon.engine.automata import Proof, Where
 from studymon.engine.contract import is_int
 from studymon.engine.folder import KillFolder
 from studymon.engine.judge.verdict import SHOWN, Verdict
+
+# Proofs kept for one check's report.json entry: each is a few lines of text.
+PROOFS_KEPT = 16
 from studymon.engine.killpoint import SEED, ArmedPoint, KillPoint, point_text
 from studymon.engine.ledger import LedgerIssue
 from studymon.engine.records import KillRecord, KillTarget, LaunchEnd, LaunchStart, WindowRecord, no_since
@@ -61,6 +65,7 @@ class LedgerFacts:
     watch_problem: str | None = None  # ledger-watch.jsonl could not be read
     seen_differ: list[str] = field(default_factory=list)  # records the ledger and timeline.jsonl disagree on
     seen_count: int = 0
+    seen_proofs: list[Proof] = field(default_factory=list)  # of those, the ones stated with their lines
     absent: bool = False  # there is no ledger file at all
     pending: bool = False  # absent, and the study may still write it: a resume can continue it
 
@@ -75,9 +80,11 @@ class Launches:
 
     first: LaunchStart | None = None  # the first start, by time
     # Each controller's end that was not exit 0: (pid, when, where it is said), for the kill folders that claim them.
-    unclean: list[tuple[int | None, float, str]] = field(default_factory=list)
+    unclean: list[tuple[int | None, float, Where]] = field(default_factory=list)
     final: LaunchStart | None = None  # the last start
     final_end: LaunchEnd | None = None  # its own end, if it has one
+    final_end_where: Where | None = None  # the line that says it
+    first_where: Where | None = None  # the first start's line
     overlaps: list[str] = field(default_factory=list)  # a start while another controller ran (the first few)
     overlap_count: int = 0
     problems: list[str] = field(default_factory=list)  # lines that are not launches (the first few)
@@ -91,6 +98,7 @@ class Launches:
     lives_cut: bool = False  # more lives than kept: when records were written is not judged
     unlived: list[str] = field(default_factory=list)  # records written in no controller's life (the first few)
     unlived_count: int = 0
+    proofs: list[Proof] = field(default_factory=list)  # of the reasons above, those stated with their lines
 
     @property
     def ended(self) -> bool:
@@ -101,10 +109,12 @@ class Launches:
         """The final controller ended with exit 0: the study has finished (§6.3)."""
         return self.final_end is not None and self.final_end.clean and self.problem is None
 
-    def bad(self, reason: str) -> None:
+    def bad(self, reason: str, why: Proof | None = None) -> None:
         self.problem_count += 1
         if len(self.problems) < SHOWN:
             self.problems.append(reason)
+        if why is not None and len(self.proofs) < PROOFS_KEPT:
+            self.proofs.append(why)
 
     def lived(self, at: float, lag: float) -> bool:
         """Whether a controller ran at ``at``, within ``lag`` of its start or its end."""

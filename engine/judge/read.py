@@ -26,10 +26,12 @@ from studymon.engine import safefile
 from studymon.engine.accounts import Accounts, RunAccount
 from studymon.engine.contract import KNOWN_KINDS, ContractWatch, is_int, plural, valid_id
 from studymon.engine.folder import EvidenceFolder, KillFolder
+from studymon.engine.automata import Proof, Where, proof
 from studymon.engine.judge.controllers import replay_controllers
 from studymon.engine.judge.machines import RECORD_LAG
 from studymon.engine.judge.events import EventTally, TargetWatch, planned_after
 from studymon.engine.judge.facts import (
+    PROOFS_KEPT,
     Arming,
     Fired,
     KillEvidence,
@@ -88,27 +90,50 @@ def last_ending(out: Path) -> tuple[dict[str, Any] | None, bool]:
     return launches.ending_json(), launches.ended
 
 
+def _final_proof(launches: Launches, where: Where, says: str, then: str) -> Proof:
+    """A proof that holds a file against launches.jsonl's final end."""
+    end = launches.final_end_where or Where(EvidenceFolder.LAUNCHES, 0)
+    return proof(where, says, then, (end, "the final controller's end"))
+
+
+def _unreadable(rel: str, exc: Unreadable) -> Proof:
+    return proof(Where(rel, 0), exc.reason, "it is not read as the console writes it, so what it holds is not known")
+
+
+def _said(line: TimelineLine) -> str:
+    return f"{line.kind if line.kind in KNOWN_KINDS else 'a record'} at {time_text(line.at)}"
+
+
 def read_outcome(out: Path, launches: Launches) -> None:
     """outcome.json, written once the final controller exited 0: the same end as launches.jsonl's (§6.9)."""
     if not safefile.exists(out, EvidenceFolder.OUTCOME) and not os.path.lexists(Path(out) / EvidenceFolder.OUTCOME):
         if launches.finished:
             # The console writes it as the final controller exits 0: without it that end is said once, not twice.
-            launches.bad(f"{EvidenceFolder.OUTCOME}: missing, and launches.jsonl says the study finished")
+            launches.bad(
+                f"{EvidenceFolder.OUTCOME}: missing, and launches.jsonl says the study finished",
+                _final_proof(launches, Where(EvidenceFolder.OUTCOME, 0), "missing", "the end is held in both files"),
+            )
         return
     try:
         outcome = safefile.read_object(out, EvidenceFolder.OUTCOME, EvidenceFolder.CAPS[EvidenceFolder.OUTCOME])
     except Unreadable as exc:
-        launches.bad(str(exc))
+        launches.bad(str(exc), _unreadable(EvidenceFolder.OUTCOME, exc))
         return
     said = (outcome.get("code"), outcome.get("signal"))
     end = launches.final_end
     if said != (0, None) or not is_int(said[0]):
         launches.bad(
-            f"{EvidenceFolder.OUTCOME} says the final controller did not exit 0: it is written only when it did"
+            f"{EvidenceFolder.OUTCOME} says the final controller did not exit 0: it is written only when it did",
+            proof(Where(EvidenceFolder.OUTCOME, 0), "the final controller did not exit 0",
+                  f"{EvidenceFolder.OUTCOME} is written only once the final controller exited 0"),
         )
     elif end is None or (end.code, end.signal) != (0, None):
         how = "has not ended" if end is None else "did not exit 0"
-        launches.bad(f"{EvidenceFolder.OUTCOME} says the study finished, but launches.jsonl's final controller {how}")
+        launches.bad(
+            f"{EvidenceFolder.OUTCOME} says the study finished, but launches.jsonl's final controller {how}",
+            _final_proof(launches, Where(EvidenceFolder.OUTCOME, 0), "the final controller exited 0",
+                         f"launches.jsonl's final controller {how}"),
+        )
 
 
 # machine.jsonl's lines: light samples and the heavy snapshots taken at a controller's events.
@@ -122,7 +147,12 @@ def read_machine(out: Path, launches: Launches) -> None:
         if launches.first is not None:
             # The console snapshots the machine as it starts a controller: a folder with a start and without
             # machine.jsonl lost it.
-            launches.bad(f"{EvidenceFolder.MACHINE}: missing, though a controller started (launches.jsonl)")
+            launches.bad(
+                f"{EvidenceFolder.MACHINE}: missing, though a controller started (launches.jsonl)",
+                proof(Where(EvidenceFolder.MACHINE, 0), "missing",
+                      "the console snapshots the machine as it starts a controller, and one started",
+                      (launches.first_where or Where(EvidenceFolder.LAUNCHES, 0), "a controller starts")),
+            )
         return
     bad = 0
     # In time order within the samples and within the snapshots, not across them: a heavy snapshot is dated when
@@ -144,10 +174,13 @@ def read_machine(out: Path, launches: Launches) -> None:
                     last[sample] = (at, line.number)
             if why is not None:
                 bad += 1
-                launches.bad(f"{EvidenceFolder.MACHINE} line {line.number}: {why}")
+                launches.bad(
+                    f"{EvidenceFolder.MACHINE} line {line.number}: {why}",
+                    proof(Where(EvidenceFolder.MACHINE, line.number), "a line", f"it is not one the console writes: {why}"),
+                )
                 _stop_past(EvidenceFolder.MACHINE, bad)
     except Unreadable as exc:
-        launches.bad(str(exc))
+        launches.bad(str(exc), _unreadable(EvidenceFolder.MACHINE, exc))
 
 
 def _machine_line(value: Any) -> str | None:
@@ -337,11 +370,13 @@ class _Seen:
         self.seen = array("d")
         self.said = array("q")  # seq - 1 -> hash of (kind, at) as first seen
         self.first_seen = array("d")  # seq - 1 -> when a console first saw it (NaN: never)
+        self.line_of = array("l")  # seq - 1 -> the timeline.jsonl line that first saw it (0: none)
         self.facts = facts
         self.launches = launches
         self.problem: str | None = None
         self.last_seq = 0
         self.far = 0  # the highest seq seen past those held
+        self.far_line = 0  # the timeline.jsonl line that saw it
         self.missing = not safefile.exists(out, EvidenceFolder.TIMELINE) and not os.path.lexists(
             Path(out) / EvidenceFolder.TIMELINE
         )
@@ -362,26 +397,41 @@ class _Seen:
             line: TimelineLine = e.fact
             if launches is not None and launches.problem is None and (first is None or e.time < first):
                 # §6.9: a record seen before any controller started was written by no controller of the study.
-                launches.bad(f"{e.where}: seq {line.seq} was seen before any controller started")
+                launches.bad(
+                    f"{e.where}: seq {line.seq} was seen before any controller started",
+                    proof(e.where, f"seq {line.seq} is seen", "no controller had started then, so none wrote it",
+                          (launches.first_where or Where(EvidenceFolder.LAUNCHES, 0), "the first controller starts")),
+                )
             i = line.seq - 1
             if i >= MAX_SEEN:
                 # Past the seqs whose kind and time are held (a ledger within its cap holds fewer records, but
                 # may skip seqs): only whether the ledger reaches it is judged.
-                self.far = max(self.far, line.seq)
+                if line.seq > self.far:
+                    self.far, self.far_line = line.seq, e.where.line
             elif i >= len(self.said):
                 self.said.extend([self.UNSEEN] * (i + 1 - len(self.said)))
                 self.first_seen.extend([nan] * (i + 1 - len(self.first_seen)))
+                self.line_of.extend([0] * (i + 1 - len(self.line_of)))
             said = self._hash(line.kind, line.at)
             if i >= MAX_SEEN:
                 pass
             elif self.said[i] == self.UNSEEN:
                 self.said[i] = said
                 self.first_seen[i] = line.seen_at
+                self.line_of[i] = e.where.line
             elif self.said[i] != said:
-                self._differs(f"{e.where} saw seq {line.seq} as another record than the line before it did")
+                self._differs(
+                    f"{e.where} saw seq {line.seq} as another record than the line before it did",
+                    proof(e.where, f"seq {line.seq} seen as {_said(line)}", "a record is written once, as one record",
+                          (Where(EvidenceFolder.TIMELINE, self.line_of[i]), f"seq {line.seq} seen as another record")),
+                )
             else:
                 # A console writes a line for each record once, as it first sees it.
-                self._differs(f"{e.where}: seq {line.seq} seen twice")
+                self._differs(
+                    f"{e.where}: seq {line.seq} seen twice",
+                    proof(e.where, f"seq {line.seq} seen", "a console writes a line for a record once, as it first sees it",
+                          (Where(EvidenceFolder.TIMELINE, self.line_of[i]), f"seq {line.seq} seen before")),
+                )
             if base is None or line.seq <= base or line.seq - base > MAX_SEEN:
                 continue
             j = line.seq - base - 1
@@ -393,20 +443,26 @@ class _Seen:
         # not a record seen, cannot tell it (docs/contract.md, "Which check a file fails").
         self.problem = stream.problem or stream.disorder or (stream.bad[0] if stream.bad else None)
         if stream.disorder is not None:
-            self._differs(stream.disorder)
+            self._differs(stream.disorder, stream.disorder_proof)
         # A line that is not a record seen is a copy of the ledger that cannot be compared (§6.9).
-        for reason in stream.bad:
-            if reason == stream.torn:
-                continue  # a console that died writing its last line: that record was not seen, nothing more
-            self._differs(f"{reason}: not a record seen, so the ledger cannot be compared with it")
+        for reason, where in zip(stream.bad, stream.bad_at):
+            self._differs(
+                f"{reason}: not a record seen, so the ledger cannot be compared with it",
+                proof(where, "a line", "it is not a record seen, so the ledger cannot be held to it"),
+            )
         self.facts.seen_count += stream.bad_count - len(stream.bad)
         if stream.problem is not None and not self.missing:  # missing: said once the ledger is read (finish)
-            self._differs(f"the ledger cannot be compared with what was seen: {stream.problem}")
+            self._differs(
+                f"the ledger cannot be compared with what was seen: {stream.problem}",
+                proof(Where(EvidenceFolder.TIMELINE, 0), stream.problem, "the ledger cannot be held to what was seen"),
+            )
 
-    def _differs(self, why: str) -> None:
+    def _differs(self, why: str, because: Proof | None = None) -> None:
         self.facts.seen_count += 1
         if len(self.facts.seen_differ) < SHOWN:
             self.facts.seen_differ.append(why)
+        if because is not None and len(self.facts.seen_proofs) < PROOFS_KEPT:
+            self.facts.seen_proofs.append(because)
 
     def add(self, r: Record) -> None:
         """Compare one record with the line it was seen as; judge it after the kills it follows."""
@@ -422,11 +478,25 @@ class _Seen:
                         f"{EvidenceFolder.LEDGER} line {r.line}: seq {r.seq} ({_kind(r)}) is dated {time_text(r.at)}, "
                         "in no controller's life (launches.jsonl): written while no controller ran"
                     )
+                if len(launches.proofs) < PROOFS_KEPT:
+                    launches.proofs.append(
+                        proof(
+                            Where(EvidenceFolder.LEDGER, r.line),
+                            f"seq {r.seq} ({_kind(r)}) written at {time_text(r.at)}",
+                            f"no controller of launches.jsonl ran then (within {RECORD_LAG:g} s), so none wrote it",
+                        )
+                    )
         i = r.seq - 1
         if i < len(self.said) and self.said[i] != self.UNSEEN and self.said[i] != self._hash(r.kind, r.at):
             self._differs(
                 f"the ledger's seq {r.seq} ({_kind(r)}, line {r.line}) is not the record timeline.jsonl saw as "
-                f"seq {r.seq}: the ledger was changed after it was seen"
+                f"seq {r.seq}: the ledger was changed after it was seen",
+                proof(
+                    Where(EvidenceFolder.LEDGER, r.line),
+                    f"seq {r.seq} is {_kind(r)} at {time_text(r.at)}",
+                    "the ledger was changed after a console saw it",
+                    (Where(EvidenceFolder.TIMELINE, self.line_of[i]), f"seq {r.seq} was seen as another record"),
+                ),
             )
         if self.base is None or r.seq <= self.base:
             return
@@ -501,20 +571,32 @@ class _Seen:
                 names = ", ".join(run_text(run) for run in flying[:SHOWN]) + (
                     " and more" if len(flying) > SHOWN else ""
                 )
-                launches.bad(f"{where}: pid {pid} ended with {names} in flight, and no kill folder claims that end")
+                launches.bad(
+                    f"{where}: pid {pid} ended with {names} in flight, and no kill folder claims that end",
+                    Proof(((where, f"pid {pid} ends, not with exit 0, while {names} ran"),),
+                          "every such end is claimed by a kill folder (§6.8), and none names this pid"),
+                )
 
     def finish(self, ledger_ok: bool) -> None:
         """Records seen that the ledger, read to its end, no longer holds."""
         if not ledger_ok:
             return
         if self.missing and self.last_seq > 0:
-            self._differs(f"{EvidenceFolder.TIMELINE}: missing, so no record of the ledger can be held to what was seen")
-        gone = sum(1 for i in range(self.last_seq, len(self.said)) if self.said[i] != self.UNSEEN)
-        gone += self.far > self.last_seq
+            self._differs(
+                f"{EvidenceFolder.TIMELINE}: missing, so no record of the ledger can be held to what was seen",
+                proof(Where(EvidenceFolder.TIMELINE, 0), "missing",
+                      "a console writes a line for every record it sees, and the ledger has records",
+                      (Where(EvidenceFolder.LEDGER, 1), "a record")),
+            )
+        past = [i for i in range(self.last_seq, len(self.said)) if self.said[i] != self.UNSEEN]
+        gone = len(past) + (self.far > self.last_seq)
         if gone:
+            where = Where(EvidenceFolder.TIMELINE, self.line_of[past[0]] if past else self.far_line)
             self._differs(
                 f"timeline.jsonl saw {plural(gone, 'record')} past the ledger's last (seq {self.last_seq}): "
-                "the ledger lost records after they were seen"
+                "the ledger lost records after they were seen",
+                proof(where, "a record seen past the ledger's last", "the ledger lost records after they were seen",
+                      (Where(EvidenceFolder.LEDGER, 0), f"its last record is seq {self.last_seq}")),
             )
 
 

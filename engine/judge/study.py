@@ -7,7 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 from studymon.engine.accounts import FULL_STOP, Accounts, round_key
+from studymon.engine.automata import Where, proof
 from studymon.engine.contract import ContractWatch, is_int, plural, valid_id
+from studymon.engine.folder import EvidenceFolder
 from studymon.engine.judge.facts import Arming, Fired, KillEvidence, Launches, LedgerFacts, StudyFacts
 from studymon.engine.judge.text import free_text, run_text, time_text
 from studymon.engine.judge.verdict import RESUME_HINT, SHOWN, Check, Verdict
@@ -34,6 +36,7 @@ def ledger_well_formed(ledger: LedgerFacts) -> Check:
         v.fail(ledger.watch_problem)
     v.listed(ledger.faults, ledger.fault_count, "change seen while watched", "changes seen while watched")
     v.listed(ledger.seen_differ, ledger.seen_count, "record", "records")
+    v.proven(ledger.seen_proofs)
     return v.check(f"{ledger.records} lines, seq 1..{ledger.last_seq}")
 
 
@@ -52,9 +55,10 @@ def contract_kept(watch: ContractWatch, study: StudyFacts, ledger: LedgerFacts) 
         ledger.say(v)
     if watch.first is not None:
         more = watch.broken_lines - 1
+        first = watch.first
         v.fail(
-            watch.first.text
-            + (f" ({more} more {'line breaks' if more == 1 else 'lines break'} a rule)" if more else "")
+            first.text + (f" ({more} more {'line breaks' if more == 1 else 'lines break'} a rule)" if more else ""),
+            proof(Where(EvidenceFolder.LEDGER, first.line), f"seq {first.seq}", f"rule {first.rule}: {first.detail}"),
         )
     if study.problem is not None:
         v.fail(f"rule 4 cannot be checked: {study.problem}")
@@ -211,6 +215,7 @@ def exited_cleanly(launches: Launches) -> Check:
         "such starts",
     )
     v.listed(launches.unlived, launches.unlived_count, "record", "records")
+    v.proven(launches.proofs)
     final, end = launches.final, launches.final_end
     if final is None:
         v.fail("no controller started")

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from studymon.engine import safefile
-from studymon.engine.automata import Where
+from studymon.engine.automata import Proof, Where, proof
 from studymon.engine.folder import EvidenceFolder, KillFolder
 from studymon.engine.records import KillRecord, LaunchEnd, LaunchStart, TimelineLine, parse_launch, parse_timeline
 from studymon.engine.safefile import TORN, JsonlFile, Unreadable
@@ -90,13 +90,16 @@ class Stream:
     bad: list[str] = field(default_factory=list)  # lines that are not its events (the first few)
     bad_count: int = 0
     disorder: str | None = None  # the first line whose time is before the line before it
+    disorder_proof: Proof | None = None
     torn: str | None = None  # the reason noted for a torn last line, if it has one
+    bad_at: list[Where] = field(default_factory=list)  # where each of ``bad`` is
     KEPT = 3
 
-    def note_bad(self, reason: str) -> None:
+    def note_bad(self, reason: str, where: Where | None = None) -> None:
         self.bad_count += 1
         if len(self.bad) < self.KEPT:
             self.bad.append(reason)
+            self.bad_at.append(where if where is not None else Where(self.file, 0))
         if self.bad_count > BAD_LINES:
             raise Unreadable(self.file, f"more than {BAD_LINES} lines that are not its records: reading stopped")
 
@@ -107,6 +110,12 @@ class Stream:
             if last is not None and self.disorder is None and e.time < last.time - KEEPER_SLACK:
                 self.disorder = (
                     f"{e.where} is earlier than line {last.where.line}: {self.file} is appended in time order"
+                )
+                self.disorder_proof = proof(
+                    last.where,
+                    "a line, and its time",
+                    f"{self.file} is appended a line at a time as things happen, so its times never go back",
+                    (e.where, f"written after line {last.where.line}, dated earlier than it"),
                 )
             last = e
             yield e
@@ -125,7 +134,7 @@ def _read(
                     # A console or keeper that died writing its last line: that line is not a record, nothing more.
                     stream.torn = f"{where}: {line.problem}"
                 elif isinstance(parsed, str):
-                    stream.note_bad(f"{where}: {parsed}")
+                    stream.note_bad(f"{where}: {parsed}", where)
                 elif parsed is not None:
                     yield parsed
     except Unreadable as exc:

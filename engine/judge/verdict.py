@@ -9,8 +9,10 @@ reason it cannot tell, and fails if there is any of the first.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from studymon.engine.automata import Proof
 
 STUDY_CHECKS = (
     "ledgerWellFormed",
@@ -34,15 +36,20 @@ SEEN_KEPT = 256
 
 @dataclass(frozen=True)
 class Check:
-    """One verdict: the check's name, what it is about (``scope``), ok and why."""
+    """One verdict: the check's name, what it is about (``scope``), ok and why; for a ✗, the proofs the judge
+    could state (each contradiction with its files and lines, §6.8.3), whole."""
 
     name: str
     ok: bool | None
     detail: str
     scope: str = "study"
+    proofs: tuple[Proof, ...] = field(default=(), compare=False)
 
     def as_json(self) -> dict[str, Any]:
-        return {"name": self.name, "scope": self.scope, "ok": self.ok, "detail": self.detail}
+        doc: dict[str, Any] = {"name": self.name, "scope": self.scope, "ok": self.ok, "detail": self.detail}
+        if self.proofs:
+            doc["proofs"] = [p.as_json() for p in self.proofs]
+        return doc
 
 
 # The exit status of `studymon run` and `studymon report` (§6.6): a check failed beats one that may still change.
@@ -79,9 +86,16 @@ class Verdict:
         self.failures: list[str] = []
         self.unknowns: list[str] = []
         self.context: list[str] = []
+        self.proofs: list[Proof] = []
 
-    def fail(self, reason: str) -> None:
+    def fail(self, reason: str, proof: Proof | None = None) -> None:
         self.failures.append(reason)
+        if proof is not None:
+            self.proofs.append(proof)
+
+    def proven(self, proofs: Iterable[Proof]) -> None:
+        """Proofs of failures already given (a list of reasons said with :meth:`listed`)."""
+        self.proofs.extend(proofs)
 
     def unknown(self, reason: str) -> None:
         self.unknowns.append(reason)
@@ -108,12 +122,13 @@ class Verdict:
     def check(self, passed: str | Callable[[], str]) -> Check:
         """The verdict; ``passed`` (text, or a function giving it) is the detail when the check holds."""
         ok: bool | None
+        proofs: tuple[Proof, ...] = ()
         if self.failures:
-            ok, reasons = False, self.context + self.failures
+            ok, reasons, proofs = False, self.context + self.failures, tuple(self.proofs)
         elif self.unknowns or self.context:
             ok, reasons = None, self.context + self.unknowns
         else:
             return Check(self.name, True, passed if isinstance(passed, str) else passed(), self.scope)
         shown = "; ".join(reasons[:SHOWN])
         more = f"; and {len(reasons) - SHOWN} more" if len(reasons) > SHOWN else ""
-        return Check(self.name, ok, shown + more, self.scope)
+        return Check(self.name, ok, shown + more, self.scope, proofs)

@@ -1968,3 +1968,17 @@ def test_a_kill_at_a_container_point_is_judged_from_the_folder(tmp_path: Path) -
         True,
         "kill 1 fired at container:die/diagnosis (d1's die); its folder is complete",
     )
+
+
+def test_a_lost_start_leaves_the_records_after_a_kill_unjudged_by_it(tmp_path: Path) -> None:
+    """A launches.jsonl line that is not a launch (here the resumed controller's start) fails exitedCleanly and
+    every killDelivered; the records after a kill are then not held to a start that may be the line lost
+    (docs/contract.md, "Which check a file fails"), so no target's check fails for them."""
+    files = derive(sound())
+    launches = files["launches.jsonl"]
+    i = next(i for i, line in enumerate(launches) if line["event"] == "start" and line.get("resume"))
+    launches[i]["resume"] = "yes"
+    got = _not_holding(write(files, tmp_path / "s"))
+    assert got[("study", "exitedCleanly")][0] is False
+    assert got[("kill 1", "killDelivered")][0] is False and got[("kill 2", "killDelivered")][0] is False
+    assert not any("seen while no controller started after the kill ran" in detail for _, detail in got.values()), got

@@ -360,11 +360,13 @@ class _Seen:
     def __init__(
         self, out: Path, kills: list[KillEvidence], facts: LedgerFacts, launches: Launches | None = None
     ) -> None:
-        # (kill, its beforeKillSeq, its story)
+        # (kill, its beforeKillSeq, its story).  A launches.jsonl that cannot be read whole tells no controller's
+        # start for sure: the records after a kill are not held to one (every killDelivered says why already).
+        told = launches is None or (launches.problem is None and launches.fault is None)
         self.kills = [
             (ev, ev.kill.before_kill_seq, ev.story)
             for ev in kills
-            if ev.kill is not None and ev.kill.before_kill_seq is not None and ev.story is not None
+            if told and ev.kill is not None and ev.kill.before_kill_seq is not None and ev.story is not None
         ]
         self.base = min((seq for _, seq, _ in self.kills), default=None)
         self.seen = array("d")

@@ -97,13 +97,23 @@ def judge_kill_triggered(f: StudyFacts, arms: Arms, views: list[KillView], t: Ta
         if k.get("trigger") != "auto" or not (kpoint == point or (kpoint is None and line.point is None)):
             t.fail(S, KT, f"kill {kill_n}'s kill.json is not an automatic kill at {quote(point)}")
         # A line without a point is the seed's: after:runStarted/diagnosis counted from the ledger's start.
-        from_seq = line.raw.get("fromSeq") if line.point is not None else 0
-        if not (isinstance(from_seq, int) and not isinstance(from_seq, bool) and from_seq >= 0):
-            t.fail(S, KT, f"{where}: fromSeq is not a seq")
+        # fromSeq is a non-negative integer or null (evidence.load_arms); an after: point counts its moments
+        # from it, so a fired line of one needs it (a container point's count is the console's).
+        raw_from = line.raw.get("fromSeq") if line.point is not None else 0
+        from_seq = raw_from if isinstance(raw_from, int) and not isinstance(raw_from, bool) else None
+        if from_seq is None and point.startswith("after:"):
+            t.fail(
+                S,
+                KT,
+                f"{where}: a fired line without its fromSeq: the point's moments cannot be counted"
+                if raw_from is None
+                else f"{where}: fromSeq is past every seq the ledger can hold",
+            )
             continue
-        if line.point is not None and previous_before is not None and from_seq < previous_before:
+        behind = previous_before is not None and from_seq is not None and from_seq < previous_before
+        if line.point is not None and behind:
             t.fail(S, KT, f"{where}: counts from seq {from_seq}, before the previous kill at seq {previous_before}")
-        moment(f, v, point, from_seq, line.raw, t, where, line.at)
+        moment(f, v, point, from_seq or 0, line.raw, t, where, line.at)
         previous_before = v.before_seq
     for v in views:
         if (v.kf.kill or {}).get("trigger") == "auto" and v.n not in fired_kills:

@@ -599,32 +599,252 @@ def arms_within_keeper_slack(out: Path) -> Expected:
     return {KT: True}
 
 
+def _launch_times(out: Path) -> tuple[str, str]:
+    """The first start's at and the final end's at."""
+    rows = read_jsonl(out / "launches.jsonl")
+    return next(r["at"] for r in rows if r["event"] == "start"), [r["at"] for r in rows if r["event"] == "end"][-1]
+
+
+def _date_record(out: Path, seq: int, at: str) -> None:
+    """A record's own at moved (the ledger's, and timeline.jsonl's copy of it), its seenAt as it was."""
+    for path in (out / "study" / "ledger.jsonl", out / "timeline.jsonl"):
+        rows = read_jsonl(path)
+        next(r for r in rows if r["seq"] == seq)["at"] = at
+        write_jsonl(path, rows)
+
+
+def _last_seq(out: Path) -> int:
+    return int(read_jsonl(out / "study" / "ledger.jsonl")[-1]["seq"])
+
+
+def dated_within_record_lag(out: Path) -> Expected:
+    """The halt dated 0.9 s after the final controller's end: RECORD_LAG (1 s) after an end."""
+    _date_record(out, _last_seq(out), shifted(_launch_times(out)[1], 900))
+    return {EC: True, LWF: True, KE: True}
+
+
+def dated_past_record_lag(out: Path) -> Expected:
+    """The halt dated 1.1 s after the final end, seen when it was: written by something that outlived its
+    controller (docs/contract.md, "Records are written while a controller runs": by the record's own at)."""
+    _date_record(out, _last_seq(out), shifted(_launch_times(out)[1], 1100))
+    return {EC: "in no controller's life", LWF: True, KE: True}
+
+
+def dated_before_the_first_start(out: Path) -> Expected:
+    """studyOpen dated 1.1 s before the first start: written before any controller was started."""
+    _date_record(out, 1, shifted(_launch_times(out)[0], -1100))
+    return {EC: "in no controller's life", LWF: True}
+
+
+def dated_within_record_lag_before_a_start(out: Path) -> Expected:
+    """studyOpen dated 0.9 s before the first start (its at cut to one fraction digit, say): RECORD_LAG."""
+    _date_record(out, 1, shifted(_launch_times(out)[0], -900))
+    return {EC: True, LWF: True}
+
+
 def _last_record_seen_after_the_end(out: Path, ms: int) -> None:
-    end = [r for r in read_jsonl(out / "launches.jsonl") if r["event"] == "end"][-1]
+    end = _launch_times(out)[1]
     path = out / "timeline.jsonl"
     rows = read_jsonl(path)
-    rows[-1]["seenAt"] = shifted(end["at"], ms)
+    rows[-1]["seenAt"] = shifted(end, ms)
     write_jsonl(path, rows)
 
 
-def seen_within_record_lag(out: Path) -> Expected:
-    """The halt seen 0.9 s after the final controller's end: RECORD_LAG (1 s)."""
-    _last_record_seen_after_the_end(out, 900)
-    return {EC: True, KE: True}
-
-
 def seen_past_record_lag(out: Path) -> Expected:
-    """The halt seen 1.1 s after the final end: written by something that outlived its controller. It follows
-    the kill, and was seen after the resume started: not the kill's rule, exitedCleanly's."""
+    """The halt seen 1.1 s after the final end, dated while its controller ran: a console that was not
+    watching sees records late, and a late seenAt alone is nothing wrong."""
     _last_record_seen_after_the_end(out, 1100)
-    return {EC: "while no controller ran", KE: True}
+    return {EC: True, LWF: True, KE: True}
+
+
+def seen_a_minute_after_the_end(out: Path) -> Expected:
+    _last_record_seen_after_the_end(out, 60_000)
+    return {EC: True, LWF: True, KE: True}
 
 
 def result_seen_before_the_resume(out: Path) -> Expected:
-    """The target's result seen between the killed controller's end and the resume: the kill's own rule names
-    the target's check, and not exitedCleanly."""
+    """The target's result seen between the killed controller's end and the resume, dated while the resumed
+    controller ran: the kill's own rule names the target's check, and not exitedCleanly."""
     result_written_unseen(out)
     return {RSF1: "before the first start after kill 1", EC: True}
+
+
+def result_dated_and_seen_before_any_start(out: Path) -> Expected:
+    """The target's result dated 2 s before the first start and seen between the kill and the resume: the
+    kill's own rule names the target's check (by seenAt), and exitedCleanly fails too (by its at), whatever
+    kill it follows."""
+    result_written_unseen(out)
+    seq = next(r["seq"] for r in read_jsonl(out / "study" / "ledger.jsonl") if r["kind"] == "runResult")
+    _date_record(out, seq, shifted(_launch_times(out)[0], -2000))
+    return {RSF1: "before the first start after kill 1", EC: "in no controller's life"}
+
+
+# launches.jsonl (docs/contract.md, "Which check a file fails"): a line that is not a launch fails
+# exitedCleanly and every kill's killDelivered; a file only out of time order, exitedCleanly alone.
+
+
+def _edit_start(out: Path, which: int, edit: Callable[[dict[str, Any]], None]) -> None:
+    path = out / "launches.jsonl"
+    rows = read_jsonl(path)
+    edit([r for r in rows if r["event"] == "start"][which])
+    write_jsonl(path, rows)
+
+
+def launch_argv_disagrees(out: Path) -> Expected:
+    """The resume's start says resume: true, its argv without --resume: a start that is not a launch."""
+
+    def edit(start: dict[str, Any]) -> None:
+        assert start["resume"] is True and "--resume" in start["argv"], start
+        start["argv"] = [a for a in start["argv"] if a != "--resume"]
+
+    _edit_start(out, 1, edit)
+    return {EC: "argv and resume disagree", KD: "argv and resume disagree"}
+
+
+def launch_resume_flipped(out: Path) -> Expected:
+    """The first start says resume: true, its argv without --resume."""
+    _edit_start(out, 0, lambda start: start.update(resume=True))
+    return {EC: "argv and resume disagree", KD: "argv and resume disagree"}
+
+
+def launch_resume_a_string(out: Path) -> Expected:
+    _edit_start(out, 0, lambda start: start.update(resume="false"))
+    return {EC: "resume is not true or false", KD: "resume is not true or false"}
+
+
+def launch_argv_a_string(out: Path) -> Expected:
+    _edit_start(out, 0, lambda start: start.update(argv=" ".join(start["argv"])))
+    return {EC: "argv is not a list of strings", KD: "argv is not a list of strings"}
+
+
+def launch_without_argv(out: Path) -> Expected:
+    """argv is held only where written: starts without it are launches."""
+    path = out / "launches.jsonl"
+    rows = read_jsonl(path)
+    for r in rows:
+        r.pop("argv", None)
+    write_jsonl(path, rows)
+    return {EC: True, KD: True}
+
+
+# A recording's event (docs/contract.md, "Per target: the story"): written whole, Docker's older status and
+# id, where written, its Action and Actor.ID.
+
+
+def _edit_live(out: Path, edit: Callable[[dict[str, Any]], None], line: int | None = 0) -> None:
+    path = kill_dir(out) / "container-events-live.jsonl"
+    rows = read_jsonl(path)
+    for i, r in enumerate(rows):
+        if (line is None or i == line) and "gap" not in r:
+            edit(r)
+    write_jsonl(path, rows)
+
+
+def event_status_not_its_action(out: Path) -> Expected:
+    def edit(event: dict[str, Any]) -> None:
+        assert event["status"] == event["Action"], event
+        event["status"] = "kill" if event["Action"] != "kill" else "die"
+
+    _edit_live(out, edit)
+    return {SCN1: "container-events-live.jsonl line 1: an event whose status is not its Action"}
+
+
+def event_id_not_its_actor(out: Path) -> Expected:
+    def edit(event: dict[str, Any]) -> None:
+        assert event["id"] == event["Actor"]["ID"], event
+        event["id"] = "0" * 64
+
+    _edit_live(out, edit)
+    return {SCN1: "container-events-live.jsonl line 1: an event whose id is not its Actor.ID"}
+
+
+def events_without_older_fields(out: Path) -> Expected:
+    """Events with the newer fields alone: status and id are held only where written."""
+
+    def edit(event: dict[str, Any]) -> None:
+        event.pop("status", None)
+        event.pop("id", None)
+
+    _edit_live(out, edit, line=None)
+    return {SCN1: True}
+
+
+# machine.jsonl (docs/contract.md): in time order within its samples, and within its snapshots.
+
+
+def machine_sample_out_of_order(out: Path) -> Expected:
+    """A sample dated a second before the sample written before it."""
+    path = out / "machine.jsonl"
+    rows = read_jsonl(path)
+    i = next(i for i, r in enumerate(rows) if r["label"] == "sample")
+    late = dict(rows[i], at=shifted(rows[i]["at"], -1000))
+    write_jsonl(path, [*rows[: i + 1], late, *rows[i + 1 :]])
+    return {EC: f"machine.jsonl line {i + 2} is earlier than line {i + 1}, of its kind"}
+
+
+# arms.jsonl (docs/contract.md, "Which check a file fails", and docs/evidence.md): a line whose at is not a
+# time, whose point or run is not a text (or null), or whose fromSeq is not a non-negative integer (or null)
+# is not an arming line; a fired or missed line names the point armed first (a line without a point: the
+# seed's).
+
+SEED = "after:runStarted/diagnosis"
+
+
+def _edit_fired(out: Path, **fields: Any) -> None:
+    arm, fired = _arms(out)
+    fired.update(fields)
+    write_jsonl(out / "arms.jsonl", [arm, fired])
+
+
+def arms_from_seq_a_string(out: Path) -> Expected:
+    _edit_fired(out, fromSeq="0")
+    return {KT: "fromSeq is not a non-negative integer"}
+
+
+def arms_from_seq_negative(out: Path) -> Expected:
+    _edit_fired(out, fromSeq=-1)
+    return {KT: "fromSeq is not a non-negative integer"}
+
+
+def arms_run_a_number(out: Path) -> Expected:
+    _edit_fired(out, run=1)
+    return {KT: "run is not a text"}
+
+
+def arms_point_a_number(out: Path) -> Expected:
+    _edit_fired(out, point=7)
+    return {KT: "point is not a text"}
+
+
+def arms_at_not_a_time(out: Path) -> Expected:
+    _edit_fired(out, at="2026-02-30T00:00:00.000Z")
+    return {KT: "at is not a time"}
+
+
+def arms_fired_not_the_first_armed(out: Path) -> Expected:
+    """Another point armed before the one that fired: the fired line takes a point out of its turn."""
+    arm, fired = _arms(out)
+    other = dict(arm, point="after:halt")
+    write_jsonl(out / "arms.jsonl", [other, arm, fired])
+    return {KT: "armed first"}
+
+
+def arms_fired_without_a_point(out: Path) -> Expected:
+    """The fired line without its point: it names the seed's, the point armed."""
+    arm, fired = _arms(out)
+    assert arm.get("point") in (None, SEED) and fired.get("point") in (None, SEED), (arm, fired)
+    fired.pop("point", None)
+    write_jsonl(out / "arms.jsonl", [arm, fired])
+    return {KT: True}
+
+
+def arms_armed_without_a_point_fired_elsewhere(out: Path) -> Expected:
+    """The arm line without its point (the seed's), the fired line naming another point: not the one armed."""
+    arm, fired = _arms(out)
+    arm.pop("point", None)
+    fired["point"] = "after:charge"
+    write_jsonl(out / "arms.jsonl", [arm, fired])
+    return {KT: "which is not armed"}
 
 
 FILE_RULES: dict[str, Callable[[Path], Expected]] = {
@@ -657,7 +877,29 @@ FILE_RULES: dict[str, Callable[[Path], Expected]] = {
     "arms.jsonl: fired 2 ms before its record was seen": fired_2ms_before_seen,
     "arms.jsonl: out of time order": arms_out_of_order,
     "arms.jsonl: a line 1 ms earlier than the one before it": arms_within_keeper_slack,
-    "a record seen 0.9 s after the final end": seen_within_record_lag,
+    "a record dated 0.9 s after the final end": dated_within_record_lag,
+    "a record dated 1.1 s after the final end": dated_past_record_lag,
+    "a record dated 1.1 s before the first start": dated_before_the_first_start,
+    "a record dated 0.9 s before the first start": dated_within_record_lag_before_a_start,
     "a record seen 1.1 s after the final end": seen_past_record_lag,
+    "a record seen a minute after the final end": seen_a_minute_after_the_end,
     "a result seen between the kill and the resume": result_seen_before_the_resume,
+    "a result dated before any start, seen before the resume": result_dated_and_seen_before_any_start,
+    "launches.jsonl: argv without --resume for a resume": launch_argv_disagrees,
+    "launches.jsonl: the first start's resume flipped": launch_resume_flipped,
+    "launches.jsonl: resume a string": launch_resume_a_string,
+    "launches.jsonl: argv a string": launch_argv_a_string,
+    "launches.jsonl: no argv written": launch_without_argv,
+    "a recording: an event whose status is not its Action": event_status_not_its_action,
+    "a recording: an event whose id is not its Actor.ID": event_id_not_its_actor,
+    "a recording: events without status and id": events_without_older_fields,
+    "machine.jsonl: a sample out of time order": machine_sample_out_of_order,
+    "arms.jsonl: fromSeq a string": arms_from_seq_a_string,
+    "arms.jsonl: fromSeq negative": arms_from_seq_negative,
+    "arms.jsonl: run a number": arms_run_a_number,
+    "arms.jsonl: point a number": arms_point_a_number,
+    "arms.jsonl: at not a time": arms_at_not_a_time,
+    "arms.jsonl: fired for the point armed second": arms_fired_not_the_first_armed,
+    "arms.jsonl: fired without a point": arms_fired_without_a_point,
+    "arms.jsonl: armed without a point, fired for another": arms_armed_without_a_point_fired_elsewhere,
 }

@@ -6,8 +6,10 @@ the lines of one millisecond in the file's order) as a small automaton
 (nothing running, or one controller running); a line with no transition
 from the state it meets is a violation of "one controller at a time", which
 ``exitedCleanly`` reports, and so is a line earlier than the line before it
-in the file by more than ``KEEPER_SLACK``.  An ``end`` of a pid that no start left running says nothing;
-one of a pid that no start launched is a contradiction.
+in the file by more than ``KEEPER_SLACK`` (``exitedCleanly`` alone: the story is still told by time).
+An ``end`` of a pid that no start left running says nothing; one of a pid that no start launched is a
+contradiction.  A line that is not a launch (``evidence.load_launches``) leaves the file unreadable:
+``exitedCleanly`` and every kill's ``killDelivered``.
 """
 
 from __future__ import annotations
@@ -33,14 +35,12 @@ class Controller:
     def clean(self) -> bool:
         return self.end is not None and self.end.code == 0 and self.end.signal is None
 
-    def running_at(self, t: Fraction) -> bool:
-        """Whether a record seen at t may be this controller's, by the console's clock.
-
-        The keeper stamps ``start`` before it spawns the controller: nothing of it is seen earlier
-        (both stamps to the millisecond: ``SEEN_SLACK``).  Its ``end`` is stamped once the keeper has
-        reaped it, and the console may read the last records a moment after that: ``RECORD_LAG``
-        (docs/contract.md, "Controllers")."""
-        return self.start.at - SEEN_SLACK <= t and (self.end is None or t <= self.end.at + RECORD_LAG)
+    def lived_at(self, t: Fraction) -> bool:
+        """Whether a record dated t (its own ``at``, the writer's clock) lies in this controller's life:
+        from ``RECORD_LAG`` before its ``start`` to ``RECORD_LAG`` after its ``end``; a controller with no
+        end has none yet (docs/contract.md, "Records are written while a controller runs": ``at`` may have
+        a single fraction digit)."""
+        return self.start.at - RECORD_LAG <= t and (self.end is None or t <= self.end.at + RECORD_LAG)
 
 
 @dataclass
@@ -71,9 +71,10 @@ class Controllers:
                 return c
         return None
 
-    def running_at(self, t: Fraction) -> Controller | None:
+    def lived_at(self, t: Fraction) -> Controller | None:
+        """The first controller in whose life a record dated t lies, if any."""
         for c in self.items:
-            if c.running_at(t):
+            if c.lived_at(t):
                 return c
         return None
 
@@ -106,8 +107,6 @@ def replay(launches: Launches) -> Controllers:
             # may say either (a folder made and never started is started by --resume).
             if cs.items and not line.resume:
                 cs.violations.append(f"{where}: resume is false for a later start")
-            if line.argv is not None and ("--resume" in line.argv) != line.resume:
-                cs.violations.append(f"{where}: argv and resume disagree about --resume")
             if previous_end is not None and line.at < previous_end.at - MS_SLACK:
                 cs.violations.append(
                     f"{where}: starts at {show(line.at)}, before the previous end at {show(previous_end.at)}"

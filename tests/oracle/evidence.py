@@ -270,7 +270,19 @@ class Launches:
     lines: list[Launch] = field(default_factory=list)
 
 
+def _not_a_launch(where: str, why: str) -> Launches:
+    return Launches(readable=False, reason=f"{where}: not a launch: {why}")
+
+
 def load_launches(out: Path) -> Launches:
+    """launches.jsonl's lines, or why it cannot be read.
+
+    docs/contract.md ("Which check a file fails"): a line that is not a launch fails ``exitedCleanly`` and
+    every kill's ``killDelivered`` (the file is unreadable here); a file only out of time order fails
+    ``exitedCleanly`` alone (``controllers.replay``).  A start is a launch when its ``resume`` is ``true`` or
+    ``false`` and its ``argv``, where written, is a list of strings that says what ``resume`` says
+    (``--resume`` in it or not): a start that disagrees with itself is not one (README.md, open question
+    27).  ``argv`` written null is written, and not a list."""
     try:
         rows = read_jsonl_objects(out, "launches.jsonl", CAPS["launches.jsonl"])
     except Refused as exc:
@@ -284,21 +296,23 @@ def load_launches(out: Path) -> Launches:
             or not (isinstance(pid, int) and not isinstance(pid, bool) and pid > 0)
             or at is None
         ):
-            return Launches(readable=False, reason=f"{where}: event, pid or at of the wrong shape")
+            return _not_a_launch(where, "event, pid or at of the wrong shape")
         if event == "start":
             resume, argv, st = row.get("resume"), row.get("argv"), row.get("startTime")
             if not isinstance(resume, bool):
-                return Launches(readable=False, reason=f"{where}: resume is not true or false")
-            if argv is not None and not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
-                return Launches(readable=False, reason=f"{where}: argv is not a list of strings")
+                return _not_a_launch(where, "resume is not true or false")
+            if "argv" in row and not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
+                return _not_a_launch(where, "argv is not a list of strings")
+            if isinstance(argv, list) and ("--resume" in argv) != resume:
+                return _not_a_launch(where, "argv and resume disagree about --resume")
             if st is not None and (isinstance(st, bool) or not isinstance(st, (int, float))):
-                return Launches(readable=False, reason=f"{where}: startTime is not a number")
+                return _not_a_launch(where, "startTime is not a number")
             result.lines.append(Launch(number, "start", pid, at, resume=resume, argv=argv, start_time=st))
         else:
             code, signal = row.get("code"), row.get("signal")
             code_ok = code is None or (isinstance(code, int) and not isinstance(code, bool))
             if not code_ok or not (signal is None or isinstance(signal, str)) or (code is None) == (signal is None):
-                return Launches(readable=False, reason=f"{where}: an end needs a code or a signal, of their types")
+                return _not_a_launch(where, "an end needs a code or a signal, of their types")
             result.lines.append(Launch(number, "end", pid, at, code=code, signal=signal))
     return result
 
@@ -321,6 +335,29 @@ class Arms:
     order_breaks: list[str] = field(default_factory=list)  # a line earlier than the one before it
 
 
+def _arming_problem(row: dict[str, Any], at: Fraction | None) -> str | None:
+    """Why a line of arms.jsonl is not an arming line, or None (docs/contract.md, "Which check a file
+    fails": a line whose ``event``, ``at`` or ``point`` is not of its type; docs/evidence.md: ``fired``'s and
+    ``missed``'s ``run`` and ``fromSeq``).  ``point`` and ``run`` are texts or null, ``fromSeq`` a
+    non-negative integer or null, each where written; ``at`` a time."""
+    if row.get("event") not in ("arm", "disarm", "fired", "missed"):
+        return "its event is none the console writes"
+    if at is None:
+        return "its at is not a time"
+    for key in ("point", "run"):
+        value = row.get(key)
+        if not (value is None or isinstance(value, str)):
+            return f"its {key} is not a text"
+    from_seq = row.get("fromSeq")
+    if isinstance(from_seq, BigInt):
+        non_negative = not from_seq.text.startswith("-")
+    else:
+        non_negative = isinstance(from_seq, int) and not isinstance(from_seq, bool) and from_seq >= 0
+    if not (from_seq is None or non_negative):
+        return "its fromSeq is not a non-negative integer"
+    return None
+
+
 def load_arms(out: Path) -> Arms:
     try:
         rows = read_jsonl_objects(out, "arms.jsonl", CAPS["arms.jsonl"])
@@ -330,18 +367,13 @@ def load_arms(out: Path) -> Arms:
         return Arms(present=True, readable=False, reason=str(exc))
     arms = Arms(present=True)
     for number, row in rows:
-        event, at, point = row.get("event"), parse_time(row.get("at")), row.get("point")
-        if (
-            event not in ("arm", "disarm", "fired", "missed")
-            or at is None
-            or not (point is None or isinstance(point, str))
-        ):
-            return Arms(
-                present=True, readable=False, reason=f"arms.jsonl line {number}: event, at or point of the wrong shape"
-            )
+        at = parse_time(row.get("at"))
+        problem = _arming_problem(row, at)
+        if problem is not None or at is None:
+            return Arms(present=True, readable=False, reason=f"arms.jsonl line {number}: not an arming line: {problem}")
         if arms.lines and at < arms.lines[-1].at - KEEPER_SLACK:
             arms.order_breaks.append(f"arms.jsonl line {number} is earlier than line {arms.lines[-1].line}")
-        arms.lines.append(ArmLine(number, event, at, point, row))
+        arms.lines.append(ArmLine(number, row["event"], at, row.get("point"), row))
     return arms
 
 
@@ -404,8 +436,8 @@ def load_machine(out: Path) -> Machine:
     is not a time, a snapshot without its ``processes`` and ``containers`` lists, or out of time order fails
     ``exitedCleanly``; a torn last line is left out.  A heavy snapshot is dated when its event came and
     written once taken, so a light sample dated later may be written before it: the order is held within
-    each kind, a line earlier than the one of its kind before it by more than KEEPER_SLACK (README.md, open
-    question 13)."""
+    each kind, a line earlier than the one of its kind before it by more than KEEPER_SLACK (docs/contract.md:
+    "in order only within its samples and within its snapshots")."""
     try:
         rows = read_jsonl_objects(out, "machine.jsonl", CAPS["machine.jsonl"])
     except Refused as exc:

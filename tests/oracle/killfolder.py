@@ -115,7 +115,8 @@ def parse_recording(data: bytes, source: str, rel: str) -> Recording:
             continue
         # docs/contract.md ("Which check a file fails"): an event without its Type container, Action, Actor.ID
         # or Actor.Attributes.name (a string) is a line that is not the recording's record, an event of another
-        # type (an image's, a network's) among them: only container events are recorded (docs/evidence.md).
+        # type (an image's, a network's) among them, and one without a Type: only container events are
+        # recorded (docs/evidence.md), each written whole.
         if obj.get("Type") != "container":
             rec.bad.append(f"{where}: an event that is not a container's (its Type is not container)")
             continue
@@ -131,6 +132,14 @@ def parse_recording(data: bytes, source: str, rel: str) -> Recording:
             or not ident
         ):
             rec.bad.append(f"{where}: an event without its Action, Actor.ID or attributes")
+            continue
+        # docs/contract.md ("Per target: the story", the evidence): every line is an event as the runtime
+        # writes it whole; Docker's older status and id, where written, are its Action and Actor.ID.
+        if "status" in obj and obj["status"] != action:
+            rec.bad.append(f"{where}: an event whose status is not its Action")
+            continue
+        if "id" in obj and obj["id"] != ident:
+            rec.bad.append(f"{where}: an event whose id is not its Actor.ID")
             continue
         name = _name(attrs.get("name"))
         if name is None:

@@ -151,10 +151,8 @@ class KillView:
     # The snapshots' defects (a file of the stage missing or unreadable, an inspect of the wrong shape):
     # every target's sameContainerNoRerun (docs/contract.md, "Which check a file fails").
     snapshot_fail: list[str] = field(default_factory=list)
-    # The kill's own rule for the records after it (check_records_after): the first start after the kill,
-    # and whether the rule was applied at all.
+    # The kill's own rule for the records after it (check_records_after): the first start after the kill.
     resume_at: Fraction | None = None
-    records_judged: bool = False
 
 
 def kill_view(f: StudyFacts, kf: KillFolder, t: Tally) -> KillView:
@@ -694,15 +692,15 @@ def check_records_after(f: StudyFacts, v: KillView, t: Tally) -> None:
     (missing from timeline.jsonl) fails the same way; when timeline.jsonl holds lines that are not records,
     a record not found may be on one of them, and the file's defect is killEvidence's already.
 
-    A record seen later, while no controller ran (after the first start after the kill), is judged by
-    exitedCleanly (study.judge_records_seen), or by a later kill's own rule."""
+    A record dated in no controller's life (its own ``at``) is exitedCleanly's too, whatever kill it
+    follows (study.judge_records_dated); a record seen late, after the first start after the kill, is
+    nothing by itself (a console that was not watching sees records late)."""
     assert v.before_seq is not None
     cons = f.controllers
     if not cons.readable or v.at is None:
         return
     first = next((c for c in cons.items if c.start.at >= v.at - SEEN_SLACK and c is not v.controller), None)
     v.resume_at = first.start.at if first is not None else None
-    v.records_judged = True
     targets = {x.run: x for x in v.judged}
     unseen_judged = f.timeline.bad_lines == 0
     for r in f.ledger.after(v.before_seq):
@@ -738,17 +736,6 @@ def check_records_after(f: StudyFacts, v: KillView, t: Tally) -> None:
             t.fail(f"{v.scope} · {run}", check, why)
         else:
             t.fail(v.scope, "killEvidence", why)
-
-
-def covered_by_kill(v: KillView, seq: int, seen: Fraction) -> bool:
-    """Whether a record is the kill's own rule's to judge: after beforeKillSeq, and seen before the first
-    start after the kill (or with none after it)."""
-    return (
-        v.records_judged
-        and v.before_seq is not None
-        and seq > v.before_seq
-        and (v.resume_at is None or seen < v.resume_at - SEEN_SLACK)
-    )
 
 
 # --- the target's story ------------------------------------------------------------------------

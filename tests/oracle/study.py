@@ -29,7 +29,7 @@ from tests.oracle.evidence import (
     load_watch,
 )
 from tests.oracle.killfolder import KillFolder, kill_folder_size, load_kill_folder
-from tests.oracle.kills import KillView, StudyFacts, covered_by_kill, judge_kill
+from tests.oracle.kills import KillView, StudyFacts, judge_kill
 from tests.oracle.ledger_checks import (
     judge_charged_equals_starts,
     judge_contract_kept,
@@ -93,7 +93,7 @@ def _judge(out: Path, t: Tally) -> None:
     if arms_mod.applies(arms, views):
         arms_mod.judge_kill_triggered(facts, arms, views, t)
     judge_ends_claimed(t, controllers, timeline, ledger, views)
-    judge_records_seen(t, controllers, timeline, ledger, views)
+    judge_records_dated(t, controllers, timeline, ledger)
 
 
 def judge_exited_cleanly(out: Path, t: Tally, cs: Controllers, outcome: Outcome) -> None:
@@ -244,30 +244,31 @@ def judge_ends_claimed(t: Tally, cs: Controllers, timeline: Timeline, ledger: Le
             )
 
 
-def judge_records_seen(t: Tally, cs: Controllers, timeline: Timeline, ledger: Ledger, views: list[KillView]) -> None:
-    """§6.9, docs/contract.md ("Records are written while a controller runs"): every record a console saw was
-    seen while a controller ran, or at most RECORD_LAG after one ended; one seen later than that, before the
-    next start or after the final end, was written by something that outlived its controller: exitedCleanly.
-    After a kill, the kill's own rule names the target's check instead (kills.check_records_after: a record
-    after beforeKillSeq seen before the first start after the kill); a record seen while no controller ran
-    that no kill's rule judges is exitedCleanly's, whatever its seq.  A record seen before any controller
-    started is a contradiction of the controllers' story whatever kill it follows (docs/contract.md,
-    "Controllers": fresh, then resumes): exitedCleanly, for every record."""
-    if not cs.readable or not timeline.readable or not cs.items:
+def judge_records_dated(t: Tally, cs: Controllers, timeline: Timeline, ledger: Ledger) -> None:
+    """docs/contract.md ("Records are written while a controller runs", §6.9): every record's ``at`` (the
+    writer's time) lies in a controller's life, from RECORD_LAG before its ``start`` to RECORD_LAG after its
+    ``end`` (one still running has no end yet); a record dated in no controller's life was written by
+    something that outlived its controller, or before any was started: exitedCleanly, whatever kill it
+    follows (after a kill, the kill's own rule, ``kills.check_records_after``, also names the target's
+    check, by ``seenAt``).  When a console saw a record is not this rule's: a console that was not watching
+    sees a controller's last records only at the next ``--resume``.  A record whose ``at`` is not a time
+    breaks rule 8 (contractKept) and is not dated here.
+
+    docs/contract.md ("Controllers", "Then resumes"): a record ``timeline.jsonl`` saw before any controller
+    started is a contradiction too (exitedCleanly), whatever kill it follows."""
+    if not cs.readable or not cs.items:
         return
     first_start = min(c.start.at for c in cs.items)
     bad = []
     for r in ledger.records:
         if not isinstance(r.seq, int):
             continue
-        s = timeline.by_seq.get(r.seq)
-        if s is None:
-            continue
-        if s.seen < first_start - SEEN_SLACK:
+        if r.time is not None and cs.lived_at(r.time) is None:
+            bad.append(f"seq {r.seq} ({r.kind}) is dated {show(r.time)}, in no controller's life")
+        s = timeline.by_seq.get(r.seq) if timeline.readable else None
+        if s is not None and s.seen < first_start - SEEN_SLACK:
             bad.append(f"seq {r.seq} ({r.kind}) was seen at {show(s.seen)}, before any controller started")
-        elif cs.running_at(s.seen) is None and not any(covered_by_kill(v, r.seq, s.seen) for v in views):
-            bad.append(f"seq {r.seq} ({r.kind}) was seen at {show(s.seen)}, while no controller ran")
     for why in bad[:3]:
         t.fail(S, EC, why)
     if len(bad) > 3:
-        t.fail(S, EC, f"and {len(bad) - 3} more records seen while no controller ran")
+        t.fail(S, EC, f"and {len(bad) - 3} more records dated in no controller's life or seen before any")

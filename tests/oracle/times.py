@@ -25,8 +25,9 @@ MS_SLACK = Fraction(2, 1000)
 # spawn and a record's seenAt when the console read it, both to the millisecond.
 KEEPER_SLACK = Fraction(1, 1000)
 SEEN_SLACK = Fraction(2, 1000)
-# docs/contract.md ("Controllers", RECORD_LAG): a console reads a controller's last records a moment
-# after its keeper stamps the end; a record seen up to this after an end was its controller's.
+# docs/contract.md ("Controllers", RECORD_LAG; "Records are written while a controller runs"): a record's
+# at may have one fraction digit: a record dated up to this before a start or after an end was that
+# controller's.
 RECORD_LAG = Fraction(1)
 # docs/contract.md (killEvidence): the window's resultSeenEpoch is timeline.jsonl's seenAt of its
 # resultSeq to the millisecond: one console's clock wrote both.

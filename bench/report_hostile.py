@@ -755,7 +755,7 @@ class Template:
 
 
 def sound_files() -> corpus.Files:
-    return corpus.derive(corpus.sound())
+    return corpus.as_written(corpus.derive(corpus.sound()))
 
 
 def kill_rel(n: int, name: str) -> str:

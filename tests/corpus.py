@@ -355,7 +355,8 @@ class _AsLaunched:
 AS_LAUNCHED: Any = _AsLaunched()
 
 
-def _as_launched(files: Files) -> Files:
+def as_written(files: Files) -> Files:
+    """The files as the folder holds them once written: those made from launches.jsonl made now."""
     launches = [x for x in files.get("launches.jsonl", []) if isinstance(x, dict)]
     made = dict(files)
     if made.get("machine.jsonl") is AS_LAUNCHED:
@@ -388,7 +389,7 @@ def _as_launched(files: Files) -> Files:
 
 
 def write(files: Files, out: Path) -> Path:
-    files = _as_launched(files)
+    files = as_written(files)
     for rel, value in files.items():
         path = out / rel
         path.parent.mkdir(parents=True, exist_ok=True)

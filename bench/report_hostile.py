@@ -1786,7 +1786,7 @@ KILL_JSON_1 = "kills/1/kill.json"
 
 def _trial_template() -> str:
     """The sound folder as trial N_MARK's, as JSON text: study s-N_MARK, its containers in that study's stem."""
-    files = corpus.derive(corpus.sound())
+    files = corpus.as_written(corpus.derive(corpus.sound()))
     arms = files["arms.jsonl"]
     arms[0]["point"] = CAMPAIGN_POINT
     arms[1].update(point=CAMPAIGN_POINT, fromSeq=0)

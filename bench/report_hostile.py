@@ -88,9 +88,9 @@ leave of the recordings' budget):
   are JSON (``0``, ``TINY``): past ``BAD_LINES`` of them the recording is
   refused, so this shows the bound at work;
 * ``live-others``: the same file up to what the recordings' budget leaves,
-  of the cheapest valid container events (``{"Action": "start",
-  "timeNano": ..., "Actor": {"ID": ..., "Attributes": {"name": ...}}}``,
-  ~100 bytes, inside kill 1's window) of containers that are not the
+  of the cheapest valid container events (``{"Type": "container", "Action": "start",
+  "timeNano": ..., "Actor": {"ID": ..., "Attributes": {"name": ...}}, "seenAt": ...}``,
+  ~150 bytes, inside kill 1's window) of containers that are not the
   study's: lines the judge must read and parse, that concern nothing;
 * ``recordings-budget``: the recordings' budget spent across kills 1 and
   2's live recordings and read-backs, a share each, on such events, every
@@ -844,15 +844,16 @@ def minimal_events(out: Path, n: int, ours: int = 0) -> Iterator[bytes]:
     """
     since, seen, _ = window_of(out, n)
     span = seen - since - 2000
+    # The time a console stamps a live event with (the live recording asks it; the read-back leaves it be).
+    seen_at = rfc3339_ms(since / 1e9).encode()
     k = 0
     while True:
         k += 1
         when = since + 1000 + (k * 997) % span  # ~1 ns apart; distinct for a million events
         name = corpus.container(f"z{k}") if ours and k % ours == 0 else f"o{k}"
-        yield b'{"Action":"start","timeNano":%d,"Actor":{"ID":"%x","Attributes":{"name":"%s"}}}\n' % (
-            when,
-            k,
-            name.encode(),
+        yield (
+            b'{"Type":"container","Action":"start","timeNano":%d,"Actor":{"ID":"%x","Attributes":{"name":"%s"}},'
+            b'"seenAt":"%s"}\n' % (when, k, name.encode(), seen_at)
         )
 
 

@@ -146,7 +146,7 @@ def _window(folder: Path, n: int) -> tuple[int, int]:
 
 def _added_events(folder: Path, rel: str, sound: Path) -> list[ContainerEvent]:
     """The lines of ``rel`` past the sound folder's own, each a minimal valid container event inside its kill's
-    window (a start, an Id and a name, nothing else)."""
+    window (a start, an Id and a name, its Type and the time a console saw it, nothing else)."""
     own = len((sound / rel).read_bytes().splitlines())
     lines = (folder / rel).read_bytes().splitlines()
     assert lines[:own] == (sound / rel).read_bytes().splitlines(), rel
@@ -154,7 +154,8 @@ def _added_events(folder: Path, rel: str, sound: Path) -> list[ContainerEvent]:
     events = []
     for line in lines[own:]:
         value = json.loads(line)
-        assert set(value) == {"Action", "timeNano", "Actor"} and set(value["Actor"]) == {"ID", "Attributes"}, line
+        assert set(value) == {"Type", "Action", "timeNano", "Actor", "seenAt"}, line
+        assert set(value["Actor"]) == {"ID", "Attributes"}, line
         e = parse_event(value)
         assert isinstance(e, ContainerEvent) and e.verb == "start" and e.study is None, line
         assert since < e.lo_ns < until, (rel, line)

@@ -327,7 +327,7 @@ def test_report_hostile_quick_measures_every_folder_with_both_judges(tmp_path: P
                 assert held > 1000, (rel, held)
         if name == "live-others":  # events of other containers, none the study's, each read and parsed
             events = _added_events(root, "kills/1/container-events-live.jsonl", sound)
-            assert len(events) == f["info"]["addedEvents"] > 2000, len(events)
+            assert len(events) == f["info"]["addedEvents"] > 1500, len(events)  # ~150 bytes each, in the quick run's budget
             assert not any(e.name.startswith("inforsi-") for e in events if e.name), events[:3]
             assert len({e.id for e in events}) == len(events)
         if name == "recordings-budget":
@@ -380,7 +380,7 @@ def test_report_hostile_quick_measures_every_folder_with_both_judges(tmp_path: P
             assert recorded > QUICK_RECORDINGS - SLACK - 1024, recorded
             # Its kill folders are those of every long study (ledger-*), before their recordings grew.
             events = _added_events(root, "kills/1/container-events-live.jsonl", kept / "folders" / LEDGERS[0])
-            assert len(events) == f["info"]["events:kills/1/container-events-live.jsonl"] > 2000
+            assert len(events) == f["info"]["events:kills/1/container-events-live.jsonl"] > 1500
             for rel in ("kills/2/ledger-at-kill.json", "kills/1/kill.json", "kills/2/kill.json"):
                 assert spent > QUICK_BUDGET - SLACK - 16384 or on_disk[rel] > _quick(_cap_of(rel)) - 1024, (rel, spent)  # type: ignore[arg-type]
 

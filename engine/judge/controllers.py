@@ -80,6 +80,7 @@ class ControllerReplay:
         self.stream = Stream(EvidenceFolder.LAUNCHES)
         self.stories = {ev.number: KillStory(ev.number, ev.kill.pid) for ev in kills if ev.kill is not None}
         self.controllers: list[_Controller] = []  # every start, in the order of time
+        self.live: dict[int, _Controller] = {}  # those running now (or killed, not yet ended), in the order started
         self.by_pid: dict[int | None, _Controller] = {}  # each pid's latest controller
         # Kills of a pid that did not run at the kill, by pid: §6.3 still reads that pid's first end after the kill.
         self.unheld: dict[int, list[int]] = {}
@@ -105,7 +106,16 @@ class ControllerReplay:
         return self._view()
 
     def _running(self) -> list[_Controller]:
-        return [c for c in self.controllers if c.state in RUNNING]
+        return list(self.live.values())
+
+    def _moved(self, c: _Controller, state: str) -> None:
+        """A controller's new state; the running ones are kept apart, so a start finds them at once however many
+        controllers came before (a file of 40 000 lines is judged in a second, not in minutes)."""
+        c.state = state
+        if state in RUNNING:
+            self.live[id(c)] = c
+        else:
+            self.live.pop(id(c), None)
 
     def _start(self, e: Event) -> None:
         start: LaunchStart = e.fact
@@ -128,6 +138,7 @@ class ControllerReplay:
             self.launches.bad(f"{e.where}: {says} (pid {start.pid})", proof(e.where, f"pid {start.pid} starts", says))
         c = _Controller(start)
         self.controllers.append(c)
+        self._moved(c, c.state)
         self.by_pid[start.pid] = c
         self.launches.final, self.launches.final_end, self.launches.final_end_where = start, None, None
         if self.launches.first is None:
@@ -157,7 +168,8 @@ class ControllerReplay:
             says = row.says.format(pid=end.pid) if row is not None else unexpected(CONTROLLER, state, END)
             self.launches.bad(f"{e.where}: {says}", proof(e.where, f"pid {end.pid} ends", says))
             return
-        mine.state, mine.end, mine.end_where = row.next, end, e.where
+        mine.end, mine.end_where = end, e.where
+        self._moved(mine, row.next)
         # A stop (SIGINT, exit 130) is not asked for its folder: the console stops a study when it cannot write its
         # evidence (a full disk), and then it cannot write that folder either.
         stopped = end.code == STOPPED or end.signal == "SIGINT"
@@ -198,7 +210,7 @@ class ControllerReplay:
             ev.end_claimed_by = mine.killed_by[0]
         mine.killed_by.append(made.number)
         if row is not None:
-            mine.state = row.next
+            self._moved(mine, row.next)
 
     def _lives(self) -> None:
         """Each controller's life, in the order of the starts, with the latest end so far (to date records by)."""

@@ -100,6 +100,7 @@ class Selection:
     chosen: frozenset[Hashable] | None
     problem: str | None
     count: int = 1
+    line: int = 0  # the first one's line in the ledger
 
 
 @dataclass(slots=True)
@@ -250,7 +251,7 @@ class Accounts:
                 known = self.selections.get(rnd)
                 if known is None:
                     chosen, problem = chosen_ids(record.content)
-                    self.selections[rnd] = Selection(record.seq, chosen, problem)
+                    self.selections[rnd] = Selection(record.seq, chosen, problem, line=record.line)
                 else:
                     known.count += 1
         elif kind == "diagnosisSettlement":

@@ -2869,13 +2869,15 @@ def test_records_written_while_no_controller_ran_are_counted_past_the_kept() -> 
     """killEvidence names the first such record and counts the others, those kept and those only counted."""
     ev, acc = evidence(one_kill())
     why = "seq 20 (a record) was seen while no controller started after the kill ran"
-    ev.unmanned = [(None, "note", why, False), (None, "note", "seq 21 ...", False)]
+    ev.unmanned = [(None, "note", why, False, None), (None, "note", "seq 21 ...", False, None)]
     ev.unmanned_count = 2
     assert kill_evidence(ev, acc, LedgerFacts()).detail == f"{why} (and 1 more such records)"
-    ev.unmanned = [(None, "note", why, False)] + [(None, "note", f"seq {21 + i} ...", False) for i in range(63)]
+    ev.unmanned = [(None, "note", why, False, None)] + [
+        (None, "note", f"seq {21 + i} ...", False, None) for i in range(63)
+    ]
     ev.unmanned_count = 70
     assert kill_evidence(ev, acc, LedgerFacts()).detail == f"{why} (and 69 more such records)"
-    ev.unmanned, ev.unmanned_count = [(None, "note", why, False)], 1
+    ev.unmanned, ev.unmanned_count = [(None, "note", why, False, None)], 1
     assert kill_evidence(ev, acc, LedgerFacts()).detail == why
 
 

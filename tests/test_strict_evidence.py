@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from studymon.engine.automata import Where, proof
 from studymon.engine.judge import judge
-from tests.corpus import derive, sound, write
+from studymon.engine.judge.verdict import PROOFS_KEPT, Check, Verdict
+from tests.corpus import CORPUS, HOSTILE, Case, Hostile, derive, sound, write
 
 Key = tuple[str, str]
 
@@ -363,7 +365,35 @@ def test_a_file_fails_the_check_the_contract_names(tmp_path: Path, what: str, ch
 
 
 # Checks whose every ✗ is stated as a proof (§6.8.3): the events with their files and lines, then the rule.
-PROVEN = {"exitedCleanly", "ledgerWellFormed", "contractKept"}
+PROVEN = {
+    "exitedCleanly",
+    "ledgerWellFormed",
+    "contractKept",
+    "haltedAtExport",
+    "chargedEqualsStarts",
+    "resultsAccounted",
+    "killTriggered",
+    "killDelivered",
+    "killEvidence",
+    "sameContainerNoRerun",
+    "chargedOnce",
+    "resultSettledAndFinished",
+}
+
+
+def _assert_proven(c: Check, what: str) -> None:
+    """A ✗ with its proofs: each "Let <lines>. Then <rule>: a contradiction.", each line with its file, whole in
+    report.json beside the short detail."""
+    assert c.proofs, (what, c.scope, c.name, c.detail)
+    for p in c.proofs:
+        doc = p.as_json()
+        assert doc["text"].startswith("Let ") and doc["text"].endswith(": a contradiction."), (what, doc)
+        assert doc["let"], (what, doc)
+        for x in doc["let"]:
+            assert isinstance(x["file"], str) and x["file"] and isinstance(x["line"], int) and x["line"] >= 0, doc
+            assert isinstance(x["says"], str) and x["says"], (what, doc)
+        assert isinstance(doc["then"], str) and doc["then"], (what, doc)
+    assert c.as_json()["proofs"] == [p.as_json() for p in c.proofs]
 
 
 @pytest.mark.parametrize("what, change, fails", FILE_RULES, ids=[r[0] for r in FILE_RULES])
@@ -375,13 +405,7 @@ def test_each_failure_is_proven_with_its_lines(tmp_path: Path, what: str, change
         c = checks[key]
         if key[1] not in PROVEN:
             continue
-        assert c.proofs, (what, key, c.detail)
-        for p in c.proofs:
-            doc = p.as_json()
-            assert doc["text"].startswith("Let ") and doc["text"].endswith(": a contradiction."), doc
-            assert doc["let"] and all(isinstance(x["file"], str) and x["line"] >= 0 for x in doc["let"]), doc
-        # Whole in report.json, beside the short detail.
-        assert c.as_json()["proofs"] == [p.as_json() for p in c.proofs]
+        _assert_proven(c, what)
 
 
 def test_a_proof_names_the_lines_that_contradict(tmp_path: Path) -> None:
@@ -400,3 +424,60 @@ def test_a_proof_names_the_lines_that_contradict(tmp_path: Path) -> None:
     (out / "study" / "ledger.jsonl").write_text("".join(x + "\n" for x in lines))
     c = next(c for c in judge(out).checks if c.name == "contractKept")
     assert c.ok is False and c.proofs[0].text.startswith("Let study/ledger.jsonl line 1: seq 1. Then rule ")
+
+
+def test_a_target_s_proof_names_its_record_and_its_event(tmp_path: Path) -> None:
+    """The die says exit 137 and the run's runResult 0: the proof holds the ledger's line against the recording's."""
+    case = next(c for c in CORPUS if c.name == "die-exit-137")
+    c = next(c for c in judge(write(case.build(), tmp_path / "s")).checks if c.ok is False)
+    assert (c.scope, c.name) == ("kill 1 · d1", "sameContainerNoRerun")
+    (p,) = c.proofs
+    assert [(x["file"], x["line"]) for x in p.as_json()["let"]] == [
+        ("study/ledger.jsonl", 8),
+        ("kills/1/container-events-live.jsonl", 3),
+    ]
+    assert p.text.startswith("Let study/ledger.jsonl line 8: runResult of d1 (seq 8): exit 0; ")
+    assert p.then == "a runResult says the exit code its run's container exited with"
+
+
+def test_a_missing_file_is_its_proof_with_no_line(tmp_path: Path) -> None:
+    """A file that is not there has no line: the proof names it whole (line 0) and says it is missing."""
+    out = write(derive(sound()), tmp_path / "s")
+    (out / "kills" / "1" / "container-before.json").unlink()
+    c = next(c for c in judge(out).checks if c.scope == "kill 1" and c.name == "killEvidence")
+    assert c.ok is False
+    assert c.proofs[0].let == ((Where("kills/1/container-before.json", 0), "missing"),)
+    assert c.proofs[0].text.startswith("Let kills/1/container-before.json: missing. Then ")
+
+
+def test_proofs_are_kept_to_a_bound() -> None:
+    """A rule broken a million times keeps PROOFS_KEPT proofs, however they come (one by one, or as a list)."""
+    v = Verdict("chargedEqualsStarts", "study")
+    for i in range(1, 100):
+        v.fail(f"reason {i}", proof(Where("study/ledger.jsonl", i), f"seq {i}", "a rule"))
+    v.proven(proof(Where("study/ledger.jsonl", i), f"seq {i}", "a rule") for i in range(100, 200))
+    c = v.check("")
+    assert c.ok is False and len(c.proofs) == PROOFS_KEPT
+    assert [p.let[0][0].line for p in c.proofs] == list(range(1, PROOFS_KEPT + 1))
+
+
+@pytest.mark.parametrize("case", CORPUS, ids=[c.name for c in CORPUS])
+def test_every_failure_of_a_wrong_folder_is_proven(tmp_path: Path, case: Case) -> None:
+    """Every ✗ of every wrong folder of the corpus (tests/corpus.py) is stated as proofs with their lines."""
+    out = write(case.build(), tmp_path / "s")
+    failed = [c for c in judge(out).checks if c.ok is False]
+    assert failed or not any(ok is False for ok in case.expected.values()), case.name
+    for c in failed:
+        assert c.name in PROVEN, (case.name, c.name)
+        _assert_proven(c, case.name)
+
+
+@pytest.mark.parametrize("hostile", HOSTILE, ids=[h.name for h in HOSTILE])
+def test_every_failure_of_a_hostile_folder_is_proven(tmp_path: Path, hostile: Hostile) -> None:
+    out = write(derive(sound()), tmp_path / "s")
+    hostile.prepare(out)
+    failed = [c for c in judge(out).checks if c.ok is False]
+    assert failed, hostile.name
+    for c in failed:
+        assert c.name in PROVEN, (hostile.name, c.name)
+        _assert_proven(c, hostile.name)

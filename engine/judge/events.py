@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from studymon.engine.accounts import Accounts
+from studymon.engine.automata import Proof, Where, proof
 from studymon.engine.contract import plural
 from studymon.engine.judge.verdict import SEEN_KEPT, SHOWN
 from studymon.engine.records import ContainerEvent, Gap, parse_event, time_epoch
@@ -17,6 +18,16 @@ RUNTIME_NAMES = {"docker": "the Docker engine", "process": "the process runtime"
 # What a target's container may do in its kill's window, besides its one ``die`` and what
 # comes with it (a ``destroy`` after it, an ``oom`` before it): actions that only read it.
 PASSIVE = frozenset({"attach", "detach", "resize", "top", "archive-path", "export", "health_status"})
+
+Event = tuple[Any, ...]  # what a tally keeps of an event: (action, time), or (name, action, time)
+
+
+def located(where: str | Where) -> tuple[str, Where]:
+    """A line of a recording: as its reasons name it (the file within its kill folder, and the line), and where it is
+    for a proof (the file within the evidence folder).  A bare name stands for itself, as a whole."""
+    if isinstance(where, str):
+        return where, Where(where, 0)
+    return str(Where(where.file.rsplit("/", 1)[-1], where.line)), where
 
 
 @dataclass
@@ -36,6 +47,13 @@ class TargetWatch:
     first_destroy: int | None = None
     last_oom: int | None = None
     disagree: int = 0  # events whose live and read-back copies differ
+    # Where each kept event was read (the first copy), for the proofs: its forbidden events, its dies, the earliest
+    # destroy and the latest oom, and the first event whose two copies differ (the first copy, then the other).
+    forbidden_at: dict[Event, Where] = field(default_factory=dict)
+    die_at: dict[tuple[Any, ...], Where] = field(default_factory=dict)
+    destroy_at: Where | None = None
+    oom_at: Where | None = None
+    disagree_at: tuple[Where, Where] | None = None
     # A target charged but not started at the kill, or unrecorded (its container being made as the controller was
     # frozen): its one container starts in the window.  Containers that never start do no work: their create and
     # their destroy are not of its story.  ``made``: that container's Id (an unrecorded target's, from the snapshot
@@ -45,6 +63,7 @@ class TargetWatch:
     _started: bool = False
     _own: set[tuple[Any, ...]] = field(default_factory=set)  # the key of its start (its copies too)
     _destroyed: dict[Any, int] = field(default_factory=dict)  # fresh: the earliest destroy of each other container
+    _destroyed_at: dict[Any, Where] = field(default_factory=dict)
 
     @property
     def story_destroy(self) -> int | None:
@@ -54,7 +73,15 @@ class TargetWatch:
             return self.first_destroy
         return late if self.first_destroy is None else min(late, self.first_destroy)
 
-    def note(self, e: ContainerEvent) -> None:
+    @property
+    def story_destroy_at(self) -> Where | None:
+        """Where :attr:`story_destroy` was read."""
+        late = self._destroyed.get(self.made) if self.made is not None else None
+        if late is not None and (self.first_destroy is None or late < self.first_destroy):
+            return self._destroyed_at.get(self.made)
+        return self.destroy_at
+
+    def note(self, e: ContainerEvent, at: Where | None = None) -> None:
         k = e.key
         if self.fresh:
             if e.verb == "create":
@@ -70,20 +97,28 @@ class TargetWatch:
                 known = self._destroyed.get(e.id)
                 if known is not None or len(self._destroyed) < SEEN_KEPT:
                     self._destroyed[e.id] = e.lo_ns if known is None else min(known, e.lo_ns)
+                    if at is not None and (known is None or e.lo_ns < known):
+                        self._destroyed_at[e.id] = at
                 return
         if e.verb == "die":
             if k not in self.dies and len(self.dies) < 3:
                 self.dies[k] = (e.id, e.exit_code, e.lo_ns)
+                if at is not None:
+                    self.die_at[k] = at
         elif e.verb == "destroy":
-            self.first_destroy = e.lo_ns if self.first_destroy is None else min(self.first_destroy, e.lo_ns)
+            if self.first_destroy is None or e.lo_ns < self.first_destroy:
+                self.first_destroy, self.destroy_at = e.lo_ns, at
         elif e.verb == "oom":
-            self.last_oom = e.hi_ns if self.last_oom is None else max(self.last_oom, e.hi_ns)
+            if self.last_oom is None or e.hi_ns > self.last_oom:
+                self.last_oom, self.oom_at = e.hi_ns, at
         elif e.verb not in PASSIVE and k not in self.seen:
             if len(self.seen) < SEEN_KEPT:
                 self.seen.add(k)
             self.forbidden_count += 1
             if len(self.forbidden) < SHOWN:
                 self.forbidden.append((e.verb, e.lo_ns))
+                if at is not None:
+                    self.forbidden_at[(e.verb, e.lo_ns)] = at
 
 
 class EventTally:
@@ -128,22 +163,29 @@ class EventTally:
         self.restart_count = 0
         self.malformed: list[str] = []
         self.malformed_count = 0
+        self.malformed_proofs: list[Proof] = []  # of the lines kept above, each with its file and line
         self.foreign: list[tuple[str, str, int]] = []  # (name, action, time), the first few
         self.foreign_count = 0
         self.unbooked: list[tuple[str, str, int]] = []  # made for a run with no runStarted yet, the first few
         self.unbooked_count = 0
+        self.at: dict[Event, Where] = {}  # where each kept foreign and unbooked event was read
         self._seen: set[tuple[Any, ...]] = set()
         self._copies: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # key -> compared attributes, targets' events
+        self._copy_at: dict[tuple[Any, ...], Where] = {}  # key -> where its first copy was read
 
     def watch(self, run: str) -> TargetWatch | None:
         return self._by_run.get(run)
 
-    def bad_line(self, where: str, why: str) -> None:
+    def bad_line(self, where: str | Where, why: str) -> None:
         self.malformed_count += 1
         if len(self.malformed) < SHOWN:
-            self.malformed.append(f"{where}: {why}")
+            shown, at = located(where)
+            self.malformed.append(f"{shown}: {why}")
+            self.malformed_proofs.append(
+                proof(at, why, "a recording holds the runtime's events, each a line as the console writes it (§6.9)")
+            )
 
-    def restart(self, value: Any, where: str) -> None:
+    def restart(self, value: Any, where: str | Where) -> None:
         """A line of runtime-restarts.jsonl: the runtime restarted between ``from`` and ``to``."""
         if not isinstance(value, dict):
             self.bad_line(where, f"{type_name(value)}, not a runtime restart")
@@ -185,7 +227,8 @@ class EventTally:
             return False
         return self.until_ns is None or lo_ns <= self.until_ns
 
-    def add(self, value: Any, where: str, live: bool = True) -> None:
+    def add(self, value: Any, where: str | Where, live: bool = True) -> None:
+        at = where if isinstance(where, Where) else None
         e = parse_event(value)
         if isinstance(e, str):
             self.bad_line(where, e)
@@ -213,11 +256,16 @@ class EventTally:
             if known is None:
                 if len(self._copies) < SEEN_KEPT:
                     self._copies[e.key] = e.compared
+                    if at is not None:
+                        self._copy_at[e.key] = at
             elif known != e.compared:
+                first = self._copy_at.get(e.key)
                 for t in concerned.values():
                     t.disagree += 1
+                    if t.disagree_at is None and first is not None and at is not None:
+                        t.disagree_at = (first, at)
         for t in concerned.values():
-            t.note(e)
+            t.note(e, at)
         ours = e.name is not None and (
             e.study == self.study
             if e.study is not None
@@ -237,10 +285,14 @@ class EventTally:
                 self.unbooked_count += 1
                 if len(self.unbooked) < SHOWN:
                     self.unbooked.append((e.name, e.verb, e.lo_ns))
+                    if at is not None:
+                        self.at[(e.name, e.verb, e.lo_ns)] = at
             else:
                 self.foreign_count += 1
                 if len(self.foreign) < SHOWN:
                     self.foreign.append((e.name, e.verb, e.lo_ns))  # type: ignore[arg-type]
+                    if at is not None:
+                        self.at[(e.name, e.verb, e.lo_ns)] = at
 
 
 def planned_after(acc: Accounts, prefix: str | None, seq: int | None) -> tuple[frozenset[str], frozenset[str]]:

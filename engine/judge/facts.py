@@ -7,19 +7,16 @@ the reading itself is in :mod:`studymon.engine.judge.read`.
 from __future__ import annotations
 
 import bisect
-
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from studymon.engine.automata import Proof, Where
+from studymon.engine.automata import Proof, Where, proof
 from studymon.engine.contract import is_int
-from studymon.engine.folder import KillFolder
-from studymon.engine.judge.verdict import SHOWN, Verdict
-
-# Proofs kept for one check's report.json entry: each is a few lines of text.
-PROOFS_KEPT = 16
+from studymon.engine.folder import EvidenceFolder, KillFolder
+from studymon.engine.judge.verdict import PROOFS_KEPT, SHOWN, Verdict
 from studymon.engine.killpoint import SEED, ArmedPoint, KillPoint, point_text
-from studymon.engine.ledger import LedgerIssue
+from studymon.engine.ledger import LedgerIssue, Record
 from studymon.engine.records import KillRecord, KillTarget, LaunchEnd, LaunchStart, WindowRecord, no_since
 
 if TYPE_CHECKING:
@@ -28,6 +25,11 @@ if TYPE_CHECKING:
 
 
 # --- what the checks are given ----------------------------------------------------
+
+
+def ledger_line(r: Record | None) -> Where:
+    """The ledger's line that holds ``r`` (None: the ledger as a whole), for a proof."""
+    return Where(EvidenceFolder.LEDGER, r.line if r is not None else 0)
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,15 @@ class LedgerFacts:
 
     def say(self, v: Verdict, lead: str = "the ledger cannot be judged: ") -> None:
         """The ledger's problem, for a check that needs the ledger: ✗, or ? for a ledger still to come."""
-        (v.unknown if self.pending else v.fail)(lead + (self.problem or ""))
+        (v.unknown if self.pending else v.fail)(lead + (self.problem or ""), self.proof())
+
+    def proof(self) -> Proof:
+        """Why the ledger's problem fails a check: the file as a whole, and what is wrong with it."""
+        return proof(
+            Where(EvidenceFolder.LEDGER, 0),
+            (self.problem or "not read").removeprefix(f"{EvidenceFolder.LEDGER}: "),
+            "the checks are judged on the ledger read whole to its end (§6.9)",
+        )
 
 
 @dataclass
@@ -116,6 +126,14 @@ class Launches:
         if why is not None and len(self.proofs) < PROOFS_KEPT:
             self.proofs.append(why)
 
+    def end_where(self, end: LaunchEnd | None) -> Where | None:
+        """The launches.jsonl line that says ``end``, where the replay kept it (the final end, those not exit 0)."""
+        if end is None:
+            return None
+        if end is self.final_end:
+            return self.final_end_where
+        return next((where for pid, at, where in self.unclean if pid == end.pid and at == end.at), None)
+
     def lived(self, at: float, lag: float) -> bool:
         """Whether a controller ran at ``at``, within ``lag`` of its start or its end."""
         i = bisect.bisect_right(self.starts, at + lag) - 1
@@ -149,15 +167,17 @@ class KillEvidence:
     snapshots: dict[str, dict[str, Any]] = field(default_factory=dict)  # file -> {name: inspect | None}
     window: WindowRecord | None = None
     at_kill: str | None = None  # why ledger-at-kill.json is not the ledger as it stood (None: it is)
+    at_kill_line: int = 0  # the ledger's line it differs at (0: none)
     tally: EventTally | None = None  # None when the events could not be judged
     keeper_end: LaunchEnd | None = None  # the killed pid's first end at or after the kill
+    keeper_end_where: Where | None = None  # the launches.jsonl line that says it, where known
     end_claimed_by: int | None = None  # an earlier kill whose keeper end that same line is
     unjudged: bool = False  # more runs were in flight than the judge follows one by one
     launches_problem: str | None = None
     targets: list[KillTarget] = field(default_factory=list)  # the runs judged (see kill.judged_targets)
-    # Records after the kill seen while no controller started after it ran, or never seen: (run, why).
-    # (run, kind, why, never seen at all)
-    unmanned: list[tuple[str | None, str, str, bool]] = field(default_factory=list)
+    # Records after the kill seen while no controller started after it ran, or never seen:
+    # (run, kind, why, never seen at all, the proof: the record's line and the line that saw it)
+    unmanned: list[tuple[str | None, str, str, bool, Proof | None]] = field(default_factory=list)
     unmanned_count: int = 0
     timeline_problem: str | None = None
     ended_before: str | None = None  # the killed pid had ended before the kill: the kill met no controller
@@ -165,12 +185,32 @@ class KillEvidence:
     finished: bool = False  # the study has finished (§6.3): what is missing now is lost
     all_results: bool = False  # every target has its result in the ledger: the window should have closed
     end_ok: bool | None = True  # haltedAtExport's verdict: the study ended as expected
+    end_proof: Proof | None = None  # and its first proof, when it failed
+    final_end_where: Where | None = None  # the final controller's end (launches.jsonl), by which the study finished
     missing_kills: list[int] = field(default_factory=list)  # lower kill numbers with no folder
     story: KillStory | None = None  # the kill's states over time, as the replay of the controllers moved it
 
     @property
     def scope(self) -> str:
         return f"kill {self.number}"
+
+    def at(self, file: str, line: int = 0) -> Where:
+        """A file of this kill's folder (``line`` 0: as a whole), for a proof."""
+        return Where(KillFolder(Path(), self.number).rel(file), line)
+
+    def finished_at(self) -> tuple[Where, str]:
+        """The line by which the study finished, for a proof that what did not come is lost."""
+        return self.final_end_where or Where(EvidenceFolder.LAUNCHES, 0), "the final controller exits 0"
+
+    def said(self, file: str) -> str:
+        """What is wrong with ``file``, in the words of a proof that names it: missing, or why it is unusable."""
+        if file in self.missing:
+            return "missing"
+        return self.problems.get(file, "not read").removeprefix(f"{file}: ")
+
+    def missing_proof(self, file: str, then: str) -> Proof:
+        """Why ``file`` cannot be used (missing, or there but unusable), as a proof."""
+        return proof(self.at(file), self.said(file), then)
 
     def problem(self, file: str) -> str | None:
         """Why ``file`` cannot be used (missing, or there but unusable), or None."""
@@ -210,13 +250,37 @@ class KillEvidence:
 
     def incomplete(self) -> list[str]:
         """Why the folder is not complete (for its stage): files missing or unusable, kill.json without since."""
+        return [reason for reason, _ in self.incomplete_proven()]
+
+    def incomplete_proven(self) -> list[tuple[str, Proof]]:
+        """:meth:`incomplete`, each reason with its proof: the files it names, and the rule."""
         required = self.required()
         later = self.to_come()
         missing = [f for f in required if f in self.missing and f not in later]
-        out = [f"missing: {', '.join(missing)}"] if missing else []
-        out += [self.problems[f] for f in KillFolder.FILES if f in self.problems]
+        stage = "every file once its window has closed" if required == KillFolder.FILES else "the files of the kill"
+        out = []
+        if missing:
+            lets = tuple((self.at(f), "missing") for f in missing)
+            out.append((f"missing: {', '.join(missing)}", Proof(lets, f"a kill folder holds {stage} (§6.8)")))
+        out += [
+            (
+                self.problems[f],
+                self.missing_proof(f, "a kill folder's files are read as the console writes them (§6.9)"),
+            )
+            for f in KillFolder.FILES
+            if f in self.problems
+        ]
         if self.kill is not None and self.kill.since_epoch is None:
-            out.append(no_since(KillFolder.KILL))
+            out.append(
+                (
+                    no_since(KillFolder.KILL),
+                    proof(
+                        self.at(KillFolder.KILL),
+                        "no since and sinceEpoch",
+                        "kill.json says when the kill's recording began, where its window opens",
+                    ),
+                )
+            )
         return out
 
 
@@ -245,6 +309,9 @@ class Fired:
     moment_run: Any = None
     at: float | None = None  # when the line says it fired
     seen_late: str | None = None  # its moment's record was seen after it fired: why that cannot be
+    where: Where = field(default_factory=lambda: Where(EvidenceFolder.ARMS, 0))  # the fired line
+    moment_line: int = 0  # the ledger line of its moment
+    seen_late_proof: Proof | None = None  # the fired line, and the timeline line that saw its moment later
     _counter: ArmedPoint | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -256,12 +323,12 @@ class Fired:
             self._counter = ArmedPoint(self.point)
             self._counter.begin(self.from_seq, 0.0)
 
-    def count(self, kind: str, purpose: Any, seq: int, run: Any) -> None:
+    def count(self, kind: str, purpose: Any, seq: int, run: Any, line: int = 0) -> None:
         counter = self._counter
         if counter is None or self.moment is not None:
             return
         if counter.count(kind, purpose if isinstance(purpose, str) else None, seq=seq):
-            self.moment, self.moment_run = seq, run
+            self.moment, self.moment_run, self.moment_line = seq, run, line
 
 
 @dataclass
@@ -278,12 +345,19 @@ class Arming:
     faults: list[str] = field(default_factory=list)  # lines that break the story of arming (the first few)
     fault_count: int = 0
     last_at: float | None = None  # the time of the last line read
+    last_where: Where | None = None  # the line that says it
     kills_fired: set[Any] = field(default_factory=set)  # the kill numbers fired so far (as written)
+    proofs: list[Proof] = field(default_factory=list)  # of the faults, those stated with their lines
+    bad_at: Where | None = None  # the first line that is not an arming event
+    bad_why: str = ""  # what it is instead
+    unarmed_at: Where | None = None  # the first fired or missed line with no point armed
 
-    def fault(self, reason: str) -> None:
+    def fault(self, reason: str, why: Proof | None = None) -> None:
         self.fault_count += 1
         if len(self.faults) < 3:
             self.faults.append(reason)
+        if why is not None and len(self.proofs) < PROOFS_KEPT:
+            self.proofs.append(why)
 
     @property
     def armed_at_end(self) -> bool:
@@ -295,7 +369,7 @@ class Arming:
             self.fired or self.missed or self.pending or self.problem or self.bad_lines or self.unarmed or self.faults
         )
 
-    def count(self, kind: str, purpose: Any, seq: int, run: Any) -> None:
-        """A ledger record, read in order: the moment of a fired ``after:`` point?"""
+    def count(self, kind: str, purpose: Any, seq: int, run: Any, line: int = 0) -> None:
+        """A ledger record, read in order (at ``line``): the moment of a fired ``after:`` point?"""
         for f in self.fired:
-            f.count(kind, purpose, seq, run)
+            f.count(kind, purpose, seq, run, line)

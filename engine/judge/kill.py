@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from studymon.engine.accounts import Accounts, RunAccount, round_key
+from studymon.engine.automata import Proof, Where, proof
 from studymon.engine.contract import plural, valid_id
-from studymon.engine.folder import KillFolder
-from studymon.engine.judge.facts import KillEvidence, LedgerFacts, StudyFacts
+from studymon.engine.folder import EvidenceFolder, KillFolder
+from studymon.engine.judge.facts import KillEvidence, LedgerFacts, StudyFacts, ledger_line
 from studymon.engine.judge.target import PlanIndex, target_checks
-from studymon.engine.judge.text import name_text, run_text
+from studymon.engine.judge.text import name_text, ns_text, run_text
 from studymon.engine.judge.verdict import SHOWN, WINDOW_OPEN, Check, Verdict
 from studymon.engine.records import (
     CHARGED,
@@ -39,33 +41,86 @@ def kill_delivered(ev: KillEvidence) -> Check:
     v = Verdict("killDelivered", ev.scope)
     k = ev.kill
     if k is None:
-        v.fail(ev.problem(KillFolder.KILL) or f"{KillFolder.KILL}: not read")
+        v.fail(
+            ev.problem(KillFolder.KILL) or f"{KillFolder.KILL}: not read",
+            ev.missing_proof(KillFolder.KILL, "each kill folder holds its kill's kill.json (§6.8)"),
+        )
     else:
         _delivery(v, ev, k)
     return v.check(lambda: f"SIGKILL sent to pid {k.pid}; its keeper recorded the end by SIGKILL")  # type: ignore[union-attr]
 
 
 def _delivery(v: Verdict, ev: KillEvidence, k: KillRecord) -> None:
+    killed = ev.at(KillFolder.KILL)
     for reason in k.delivery:
-        v.fail(reason)
+        v.fail(
+            reason,
+            proof(killed, reason.removeprefix("kill.json "), "kill.json says SIGKILL was sent, to a controller's pid"),
+        )
     if k.pid is not None:
+        sent = f"SIGKILL sent to pid {k.pid}"
+        launches = Where(EvidenceFolder.LAUNCHES, 0)
         end = ev.keeper_end
+        end_at = ev.keeper_end_where or launches
         if ev.launches_problem is not None:
-            v.fail(ev.launches_problem)
+            v.fail(
+                ev.launches_problem,
+                proof(
+                    launches,
+                    ev.launches_problem,
+                    "the killed controller's end is read from launches.jsonl, whole (§6.9)",
+                    (killed, sent),
+                ),
+            )
         elif ev.ended_before is not None:
-            v.fail(ev.ended_before)
+            v.fail(
+                ev.ended_before, proof(killed, sent, "a kill meets a controller that runs", (launches, ev.ended_before))
+            )
         elif end is None:
-            v.fail(f"launches.jsonl has no end line for pid {k.pid} at or after the kill")
+            v.fail(
+                f"launches.jsonl has no end line for pid {k.pid} at or after the kill",
+                proof(
+                    killed,
+                    sent,
+                    "the keeper of a killed controller records its end (§6.3)",
+                    (launches, f"no end line for pid {k.pid} at or after the kill"),
+                ),
+            )
         elif end.signal != SIGKILL:
             if end.signal:
                 how = f"says {end.signal}"
             else:
                 how = f"says exit {end.code}" if end.code is not None else "has lost its status"
-            v.fail(f"the keeper's end line for pid {k.pid} {how}, not SIGKILL")
+            v.fail(
+                f"the keeper's end line for pid {k.pid} {how}, not SIGKILL",
+                proof(
+                    killed,
+                    sent,
+                    "a controller killed by SIGKILL ends by it, as its keeper records (§6.3)",
+                    (end_at, f"pid {k.pid}'s end {how}"),
+                ),
+            )
         if ev.resumed_over:
-            v.fail(f"a controller was started after the kill while pid {k.pid} had not ended")
+            v.fail(
+                f"a controller was started after the kill while pid {k.pid} had not ended",
+                proof(
+                    killed,
+                    sent,
+                    "a console resumes a study only once its killed controller has ended (§6.3)",
+                    (launches, f"a controller starts after the kill, before pid {k.pid} ends"),
+                ),
+            )
         if ev.end_claimed_by is not None:
-            v.fail(f"pid {k.pid}'s end is kill {ev.end_claimed_by}'s: a controller is killed once, by one kill")
+            v.fail(
+                f"pid {k.pid}'s end is kill {ev.end_claimed_by}'s: a controller is killed once, by one kill",
+                proof(
+                    killed,
+                    sent,
+                    "a controller is killed once, by one kill",
+                    (Where(KillFolder(Path(), ev.end_claimed_by).rel(KillFolder.KILL), 0), f"{sent}, earlier"),
+                    (end_at, f"pid {k.pid}'s one end"),
+                ),
+            )
 
 
 def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts, study: StudyFacts | None = None) -> Check:
@@ -74,22 +129,56 @@ def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts, study: S
     if ev.unjudged and ev.kill is not None:  # said first: the kill's judgement is not whole
         v.fail(
             f"more runs in flight at seq {ev.kill.before_kill_seq} than the judge follows one by one (the first "
-            f"{len(ev.targets)} are judged; {TARGETS_PER_KILL} a kill, {TARGETS_IN_ALL} in all): more than a study has"
+            f"{len(ev.targets)} are judged; {TARGETS_PER_KILL} a kill, {TARGETS_IN_ALL} in all): more than a study has",
+            proof(
+                ev.at(KillFolder.KILL),
+                f"beforeKillSeq {ev.kill.before_kill_seq}",
+                f"a study leaves a few runs in flight at a kill, not more than {TARGETS_PER_KILL}",
+                (ledger_line(None), f"more than {len(ev.targets)} runs unfinished at seq {ev.kill.before_kill_seq}"),
+            ),
         )
-    incomplete = ev.incomplete()
-    for reason in incomplete:
-        v.fail(reason)
+    proven = ev.incomplete_proven()
+    incomplete = [reason for reason, _ in proven]
+    for reason, because in proven:
+        v.fail(reason, because)
     later = ev.to_come()
     if later:
         v.unknown(f"missing: {', '.join(later)}; `studymon run --resume` writes it before it resumes")
     for n in ev.missing_kills:
-        v.fail(f"kills/{n}/ is missing: kills are numbered from 1")
+        v.fail(
+            f"kills/{n}/ is missing: kills are numbered from 1",
+            proof(
+                Where(KillFolder(Path(), n).rel(""), 0),
+                "missing",
+                "kill folders are numbered from 1, one for each kill",
+                (ev.at(KillFolder.KILL), f"kill {ev.number}"),
+            ),
+        )
     k = ev.kill
     if k is None:
         return v.check(lambda: "")  # never shown: kill.json is missing or unusable, a reason above
     for reason in k.problems:
         if reason not in incomplete:  # kill.json without its since is said once
-            v.fail(reason)
+            v.fail(
+                reason,
+                proof(
+                    ev.at(KillFolder.KILL),
+                    reason.removeprefix("kill.json "),
+                    "kill.json holds the kill as the console made it, each field of its type (§6.8)",
+                ),
+            )
+    # An end the console did not make is judged as a kill: the end it stands for is in launches.jsonl (§6.9).
+    ends_unseen = ev.launches_problem is None and ev.ended_before is None and ev.keeper_end is None
+    if k.trigger in ENDS and k.pid is not None and ends_unseen:
+        v.fail(
+            f"kill.json says pid {k.pid} ended ({k.trigger}), but launches.jsonl has no end of that pid by then",
+            proof(
+                ev.at(KillFolder.KILL),
+                f"pid {k.pid} ended ({k.trigger})",
+                "an end the console did not make stands for an end in launches.jsonl (§6.9)",
+                (Where(EvidenceFolder.LAUNCHES, 0), f"no end of pid {k.pid} by then"),
+            ),
+        )
     # Each snapshot maps container names to the runtime's inspect objects (null: no such container then), whatever
     # run the checks look at.
     for file in KillFolder.SNAPSHOTS:
@@ -101,69 +190,147 @@ def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts, study: S
         if odd:
             v.fail(
                 f"{file}: the entry for {name_text(odd[0])} is not an inspect object"
-                + (f" (and {len(odd) - 1} more)" if len(odd) > 1 else "")
+                + (f" (and {len(odd) - 1} more)" if len(odd) > 1 else ""),
+                proof(
+                    ev.at(file),
+                    f"the entry for {name_text(odd[0])} is not an object",
+                    "a snapshot maps container names to the runtime's inspect objects (null: no such container)",
+                ),
             )
     seq = k.before_kill_seq
-    if ev.at_kill is not None:
-        v.fail(ev.at_kill)
+    if ev.at_kill is not None and ev.at_kill != ev.problems.get(KillFolder.AT_KILL):  # an unreadable one is said once
+        lets = [(ev.at(KillFolder.AT_KILL), ev.at_kill.removeprefix(f"{KillFolder.AT_KILL}: "))]
+        if ev.at_kill_line:
+            lets.append((Where(EvidenceFolder.LEDGER, ev.at_kill_line), "the record as the ledger holds it"))
+        else:
+            lets.append((ev.at(KillFolder.KILL), f"beforeKillSeq {seq}"))
+        v.fail(
+            ev.at_kill,
+            Proof(tuple(lets), "ledger-at-kill.json is the ledger as it stood at the kill, to beforeKillSeq"),
+        )
     # The window opens where kill.json says the kill's recording did (the same moment in both files,
     # to the microsecond): a later start would hide what happened just after the kill.
     if ev.window is not None and k.since_ns is not None and abs(ev.window.since_ns - k.since_ns) > 1000:
-        v.fail(f"{KillFolder.WINDOW} starts at another time than kill.json's since")
+        v.fail(
+            f"{KillFolder.WINDOW} starts at another time than kill.json's since",
+            proof(
+                ev.at(KillFolder.WINDOW),
+                f"the window opens at {ns_text(ev.window.since_ns)}",
+                "the window opens where the kill's recording began, to the microsecond",
+                (ev.at(KillFolder.KILL), f"the recording began at {ns_text(k.since_ns)}"),
+            ),
+        )
     if ev.timeline_problem is not None:
-        v.fail(ev.timeline_problem)
+        v.fail(
+            ev.timeline_problem,
+            proof(
+                Where(EvidenceFolder.TIMELINE, 0),
+                ev.timeline_problem,
+                "the kill's checks read from timeline.jsonl when each record after it was seen (§6.9)",
+            ),
+        )
     targets = {t.run for t in ev.targets}
     # A record of no target that no console saw is not judged (a console may have died); one seen
     # before any controller after the kill started was written by something that outlived it.
     # Those of a target's own run kinds are its checks' (chargedOnce, resultSettledAndFinished); any other
     # record, whatever run it names, is this check's.
     strays = [
-        why for run, kind, why, never in ev.unmanned if (run not in targets or kind not in TARGET_KINDS) and not never
+        (why, because)
+        for run, kind, why, never, because in ev.unmanned
+        if (run not in targets or kind not in TARGET_KINDS) and not never
     ]
     if strays:
         more = ev.unmanned_count - len(ev.unmanned)
-        v.fail(strays[0] + (f" (and {len(strays) - 1 + more} more such records)" if len(strays) > 1 or more else ""))
+        v.fail(strays[0][0] + (f" (and {len(strays) - 1 + more} more such records)" if len(strays) > 1 or more else ""))
+        v.proven(because for _, because in strays if because is not None)
     if ev.window is not None:
         for note in ev.window.notes:
-            v.fail(note)
+            v.fail(
+                note,
+                proof(
+                    ev.at(KillFolder.WINDOW),
+                    note.removeprefix(f"{KillFolder.WINDOW}: "),
+                    "the window file agrees with itself and with timeline.jsonl (§6.9)",
+                ),
+            )
         judged = {t.run for t in ev.targets}
         entries = set(ev.window.results)
         if entries != judged:
             v.fail(
                 f"{KillFolder.WINDOW}'s targets are not the kill's: {plural(len(entries - judged), 'entry')} "
-                f"of no target, {plural(len(judged - entries), 'target')} without one"
+                f"of no target, {plural(len(judged - entries), 'target')} without one",
+                proof(
+                    ev.at(KillFolder.WINDOW),
+                    f"{plural(len(entries), 'entry')}, {plural(len(entries - judged), 'entry')} of no target",
+                    "the window holds one entry for each run the kill left unfinished, and no other",
+                    (ev.at(KillFolder.KILL), f"{plural(len(judged), 'target')}, {len(judged - entries)} without one"),
+                ),
             )
     if ledger.problem is not None:
         ledger.say(v)
     elif seq is not None:
+        killed = ev.at(KillFolder.KILL)
         if seq > acc.last_seq:
-            v.fail(f"beforeKillSeq {seq} is past the ledger's end (seq {acc.last_seq})")
+            v.fail(
+                f"beforeKillSeq {seq} is past the ledger's end (seq {acc.last_seq})",
+                proof(
+                    killed,
+                    f"beforeKillSeq {seq}",
+                    "a kill is made within the ledger as it stood",
+                    (ledger_line(None), f"its last record is seq {acc.last_seq}"),
+                ),
+            )
         if k.trigger == "auto" and k.trigger_seq is not None and k.trigger_seq > seq:
-            v.fail(f"triggerSeq {k.trigger_seq} comes after beforeKillSeq {seq}")
+            v.fail(
+                f"triggerSeq {k.trigger_seq} comes after beforeKillSeq {seq}",
+                proof(
+                    killed,
+                    f"triggerSeq {k.trigger_seq}, beforeKillSeq {seq}",
+                    "an automatic kill is made once the record that triggers it was written, not before",
+                ),
+            )
         listed = {t.run: t for t in k.targets}
         left = left_at(acc, seq, ev.snapshots.get(KillFolder.BEFORE, {}), study_prefix)
         for run in sorted(set(left) - set(listed)):
-            v.fail(f"kill.json omits run {run_text(run)}, {CLASS_TEXT[left[run].kind]} at seq {seq}")
+            v.fail(
+                f"kill.json omits run {run_text(run)}, {CLASS_TEXT[left[run].kind]} at seq {seq}",
+                proof(
+                    killed,
+                    f"its targets at beforeKillSeq {seq} omit run {run_text(run)}",
+                    "kill.json lists every run the kill left unfinished",
+                    *_left(ev, acc, left[run], seq),
+                ),
+            )
         extra = sorted(set(listed) - set(left))
         if extra:
             # One reason, whatever their number: the report's size follows the ledger, not kill.json.
             early = [
-                (run, r.seq)
-                for run in extra[:SHOWN]
-                if run in acc.runs
-                for r in acc.runs[run].results[:1]
-                if r.seq <= seq
+                (run, r) for run in extra[:SHOWN] if run in acc.runs for r in acc.runs[run].results[:1] if r.seq <= seq
             ]
             names = ", ".join(extra[:SHOWN]) + (f" and {len(extra) - SHOWN} more" if len(extra) > SHOWN else "")
-            why = "".join(f"; {run} had its result at seq {rseq}, before the kill" for run, rseq in early)
+            why = "".join(f"; {run} had its result at seq {r.seq}, before the kill" for run, r in early)
             v.fail(
                 f"kill.json lists {plural(len(extra), 'run')} the kill did not leave unfinished at seq {seq} "
-                f"({names}){why}"
+                f"({names}){why}",
+                proof(
+                    killed,
+                    f"its targets at beforeKillSeq {seq} list {names}",
+                    "kill.json lists only the runs the kill left unfinished",
+                    *((ledger_line(r), f"the runResult of {run} (seq {r.seq})") for run, r in early),
+                ),
             )
         for run in sorted(set(listed) & set(left)):
             wrong = _target_disagrees(listed[run], left[run])
             if wrong:
-                v.fail(f"kill.json's target {run} disagrees with the ledger on {', '.join(wrong)}")
+                v.fail(
+                    f"kill.json's target {run} disagrees with the ledger on {', '.join(wrong)}",
+                    proof(
+                        killed,
+                        f"its target {run} gives {', '.join(wrong)}",
+                        "kill.json's targets are as the ledger holds them at the kill",
+                        *_left(ev, acc, left[run], seq),
+                    ),
+                )
     runs = ", ".join(t.run if t.kind == IN_FLIGHT else f"{t.run} {CLASS_TEXT[t.kind]}" for t in ev.targets)
     what = "the runs in flight" if all(t.kind == IN_FLIGHT for t in ev.targets) else "what the kill left unfinished"
     stage = f"; {WINDOW_OPEN}" if ev.may_continue else ""
@@ -171,6 +338,20 @@ def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts, study: S
         f"complete; targets ({runs or 'no run'}) are {what} at seq {seq}; "
         f"ledger-at-kill.json is the ledger to that seq{stage}"
     )
+
+
+def _left(ev: KillEvidence, acc: Accounts, t: KillTarget, seq: int) -> list[tuple[Where, str]]:
+    """The lines that say what the kill left ``t`` in: its record in the ledger by ``seq`` that decides it (its
+    runStarted, its runResult, its charge, its plan), and for a container started without runStarted, the snapshot."""
+    a = acc.runs.get(t.run)
+    kinds = {IN_FLIGHT: "starts", UNSETTLED: "results", CHARGED: "charges", UNRECORDED: "plans"}
+    records = getattr(a, kinds.get(t.kind, "plans")) if a is not None else []
+    r = next((r for r in records if r.seq <= seq), None)
+    said = f"{r.kind} of {run_text(t.run)} (seq {r.seq})" if r is not None else f"run {run_text(t.run)}"
+    lets = [(ledger_line(r), f"{said}: {CLASS_TEXT[t.kind]} at seq {seq}")]
+    if t.kind == UNRECORDED:
+        lets.append((ev.at(KillFolder.BEFORE), f"{name_text(t.container)} started"))
+    return lets
 
 
 def _target_disagrees(t: KillTarget, known: KillTarget) -> list[str]:

@@ -31,7 +31,6 @@ from studymon.engine.judge.controllers import replay_controllers
 from studymon.engine.judge.machines import RECORD_LAG
 from studymon.engine.judge.events import EventTally, TargetWatch, planned_after
 from studymon.engine.judge.facts import (
-    PROOFS_KEPT,
     Arming,
     Fired,
     KillEvidence,
@@ -43,7 +42,7 @@ from studymon.engine.judge.study import UNKNOWN_END, point_said, fault_text
 from studymon.engine.judge.text import run_text, time_text
 from studymon.engine.judge.timeline import BAD_LINES, KEEPER_SLACK, SEEN_SLACK, Stream, TimelineLine, seen_events
 from studymon.engine.judge.twice import WRITTEN_MS, kill_moment
-from studymon.engine.judge.verdict import SHOWN
+from studymon.engine.judge.verdict import PROOFS_KEPT, SHOWN
 from studymon.engine.killpoint import SEED, point_text
 from studymon.engine.ledger import LedgerIssue, LedgerParser, Record
 from studymon.engine.records import (
@@ -289,9 +288,15 @@ class _AtKill:
         self.last_seq = 0
         self.done = False
 
-    def _fail(self, why: str) -> None:
-        self.ev.at_kill = why
+    def _fail(self, why: str, line: int = 0) -> None:
+        self.ev.at_kill, self.ev.at_kill_line = why, line
         self.done = True
+
+    def _unreadable(self, exc: Unreadable) -> None:
+        """Not read as the console writes it: the folder is not complete (killTriggered asks that), not only unequal."""
+        why = f"{KillFolder.AT_KILL}: {exc.reason}"
+        self.ev.problems.setdefault(KillFolder.AT_KILL, why)
+        self._fail(why)
 
     def add(self, record: Record) -> None:
         if self.done:
@@ -302,11 +307,13 @@ class _AtKill:
             self.done = True
             return
         except Unreadable as exc:
-            self._fail(f"{KillFolder.AT_KILL}: {exc.reason}")
+            self._unreadable(exc)
             return
         self.index += 1
         if not same_json(element, record.as_json()):
-            self._fail(f"{KillFolder.AT_KILL} differs from the ledger at record {self.index} (seq {record.seq})")
+            self._fail(
+                f"{KillFolder.AT_KILL} differs from the ledger at record {self.index} (seq {record.seq})", record.line
+            )
         else:
             self.last_seq = record.seq
 
@@ -322,7 +329,7 @@ class _AtKill:
                 except StopIteration:
                     pass
                 except Unreadable as exc:
-                    self._fail(f"{KillFolder.AT_KILL}: {exc.reason}")
+                    self._unreadable(exc)
             k = self.ev.kill
             if (
                 self.ev.at_kill is None
@@ -515,7 +522,15 @@ class _Seen:
                     continue
                 why = row.says.format(seq=r.seq, kind=_kind(r))
             if len(ev.unmanned) < 64:
-                ev.unmanned.append((_run_of(r), r.kind, why, math.isnan(seen)))
+                j = r.seq - 1
+                seen_at = Where(EvidenceFolder.TIMELINE, self.line_of[j] if j < len(self.line_of) else 0)
+                because = proof(
+                    Where(EvidenceFolder.LEDGER, r.line),
+                    f"seq {r.seq} ({_kind(r)}), after kill {ev.number}'s beforeKillSeq {before}",
+                    "a record after a kill is written by a controller started after it, which a console watches",
+                    (seen_at, why),
+                )
+                ev.unmanned.append((_run_of(r), r.kind, why, math.isnan(seen), because))
             ev.unmanned_count += 1
 
     def result_seen(self, ev: KillEvidence) -> None:
@@ -544,6 +559,12 @@ class _Seen:
                 continue
             if f.at < self.first_seen[i] - SEEN_SLACK:
                 f.seen_late = f"{EvidenceFolder.ARMS}: kill {f.kill} fired before seq {f.moment} was seen (timeline.jsonl)"
+                f.seen_late_proof = proof(
+                    f.where,
+                    f"kill {f.kill} fires at seq {f.moment}'s record",
+                    "a point fires once its record was seen (§7)",
+                    (Where(EvidenceFolder.TIMELINE, self.line_of[i]), f"seq {f.moment} is first seen after that"),
+                )
 
     def seen_by(self, seq: int, when: float) -> bool:
         """Whether a console saw record ``seq`` by ``when`` (so it was written by then)."""
@@ -663,7 +684,7 @@ def read_ledger(
                 if counting:
                     run = r.content.get("run")
                     acct = acc.runs.get(run) if isinstance(run, str) else None
-                    arming.count(r.kind, acct.purpose if acct is not None else None, r.seq, run)  # type: ignore[union-attr]
+                    arming.count(r.kind, acct.purpose if acct is not None else None, r.seq, run, r.line)  # type: ignore[union-attr]
             note(issues)
             if facts.issue_count > ISSUE_LIMIT:
                 facts.problem = f"reading stopped after {facts.issue_count} issues"
@@ -714,20 +735,41 @@ def _same_point(a: Any, b: Any) -> bool:
     return a == b if pa is None or pb is None else pa == pb
 
 
-def take_arm(arming: Arming, arm: ArmLine, where: str = EvidenceFolder.ARMS) -> None:
+def take_arm(arming: Arming, arm: ArmLine, where: str | Where = EvidenceFolder.ARMS) -> None:
     """One arms.jsonl line, in order: a point armed (queued), all disarmed, or the first point fired or missed."""
+    at = where if isinstance(where, Where) else Where(EvidenceFolder.ARMS, 0)
+    said = f"{arm.event}" + (f" at {point_said(arm.point)}" if arm.event in ("arm", "fired", "missed") else "")
     if arming.last_at is not None and arm.at < arming.last_at - KEEPER_SLACK:
-        arming.fault(f"{where} is earlier than the line before it: {EvidenceFolder.ARMS} is appended in time order")
-    arming.last_at = arm.at if arming.last_at is None else max(arming.last_at, arm.at)
+        arming.fault(
+            f"{where} is earlier than the line before it: {EvidenceFolder.ARMS} is appended in time order",
+            proof(
+                at,
+                f"{said}, dated earlier than a line before it",
+                f"{EvidenceFolder.ARMS} is appended in time order",
+                (arming.last_where or Where(EvidenceFolder.ARMS, 0), "the latest line before it"),
+            ),
+        )
+    if arming.last_at is None or arm.at >= arming.last_at:
+        arming.last_at, arming.last_where = arm.at, at
     if arm.event in ("fired", "missed") and arming.pending and not _same_point(arm.point, arming.pending[0]):
         # §7: the points are taken in the order they were armed.
         arming.fault(
             f"{where}: {arm.event} at {point_said(arm.point)}, but the point armed first is "
-            f"{point_said(arming.pending[0])}"
+            f"{point_said(arming.pending[0])}",
+            proof(
+                at,
+                said,
+                f"the points are taken in the order they were armed (§7), and the first is "
+                f"{point_said(arming.pending[0])}",
+            ),
         )
     if arm.event == "fired" and is_int(arm.kill):
         if arm.kill in arming.kills_fired:
-            arming.fault(f"{where}: kill {arm.kill} fired twice")
+            first = next((f.where for f in arming.fired if f.kill == arm.kill), Where(EvidenceFolder.ARMS, 0))
+            arming.fault(
+                f"{where}: kill {arm.kill} fired twice",
+                proof(at, f"kill {arm.kill} fired", "a kill fires once", (first, f"kill {arm.kill} fired")),
+            )
         elif len(arming.kills_fired) < ARMED_KEPT:
             arming.kills_fired.add(arm.kill)
     if arm.event == "arm":
@@ -741,12 +783,14 @@ def take_arm(arming: Arming, arm: ArmLine, where: str = EvidenceFolder.ARMS) -> 
         # A point fires or is missed only once armed, the first armed first (§7: taken in order).
         if arming.queued == 0:
             arming.unarmed += 1
+            if arming.unarmed_at is None:
+                arming.unarmed_at = at
         else:
             arming.queued -= 1
         if arming.pending:
             arming.pending.pop(0)
         if arm.event == "fired" and len(arming.fired) < FIRED_KEPT:
-            arming.fired.append(Fired(arm.kill, arm.run, arm.point, arm.from_seq, at=arm.at))
+            arming.fired.append(Fired(arm.kill, arm.run, arm.point, arm.from_seq, at=arm.at, where=at))
         elif arm.event == "missed" and len(arming.missed) < SHOWN:
             arming.missed.append((arm.run, arm.detail, arm.point))
 
@@ -760,9 +804,11 @@ def read_arms(out: Path) -> Arming | None:
             if line.problem == safefile.TORN:
                 continue  # a console that died writing its last line
             arm = parse_arm(line.value) if line.problem is None else line.problem
-            where = f"{EvidenceFolder.ARMS} line {line.number}"
+            where = Where(EvidenceFolder.ARMS, line.number)
             if isinstance(arm, str):
                 arming.bad_lines += 1
+                if arming.bad_at is None:
+                    arming.bad_at, arming.bad_why = where, arm
                 _stop_past(EvidenceFolder.ARMS, arming.bad_lines)
                 continue
             take_arm(arming, arm, where)
@@ -815,8 +861,9 @@ def read_events(out: Path, ev: KillEvidence, acc: Accounts, study: StudyFacts) -
             continue
         try:
             bad = tally.malformed_count
-            for line in _lines(out, KillFolder(out, ev.number).rel(file), KillFolder.CAPS[file]):
-                where = f"{file} line {line.number}"
+            rel = KillFolder(out, ev.number).rel(file)
+            for line in _lines(out, rel, KillFolder.CAPS[file]):
+                where = Where(rel, line.number)  # said as "<file> line <n>", the file within its kill folder
                 if line.problem == safefile.TORN:
                     continue  # a console that died writing its last line: not an event, nothing more
                 if line.problem is not None:
@@ -833,12 +880,12 @@ def read_events(out: Path, ev: KillEvidence, acc: Accounts, study: StudyFacts) -
         try:
             bad = tally.malformed_count
             for line in _lines(out, restarts, KillFolder.CAPS[KillFolder.RESTARTS]):
-                where = f"{KillFolder.RESTARTS} line {line.number}"
+                where = Where(restarts, line.number)
                 if line.problem is not None:
                     tally.bad_line(where, line.problem)
                 else:
                     tally.restart(line.value, where)
                 _stop_past(KillFolder.RESTARTS, tally.malformed_count - bad)
         except Unreadable as exc:
-            tally.bad_line(KillFolder.RESTARTS, exc.reason)
+            tally.bad_line(Where(restarts, 0), exc.reason)
     ev.tally = tally

@@ -200,11 +200,13 @@ def _judge(out: Path) -> Judgement:
     ledger.pending = not finished and (ledger.absent or ledger.records == 0) and ledger.issue_count == 0
     for ev in kills:
         ev.finished = finished
+        # The lines of launches.jsonl the kill's proofs name: its controller's end, and the end the study finished by.
+        ev.keeper_end_where, ev.final_end_where = launches.end_where(ev.keeper_end), launches.final_end_where
         read_events(out, ev, acc, study)
 
     ended = halted_at_export(acc, ledger, study.expect_end, finished)
     for ev in kills:
-        ev.end_ok = ended.ok
+        ev.end_ok, ev.end_proof = ended.ok, next(iter(ended.proofs), None)
     checks = [
         ledger_well_formed(ledger),
         contract_kept(contract, study, ledger),

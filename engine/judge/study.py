@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from studymon.engine.accounts import FULL_STOP, Accounts, round_key
-from studymon.engine.automata import Where, proof
-from studymon.engine.contract import ContractWatch, is_int, plural, valid_id
-from studymon.engine.folder import EvidenceFolder
-from studymon.engine.judge.facts import Arming, Fired, KillEvidence, Launches, LedgerFacts, StudyFacts
-from studymon.engine.judge.text import free_text, run_text, time_text
+from studymon.engine.accounts import FULL_STOP, Accounts, RunAccount, round_key
+from studymon.engine.automata import Proof, Where, proof
+from studymon.engine.contract import ContractWatch, is_int, plural, round_text, valid_id
+from studymon.engine.folder import EvidenceFolder, KillFolder
+from studymon.engine.judge.facts import Arming, Fired, KillEvidence, Launches, LedgerFacts, StudyFacts, ledger_line
+from studymon.engine.judge.text import free_text, name_text, run_text, time_text
 from studymon.engine.judge.verdict import RESUME_HINT, SHOWN, Check, Verdict
 from studymon.engine.records import IN_FLIGHT
 from studymon.engine.safefile import type_name
@@ -19,6 +20,8 @@ from studymon.engine.spec import EXPECT_ENDS
 
 # research.json could not be read: the end the study expects (§6.7) is not known.
 UNKNOWN_END = "unknown"
+# What the contract makes of the ledger's lines, for the proofs.
+LEDGER_LINES = "the ledger is one record a line, its seqs 1, 2, 3 and on in order, never changed once written (§6.9)"
 
 # --- per study -----------------------------------------------------------------------
 
@@ -28,13 +31,29 @@ def ledger_well_formed(ledger: LedgerFacts) -> Check:
     if ledger.problem is not None:
         ledger.say(v, "")
     elif ledger.records == 0 and ledger.issue_count == 0:
-        (v.unknown if ledger.pending else v.fail)("the ledger is empty")
+        (v.unknown if ledger.pending else v.fail)(
+            "the ledger is empty",
+            proof(ledger_line(None), "no record", "a study's ledger holds its records, from its studyOpen on"),
+        )
     v.listed(
         [f"line {i.line}: {i.kind} ({i.detail})" for i in ledger.issues[:SHOWN]], ledger.issue_count, "issue", "issues"
     )
+    v.proven(proof(Where(EvidenceFolder.LEDGER, i.line), f"{i.kind} ({i.detail})", LEDGER_LINES) for i in ledger.issues)
     if ledger.watch_problem is not None:
-        v.fail(ledger.watch_problem)
+        v.fail(
+            ledger.watch_problem,
+            proof(
+                Where(EvidenceFolder.LEDGER_WATCH, 0),
+                ledger.watch_problem.removeprefix(f"{EvidenceFolder.LEDGER_WATCH}: "),
+                "the changes of the ledger seen while watched are read whole (§6.9)",
+            ),
+        )
     v.listed(ledger.faults, ledger.fault_count, "change seen while watched", "changes seen while watched")
+    # Every line of ledger-watch.jsonl is a change seen: the n-th kept is its line n.
+    v.proven(
+        proof(Where(EvidenceFolder.LEDGER_WATCH, n), fault, LEDGER_LINES)
+        for n, fault in enumerate(ledger.faults, start=1)
+    )
     v.listed(ledger.seen_differ, ledger.seen_count, "record", "records")
     v.proven(ledger.seen_proofs)
     return v.check(f"{ledger.records} lines, seq 1..{ledger.last_seq}")
@@ -61,8 +80,17 @@ def contract_kept(watch: ContractWatch, study: StudyFacts, ledger: LedgerFacts) 
             proof(Where(EvidenceFolder.LEDGER, first.line), f"seq {first.seq}", f"rule {first.rule}: {first.detail}"),
         )
     if study.problem is not None:
-        v.fail(f"rule 4 cannot be checked: {study.problem}")
+        v.fail(f"rule 4 cannot be checked: {study.problem}", _research(study.problem, "rule 4 names the containers"))
     return v.check(f"rules 1-9, 11 and 15 hold over {plural(watch.lines, 'record')}")
+
+
+def _research(problem: str, why: str) -> Proof:
+    """research.json's problem, for a check that needs it."""
+    return proof(
+        Where(EvidenceFolder.RESEARCH, 0),
+        problem.removeprefix(f"{EvidenceFolder.RESEARCH}: "),
+        f"{why} from research.json, read as the console writes it",
+    )
 
 
 def halted_at_export(
@@ -75,41 +103,87 @@ def halted_at_export(
     """
     if ledger is not None and ledger.problem is not None:
         return Check(
-            "haltedAtExport", None if ledger.pending else False, f"the ledger cannot be judged: {ledger.problem}"
+            "haltedAtExport",
+            None if ledger.pending else False,
+            f"the ledger cannot be judged: {ledger.problem}",
+            proofs=() if ledger.pending else (ledger.proof(),),
         )
     if expect == UNKNOWN_END:
-        return Check("haltedAtExport", False, "research.json cannot be read: the end the study expects is unknown")
+        return Check(
+            "haltedAtExport",
+            False,
+            "research.json cannot be read: the end the study expects is unknown",
+            proofs=(_research("cannot be read", "the end a study expects (§6.7) is read"),),
+        )
     if expect not in EXPECT_ENDS:
-        return Check("haltedAtExport", False, "research.json's expectEnd is not halt, export or any")
+        return Check(
+            "haltedAtExport",
+            False,
+            "research.json's expectEnd is not halt, export or any",
+            proofs=(
+                proof(
+                    Where(EvidenceFolder.RESEARCH, 0), "expectEnd is not halt, export or any", "§6.7 names three ends"
+                ),
+            ),
+        )
     v = Verdict("haltedAtExport", "study")
     pending = v.fail if finished else v.unknown
     halt, export = acc.last_halt, acc.last_export
     full_stop = halt is not None and halt.get("reason") == FULL_STOP
+    expects = f"a study whose template expects {expect!r} ends so (§6.7), with nothing after that end (rule 12)"
     # The record the study ends at: its last halt, or its last export where an export may end it ("any":
     # the later of the two, and a halt there must be the full stop).
     halt_last = halt is not None and (export is None or export.line < halt.line)
     if expect == "halt" or (expect == "any" and halt_last):
         end, what = halt, "halt"
         if halt is None:
-            pending("no halt in the ledger")
+            pending("no halt in the ledger", proof(ledger_line(None), "no halt", expects))
         elif not full_stop:
-            pending(f"the last halt (seq {halt.seq}) is not {FULL_STOP!r}")
+            pending(
+                f"the last halt (seq {halt.seq}) is not {FULL_STOP!r}",
+                proof(ledger_line(halt), f"the last halt (seq {halt.seq}), not {FULL_STOP!r}", expects),
+            )
         elif export is not None and export.line > halt.line:
-            pending(f"an export (seq {export.seq}) follows the halt (seq {halt.seq})")
+            pending(
+                f"an export (seq {export.seq}) follows the halt (seq {halt.seq})",
+                proof(
+                    ledger_line(export),
+                    f"an export (seq {export.seq})",
+                    expects,
+                    (ledger_line(halt), f"the halt (seq {halt.seq}) before it"),
+                ),
+            )
     else:
         end, what = export, "export"
         if export is None:
-            pending("no export in the ledger" if expect == "export" else "neither a full stop nor an export")
+            pending(
+                "no export in the ledger" if expect == "export" else "neither a full stop nor an export",
+                proof(ledger_line(None), "no export" if expect == "export" else "no full stop, no export", expects),
+            )
     if end is not None:
         work = acc.last_work
         if work is not None and work.line > end.line:
-            pending(f"{work.kind} (seq {work.seq}) comes after the {what} the study ends at (seq {end.seq})")
+            pending(
+                f"{work.kind} (seq {work.seq}) comes after the {what} the study ends at (seq {end.seq})",
+                proof(
+                    ledger_line(work),
+                    f"{work.kind} (seq {work.seq})",
+                    expects,
+                    (ledger_line(end), f"the {what} the study ends at (seq {end.seq})"),
+                ),
+            )
     balance, dearest = acc.balance, acc.max_amount
     # Rule 13 holds for any full stop, whatever the study ends at.
     if full_stop and balance is not None and dearest is not None and balance >= dearest:
         v.fail(
             f"the budget is spent, says the halt (seq {halt.seq}), but the balance left ({balance:g}) "  # type: ignore[union-attr]
-            f"pays for the dearest run ({dearest:g})"
+            f"pays for the dearest run ({dearest:g})",
+            proof(
+                ledger_line(halt),
+                f"the halt (seq {halt.seq}): {FULL_STOP!r}",  # type: ignore[union-attr]
+                "a study stops for its budget only once the balance left pays for no run (rule 13)",
+                (ledger_line(None), f"the balance left is {balance:g}; the dearest run charged {dearest:g}"),
+            ),
         )
     if end is None:
         return v.check("")
@@ -136,29 +210,63 @@ def results_accounted(acc: Accounts, ledger: LedgerFacts, finished: bool) -> Che
         and getattr(acc.settlements.get(round_key(a.round)), "run", None) != a.run
     ]
     twice = [a for a in acc.runs.values() if len(a.results) > 1]
+    rule = "by the study's end every started run has its one result, every diagnosis result its settlement (rule 14)"
+
+    def started(a: RunAccount) -> Proof:
+        return proof(
+            ledger_line(a.starts[0]),
+            f"runStarted of {run_text(a.run)} (seq {a.starts[0].seq})",
+            rule,
+            (ledger_line(None), f"no runResult of {run_text(a.run)}"),
+        )
+
+    def resulted(a: RunAccount) -> Proof:
+        return proof(
+            ledger_line(a.results[0]),
+            f"runResult of {run_text(a.run)} (seq {a.results[0].seq}), a diagnosis run's",
+            rule,
+            (ledger_line(None), f"no diagnosisSettlement of round {round_text(a.round)} naming {run_text(a.run)}"),
+        )
+
     if finished:
-        _listed(pending, [f"the study finished without {run_text(a.run)}'s result" for a in lost], "run")
+        _listed(pending, [(f"the study finished without {run_text(a.run)}'s result", started(a)) for a in lost], "run")
         _listed(
             pending,
-            [f"the study finished without a settlement of {run_text(a.run)}'s result" for a in unsettled],
+            [
+                (f"the study finished without a settlement of {run_text(a.run)}'s result", resulted(a))
+                for a in unsettled
+            ],
             "run",
         )
     else:
-        _listed(pending, [f"{run_text(a.run)} has no result yet" for a in lost], "run")
-        _listed(pending, [f"{run_text(a.run)}'s result has no settlement yet" for a in unsettled], "run")
-    _listed(v.fail, [f"{run_text(a.run)} has {len(a.results)} results" for a in twice], "run")
+        _listed(pending, [(f"{run_text(a.run)} has no result yet", None) for a in lost], "run")
+        _listed(pending, [(f"{run_text(a.run)}'s result has no settlement yet", None) for a in unsettled], "run")
+    _listed(
+        v.fail,
+        [
+            (
+                f"{run_text(a.run)} has {len(a.results)} results",
+                Proof(
+                    tuple((ledger_line(r), f"runResult of {run_text(a.run)} (seq {r.seq})") for r in a.results[:SHOWN]),
+                    "a run has one result (rule 14)",
+                ),
+            )
+            for a in twice
+        ],
+        "run",
+    )
     starts = sum(1 for a in acc.runs.values() if a.starts)
     return v.check(f"each of {plural(starts, 'started run')} has its one result, each diagnosis result its settlement")
 
 
-def _listed(say: Callable[[str], None], reasons: list[str], one: str) -> None:
-    """The first few reasons, the last of them saying how many more there are."""
-    shown = reasons[:SHOWN]
+def _listed(say: Callable[[str, Proof | None], None], reasons: list[tuple[str, Proof | None]], one: str) -> None:
+    """The first few reasons (each with its proof), the last of them saying how many more there are."""
+    shown = [reason for reason, _ in reasons[:SHOWN]]
     more = len(reasons) - len(shown)
     if shown and more > 0:
         shown[-1] += f" (and {plural(more, 'more ' + one)})"
-    for reason in shown:
-        say(reason)
+    for reason, (_, why) in zip(shown, reasons, strict=False):
+        say(reason, why)
 
 
 def charged_equals_starts(acc: Accounts, ledger: LedgerFacts | None = None, finished: bool = True) -> Check:
@@ -183,29 +291,78 @@ def charged_equals_starts(acc: Accounts, ledger: LedgerFacts | None = None, fini
         )
         more = len(uneven) - SHOWN
         v.fail(runs + (f" and {plural(more, 'more run')}" if more > 0 else ""))
+        v.proven(_uneven(a) for a in uneven[:SHOWN])
     if acc.bad_charge is not None:
         first = acc.bad_charge.seq
-        v.fail(f"{plural(acc.bad_charges, 'charge')} without a numeric amount and balance (first at seq {first})")
+        v.fail(
+            f"{plural(acc.bad_charges, 'charge')} without a numeric amount and balance (first at seq {first})",
+            proof(
+                ledger_line(acc.bad_charge),
+                f"a charge (seq {first}) without a numeric amount and balance",
+                "a charge says what it cost and the balance left, two numbers",
+            ),
+        )
     if acc.budget is None:
         if not (ledger is not None and ledger.pending):
-            v.fail("no budget: studyOpen is missing or has no numeric budget")
+            v.fail(
+                "no budget: studyOpen is missing or has no numeric budget",
+                proof(ledger_line(None), "no studyOpen with a numeric budget", "a study opens with its budget"),
+            )
         elif ledger.problem is None:  # an empty ledger, in a study that may still write it: not held yet
             v.unknown("no budget yet: the ledger has no record")
     elif acc.balance is not None:
         spent = acc.budget - acc.balance
+        books = "the charges add up to what the budget lost: budget - balance"
         if not (math.isfinite(acc.charged) and math.isfinite(spent)):
-            v.fail("the amounts do not add up to a finite number")
+            v.fail(
+                "the amounts do not add up to a finite number",
+                proof(ledger_line(None), "amounts that do not add up to a finite number", books),
+            )
         elif abs(acc.charged - spent) > 1e-9 * max(1.0, abs(acc.budget)):
-            v.fail(f"charges sum to {acc.charged:g} but budget {acc.budget:g} - balance {acc.balance:g} = {spent:g}")
+            v.fail(
+                f"charges sum to {acc.charged:g} but budget {acc.budget:g} - balance {acc.balance:g} = {spent:g}",
+                proof(
+                    ledger_line(None),
+                    f"charges summing to {acc.charged:g}, a budget of {acc.budget:g}, a last balance of "
+                    f"{acc.balance:g}",
+                    books,
+                ),
+            )
     starts = sum(len(a.starts) for a in acc.runs.values())
     return v.check(lambda: f"{plural(starts, 'start')}, {acc.charged:g} charged = {acc.budget:g} - {acc.balance:g}")
+
+
+def _uneven(a: RunAccount) -> Proof:
+    """A run charged other than once for each start: its charges and its starts."""
+    run = run_text(a.run)
+    lets = [
+        *((ledger_line(r), f"charge of {run} (seq {r.seq})") for r in a.charges[:SHOWN]),
+        *((ledger_line(r), f"runStarted of {run} (seq {r.seq})") for r in a.starts[:SHOWN]),
+    ]
+    if not a.starts:
+        lets.append((ledger_line(None), f"no runStarted of {run}"))
+    if not a.charges:
+        lets.append((ledger_line(None), f"no charge of {run}"))
+    return Proof(tuple(lets), "each start of a run is charged once, before it (§7)")
 
 
 def exited_cleanly(launches: Launches) -> Check:
     """The final controller (the last start's pid) and its own end: exit 0, or not yet (§6.3)."""
     v = Verdict("exitedCleanly", "study")
+    launched = Where(EvidenceFolder.LAUNCHES, 0)
     if launches.problem is not None:
-        return Check("exitedCleanly", False, launches.problem)
+        return Check(
+            "exitedCleanly",
+            False,
+            launches.problem,
+            proofs=(
+                proof(
+                    launched,
+                    launches.problem.removeprefix(f"{EvidenceFolder.LAUNCHES}: "),
+                    "the controllers' starts and ends are read from launches.jsonl, whole (§6.9)",
+                ),
+            ),
+        )
     v.listed(launches.problems, launches.problem_count, "line that is not a launch", "lines that are not launches")
     # One controller at a time (§6.3); a resume over a killed one is also the kill's (killDelivered).
     v.listed(
@@ -214,11 +371,12 @@ def exited_cleanly(launches: Launches) -> Check:
         "such start",
         "such starts",
     )
+    v.proven(proof(launched, reason, "one controller runs at a time (§6.3)") for reason in launches.overlaps)
     v.listed(launches.unlived, launches.unlived_count, "record", "records")
     v.proven(launches.proofs)
     final, end = launches.final, launches.final_end
     if final is None:
-        v.fail("no controller started")
+        v.fail("no controller started", proof(launched, "no start", "a study is run by its controllers (§6.3)"))
     elif end is None:
         v.unknown(f"the controller (pid {final.pid}) has not ended")
     elif not end.clean:
@@ -251,17 +409,48 @@ def kill_triggered(
     if not autos and (arming is None or arming.is_quiet()):
         return None  # never armed, or armed then disarmed with nothing to judge
     v = Verdict("killTriggered", "study")
+    arms = Where(EvidenceFolder.ARMS, 0)
     if arming is None:
-        v.fail("arms.jsonl: missing, but a kill was triggered automatically")
+        v.fail(
+            "arms.jsonl: missing, but a kill was triggered automatically",
+            proof(
+                arms,
+                "missing",
+                "a console that kills at a point writes arms.jsonl: the point armed, and fired (§7)",
+                *((ev.at(KillFolder.KILL), "trigger auto") for ev in autos[:SHOWN]),
+            ),
+        )
         arming = Arming()
     if arming.problem is not None:
-        v.fail(arming.problem)
+        v.fail(
+            arming.problem,
+            proof(
+                arms,
+                arming.problem.removeprefix(f"{EvidenceFolder.ARMS}: "),
+                "the points armed and fired are read from arms.jsonl, whole (§6.9)",
+            ),
+        )
     if arming.bad_lines:
         what = "line is not an arming event" if arming.bad_lines == 1 else "lines are not arming events"
-        v.fail(f"arms.jsonl: {arming.bad_lines} {what}")
+        v.fail(
+            f"arms.jsonl: {arming.bad_lines} {what}",
+            proof(
+                arming.bad_at or arms,
+                arming.bad_why or "not an arming event",
+                "each line of arms.jsonl is an arming event as the console writes it (§7)",
+            ),
+        )
     if arming.unarmed:
-        v.fail(f"arms.jsonl: {plural(arming.unarmed, 'fired or missed line')} with no point armed")
+        v.fail(
+            f"arms.jsonl: {plural(arming.unarmed, 'fired or missed line')} with no point armed",
+            proof(
+                arming.unarmed_at or arms,
+                "a point fired or missed",
+                "a point fires or is missed once armed, once (§7), and none was armed then",
+            ),
+        )
     v.listed(arming.faults, arming.fault_count, "line", "lines")
+    v.proven(arming.proofs)
     if ledger.problem is not None:
         ledger.say(v)
     # A point not hit is never ✗ (§6.6, v4): nothing was tested there.
@@ -274,44 +463,98 @@ def kill_triggered(
     for f in arming.fired:
         number = f.kill
         if not is_int(number):
-            v.fail(f"arms.jsonl has a fired line whose kill is {type_name(number)}, not a number")
+            v.fail(
+                f"arms.jsonl has a fired line whose kill is {type_name(number)}, not a number",
+                proof(f.where, f"fired, kill {type_name(number)}", "a fired line names its kill by its number (§7)"),
+            )
             continue
         fired_numbers.add(number)
+        fired = (f.where, f"kill {number} fired")
         ev = by_number.get(number)
         if ev is None:
-            v.fail(f"arms.jsonl says kill {number} fired, but kills/{number}/ is missing")
+            v.fail(
+                f"arms.jsonl says kill {number} fired, but kills/{number}/ is missing",
+                proof(
+                    *fired,
+                    "each kill fired has its folder (§6.8)",
+                    (Where(KillFolder(Path(), number).rel(""), 0), "missing"),
+                ),
+            )
             continue
-        incomplete = ev.incomplete()
-        if incomplete:
-            v.fail(f"kills/{number}/ is incomplete: {incomplete[0]}")
+        proven = ev.incomplete_proven()
+        if proven:
+            reason, why = proven[0]
+            v.fail(f"kills/{number}/ is incomplete: {reason}", Proof((fired, *why.let), why.then))
         elif ev.to_come():
             v.unknown(f"kills/{number}/ is not complete yet: the resume writes {', '.join(ev.to_come())}")
         k = ev.kill
         if k is None:
             continue
+        killed = ev.at(KillFolder.KILL)
         if k.trigger != "auto":
-            v.fail(f"kill {number} was not triggered automatically")
+            v.fail(
+                f"kill {number} was not triggered automatically",
+                proof(
+                    *fired,
+                    "a kill fired at a point is triggered automatically",
+                    (killed, f"trigger {free_text(k.trigger)}"),
+                ),
+            )
         point = f.point
         if point is None:
-            v.fail(f"arms.jsonl's fired line for kill {number} names no kill point ({point_said(f.written)})")
+            v.fail(
+                f"arms.jsonl's fired line for kill {number} names no kill point ({point_said(f.written)})",
+                proof(f.where, f"kill {number} fired at {point_said(f.written)}", "a kill fires at a kill point (§7)"),
+            )
             continue
         if not f.legacy and k.point != str(point):
-            v.fail(f"kill {number}'s kill.json names {k.point or 'no point'}, arms.jsonl {point}")
+            v.fail(
+                f"kill {number}'s kill.json names {k.point or 'no point'}, arms.jsonl {point}",
+                proof(
+                    f.where,
+                    f"kill {number} fired at {point}",
+                    "a kill's folder names the point it fired at",
+                    (killed, f"point {free_text(k.point) if k.point else 'none'}"),
+                ),
+            )
         if not valid_id(f.run) and f.run is not None:
-            v.fail(f"arms.jsonl's fired line for kill {number} names no run")
+            v.fail(
+                f"arms.jsonl's fired line for kill {number} names no run",
+                proof(
+                    f.where,
+                    f"kill {number} fired, at no run id",
+                    "a fired line names the run its point was hit by, or none",
+                ),
+            )
         if f.seen_late is not None:
-            v.fail(f.seen_late)
+            v.fail(f.seen_late, f.seen_late_proof or proof(*fired, "a point fires once its record was seen (§7)"))
         if point.on_record:
             said.append(_after_point(v, f, ev, number))
         else:
             said.append(_container_point(v, f, ev, acc, study, number))
     for ev in autos:
         if ev.number not in fired_numbers:
-            v.fail(f"kill {ev.number} was triggered automatically, but arms.jsonl has no fired line for it")
+            v.fail(
+                f"kill {ev.number} was triggered automatically, but arms.jsonl has no fired line for it",
+                proof(
+                    ev.at(KillFolder.KILL),
+                    "trigger auto",
+                    "an automatic kill fires at a point armed, and arms.jsonl says so (§7)",
+                    (arms, f"no fired line for kill {ev.number}"),
+                ),
+            )
     if arming.pending:
         points = ", ".join(point_said(p) for p in arming.pending[:SHOWN])
         if finished:
-            v.fail(f"armed at {points}, but the study finished without a kill there (none fired, none was missed)")
+            v.fail(
+                f"armed at {points}, but the study finished without a kill there (none fired, none was missed)",
+                proof(
+                    arms,
+                    f"armed at {points}, and neither fired nor missed",
+                    "a point armed fires or is missed before the study finishes (§7)",
+                    kills[0].finished_at() if kills else (Where(EvidenceFolder.LAUNCHES, 0), "the study finishes"),
+                ),
+            )
         else:
             v.unknown(f"armed at {points}; its moment has not come yet")
     return v.check(
@@ -331,25 +574,62 @@ def _after_point(v: Verdict, f: Fired, ev: KillEvidence, number: int) -> str:
     k = ev.kill
     assert k is not None and f.point is not None
     point = f.point
+    fired = (f.where, f"kill {number} fired at {point}")
     if not (is_int(f.from_seq) and f.from_seq >= 0):
-        v.fail(f"arms.jsonl's fired line for kill {number} has fromSeq {type_name(f.from_seq)}, not a seq")
+        v.fail(
+            f"arms.jsonl's fired line for kill {number} has fromSeq {type_name(f.from_seq)}, not a seq",
+            proof(
+                *fired, f"an after: point counts its records from a seq (§7), and fromSeq is {type_name(f.from_seq)}"
+            ),
+        )
         return ""
     after = f" after seq {f.from_seq}" if f.from_seq else ""
     if f.moment is None:
-        v.fail(f"kill {number} fired at {point}, but the ledger has no such record{after}")
+        v.fail(
+            f"kill {number} fired at {point}, but the ledger has no such record{after}",
+            proof(
+                *fired,
+                "an after: point fires at its record, in the ledger (§7)",
+                (ledger_line(None), f"no such record{after}"),
+            ),
+        )
         return ""
     what = f"seq {f.moment}, {run_text(f.moment_run) + chr(39) + 's ' if valid_id(f.moment_run) else ''}{point.what}"
+    moment = (Where(EvidenceFolder.LEDGER, f.moment_line), f"{what}: {point}'s moment")
+    killed = ev.at(KillFolder.KILL)
     if k.trigger_seq != f.moment:
         fired_at = k.trigger_seq if k.trigger_seq is not None else "?"
-        v.fail(f"kill {number} fired at seq {fired_at}, not at {point}'s moment ({what})")
+        v.fail(
+            f"kill {number} fired at seq {fired_at}, not at {point}'s moment ({what})",
+            proof(killed, f"triggerSeq {fired_at}", "a kill at a point fires at its moment (§7)", moment, fired),
+        )
     seq = k.before_kill_seq
     if seq is not None and seq > f.moment:
-        v.fail(f"kill {number} came after seq {seq}: the study had gone on past {point} ({what}), a missed point")
+        v.fail(
+            f"kill {number} came after seq {seq}: the study had gone on past {point} ({what}), a missed point",
+            proof(
+                killed,
+                f"beforeKillSeq {seq}",
+                "a kill at a point is made before anything is written after its moment (§7)",
+                moment,
+            ),
+        )
     run = f.moment_run if valid_id(f.moment_run) else None
     if (valid_id(f.run) or run is not None) and f.run != run:
-        v.fail(f"arms.jsonl says kill {number} fired at {run_text(f.run)}, not at {run_text(run)}")
+        v.fail(
+            f"arms.jsonl says kill {number} fired at {run_text(f.run)}, not at {run_text(run)}",
+            proof(
+                f.where,
+                f"kill {number} fired at {run_text(f.run)}",
+                "a fired line names the run of its point's moment",
+                moment,
+            ),
+        )
     if point.what == "runStarted" and run is not None and run not in {t.run for t in ev.targets if t.kind == IN_FLIGHT}:
-        v.fail(f"the run {run_text(run)} whose start kill {number} fired at is not among its targets")
+        v.fail(
+            f"the run {run_text(run)} whose start kill {number} fired at is not among its targets",
+            proof(killed, "its targets", "a kill at a run's start leaves that run in flight, a target (§7)", moment),
+        )
     return f"kill {number} fired at {point} ({what})"
 
 
@@ -362,12 +642,25 @@ def _container_point(
     assert k is not None and f.point is not None
     point = f.point
     event = k.trigger_event
+    fired = (f.where, f"kill {number} fired at {point}")
+    killed = ev.at(KillFolder.KILL)
     if event is None:
-        v.fail(f"kill {number} fired at {point}, but its kill.json has no triggerEvent")
+        v.fail(
+            f"kill {number} fired at {point}, but its kill.json has no triggerEvent",
+            proof(killed, "no triggerEvent", "a kill at a container point names the event it fired at (§7)", fired),
+        )
         return ""
     action = event.get("Action") or event.get("status")
     if action != point.what:
-        v.fail(f"kill {number} fired at {point}, but its triggerEvent is a {point_said(action)}")
+        v.fail(
+            f"kill {number} fired at {point}, but its triggerEvent is a {point_said(action)}",
+            proof(
+                killed,
+                f"its triggerEvent is a {point_said(action)}",
+                "a kill at a container point fires at an event of its action (§7)",
+                fired,
+            ),
+        )
     actor = event.get("Actor")
     attributes = actor.get("Attributes") if isinstance(actor, dict) else None
     name = attributes.get("name") if isinstance(attributes, dict) else None
@@ -375,21 +668,52 @@ def _container_point(
     stem = study.name_prefix if study is not None else None
     run = name[len(stem) :] if name is not None and stem is not None and name.startswith(stem) else None
     if run is None or not valid_id(run):
-        v.fail(f"kill {number}'s triggerEvent is not of one of the study's run containers")
+        v.fail(
+            f"kill {number}'s triggerEvent is not of one of the study's run containers",
+            proof(
+                killed,
+                f"its triggerEvent is of {name_text(name)}",
+                "a container point fires at an event of one of the study's run containers (§7)",
+            ),
+        )
         return ""
     if f.run != run:
-        v.fail(f"arms.jsonl says kill {number} fired at {run_text(f.run)}, not at {run_text(run)}")
+        v.fail(
+            f"arms.jsonl says kill {number} fired at {run_text(f.run)}, not at {run_text(run)}",
+            proof(
+                f.where,
+                f"kill {number} fired at {run_text(f.run)}",
+                "a fired line names the run whose container's event it fired at",
+                (killed, f"its triggerEvent is of {name_text(name)}"),
+            ),
+        )
     acct = acc.runs.get(run)
     purpose = acct.purpose if acct is not None else None
     if point.purpose is not None and purpose != point.purpose:
-        v.fail(f"kill {number} fired at {point}, but {run_text(run)} is not a {point.purpose} run")
+        v.fail(
+            f"kill {number} fired at {point}, but {run_text(run)} is not a {point.purpose} run",
+            proof(
+                ledger_line(acct.plan if acct is not None else None),
+                f"runPlanned of {run_text(run)}: purpose {free_text(purpose) if isinstance(purpose, str) else 'none'}",
+                f"a point for {point.purpose} runs fires at one of them (§7)",
+                (killed, f"its triggerEvent is of {name_text(name)}"),
+                fired,
+            ),
+        )
     seq = k.before_kill_seq
     if acct is not None and seq is not None:
         later = acct.results if action == "die" else acct.starts
-        done = [r.seq for r in later if r.seq <= seq]
+        done = [r for r in later if r.seq <= seq]
         if done:
             kind = "runResult" if action == "die" else "runStarted"
             v.fail(
-                f"kill {number} came after {run_text(run)}'s {kind} (seq {done[0]}): {point} had passed, a missed point"
+                f"kill {number} came after {run_text(run)}'s {kind} (seq {done[0].seq}): {point} had passed, a missed "
+                "point",
+                proof(
+                    ledger_line(done[0]),
+                    f"{kind} of {run_text(run)} (seq {done[0].seq})",
+                    "a kill at a container point is made before the run goes on to its next record (§7)",
+                    (killed, f"beforeKillSeq {seq}"),
+                ),
             )
     return f"kill {number} fired at {point} ({run_text(run)}'s {action})"

@@ -6,17 +6,58 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from studymon.engine.accounts import Accounts, RunAccount, round_key
+from studymon.engine.automata import Proof, Where, proof
 from studymon.engine.contract import experiment_keys, is_int, key, plural, round_text, valid_id
-from studymon.engine.folder import KillFolder
+from studymon.engine.folder import EvidenceFolder, KillFolder
 from studymon.engine.judge.events import TargetWatch
-from studymon.engine.judge.facts import KillEvidence, LedgerFacts, StudyFacts
-from studymon.engine.judge.text import action_text, name_text, ns_text, run_text, short_id
+from studymon.engine.judge.facts import KillEvidence, LedgerFacts, StudyFacts, ledger_line
+from studymon.engine.judge.text import action_text, name_text, ns_text, run_text, short_id, time_text
 from studymon.engine.judge.verdict import SHOWN, WINDOW_OPEN, Check, Verdict
 from studymon.engine.ledger import Record
 from studymon.engine.records import CHARGED, UNRECORDED, UNSETTLED, KillTarget, Snapshot, parse_snapshot
 from studymon.engine.safefile import type_name
 
 FINISHED_OPEN = "the study finished with the window still open"
+# What the contract makes of a target's story, for the proofs (§6.4, §7).
+ONE_CONTAINER = "a target's run goes on in one container, which dies once in its window as its run ends (§6.4)"
+NOT_AGAIN = "nothing of the study's work is done again after a kill: no container of the study is made in its window"
+
+
+def _killed(ev: KillEvidence, t: KillTarget) -> tuple[Where, str]:
+    """kill.json's own words of the target, for a proof."""
+    seq = ev.kill.before_kill_seq if ev.kill is not None else None
+    return ev.at(KillFolder.KILL), f"beforeKillSeq {seq}, target {t.run}"
+
+
+def _finished_open(ev: KillEvidence) -> Proof:
+    return proof(
+        ev.at(KillFolder.WINDOW),
+        "missing: the window is open",
+        "a window closes once every target's story has ended, before the study finishes",
+        ev.finished_at(),
+    )
+
+
+def _event(ev: KillEvidence, at: Where | None, said: str) -> tuple[Where, str]:
+    """An event of a recording (where the tally kept its line; else the live recording as a whole)."""
+    return (at or ev.at(KillFolder.LIVE)), said
+
+
+def _forbidden(v: Verdict, ev: KillEvidence, name: str, watch: TargetWatch, then: str) -> None:
+    """The target's events its story leaves no room for, each with its line."""
+    v.listed(
+        [f"{action_text(action)} of {name} at {ns_text(ns)} in its window" for action, ns in watch.forbidden],
+        watch.forbidden_count,
+        "such event",
+        "such events",
+    )
+    v.proven(
+        proof(
+            *_event(ev, watch.forbidden_at.get((action, ns)), f"{action_text(action)} of {name} at {ns_text(ns)}"), then
+        )
+        for action, ns in watch.forbidden
+    )
+
 
 # --- per target ------------------------------------------------------------------------------
 
@@ -59,6 +100,7 @@ class _Container:
     snaps: dict[str, Snapshot] = field(default_factory=dict)
     exited_before: bool = False  # it exited just before the kill: its die may lie before the window
     exit: Snapshot | None = None  # the first snapshot that shows it exited
+    exit_file: str = KillFolder.BEFORE  # the file that holds it
 
     @property
     def id(self) -> str | None:
@@ -80,7 +122,14 @@ def same_container_no_rerun(
     v = Verdict("sameContainerNoRerun", scope)
     name = study.container(t.run)
     if name is None:
-        v.fail(f"the container names cannot be checked: {study.problem}")
+        v.fail(
+            f"the container names cannot be checked: {study.problem}",
+            proof(
+                Where(EvidenceFolder.RESEARCH, 0),
+                (study.problem or "no study id or container prefix").removeprefix(f"{EvidenceFolder.RESEARCH}: "),
+                "a run's container is named from research.json: <containerPrefix>-<ID>-<run> (rule 4)",
+            ),
+        )
         return v.check(lambda: "")  # never shown: it failed
     if ledger.problem is not None:
         ledger.say(v)
@@ -89,7 +138,14 @@ def same_container_no_rerun(
     if t.kind == UNSETTLED:
         return _not_run_again(v, ev, t, acct, name)
     if t.container != name:
-        v.fail(f"the target's container in kill.json is not {name}")
+        v.fail(
+            f"the target's container in kill.json is not {name}",
+            proof(
+                ev.at(KillFolder.KILL),
+                f"target {t.run}'s container is {name_text(t.container)}",
+                f"a run's container is named from research.json: {name} (rule 4)",
+            ),
+        )
     box = _snapshots(v, ev, name)
     _window_entry(v, ev, t)
     watch = _study_events(v, ev, t, name)
@@ -119,29 +175,63 @@ def _adopted(v: Verdict, ev: KillEvidence, t: KillTarget, acct: RunAccount | Non
     if not after:
         (v.fail if ev.finished else v.unknown)(
             f"no runStarted of {t.run} after the kill{'' if ev.finished else ' yet'}: its started container "
-            "is not adopted"
+            "is not adopted",
+            proof(
+                *_killed(ev, t),
+                "a resume records the run whose container started before the kill, once, by its container (§7)",
+                (ev.at(KillFolder.BEFORE), f"{name} started"),
+                (ledger_line(None), f"no runStarted of {t.run} after the kill"),
+                ev.finished_at(),
+            ),
         )
     for r in after[:1]:
         said = r.get("container")
         if said != name:
-            v.fail(f"the runStarted of {t.run} after the kill (seq {r.seq}) names {name_text(said)}, not {name}")
+            v.fail(
+                f"the runStarted of {t.run} after the kill (seq {r.seq}) names {name_text(said)}, not {name}",
+                _names_other(r, t, said, name),
+            )
+
+
+def _names_other(r: Record, t: KillTarget, said: Any, name: str) -> Proof:
+    return proof(
+        ledger_line(r),
+        f"the runStarted of {t.run} (seq {r.seq}) names {name_text(said)}",
+        f"a run's container is named from research.json: {name} (rule 4)",
+    )
 
 
 def _started_once(v: Verdict, ev: KillEvidence, t: KillTarget, acct: RunAccount | None, name: str) -> Check:
     """A target charged but not started at the kill: after it, one runStarted naming one container made in the
     window, its one die agreeing with its result."""
     if t.container is not None:
-        v.fail(f"kill.json gives {t.run}, charged but not started, a container")
+        v.fail(
+            f"kill.json gives {t.run}, charged but not started, a container",
+            proof(
+                ev.at(KillFolder.KILL),
+                f"target {t.run}, charged but not started, has container {name_text(t.container)}",
+                "a run charged but not started has no container yet",
+            ),
+        )
     after, _ = _starts_after(ev, acct)
     if not after:
         (v.fail if ev.finished else v.unknown)(
             f"the study finished without starting {t.run} after the kill"
             if ev.finished
-            else f"no runStarted of {t.run} after the kill yet"
+            else f"no runStarted of {t.run} after the kill yet",
+            proof(
+                *_killed(ev, t),
+                "a resume starts the run charged but not started at the kill, before the study finishes (§7)",
+                (ledger_line(None), f"no runStarted of {t.run} after the kill"),
+                ev.finished_at(),
+            ),
         )
     elif after[0].get("container") != name:
         said = name_text(after[0].get("container"))
-        v.fail(f"the runStarted of {t.run} after the kill (seq {after[0].seq}) names {said}, not {name}")
+        v.fail(
+            f"the runStarted of {t.run} after the kill (seq {after[0].seq}) names {said}, not {name}",
+            _names_other(after[0], t, after[0].get("container"), name),
+        )
     _window_entry(v, ev, t)
     watch = _study_events(v, ev, t, name)
     if watch is not None:
@@ -157,16 +247,21 @@ def _not_run_again(v: Verdict, ev: KillEvidence, t: KillTarget, acct: RunAccount
     """A target with its result but not settled at the kill: the resume settles it and never runs it again."""
     after, _ = _starts_after(ev, acct)
     if after:
-        v.fail(f"{t.run} had its result before the kill, and a runStarted after it (seq {after[0].seq})")
+        result = acct.results[0] if acct is not None and acct.results else None
+        v.fail(
+            f"{t.run} had its result before the kill, and a runStarted after it (seq {after[0].seq})",
+            proof(
+                ledger_line(after[0]),
+                f"runStarted of {t.run} (seq {after[0].seq}), after the kill",
+                "a run with its result is never run again (§7)",
+                (ledger_line(result), f"runResult of {t.run}" + (f" (seq {result.seq})" if result else "")),
+                _killed(ev, t),
+            ),
+        )
     _window_entry(v, ev, t)
     watch = _study_events(v, ev, t, name)
     if watch is not None:
-        v.listed(
-            [f"{action_text(action)} of {name} at {ns_text(ns)} in its window" for action, ns in watch.forbidden],
-            watch.forbidden_count,
-            "such event",
-            "such events",
-        )
+        _forbidden(v, ev, name, watch, "a run with its result is never run again: nothing of its container happens")
     return v.check(f"{name}: had its result before the kill; not started again, nothing of it made in the window")
 
 
@@ -179,19 +274,37 @@ def _snapshots(v: Verdict, ev: KillEvidence, name: str) -> _Container:
         if file == KillFolder.BEFORE_RESUME and ev.may_continue and file in ev.missing:
             continue  # not resumed yet
         snap, why = snapshot_entry(ev, file, name)
+        at = ev.at(file)
         if snap is None:
-            (v.unknown if file in ev.to_come() else v.fail)(why or file)
+            (v.unknown if file in ev.to_come() else v.fail)(
+                why or file,
+                proof(
+                    at,
+                    (why or file).removeprefix(f"{file}: "),
+                    "each snapshot of the kill holds the target's container, by its name, as the runtime inspects it",
+                ),
+            )
             continue
         box.snaps[file] = snap
         if snap.id is None:
-            v.fail(f"{file}: {name} has no Id")
+            v.fail(f"{file}: {name} has no Id", proof(at, f"{name} has no Id", "an inspect object has its Id"))
         if snap.started_at is None:
-            v.fail(f"{file}: {name} has no StartedAt")
+            v.fail(
+                f"{file}: {name} has no StartedAt",
+                proof(at, f"{name} has no StartedAt", "a container started has its StartedAt"),
+            )
         if snap.name != name:
-            v.fail(f"{file}: the entry filed under {name} is another container's (its Name differs)")
+            v.fail(
+                f"{file}: the entry filed under {name} is another container's (its Name differs)",
+                proof(
+                    at,
+                    f"the entry filed under {name} is named {name_text(snap.name)}",
+                    "a snapshot files each container under its own name",
+                ),
+            )
         if snap.exited:
             if box.exit is None:
-                box.exit = snap
+                box.exit, box.exit_file = snap, file
                 # Exited in the first snapshot, or (read as the run ended) finished before the window.
                 box.exited_before = file == KillFolder.BEFORE or (
                     file == KillFolder.AFTER
@@ -200,40 +313,105 @@ def _snapshots(v: Verdict, ev: KillEvidence, name: str) -> _Container:
                     and snap.finished_ns < since
                 )
             elif (snap.exit_code, snap.finished_ns) != (box.exit.exit_code, box.exit.finished_ns):
-                v.fail(f"{file}: {name} shows another exit than the snapshot before")
+                v.fail(
+                    f"{file}: {name} shows another exit than the snapshot before",
+                    proof(
+                        at,
+                        f"{name} exited with {_code(snap.exit_code)} at {_finished(snap)}",
+                        "a container exits once",
+                        (
+                            ev.at(box.exit_file),
+                            f"{name} exited with {_code(box.exit.exit_code)} at {_finished(box.exit)}",
+                        ),
+                    ),
+                )
         elif box.exit is not None:
-            v.fail(f"{file}: {name} exited, and here it is not that same exited container")
+            v.fail(
+                f"{file}: {name} exited, and here it is not that same exited container",
+                proof(
+                    at,
+                    f"{name} is not exited",
+                    "a container that exited stays exited: none is started again",
+                    (ev.at(box.exit_file), f"{name} exited"),
+                ),
+            )
         elif file == KillFolder.BEFORE and snap.running is not True:
-            v.fail(f"{file}: {name} is not running")
+            v.fail(
+                f"{file}: {name} is not running",
+                proof(at, f"{name} is not running", "a target in flight at the kill runs in its container then"),
+            )
         elif file != KillFolder.BEFORE and snap.running is not True:
-            v.fail(f"{file}: {name} is neither running nor exited")
+            v.fail(
+                f"{file}: {name} is neither running nor exited",
+                proof(at, f"{name} is neither running nor exited", ONE_CONTAINER),
+            )
     if len({s.id for s in box.snaps.values()}) > 1:
-        v.fail(f"the Id of {name} changes across {', '.join(box.snaps)}")
+        v.fail(
+            f"the Id of {name} changes across {', '.join(box.snaps)}",
+            Proof(tuple((ev.at(f), f"{name} has Id {short_id(s.id)}") for f, s in box.snaps.items()), ONE_CONTAINER),
+        )
     if len({s.started_at for s in box.snaps.values()}) > 1:
-        v.fail(f"the StartedAt of {name} changes across {', '.join(box.snaps)}")
+        v.fail(
+            f"the StartedAt of {name} changes across {', '.join(box.snaps)}",
+            Proof(
+                tuple((ev.at(f), f"{name} started at {time_text(s.started_at)}") for f, s in box.snaps.items()),
+                "a target's run goes on in one container, started once (§6.4)",
+            ),
+        )
     return box
+
+
+def _finished(snap: Snapshot) -> str:
+    return ns_text(snap.finished_ns) if snap.finished_ns is not None else "an unknown time"
+
+
+def _code(code: int | None) -> str:
+    return str(code) if code is not None else "unknown"
 
 
 def _window_entry(v: Verdict, ev: KillEvidence, t: KillTarget) -> None:
     """The window file says when the target's result was seen, inside the window."""
     window = ev.window
+    at = ev.at(KillFolder.WINDOW)
     if KillFolder.WINDOW in ev.problems:
-        v.fail(ev.problems[KillFolder.WINDOW])
+        v.fail(ev.problems[KillFolder.WINDOW], _window_problem(ev))
     elif ev.may_continue:
         v.unknown(WINDOW_OPEN)
     elif ev.window_open:
-        v.fail(FINISHED_OPEN)
+        v.fail(FINISHED_OPEN, _finished_open(ev))
     elif window is not None:
         entry = window.results.get(t.run)
         if entry is None:
-            v.fail(f"{KillFolder.WINDOW} has no entry for {t.run}")
+            v.fail(
+                f"{KillFolder.WINDOW} has no entry for {t.run}",
+                proof(at, f"no entry for {t.run}", "the window holds an entry for each target", _killed(ev, t)),
+            )
         elif window.seen_ns(t.run) is None:
             # Closed as the study finished with the target's story unended: resultSettledAndFinished says what
             # never came.  A record named but no time for it is the file's fault.
             if entry.get("resultSeq") is not None:
-                v.fail(f"{KillFolder.WINDOW} gives no time for {t.run}'s result")
+                v.fail(
+                    f"{KillFolder.WINDOW} gives no time for {t.run}'s result",
+                    proof(
+                        at,
+                        f"{t.run}'s result is a record, seen at no time",
+                        "the window says when it saw each result it names",
+                    ),
+                )
         elif not window.since_ns <= window.seen_ns(t.run) <= window.until_ns:  # type: ignore[operator]
-            v.fail(f"{KillFolder.WINDOW}: {t.run}'s result was seen outside the window")
+            v.fail(
+                f"{KillFolder.WINDOW}: {t.run}'s result was seen outside the window",
+                proof(
+                    at,
+                    f"{t.run}'s result was seen at {ns_text(window.seen_ns(t.run))}, the window lasts from "  # type: ignore[arg-type]
+                    f"{ns_text(window.since_ns)} to {ns_text(window.until_ns)}",
+                    "a window lasts until every target's result was seen",
+                ),
+            )
+
+
+def _window_problem(ev: KillEvidence) -> Proof:
+    return ev.missing_proof(KillFolder.WINDOW, "the window file is read as the console writes it (§6.9)")
 
 
 def _study_events(v: Verdict, ev: KillEvidence, t: KillTarget, own: str) -> TargetWatch | None:
@@ -241,23 +419,32 @@ def _study_events(v: Verdict, ev: KillEvidence, t: KillTarget, own: str) -> Targ
     for file in (KillFolder.LIVE, KillFolder.READBACK):
         problem = ev.problem(file)
         if problem is not None and not (file == KillFolder.READBACK and ev.may_continue and file in ev.missing):
-            v.fail(problem)
+            v.fail(problem, ev.missing_proof(file, "a kill's window is recorded live and read back whole (§6.4)"))
     tally = ev.tally
     if tally is None:
         v.unknown("the lifecycle events were not judged")  # never a pass without them
         return None
     watch = tally.watch(t.run)
     v.listed(tally.malformed, tally.malformed_count, "line that is not an event", "lines that are not events")
+    v.proven(tally.malformed_proofs)
+    foreign = [(other, action, ns) for other, action, ns in tally.foreign if other != own]
     v.listed(
         [
             f"{action} of {name_text(other)} at {ns_text(ns)} in the window, "
             "and its run was not waiting to start at the kill"
-            for other, action, ns in tally.foreign
-            if other != own
+            for other, action, ns in foreign
         ],
         tally.foreign_count,
         "container of the study made in the window",
         "containers of the study made in the window",
+    )
+    v.proven(
+        proof(
+            *_event(ev, tally.at.get(e), f"{e[1]} of {name_text(e[0])} at {ns_text(e[2])}"),
+            NOT_AGAIN + ", but for the runs waiting to start at the kill",
+            _killed(ev, t),
+        )
+        for e in foreign
     )
     unbooked = [
         f"{action} of {name_text(other)} at {ns_text(ns)} in the window, and its run has no runStarted"
@@ -265,6 +452,15 @@ def _study_events(v: Verdict, ev: KillEvidence, t: KillTarget, own: str) -> Targ
     ]
     if ev.finished:
         v.listed(unbooked, tally.unbooked_count, "container made off the books", "containers made off the books")
+        v.proven(
+            proof(
+                *_event(ev, tally.at.get(e), f"{e[1]} of {name_text(e[0])} at {ns_text(e[2])}"),
+                "a run's container is made for its runStarted, which the ledger holds by the study's end",
+                (ledger_line(None), "no runStarted of its run"),
+                ev.finished_at(),
+            )
+            for e in tally.unbooked
+        )
     elif unbooked:
         v.unknown(unbooked[0] + " yet")
     if tally.gaps:
@@ -284,61 +480,159 @@ def _own_events(
     made: str | None = None,
 ) -> None:
     """The target's own events: nothing outside its story, its one die agreeing with the snapshots and the result."""
-    v.listed(
-        [f"{action_text(action)} of {name} at {ns_text(ns)} in its window" for action, ns in watch.forbidden],
-        watch.forbidden_count,
-        "such event",
-        "such events",
+    _forbidden(
+        v, ev, name, watch, "in its window a target's container does nothing but die once, as its run ends (§6.4)"
     )
     if watch.disagree:
-        v.fail(f"the recordings disagree: {plural(watch.disagree, 'event')} of {name} differ between the two files")
-    dies = sorted(watch.dies.values(), key=lambda d: d[2])
+        lets = (
+            ((watch.disagree_at[0], f"an event of {name}"), (watch.disagree_at[1], "the same event, otherwise"))
+            if watch.disagree_at is not None
+            else ((ev.at(KillFolder.LIVE), f"an event of {name}"), (ev.at(KillFolder.READBACK), "it, otherwise"))
+        )
+        v.fail(
+            f"the recordings disagree: {plural(watch.disagree, 'event')} of {name} differ between the two files",
+            Proof(lets, "the live recording and the read-back hold each event of the window alike (§6.4)"),
+        )
+    keyed = sorted(watch.dies.items(), key=lambda kd: kd[1][2])
+    dies = [d for _, d in keyed]
+    died = [
+        _event(ev, watch.die_at.get(k), f"die of {name} ({short_id(d[0])}, exit {_code(d[1])}) at {ns_text(d[2])}")
+        for k, d in keyed
+    ]
     if len(dies) > 1:
-        v.fail(f"{'more than 2' if len(dies) > 2 else '2'} dies of {name} in its window")
+        v.fail(
+            f"{'more than 2' if len(dies) > 2 else '2'} dies of {name} in its window", Proof(tuple(died), ONE_CONTAINER)
+        )
     elif not dies and not box.exited_before:
         if ev.may_continue:
             v.unknown(f"no die of {name} yet")
         else:
-            v.fail(f"no die of {name} in its window")
+            v.fail(
+                f"no die of {name} in its window",
+                proof(
+                    ev.at(KillFolder.LIVE),
+                    f"no die of {name} in the window",
+                    ONE_CONTAINER,
+                    (ev.at(KillFolder.READBACK), f"no die of {name} in the window"),
+                    (ev.at(box.exit_file), f"{name} exited after the kill")
+                    if box.exit is not None
+                    else (ev.at(KillFolder.BEFORE), f"{name} ran at the kill"),
+                ),
+            )
     die = dies[0] if dies else None
     if die is not None:
         die_id, die_code, die_ns = die
+        first = died[0]
         own_id = box.id if box.id is not None else made
         if own_id is not None and die_id != own_id:
-            v.fail(f"the die is of container {short_id(die_id)}, not of {short_id(own_id)}")
+            v.fail(
+                f"the die is of container {short_id(die_id)}, not of {short_id(own_id)}",
+                proof(
+                    *first,
+                    ONE_CONTAINER,
+                    (ev.at(KillFolder.BEFORE), f"{name} is container {short_id(own_id)}"),
+                ),
+            )
         if die_code is None:
-            v.fail("the die has no exitCode")
+            v.fail("the die has no exitCode", proof(*first, "a die says the exit code its container exited with"))
         shown = box.exit
         if shown is not None and (
             die_code != shown.exit_code or shown.finished_ns is None or abs(die_ns - shown.finished_ns) > 1_000_000_000
         ):
-            v.fail("the die is not the exit the snapshots show (exit code and time within a second)")
+            v.fail(
+                "the die is not the exit the snapshots show (exit code and time within a second)",
+                proof(
+                    *first,
+                    "a container's die is its exit: the same exit code, within a second",
+                    (ev.at(box.exit_file), f"{name} exited with {_code(shown.exit_code)} at {_finished(shown)}"),
+                ),
+            )
         if watch.story_destroy is not None and watch.story_destroy < die_ns:
-            v.fail(f"a destroy of {name} comes before its die")
+            v.fail(
+                f"a destroy of {name} comes before its die",
+                proof(
+                    *_event(ev, watch.story_destroy_at, f"destroy of {name} at {ns_text(watch.story_destroy)}"),
+                    "a container is removed after its die, never before",
+                    first,
+                ),
+            )
         # The result is the run's end as the study waited for it: its container died before the console
         # saw it.  Both on the runtime's clock; Docker stamps a die 10-25 ms after the exit, which a
         # study's wait may already see, so within a second is the die the result waited for.
         if watch.until_ns is not None and die_ns > watch.until_ns + 1_000_000_000:
-            v.fail(f"the die of {name} comes after its result was seen: the study did not wait for its run")
+            v.fail(
+                f"the die of {name} comes after its result was seen: the study did not wait for its run",
+                proof(
+                    *first,
+                    "a run's result is written once its container died: the study waits for its run",
+                    (ev.at(KillFolder.WINDOW), f"its result was seen at {ns_text(watch.until_ns)}"),
+                ),
+            )
         # The engine may report the oom just after the die it caused.
         if watch.last_oom is not None and watch.last_oom > die_ns + 1_000_000_000:
-            v.fail(f"an oom of {name} comes after its die")
+            v.fail(
+                f"an oom of {name} comes after its die",
+                proof(
+                    *_event(ev, watch.oom_at, f"oom of {name} at {ns_text(watch.last_oom)}"),
+                    "an oom comes before the die it causes (within a second)",
+                    first,
+                ),
+            )
     else:
         if watch.story_destroy is not None and not box.exited_before:
-            v.fail(f"a destroy of {name} with no die before it")
+            v.fail(
+                f"a destroy of {name} with no die before it",
+                proof(
+                    *_event(ev, watch.story_destroy_at, f"destroy of {name} at {ns_text(watch.story_destroy)}"),
+                    "a container is removed after its die, never before",
+                    (ev.at(KillFolder.LIVE), f"no die of {name} in the window"),
+                ),
+            )
         if watch.last_oom is not None and not box.exited_before:
-            v.fail(f"an oom of {name} with no die after it")
+            v.fail(
+                f"an oom of {name} with no die after it",
+                proof(
+                    *_event(ev, watch.oom_at, f"oom of {name} at {ns_text(watch.last_oom)}"),
+                    "an oom kills the container: its die follows",
+                    (ev.at(KillFolder.LIVE), f"no die of {name} in the window"),
+                ),
+            )
     results = acct.results if acct else []
     code = die[1] if die is not None else box.exit.exit_code if box.exit is not None else None
     if len(results) == 1:
         claimed = results[0].get("exitCode")
         if not is_int(claimed):
-            v.fail(f"runResult's exitCode is {type_name(claimed)}, not an integer")
+            v.fail(
+                f"runResult's exitCode is {type_name(claimed)}, not an integer",
+                proof(
+                    ledger_line(results[0]),
+                    f"runResult of {run_text(acct.run)} (seq {results[0].seq}): exitCode is {type_name(claimed)}",  # type: ignore[union-attr]
+                    "a runResult says the exit code of its run's container, an integer",
+                ),
+            )
         elif code is not None and code != claimed:
             said = "the die says" if die is not None else "the snapshots show"
-            v.fail(f"{said} exit {code}, runResult says {claimed}")
+            v.fail(
+                f"{said} exit {code}, runResult says {claimed}",
+                proof(
+                    ledger_line(results[0]),
+                    f"runResult of {run_text(acct.run)} (seq {results[0].seq}): exit {claimed}",  # type: ignore[union-attr]
+                    "a runResult says the exit code its run's container exited with",
+                    died[0] if die is not None else (ev.at(box.exit_file), f"{name} exited with {code}"),
+                ),
+            )
     elif not ev.may_continue and (die is not None or box.exited_before):
-        v.fail(f"{plural(len(results), 'runResult')} to compare the exit code with")
+        v.fail(
+            f"{plural(len(results), 'runResult')} to compare the exit code with",
+            Proof(
+                (
+                    *((ledger_line(r), f"runResult of {name} (seq {r.seq})") for r in results[:SHOWN]),
+                    *(() if results else ((ledger_line(None), f"no runResult of the run of {name}"),)),
+                    died[0] if die is not None else (ev.at(box.exit_file), f"{name} exited"),
+                ),
+                "a run whose container exited has one runResult",
+            ),
+        )
 
 
 class PlanIndex:
@@ -434,16 +728,32 @@ def charged_once(
     if charges == 1 and starts == 0 and not ev.finished:
         v.unknown(f"1 charge, no runStarted yet: the resume starts {t.run}")  # charged but not started, as at the kill
     elif charges != 1 or starts != 1:
-        v.fail(f"{plural(charges, 'charge')}, {starts} runStarted")
-    for run, kind, why, _ in ev.unmanned:
-        if run == t.run and kind in ("runPlanned", "charge", "runStarted"):
-            v.fail(why + ": written by something that outlived the kill")
+        lets = [
+            *((ledger_line(r), f"charge of {t.run} (seq {r.seq})") for r in (acct.charges if acct else [])[:SHOWN]),
+            *((ledger_line(r), f"runStarted of {t.run} (seq {r.seq})") for r in (acct.starts if acct else [])[:SHOWN]),
+        ]
+        v.fail(
+            f"{plural(charges, 'charge')}, {starts} runStarted",
+            Proof(
+                tuple(lets) or ((ledger_line(None), f"no charge and no runStarted of {t.run}"),),
+                "a run is charged once and started once (§7)",
+            ),
+        )
+    _unmanned(v, ev, t, ("runPlanned", "charge", "runStarted"))
     seq = ev.kill.before_kill_seq if ev.kill else None
     plan = acct.plan if acct else None
     if seq is None:
-        v.fail("kill.json has no beforeKillSeq: a repeat after the kill cannot be looked for")
+        v.fail(
+            "kill.json has no beforeKillSeq: a repeat after the kill cannot be looked for",
+            proof(ev.at(KillFolder.KILL), "no beforeKillSeq", "kill.json says the last record before the kill"),
+        )
     elif plan is None:
-        v.fail(f"run {t.run} has no runPlanned")
+        v.fail(
+            f"run {t.run} has no runPlanned",
+            proof(
+                ledger_line(None), f"no runPlanned of {t.run}", "a run is planned before it is charged", _killed(ev, t)
+            ),
+        )
     else:
         if plans is None:
             plans = plans_after(acc, seq)
@@ -455,7 +765,25 @@ def charged_once(
             for a in repeats[:SHOWN]
         ]
         v.listed(shown, len(repeats), "such run", "such runs", more=more)
+        v.proven(
+            proof(
+                ledger_line(a.plan),
+                f"runPlanned of {run_text(a.run)} (seq {a.plan.seq}), started after the kill",  # type: ignore[union-attr]
+                "no run planned or started after a kill does a target's work again: the same purpose, cell and round, "
+                "and an experiment in common",
+                (ledger_line(plan), f"runPlanned of {t.run} (seq {plan.seq}), a target of the kill"),
+                _killed(ev, t),
+            )
+            for a in repeats[:SHOWN]
+        )
     return v.check(f"1 charge, 1 runStarted; no run planned after the kill repeats {t.run}")
+
+
+def _unmanned(v: Verdict, ev: KillEvidence, t: KillTarget, kinds: tuple[str, ...]) -> None:
+    """The target's own records after the kill written while no controller started after it ran."""
+    for run, kind, why, _, because in ev.unmanned:
+        if run == t.run and kind in kinds:
+            v.fail(why + ": written by something that outlived the kill", because)
 
 
 def _plan_key(plan: Record) -> tuple[Any, ...]:
@@ -486,24 +814,56 @@ def result_settled_and_finished(
     results = acct.results if acct else []
     result: Record | None = None
     if not results:
-        pending(f"the study finished without {t.run}'s result" if ev.finished else f"no runResult for {t.run} yet")
+        pending(
+            f"the study finished without {t.run}'s result" if ev.finished else f"no runResult for {t.run} yet",
+            proof(
+                *_killed(ev, t),
+                "each target has its one result by the study's end (rule 14)",
+                (ledger_line(None), f"no runResult of {t.run}"),
+                ev.finished_at(),
+            ),
+        )
     elif len(results) > 1:
-        v.fail(f"{len(results)} runResult for {t.run}")
+        v.fail(
+            f"{len(results)} runResult for {t.run}",
+            Proof(
+                tuple((ledger_line(r), f"runResult of {t.run} (seq {r.seq})") for r in results[:SHOWN]),
+                "a run has one result (rule 14)",
+            ),
+        )
     else:
         result = results[0]
+        said = (ledger_line(result), f"runResult of {t.run} (seq {result.seq})")
         if seq is None:
-            v.fail("kill.json has no beforeKillSeq to place the result after")
+            v.fail(
+                "kill.json has no beforeKillSeq to place the result after",
+                proof(ev.at(KillFolder.KILL), "no beforeKillSeq", "kill.json says the last record before the kill"),
+            )
         elif t.kind == UNSETTLED:
             if result.seq > seq:
-                v.fail(f"the result (seq {result.seq}) is not before the kill (seq {seq}), as kill.json says")
+                v.fail(
+                    f"the result (seq {result.seq}) is not before the kill (seq {seq}), as kill.json says",
+                    proof(
+                        *said,
+                        "a target with its result but not settled had its result by beforeKillSeq",
+                        (ev.at(KillFolder.KILL), f"beforeKillSeq {seq}, target {t.run} with its result, unsettled"),
+                    ),
+                )
         elif result.seq <= seq:
-            v.fail(f"the result (seq {result.seq}) is not after the kill (seq {seq})")
+            v.fail(
+                f"the result (seq {result.seq}) is not after the kill (seq {seq})",
+                proof(
+                    *said,
+                    "a target the kill left unfinished has its result after the kill",
+                    (ev.at(KillFolder.KILL), f"beforeKillSeq {seq}, target {t.run}, left unfinished"),
+                ),
+            )
     if KillFolder.WINDOW in ev.problems:
-        v.fail(ev.problems[KillFolder.WINDOW])
+        v.fail(ev.problems[KillFolder.WINDOW], _window_problem(ev))
     elif ev.may_continue:
         v.unknown(WINDOW_OPEN)
     elif ev.window_open:
-        v.fail(FINISHED_OPEN)
+        v.fail(FINISHED_OPEN, _finished_open(ev))
     elif ev.window is not None:
         entry = ev.window.results.get(t.run)
         closed_at = entry["resultSeq"] if entry else None
@@ -512,18 +872,38 @@ def result_settled_and_finished(
         ended = acc.settlements.get(round_key(acct.round)) if acct is not None else None
         end = (ended.seq if ended is not None else None) if t.kind == UNSETTLED else result.seq if result else None
         what = "settlement" if t.kind == UNSETTLED else "result"
+        window = ev.at(KillFolder.WINDOW)
         if closed_at is None:
-            v.fail(f"the window closed without {t.run}'s {what}")
+            v.fail(
+                f"the window closed without {t.run}'s {what}",
+                proof(
+                    window,
+                    f"closed, with no {what} of {t.run}",
+                    f"a window closes once each target's story has ended with its {what}",
+                ),
+            )
         elif end is not None and end > closed_at:
-            v.fail(f"the {what} (seq {end}) comes after the window closed (at seq {closed_at})")
+            end_line = Where(EvidenceFolder.LEDGER, ended.line if t.kind == UNSETTLED and ended else 0)
+            if result is not None and t.kind != UNSETTLED:
+                end_line = ledger_line(result)
+            v.fail(
+                f"the {what} (seq {end}) comes after the window closed (at seq {closed_at})",
+                proof(
+                    end_line,
+                    f"the {what} of {t.run} (seq {end})",
+                    f"a window closes once each target's story has ended with its {what}",
+                    (window, f"closed at seq {closed_at}"),
+                ),
+            )
 
     if acct is not None and acct.plan is not None and acct.purpose == "diagnosis":
-        _settled(v, pending, t.run, acct, acct.plan, result, acc, seq if t.kind == UNSETTLED else None)
-    for run, kind, why, _ in ev.unmanned:
-        if run == t.run and kind in ("runResult", "diagnosisSettlement"):
-            v.fail(why + ": written by something that outlived the kill")
+        _settled(v, pending, t.run, acct, acct.plan, result, acc, seq if t.kind == UNSETTLED else None, _killed(ev, t))
+    _unmanned(v, ev, t, ("runResult", "diagnosisSettlement"))
     if ev.end_ok is False:
-        v.fail("the study did not end as its template expects (haltedAtExport)")
+        v.fail(
+            "the study did not end as its template expects (haltedAtExport)",
+            ev.end_proof or proof(ledger_line(None), "the study's end", "a study ends as its template expects (§6.7)"),
+        )
     elif ev.end_ok is None:
         v.unknown("the study has not ended yet as its template expects")
     elif not ev.finished:
@@ -544,42 +924,119 @@ def _settled(
     result: Record | None,
     acc: Accounts,
     kill_seq: int | None = None,
+    killed: tuple[Where, str] | None = None,
 ) -> None:
     """The diagnosis part: one settlement of the round, naming the run, after its result (and after ``kill_seq``
     for a target that was unsettled at the kill), complete."""
+    planned_at = (ledger_line(plan), f"runPlanned of {run} (seq {plan.seq})")
     if not is_int(acct.round):
-        v.fail(f"the round of {run} is {type_name(acct.round)}, not an integer")
+        v.fail(
+            f"the round of {run} is {type_name(acct.round)}, not an integer",
+            proof(planned_at[0], f"{planned_at[1]}: its round is {type_name(acct.round)}", "a round is an integer"),
+        )
         return
     rnd = acct.round
     s = acc.settlements.get(round_key(rnd))
     if s is None:
-        pending(f"no diagnosisSettlement for round {rnd}")
+        pending(
+            f"no diagnosisSettlement for round {rnd}",
+            proof(
+                *planned_at,
+                "a diagnosis run's round is settled by the study's end (rule 14)",
+                (ledger_line(None), f"no diagnosisSettlement for round {rnd}"),
+            ),
+        )
         return
+    settled = (Where(EvidenceFolder.LEDGER, s.line), f"the diagnosisSettlement of round {rnd} (seq {s.seq})")
     if s.count > 1:
-        v.fail(f"{s.count} diagnosisSettlement for round {rnd}")
+        v.fail(
+            f"{s.count} diagnosisSettlement for round {rnd}",
+            proof(*settled, "a round is settled once", (ledger_line(None), f"{s.count - 1} more for round {rnd}")),
+        )
     if kill_seq is not None and s.seq <= kill_seq:
-        v.fail(f"the settlement of round {rnd} (seq {s.seq}) is not after the kill (seq {kill_seq})")
+        v.fail(
+            f"the settlement of round {rnd} (seq {s.seq}) is not after the kill (seq {kill_seq})",
+            proof(
+                *settled,
+                "a target unsettled at the kill is settled after it",
+                killed or planned_at,
+            ),
+        )
     if s.run != run:
-        v.fail(f"the settlement of round {rnd} names {s.run if valid_id(s.run) else 'another run'}, not {run}")
+        v.fail(
+            f"the settlement of round {rnd} names {s.run if valid_id(s.run) else 'another run'}, not {run}",
+            proof(
+                *settled,
+                f"a round's settlement names its diagnosis run: {run}",
+                planned_at,
+            ),
+        )
     if result is None:
         if not acct.results:
-            v.fail(f"the settlement of round {rnd} (seq {s.seq}) comes with no runResult for {run}")
+            v.fail(
+                f"the settlement of round {rnd} (seq {s.seq}) comes with no runResult for {run}",
+                proof(
+                    *settled, "a round is settled on its run's result", (ledger_line(None), f"no runResult of {run}")
+                ),
+            )
     elif s.seq <= result.seq:
-        v.fail(f"the settlement (seq {s.seq}) comes before the result (seq {result.seq})")
+        v.fail(
+            f"the settlement (seq {s.seq}) comes before the result (seq {result.seq})",
+            proof(
+                *settled,
+                "a round is settled after its run's result",
+                (ledger_line(result), f"runResult of {run} (seq {result.seq})"),
+            ),
+        )
     if s.accounted is None:
-        v.fail(f"the settlement of round {rnd}: {s.problem}")
+        v.fail(
+            f"the settlement of round {rnd}: {s.problem}",
+            proof(
+                settled[0], f"{settled[1]}: {s.problem}", "a settlement accounts for each experiment, judged or dropped"
+            ),
+        )
     else:
         planned = experiment_keys(plan.get("experiments"))
         if planned is None:
-            v.fail(f"runPlanned.experiments of {run} is not a list")
+            v.fail(
+                f"runPlanned.experiments of {run} is not a list",
+                proof(
+                    planned_at[0], f"{planned_at[1]}: its experiments are not a list", "a plan's experiments are a list"
+                ),
+            )
         elif planned - s.accounted:
-            v.fail(f"the settlement leaves out {plural(len(planned - s.accounted), 'experiment')} of {run}")
+            v.fail(
+                f"the settlement leaves out {plural(len(planned - s.accounted), 'experiment')} of {run}",
+                proof(
+                    *settled,
+                    "a settlement accounts for each experiment of its run, judged or dropped",
+                    (planned_at[0], f"runPlanned of {run}: {plural(len(planned - s.accounted), 'experiment')} more"),
+                ),
+            )
         sel = acc.selections.get(round_key(rnd))
         if sel is not None:
+            chose = (Where(EvidenceFolder.LEDGER, sel.line), f"selectDiagnosis of round {rnd} (seq {sel.seq})")
             if sel.chosen is None:
-                v.fail(f"selectDiagnosis of round {rnd}: {sel.problem}")
+                v.fail(
+                    f"selectDiagnosis of round {rnd}: {sel.problem}",
+                    proof(chose[0], f"{chose[1]}: {sel.problem}", "a selectDiagnosis names the experiments it chose"),
+                )
             elif sel.chosen - s.accounted:
-                v.fail(f"the settlement leaves out {plural(len(sel.chosen - s.accounted), 'chosen experiment')}")
+                v.fail(
+                    f"the settlement leaves out {plural(len(sel.chosen - s.accounted), 'chosen experiment')}",
+                    proof(
+                        *settled,
+                        "a settlement accounts for each experiment the round chose",
+                        (chose[0], f"{chose[1]}: {plural(len(sel.chosen - s.accounted), 'experiment')} more"),
+                    ),
+                )
     opened = acc.proposal_opened.get(round_key(rnd))
     if opened is None or opened <= s.seq:
-        pending(f"no stageOpen proposal {rnd} after the settlement (seq {s.seq})")
+        pending(
+            f"no stageOpen proposal {rnd} after the settlement (seq {s.seq})",
+            proof(
+                *settled,
+                "a settled round opens its proposal stage next",
+                (ledger_line(None), f"no stageOpen proposal {rnd} after it"),
+            ),
+        )

@@ -32,6 +32,9 @@ SHOWN = 3  # reasons shown per check before "and N more"
 # Distinct events remembered to count an event once when both the live recording and
 # the read-back hold it; past this many, further ones may be counted twice (still a failure).
 SEEN_KEPT = 256
+# Proofs kept for one check's report.json entry (and for each list of failures they come from): each is a few
+# lines of text, and a hostile folder may fail one rule a million times.
+PROOFS_KEPT = 16
 
 
 @dataclass(frozen=True)
@@ -90,14 +93,19 @@ class Verdict:
 
     def fail(self, reason: str, proof: Proof | None = None) -> None:
         self.failures.append(reason)
-        if proof is not None:
+        if proof is not None and len(self.proofs) < PROOFS_KEPT:
             self.proofs.append(proof)
 
     def proven(self, proofs: Iterable[Proof]) -> None:
         """Proofs of failures already given (a list of reasons said with :meth:`listed`)."""
-        self.proofs.extend(proofs)
+        for proof in proofs:
+            if len(self.proofs) >= PROOFS_KEPT:
+                break
+            self.proofs.append(proof)
 
-    def unknown(self, reason: str) -> None:
+    def unknown(self, reason: str, proof: Proof | None = None) -> None:  # noqa: ARG002
+        """A reason the check cannot tell yet.  A proof given with it (by a step that fails once the study has
+        finished, and may still come before) is dropped: what may still come contradicts nothing."""
         self.unknowns.append(reason)
 
     def explain(self, reason: str) -> None:

@@ -144,6 +144,8 @@ def parse_launch(value: Any) -> LaunchStart | LaunchEnd | str:
         return LaunchStart(pid, at, resume)
     if pid is not None and not (is_int(pid) and pid > 0):
         return "an end line whose pid is not a process id"
+    if "code" not in value or "signal" not in value:
+        return "an end line without its code and signal (null where there is none)"
     code, signal = value.get("code"), value.get("signal")
     if code is not None and not is_int(code):
         return "an end line whose code is not an integer"
@@ -245,8 +247,7 @@ def parse_event(value: Any) -> ContainerEvent | Gap | str:
     else:
         return "an event without a time that can be a date"
     actor = value.get("Actor")
-    attrs = actor.get("Attributes") if isinstance(actor, dict) else None
-    if not isinstance(attrs, dict):
+    if not isinstance(actor, dict) or not isinstance(attrs := actor.get("Attributes"), dict):
         return "an event whose Actor is not an object with Attributes"
     cid, name = actor.get("ID"), attrs.get("name")
     if not isinstance(cid, str) or not cid:

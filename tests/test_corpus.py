@@ -1224,8 +1224,8 @@ def test_kill_folders_of_exactly_the_budget_are_all_read(tmp_path: Path) -> None
     assert read[("kill 3", "killEvidence")] == (
         False,
         (
-            "missing: kill.json, container-events.jsonl, container-events-live.jsonl; container-before.json: not JSON "
-            "(line 1, column 1); container-after-kill.json: not JSON (line 1, column 1); and 2 more"
+            "missing: kill.json, container-events.jsonl, container-events-live.jsonl; ledger-at-kill.json: not a JSON "
+            "list; container-before.json: not JSON (line 1, column 1); and 3 more"
         ),
     )
     over = "kills/ holds more than 96 MiB up to kills/3/, more than a study's kills could: not read"
@@ -1982,3 +1982,19 @@ def test_a_lost_start_leaves_the_records_after_a_kill_unjudged_by_it(tmp_path: P
     assert got[("study", "exitedCleanly")][0] is False
     assert got[("kill 1", "killDelivered")][0] is False and got[("kill 2", "killDelivered")][0] is False
     assert not any("seen while no controller started after the kill ran" in detail for _, detail in got.values()), got
+
+
+def test_an_end_the_console_did_not_make_is_in_launches(tmp_path: Path) -> None:
+    """A crash folder (an end the console did not make, judged as a kill) stands for an end of its pid that
+    launches.jsonl holds (§6.9): with that end line gone, killEvidence fails."""
+    files = derive(sound())
+    kill = files["kills/1/kill.json"]
+    kill["trigger"] = "crash"
+    launches = files["launches.jsonl"]
+    end = next(i for i, line in enumerate(launches) if line["event"] == "end" and line["pid"] == kill["pid"])
+    launches[end]["at"] = kill["at"]  # the crash is dated at the end it saw
+    got = _checks(write(files, tmp_path / "kept"))
+    assert "has no end of that pid" not in got[("kill 1", "killEvidence")][1]
+    del launches[end]
+    ok, detail = _checks(write(files, tmp_path / "gone"))[("kill 1", "killEvidence")]
+    assert ok is False and f"kill.json says pid {kill['pid']} ended (crash), but launches.jsonl has no end of that pid" in detail

@@ -68,8 +68,8 @@ def test_launch_lines_that_are_not_launches() -> None:
     assert parse_launch({"event": "start", "pid": 1}) == "a start line whose at is not a time"
     assert parse_launch({"event": "start", "pid": True, "at": at}) == "a start line whose pid is not a process id"
     assert parse_launch({"event": "end", "pid": -3, "at": at, "code": 0}) == "an end line whose pid is not a process id"
-    assert parse_launch({"event": "end", "pid": 1, "at": at, "code": "0"}) == "an end line whose code is not an integer"
-    assert parse_launch({"event": "end", "pid": 1, "at": at, "signal": "SIG\x1b"}) == (
+    assert parse_launch({"event": "end", "pid": 1, "at": at, "code": "0", "signal": None}) == "an end line whose code is not an integer"
+    assert parse_launch({"event": "end", "pid": 1, "at": at, "code": None, "signal": "SIG\x1b"}) == (
         "an end line whose signal is not a signal's name")
     assert parse_launch({"event": "end", "pid": 1, "at": "10000-01-01T00:00:00Z", "code": 0}) == (
         "an end line whose at is not a time")
@@ -80,7 +80,11 @@ def test_an_end_line_s_pid_0_is_not_a_process_id() -> None:
     at = "2026-12-01T00:00:00.000Z"
     assert parse_launch({"event": "end", "pid": 0, "at": at, "code": 0}) == "an end line whose pid is not a process id"
     assert parse_launch({"event": "start", "pid": 0, "at": at}) == "a start line whose pid is not a process id"
-    assert parse_launch({"event": "end", "pid": 1, "at": at, "code": 0}) == LaunchEnd(1, 1_796_083_200.0, 0, None)
+    assert parse_launch({"event": "end", "pid": 1, "at": at, "code": 0, "signal": None}) == LaunchEnd(1, 1_796_083_200.0, 0, None)
+    # Both written, null where there is none: an end without one of them is not a line the keeper writes.
+    for gone in ("code", "signal"):
+        line = {k: v for k, v in {"event": "end", "pid": 1, "at": at, "code": 0, "signal": None}.items() if k != gone}
+        assert parse_launch(line) == "an end line without its code and signal (null where there is none)"
 
 
 def test_a_time_at_the_epoch_or_at_the_year_10000_is_not_a_date() -> None:

@@ -233,7 +233,7 @@ class ControllerReplay:
         count, self.launches.problem_count = self.launches.problem_count, 0
         if self.stream.disorder is not None:
             self.launches.bad(self.stream.disorder, self.stream.disorder_proof)
-        for reason, where in zip(self.stream.bad, self.stream.bad_at):
+        for reason, where in zip(self.stream.bad, self.stream.bad_at, strict=True):
             self.launches.bad(reason, proof(where, "a line", "it is not a launch the keeper or the console writes"))
         # A line that is not a launch leaves every kill's delivery untold; lines out of order still tell it by time.
         self.launches.fault = self.stream.bad[0] if self.stream.bad else None

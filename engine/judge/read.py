@@ -24,11 +24,10 @@ from typing import Any
 
 from studymon.engine import safefile
 from studymon.engine.accounts import Accounts, RunAccount
+from studymon.engine.automata import Proof, Where, proof
 from studymon.engine.contract import KNOWN_KINDS, ContractWatch, is_int, plural, valid_id
 from studymon.engine.folder import EvidenceFolder, KillFolder
-from studymon.engine.automata import Proof, Where, proof
 from studymon.engine.judge.controllers import replay_controllers
-from studymon.engine.judge.machines import RECORD_LAG
 from studymon.engine.judge.events import EventTally, TargetWatch, planned_after
 from studymon.engine.judge.facts import (
     Arming,
@@ -38,7 +37,8 @@ from studymon.engine.judge.facts import (
     LedgerFacts,
     StudyFacts,
 )
-from studymon.engine.judge.study import UNKNOWN_END, point_said, fault_text
+from studymon.engine.judge.machines import RECORD_LAG
+from studymon.engine.judge.study import UNKNOWN_END, fault_text, point_said
 from studymon.engine.judge.text import run_text, time_text
 from studymon.engine.judge.timeline import BAD_LINES, KEEPER_SLACK, SEEN_SLACK, Stream, TimelineLine, seen_events
 from studymon.engine.judge.twice import WRITTEN_MS, kill_moment
@@ -123,15 +123,22 @@ def read_outcome(out: Path, launches: Launches) -> None:
     if said != (0, None) or not is_int(said[0]):
         launches.bad(
             f"{EvidenceFolder.OUTCOME} says the final controller did not exit 0: it is written only when it did",
-            proof(Where(EvidenceFolder.OUTCOME, 0), "the final controller did not exit 0",
-                  f"{EvidenceFolder.OUTCOME} is written only once the final controller exited 0"),
+            proof(
+                Where(EvidenceFolder.OUTCOME, 0),
+                "the final controller did not exit 0",
+                f"{EvidenceFolder.OUTCOME} is written only once the final controller exited 0",
+            ),
         )
     elif end is None or (end.code, end.signal) != (0, None):
         how = "has not ended" if end is None else "did not exit 0"
         launches.bad(
             f"{EvidenceFolder.OUTCOME} says the study finished, but launches.jsonl's final controller {how}",
-            _final_proof(launches, Where(EvidenceFolder.OUTCOME, 0), "the final controller exited 0",
-                         f"launches.jsonl's final controller {how}"),
+            _final_proof(
+                launches,
+                Where(EvidenceFolder.OUTCOME, 0),
+                "the final controller exited 0",
+                f"launches.jsonl's final controller {how}",
+            ),
         )
 
 
@@ -148,9 +155,12 @@ def read_machine(out: Path, launches: Launches) -> None:
             # machine.jsonl lost it.
             launches.bad(
                 f"{EvidenceFolder.MACHINE}: missing, though a controller started (launches.jsonl)",
-                proof(Where(EvidenceFolder.MACHINE, 0), "missing",
-                      "the console snapshots the machine as it starts a controller, and one started",
-                      (launches.first_where or Where(EvidenceFolder.LAUNCHES, 0), "a controller starts")),
+                proof(
+                    Where(EvidenceFolder.MACHINE, 0),
+                    "missing",
+                    "the console snapshots the machine as it starts a controller, and one started",
+                    (launches.first_where or Where(EvidenceFolder.LAUNCHES, 0), "a controller starts"),
+                ),
             )
         return
     bad = 0
@@ -175,7 +185,9 @@ def read_machine(out: Path, launches: Launches) -> None:
                 bad += 1
                 launches.bad(
                     f"{EvidenceFolder.MACHINE} line {line.number}: {why}",
-                    proof(Where(EvidenceFolder.MACHINE, line.number), "a line", f"it is not one the console writes: {why}"),
+                    proof(
+                        Where(EvidenceFolder.MACHINE, line.number), "a line", f"it is not one the console writes: {why}"
+                    ),
                 )
                 _stop_past(EvidenceFolder.MACHINE, bad)
     except Unreadable as exc:
@@ -408,8 +420,12 @@ class _Seen:
                 # §6.9: a record seen before any controller started was written by no controller of the study.
                 launches.bad(
                     f"{e.where}: seq {line.seq} was seen before any controller started",
-                    proof(e.where, f"seq {line.seq} is seen", "no controller had started then, so none wrote it",
-                          (launches.first_where or Where(EvidenceFolder.LAUNCHES, 0), "the first controller starts")),
+                    proof(
+                        e.where,
+                        f"seq {line.seq} is seen",
+                        "no controller had started then, so none wrote it",
+                        (launches.first_where or Where(EvidenceFolder.LAUNCHES, 0), "the first controller starts"),
+                    ),
                 )
             i = line.seq - 1
             if i >= MAX_SEEN:
@@ -431,15 +447,23 @@ class _Seen:
             elif self.said[i] != said:
                 self._differs(
                     f"{e.where} saw seq {line.seq} as another record than the line before it did",
-                    proof(e.where, f"seq {line.seq} seen as {_said(line)}", "a record is written once, as one record",
-                          (Where(EvidenceFolder.TIMELINE, self.line_of[i]), f"seq {line.seq} seen as another record")),
+                    proof(
+                        e.where,
+                        f"seq {line.seq} seen as {_said(line)}",
+                        "a record is written once, as one record",
+                        (Where(EvidenceFolder.TIMELINE, self.line_of[i]), f"seq {line.seq} seen as another record"),
+                    ),
                 )
             else:
                 # A console writes a line for each record once, as it first sees it.
                 self._differs(
                     f"{e.where}: seq {line.seq} seen twice",
-                    proof(e.where, f"seq {line.seq} seen", "a console writes a line for a record once, as it first sees it",
-                          (Where(EvidenceFolder.TIMELINE, self.line_of[i]), f"seq {line.seq} seen before")),
+                    proof(
+                        e.where,
+                        f"seq {line.seq} seen",
+                        "a console writes a line for a record once, as it first sees it",
+                        (Where(EvidenceFolder.TIMELINE, self.line_of[i]), f"seq {line.seq} seen before"),
+                    ),
                 )
             if base is None or line.seq <= base or line.seq - base > MAX_SEEN:
                 continue
@@ -454,7 +478,7 @@ class _Seen:
         if stream.disorder is not None:
             self._differs(stream.disorder, stream.disorder_proof)
         # A line that is not a record seen is a copy of the ledger that cannot be compared (§6.9).
-        for reason, where in zip(stream.bad, stream.bad_at):
+        for reason, where in zip(stream.bad, stream.bad_at, strict=True):
             self._differs(
                 f"{reason}: not a record seen, so the ledger cannot be compared with it",
                 proof(where, "a line", "it is not a record seen, so the ledger cannot be held to it"),
@@ -558,7 +582,9 @@ class _Seen:
             if f.at is None or not 0 <= i < len(self.first_seen) or math.isnan(self.first_seen[i]):
                 continue
             if f.at < self.first_seen[i] - SEEN_SLACK:
-                f.seen_late = f"{EvidenceFolder.ARMS}: kill {f.kill} fired before seq {f.moment} was seen (timeline.jsonl)"
+                f.seen_late = (
+                    f"{EvidenceFolder.ARMS}: kill {f.kill} fired before seq {f.moment} was seen (timeline.jsonl)"
+                )
                 f.seen_late_proof = proof(
                     f.where,
                     f"kill {f.kill} fires at seq {f.moment}'s record",
@@ -596,8 +622,10 @@ class _Seen:
                 )
                 launches.bad(
                     f"{where}: pid {pid} ended with {names} in flight, and no kill folder claims that end",
-                    Proof(((where, f"pid {pid} ends, not with exit 0, while {names} ran"),),
-                          "every such end is claimed by a kill folder (§6.8), and none names this pid"),
+                    Proof(
+                        ((where, f"pid {pid} ends, not with exit 0, while {names} ran"),),
+                        "every such end is claimed by a kill folder (§6.8), and none names this pid",
+                    ),
                 )
 
     def finish(self, ledger_ok: bool) -> None:
@@ -607,9 +635,12 @@ class _Seen:
         if self.missing and self.last_seq > 0:
             self._differs(
                 f"{EvidenceFolder.TIMELINE}: missing, so no record of the ledger can be held to what was seen",
-                proof(Where(EvidenceFolder.TIMELINE, 0), "missing",
-                      "a console writes a line for every record it sees, and the ledger has records",
-                      (Where(EvidenceFolder.LEDGER, 1), "a record")),
+                proof(
+                    Where(EvidenceFolder.TIMELINE, 0),
+                    "missing",
+                    "a console writes a line for every record it sees, and the ledger has records",
+                    (Where(EvidenceFolder.LEDGER, 1), "a record"),
+                ),
             )
         past = [i for i in range(self.last_seq, len(self.said)) if self.said[i] != self.UNSEEN]
         gone = len(past) + (self.far > self.last_seq)
@@ -618,8 +649,12 @@ class _Seen:
             self._differs(
                 f"timeline.jsonl saw {plural(gone, 'record')} past the ledger's last (seq {self.last_seq}): "
                 "the ledger lost records after they were seen",
-                proof(where, "a record seen past the ledger's last", "the ledger lost records after they were seen",
-                      (Where(EvidenceFolder.LEDGER, 0), f"its last record is seq {self.last_seq}")),
+                proof(
+                    where,
+                    "a record seen past the ledger's last",
+                    "the ledger lost records after they were seen",
+                    (Where(EvidenceFolder.LEDGER, 0), f"its last record is seq {self.last_seq}"),
+                ),
             )
 
 

@@ -293,11 +293,35 @@ class Snapshot:
         return self.running is False and self.status == "exited"
 
 
+# The statuses of a container whose process is there (Docker's State.Running true).
+ALIVE_STATUSES = frozenset({"running", "paused", "restarting"})
+
+
+def _state_shape(state: dict[str, Any]) -> str | None:
+    """Why an inspect's ``State`` is not one a runtime writes: its fields of their types, and ``Running`` saying what
+    ``Status`` says (the fact is held twice, §6.9: Docker says ``Running`` true for a container ``running``,
+    ``paused`` or ``restarting``, false for any other; the judge's "running" is ``Status`` ``running`` alone)."""
+    running, status, code = state.get("Running"), state.get("Status"), state.get("ExitCode")
+    if "Running" in state and not isinstance(running, bool):
+        return "an inspect whose State.Running is not true or false"
+    if "Status" in state and not isinstance(status, str):
+        return "an inspect whose State.Status is not a text"
+    if "ExitCode" in state and not is_int(code):
+        return "an inspect whose State.ExitCode is not an integer"
+    if isinstance(running, bool) and isinstance(status, str) and running != (status in ALIVE_STATUSES):
+        return "an inspect whose State.Running and State.Status disagree"
+    return None
+
+
 def parse_snapshot(value: Any) -> Snapshot | str:
     """A snapshot's entry, or why it is not an inspect."""
     if not isinstance(value, dict):
         return f"{type_name(value)}, not an object"
     state = value.get("State")
+    if isinstance(state, dict):
+        why = _state_shape(state)
+        if why is not None:
+            return why
     state = state if isinstance(state, dict) else {}
     cid, name, started = value.get("Id"), value.get("Name"), state.get("StartedAt")
     finished = time_epoch(state.get("FinishedAt"))
@@ -305,7 +329,9 @@ def parse_snapshot(value: Any) -> Snapshot | str:
     return Snapshot(
         id=cid if isinstance(cid, str) and cid else None,
         name=_text(name),
-        running=running if isinstance(running, bool) else None,
+        # "Running" is State.Status running (§6.9): a paused or restarting container, though Running says true,
+        # is not; Running alone stands only where no Status is written.
+        running=(status == "running") if isinstance(status, str) else running if isinstance(running, bool) else None,
         status=status if isinstance(status, str) else None,
         started_at=started if isinstance(started, str) and started else None,
         finished_ns=None if finished is None else round(finished * 1e9),
@@ -442,13 +468,18 @@ def no_since(file: str) -> str:
     return f"{file} has no since and sinceEpoch, two times, to open the window at"
 
 
+# The window's times are written twice, as text to the nanosecond and as an epoch float (§6.9): they agree to
+# the microsecond, with room for a float's rounding of today's epoch (a quarter of a microsecond) twice.
+TEXT_SLACK = 2e-6
+
+
 def _since(obj: dict[str, Any], file: str) -> tuple[float | None, str | None]:
     """When the kill's recording began: ``sinceEpoch``, which ``since`` (the same time as text) must match."""
     since = epoch(obj.get("sinceEpoch"))
     text = time_epoch(obj.get("since"))
     if since is None or text is None:
         return since, no_since(file)
-    if abs(text - since) > 0.001:  # the text has microseconds or nanoseconds
+    if abs(text - since) > TEXT_SLACK:
         return since, f"{file}: since and sinceEpoch are not the same time"
     return since, None
 
@@ -583,7 +614,7 @@ def parse_window(obj: dict[str, Any]) -> tuple[WindowRecord | None, str | None]:
     notes = [why] if why is not None and since is not None else []
     until = epoch(obj.get("untilEpoch"))
     until_text = time_epoch(obj.get("until"))
-    if until is not None and (until_text is None or abs(until_text - until) > 0.001):
+    if until is not None and (until_text is None or abs(until_text - until) > TEXT_SLACK):
         notes.append(f"{file}: until and untilEpoch are not the same time")
     if since is None:
         return None, f"{file}: sinceEpoch is {type_name(obj.get('sinceEpoch'))}, not a time"

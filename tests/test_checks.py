@@ -583,13 +583,13 @@ def test_parse_kill_tolerates_what_v2_leaves_optional_but_needs_since() -> None:
 
 
 def test_parse_kill_since_and_since_epoch_agree() -> None:
-    """One fact twice: the text and the number must be the same time (to the millisecond the text may round to)."""
+    """One fact twice: the text (to the nanosecond) and the number must be the same time, to the microsecond."""
     obj = one_kill()["kills/1/kill.json"]
     since = obj["sinceEpoch"]
     disagree = "kill.json: since and sinceEpoch are not the same time"
-    assert parse_kill(dict(obj, sinceEpoch=since + 0.0009), STUDY.name_prefix).problems == []
-    k = parse_kill(dict(obj, sinceEpoch=since + 0.002), STUDY.name_prefix)
-    assert k.problems == [disagree] and k.since_ns == round((since + 0.002) * 1e9)
+    assert parse_kill(dict(obj, sinceEpoch=since + 0.000001), STUDY.name_prefix).problems == []
+    k = parse_kill(dict(obj, sinceEpoch=since + 0.0009), STUDY.name_prefix)
+    assert k.problems == [disagree] and k.since_ns == round((since + 0.0009) * 1e9)
     assert parse_kill(dict(obj, sinceEpoch=since - 3600), STUDY.name_prefix).problems == [disagree]
 
 
@@ -626,8 +626,10 @@ def test_parse_window() -> None:
     ]:
         noted, problem = parse_window(dict(w, **change))
         assert problem is None and noted is not None and noted.notes == [note], change
-    within, _ = parse_window(dict(w, sinceEpoch=w["sinceEpoch"] + 0.0009, untilEpoch=w["untilEpoch"] - 0.0009))
+    within, _ = parse_window(dict(w, sinceEpoch=w["sinceEpoch"] + 0.000001, untilEpoch=w["untilEpoch"] - 0.000001))
     assert within is not None and within.notes == []
+    apart, _ = parse_window(dict(w, untilEpoch=w["untilEpoch"] - 0.0009))
+    assert apart is not None and apart.notes == [f"{WINDOW}: until and untilEpoch are not the same time"]
 
 
 # --- the lifecycle events ---------------------------------------------------------------------------
@@ -1121,7 +1123,10 @@ def test_same_container_sound() -> None:
 @pytest.mark.parametrize("file, change, reason", [
     (BEFORE, lambda e: e.update(Id=""), f"{BEFORE}: {NAME} has no Id"),
     (AFTER, lambda e: e["State"].update(StartedAt=None), f"{AFTER}: {NAME} has no StartedAt"),
-    (BEFORE, lambda e: e["State"].update(Running="true"), f"{BEFORE}: {NAME} is not running"),
+    (BEFORE, lambda e: e["State"].update(Running=False, Status="created"), f"{BEFORE}: {NAME} is not running"),
+    (BEFORE, lambda e: e["State"].update(Running=True, Status="paused"), f"{BEFORE}: {NAME} is not running"),
+    (BEFORE, lambda e: e["State"].update(Running="true"),
+     f"{BEFORE}: the entry for {NAME} is an inspect whose State.Running is not true or false"),
     (AFTER, lambda e: e.update(State=[]), f"{AFTER}: {NAME} has no StartedAt"),
     (BEFORE_RESUME, lambda e: e.update(Id="other"), f"the Id of {NAME} changes across {BEFORE}, {AFTER}, {BEFORE_RESUME}"),
 ])
@@ -2299,7 +2304,7 @@ def test_same_container_more_clauses() -> None:
                         "in its window only 1 die and what may come with it, exit as runResult; "
                         "no other container of the study made in the window")
     ev.snapshots[BEFORE] = {}
-    ev.snapshots[AFTER][NAME]["State"].update(Running=False, Status="paused")
+    ev.snapshots[AFTER][NAME]["State"].update(Running=True, Status="paused")
     assert scnr(ev, acc).detail == f"{BEFORE} has no {NAME}; {AFTER}: {NAME} is neither running nor exited"
     ev, acc = evidence(one_kill())
     ev.snapshots[AFTER][NAME]["State"]["StartedAt"] = ""

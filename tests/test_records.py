@@ -130,14 +130,16 @@ def test_kill_json_fields_fail_the_check_they_belong_to() -> None:
                             "kill.json target 4 is an integer, not an object"]
 
 
-def test_kill_json_since_exactly_1_ms_from_since_epoch_is_the_same_time() -> None:
-    """since and sinceEpoch 1 ms apart, exactly (just after 1970, where a double can be), are the same time."""
+def test_kill_json_since_within_its_text_slack_of_since_epoch_is_the_same_time() -> None:
+    """since (written to the nanosecond) and sinceEpoch within TEXT_SLACK (2 µs) are the same time; 5 µs apart
+    they are not (just after 1970, where a double is exact to far less)."""
     sound = KillRecord(
         trigger="manual", at_epoch=1.8e9, pid=9, before_kill_seq=7, signalled=True, since_epoch=1.8e9 - 0.05
     ).to_json()
-    assert time_epoch("1970-01-01T00:00:00.002Z") == 0.002 and 0.002 - 0.001 == 0.001
-    got = parse_kill(dict(sound, sinceEpoch=0.001, since="1970-01-01T00:00:00.002Z"), None)
+    got = parse_kill(dict(sound, sinceEpoch=0.001, since="1970-01-01T00:00:00.0010015Z"), None)
     assert (got.problems, got.since_epoch) == ([], 0.001)
+    got = parse_kill(dict(sound, sinceEpoch=0.001, since="1970-01-01T00:00:00.001005Z"), None)
+    assert got.problems == ["kill.json: since and sinceEpoch are not the same time"]
 
 
 def test_an_epoch_number_within_the_first_second_is_a_time() -> None:
@@ -268,17 +270,20 @@ def test_the_window_disagreeing_with_itself_is_noted_and_impossible_times_refuse
     assert parse_window(dict(doc, sinceEpoch=1e300))[1] == "container-events-window.json: sinceEpoch is a number, not a time"
 
 
-def test_the_window_s_until_may_be_1_ms_from_until_epoch_and_no_more() -> None:
-    """until and untilEpoch exactly 1 ms apart are the same time; half a second apart they are noted."""
+def test_the_window_s_until_may_be_within_its_text_slack_of_until_epoch_and_no_more() -> None:
+    """until and untilEpoch 1.5 µs apart are the same time; 1 ms or half a second apart they are noted."""
     doc = {
         "since": "1970-01-01T00:00:00.001Z",
         "sinceEpoch": 0.001,
-        "until": "1970-01-01T00:00:00.002Z",
-        "untilEpoch": 0.001,
+        "until": "1970-01-01T00:00:00.0020015Z",
+        "untilEpoch": 0.002,
         "targets": {},
     }
     got, problem = parse_window(doc)
     assert problem is None and got is not None and got.notes == []
+    got, problem = parse_window(dict(doc, until="1970-01-01T00:00:00.003Z"))
+    assert problem is None and got is not None
+    assert got.notes == ["container-events-window.json: until and untilEpoch are not the same time"]
     got, problem = parse_window(dict(WindowRecord(1.8e9, 1.8e9 + 5, {}).to_json(), until="2027-01-15T08:00:05.500Z"))
     assert problem is None and got is not None
     assert got.notes == ["container-events-window.json: until and untilEpoch are not the same time"]
@@ -338,11 +343,24 @@ def test_a_snapshot_reads_its_state() -> None:
 
 
 def test_a_snapshot_s_values_of_the_wrong_type_are_read_as_absent() -> None:
-    """A tampered snapshot's values never reach a check as given: an ExitCode of 1.0 or true would equal a die's 1."""
-    for running, status, code in (("true", 0, 1.0), (1, ["exited"], True), (0, None, "1")):
-        got = parse_snapshot({"Id": 5, "Name": ["/inforsi-s-d1"], "State": {
-            "Running": running, "Status": status, "StartedAt": 7, "FinishedAt": 1.8e9, "ExitCode": code}})
-        assert got == Snapshot(None, None, None, None, None, None, None), (running, status, code)
+    """A tampered snapshot's values never reach a check as given: an ExitCode of 1.0 or true would equal a die's 1.
+    Its State's own fields of the wrong type, or Running and Status saying two things, make it no inspect (§6.9)."""
+    got = parse_snapshot({"Id": 5, "Name": ["/inforsi-s-d1"], "State": {"StartedAt": 7, "FinishedAt": 1.8e9}})
+    assert got == Snapshot(None, None, None, None, None, None, None)
+    for running, status, code, why in (
+        ("true", "exited", 0, "an inspect whose State.Running is not true or false"),
+        (False, ["exited"], 0, "an inspect whose State.Status is not a text"),
+        (False, "exited", 1.0, "an inspect whose State.ExitCode is not an integer"),
+        (False, "exited", True, "an inspect whose State.ExitCode is not an integer"),
+        (False, "exited", "1", "an inspect whose State.ExitCode is not an integer"),
+        (True, "exited", 0, "an inspect whose State.Running and State.Status disagree"),
+        (False, "running", 0, "an inspect whose State.Running and State.Status disagree"),
+        (False, "paused", 0, "an inspect whose State.Running and State.Status disagree"),
+    ):
+        got = parse_snapshot({"Id": "x", "State": {"Running": running, "Status": status, "ExitCode": code}})
+        assert got == why, (running, status, code)
+    for running, status in ((True, "running"), (True, "paused"), (True, "restarting"), (False, "exited"), (False, "created")):
+        assert not isinstance(parse_snapshot({"Id": "x", "State": {"Running": running, "Status": status}}), str)
 
 
 def test_a_snapshot_shows_a_started_container_only_with_its_start_time() -> None:

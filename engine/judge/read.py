@@ -40,7 +40,15 @@ from studymon.engine.judge.facts import (
 from studymon.engine.judge.machines import RECORD_LAG
 from studymon.engine.judge.study import UNKNOWN_END, fault_text, point_said
 from studymon.engine.judge.text import run_text, time_text
-from studymon.engine.judge.timeline import BAD_LINES, KEEPER_SLACK, SEEN_SLACK, Stream, TimelineLine, seen_events
+from studymon.engine.judge.timeline import (
+    BAD_LINES,
+    KEEPER_SLACK,
+    ORDER_ROUNDING,
+    SEEN_SLACK,
+    Stream,
+    TimelineLine,
+    seen_events,
+)
 from studymon.engine.judge.twice import WRITTEN_MS, kill_moment
 from studymon.engine.judge.verdict import PROOFS_KEPT, SHOWN
 from studymon.engine.killpoint import SEED, point_text
@@ -176,7 +184,7 @@ def read_machine(out: Path, launches: Launches) -> None:
                 sample = line.value["label"] == "sample"
                 at = time_epoch(line.value["at"])
                 before = last.get(sample)
-                if at is not None and before is not None and at < before[0] - KEEPER_SLACK:
+                if at is not None and before is not None and at < before[0] - KEEPER_SLACK - ORDER_ROUNDING:
                     kind = "sample" if sample else "snapshot"
                     why = f"a {kind} earlier than the {kind} of line {before[1]}: each is written in time order"
                 elif at is not None:
@@ -774,7 +782,7 @@ def take_arm(arming: Arming, arm: ArmLine, where: str | Where = EvidenceFolder.A
     """One arms.jsonl line, in order: a point armed (queued), all disarmed, or the first point fired or missed."""
     at = where if isinstance(where, Where) else Where(EvidenceFolder.ARMS, 0)
     said = f"{arm.event}" + (f" at {point_said(arm.point)}" if arm.event in ("arm", "fired", "missed") else "")
-    if arming.last_at is not None and arm.at < arming.last_at - KEEPER_SLACK:
+    if arming.last_at is not None and arm.at < arming.last_at - KEEPER_SLACK - ORDER_ROUNDING:
         arming.fault(
             f"{where} is earlier than the line before it: {EvidenceFolder.ARMS} is appended in time order",
             proof(

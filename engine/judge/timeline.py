@@ -41,6 +41,8 @@ from studymon.engine.records import KillRecord, LaunchEnd, LaunchStart, Timeline
 from studymon.engine.safefile import TORN, JsonlFile, Unreadable
 
 KEEPER_SLACK = 0.001
+# Two times to the millisecond read as floats: a millisecond apart may read as a hair more.
+ORDER_ROUNDING = 1e-6
 SEEN_SLACK = 0.002
 
 KILL, END, START, SEEN = "kill", "end", "start", "seen"
@@ -107,7 +109,7 @@ class Stream:
         """The events, noting the first whose own time is before its predecessor's (in the file's order)."""
         last: Event | None = None
         for e in events:
-            if last is not None and self.disorder is None and e.time < last.time - KEEPER_SLACK:
+            if last is not None and self.disorder is None and e.time < last.time - KEEPER_SLACK - ORDER_ROUNDING:
                 self.disorder = (
                     f"{e.where} is earlier than line {last.where.line}: {self.file} is appended in time order"
                 )

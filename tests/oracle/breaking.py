@@ -532,6 +532,41 @@ def running_says_otherwise_than_status(out: Path) -> Expected:
     return {SCN1: "State.Running and State.Status disagree", KE: True}
 
 
+def paused_running_true(out: Path) -> Expected:
+    """The target paused at the kill, State.Running true as Docker writes it: of the right shape, and not
+    running (an in-flight target's container-before.json shows it running)."""
+    _state(out, "container-before.json", Running=True, Status="paused")
+    return {SCN1: "'paused', not running", KE: True}
+
+
+def paused_running_false(out: Path) -> Expected:
+    _state(out, "container-before.json", Running=False, Status="paused")
+    return {SCN1: "State.Running and State.Status disagree", KE: True}
+
+
+def exit_code_a_text(out: Path) -> Expected:
+    _state(out, "container-after-kill.json", ExitCode="0")
+    return {SCN1: "State.ExitCode is not an integer", KE: True}
+
+
+def _window_until(out: Path, seconds: float) -> None:
+    """The window's until moved off its untilEpoch (TEXT_SLACK: 2 µs)."""
+    path = kill_dir(out) / "container-events-window.json"
+    w = json.loads(path.read_text())
+    w["until"] = stamp(w["untilEpoch"] + seconds, 9)
+    path.write_text(json.dumps(w))
+
+
+def window_until_5us_off(out: Path) -> Expected:
+    _window_until(out, 5e-6)
+    return {KE: "a time and its epoch disagree"}
+
+
+def window_until_1us_off(out: Path) -> Expected:
+    _window_until(out, 1e-6)
+    return {KE: True}
+
+
 def _window_seen(out: Path, seconds: float) -> None:
     path = kill_dir(out) / "container-events-window.json"
     w = json.loads(path.read_text())
@@ -870,6 +905,11 @@ FILE_RULES: dict[str, Callable[[Path], Expected]] = {
     "a recording: the read-back missing": readback_missing,
     "a snapshot: State.Running not a boolean": running_not_a_boolean,
     "a snapshot: State.Running says otherwise than State.Status": running_says_otherwise_than_status,
+    "a snapshot: the target paused, State.Running true": paused_running_true,
+    "a snapshot: the target paused, State.Running false": paused_running_false,
+    "a snapshot: State.ExitCode a text": exit_code_a_text,
+    "the window: until 5 µs off untilEpoch": window_until_5us_off,
+    "the window: until 1 µs off untilEpoch": window_until_1us_off,
     "the window: resultSeenEpoch 2 ms off": result_seen_2ms_off,
     "the window: resultSeenEpoch half a ms off": result_seen_within_a_ms,
     "arms.jsonl: one kill fired twice": fired_twice,

@@ -190,12 +190,19 @@ class Inspect:
     labels: dict[str, Any]
 
 
+# Docker's State.Running is true for these statuses (docs/contract.md, "Which check a file fails").
+RUNNING_STATUSES = ("running", "paused", "restarting")
+
+
 def parse_inspect(value: Any, filed: str) -> tuple[Inspect | None, str | None]:
     """A Docker-shaped inspect, validated, and the problem with its shape; None for a container absent (null).
 
-    An inspect whose ``State.Running`` is not a boolean, or says otherwise than ``State.Status`` (``true``
-    exactly when it is ``"running"``), is of the wrong shape (docs/contract.md, "Which check a file
-    fails"): the problem is said, and the rest of it is still returned, to be judged as it stands."""
+    An inspect whose ``State.Running`` is not a boolean, ``State.Status`` not a text or ``State.ExitCode``
+    not an integer (where written), or whose ``State.Running`` says otherwise than ``State.Status`` (``true``
+    exactly when it is ``"running"``, ``"paused"`` or ``"restarting"``, as Docker writes them), is of the
+    wrong shape (docs/contract.md, "Which check a file fails"): the problem is said; where only
+    ``State.Running`` is wrong the rest of it is still returned, to be judged as it stands (a paused or
+    restarting container is not running: its ``status`` says so)."""
     if value is None:
         return None, None
     if not isinstance(value, dict):
@@ -212,7 +219,7 @@ def parse_inspect(value: Any, filed: str) -> tuple[Inspect | None, str | None]:
     )
     if not isinstance(status, str) or not isinstance(started, str) or not isinstance(finished, str):
         return None, f"{filed}: State.Status, StartedAt or FinishedAt of the wrong shape"
-    if not (isinstance(code, int) and not isinstance(code, bool)):
+    if "ExitCode" in state and not (isinstance(code, int) and not isinstance(code, bool)):
         return None, f"{filed}: State.ExitCode is not an integer"
     config = value.get("Config", {})
     labels = config.get("Labels") if isinstance(config, dict) else None
@@ -222,7 +229,7 @@ def parse_inspect(value: Any, filed: str) -> tuple[Inspect | None, str | None]:
     running = state.get("Running")
     if not isinstance(running, bool):
         return ins, f"{filed}: State.Running is not a boolean"
-    if running != (status == "running"):
+    if running != (status in RUNNING_STATUSES):
         return ins, f"{filed}: State.Running and State.Status disagree"
     return ins, None
 

@@ -21,13 +21,12 @@ from tests.oracle.evidence import Ledger, Record, Research, Timeline, valid_id
 from tests.oracle.killfolder import PASSIVE, Event, Inspect, KillFolder, parse_inspect
 from tests.oracle.ledger_checks import Run, chosen_by_round, round_key, runs_of, settlement_parts
 from tests.oracle.reading import is_int, quote, strict_equal
-from tests.oracle.times import KEEPER_SLACK, MS, MS_SLACK, SECOND, SEEN_SLACK, WRITTEN_MS, epoch, parse_time, show
+from tests.oracle.times import KEEPER_SLACK, MS, MS_SLACK, SECOND, SEEN_SLACK, TEXT_SLACK, WRITTEN_MS, epoch, parse_time, show
 from tests.oracle.verdict import Tally
 
 SCN, CO, RSF = "sameContainerNoRerun", "chargedOnce", "resultSettledAndFinished"
 TRIGGERS = ("auto", "manual", "crash", "stop")
 MAX_TARGETS_A_KILL = 64
-USEC = Fraction(1, 10**6)
 
 
 @dataclass
@@ -198,7 +197,7 @@ def kill_view(f: StudyFacts, kf: KillFolder, t: Tally) -> KillView:
     since_s, since_e = parse_time(k.get("since")), epoch(k.get("sinceEpoch"))
     if since_s is None or since_e is None:
         t.fail(scope, ev, "kill.json: since/sinceEpoch missing or not times: the folder is incomplete")
-    elif abs(since_s - since_e) > USEC:
+    elif abs(since_s - since_e) > TEXT_SLACK:
         t.fail(scope, ev, "kill.json: since and sinceEpoch are not one time")
     else:
         v.since = since_e
@@ -523,8 +522,9 @@ def check_files(f: StudyFacts, v: KillView, t: Tally) -> None:
                 ),
             )
     # The snapshots (docs/contract.md, "Which check a file fails"): one of the stage missing or unreadable, or
-    # an inspect of the wrong shape (State.Running not a boolean or not what State.Status says among them),
-    # fails every target's sameContainerNoRerun; each inspect is filed under its own Name (the story's).
+    # an inspect of the wrong shape (State.Running not a boolean or not what State.Status says, State.Status not
+    # a text, State.ExitCode not an integer, among them), fails every target's sameContainerNoRerun; each
+    # inspect is filed under its own Name (the story's).
     # killEvidence asks of a snapshot only that it is there and readable (above, and kill_view).
     for name in ("container-before.json", "container-after-kill.json", "container-before-resume.json"):
         if name in need and name not in kf.present:
@@ -550,9 +550,9 @@ def check_window(f: StudyFacts, v: KillView, t: Tally) -> None:
     if s_str is None or s_ep is None or u_str is None or u_ep is None:
         t.fail(scope, ev, "container-events-window.json: since, until or their epochs are not times")
         return
-    if abs(s_str - s_ep) > USEC or abs(u_str - u_ep) > USEC:
+    if abs(s_str - s_ep) > TEXT_SLACK or abs(u_str - u_ep) > TEXT_SLACK:
         t.fail(scope, ev, "container-events-window.json: a time and its epoch disagree")
-    if v.since is not None and abs(s_ep - v.since) > USEC:
+    if v.since is not None and abs(s_ep - v.since) > TEXT_SLACK:
         t.fail(scope, ev, "the window does not start where kill.json says the recording did")
     if u_ep < s_ep:
         t.fail(scope, ev, "the window closes before it opens")

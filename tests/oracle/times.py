@@ -32,6 +32,9 @@ RECORD_LAG = Fraction(1)
 # docs/contract.md (killEvidence): the window's resultSeenEpoch is timeline.jsonl's seenAt of its
 # resultSeq to the millisecond: one console's clock wrote both.
 WRITTEN_MS = Fraction(1, 1000)
+# docs/contract.md (killEvidence): a time's text and its epoch number (since/sinceEpoch, until/untilEpoch)
+# agree to the microsecond: 2 µs, as a float's rounding may move an epoch past one.
+TEXT_SLACK = Fraction(2, 10**6)
 # "within a second": the contract's tolerance between two clocks (the runtime's and the
 # console's) and between a die and what it is compared with.
 SECOND = Fraction(1)

@@ -21,7 +21,18 @@ from tests.oracle.evidence import Ledger, Record, Research, Timeline, valid_id
 from tests.oracle.killfolder import PASSIVE, Event, Inspect, KillFolder, parse_inspect
 from tests.oracle.ledger_checks import Run, chosen_by_round, round_key, runs_of, settlement_parts
 from tests.oracle.reading import is_int, quote, strict_equal
-from tests.oracle.times import KEEPER_SLACK, MS, MS_SLACK, SECOND, SEEN_SLACK, TEXT_SLACK, WRITTEN_MS, epoch, parse_time, show
+from tests.oracle.times import (
+    KEEPER_SLACK,
+    MS,
+    MS_SLACK,
+    SECOND,
+    SEEN_SLACK,
+    TEXT_SLACK,
+    WRITTEN_MS,
+    epoch,
+    parse_time,
+    show,
+)
 from tests.oracle.verdict import Tally
 
 SCN, CO, RSF = "sameContainerNoRerun", "chargedOnce", "resultSettledAndFinished"

@@ -16,7 +16,6 @@ launches and the lifecycle events (which need the accounts).
 from __future__ import annotations
 
 import math
-import os
 from array import array
 from collections.abc import Iterator
 from pathlib import Path
@@ -113,7 +112,7 @@ def _said(line: TimelineLine) -> str:
 
 def read_outcome(out: Path, launches: Launches) -> None:
     """outcome.json, written once the final controller exited 0: the same end as launches.jsonl's (§6.9)."""
-    if not safefile.exists(out, EvidenceFolder.OUTCOME) and not os.path.lexists(Path(out) / EvidenceFolder.OUTCOME):
+    if not safefile.exists(out, EvidenceFolder.OUTCOME):
         if launches.finished:
             # The console writes it as the final controller exits 0: without it that end is said once, not twice.
             launches.bad(
@@ -157,7 +156,7 @@ MACHINE_LABELS = frozenset({"sample", "start", "resume", "after-kill", "end"})
 def read_machine(out: Path, launches: Launches) -> None:
     """machine.jsonl, where it is, read as the console writes it: each line a sample or a snapshot (§6.8 puts its
     snapshots on the timeline of the controllers); a line that is neither fails exitedCleanly."""
-    if not safefile.exists(out, EvidenceFolder.MACHINE) and not os.path.lexists(Path(out) / EvidenceFolder.MACHINE):
+    if not safefile.exists(out, EvidenceFolder.MACHINE):
         if launches.first is not None:
             # The console snapshots the machine as it starts a controller: a folder with a start and without
             # machine.jsonl lost it.
@@ -406,9 +405,7 @@ class _Seen:
         self.last_seq = 0
         self.far = 0  # the highest seq seen past those held
         self.far_line = 0  # the timeline.jsonl line that saw it
-        self.missing = not safefile.exists(out, EvidenceFolder.TIMELINE) and not os.path.lexists(
-            Path(out) / EvidenceFolder.TIMELINE
-        )
+        self.missing = not safefile.exists(out, EvidenceFolder.TIMELINE)
         if not self.missing or self.base is not None:
             self._read(out)
 

@@ -536,7 +536,10 @@ def parse_kill(obj: dict[str, Any], name_prefix: str | None) -> KillRecord:
     error = obj.get("captureError")
     if error is not None:
         k.problems.append(f"capture failed while the controller was frozen: {free_text(error)}")
-    if "prefix" in obj and name_prefix is not None and obj.get("prefix") != name_prefix:
+    if "prefix" in obj and name_prefix is None:
+        # A fact held twice with one copy gone cannot be held to the other: unverified is not a pass (§6.9).
+        k.problems.append("kill.json prefix cannot be held to the study's stem: research.json does not give it")
+    elif "prefix" in obj and obj.get("prefix") != name_prefix:
         k.problems.append(f"kill.json prefix is not the study's {name_prefix}")
     k.since_epoch, why = _since(obj, KillFolder.KILL)
     if why is not None:

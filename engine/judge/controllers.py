@@ -28,6 +28,7 @@ from studymon.engine.judge.machines import (
     RESUME,
     RESUMED_OVER,
     RUNNING,
+    UNSTARTED_SAYS,
     KillStory,
 )
 from studymon.engine.judge.timeline import (
@@ -202,6 +203,9 @@ class ControllerReplay:
             if row is not None and row.breaks is not None and mine is not None and mine.end_where is not None:
                 ev.ended_before = row.says.format(pid=pid, where=mine.end_where)
             elif pid is not None:
+                if mine is None:
+                    # No start of that pid by the kill: kill.json names a pid launches.jsonl holds no controller of.
+                    ev.unstarted = UNSTARTED_SAYS.format(pid=pid)
                 self.unheld.setdefault(pid, []).append(made.number)
             return
         if mine.overlapped_at is not None and mine.overlapped_at >= e.time - RESUMED_OVER:

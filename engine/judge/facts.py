@@ -116,8 +116,12 @@ class Launches:
 
     @property
     def finished(self) -> bool:
-        """The final controller ended with exit 0: the study has finished (§6.3)."""
-        return self.final_end is not None and self.final_end.clean and self.problem is None
+        """The final controller ended with exit 0: the study has finished (§6.3).  When launches.jsonl cannot be
+        read, whether it did cannot be told, and it counts as finished: no resume can read that file either, so
+        nothing is still to come, and nothing missing hides behind a ``?`` (exitedCleanly fails saying why)."""
+        if self.problem is not None:
+            return True
+        return self.final_end is not None and self.final_end.clean
 
     def bad(self, reason: str, why: Proof | None = None) -> None:
         self.problem_count += 1
@@ -181,6 +185,7 @@ class KillEvidence:
     unmanned_count: int = 0
     timeline_problem: str | None = None
     ended_before: str | None = None  # the killed pid had ended before the kill: the kill met no controller
+    unstarted: str | None = None  # kill.json's pid is no controller launches.jsonl started by the kill
     resumed_over: bool = False  # a controller started after the kill before the killed one had ended
     finished: bool = False  # the study has finished (§6.3): what is missing now is lost
     all_results: bool = False  # every target has its result in the ledger: the window should have closed

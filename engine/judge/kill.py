@@ -72,10 +72,9 @@ def _delivery(v: Verdict, ev: KillEvidence, k: KillRecord) -> None:
                     (killed, sent),
                 ),
             )
-        elif ev.ended_before is not None:
-            v.fail(
-                ev.ended_before, proof(killed, sent, "a kill meets a controller that runs", (launches, ev.ended_before))
-            )
+        elif ev.unstarted is not None or ev.ended_before is not None:
+            met = ev.unstarted or ev.ended_before
+            v.fail(met, proof(killed, sent, "a kill meets a controller that runs", (launches, met)))  # type: ignore[arg-type]
         elif end is None:
             v.fail(
                 f"launches.jsonl has no end line for pid {k.pid} at or after the kill",
@@ -167,6 +166,16 @@ def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts, study: S
                     "kill.json holds the kill as the console made it, each field of its type (§6.8)",
                 ),
             )
+    if ev.unstarted is not None and ev.launches_problem is None:
+        v.fail(
+            ev.unstarted,
+            proof(
+                ev.at(KillFolder.KILL),
+                f"pid {k.pid}",
+                "kill.json's pid is a controller's, which launches.jsonl started before the kill (§6.9)",
+                (Where(EvidenceFolder.LAUNCHES, 0), f"no start of pid {k.pid} by then"),
+            ),
+        )
     # An end the console did not make is judged as a kill: the end it stands for is in launches.jsonl (§6.9).
     ends_unseen = ev.launches_problem is None and ev.ended_before is None and ev.keeper_end is None
     if k.trigger in ENDS and k.pid is not None and ends_unseen:

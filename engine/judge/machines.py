@@ -18,6 +18,7 @@ RESUME = "resume"  # a start that says resume: true (START: one that does not)
 OVERLAP_SAYS = "two controllers at once: pid {pid} started while pid {running} had not ended"
 
 RESUMED_OVER_SAYS = "a controller was started after the kill while pid {pid} had not ended"
+UNSTARTED_SAYS = "pid {pid} is no controller launches.jsonl started before the kill"
 UNMANNED_SAYS = "seq {seq} ({kind}) was seen while no controller started after the kill ran"
 
 # A controller started less than this before a kill, while the killed one still ran, was started over it:
@@ -45,13 +46,8 @@ CONTROLLER = Machine(
             "pid {pid}'s end is kill {first}'s: a controller is killed once, by one kill",
         ),
         Row("ended", KILL, "ended", "killDelivered", "pid {pid} had ended ({where}) before the kill"),
-        Row(
-            "unseen",
-            KILL,
-            "unseen",
-            "killDelivered",
-            "launches.jsonl has no end line for pid {pid} at or after the kill",
-        ),
+        # kill.json's pid is a controller's, started before the kill (§6.9: the pid is held twice).
+        Row("unseen", KILL, "unseen", "killDelivered", UNSTARTED_SAYS),
         # An end of a controller that had ended says nothing new: the keeper of a controller whose status the
         # console had already written as lost (the keeper was slow, not gone) writes its own after it.
         Row("ended", END, "ended"),

@@ -184,6 +184,7 @@ def _adopted(v: Verdict, ev: KillEvidence, t: KillTarget, acct: RunAccount | Non
                 ev.finished_at(),
             ),
         )
+    _once(v, t, after, "a resume records the run whose container started before the kill once (§7)")
     for r in after[:1]:
         said = r.get("container")
         if said != name:
@@ -191,6 +192,15 @@ def _adopted(v: Verdict, ev: KillEvidence, t: KillTarget, acct: RunAccount | Non
                 f"the runStarted of {t.run} after the kill (seq {r.seq}) names {name_text(said)}, not {name}",
                 _names_other(r, t, said, name),
             )
+
+
+def _once(v: Verdict, t: KillTarget, after: list[Record], then: str) -> None:
+    """A second runStarted of the target after the kill: its run started again."""
+    if len(after) > 1:
+        v.fail(
+            f"{plural(len(after), 'runStarted')} of {t.run} after the kill",
+            Proof(tuple((ledger_line(r), f"runStarted of {t.run} (seq {r.seq})") for r in after[:SHOWN]), then),
+        )
 
 
 def _names_other(r: Record, t: KillTarget, said: Any, name: str) -> Proof:
@@ -226,7 +236,9 @@ def _started_once(v: Verdict, ev: KillEvidence, t: KillTarget, acct: RunAccount 
                 ev.finished_at(),
             ),
         )
-    elif after[0].get("container") != name:
+    else:
+        _once(v, t, after, "a resume starts the run charged but not started at the kill once (§7)")
+    if after and after[0].get("container") != name:
         said = name_text(after[0].get("container"))
         v.fail(
             f"the runStarted of {t.run} after the kill (seq {after[0].seq}) names {said}, not {name}",

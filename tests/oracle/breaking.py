@@ -9,15 +9,16 @@ only the fact meant is wrong.
 
 ``FILE_RULES`` hold docs/contract.md's "Which check a file fails" and the
 tolerances it names: each changes one file of the same folder and returns
-what each check it is about must then say: ✓ (``True``), or ✗ with a words
-its reasons must hold (a string), on both sides of a tolerance where there
-is one.
+what each check it is about must then say: ✓ (``True``), ``?`` (``None``), or
+✗ with words its reasons must hold (a string), on both sides of a tolerance
+where there is one.
 """
 
 from __future__ import annotations
 
 import datetime
 import json
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -25,7 +26,7 @@ from typing import Any
 
 Key = tuple[str, str]
 Breaker = Callable[[Path], Key]
-Expected = dict[Key, bool | str]
+Expected = dict[Key, bool | str | None]
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -882,6 +883,210 @@ def arms_armed_without_a_point_fired_elsewhere(out: Path) -> Expected:
     return {KT: "which is not armed"}
 
 
+# The window file (docs/contract.md, "Which check a file fails", container-events-window.json once the window
+# has closed): missing once it should have closed, unreadable, or holding a field that is not its record, it
+# fails killEvidence and each target's sameContainerNoRerun and resultSettledAndFinished (their window ends
+# where it says); the fired kill's folder is then not complete for its stage (killTriggered).
+
+WINDOW = "container-events-window.json"
+
+
+def _window_fails_all(ke: str, target: str, kt: str = "container-events-window.json") -> Expected:
+    return {KE: ke, SCN1: target, RSF1: target, KT: kt}
+
+
+def _edit_window(out: Path, edit: Callable[[dict[str, Any]], None]) -> None:
+    path = kill_dir(out) / WINDOW
+    w = json.loads(path.read_text())
+    edit(w)
+    path.write_text(json.dumps(w))
+
+
+def window_missing(out: Path) -> Expected:
+    (kill_dir(out) / WINDOW).unlink()
+    return _window_fails_all(f"{WINDOW}: missing (the study finished", f"{WINDOW}: missing", f"{WINDOW} missing")
+
+
+def window_a_folder(out: Path) -> Expected:
+    (kill_dir(out) / WINDOW).unlink()
+    (kill_dir(out) / WINDOW).mkdir()
+    return _window_fails_all("not a regular file", "not a regular file", f"{WINDOW} unreadable")
+
+
+def window_a_fifo(out: Path) -> Expected:
+    (kill_dir(out) / WINDOW).unlink()
+    os.mkfifo(kill_dir(out) / WINDOW)
+    return _window_fails_all("not a regular file", "not a regular file", f"{WINDOW} unreadable")
+
+
+def window_a_link(out: Path) -> Expected:
+    """A link inside the folder, to a copy of the window file beside it."""
+    path = kill_dir(out) / WINDOW
+    path.rename(kill_dir(out) / "window-copy.json")
+    path.symlink_to("window-copy.json")
+    return _window_fails_all("a symbolic link", "a symbolic link", f"{WINDOW} unreadable")
+
+
+def window_past_its_cap(out: Path) -> Expected:
+    with open(kill_dir(out) / WINDOW, "ab") as f:
+        f.truncate(8 * 1024 * 1024 + 1)  # sparse
+    return _window_fails_all("larger than", "larger than", f"{WINDOW} unreadable")
+
+
+def window_not_json(out: Path) -> Expected:
+    path = kill_dir(out) / WINDOW
+    path.write_text(path.read_text()[:-3])
+    return _window_fails_all(WINDOW, WINDOW, f"{WINDOW} not readable")
+
+
+def window_not_utf8(out: Path) -> Expected:
+    path = kill_dir(out) / WINDOW
+    path.write_bytes(path.read_bytes().replace(b'"since"', b'"s\xe9nce"', 1))  # Latin-1, not UTF-8
+    return _window_fails_all("not UTF-8", "not UTF-8", f"{WINDOW} not readable")
+
+
+def window_targets_null(out: Path) -> Expected:
+    _edit_window(out, lambda w: w.update(targets=None))
+    return _window_fails_all("targets is not an object", "targets is not an object", f"{WINDOW} not its record")
+
+
+def window_entry_without_result_seq(out: Path) -> Expected:
+    _edit_window(out, lambda w: w["targets"]["d1"].pop("resultSeq"))
+    why = "the entry for 'd1' has no resultSeq"
+    return _window_fails_all(why, why, f"{WINDOW} not its record")
+
+
+def window_result_seq_a_float(out: Path) -> Expected:
+    def edit(w: dict[str, Any]) -> None:
+        w["targets"]["d1"]["resultSeq"] = float(w["targets"]["d1"]["resultSeq"])
+
+    _edit_window(out, edit)
+    why = "resultSeq that is not an integer"
+    return _window_fails_all(why, why, f"{WINDOW} not its record")
+
+
+def window_result_seq_a_boolean(out: Path) -> Expected:
+    _edit_window(out, lambda w: w["targets"]["d1"].update(resultSeq=True))
+    why = "resultSeq that is not an integer"
+    return _window_fails_all(why, why, f"{WINDOW} not its record")
+
+
+def window_until_before_since(out: Path) -> Expected:
+    def edit(w: dict[str, Any]) -> None:
+        w["untilEpoch"] = w["sinceEpoch"] - 1
+        w["until"] = stamp(w["untilEpoch"], 9)
+
+    _edit_window(out, edit)
+    why = "untilEpoch is before sinceEpoch"
+    return _window_fails_all(why, why, f"{WINDOW} not its record")
+
+
+def window_without_the_target(out: Path) -> Expected:
+    """The window file without d1's entry: killEvidence (the window's targets are not the kill's), and d1's
+    own checks (where its window ends is not said); the file is of its type, the folder complete
+    (README.md, open question 29)."""
+    _edit_window(out, lambda w: w.update(targets={}))
+    why = "has no entry for d1"
+    return {KE: "the window file's targets are not the kill's", SCN1: why, RSF1: why, KT: True}
+
+
+def window_missing_every_result_in(out: Path) -> Expected:
+    """The study not finished (the final controller's end and outcome.json gone: it may still run), and every
+    target has its result: the window should have closed, and its file is missing."""
+    path = out / "launches.jsonl"
+    rows = read_jsonl(path)
+    assert [r["event"] for r in rows] == ["start", "end", "start", "end"], rows
+    write_jsonl(path, rows[:3])
+    (out / "outcome.json").unlink()
+    (kill_dir(out) / WINDOW).unlink()
+    why = f"{WINDOW}: missing (every target's story has ended"
+    return {EC: None, KE: why, SCN1: why, RSF1: why, KT: f"{WINDOW} missing"}
+
+
+# launches.jsonl's end lines (docs/contract.md, "Controllers"): an end with code and signal both null is the
+# console's "exit status lost" end, a sound end that is not exit 0 (not clean, no SIGKILL); one with both an
+# exit code and a signal is not a launch.
+
+LOST = {"code": None, "signal": None, "note": "exit status lost: its keeper is gone"}
+
+
+def _edit_end(out: Path, which: int, **fields: Any) -> None:
+    path = out / "launches.jsonl"
+    rows = read_jsonl(path)
+    [r for r in rows if r["event"] == "end"][which].update(fields)
+    write_jsonl(path, rows)
+
+
+def final_end_status_lost(out: Path) -> Expected:
+    """The final controller's end written by the console as lost (and no outcome.json, which is written only
+    after an exit 0): a launch, not exit 0, so exitedCleanly is ? (`--resume` continues); the kill holds."""
+    _edit_end(out, -1, **LOST)
+    (out / "outcome.json").unlink()
+    return {EC: None, KD: True}
+
+
+def killed_end_status_lost(out: Path) -> Expected:
+    """The killed controller's end written as lost: a launch, and not an end by SIGKILL."""
+    _edit_end(out, 0, **LOST)
+    return {EC: True, KD: "did not end by SIGKILL"}
+
+
+def end_with_code_and_signal(out: Path) -> Expected:
+    _edit_end(out, 0, code=137, signal="SIGKILL")
+    why = "both an exit code and a signal"
+    return {EC: why, KD: why}
+
+
+# kill.json's pid is a controller launches.jsonl started before the kill (killEvidence, whatever the trigger;
+# killDelivered for a kill the console made); a prefix research.json cannot check fails killEvidence.
+
+
+def kill_pid_the_resume_s(out: Path) -> Expected:
+    """kill.json's pid the resumed controller's, started after the kill."""
+    path = kill_dir(out) / "kill.json"
+    k = json.loads(path.read_text())
+    starts = [r for r in read_jsonl(out / "launches.jsonl") if r["event"] == "start"]
+    assert k["pid"] == starts[0]["pid"] != starts[1]["pid"], (k["pid"], starts)
+    k["pid"] = starts[1]["pid"]
+    path.write_text(json.dumps(k))
+    return {KE: "is no controller started before the kill", KD: "no controller of launches.jsonl"}
+
+
+def research_missing(out: Path) -> Expected:
+    assert "prefix" in json.loads((kill_dir(out) / "kill.json").read_text())
+    (out / "research.json").unlink()
+    return {KE: "prefix is not the study's stem"}
+
+
+def research_without_study(out: Path) -> Expected:
+    path = out / "research.json"
+    data = json.loads(path.read_text())
+    del data["study"]
+    path.write_text(json.dumps(data))
+    return {KE: "prefix is not the study's stem"}
+
+
+def research_prefix_a_number(out: Path) -> Expected:
+    path = out / "research.json"
+    path.write_text(json.dumps(dict(json.loads(path.read_text()), containerPrefix=7)))
+    return {KE: "prefix is not the study's stem"}
+
+
+def launches_a_folder(out: Path) -> Expected:
+    """launches.jsonl that cannot be read at all: exitedCleanly and killDelivered, and it counts as finished:
+    nothing still to come is ?, a lost result is ✗."""
+    (out / "launches.jsonl").unlink()
+    (out / "launches.jsonl").mkdir()
+    result_lost(out)
+    return {
+        EC: "launches.jsonl cannot be read",
+        KD: "launches.jsonl cannot be read",
+        RSF1: "the study finished without d1's result",
+        ("study", "resultsAccounted"): "finished",
+        ("study", "haltedAtExport"): True,
+    }
+
+
 FILE_RULES: dict[str, Callable[[Path], Expected]] = {
     "timeline.jsonl: a line 2 ms earlier than the one before it": timeline_a_line_2ms_earlier,
     "timeline.jsonl: a line 1 ms earlier than the one before it": timeline_a_line_1ms_earlier,
@@ -942,4 +1147,26 @@ FILE_RULES: dict[str, Callable[[Path], Expected]] = {
     "arms.jsonl: fired for the point armed second": arms_fired_not_the_first_armed,
     "arms.jsonl: fired without a point": arms_fired_without_a_point,
     "arms.jsonl: armed without a point, fired for another": arms_armed_without_a_point_fired_elsewhere,
+    "the window: missing once the study finished": window_missing,
+    "the window: a folder": window_a_folder,
+    "the window: a FIFO": window_a_fifo,
+    "the window: a link inside the folder": window_a_link,
+    "the window: past its cap": window_past_its_cap,
+    "the window: not JSON": window_not_json,
+    "the window: not UTF-8": window_not_utf8,
+    "the window: targets null": window_targets_null,
+    "the window: an entry without resultSeq": window_entry_without_result_seq,
+    "the window: resultSeq a float": window_result_seq_a_float,
+    "the window: resultSeq a boolean": window_result_seq_a_boolean,
+    "the window: untilEpoch before sinceEpoch": window_until_before_since,
+    "the window: no entry for the target": window_without_the_target,
+    "the window: missing, the study unfinished and every result in": window_missing_every_result_in,
+    "launches.jsonl: the final end's exit status lost": final_end_status_lost,
+    "launches.jsonl: the killed controller's exit status lost": killed_end_status_lost,
+    "launches.jsonl: an end with a code and a signal": end_with_code_and_signal,
+    "launches.jsonl: a folder": launches_a_folder,
+    "kill.json: pid the resumed controller's": kill_pid_the_resume_s,
+    "research.json: missing, kill.json writes a prefix": research_missing,
+    "research.json: no study id": research_without_study,
+    "research.json: containerPrefix a number": research_prefix_a_number,
 }

@@ -124,7 +124,8 @@ def _judge(folder: Path, t: Tally) -> None:
     for name in (JW, TF, JA, SA, TJ, TR):
         t.add(C, name)
     plan = read_plan(folder, t)
-    journal = read_journal(folder, plan.study, t)
+    before: dict[int, dict[str, Any]] = {}
+    journal = read_journal(folder, plan.study, t, before)
     entries = trial_entries(folder, t)
     judged = examine(folder, t, plan, journal, entries)
     journal_agrees(folder, t, journal, entries, judged)
@@ -142,7 +143,7 @@ def _judge(folder: Path, t: Tally) -> None:
             t.fail(scope, TH, f"the folder fails {', '.join(sorted({name for (_, name) in v.failing()}))}")
         elif v.status == 3:
             t.unknown(scope, TH, f"the folder leaves {', '.join(sorted({name for (_, name) in v.unknown()}))} unknown")
-    summary_agrees(t, plan, journal, judged)
+    summary_agrees(t, plan, journal, judged, before)
 
 
 # --- campaign.json ------------------------------------------------------------------------------
@@ -273,8 +274,12 @@ def trial_problem(row: dict[str, Any], study: str | None) -> str | None:
     return None
 
 
-def read_journal(folder: Path, study: str | None, t: Tally) -> dict[int, dict[str, Any]]:
-    """Each trial's last line (its word on it); what breaks the journal fails journalWellFormed."""
+def read_journal(
+    folder: Path, study: str | None, t: Tally, before: dict[int, dict[str, Any]] | None = None
+) -> dict[int, dict[str, Any]]:
+    """Each trial's last line (its word on it), and in ``before`` the line before it for a trial with more
+    than one (``summaryAgrees``: campaign.json may lag by a line); what breaks the journal fails
+    journalWellFormed."""
     last: dict[int, dict[str, Any]] = {}
     first: dict[int, dict[str, Any]] = {}
     try:
@@ -330,6 +335,8 @@ def read_journal(folder: Path, study: str | None, t: Tally) -> dict[int, dict[st
                 story = f"{where}: trial {n} planned twice"
             elif not strict_equal(row["points"], first[n]["points"]) or row["class"] != first[n]["class"]:
                 story = f"{where}: trial {n} ends with other points or another class than it was planned with"
+        if before is not None and n in last:
+            before[n] = last[n]
         last[n] = row  # a later line for the same n supersedes: the journal's last word on it
         if story is not None and broken(story):
             break
@@ -604,7 +611,21 @@ def same_verdict(a: Any, b: dict[str, Any]) -> bool:
     )
 
 
-def summary_agrees(t: Tally, plan: Plan, journal: dict[int, dict[str, Any]], judged: dict[int, Judged]) -> None:
+def summary_agrees(
+    t: Tally,
+    plan: Plan,
+    journal: dict[int, dict[str, Any]],
+    judged: dict[int, Judged],
+    before: dict[int, dict[str, Any]],
+) -> None:
+    """campaign.json's trials are the journal's last line for each, field by field; its verdicts and matrix
+    those judged now.  docs/contract.md ("Campaigns", summaryAgrees): the explorer journals a line before it
+    writes campaign.json again, so while a trial is planned (in the journal, as "`?` while a trial is planned"
+    reads everywhere in the section: the campaign may be running) campaign.json may lag the journal by a
+    trial's last line (``?``: a trial the journal has only planned and campaign.json does not list yet, or
+    campaign.json's trial the journal's planned line while the journal has ended it), never lead it (a trial
+    ended in campaign.json and planned in the journal, or one the journal does not have: ✗).  With no trial
+    planned in the journal, a lag is a difference like any other (README.md, open question 22)."""
     if not plan.readable:
         return
     now = {n: judged_verdict(j.verdict) for n, j in judged.items() if j.verdict is not None}
@@ -619,17 +640,49 @@ def summary_agrees(t: Tally, plan: Plan, journal: dict[int, dict[str, Any]], jud
             t.fail(C, SA, f"campaign.json lists trial {n} twice")
             continue
         listed[n] = row
-    if plan.trials is not None and set(listed) != set(journal):
-        t.fail(C, SA, "campaign.json and the journal list different trials")
+    lagging: set[int] = set()
+    running = any(row["state"] == "planned" for row in journal.values())
+    if plan.trials is not None:
+        for n in sorted(set(journal) - set(listed)):
+            if journal[n]["state"] == "planned" and n not in before:
+                lagging.add(n)
+                t.unknown(C, SA, f"campaign.json does not list trial {n} yet, which the journal has just planned")
+            else:
+                t.fail(C, SA, f"campaign.json and the journal list different trials: campaign.json has no trial {n}")
+        for n in sorted(set(listed) - set(journal)):
+            t.fail(
+                C,
+                SA,
+                f"campaign.json and the journal list different trials: the journal has no trial {n} "
+                "(campaign.json leads it)",
+            )
     for n in sorted(set(listed) & set(journal)):
         s, j = listed[n], journal[n]
-        facts = sorted((set(s) | set(j)) - set(VERDICT_KEYS))
-        differ = [key for key in facts if key not in s or key not in j or not strict_equal(s[key], j[key])]
-        if differ:
-            t.fail(C, SA, f"campaign.json's trial {n} is not the journal's last line for it ({', '.join(differ)})")
         first = j["points"][0]
         if plan.point_class and plan.point_class.get(first) != j["class"]:
             t.fail(C, SA, f"trial {n}'s class is not its first point's in the plan")
+        facts = sorted((set(s) | set(j)) - set(VERDICT_KEYS))
+        differ = [key for key in facts if key not in s or key not in j or not strict_equal(s[key], j[key])]
+        if differ:
+            prev = before.get(n)
+            if running and prev is not None and prev["state"] == "planned" and strict_equal(s, prev):
+                lagging.add(n)
+                t.unknown(
+                    C,
+                    SA,
+                    f"campaign.json's trial {n} is the journal's line before its last (planned): "
+                    "campaign.json may lag the journal by a line",
+                )
+                continue
+            if j["state"] == "planned" and s.get("state") != "planned":
+                t.fail(
+                    C,
+                    SA,
+                    f"campaign.json says trial {n} ended ({quote(s.get('state'), 12)}), the journal's last line "
+                    "for it says planned: campaign.json leads the journal",
+                )
+            else:
+                t.fail(C, SA, f"campaign.json's trial {n} is not the journal's last line for it ({', '.join(differ)})")
         if n in now:
             if not same_verdict(s, now[n]):
                 verdicts_differ.append(f"trial {n}'s verdict")
@@ -641,7 +694,7 @@ def summary_agrees(t: Tally, plan: Plan, journal: dict[int, dict[str, Any]], jud
     if not verdicts_differ:
         return
     # The report writes campaign.json again with the verdicts judged now when nothing else is wrong.
-    planned = any(row["state"] == "planned" for row in journal.values())
+    planned = running
     others_hold = all(not t.fails[(C, name)] and not t.unknowns[(C, name)] for name in (JW, TF, JA, SA, TJ))
     every_done_judged = all(n in now for n, row in journal.items() if row["state"] == "done")
     if others_hold and not planned and every_done_judged:

@@ -309,10 +309,17 @@ def load_launches(out: Path) -> Launches:
                 return _not_a_launch(where, "startTime is not a number")
             result.lines.append(Launch(number, "start", pid, at, resume=resume, argv=argv, start_time=st))
         else:
+            # An end says how the controller ended: an exit code, or a signal, never both (a process exits
+            # with a code or is killed by a signal); neither is the console's "exit status lost" end
+            # (docs/contract.md, "Controllers": a slow keeper may write its own after the console wrote the
+            # status as lost), a sound end that is not exit 0 (README.md, open question 30).
             code, signal = row.get("code"), row.get("signal")
-            code_ok = code is None or (isinstance(code, int) and not isinstance(code, bool))
-            if not code_ok or not (signal is None or isinstance(signal, str)) or (code is None) == (signal is None):
-                return _not_a_launch(where, "an end needs a code or a signal, of their types")
+            if not (code is None or (isinstance(code, int) and not isinstance(code, bool))):
+                return _not_a_launch(where, "an end's code is not an integer or null")
+            if not (signal is None or isinstance(signal, str)):
+                return _not_a_launch(where, "an end's signal is not a text or null")
+            if code is not None and signal is not None:
+                return _not_a_launch(where, "an end says both an exit code and a signal")
             result.lines.append(Launch(number, "end", pid, at, code=code, signal=signal))
     return result
 

@@ -38,6 +38,7 @@ from tests.oracle.verdict import Tally
 SCN, CO, RSF = "sameContainerNoRerun", "chargedOnce", "resultSettledAndFinished"
 TRIGGERS = ("auto", "manual", "crash", "stop")
 MAX_TARGETS_A_KILL = 64
+WINDOW = "container-events-window.json"
 
 
 @dataclass
@@ -146,7 +147,18 @@ class KillView:
     before_seq: int | None = None
     since: Fraction | None = None
     until: Fraction | None = None  # None while the window is open
-    window_closed: bool = False
+    window_closed: bool = False  # the window file is there (read or not)
+    # The window should have closed: the study finished, or a controller was started after the kill and every
+    # target's story has ended by the ledger (its result; an unsettled target's, its round's settlement).
+    window_due: bool = False
+    # Why the window file is not its record (read, and a field not of its type: killEvidence's, and the
+    # folder is then incomplete); with why it is missing once due or unreadable, in window_bad.
+    window_shape: list[str] = field(default_factory=list)
+    # The window file missing once the window should have closed, unreadable, or not its record: killEvidence,
+    # and every target's sameContainerNoRerun and resultSettledAndFinished ("their window ends where it
+    # says": docs/contract.md, "Which check a file fails"); a target the file has no entry for, that target's.
+    window_bad: list[str] = field(default_factory=list)
+    window_bad_run: dict[str, list[str]] = field(default_factory=dict)
     incomplete: list[str] = field(default_factory=list)  # the stage's files missing or unreadable: why
     targets: list[Target] = field(default_factory=list)
     judged: list[Target] = field(default_factory=list)
@@ -320,8 +332,9 @@ def judge_kill(
             if key in claimed:
                 t.fail(scope, ev, f"kill {claimed[key]} already claims pid {v.pid}'s end")
             claimed.setdefault(key, v.n)
-    v.incomplete = stage_incomplete(f, v)
+    window_shape(v, t)
     if v.before_seq is None or v.kf.kill is None:
+        v.incomplete = stage_incomplete(f, v)
         for_targets_unknowable(v, t)
         return v
     # The snapshots, then the targets.
@@ -329,6 +342,8 @@ def judge_kill(
         v.snapshots[name] = kf.snapshots.get(name)
     early = early_starts(f, v)
     v.targets = compute_targets(f, v.before_seq, v.snapshots["container-before.json"], early)
+    v.window_due = window_due(f, v)
+    v.incomplete = stage_incomplete(f, v)
     check_listed_targets(v, t)
     check_ledger_at_kill(f, v, t)
     check_files(f, v, t)
@@ -481,17 +496,40 @@ STAGE_FILES = (
 )
 
 
+def story_end(f: StudyFacts, x: Target) -> Record | None:
+    """The record that ends a target's story (docs/contract.md, "The window"): its result; an ``unsettled``
+    target's (its result written before the kill), its round's settlement."""
+    if x.cls == "unsettled":
+        rk = x.info.round
+        return next(
+            (r for r in f.ledger.records if r.kind == "diagnosisSettlement" and round_key(r.get("round")) == rk), None
+        )
+    return next((r for r in f.ledger.records if r.kind == "runResult" and r.run == x.run), None)
+
+
+def window_due(f: StudyFacts, v: KillView) -> bool:
+    """Whether the kill's window should have closed (docs/contract.md, "The window", and "Which check a file
+    fails": the window file "once the window has closed"): the study finished (a study that finishes closes
+    every window still open), or every target's story has ended by the ledger.  The console closes a window
+    once a resumed controller runs (a kill that left nothing unfinished has its window closed at the resume,
+    as real folders show), so a kill with no start after it is not due yet (README.md, open question 29)."""
+    if f.finished:
+        return True
+    return v.resume is not None and all(story_end(f, x) is not None for x in v.targets)
+
+
 def stage_files(f: StudyFacts, v: KillView) -> list[str]:
     """The files a kill folder holds at its stage (killEvidence): those of the capture; once the study was
-    resumed the snapshot before the resume; once the window closed (or the study finished, which closes
-    it) the read-back recording and the window file too."""
+    resumed the snapshot before the resume; once the window closed (or should have: the study finished,
+    which closes it, or every target's story ended) the read-back recording and the window file too."""
     kf = v.kf
-    v.window_closed = kf.window is not None or "container-events-window.json" in kf.problems
+    v.window_closed = kf.window is not None or WINDOW in kf.present
+    closed = v.window_closed or f.finished or v.window_due
     need = list(STAGE_FILES)
-    if v.resume is not None or v.window_closed or f.finished:
+    if v.resume is not None or closed:
         need.append("container-before-resume.json")
-    if v.window_closed or f.finished:
-        need += ["container-events.jsonl", "container-events-window.json"]
+    if closed:
+        need += ["container-events.jsonl", WINDOW]
     return need
 
 
@@ -500,22 +538,30 @@ def stage_incomplete(f: StudyFacts, v: KillView) -> list[str]:
     its stage missing, or there and not readable as the console writes it (refused unread: a link, not a
     regular file, past its cap; or read and not UTF-8 JSON of its kind: not JSON, a repeated key, not the
     object or list it holds).  A field of the wrong type inside a file read is killEvidence's alone
-    (README.md, open question 26)."""
+    (README.md, open question 26), but for the window file: one that is not its record is unusable, and the
+    folder is not complete (docs/contract.md, "Which check a file fails"; README.md, open question 29)."""
     kf = v.kf
     if kf.unread is not None:
         return [kf.unread]
     why = []
     for name in stage_files(f, v):
         if name not in kf.present:
-            why.append(
-                f"{name} missing"
-                + (" (the study finished: the window must be closed)" if name == "container-events-window.json" else "")
-            )
+            why.append(f"{name} missing" + (f" ({window_closing(f)})" if name == WINDOW else ""))
         elif name in kf.unreadable:
             why.append(f"{name} unreadable")
         elif name in kf.problems:
             why.append(f"{name} not readable as the console writes it")
+        elif name == WINDOW and v.window_shape:
+            why.append(f"{name} not its record")
     return why
+
+
+def window_closing(f: StudyFacts) -> str:
+    return (
+        "the study finished: the window must be closed"
+        if f.finished
+        else "every target's story has ended: the window must be closed"
+    )
 
 
 def check_files(f: StudyFacts, v: KillView, t: Tally) -> None:
@@ -524,14 +570,9 @@ def check_files(f: StudyFacts, v: KillView, t: Tally) -> None:
     need = stage_files(f, v)
     for name in need:
         if name not in kf.present:
-            t.fail(
-                scope,
-                ev,
-                f"{kf.rel}/{name}: missing"
-                + (
-                    " (the study finished: the window must be closed)" if name == "container-events-window.json" else ""
-                ),
-            )
+            t.fail(scope, ev, f"{kf.rel}/{name}: missing" + (f" ({window_closing(f)})" if name == WINDOW else ""))
+            if name == WINDOW:
+                v.window_bad.insert(0, f"{kf.rel}/{name}: missing ({window_closing(f)})")
     # The snapshots (docs/contract.md, "Which check a file fails"): one of the stage missing or unreadable, or
     # an inspect of the wrong shape (State.Running not a boolean or not what State.Status says, State.Status not
     # a text, State.ExitCode not an integer, among them), fails every target's sameContainerNoRerun; each
@@ -551,53 +592,108 @@ def check_files(f: StudyFacts, v: KillView, t: Tally) -> None:
                 v.snapshot_fail.append(f"{name}: the inspect filed under {quote(filed)} is named {quote(ins.name)}")
 
 
+def window_entry_problem(entry: Any) -> str | None:
+    """Why a target's entry in the window file is not of its type: ``{resultSeq, resultSeenEpoch}``, an
+    integer seq and an epoch, or both null (docs/evidence.md: the study finished without it)."""
+    if not isinstance(entry, dict):
+        return "is not an object"
+    if "resultSeq" not in entry or "resultSeenEpoch" not in entry:
+        return "has no resultSeq or no resultSeenEpoch"
+    rseq, rseen = entry["resultSeq"], entry["resultSeenEpoch"]
+    if not (rseq is None or is_int(rseq)):
+        return "has a resultSeq that is not an integer"
+    if not (rseen is None or epoch(rseen) is not None):
+        return "has a resultSeenEpoch that is not a time"
+    if (rseq is None) != (rseen is None):
+        return "has one of resultSeq and resultSeenEpoch null, and not the other"
+    return None
+
+
+def window_shape(v: KillView, t: Tally) -> None:
+    """The window file, unreadable or not its record (docs/contract.md, "Which check a file fails"): its
+    times not times or ``untilEpoch`` before ``sinceEpoch``, its ``targets`` not an object, an entry of the
+    wrong type (no ``resultSeq``, one that is not an integer: a float, a boolean).  killEvidence, and every
+    target's sameContainerNoRerun and resultSettledAndFinished (``window_bad``): their window ends where it
+    says.  Where it is held to kill.json, the ledger and the timeline is ``check_window``'s."""
+    scope, ev = v.scope, "killEvidence"
+    kf = v.kf
+    if WINDOW in kf.problems:
+        v.window_bad.append(kf.problems[WINDOW])  # killEvidence has it already (kill_view)
+        return
+    w = kf.window
+    if w is None:
+        return
+    why = []
+    s_str, s_ep = parse_time(w.get("since")), epoch(w.get("sinceEpoch"))
+    u_str, u_ep = parse_time(w.get("until")), epoch(w.get("untilEpoch"))
+    if s_str is None or s_ep is None or u_str is None or u_ep is None:
+        why.append("since, until or their epochs are not times")
+    elif u_ep < s_ep:
+        why.append("untilEpoch is before sinceEpoch: the window closes before it opens")
+    targets = w.get("targets")
+    if not isinstance(targets, dict):
+        why.append("targets is not an object")
+    else:
+        for run, entry in targets.items():
+            problem = window_entry_problem(entry)
+            if problem is not None:
+                why.append(f"the entry for {quote(run)} {problem}")
+    v.window_shape = [f"{kf.rel}/{WINDOW}: {reason}" for reason in why]
+    shown = v.window_shape[:3]
+    if len(v.window_shape) > 3:
+        shown.append(f"{kf.rel}/{WINDOW}: and {len(v.window_shape) - 3} more fields not of their types")
+    for reason in shown:
+        t.fail(scope, ev, reason)
+    v.window_bad += shown
+
+
 def check_window(f: StudyFacts, v: KillView, t: Tally) -> None:
+    """The window file held to kill.json (``since``), the ledger (each target's ``resultSeq``) and the timeline
+    (its ``resultSeenEpoch``): killEvidence.  Its own shape is ``window_shape``'s; a target of the kill the
+    file has no entry for has no window end said: its own sameContainerNoRerun and
+    resultSettledAndFinished too."""
     scope, ev = v.scope, "killEvidence"
     w = v.kf.window
     if w is None:
         return
     s_str, s_ep = parse_time(w.get("since")), epoch(w.get("sinceEpoch"))
     u_str, u_ep = parse_time(w.get("until")), epoch(w.get("untilEpoch"))
-    if s_str is None or s_ep is None or u_str is None or u_ep is None:
-        t.fail(scope, ev, "container-events-window.json: since, until or their epochs are not times")
-        return
-    if abs(s_str - s_ep) > TEXT_SLACK or abs(u_str - u_ep) > TEXT_SLACK:
-        t.fail(scope, ev, "container-events-window.json: a time and its epoch disagree")
-    if v.since is not None and abs(s_ep - v.since) > TEXT_SLACK:
-        t.fail(scope, ev, "the window does not start where kill.json says the recording did")
-    if u_ep < s_ep:
-        t.fail(scope, ev, "the window closes before it opens")
-    v.until = u_ep
+    if s_str is not None and s_ep is not None and u_str is not None and u_ep is not None:
+        if abs(s_str - s_ep) > TEXT_SLACK or abs(u_str - u_ep) > TEXT_SLACK:
+            t.fail(scope, ev, f"{WINDOW}: a time and its epoch disagree")
+        if v.since is not None and abs(s_ep - v.since) > TEXT_SLACK:
+            t.fail(scope, ev, "the window does not start where kill.json says the recording did")
+        if u_ep >= s_ep:
+            v.until = u_ep
     targets = w.get("targets")
     if not isinstance(targets, dict):
-        t.fail(scope, ev, "container-events-window.json: targets is not an object")
         return
     expected = {x.run: x for x in v.targets}
     if set(targets) != set(expected):
         t.fail(scope, ev, "the window file's targets are not the kill's")
     records = f.ledger.records
     for run, x in expected.items():
-        entry = targets.get(run)
         if run not in targets:
-            continue  # said above: the window file's targets are not the kill's
-        if not isinstance(entry, dict):
-            t.fail(scope, ev, f"the window's entry for {run} is not an object")
+            # Said above for killEvidence; the target's own checks cannot tell where its window ends.
+            v.window_bad_run.setdefault(run, []).append(
+                f"{v.kf.rel}/{WINDOW} has no entry for {run}: where its window ends is not said"
+            )
             continue
-        rseq, rseen = entry.get("resultSeq"), entry.get("resultSeenEpoch")
+        entry = targets[run]
+        if window_entry_problem(entry) is not None:
+            continue  # the file's shape: window_shape
+        rseq, rseen = entry["resultSeq"], entry["resultSeenEpoch"]
         results = [r for r in records if r.kind == "runResult" and r.run == run]
         settles = [r for r in records if r.kind == "diagnosisSettlement" and r.run == run]
         # contract.md closes a diagnosis target's window at its result, PROTOCOL §6.9 at its round's
         # settlement: either record is taken (README.md, open questions).
         ends = settles[:1] if x.cls == "unsettled" else results[:1] + (settles[:1] if x.diagnosis else [])
-        if rseq is None and rseen is None:
+        if rseq is None:
             v.result_seq[run] = None
             if ends:
                 t.fail(
                     scope, ev, f"the window closed without {run}'s result, which the ledger has at seq {ends[0].seq}"
                 )
-            continue
-        if not (isinstance(rseq, int) and not isinstance(rseq, bool)) or epoch(rseen) is None:
-            t.fail(scope, ev, f"the window's entry for {run} is of the wrong shape")
             continue
         if rseq not in [e.seq for e in ends]:
             t.fail(scope, ev, f"the window's resultSeq for {run} is not the record that ended its story")
@@ -606,14 +702,14 @@ def check_window(f: StudyFacts, v: KillView, t: Tally) -> None:
         v.result_seen[run] = seen_epoch
         # "each target's resultSeenEpoch in the window file is when timeline.jsonl saw its resultSeq (seenAt),
         # to the millisecond (WRITTEN_MS): one console's clock wrote both".
-        seen = f.timeline.by_seq.get(rseq)
+        seen = f.timeline.by_seq.get(rseq) if isinstance(rseq, int) else None
         if seen is not None and seen_epoch is not None and abs(seen.seen - seen_epoch) > WRITTEN_MS:
             t.fail(
                 scope,
                 ev,
                 f"the window says seq {rseq} was seen at {show(seen_epoch)}, timeline.jsonl at {show(seen.seen)}",
             )
-        if seen_epoch is not None and seen_epoch > u_ep + MS_SLACK:
+        if seen_epoch is not None and v.until is not None and seen_epoch > v.until + MS_SLACK:
             t.fail(scope, ev, f"the window closed before {run}'s result was seen")
 
 
@@ -779,6 +875,10 @@ def judge_target(f: StudyFacts, v: KillView, x: Target, t: Tally) -> None:
 def judge_container_story(f: StudyFacts, v: KillView, x: Target, t: Tally, scope: str) -> None:
     for problem in v.recording_fail + v.snapshot_fail:
         t.fail(scope, SCN, problem)
+    # The window file missing once due, unreadable or not its record: their window ends where it says.
+    for problem in v.window_bad + v.window_bad_run.get(x.run, []):
+        t.fail(scope, SCN, problem)
+        t.fail(scope, RSF, problem)
     after = f.ledger.after(v.before_seq or 0)
     results = [r for r in f.ledger.records if r.kind == "runResult" and r.run == x.run]
     result = results[0] if results else None

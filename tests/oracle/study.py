@@ -108,7 +108,14 @@ def judge_exited_cleanly(out: Path, t: Tally, cs: Controllers, outcome: Outcome)
     if final.end is None:
         t.unknown(S, EC, f"the final controller (pid {final.pid}) has no end yet: it may still run")
     elif not final.clean:
-        how = f"signal {final.end.signal}" if final.end.signal else f"exit {final.end.code}"
+        end = final.end
+        how = (
+            f"signal {end.signal}"
+            if end.signal is not None
+            else f"exit {end.code}"
+            if end.code is not None
+            else "an exit status lost (its keeper is gone)"
+        )
         t.unknown(S, EC, f"the final controller (pid {final.pid}) ended by {how}; `studymon run --resume` continues it")
     # outcome.json: the final controller's code and signal, written when the study finished.
     if outcome.problem is not None:

@@ -19,6 +19,7 @@ from typing import Any
 
 from studymon.engine.contract import SELECT, chosen_ids, is_number, settlement_accounted
 from studymon.engine.ledger import Record
+from studymon.engine.records import UNSETTLED
 
 FULL_STOP = "balance exhausted"
 # What a study writes while it works: none of it may follow the halt it ends at (rule 12).
@@ -192,6 +193,10 @@ class Accounts:
     # The last record of the kinds a study writes while it works (rule 12: none after its final halt).
     last_work: Record | None = None
     max_amount: float | None = None  # the largest amount charged (rule 13)
+    # Rule 13 holds for every full stop: the one that left the most (the balance of the last charge before it) is
+    # the one to hold to the dearest run, whatever comes after it.
+    worst_stop: Record | None = None
+    worst_stop_balance: float | None = None
     last_seq: int = 0
     count: int = 0
 
@@ -264,7 +269,8 @@ class Accounts:
                 )
             else:
                 known_s.count += 1
-        elif kind == "studyOpen":
+        elif kind == "studyOpen" and record.line == 1:
+            # The budget is studyOpen's on line 1 (rule 7): one anywhere else opens no study.
             budget = record.content.get("budget")
             if is_number(budget):
                 self.budget = budget
@@ -273,6 +279,10 @@ class Accounts:
         elif kind == "halt":
             self.last_halt = record
             self.halts += 1
+            worst = self.worst_stop_balance
+            left_more = self.balance is not None and (worst is None or self.balance > worst)
+            if record.content.get("reason") == FULL_STOP and (self.worst_stop is None or left_more):
+                self.worst_stop, self.worst_stop_balance = record, self.balance
         elif kind == "export":
             self.last_export = record
             self.export_count += 1
@@ -318,3 +328,14 @@ class Accounts:
             "serviceErrorCount": self.service_error_count,
             "runs": [a.as_json() for a in self.runs.values()],
         }
+
+
+def story_end(kind: str, run: str, rnd: Any, accounts: Accounts) -> int | None:
+    """The seq of the record that ends a kill target's story: its result, or for an ``unsettled`` one (``kind``) its
+    round's settlement (after the kill: the window stays open until the resume has settled it, so that running it
+    again is seen).  The console closes a window by it; the judge holds the window's ``resultSeq`` to it."""
+    if kind == UNSETTLED:
+        settled = accounts.settlements.get(round_key(rnd))
+        return settled.seq if settled is not None else None
+    acct = accounts.runs.get(run)
+    return acct.results[0].seq if acct is not None and acct.results else None

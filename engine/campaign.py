@@ -844,7 +844,9 @@ class _Rejudge:
             pass
         for n, entry in self.journal.trials.items():
             f = self.folders[n]
-            if f.kind != FOLDER or entry.state in (LOST, PLANNED):
+            # A planned trial's folder is there only once it was renamed into place whole: it is examined as any
+            # other (its journal line may be the only thing still to come, or a line moved to hide it).
+            if f.kind != FOLDER or entry.state == LOST:
                 continue
             if f.inode in seen:
                 other = seen[f.inode]
@@ -862,7 +864,8 @@ class _Rejudge:
                 continue
             self.spent += weight
             examine(f, out, entry, self.study, template if isinstance(template, dict) else None)
-            if entry.state == DONE and not f.problems and f.fate != MISSED_THERE:
+            # A planned trial's folder is whole once there (renamed into place): judged as a done one's.
+            if entry.state in (DONE, PLANNED) and not f.problems and f.fate != MISSED_THERE:
                 judge_trial(f, out)
                 if f.checks is not None:
                     self.verdicts[n] = trial_verdict(f.checks)

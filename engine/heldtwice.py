@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from studymon.engine.campaign import CAMPAIGN, JOURNAL, TRACE, TRIALS
 from studymon.engine.folder import EvidenceFolder, KillFolder
+from studymon.engine.records import WRITTEN_MS
 
 # --- how copies agree -------------------------------------------------------------------------------
 
@@ -39,7 +40,6 @@ ORDER = "order"  # the places, in the order listed, never go backwards in time (
 
 # A time the console writes as RFC 3339 to the millisecond (``clock.rfc3339_ms``, which truncates) against the
 # same time as epoch seconds: the text is at most this much earlier.
-WRITTEN_MS = 0.001
 # A time written to the nanosecond (``clock.rfc3339_ns``) against the same time as epoch seconds: a float of
 # today's epoch holds about a quarter of a microsecond.
 WRITTEN_NS = 1e-6

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from studymon.engine.accounts import Accounts, RunAccount, round_key
+from studymon.engine.accounts import Accounts, RunAccount, round_key, story_end
 from studymon.engine.evidence import read_json, write_json, write_json_list, write_text
 from studymon.engine.folder import EvidenceFolder, KillFolder
 from studymon.engine.launcher import Controller
@@ -369,7 +369,7 @@ class Kill:
         ends: dict[str, int] = {}
         for t in self.targets:
             if t.run not in self.results:
-                seq = _story_end(t, accounts)
+                seq = story_end(t.kind, t.run, t.round, accounts)
                 if seq is not None:
                     ends[t.run] = seq
         if ends:
@@ -589,17 +589,7 @@ def _retrieve(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
-def _story_end(t: KillTarget, accounts: Accounts) -> int | None:
-    """The seq of the record that ends a target's story: its result, or for an unsettled one its round's settlement
-    (after the kill: the window stays open until the resume has settled it, so that running it again is seen)."""
-    if t.kind == UNSETTLED:
-        settled = accounts.settlements.get(round_key(t.round))
-        return settled.seq if settled is not None else None
-    acct = accounts.runs.get(t.run)
-    return acct.results[0].seq if acct is not None and acct.results else None
-
-
-# The records that can end a target's story (see _story_end): a read that brings one may close a window.
+# The records that can end a target's story (see accounts.story_end): a read that brings one may close a window.
 STORY_ENDS = frozenset({"runResult", "diagnosisSettlement"})
 # How much of timeline.jsonl is read at a time, from its end, to find when a record was seen.
 TIMELINE_BLOCK = 64 * 1024

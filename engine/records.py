@@ -151,6 +151,8 @@ def parse_launch(value: Any) -> LaunchStart | LaunchEnd | str:
         return "an end line whose code is not an integer"
     if signal is not None and signal_name(signal) is None:
         return "an end line whose signal is not a signal's name"
+    if code is not None and signal is not None:
+        return "an end line with both a code and a signal: a process exits, or a signal ends it, never both"
     return LaunchEnd(pid, at, code, signal)
 
 
@@ -471,6 +473,9 @@ def no_since(file: str) -> str:
 # The window's times are written twice, as text to the nanosecond and as an epoch float (§6.9): they agree to
 # the microsecond, with room for a float's rounding of today's epoch (a quarter of a microsecond) twice.
 TEXT_SLACK = 2e-6
+# A time written as RFC 3339 to the millisecond (truncated) against the same time as epoch seconds, or two stamps of
+# one moment each taken to the millisecond.
+WRITTEN_MS = 0.001
 
 
 def _since(obj: dict[str, Any], file: str) -> tuple[float | None, str | None]:
@@ -638,7 +643,15 @@ def parse_window(obj: dict[str, Any]) -> tuple[WindowRecord | None, str | None]:
             return None, f"{file}: a resultSeq is {type_name(seq)}, not an integer"
         if seen is not None and epoch(seen) is None:
             return None, f"{file}: a resultSeenEpoch is {type_name(seen)}, not a time"
+        if "resultSeq" not in entry or "resultSeenEpoch" not in entry:
+            return None, f"{file}: a target's entry without its resultSeq and resultSeenEpoch (null where none)"
+        if (seq is None) != (seen is None):
+            return None, f"{file}: a target's resultSeq and resultSeenEpoch are not both null or both set"
         results[run] = {"resultSeq": seq, "resultSeenEpoch": epoch(seen)}
+        when = epoch(seen)
+        # The console stamps each result seen to the millisecond and the window's end once it saw them all.
+        if when is not None and not since - WRITTEN_MS <= when <= until + WRITTEN_MS:
+            notes.append(f"{file}: {free_text(run, 40)}'s result was seen outside the window")
     return WindowRecord(since, until, results, notes), None
 
 
@@ -733,7 +746,10 @@ def parse_timeline(value: Any) -> TimelineLine | str:
         return "a timeline line whose seenAt is not a time"
     kind = value.get("kind")
     at = value.get("at")
-    return TimelineLine(seq, kind if isinstance(kind, str) else "", at if isinstance(at, str) else "", seen)
+    # The console copies both from a record it parsed, where they are text: a line without them is not its own.
+    if not isinstance(kind, str) or not isinstance(at, str):
+        return "a timeline line without its record's kind and at (texts)"
+    return TimelineLine(seq, kind, at, seen)
 
 
 @dataclass(frozen=True, slots=True)

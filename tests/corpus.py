@@ -627,8 +627,9 @@ def _window_early(f: Files) -> None:
     window(f, 1)["targets"]["d1"]["resultSeq"] -= 1
 
 
-case("window-closed-before-result", "the kill's window closed before the target's result was written",
-     F((D1, "resultSettledAndFinished")), files=_window_early,
+case("window-closed-before-result", "the kill's window closed before the target's result was written: it names a "
+     "record that is not the end of the target's story (§6.9)",
+     F((K1, "killEvidence"), (D1, "resultSettledAndFinished")), files=_window_early,
      details={(D1, "resultSettledAndFinished"): "the result (seq 8) comes after the window closed (at seq 7)"})
 
 
@@ -1512,8 +1513,8 @@ def _open_second(s: Scenario) -> None:
     s.entries[0], s.entries[1] = s.entries[1], s.entries[0]
 
 
-case("v3-rule7-study-open-not-first", "the first line is a decision; studyOpen is line 2", F((ST, "contractKept")),
-     scenario=_open_second)
+case("v3-rule7-study-open-not-first", "the first line is a decision; studyOpen is line 2, so no budget opens the "
+     "study (the budget is line 1's)", F((ST, "contractKept"), (ST, "chargedEqualsStarts")), scenario=_open_second)
 
 
 # §6.2 rule 8: `at` is an RFC 3339 UTC time.
@@ -1867,8 +1868,10 @@ def _huge_amount(f: Files) -> None:
 
 
 case("v3-rule9-an-integer-beyond-a-double", "a1's charge amount is an integer literal of 401 digits (valid JSON, no "
-     "double holds it): rule 9, and no sum of the charges (it once crashed the accounts)",
-     F((ST, "contractKept"), (ST, "chargedEqualsStarts")), files=_huge_amount)
+     "double holds it): rule 9, no sum of the charges (it once crashed the accounts), and no dearest run to hold "
+     "the full stop to (rule 13), which every target's end asks",
+     F((ST, "contractKept"), (ST, "chargedEqualsStarts"), (ST, "haltedAtExport"), (D1, "resultSettledAndFinished"),
+       (A2, "resultSettledAndFinished"), (D3, "resultSettledAndFinished")), files=_huge_amount)
 
 
 def _unknown_kind_not_finite(f: Files) -> None:

@@ -305,7 +305,8 @@ def test_halted_at_export_rule_12_nothing_after_the_end(kind: str) -> None:
     c = halted_at_export(Accounts().extend(recs), LedgerFacts(), "halt", True)
     assert c == Check("haltedAtExport", False, f"{kind} (seq 3) comes after the halt the study ends at (seq 2)")
     assert halted_at_export(Accounts().extend(recs), LedgerFacts(), "halt", False).ok is None
-    before = [rec(1, kind, run="a", round=1), rec(2, "halt", reason="balance exhausted")]
+    numbers = {"amount": 1, "balance": 0} if kind == "charge" else {}  # a charge without them fails rule 13
+    before = [rec(1, kind, run="a", round=1, **numbers), rec(2, "halt", reason="balance exhausted")]
     assert halted_at_export(Accounts().extend(before), LedgerFacts(), "halt", True).ok is True
     quiet = [recs[0], rec(3, "serviceError", stage="proposal", round=1, message="m")]
     assert halted_at_export(Accounts().extend(quiet), LedgerFacts(), "halt", True).ok is True
@@ -331,6 +332,31 @@ def test_halted_at_export_rule_13_the_budget_is_spent() -> None:
     assert h((10, 90)).detail == (
         "the budget is spent, says the halt (seq 3), but the balance left (90) pays for the dearest run (10)")
     assert h().ok is True  # nothing charged: nothing to compare with
+
+
+def test_halted_at_export_rule_13_every_full_stop() -> None:
+    """Rule 13 holds for every "balance exhausted" halt, not only the last: a full stop written while a whole run's
+    worth was left fails however the study ends after it."""
+    recs = [rec(1, "studyOpen", budget=30, config={}), rec(2, "charge", run="a", amount=10, balance=20),
+            rec(3, "halt", reason="balance exhausted"), rec(4, "charge", run="b", amount=10, balance=10),
+            rec(5, "charge", run="c", amount=10, balance=0), rec(6, "halt", reason="balance exhausted")]
+    c = halted_at_export(Accounts().extend(recs), LedgerFacts(), "halt", True)
+    assert c.ok is False and "says the halt (seq 3), but the balance left (20) pays for the dearest run (10)" in (
+        c.detail), c.detail
+
+
+def test_halted_at_export_rule_13_needs_the_charges_numbers() -> None:
+    """A charge before a full stop without a numeric amount or balance leaves the balance left and the dearest run
+    unknown: rule 13 cannot be held, and fails; one after the stop is rule 12's alone."""
+    open_ = rec(1, "studyOpen", budget=30, config={})
+    stop = rec(3, "halt", reason="balance exhausted")
+    bad = rec(2, "charge", run="a", amount="10", balance=20)
+    c = halted_at_export(Accounts().extend([open_, bad, stop]), LedgerFacts(), "halt", True)
+    assert c == Check("haltedAtExport", False, "the halt (seq 3) cannot be held to rule 13: the charge at seq 2 has "
+                      "no numeric amount and balance"), c.detail
+    assert c.proofs and c.proofs[0].let[1][0].line == 2
+    good = rec(2, "charge", run="a", amount=30, balance=0)
+    assert halted_at_export(Accounts().extend([open_, good, stop]), LedgerFacts(), "halt", True).ok is True
 
 
 def test_halted_at_export_rule_13_whatever_the_study_ends_at() -> None:
@@ -953,6 +979,11 @@ def test_kill_evidence_result_at_the_kill_is_not_in_flight() -> None:
     ev.kill.before_kill_seq = result  # type: ignore[union-attr]
     retarget(ev, acc)
     assert [(t.run, t.kind) for t in ev.targets] == [("d1", "unsettled")]  # the ledger's, not kill.json's
+    c = kill_evidence(ev, acc, LedgerFacts())
+    # Its story now ends with its round's settlement, which the window (written for an inFlight d1) does not name.
+    assert c.detail == (f"container-events-window.json: d1's resultSeq {result} is not the record that ended its "
+                        f"story (seq {acc.settlements[1].seq}); kill.json's target d1 disagrees with the ledger on class")
+    ev.window.results["d1"]["resultSeq"] = acc.settlements[1].seq  # type: ignore[union-attr]
     c = kill_evidence(ev, acc, LedgerFacts())
     assert c.detail == "kill.json's target d1 disagrees with the ledger on class"
     # Settled too: nothing of d1 was left unfinished.
@@ -1929,14 +1960,14 @@ def test_kill_triggered_container_point_not_of_a_run_container_of_the_study() ->
 
 
 def test_kill_triggered_container_point_of_a_run_unknown_or_past_its_die() -> None:
-    """A container point's run the ledger does not have is of no purpose (never a crash); a die point whose run's
-    runResult the ledger had at the kill was missed, and its runResult is named."""
+    """A container point's run the ledger never planned is no run container of the study (never a crash); a die
+    point whose run's runResult the ledger had at the kill was missed, and its runResult is named."""
     files = one_kill()
     ev, acc = evidence(files)
     line = fired_line(files)
     _at_container(ev, line, "container:die/diagnosis", _die_of("d9"), run="d9")
     assert kill_triggered(armed(files), [ev], acc, LedgerFacts(), True, STUDY) == Check(
-        "killTriggered", False, "kill 1 fired at container:die/diagnosis, but d9 is not a diagnosis run")
+        "killTriggered", False, "kill 1's triggerEvent is of d9's container, a run the ledger never planned")
     _at_container(ev, line, "container:die/diagnosis", _die_of("d1"))
     _kill(ev).before_kill_seq = acc.runs["d1"].results[0].seq  # seq 8, d1's runResult
     assert kill_triggered(armed(files), [ev], acc, LedgerFacts(), True, STUDY) == Check(
@@ -2386,7 +2417,8 @@ def test_kill_evidence_pass_details() -> None:
     ev.kill.before_kill_seq = acc.runs["d1"].results[0].seq  # type: ignore[union-attr]
     d1 = acc.runs["d1"]
     ev.kill.targets = [KillTarget("d1", d1.cell, 1, 5, 7, container("d1"), "unsettled")]  # type: ignore[union-attr]
-    ev.window.results["d1"] = {"resultSeq": 8, "resultSeenEpoch": None}  # type: ignore[union-attr]
+    # Its story ends with its round's settlement: the window's resultSeq names it.
+    ev.window.results["d1"] = {"resultSeq": acc.settlements[1].seq, "resultSeenEpoch": None}  # type: ignore[union-attr]
     retarget(ev, acc)
     assert kill_evidence(ev, acc, LedgerFacts()).detail == (
         "complete; targets (d1 with its result but not settled) are what the kill left unfinished at seq 8; "

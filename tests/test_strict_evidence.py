@@ -205,12 +205,17 @@ def test_an_unreadable_research_json_leaves_the_expected_end_unknown(tmp_path: P
     assert ok is False and detail == "research.json cannot be read: the end the study expects is unknown"
 
 
+WRONG_SHAPE = "a snapshot of the wrong shape (its processes and containers are lists of objects)"
+
+
 @pytest.mark.parametrize(
     "line, why",
     [
         ('{"at": "2026-12-01T00:00:00.000Z", "label": "sample", "cpu": 1, "cpu": 2}', "an object repeats a key"),
         ('{"at": "2026-12-01T00:00:00.000Z", "label": "sample", "cpu": NaN}', "not JSON"),
-        ('{"at": "2026-12-01T00:00:00.000Z", "label": "start"}', "a snapshot of the wrong shape"),
+        ('{"at": "2026-12-01T00:00:00.000Z", "label": "start"}', WRONG_SHAPE),
+        ('{"at": "2026-12-01T00:00:00.000Z", "label": "start", "processes": [null], "containers": []}', WRONG_SHAPE),
+        ('{"at": "2026-12-01T00:00:00.000Z", "label": "end", "processes": [], "containers": [7]}', WRONG_SHAPE),
         ('{"at": "yesterday", "label": "sample"}', "a line whose at is not a time"),
         ('{"at": "2026-12-01T00:00:00.000Z", "label": "lunch"}', "a line of no label the console writes"),
     ],

@@ -117,9 +117,10 @@ class Launches:
     @property
     def finished(self) -> bool:
         """The final controller ended with exit 0: the study has finished (§6.3).  When launches.jsonl cannot be
-        read, whether it did cannot be told, and it counts as finished: no resume can read that file either, so
-        nothing is still to come, and nothing missing hides behind a ``?`` (exitedCleanly fails saying why)."""
-        if self.problem is not None:
+        read whole (unreadable, or a line that is not a launch), whether it did cannot be told for sure, and it
+        counts as finished: nothing is still to come, and nothing missing hides behind a ``?`` (exitedCleanly
+        fails saying why)."""
+        if self.problem is not None or self.fault is not None:
             return True
         return self.final_end is not None and self.final_end.clean
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from studymon.engine.accounts import Accounts, RunAccount, round_key
+from studymon.engine.accounts import Accounts, RunAccount, round_key, story_end
 from studymon.engine.automata import Proof, Where, proof
 from studymon.engine.contract import plural, valid_id
 from studymon.engine.folder import EvidenceFolder, KillFolder
@@ -300,6 +300,8 @@ def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts, study: S
             )
         listed = {t.run: t for t in k.targets}
         left = left_at(acc, seq, ev.snapshots.get(KillFolder.BEFORE, {}), study_prefix)
+        if ev.window is not None:
+            _story_ends(v, ev, acc, left)
         for run in sorted(set(left) - set(listed)):
             v.fail(
                 f"kill.json omits run {run_text(run)}, {CLASS_TEXT[left[run].kind]} at seq {seq}",
@@ -347,6 +349,31 @@ def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts, study: S
         f"complete; targets ({runs or 'no run'}) are {what} at seq {seq}; "
         f"ledger-at-kill.json is the ledger to that seq{stage}"
     )
+
+
+def _story_ends(v: Verdict, ev: KillEvidence, acc: Accounts, left: dict[str, KillTarget]) -> None:
+    """Each target's ``resultSeq`` in the window is the record the ledger holds as the end of its story (§6.9): its
+    result, or an unsettled target's round's settlement.  The story is the one the ledger gives the run at the
+    kill (``left``); a run kill.json lists and the ledger does not leave unfinished is said apart."""
+    assert ev.window is not None
+    for run, said_entry in list(ev.window.results.items())[:SHOWN]:
+        said = said_entry.get("resultSeq")
+        t = left.get(run)
+        if said is None or t is None:
+            continue  # the study finished without it (the target's own checks say what is lost), or no target
+        ended = story_end(t.kind, t.run, t.round, acc)
+        if said != ended:
+            holds = f"seq {ended}" if ended is not None else "no such record"
+            v.fail(
+                f"{KillFolder.WINDOW}: {run_text(t.run)}'s resultSeq {said} is not the record that ended its story "
+                f"({holds})",
+                proof(
+                    ev.at(KillFolder.WINDOW),
+                    f"{run_text(t.run)}'s resultSeq is {said}",
+                    "the window names the record that ended each target's story, as the ledger holds it (§6.9)",
+                    (ledger_line(None), f"the record that ended {run_text(t.run)}'s story: {holds}"),
+                ),
+            )
 
 
 def _left(ev: KillEvidence, acc: Accounts, t: KillTarget, seq: int) -> list[tuple[Where, str]]:

@@ -48,13 +48,14 @@ from studymon.engine.judge.timeline import (
     TimelineLine,
     seen_events,
 )
-from studymon.engine.judge.twice import WRITTEN_MS, kill_moment
+from studymon.engine.judge.twice import kill_moment
 from studymon.engine.judge.verdict import PROOFS_KEPT, SHOWN
 from studymon.engine.killpoint import SEED, point_text
 from studymon.engine.ledger import LedgerIssue, LedgerParser, Record
 from studymon.engine.records import (
     CHARGED,
     UNRECORDED,
+    WRITTEN_MS,
     ArmLine,
     parse_arm,
     parse_kill,
@@ -208,10 +209,11 @@ def _machine_line(value: Any) -> str | None:
         return "a line of no label the console writes"
     if time_epoch(value.get("at")) is None:
         return "a line whose at is not a time"
-    if value["label"] != "sample" and not (
-        isinstance(value.get("processes"), list) and isinstance(value.get("containers"), list)
+    if value["label"] != "sample" and not all(
+        isinstance(items, list) and all(isinstance(item, dict) for item in items)
+        for items in (value.get("processes"), value.get("containers"))
     ):
-        return "a snapshot of the wrong shape"
+        return "a snapshot of the wrong shape (its processes and containers are lists of objects)"
     return None
 
 

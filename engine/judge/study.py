@@ -79,6 +79,12 @@ def contract_kept(watch: ContractWatch, study: StudyFacts, ledger: LedgerFacts) 
             first.text + (f" ({more} more {'line breaks' if more == 1 else 'lines break'} a rule)" if more else ""),
             proof(Where(EvidenceFolder.LEDGER, first.line), f"seq {first.seq}", f"rule {first.rule}: {first.detail}"),
         )
+    if not watch.line_one and not ledger.pending and ledger.problem is None:
+        # No record on line 1 (no line at all, or one that is not a record): no studyOpen opened the study.
+        v.fail(
+            "rule 7: the ledger has no studyOpen on line 1",
+            proof(Where(EvidenceFolder.LEDGER, 1), "no record", "rule 7: studyOpen is line 1 of every ledger"),
+        )
     if study.problem is not None:
         v.fail(f"rule 4 cannot be checked: {study.problem}", _research(study.problem, "rule 4 names the containers"))
     return v.check(f"rules 1-9, 11 and 15 hold over {plural(watch.lines, 'record')}")
@@ -172,23 +178,38 @@ def halted_at_export(
                     (ledger_line(end), f"the {what} the study ends at (seq {end.seq})"),
                 ),
             )
-    balance, dearest = acc.balance, acc.max_amount
-    # Rule 13 holds for any full stop, whatever the study ends at.
-    if full_stop and balance is not None and dearest is not None and balance >= dearest:
-        v.fail(
-            f"the budget is spent, says the halt (seq {halt.seq}), but the balance left ({balance:g}) "  # type: ignore[union-attr]
-            f"pays for the dearest run ({dearest:g})",
-            proof(
-                ledger_line(halt),
-                f"the halt (seq {halt.seq}): {FULL_STOP!r}",  # type: ignore[union-attr]
-                "a study stops for its budget only once the balance left pays for no run (rule 13)",
-                (ledger_line(None), f"the balance left is {balance:g}; the dearest run charged {dearest:g}"),
-            ),
-        )
+    _rule_13(v, acc)
     if end is None:
         return v.check("")
     said = FULL_STOP if what == "halt" else "the export"
     return v.check(f"{what} at seq {end.seq}: {said}; nothing after it")
+
+
+def _rule_13(v: Verdict, acc: Accounts) -> None:
+    """Rule 13, for every full stop, whatever the study ends at: the balance it left pays for no run."""
+    stop, balance, dearest = acc.worst_stop, acc.worst_stop_balance, acc.max_amount
+    if stop is None:
+        return
+    said = f"the halt (seq {stop.seq}): {FULL_STOP!r}"
+    rule = "a study stops for its budget only once the balance left pays for no run (rule 13)"
+    if acc.bad_charge is not None and acc.bad_charge.line < stop.line:
+        # One charge without its numbers: neither the balance left nor the dearest run can be told.
+        v.fail(
+            f"the halt (seq {stop.seq}) cannot be held to rule 13: the charge at seq {acc.bad_charge.seq} "
+            "has no numeric amount and balance",
+            proof(ledger_line(stop), said, rule, (ledger_line(acc.bad_charge), "a charge without its numbers")),
+        )
+    elif balance is not None and dearest is not None and balance >= dearest:
+        v.fail(
+            f"the budget is spent, says the halt (seq {stop.seq}), but the balance left ({balance:g}) "
+            f"pays for the dearest run ({dearest:g})",
+            proof(
+                ledger_line(stop),
+                said,
+                rule,
+                (ledger_line(None), f"the balance left is {balance:g}; the dearest run charged {dearest:g}"),
+            ),
+        )
 
 
 def results_accounted(acc: Accounts, ledger: LedgerFacts, finished: bool) -> Check:
@@ -688,12 +709,25 @@ def _container_point(
             ),
         )
     acct = acc.runs.get(run)
-    purpose = acct.purpose if acct is not None else None
+    if acct is None or acct.plan is None:
+        # A run's container is made for its runPlanned, which the ledger holds before it (rules 2, 3).
+        v.fail(
+            f"kill {number}'s triggerEvent is of {run_text(run)}'s container, a run the ledger never planned",
+            proof(
+                killed,
+                f"its triggerEvent is of {name_text(name)}",
+                "a container point fires at an event of one of the study's run containers, each made for its "
+                "runPlanned (§7)",
+                (ledger_line(None), f"no runPlanned of {run_text(run)}"),
+            ),
+        )
+        return ""
+    purpose = acct.purpose
     if point.purpose is not None and purpose != point.purpose:
         v.fail(
             f"kill {number} fired at {point}, but {run_text(run)} is not a {point.purpose} run",
             proof(
-                ledger_line(acct.plan if acct is not None else None),
+                ledger_line(acct.plan),
                 f"runPlanned of {run_text(run)}: purpose {free_text(purpose) if isinstance(purpose, str) else 'none'}",
                 f"a point for {point.purpose} runs fires at one of them (§7)",
                 (killed, f"its triggerEvent is of {name_text(name)}"),
@@ -701,7 +735,7 @@ def _container_point(
             ),
         )
     seq = k.before_kill_seq
-    if acct is not None and seq is not None:
+    if seq is not None:
         later = acct.results if action == "die" else acct.starts
         done = [r for r in later if r.seq <= seq]
         if done:

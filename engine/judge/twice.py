@@ -17,10 +17,8 @@ import math
 from typing import Any
 
 from studymon.engine.folder import KillFolder
-from studymon.engine.records import epoch, time_epoch
+from studymon.engine.records import WRITTEN_MS, epoch, time_epoch
 
-# A time written as RFC 3339 to the millisecond (truncated) against the same time as epoch seconds.
-WRITTEN_MS = 0.001
 # A float of today's epoch, and a text to the millisecond, round: a little more than their resolution.
 SLACK = 1e-6
 

@@ -44,12 +44,7 @@ from studymon.engine.records import (
 )
 from studymon.engine.records import time_epoch as rfc3339_epoch
 
-AFTER, AT_KILL, BEFORE, BEFORE_RESUME = (
-    KillFolder.AFTER,
-    KillFolder.AT_KILL,
-    KillFolder.BEFORE,
-    KillFolder.BEFORE_RESUME,
-)
+AFTER, AT_KILL, BEFORE, BEFORE_RESUME = KillFolder.AFTER, KillFolder.AT_KILL, KillFolder.BEFORE, KillFolder.BEFORE_RESUME
 KILL_JSON, LIVE, READBACK, WINDOW = KillFolder.KILL, KillFolder.LIVE, KillFolder.READBACK, KillFolder.WINDOW
 from studymon.engine.ledger import LedgerIssue, Record
 from tests.corpus import build, container, container_id, derive, write
@@ -101,16 +96,12 @@ def evidence(files: dict[str, Any], n: int = 1, study: StudyFacts = STUDY) -> tu
     targets = []
     for t in ev.targets:  # as read_events does: the Ids the snapshots show, the time the result was seen
         name = container(t.run)
-        ids = frozenset(
-            e["Id"]
-            for snaps in ev.snapshots.values()
-            if isinstance(e := snaps.get(name), dict) and isinstance(e.get("Id"), str)
-        )
+        ids = frozenset(e["Id"] for snaps in ev.snapshots.values() if isinstance(e := snaps.get(name), dict)
+                        and isinstance(e.get("Id"), str))
         targets.append(TargetWatch(t.run, name, ids, ev.window.seen_ns(t.run) if ev.window else None))
     allowed, unstarted = planned_after(acc, study.name_prefix, seq)
-    ev.tally = EventTally(
-        since, ev.window.until_ns if ev.window else None, study.name_prefix, allowed, targets, study.id, unstarted
-    )
+    ev.tally = EventTally(since, ev.window.until_ns if ev.window else None, study.name_prefix, allowed, targets,
+                          study.id, unstarted)
     for file, live in ((LIVE, True), (READBACK, False)):
         for i, e in enumerate(files.get(base + file, []), 1):
             ev.tally.add(e, f"{file} line {i}", live)
@@ -193,34 +184,18 @@ def test_free_text_is_safe_and_short() -> None:
 def test_names_ids_times_are_shown_only_when_valid() -> None:
     assert name_text("inforsi-s-d1") == "inforsi-s-d1" and name_text("a b") == "a container"
     assert short_id("ABCDEF0123456789") == "ABCDEF012345" and short_id("a" * 129) == "an unreadable Id"
-    assert (
-        short_id("sha256:" + "a" * 64) == "a" * 12
-        and short_id("a/b") == "an unreadable Id"
-        and short_id(None) == "an unreadable Id"
-    )
+    assert short_id("sha256:" + "a" * 64) == "a" * 12 and short_id("a/b") == "an unreadable Id" and short_id(None) == "an unreadable Id"
     assert time_text("2026-11-30T05:32:38.123Z") == "2026-11-30T05:32:38.123Z"
     assert time_text("2026-11-30 05:32") == "an unreadable time" and time_text(1) == "an unreadable time"
 
 
 # Epoch seconds are a date only between 1970 and the year 10 000 (§6.4: never a crash, never trusted).
-@pytest.mark.parametrize(
-    "value, ns",
-    [
-        (1.5, 1_500_000_000),
-        (2, 2_000_000_000),
-        (0, None),
-        (-1, None),
-        (True, None),
-        ("1", None),
-        (float("nan"), None),
-        (float("inf"), None),
-        (None, None),
-        (1e300, None),
-        # the last second before the year 10 000, to the nearest double
-        (253_402_300_799, 253_402_300_798_999_986_176),
-        (253_402_300_800, None),
-    ],
-)
+@pytest.mark.parametrize("value, ns", [(1.5, 1_500_000_000), (2, 2_000_000_000), (0, None), (-1, None), (True, None),
+                                       ("1", None), (float("nan"), None), (float("inf"), None), (None, None),
+                                       (1e300, None),
+                                       # the last second before the year 10 000, to the nearest double
+                                       (253_402_300_799, 253_402_300_798_999_986_176),
+                                       (253_402_300_800, None)])
 def test_epoch_ns(value: Any, ns: int | None) -> None:
     assert epoch_ns(value) == ns
 
@@ -233,9 +208,7 @@ def test_rfc3339_epoch() -> None:
 
 
 def _ev(**fields: Any) -> ContainerEvent | str | None:
-    e = parse_event(
-        {"Type": "container", "Action": "die", "Actor": {"ID": "i", "Attributes": {"name": "/n"}}, **fields}
-    )
+    e = parse_event({"Type": "container", "Action": "die", "Actor": {"ID": "i", "Attributes": {"name": "/n"}}, **fields})
     return e if not isinstance(e, ContainerEvent) else e  # type: ignore[return-value]
 
 
@@ -263,9 +236,7 @@ def test_event_time() -> None:
 def test_ledger_well_formed() -> None:
     assert ledger_well_formed(LedgerFacts(3, 3)) == Check("ledgerWellFormed", True, "3 lines, seq 1..3")
     assert ledger_well_formed(LedgerFacts()) == Check("ledgerWellFormed", False, "the ledger is empty")
-    assert (
-        ledger_well_formed(LedgerFacts(problem="study/ledger.jsonl: missing")).detail == "study/ledger.jsonl: missing"
-    )
+    assert ledger_well_formed(LedgerFacts(problem="study/ledger.jsonl: missing")).detail == "study/ledger.jsonl: missing"
     issues = [LedgerIssue("gap", i, f"g{i}") for i in range(1, 5)]
     c = ledger_well_formed(LedgerFacts(4, 9, issues, 4))
     assert c.ok is False and c.detail == "line 1: gap (g1); line 2: gap (g2); line 3: gap (g3) (and 1 more issue)"
@@ -278,10 +249,8 @@ def test_ledger_well_formed() -> None:
 
 
 def test_fault_text() -> None:
-    assert (
-        fault_text({"event": "replaced", "at": "2026-11-30T05:32:38.123Z"})
-        == "the ledger was replaced while watched at 2026-11-30T05:32:38.123Z"
-    )
+    assert fault_text({"event": "replaced", "at": "2026-11-30T05:32:38.123Z"}) == \
+        "the ledger was replaced while watched at 2026-11-30T05:32:38.123Z"
     assert fault_text({"event": "truncated", "at": 3}) == "the ledger was truncated while watched at an unreadable time"
     assert fault_text({"event": "x\x1b"}) == "the ledger was changed while watched at an unreadable time"
     assert fault_text(["x"]) == "ledger-watch.jsonl holds a list where a fault belongs"
@@ -298,49 +267,38 @@ def test_halted_at_export() -> None:
         return halted_at_export(Accounts().extend(list(recs)), ledger, expect, finished)
 
     assert h() == Check("haltedAtExport", False, "no halt in the ledger")
-    assert h(halt) == Check("haltedAtExport", True, "halt at seq 2: balance exhausted; nothing after it")
+    assert h(halt) == Check(
+        "haltedAtExport", True, "halt at seq 2: balance exhausted; nothing after it")
     assert h(rec(2, "halt", reason="out of ideas")) == Check(
-        "haltedAtExport", False, "the last halt (seq 2) is not 'balance exhausted'"
-    )
-    assert h(halt, rec(3, "export", path="x")) == Check(
-        "haltedAtExport", False, "an export (seq 3) follows the halt (seq 2)"
-    )
+        "haltedAtExport", False, "the last halt (seq 2) is not 'balance exhausted'")
+    assert h(halt, rec(3, "export", path="x")) == Check("haltedAtExport", False, "an export (seq 3) follows the halt (seq 2)")
     assert h(rec(1, "export", path="x"), halt).ok is True
     # A later halt with another reason wins over an earlier full stop.
     assert h(halt, rec(3, "halt", reason="x")).ok is False
     assert h(halt, ledger=LedgerFacts(problem="p")) == Check("haltedAtExport", False, "the ledger cannot be judged: p")
     # "Follows" is the ledger's order of lines.
-    assert (
-        h(Record(5, "t", "export", {}, 1, 0), Record(4, "t", "halt", {"reason": "balance exhausted"}, 2, 0)).ok is True
-    )
+    assert h(Record(5, "t", "export", {}, 1, 0), Record(4, "t", "halt", {"reason": "balance exhausted"}, 2, 0)).ok is True
 
 
 def test_halted_at_export_is_unknown_while_the_study_may_go_on() -> None:
     """§6.6: while the study can be resumed, the end it has not reached yet is unknown, not a failure."""
-
     def h(*recs: Record, finished: bool = False) -> Check:
         return halted_at_export(Accounts().extend(list(recs)), LedgerFacts(), "halt", finished)
 
     assert h() == Check("haltedAtExport", None, "no halt in the ledger")
     assert h(rec(2, "halt", reason="out of ideas")) == Check(
-        "haltedAtExport", None, "the last halt (seq 2) is not 'balance exhausted'"
-    )
+        "haltedAtExport", None, "the last halt (seq 2) is not 'balance exhausted'")
     assert h(rec(2, "halt", reason="balance exhausted"), rec(3, "export", path="x")) == Check(
-        "haltedAtExport", None, "an export (seq 3) follows the halt (seq 2)"
-    )
+        "haltedAtExport", None, "an export (seq 3) follows the halt (seq 2)")
     assert h(rec(2, "halt", reason="balance exhausted")).ok is True
     # What happened wrong fails all the same (rule 13).
-    spent = [
-        rec(1, "studyOpen", budget=20, config={}),
-        rec(2, "charge", run="a", amount=10, balance=10),
-        rec(3, "halt", reason="balance exhausted"),
-    ]
+    spent = [rec(1, "studyOpen", budget=20, config={}), rec(2, "charge", run="a", amount=10, balance=10),
+             rec(3, "halt", reason="balance exhausted")]
     assert h(*spent).ok is False
 
 
-@pytest.mark.parametrize(
-    "kind", ["stageOpen", "decision", "runPlanned", "charge", "runStarted", "runResult", "diagnosisSettlement"]
-)
+@pytest.mark.parametrize("kind", ["stageOpen", "decision", "runPlanned", "charge", "runStarted", "runResult",
+                                  "diagnosisSettlement"])
 def test_halted_at_export_rule_12_nothing_after_the_end(kind: str) -> None:
     """Rule 12: after the halt the study ends at, no work; a serviceError or another halt is no work."""
     recs = [rec(2, "halt", reason="balance exhausted"), rec(3, kind, run="a", round=1)]
@@ -354,13 +312,11 @@ def test_halted_at_export_rule_12_nothing_after_the_end(kind: str) -> None:
     assert halted_at_export(Accounts().extend(quiet), LedgerFacts(), "halt", True).ok is True
     exported = [rec(2, "export", path="x"), rec(3, kind, run="a", round=1)]
     assert halted_at_export(Accounts().extend(exported), LedgerFacts(), "export", True) == Check(
-        "haltedAtExport", False, f"{kind} (seq 3) comes after the export the study ends at (seq 2)"
-    )
+        "haltedAtExport", False, f"{kind} (seq 3) comes after the export the study ends at (seq 2)")
 
 
 def test_halted_at_export_rule_13_the_budget_is_spent() -> None:
     """Rule 13: a "balance exhausted" halt leaves less than the dearest amount ever charged."""
-
     def h(*amounts: tuple[float, float]) -> Check:
         recs = [rec(1, "studyOpen", budget=100, config={})]
         recs += [rec(2 + i, "charge", run=f"r{i}", amount=a, balance=b) for i, (a, b) in enumerate(amounts)]
@@ -370,32 +326,23 @@ def test_halted_at_export_rule_13_the_budget_is_spent() -> None:
     assert h((50, 50), (40, 10)).ok is True  # 10 left < 50, the dearest: sound
     assert h((45, 55), (45, 10)).ok is True
     assert h((45, 55), (10, 45)) == Check(
-        "haltedAtExport",
-        False,
-        "the budget is spent, says the halt (seq 4), but the balance left (45) pays for the dearest run (45)",
-    )
+        "haltedAtExport", False,
+        "the budget is spent, says the halt (seq 4), but the balance left (45) pays for the dearest run (45)")
     assert h((45, 55), (10, 44.5)).ok is True  # less than the dearest run left: runs may cost different amounts
     assert h((10, 90)).detail == (
-        "the budget is spent, says the halt (seq 3), but the balance left (90) pays for the dearest run (10)"
-    )
+        "the budget is spent, says the halt (seq 3), but the balance left (90) pays for the dearest run (10)")
     assert h().ok is True  # nothing charged: nothing to compare with
 
 
 def test_halted_at_export_rule_13_every_full_stop() -> None:
     """Rule 13 holds for every "balance exhausted" halt, not only the last: a full stop written while a whole run's
     worth was left fails however the study ends after it."""
-    recs = [
-        rec(1, "studyOpen", budget=30, config={}),
-        rec(2, "charge", run="a", amount=10, balance=20),
-        rec(3, "halt", reason="balance exhausted"),
-        rec(4, "charge", run="b", amount=10, balance=10),
-        rec(5, "charge", run="c", amount=10, balance=0),
-        rec(6, "halt", reason="balance exhausted"),
-    ]
+    recs = [rec(1, "studyOpen", budget=30, config={}), rec(2, "charge", run="a", amount=10, balance=20),
+            rec(3, "halt", reason="balance exhausted"), rec(4, "charge", run="b", amount=10, balance=10),
+            rec(5, "charge", run="c", amount=10, balance=0), rec(6, "halt", reason="balance exhausted")]
     c = halted_at_export(Accounts().extend(recs), LedgerFacts(), "halt", True)
     assert c.ok is False and "says the halt (seq 3), but the balance left (20) pays for the dearest run (10)" in (
-        c.detail
-    ), c.detail
+        c.detail), c.detail
 
 
 def test_halted_at_export_rule_13_needs_the_charges_numbers() -> None:
@@ -405,11 +352,8 @@ def test_halted_at_export_rule_13_needs_the_charges_numbers() -> None:
     stop = rec(3, "halt", reason="balance exhausted")
     bad = rec(2, "charge", run="a", amount="10", balance=20)
     c = halted_at_export(Accounts().extend([open_, bad, stop]), LedgerFacts(), "halt", True)
-    assert c == Check(
-        "haltedAtExport",
-        False,
-        "the halt (seq 3) cannot be held to rule 13: the charge at seq 2 has no numeric amount and balance",
-    ), c.detail
+    assert c == Check("haltedAtExport", False, "the halt (seq 3) cannot be held to rule 13: the charge at seq 2 has "
+                      "no numeric amount and balance"), c.detail
     assert c.proofs and c.proofs[0].let[1][0].line == 2
     good = rec(2, "charge", run="a", amount=30, balance=0)
     assert halted_at_export(Accounts().extend([open_, good, stop]), LedgerFacts(), "halt", True).ok is True
@@ -418,12 +362,8 @@ def test_halted_at_export_rule_13_needs_the_charges_numbers() -> None:
 def test_halted_at_export_rule_13_whatever_the_study_ends_at() -> None:
     """Rule 13 holds of a "balance exhausted" halt whatever end the template expects (§6.2: a whole run's worth
     of budget left means a charge was counted twice somewhere), an export after it included."""
-    recs = [
-        rec(1, "studyOpen", budget=30, config={}),
-        rec(2, "charge", run="a", amount=10, balance=20),
-        rec(3, "halt", reason="balance exhausted"),
-        rec(4, "export", path="x"),
-    ]
+    recs = [rec(1, "studyOpen", budget=30, config={}), rec(2, "charge", run="a", amount=10, balance=20),
+            rec(3, "halt", reason="balance exhausted"), rec(4, "export", path="x")]
     for expect in ("export", "any"):
         c = halted_at_export(Accounts().extend(recs), LedgerFacts(), expect, True)
         assert c.ok is False and "the balance left (20) pays for the dearest run (10)" in c.detail, (expect, c.detail)
@@ -437,59 +377,43 @@ def test_halted_at_export_expects_what_the_template_says() -> None:
         return halted_at_export(Accounts().extend(list(recs)), LedgerFacts(), expect, finished)
 
     assert h(halt, export, expect="export") == Check(
-        "haltedAtExport", True, "export at seq 3: the export; nothing after it"
-    )
+        "haltedAtExport", True, "export at seq 3: the export; nothing after it")
     assert h(halt, expect="export") == Check("haltedAtExport", False, "no export in the ledger")
     assert h(halt, expect="export", finished=False) == Check("haltedAtExport", None, "no export in the ledger")
-    assert h(halt, expect="any") == Check("haltedAtExport", True, "halt at seq 2: balance exhausted; nothing after it")
+    assert h(halt, expect="any") == Check(
+        "haltedAtExport", True, "halt at seq 2: balance exhausted; nothing after it")
     assert h(halt, export, expect="any").detail == "export at seq 3: the export; nothing after it"
     assert h(rec(2, "halt", reason="out of ideas"), export, expect="any").ok is True
     assert h(rec(2, "halt", reason="out of ideas"), expect="any") == Check(
-        "haltedAtExport", False, "the last halt (seq 2) is not 'balance exhausted'"
-    )
+        "haltedAtExport", False, "the last halt (seq 2) is not 'balance exhausted'")
     # The later of the two is the end: a halt after the export must be the full stop.
     assert h(rec(4, "halt", reason="out of ideas"), export, expect="any") == Check(
-        "haltedAtExport", False, "the last halt (seq 4) is not 'balance exhausted'"
-    )
+        "haltedAtExport", False, "the last halt (seq 4) is not 'balance exhausted'")
     assert h(expect="any") == Check("haltedAtExport", False, "neither a full stop nor an export")
     assert h(halt, expect="later") == Check(
-        "haltedAtExport", False, "research.json's expectEnd is not halt, export or any"
-    )
+        "haltedAtExport", False, "research.json's expectEnd is not halt, export or any")
     assert h(halt, expect="?") == Check("haltedAtExport", False, "research.json's expectEnd is not halt, export or any")
 
 
 def test_charged_equals_starts() -> None:
-    base = [
-        rec(1, "studyOpen", budget=20, config={}),
-        rec(2, "runPlanned", run="a"),
-        rec(3, "charge", run="a", amount=10, balance=10),
-        rec(4, "runStarted", run="a"),
-    ]
-    assert charged_equals_starts(Accounts().extend(base)) == Check(
-        "chargedEqualsStarts", True, "1 start, 10 charged = 20 - 10"
-    )
+    base = [rec(1, "studyOpen", budget=20, config={}), rec(2, "runPlanned", run="a"),
+            rec(3, "charge", run="a", amount=10, balance=10), rec(4, "runStarted", run="a")]
+    assert charged_equals_starts(Accounts().extend(base)) == Check("chargedEqualsStarts", True, "1 start, 10 charged = 20 - 10")
     c = charged_equals_starts(Accounts().extend(base[:3]))
     assert c.ok is False and c.detail == "run a: 1 charge, 0 starts"
     c = charged_equals_starts(Accounts().extend(base[:2] + [rec(3, "charge", run="a", amount=10, balance=11), base[3]]))
     assert c.detail == "charges sum to 10 but budget 20 - balance 11 = 9"
     # Within the tolerance.
-    assert (
-        charged_equals_starts(
-            Accounts().extend(base[:2] + [rec(3, "charge", run="a", amount=10, balance=10 + 1e-12), base[3]])
-        ).ok
-        is True
-    )
+    assert charged_equals_starts(Accounts().extend(base[:2] + [rec(3, "charge", run="a", amount=10, balance=10 + 1e-12),
+                                                               base[3]])).ok is True
     c = charged_equals_starts(Accounts().extend(base[1:]))
     assert c.detail == "no budget: studyOpen is missing or has no numeric budget"
-    c = charged_equals_starts(
-        Accounts().extend(base[:2] + [rec(3, "charge", run="a", amount="10", balance=10), base[3]])
-    )
+    c = charged_equals_starts(Accounts().extend(base[:2] + [rec(3, "charge", run="a", amount="10", balance=10), base[3]]))
     assert c.ok is False and "1 charge without a numeric amount and balance (first at seq 3)" in c.detail
     assert charged_equals_starts(Accounts().extend(base), LedgerFacts(problem="p")).ok is False
     many = [rec(i, "charge", run=f"r{i}", amount=0, balance=10) for i in range(10, 15)]
     assert charged_equals_starts(Accounts().extend(base + many)).detail == (
-        "run r10: 1 charge, 0 starts, run r11: 1 charge, 0 starts, run r12: 1 charge, 0 starts and 2 more runs"
-    )
+        "run r10: 1 charge, 0 starts, run r11: 1 charge, 0 starts, run r12: 1 charge, 0 starts and 2 more runs")
     assert charged_equals_starts(Accounts().extend(base + many[:3])).detail.endswith("run r12: 1 charge, 0 starts")
     assert "1 more run" in charged_equals_starts(Accounts().extend(base + many[:4])).detail
 
@@ -505,101 +429,63 @@ def end(pid: int | None, at: float, code: int | None = 0, signal: str | None = N
 RESUME = "`studymon run --resume` continues it"
 
 
-@pytest.mark.parametrize(
-    "lines, ok, detail",
-    [
-        ([start(7, 1), end(7, 2)], True, "exit 0 (pid 7)"),
-        ([start(7, 1)], None, "the controller (pid 7) has not ended"),
-        # A crash, a kill, exit 75 or 130: the study can be resumed (§1), so not yet a failure (§6.6).
-        ([start(7, 1), end(7, 2, None, "SIGKILL")], None, f"the controller was killed by SIGKILL; {RESUME}"),
-        ([start(7, 1), end(7, 2, 1)], None, f"the controller ended with exit 1; {RESUME}"),
-        ([start(7, 1), end(7, 2, 75)], None, f"the controller ended with exit 75; {RESUME}"),
-        # The final controller is the last start's pid, and its own end: not the last end line of the file.
-        ([start(7, 1), end(7, 2), start(8, 3, True)], None, "the controller (pid 8) has not ended"),
-        ([start(7, 1), end(7, 2, None, "SIGKILL"), start(8, 3, True), end(8, 4)], True, "exit 0 (pid 8)"),
-        (
-            [start(7, 1), end(7, 2, None, "SIGKILL"), start(8, 3, True), end(7, 4)],
-            None,
-            "the controller (pid 8) has not ended",
-        ),
-        ([start(7, 1), end(7, 2, 1), start(8, 3, True), end(8, 4, 0), end(7, 5, 0)], True, "exit 0 (pid 8)"),
-        # Lines that are not launches: named, never quoted.
-        (
-            [start(7, 1), dict(end(7, 2), code=False)],
-            False,
-            "launches.jsonl line 2: an end line whose code is not an integer",
-        ),
-        (
-            [start(7, 1), dict(end(7, 2), signal="x\x1b")],
-            False,
-            "launches.jsonl line 2: an end line whose signal is not a signal's name",
-        ),
-        # The launcher's end for a controller whose keeper is gone: the status is lost, a resume can go on.
-        ([start(7, 1), end(7, 2, None)], None, f"the controller ended, its exit status lost; {RESUME}"),
-        # The keeper could not start the controller: a start without a pid, an end with 127.
-        ([start(None, 1), end(None, 2, 127)], None, f"the controller ended with exit 127; {RESUME}"),  # type: ignore[arg-type]
-        (
-            [dict(start(7, 1), at="yesterday"), end(7, 2)],
-            False,
-            "launches.jsonl line 1: a start line whose at is not a time; launches.jsonl line 2: pid 7 ends, but no start launched it; "
-            "no controller started",
-        ),
-        (
-            [dict(start(7, 1), pid=0), end(7, 2)],
-            False,
-            "launches.jsonl line 1: a start line whose pid is not a process id; launches.jsonl line 2: pid 7 ends, but no start launched it; "
-            "no controller started",
-        ),
-        (
-            [start(7, 1), dict(end(7, 2), pid="7")],
-            False,
-            "launches.jsonl line 2: an end line whose pid is not a process id",
-        ),
-        (
-            [start(7, 1), {"event": "begin", "pid": 7, "at": end(7, 2)["at"]}, end(7, 3)],
-            False,
-            "launches.jsonl line 2: a line whose event is neither start nor end",
-        ),
-        ([[1], start(7, 1), end(7, 2)], False, "launches.jsonl line 1: a list, not a launch"),
-        ([], False, "no controller started"),
-        ([end(None, 2, 1)], False, "no controller started"),
-        # One controller at a time (§6.3).
-        (
-            [start(7, 1), start(8, 2), end(8, 3)],
-            False,
-            "two controllers at once: pid 8 started while pid 7 had not ended",
-        ),
-        # Past the few shown, the others are counted.
-        (
-            [start(7, 1), start(8, 2), start(9, 3), start(10, 4), start(11, 5), end(11, 6)],
-            False,
-            "two controllers at once: pid 8 started while pid 7 had not ended; two controllers at once: pid 9 started while "
-            "pid 8 had not ended; two controllers at once: pid 10 started while pid 9 had not ended (and 1 more such start)",
-        ),
-    ],
-)
+@pytest.mark.parametrize("lines, ok, detail", [
+    ([start(7, 1), end(7, 2)], True, "exit 0 (pid 7)"),
+    ([start(7, 1)], None, "the controller (pid 7) has not ended"),
+    # A crash, a kill, exit 75 or 130: the study can be resumed (§1), so not yet a failure (§6.6).
+    ([start(7, 1), end(7, 2, None, "SIGKILL")], None, f"the controller was killed by SIGKILL; {RESUME}"),
+    ([start(7, 1), end(7, 2, 1)], None, f"the controller ended with exit 1; {RESUME}"),
+    ([start(7, 1), end(7, 2, 75)], None, f"the controller ended with exit 75; {RESUME}"),
+    # The final controller is the last start's pid, and its own end: not the last end line of the file.
+    ([start(7, 1), end(7, 2), start(8, 3, True)], None, "the controller (pid 8) has not ended"),
+    ([start(7, 1), end(7, 2, None, "SIGKILL"), start(8, 3, True), end(8, 4)], True, "exit 0 (pid 8)"),
+    ([start(7, 1), end(7, 2, None, "SIGKILL"), start(8, 3, True), end(7, 4)], None,
+     "the controller (pid 8) has not ended"),
+    ([start(7, 1), end(7, 2, 1), start(8, 3, True), end(8, 4, 0), end(7, 5, 0)], True, "exit 0 (pid 8)"),
+    # Lines that are not launches: named, never quoted.
+    ([start(7, 1), dict(end(7, 2), code=False)], False,
+     "launches.jsonl line 2: an end line whose code is not an integer"),
+    ([start(7, 1), dict(end(7, 2), signal="x\x1b")], False,
+     "launches.jsonl line 2: an end line whose signal is not a signal's name"),
+    # The launcher's end for a controller whose keeper is gone: the status is lost, a resume can go on.
+    ([start(7, 1), end(7, 2, None)], None, f"the controller ended, its exit status lost; {RESUME}"),
+    # The keeper could not start the controller: a start without a pid, an end with 127.
+    ([start(None, 1), end(None, 2, 127)], None, f"the controller ended with exit 127; {RESUME}"),  # type: ignore[arg-type]
+    ([dict(start(7, 1), at="yesterday"), end(7, 2)], False,
+     "launches.jsonl line 1: a start line whose at is not a time; launches.jsonl line 2: pid 7 ends, but no start launched it; "
+     "no controller started"),
+    ([dict(start(7, 1), pid=0), end(7, 2)], False,
+     "launches.jsonl line 1: a start line whose pid is not a process id; launches.jsonl line 2: pid 7 ends, but no start launched it; "
+     "no controller started"),
+    ([start(7, 1), dict(end(7, 2), pid="7")], False,
+     "launches.jsonl line 2: an end line whose pid is not a process id"),
+    ([start(7, 1), {"event": "begin", "pid": 7, "at": end(7, 2)["at"]}, end(7, 3)], False,
+     "launches.jsonl line 2: a line whose event is neither start nor end"),
+    ([[1], start(7, 1), end(7, 2)], False, "launches.jsonl line 1: a list, not a launch"),
+    ([], False, "no controller started"),
+    ([end(None, 2, 1)], False, "no controller started"),
+    # One controller at a time (§6.3).
+    ([start(7, 1), start(8, 2), end(8, 3)], False, "two controllers at once: pid 8 started while pid 7 had not ended"),
+    # Past the few shown, the others are counted.
+    ([start(7, 1), start(8, 2), start(9, 3), start(10, 4), start(11, 5), end(11, 6)], False,
+     "two controllers at once: pid 8 started while pid 7 had not ended; two controllers at once: pid 9 started while "
+     "pid 8 had not ended; two controllers at once: pid 10 started while pid 9 had not ended (and 1 more such start)"),
+])
 def test_exited_cleanly(lines: list[Any], ok: bool | None, detail: str) -> None:
     assert exited_cleanly(launch_facts({"launches.jsonl": lines})) == Check("exitedCleanly", ok, detail)
 
 
 def test_exited_cleanly_without_a_readable_file() -> None:
     assert exited_cleanly(Launches(problem="launches.jsonl: a FIFO")) == Check(
-        "exitedCleanly", False, "launches.jsonl: a FIFO"
-    )
+        "exitedCleanly", False, "launches.jsonl: a FIFO")
 
 
 def test_study_checks_over_records_alone() -> None:
     files = one_kill()
     recs = records(files)
     checks = study_checks(recs, [], Accounts().extend(recs), 0, None, True)
-    assert [c.name for c in checks] == [
-        "ledgerWellFormed",
-        "contractKept",
-        "haltedAtExport",
-        "chargedEqualsStarts",
-        "exitedCleanly",
-        "resultsAccounted",
-    ]
+    assert [c.name for c in checks] == ["ledgerWellFormed", "contractKept", "haltedAtExport", "chargedEqualsStarts",
+                                        "exitedCleanly", "resultsAccounted"]
     assert all(c.ok for c in checks), checks
     assert checks[0].detail == f"{len(recs)} lines, seq 1..{len(recs)}"
     assert checks[1].detail == f"rules 1-9, 11 and 15 hold over {len(recs)} records"
@@ -627,25 +513,22 @@ def test_results_accounted() -> None:
     recs = records(one_kill())
     acc = Accounts().extend(recs)
     assert results_accounted(acc, LedgerFacts(), True) == Check(
-        "resultsAccounted", True, "each of 1 started run has its one result, each diagnosis result its settlement"
-    )
+        "resultsAccounted", True, "each of 1 started run has its one result, each diagnosis result its settlement")
     settlement = next(r for r in recs if r.kind == "diagnosisSettlement")
     unsettled = Accounts().extend([r for r in recs if r is not settlement])
     assert results_accounted(unsettled, LedgerFacts(), True) == Check(
-        "resultsAccounted", False, "the study finished without a settlement of d1's result"
-    )
+        "resultsAccounted", False, "the study finished without a settlement of d1's result")
     assert results_accounted(unsettled, LedgerFacts(), False) == Check(
-        "resultsAccounted", None, "d1's result has no settlement yet"
-    )
+        "resultsAccounted", None, "d1's result has no settlement yet")
     # A settlement of the round that names another run is not d1's.
     other = Accounts().extend([replace(r, content=dict(r.content, run="d9")) if r is settlement else r for r in recs])
     assert results_accounted(other, LedgerFacts(), True).detail == (
-        "the study finished without a settlement of d1's result"
-    )
+        "the study finished without a settlement of d1's result")
     lost = Accounts().extend([r for r in recs if r.kind != "runResult"])
     c = results_accounted(lost, LedgerFacts(), True)
     assert c == Check("resultsAccounted", False, "the study finished without d1's result")
-    assert results_accounted(lost, LedgerFacts(), False) == Check("resultsAccounted", None, "d1 has no result yet")
+    assert results_accounted(lost, LedgerFacts(), False) == Check(
+        "resultsAccounted", None, "d1 has no result yet")
     # Whether or not a kill was in flight: an ablation abandoned on resume is lost too, and needs no settlement.
     abl = records(derive(build(rounds=1, ablation=(True,), overlap=(False,), kills=())))
     assert results_accounted(Accounts().extend(abl), LedgerFacts(), True).ok is True
@@ -656,22 +539,15 @@ def test_results_accounted() -> None:
     twice = Accounts().extend([*recs, replace(result, seq=99, line=99)])
     assert results_accounted(twice, LedgerFacts(), False) == Check("resultsAccounted", False, "d1 has 2 results")
     # Planned (and charged) but never started: no result is owed.
-    assert (
-        results_accounted(
-            Accounts().extend([r for r in recs if r.kind not in ("runStarted", "runResult")]), LedgerFacts(), True
-        ).ok
-        is True
-    )
+    assert results_accounted(Accounts().extend([r for r in recs if r.kind not in ("runStarted", "runResult")]),
+                             LedgerFacts(), True).ok is True
     assert results_accounted(acc, LedgerFacts(problem="p"), True) == Check(
-        "resultsAccounted", False, "the ledger cannot be judged: p"
-    )
-    many = Accounts().extend(
-        [rec(1, "runPlanned", run=f"r{i}") for i in range(5)] + [rec(2, "runStarted", run=f"r{i}") for i in range(5)]
-    )
+        "resultsAccounted", False, "the ledger cannot be judged: p")
+    many = Accounts().extend([rec(1, "runPlanned", run=f"r{i}") for i in range(5)]
+                             + [rec(2, "runStarted", run=f"r{i}") for i in range(5)])
     assert results_accounted(many, LedgerFacts(), True).detail == (
         "the study finished without r0's result; the study finished without r1's result; "
-        "the study finished without r2's result (and 2 more runs)"
-    )
+        "the study finished without r2's result (and 2 more runs)")
 
 
 # --- kill.json and the window -----------------------------------------------------------------------
@@ -684,31 +560,24 @@ def test_parse_kill_sound() -> None:
     assert k.since_ns is not None and k.at_epoch is not None
 
 
-@pytest.mark.parametrize(
-    "change, where, reason",
-    [
-        ({"trigger": "later"}, "problems", "kill.json trigger is not one of auto, manual, crash, stop"),
-        ({"at": "soon"}, "problems", "kill.json at is not an RFC 3339 time"),
-        ({"pid": 0}, "delivery", "kill.json pid is an integer, not a process id"),
-        ({"pid": "1"}, "delivery", "kill.json pid is a string, not a process id"),
-        ({"beforeKillSeq": -1}, "problems", "kill.json beforeKillSeq is an integer, not a seq"),
-        ({"beforeKillSeq": 7.0}, "problems", "kill.json beforeKillSeq is a number, not a seq"),
-        ({"triggerSeq": None}, "problems", "kill.json triggerSeq is null, not a seq"),
-        ({"signalled": False}, "delivery", "kill.json says SIGKILL was not sent"),
-        ({"signalled": "yes"}, "delivery", "kill.json signalled is a string, not a boolean"),
-        ({"signal": "SIGTERM"}, "delivery", "kill.json signal is not SIGKILL"),
-        (
-            {"captureError": "inspect failed\x1b"},
-            "problems",
-            "capture failed while the controller was frozen: inspect failed?",
-        ),
-        ({"prefix": "inforsi-t-"}, "problems", "kill.json prefix is not the study's inforsi-s-"),
-        ({"targets": {}}, "problems", "kill.json targets is an object, not a list"),
-        ({"targets": [1]}, "problems", "kill.json target 1 is an integer, not an object"),
-        ({"targets": [{"run": "D1"}]}, "problems", "kill.json target 1 has no valid run id"),
-        ({"targets": [{"run": "d1"}, {"run": "d1"}]}, "problems", "kill.json lists run d1 twice"),
-    ],
-)
+@pytest.mark.parametrize("change, where, reason", [
+    ({"trigger": "later"}, "problems", "kill.json trigger is not one of auto, manual, crash, stop"),
+    ({"at": "soon"}, "problems", "kill.json at is not an RFC 3339 time"),
+    ({"pid": 0}, "delivery", "kill.json pid is an integer, not a process id"),
+    ({"pid": "1"}, "delivery", "kill.json pid is a string, not a process id"),
+    ({"beforeKillSeq": -1}, "problems", "kill.json beforeKillSeq is an integer, not a seq"),
+    ({"beforeKillSeq": 7.0}, "problems", "kill.json beforeKillSeq is a number, not a seq"),
+    ({"triggerSeq": None}, "problems", "kill.json triggerSeq is null, not a seq"),
+    ({"signalled": False}, "delivery", "kill.json says SIGKILL was not sent"),
+    ({"signalled": "yes"}, "delivery", "kill.json signalled is a string, not a boolean"),
+    ({"signal": "SIGTERM"}, "delivery", "kill.json signal is not SIGKILL"),
+    ({"captureError": "inspect failed\x1b"}, "problems", "capture failed while the controller was frozen: inspect failed?"),
+    ({"prefix": "inforsi-t-"}, "problems", "kill.json prefix is not the study's inforsi-s-"),
+    ({"targets": {}}, "problems", "kill.json targets is an object, not a list"),
+    ({"targets": [1]}, "problems", "kill.json target 1 is an integer, not an object"),
+    ({"targets": [{"run": "D1"}]}, "problems", "kill.json target 1 has no valid run id"),
+    ({"targets": [{"run": "d1"}, {"run": "d1"}]}, "problems", "kill.json lists run d1 twice"),
+])
 def test_parse_kill_fields(change: dict[str, Any], where: str, reason: str) -> None:
     obj = one_kill()["kills/1/kill.json"]
     obj.update(change)
@@ -792,26 +661,16 @@ def test_parse_window() -> None:
 # --- the lifecycle events ---------------------------------------------------------------------------
 
 
-def tally(
-    until: int | None = 2000,
-    allowed: frozenset[str] = frozenset(),
-    window_until: int | None = 3000,
-    unstarted: frozenset[str] = frozenset(),
-) -> EventTally:
+def tally(until: int | None = 2000, allowed: frozenset[str] = frozenset(), window_until: int | None = 3000,
+          unstarted: frozenset[str] = frozenset()) -> EventTally:
     """A window from 1000 to ``window_until`` ns (None: still open), d1's result seen at ``until``."""
-    return EventTally(
-        1000, window_until, "inforsi-s-", allowed, [TargetWatch("d1", NAME, frozenset({"ID1"}), until)], "s", unstarted
-    )
+    return EventTally(1000, window_until, "inforsi-s-", allowed, [TargetWatch("d1", NAME, frozenset({"ID1"}), until)],
+                      "s", unstarted)
 
 
 def ev_at(action: str, ns: int, name: str = NAME, cid: str = "ID1", **attrs: str) -> dict[str, Any]:
-    return {
-        "Type": "container",
-        "Action": action,
-        "timeNano": ns,
-        "id": cid,
-        "Actor": {"ID": cid, "Attributes": {"name": name, **attrs}},
-    }
+    return {"Type": "container", "Action": action, "timeNano": ns, "id": cid,
+            "Actor": {"ID": cid, "Attributes": {"name": name, **attrs}}}
 
 
 def test_window_bounds_are_inclusive() -> None:
@@ -832,48 +691,23 @@ def test_the_whole_window_is_the_targets_story() -> None:
 
 def test_an_open_window_has_no_end() -> None:
     t = tally(until=None, window_until=None)
-    t.add(ev_at("stop", 10**18), "x")
+    t.add(ev_at("stop", 10 ** 18), "x")
     assert t.targets[0].forbidden_count == 1
     t = tally(until=None, window_until=3000)
-    t.add(ev_at("stop", 10**18), "x")  # closed at 3000: after the window
+    t.add(ev_at("stop", 10 ** 18), "x")  # closed at 3000: after the window
     assert t.targets[0].forbidden_count == 0
 
 
 # Allow, don't deny (§6.4): besides its one die, a destroy and an oom, a target may only be read.
-@pytest.mark.parametrize(
-    "action, verb",
-    [
-        ("create", "create"),
-        ("start", "start"),
-        ("rename", "rename"),
-        ("kill", "kill"),
-        ("stop", "stop"),
-        ("exec_create: sh -c x", "exec_create"),
-        ("exec_start: sh", "exec_start"),
-        ("exec_die", "exec_die"),
-        ("restart", "restart"),
-        ("pause", "pause"),
-        ("unpause", "unpause"),
-        ("update", "update"),
-        ("commit", "commit"),
-        ("extract-to-dir", "extract-to-dir"),
-        ("copy", "copy"),
-        ("frobnicate", "frobnicate"),
-        ("Die", "Die"),
-        ("die:", None),
-        ("attach", None),
-        ("detach", None),
-        ("resize", None),
-        ("top", None),
-        ("archive-path", None),
-        ("export", None),
-        ("health_status: healthy", None),
-        ("health_status", None),
-        ("destroy", None),
-        ("oom", None),
-        ("die", None),
-    ],
-)
+@pytest.mark.parametrize("action, verb", [
+    ("create", "create"), ("start", "start"), ("rename", "rename"), ("kill", "kill"), ("stop", "stop"),
+    ("exec_create: sh -c x", "exec_create"), ("exec_start: sh", "exec_start"), ("exec_die", "exec_die"),
+    ("restart", "restart"), ("pause", "pause"), ("unpause", "unpause"), ("update", "update"), ("commit", "commit"),
+    ("extract-to-dir", "extract-to-dir"), ("copy", "copy"), ("frobnicate", "frobnicate"), ("Die", "Die"),
+    ("die:", None), ("attach", None), ("detach", None), ("resize", None), ("top", None), ("archive-path", None),
+    ("export", None), ("health_status: healthy", None), ("health_status", None), ("destroy", None), ("oom", None),
+    ("die", None),
+])
 def test_forbidden_actions(action: str, verb: str | None) -> None:
     t = tally()
     t.add(ev_at(action, 1500, exitCode="0"), "x")
@@ -923,11 +757,8 @@ def test_lines_that_are_not_events() -> None:
     t.add({"Type": "container", "Action": "die", "timeNano": 1500, "Actor": ["x"]}, "l4")
     t.add({"gap": "x"}, "l5")
     t.add({"gap": {"from": "a", "to": "b"}}, "l6")  # a gap line without two times is not a gap (§6.4)
-    assert t.malformed == [
-        "l1: a string, not an event",
-        "l2: an event without an Action",
-        "l3: an event without a time that can be a date",
-    ]
+    assert t.malformed == ["l1: a string, not an event", "l2: an event without an Action",
+                           "l3: an event without a time that can be a date"]
     assert t.malformed_count == 6 and t.gaps == 0
     t.add(GAP_IN, "l7", live=False)  # a gap in the read-back is not a gap, and not the runtime's
     assert t.malformed_count == 7 and t.gaps == 0
@@ -943,37 +774,27 @@ def test_lines_that_are_not_events() -> None:
     assert t.malformed == ["r: a gap line in the runtime's own events"]
 
 
-@pytest.mark.parametrize(
-    "gap, counts",
-    [
-        (GAP_IN, True),
-        # ends at since, begins at until
-        ({"gap": {"from": "1970-01-01T00:00:00.000000500Z", "to": "1970-01-01T00:00:00.000001000Z"}}, True),
-        ({"gap": {"from": "1970-01-01T00:00:00.000003000Z", "to": "1970-01-01T00:00:00.000004000Z"}}, True),
-        ({"gap": {"from": "1970-01-01T00:00:00.000000100Z", "to": "1970-01-01T00:00:00.000000999Z"}}, False),  # before
-        ({"gap": {"from": "1970-01-01T00:00:00.000003001Z", "to": "1970-01-01T00:00:00.000004000Z"}}, False),  # after
-        ({"gap": {"from": "1970-01-01T00:00:00.000000500Z", "to": "1970-01-01T00:00:00.000009000Z"}}, True),  # over it
-    ],
-)
+@pytest.mark.parametrize("gap, counts", [
+    (GAP_IN, True),
+    # ends at since, begins at until
+    ({"gap": {"from": "1970-01-01T00:00:00.000000500Z", "to": "1970-01-01T00:00:00.000001000Z"}}, True),
+    ({"gap": {"from": "1970-01-01T00:00:00.000003000Z", "to": "1970-01-01T00:00:00.000004000Z"}}, True),
+    ({"gap": {"from": "1970-01-01T00:00:00.000000100Z", "to": "1970-01-01T00:00:00.000000999Z"}}, False),  # before
+    ({"gap": {"from": "1970-01-01T00:00:00.000003001Z", "to": "1970-01-01T00:00:00.000004000Z"}}, False),  # after
+    ({"gap": {"from": "1970-01-01T00:00:00.000000500Z", "to": "1970-01-01T00:00:00.000009000Z"}}, True),  # over it
+])
 def test_only_a_gap_that_overlaps_the_window_counts(gap: dict[str, Any], counts: bool) -> None:
     t = tally()
     t.add(gap, "g")
     assert (t.gaps, t.malformed_count) == (1 if counts else 0, 0)
 
 
-@pytest.mark.parametrize(
-    "gap",
-    [
-        {"gap": {}},
-        {"gap": {"from": "1970-01-01T00:00:00.000001500Z"}},
-        {"gap": {"to": "1970-01-01T00:00:00.000001500Z"}},
-        {"gap": {"from": "1970-01-01T00:00:00.000002500Z", "to": "1970-01-01T00:00:00.000001500Z"}},  # out of order
-        {"gap": {"from": 1, "to": 2}},
-        {"gap": [1, 2]},
-        {"gap": None},
-        {"gap": {"from": "1970-01-01T00:00:00.000001500Z", "to": "10000-01-01T00:00:00.000Z"}},
-    ],
-)
+@pytest.mark.parametrize("gap", [
+    {"gap": {}}, {"gap": {"from": "1970-01-01T00:00:00.000001500Z"}}, {"gap": {"to": "1970-01-01T00:00:00.000001500Z"}},
+    {"gap": {"from": "1970-01-01T00:00:00.000002500Z", "to": "1970-01-01T00:00:00.000001500Z"}},  # out of order
+    {"gap": {"from": 1, "to": 2}}, {"gap": [1, 2]}, {"gap": None},
+    {"gap": {"from": "1970-01-01T00:00:00.000001500Z", "to": "10000-01-01T00:00:00.000Z"}},
+])
 def test_a_gap_line_needs_two_times_in_order(gap: dict[str, Any]) -> None:
     t = tally(window_until=None)
     t.add(gap, "g")
@@ -981,15 +802,8 @@ def test_a_gap_line_needs_two_times_in_order(gap: dict[str, Any]) -> None:
 
 
 def test_other_study_containers_in_the_window() -> None:
-    t = EventTally(
-        1000,
-        3000,
-        "inforsi-s-",
-        frozenset({"inforsi-s-d2"}),
-        [TargetWatch("d1", NAME, frozenset(), 2000)],
-        "s",
-        frozenset({"inforsi-s-d5"}),
-    )
+    t = EventTally(1000, 3000, "inforsi-s-", frozenset({"inforsi-s-d2"}), [TargetWatch("d1", NAME, frozenset(), 2000)],
+                   "s", frozenset({"inforsi-s-d5"}))
     t.add(ev_at("create", 1500, name="inforsi-s-d2", cid="A"), "x")  # planned after the kill, started on the books
     t.add(ev_at("create", 1500, name="inforsi-t-d9", cid="B"), "x")  # another study
     t.add(ev_at("die", 1500, name="inforsi-s-zz", cid="C"), "x")  # not a create or start
@@ -1050,9 +864,7 @@ def test_the_two_recordings_must_agree() -> None:
 
 def test_kill_delivered() -> None:
     ev, _ = evidence(one_kill())
-    assert kill_delivered(ev) == Check(
-        "killDelivered", True, "SIGKILL sent to pid 4242; its keeper recorded the end by SIGKILL", "kill 1"
-    )
+    assert kill_delivered(ev) == Check("killDelivered", True, "SIGKILL sent to pid 4242; its keeper recorded the end by SIGKILL", "kill 1")
     at = ev.keeper_end.at  # type: ignore[union-attr]
     for end, detail in [
         (None, "launches.jsonl has no end line for pid 4242 at or after the kill"),
@@ -1071,7 +883,6 @@ def test_kill_delivered() -> None:
 
 def _launch_at(files: dict[str, Any], i: int, at: float) -> None:
     from studymon.engine.clock import rfc3339_ms
-
     files["launches.jsonl"][i]["at"] = rfc3339_ms(at)
 
 
@@ -1099,26 +910,20 @@ def test_kill_delivered_reads_the_killed_pids_first_end_after_the_kill() -> None
     files["launches.jsonl"][1]["pid"] = 4000
     assert kill_delivered(evidence(files)[0]).detail == (
         "launches.jsonl has no end line for pid 4242 at or after the kill; "
-        "a controller was started after the kill while pid 4242 had not ended"
-    )
+        "a controller was started after the kill while pid 4242 had not ended")
 
 
 def test_kill_delivered_no_resume_over_the_killed_controller() -> None:
     """§6.3: a resume after a kill starts after the killed controller's end, by their times."""
     files = one_kill()
     lines = files["launches.jsonl"]
-    lines[1]["at"], lines[2]["at"] = (
-        lines[2]["at"],
-        lines[1]["at"],
-    )  # the resumed controller started, then the killed one ended
+    lines[1]["at"], lines[2]["at"] = lines[2]["at"], lines[1]["at"]  # the resumed controller started, then the killed one ended
     lines[1], lines[2] = lines[2], lines[1]
     ev, _ = evidence(files)
     assert kill_delivered(ev) == Check(
-        "killDelivered", False, "a controller was started after the kill while pid 4242 had not ended", "kill 1"
-    )
+        "killDelivered", False, "a controller was started after the kill while pid 4242 had not ended", "kill 1")
     assert exited_cleanly(launch_facts(files)).detail == (
-        "two controllers at once: pid 4243 started while pid 4242 had not ended"
-    )
+        "two controllers at once: pid 4243 started while pid 4242 had not ended")
 
 
 def test_controllers_are_judged_by_their_times_not_by_the_order_of_the_file() -> None:
@@ -1130,17 +935,14 @@ def test_controllers_are_judged_by_their_times_not_by_the_order_of_the_file() ->
     ev, _ = evidence(files)
     assert kill_delivered(ev).ok is True
     assert exited_cleanly(launch_facts(files)) == Check(
-        "exitedCleanly", False, "launches.jsonl line 3 is earlier than line 2: launches.jsonl is appended in time order"
-    )
+        "exitedCleanly", False, "launches.jsonl line 3 is earlier than line 2: launches.jsonl is appended in time order")
     # Two starts in time order, one line before the other in the file with the later time: two at once, by time.
     files = one_kill()
     lines = files["launches.jsonl"]
     lines[2]["at"] = lines[1]["at"]
     lines[1]["at"] = files["launches.jsonl"][3]["at"]
-    assert (
-        "two controllers at once: pid 4243 started while pid 4242 had not ended"
-        in exited_cleanly(launch_facts(files)).detail
-    )
+    assert "two controllers at once: pid 4243 started while pid 4242 had not ended" in exited_cleanly(
+        launch_facts(files)).detail
 
 
 # --- killEvidence -------------------------------------------------------------------------------------
@@ -1155,10 +957,7 @@ def test_kill_evidence_sound_and_its_boundaries() -> None:
     ev.kill.before_kill_seq = acc.last_seq  # type: ignore[union-attr]
     assert "past the ledger's end" not in kill_evidence(ev, acc, LedgerFacts()).detail
     ev.kill.before_kill_seq = acc.last_seq + 1  # type: ignore[union-attr]
-    assert (
-        f"beforeKillSeq {acc.last_seq + 1} is past the ledger's end (seq {acc.last_seq})"
-        in kill_evidence(ev, acc, LedgerFacts()).detail
-    )
+    assert f"beforeKillSeq {acc.last_seq + 1} is past the ledger's end (seq {acc.last_seq})" in kill_evidence(ev, acc, LedgerFacts()).detail
 
 
 def retarget(ev: KillEvidence, acc: Accounts) -> None:
@@ -1182,10 +981,8 @@ def test_kill_evidence_result_at_the_kill_is_not_in_flight() -> None:
     assert [(t.run, t.kind) for t in ev.targets] == [("d1", "unsettled")]  # the ledger's, not kill.json's
     c = kill_evidence(ev, acc, LedgerFacts())
     # Its story now ends with its round's settlement, which the window (written for an inFlight d1) does not name.
-    assert c.detail == (
-        f"container-events-window.json: d1's resultSeq {result} is not the record that ended its "
-        f"story (seq {acc.settlements[1].seq}); kill.json's target d1 disagrees with the ledger on class"
-    )
+    assert c.detail == (f"container-events-window.json: d1's resultSeq {result} is not the record that ended its "
+                        f"story (seq {acc.settlements[1].seq}); kill.json's target d1 disagrees with the ledger on class")
     ev.window.results["d1"]["resultSeq"] = acc.settlements[1].seq  # type: ignore[union-attr]
     c = kill_evidence(ev, acc, LedgerFacts())
     assert c.detail == "kill.json's target d1 disagrees with the ledger on class"
@@ -1195,11 +992,9 @@ def test_kill_evidence_result_at_the_kill_is_not_in_flight() -> None:
     retarget(ev, acc)
     assert ev.targets == []
     c = kill_evidence(ev, acc, LedgerFacts())
-    assert c.detail == (
-        f"{NOT_THE_KILLS}: 1 entry of no target, 0 targets without one; "
-        f"kill.json lists 1 run the kill did not leave unfinished at seq {settled} (d1); "
-        f"d1 had its result at seq {result}, before the kill"
-    )
+    assert c.detail == (f"{NOT_THE_KILLS}: 1 entry of no target, 0 targets without one; "
+                        f"kill.json lists 1 run the kill did not leave unfinished at seq {settled} (d1); "
+                        f"d1 had its result at seq {result}, before the kill")
 
 
 def test_kill_evidence_trigger_seq_boundary() -> None:
@@ -1220,10 +1015,7 @@ def test_kill_evidence_targets_must_be_the_runs_in_flight() -> None:
     ev.kill.targets = targets + [replace(targets[0], run="d9")]  # type: ignore[union-attr]
     retarget(ev, acc)
     assert [t.run for t in ev.targets] == ["d1"]  # a listed run not in flight gets no checks of its own
-    assert (
-        kill_evidence(ev, acc, LedgerFacts()).detail
-        == "kill.json lists 1 run the kill did not leave unfinished at seq 7 (d9)"
-    )
+    assert kill_evidence(ev, acc, LedgerFacts()).detail == "kill.json lists 1 run the kill did not leave unfinished at seq 7 (d9)"
     for field_, value in [("cell", "c9"), ("round", 1.0), ("plan_seq", 4), ("start_seq", 6), ("container", "x")]:
         ev.kill.targets = [replace(targets[0], **{field_: value})]  # type: ignore[union-attr]
         c = kill_evidence(ev, acc, LedgerFacts())
@@ -1239,19 +1031,11 @@ def test_kill_evidence_listed_runs_not_in_flight_are_one_reason() -> None:
     retarget(ev, acc)
     c = kill_evidence(ev, acc, LedgerFacts())
     assert c == Check(
-        "killEvidence",
-        False,
-        "kill.json lists 1000 runs the kill did not leave unfinished at seq 7 (x0, x1, x10 and 997 more)",
-        "kill 1",
-    )
+        "killEvidence", False, "kill.json lists 1000 runs the kill did not leave unfinished at seq 7 (x0, x1, x10 and 997 more)", "kill 1")
     checks = kill_checks(ev, acc, STUDY, LedgerFacts())
     assert [(ch.scope, ch.name) for ch in checks] == [
-        ("kill 1", "killDelivered"),
-        ("kill 1", "killEvidence"),
-        (SCOPE, "sameContainerNoRerun"),
-        (SCOPE, "chargedOnce"),
-        (SCOPE, "resultSettledAndFinished"),
-    ]
+        ("kill 1", "killDelivered"), ("kill 1", "killEvidence"),
+        (SCOPE, "sameContainerNoRerun"), (SCOPE, "chargedOnce"), (SCOPE, "resultSettledAndFinished")]
 
 
 def test_kill_evidence_window_targets_are_the_judged_targets() -> None:
@@ -1260,12 +1044,10 @@ def test_kill_evidence_window_targets_are_the_judged_targets() -> None:
     entry = ev.window.results["d1"]  # type: ignore[union-attr]
     ev.window.results["d9"] = dict(entry)  # type: ignore[union-attr]
     assert kill_evidence(ev, acc, LedgerFacts()).detail == (
-        f"{NOT_THE_KILLS}: 1 entry of no target, 0 targets without one"
-    )
+        f"{NOT_THE_KILLS}: 1 entry of no target, 0 targets without one")
     del ev.window.results["d9"], ev.window.results["d1"]  # type: ignore[union-attr]
     assert kill_evidence(ev, acc, LedgerFacts()).detail == (
-        f"{NOT_THE_KILLS}: 0 entries of no target, 1 target without one"
-    )
+        f"{NOT_THE_KILLS}: 0 entries of no target, 1 target without one")
     ev.window.notes.append(f"{WINDOW}: until and untilEpoch are not the same time")  # type: ignore[union-attr]
     ev.window.results["d1"] = entry  # type: ignore[union-attr]
     assert kill_evidence(ev, acc, LedgerFacts()).detail == f"{WINDOW}: until and untilEpoch are not the same time"
@@ -1283,8 +1065,7 @@ def test_kill_evidence_window_start() -> None:
     # Without a since, the window cannot be opened (§6.5): the folder is incomplete.
     ev.kill.since_epoch = None  # type: ignore[union-attr]
     assert kill_evidence(ev, acc, LedgerFacts()) == Check(
-        "killEvidence", False, "kill.json has no since and sinceEpoch, two times, to open the window at", "kill 1"
-    )
+        "killEvidence", False, "kill.json has no since and sinceEpoch, two times, to open the window at", "kill 1")
 
 
 def test_kill_evidence_files_and_stage() -> None:
@@ -1305,10 +1086,8 @@ def test_kill_evidence_files_and_stage() -> None:
     ev.at_kill = "ledger-at-kill.json differs"
     ev.kill.problems.append("kill.json at is not an RFC 3339 time")  # type: ignore[union-attr]
     c = kill_evidence(ev, acc, LedgerFacts(problem="p"))
-    assert c.detail == (
-        "kills/1/ is missing: kills are numbered from 1; kill.json at is not an RFC 3339 time; "
-        "ledger-at-kill.json differs; and 1 more"
-    )
+    assert c.detail == ("kills/1/ is missing: kills are numbered from 1; kill.json at is not an RFC 3339 time; "
+                        "ledger-at-kill.json differs; and 1 more")
     # Finished with every target's result: the window should have closed, and its files be there.
     files = one_kill()
     for file in (WINDOW, READBACK, BEFORE_RESUME):
@@ -1316,8 +1095,7 @@ def test_kill_evidence_files_and_stage() -> None:
     ev, acc = evidence(files)
     assert ev.finished and ev.all_results
     assert kill_evidence(ev, acc, LedgerFacts()) == Check(
-        "killEvidence", False, f"missing: {BEFORE_RESUME}, {READBACK}, {WINDOW}", "kill 1"
-    )
+        "killEvidence", False, f"missing: {BEFORE_RESUME}, {READBACK}, {WINDOW}", "kill 1")
     # Finished with a target's result lost: the window stays open for good; the folder is complete for its stage.
     acc.runs["d1"].results.clear()
     ev.all_results = False
@@ -1332,26 +1110,21 @@ def test_a_record_first_seen_between_two_resumed_controllers_is_not_judged_by_wh
     from studymon.engine.clock import rfc3339_ms
     from studymon.engine.judge import judge
     from tests.corpus import t as at_seq
-
     files = one_kill()
     lines = files["launches.jsonl"]
     final = lines.pop()
     # 4243 exits 0 (an exit 1 with d1 in flight would be an end the console judges as a crash, with a kill folder of
     # its own: §6.8).
-    lines += [
-        {"event": "end", "pid": 4243, "at": rfc3339_ms(at_seq(7.6)), "code": 0, "signal": None},
-        {"event": "start", "pid": 4244, "at": rfc3339_ms(at_seq(8.5)), "resume": True},
-        dict(final, pid=4244),
-    ]
+    lines += [{"event": "end", "pid": 4243, "at": rfc3339_ms(at_seq(7.6)), "code": 0, "signal": None},
+              {"event": "start", "pid": 4244, "at": rfc3339_ms(at_seq(8.5)), "resume": True}, dict(final, pid=4244)]
     seen = {line["seq"]: line["seenAt"] for line in files["timeline.jsonl"]}
     assert seen[8] == rfc3339_ms(at_seq(8.1))  # d1's runResult: between the two controllers
     checks = {(c.scope, c.name): c for c in judge(write(files, tmp_path / "o")).checks}
     assert checks[("study", "exitedCleanly")].ok is True
     assert all(c.ok is True for c in checks.values()), [c for c in checks.values() if c.ok is not True]
     # Seen before 4243, the first controller after the kill, started: that one fails.
-    files["timeline.jsonl"] = [
-        dict(line, seenAt=rfc3339_ms(at_seq(7.15))) if line["seq"] == 8 else line for line in files["timeline.jsonl"]
-    ]
+    files["timeline.jsonl"] = [dict(line, seenAt=rfc3339_ms(at_seq(7.15))) if line["seq"] == 8 else line
+                               for line in files["timeline.jsonl"]]
     checks = {(c.scope, c.name): c for c in judge(write(files, tmp_path / "p")).checks}
     c = checks[(SCOPE, "resultSettledAndFinished")]
     assert c.ok is False and "seq 8 (runResult) was seen while no controller started after the kill ran" in c.detail
@@ -1375,31 +1148,19 @@ def test_kill_evidence_a_finished_study_is_not_told_to_resume() -> None:
 def test_same_container_sound() -> None:
     ev, acc = evidence(one_kill())
     c = scnr(ev, acc)
-    assert c.ok is True and c.detail.startswith(
-        f"{NAME}: one Id ({container_id(NAME)[:12]}) and StartedAt in 3 snapshots"
-    )
+    assert c.ok is True and c.detail.startswith(f"{NAME}: one Id ({container_id(NAME)[:12]}) and StartedAt in 3 snapshots")
 
 
-@pytest.mark.parametrize(
-    "file, change, reason",
-    [
-        (BEFORE, lambda e: e.update(Id=""), f"{BEFORE}: {NAME} has no Id"),
-        (AFTER, lambda e: e["State"].update(StartedAt=None), f"{AFTER}: {NAME} has no StartedAt"),
-        (BEFORE, lambda e: e["State"].update(Running=False, Status="created"), f"{BEFORE}: {NAME} is not running"),
-        (BEFORE, lambda e: e["State"].update(Running=True, Status="paused"), f"{BEFORE}: {NAME} is not running"),
-        (
-            BEFORE,
-            lambda e: e["State"].update(Running="true"),
-            f"{BEFORE}: the entry for {NAME} is an inspect whose State.Running is not true or false",
-        ),
-        (AFTER, lambda e: e.update(State=[]), f"{AFTER}: {NAME} has no StartedAt"),
-        (
-            BEFORE_RESUME,
-            lambda e: e.update(Id="other"),
-            f"the Id of {NAME} changes across {BEFORE}, {AFTER}, {BEFORE_RESUME}",
-        ),
-    ],
-)
+@pytest.mark.parametrize("file, change, reason", [
+    (BEFORE, lambda e: e.update(Id=""), f"{BEFORE}: {NAME} has no Id"),
+    (AFTER, lambda e: e["State"].update(StartedAt=None), f"{AFTER}: {NAME} has no StartedAt"),
+    (BEFORE, lambda e: e["State"].update(Running=False, Status="created"), f"{BEFORE}: {NAME} is not running"),
+    (BEFORE, lambda e: e["State"].update(Running=True, Status="paused"), f"{BEFORE}: {NAME} is not running"),
+    (BEFORE, lambda e: e["State"].update(Running="true"),
+     f"{BEFORE}: the entry for {NAME} is an inspect whose State.Running is not true or false"),
+    (AFTER, lambda e: e.update(State=[]), f"{AFTER}: {NAME} has no StartedAt"),
+    (BEFORE_RESUME, lambda e: e.update(Id="other"), f"the Id of {NAME} changes across {BEFORE}, {AFTER}, {BEFORE_RESUME}"),
+])
 def test_same_container_snapshot_clauses(file: str, change: Any, reason: str) -> None:
     ev, acc = evidence(one_kill())
     change(ev.snapshots[file][NAME])
@@ -1412,7 +1173,6 @@ def exit_snapshots(
 ) -> None:
     """The target's snapshots in ``files`` show it exited with ``code`` at ``at_ns``."""
     from studymon.engine.clock import rfc3339_ns
-
     for file in files:
         state = ev.snapshots[file][NAME]["State"]
         state.update(Running=False, Status="exited", ExitCode=code, FinishedAt=rfc3339_ns(at_ns))
@@ -1447,9 +1207,8 @@ def test_same_container_after_kill_may_have_exited_on_its_own() -> None:
     ev, acc = evidence(one_kill())
     exit_snapshots(ev, die_ns(ev), files=(AFTER,))
     ev.tally.targets[0].dies.clear()  # type: ignore[union-attr]
-    assert scnr(ev, acc).detail == (
-        f"{BEFORE_RESUME}: {NAME} exited, and here it is not that same exited container; no die of {NAME} in its window"
-    )
+    assert scnr(ev, acc).detail == (f"{BEFORE_RESUME}: {NAME} exited, and here it is not that same exited container; "
+                                    f"no die of {NAME} in its window")
 
 
 def test_a_target_seen_running_at_the_kill_that_had_finished_just_before_it() -> None:
@@ -1486,9 +1245,8 @@ def test_a_target_seen_running_at_the_kill_that_had_finished_just_before_it() ->
     ev.tally.targets[0].dies.clear()  # type: ignore[union-attr]
     exit_snapshots(ev, since - 1_000_000)
     ev.snapshots[AFTER][NAME]["State"]["FinishedAt"] = "garbage"
-    assert scnr(ev, acc).detail == (
-        f"{BEFORE_RESUME}: {NAME} shows another exit than the snapshot before; no die of {NAME} in its window"
-    )
+    assert scnr(ev, acc).detail == (f"{BEFORE_RESUME}: {NAME} shows another exit than the snapshot before; "
+                                    f"no die of {NAME} in its window")
 
 
 def test_same_container_before_resume_may_have_exited() -> None:
@@ -1508,8 +1266,7 @@ def test_a_snapshot_is_of_the_name_it_is_filed_under(file: str) -> None:
     for other in ("/inforsi-s-d2", "inforsi-s-d1x", None, 5, "//" + NAME + "/"):
         ev.snapshots[file][NAME]["Name"] = other
         assert scnr(ev, acc).detail == (
-            f"{file}: the entry filed under {NAME} is another container's (its Name differs)"
-        ), other
+            f"{file}: the entry filed under {NAME} is another container's (its Name differs)"), other
 
 
 def test_same_container_missing_entries() -> None:
@@ -1527,16 +1284,15 @@ def test_same_container_name_must_be_the_contracts() -> None:
     ev.kill.targets = [replace(target(ev), container="x")]  # type: ignore[union-attr]
     retarget(ev, acc)
     assert scnr(ev, acc).detail == f"the target's container in kill.json is not {NAME}"
-    c = same_container_no_rerun(
-        ev, target(ev), acc.runs["d1"], StudyFacts(None, None, "research.json: missing"), LedgerFacts(), SCOPE
-    )
+    c = same_container_no_rerun(ev, target(ev), acc.runs["d1"], StudyFacts(None, None, "research.json: missing"),
+                                LedgerFacts(), SCOPE)
     assert c.detail == "the container names cannot be checked: research.json: missing"
 
 
 def test_same_container_die_clauses() -> None:
     ev, acc = evidence(one_kill())
     watch = ev.tally.targets[0]  # type: ignore[union-attr]
-    ((k, (cid, _, ns)),) = watch.dies.items()
+    (k, (cid, _, ns)), = watch.dies.items()
     watch.dies[k] = (cid, 1, ns)
     assert scnr(ev, acc).detail == "the die says exit 1, runResult says 0"
     watch.dies[k] = (cid, None, ns)
@@ -1568,10 +1324,8 @@ def test_what_may_come_with_the_die() -> None:
     assert scnr(ev, acc).detail == f"an oom of {NAME} comes after its die"
     watch.dies.clear()
     watch.last_oom = ns
-    assert scnr(ev, acc).detail == (
-        f"no die of {NAME} in its window; a destroy of {NAME} with no die before it; "
-        f"an oom of {NAME} with no die after it"
-    )
+    assert scnr(ev, acc).detail == (f"no die of {NAME} in its window; a destroy of {NAME} with no die before it; "
+                                    f"an oom of {NAME} with no die after it")
     watch.first_destroy = None
     assert scnr(ev, acc).detail == f"no die of {NAME} in its window; an oom of {NAME} with no die after it"
 
@@ -1581,12 +1335,7 @@ def test_the_order_of_destroys_and_ooms_is_judged_whatever_their_number() -> Non
     from studymon.engine.records import parse_event
 
     def e(action: str, ns: int) -> dict[str, Any]:
-        return {
-            "Type": "container",
-            "Action": action,
-            "timeNano": ns,
-            "Actor": {"ID": "i", "Attributes": {"name": "n"}},
-        }
+        return {"Type": "container", "Action": action, "timeNano": ns, "Actor": {"ID": "i", "Attributes": {"name": "n"}}}
 
     for late, early, name in ((["destroy"] * 5, "destroy", "first_destroy"), (["oom"] * 5, "oom", "last_oom")):
         base = 10**18
@@ -1612,10 +1361,8 @@ def test_a_twin_planned_before_the_kill_and_started_after_it_is_a_repeat() -> No
     assert co(ev, acc).ok is True, "planned before the kill and never started: no work done twice"
     twin = copy.deepcopy(acc)
     twin.add(Record(seq + 1, "t", "runStarted", {"run": "t9", "container": "inforsi-s-t9"}, 100, 0))
-    assert co(ev, twin).detail == (
-        f"run t9 (planned at seq {seq}, before the kill, started after it) repeats it: "
-        "same purpose, cell and round, and an experiment in common"
-    )
+    assert co(ev, twin).detail == (f"run t9 (planned at seq {seq}, before the kill, started after it) repeats it: "
+                                   "same purpose, cell and round, and an experiment in common")
     before = copy.deepcopy(acc)
     before.add(Record(seq, "t", "runStarted", {"run": "t9", "container": "inforsi-s-t9"}, 100, 0))
     assert co(ev, before).ok is True, "started before the kill: not this kill's repeat"
@@ -1647,10 +1394,8 @@ def test_a_target_that_exited_just_before_the_kill() -> None:
     exit_snapshots(ev, ns - 25_000_000, files=(BEFORE, AFTER, BEFORE_RESUME))
     assert scnr(ev, acc).ok is True
     watch.dies[1] = (container_id(NAME), 1, ns)
-    assert scnr(ev, acc).detail == (
-        "the die is not the exit the snapshots show (exit code and time within a second); "
-        "the die says exit 1, runResult says 0"
-    )
+    assert scnr(ev, acc).detail == ("the die is not the exit the snapshots show (exit code and time within a second); "
+                                    "the die says exit 1, runResult says 0")
     watch.dies.clear()
     ev.snapshots[AFTER][NAME]["State"].update(Running=True, Status="running")
     assert scnr(ev, acc).detail == f"{AFTER}: {NAME} exited, and here it is not that same exited container"
@@ -1671,13 +1416,9 @@ def test_a_result_seen_outside_the_window_is_the_window_file_s_own_fault() -> No
     to the millisecond (WRITTEN_MS), so a result seen more than that outside [since, until] is the file disagreeing
     with itself (killEvidence); a result named with no time, or a time with no result, is no window the console
     writes (every check that reads it)."""
-    body = {
-        "since": "2026-12-01T00:00:00.000Z",
-        "until": "2026-12-01T00:00:01.000Z",
-        "sinceEpoch": 1796083200.0,
-        "untilEpoch": 1796083201.0,
-        "targets": {"d1": {"resultSeq": 8, "resultSeenEpoch": 1796083201.0}},
-    }
+    body = {"since": "2026-12-01T00:00:00.000Z", "until": "2026-12-01T00:00:01.000Z",
+            "sinceEpoch": 1796083200.0, "untilEpoch": 1796083201.0,
+            "targets": {"d1": {"resultSeq": 8, "resultSeenEpoch": 1796083201.0}}}
 
     def notes(seen: float | None, seq: int | None = 8) -> tuple[list[str], str | None]:
         window, why = parse_window(dict(body, targets={"d1": {"resultSeq": seq, "resultSeenEpoch": seen}}))
@@ -1728,18 +1469,13 @@ def test_same_container_open_window_of_a_finished_study() -> None:
     ev, acc = evidence(open_window(one_kill()))
     assert ev.finished and not ev.may_continue
     assert scnr(ev, acc) == Check(
-        "sameContainerNoRerun",
-        False,
-        f"{BEFORE_RESUME}: missing; the study finished with the window still open; {READBACK}: missing",
-        SCOPE,
-    )
+        "sameContainerNoRerun", False,
+        f"{BEFORE_RESUME}: missing; the study finished with the window still open; {READBACK}: missing", SCOPE)
     ev.tally.targets[0].dies.clear()  # type: ignore[union-attr]
     assert scnr(ev, acc) == Check(  # the fourth reason: no die of it in its window, never "yet"
-        "sameContainerNoRerun",
-        False,
+        "sameContainerNoRerun", False,
         f"{BEFORE_RESUME}: missing; the study finished with the window still open; {READBACK}: missing; and 1 more",
-        SCOPE,
-    )
+        SCOPE)
     ev.missing.discard(BEFORE_RESUME)
     ev.snapshots[BEFORE_RESUME] = copy.deepcopy(ev.snapshots[AFTER])
     ev.missing.discard(READBACK)
@@ -1763,10 +1499,8 @@ def test_same_container_foreign_containers() -> None:
     ev, acc = evidence(one_kill())
     ev.tally.foreign = [("inforsi-s-zz", "create", 0)]  # type: ignore[union-attr]
     ev.tally.foreign_count = 4  # type: ignore[union-attr]
-    assert scnr(ev, acc).detail == (
-        "create of inforsi-s-zz at 1970-01-01T00:00:00.000Z in the window, and its run was not "
-        "waiting to start at the kill (and 3 more containers of the study made in the window)"
-    )
+    assert scnr(ev, acc).detail == ("create of inforsi-s-zz at 1970-01-01T00:00:00.000Z in the window, and its run was not "
+                                    "waiting to start at the kill (and 3 more containers of the study made in the window)")
 
 
 # --- chargedOnce ------------------------------------------------------------------------------------------
@@ -1774,9 +1508,7 @@ def test_same_container_foreign_containers() -> None:
 
 def test_charged_once() -> None:
     ev, acc = evidence(one_kill())
-    assert co(ev, acc) == Check(
-        "chargedOnce", True, "1 charge, 1 runStarted; no run planned after the kill repeats d1", SCOPE
-    )
+    assert co(ev, acc) == Check("chargedOnce", True, "1 charge, 1 runStarted; no run planned after the kill repeats d1", SCOPE)
     d1 = acc.runs["d1"]
     d1.charges.append(d1.charges[0])
     assert co(ev, acc).detail == "2 charges, 1 runStarted"
@@ -1792,13 +1524,8 @@ def test_charged_once_repeat_after_the_kill() -> None:
         acc2 = copy.deepcopy(acc)
         acc2.add(Record(at_seq, "t", "runPlanned", dict(plan.content, run="d1b"), 99, 0))  # type: ignore[union-attr]
         assert (co(ev, acc2).ok is False) is repeats
-    for change in (
-        {"purpose": "ablation"},
-        {"object": "c9"},
-        {"round": 2},
-        {"experiments": ["e9"]},
-        {"experiments": []},
-    ):
+    for change in ({"purpose": "ablation"}, {"object": "c9"}, {"round": 2}, {"experiments": ["e9"]},
+                   {"experiments": []}):
         acc2 = copy.deepcopy(acc)
         acc2.add(Record(seq + 1, "t", "runPlanned", dict(plan.content, run="d1b", **change), 99, 0))  # type: ignore[union-attr]
         assert co(ev, acc2).ok is True, change
@@ -1806,10 +1533,8 @@ def test_charged_once_repeat_after_the_kill() -> None:
     for experiments in (list(reversed(plan.get("experiments"))), ["e1a"], ["e1b", "e9"]):  # type: ignore[union-attr]
         acc2 = copy.deepcopy(acc)
         acc2.add(Record(seq + 1, "t", "runPlanned", dict(plan.content, run="d1b", experiments=experiments), 99, 0))  # type: ignore[union-attr]
-        assert co(ev, acc2).detail == (
-            f"run d1b (planned at seq {seq + 1}, after the kill) repeats it: "
-            "same purpose, cell and round, and an experiment in common"
-        ), experiments
+        assert co(ev, acc2).detail == (f"run d1b (planned at seq {seq + 1}, after the kill) repeats it: "
+                                       "same purpose, cell and round, and an experiment in common"), experiments
     # Each repeat is named, the first few.
     acc2 = copy.deepcopy(acc)
     for i in range(4):
@@ -1839,11 +1564,8 @@ def test_charged_once_needs_the_kill_seq_and_a_plan() -> None:
 def test_result_settled_sound() -> None:
     ev, acc = evidence(one_kill())
     assert rsf(ev, acc) == Check(
-        "resultSettledAndFinished",
-        True,
-        "one result at seq 8, after the kill and inside the window; settled, then proposal 1 opened; halted at export",
-        SCOPE,
-    )
+        "resultSettledAndFinished", True,
+        "one result at seq 8, after the kill and inside the window; settled, then proposal 1 opened; halted at export", SCOPE)
 
 
 def test_result_must_come_after_the_kill() -> None:
@@ -1874,9 +1596,7 @@ def test_result_count() -> None:
     d1.results.append(d1.results[0])
     assert rsf(ev, acc).detail == "2 runResult for d1"
     d1.results.clear()
-    assert rsf(ev, acc).detail.startswith(
-        "the study finished without d1's result; the settlement of round 1 (seq 9) comes with no runResult for d1"
-    )
+    assert rsf(ev, acc).detail.startswith("the study finished without d1's result; the settlement of round 1 (seq 9) comes with no runResult for d1")
 
 
 def test_settlement_clauses() -> None:
@@ -1894,10 +1614,7 @@ def test_settlement_clauses() -> None:
     s.accounted, s.problem = None, "judged is not an object with a list of experiments"
     assert rsf(ev, acc).detail == "the settlement of round 1: judged is not an object with a list of experiments"
     s.accounted = frozenset()
-    assert (
-        rsf(ev, acc).detail
-        == "the settlement leaves out 2 experiments of d1; the settlement leaves out 2 chosen experiments"
-    )
+    assert rsf(ev, acc).detail == "the settlement leaves out 2 experiments of d1; the settlement leaves out 2 chosen experiments"
     del acc.settlements[1]
     assert rsf(ev, acc).detail == "no diagnosisSettlement for round 1"
 
@@ -1930,13 +1647,11 @@ def test_not_halted_at_export() -> None:
     ev.end_ok = halted_at_export(acc, LedgerFacts(), "halt", ev.finished).ok  # as report.py hands it on
     assert ev.end_ok is False
     assert rsf(ev, acc) == Check(
-        "resultSettledAndFinished", False, "the study did not end as its template expects (haltedAtExport)", SCOPE
-    )
+        "resultSettledAndFinished", False, "the study did not end as its template expects (haltedAtExport)", SCOPE)
     # Not ended so yet, and it may still be resumed: unknown.
     ev.end_ok = None
     assert rsf(ev, acc) == Check(
-        "resultSettledAndFinished", None, "the study has not ended yet as its template expects", SCOPE
-    )
+        "resultSettledAndFinished", None, "the study has not ended yet as its template expects", SCOPE)
     # Ended as expected, but its controller has not exited 0: it may go on.
     ev, acc = evidence(resumable(one_kill()))
     assert ev.end_ok is True and not ev.finished
@@ -1948,8 +1663,7 @@ def test_an_open_window_leaves_what_has_not_happened_unknown() -> None:
     files.pop("kills/1/container-events-window.json")
     ev, acc = evidence(files)
     assert rsf(ev, acc) == Check(
-        "resultSettledAndFinished", None, f"{WINDOW_OPEN}; the study has not finished yet", SCOPE
-    )
+        "resultSettledAndFinished", None, f"{WINDOW_OPEN}; the study has not finished yet", SCOPE)
     acc.runs["d1"].results.clear()
     del acc.settlements[1]
     acc.last_halt = None
@@ -1969,13 +1683,9 @@ def test_lost_is_lost_once_the_study_has_finished() -> None:
     acc.runs["d1"].results.clear()
     del acc.settlements[1]
     c = rsf(ev, acc)
-    assert c == Check(
-        "resultSettledAndFinished",
-        False,
-        "the study finished without d1's result; the study finished with the window still open; "
-        "no diagnosisSettlement for round 1",
-        SCOPE,
-    )
+    assert c == Check("resultSettledAndFinished", False,
+                      "the study finished without d1's result; the study finished with the window still open; "
+                      "no diagnosisSettlement for round 1", SCOPE)
     assert "--resume" not in c.detail
 
 
@@ -2001,12 +1711,8 @@ def test_a_non_diagnosis_target_needs_no_settlement() -> None:
 def test_unusable_ledger_fails_the_target_checks() -> None:
     ev, acc = evidence(one_kill())
     bad = LedgerFacts(problem="study/ledger.jsonl: missing")
-    for check in (
-        scnr(ev, acc, bad),
-        rsf(ev, acc, bad),
-        charged_once(ev, target(ev), acc.runs["d1"], acc, bad, SCOPE),
-        kill_evidence(ev, acc, bad),
-    ):
+    for check in (scnr(ev, acc, bad), rsf(ev, acc, bad),
+                  charged_once(ev, target(ev), acc.runs["d1"], acc, bad, SCOPE), kill_evidence(ev, acc, bad)):
         assert check.ok is False and "the ledger cannot be judged: study/ledger.jsonl: missing" in check.detail
 
 
@@ -2014,14 +1720,9 @@ def test_kill_checks_table_order() -> None:
     ev, acc = evidence(derive(build()), 2)
     checks = kill_checks(ev, acc, STUDY, LedgerFacts())
     assert [(c.scope, c.name) for c in checks] == [
-        ("kill 2", "killDelivered"),
-        ("kill 2", "killEvidence"),
-        ("kill 2 · a2", "sameContainerNoRerun"),
-        ("kill 2 · a2", "chargedOnce"),
-        ("kill 2 · a2", "resultSettledAndFinished"),
-        ("kill 2 · d3", "sameContainerNoRerun"),
-        ("kill 2 · d3", "chargedOnce"),
-        ("kill 2 · d3", "resultSettledAndFinished"),
+        ("kill 2", "killDelivered"), ("kill 2", "killEvidence"),
+        ("kill 2 · a2", "sameContainerNoRerun"), ("kill 2 · a2", "chargedOnce"), ("kill 2 · a2", "resultSettledAndFinished"),
+        ("kill 2 · d3", "sameContainerNoRerun"), ("kill 2 · d3", "chargedOnce"), ("kill 2 · d3", "resultSettledAndFinished"),
     ]
     assert all(c.ok for c in checks)
     ev.kill = None
@@ -2066,9 +1767,7 @@ def test_kill_triggered_sound() -> None:
     files = one_kill()
     ev, acc = evidence(files)
     c = kill_triggered(armed(files), [ev], acc, LedgerFacts(), True)
-    assert c == Check(
-        "killTriggered", True, f"kill 1 fired at {SEED_TEXT} (seq 7, d1's runStarted); its folder is complete"
-    )
+    assert c == Check("killTriggered", True, f"kill 1 fired at {SEED_TEXT} (seq 7, d1's runStarted); its folder is complete")
     # The same, written with its point (as the console writes it now), and so with the kill's kill.json.
     fired_line(files).update(point=SEED_TEXT, fromSeq=0)
     ev.kill.point = SEED_TEXT  # type: ignore[union-attr]
@@ -2080,10 +1779,8 @@ def test_kill_triggered_absent_when_nothing_was_armed() -> None:
     ev, acc = evidence(files)
     assert kill_triggered(None, [ev], acc, LedgerFacts(), True) is None
     assert kill_triggered(Arming(), [ev], acc, LedgerFacts(), True) is None
-    assert (
-        kill_triggered(Arming(bad_lines=1), [ev], acc, LedgerFacts(), True).detail
-        == "arms.jsonl: 1 line is not an arming event"
-    )  # type: ignore[union-attr]
+    assert kill_triggered(Arming(bad_lines=1), [ev], acc, LedgerFacts(), True).detail == \
+        "arms.jsonl: 1 line is not an arming event"  # type: ignore[union-attr]
     assert kill_triggered(Arming(problem="arms.jsonl: a FIFO"), [ev], acc, LedgerFacts(), True).ok is False  # type: ignore[union-attr]
 
 
@@ -2092,66 +1789,35 @@ def _kill(ev: KillEvidence) -> KillRecord:
     return ev.kill
 
 
-@pytest.mark.parametrize(
-    "change, detail",
-    [
-        (lambda line, ev, acc: line.update(kill=2), "arms.jsonl says kill 2 fired, but kills/2/ is missing"),
-        (
-            lambda line, ev, acc: line.update(kill="1"),
-            "arms.jsonl has a fired line whose kill is a string, not a number",
-        ),
-        (lambda line, ev, acc: line.update(run="d2"), "arms.jsonl says kill 1 fired at d2, not at d1"),
-        (lambda line, ev, acc: line.update(run="D2"), "arms.jsonl's fired line for kill 1 names no run"),
-        (
-            lambda line, ev, acc: line.update(run=None),
-            "arms.jsonl says kill 1 fired at a run with an invalid id, not at d1",
-        ),
-        (
-            lambda line, ev, acc: setattr(_kill(ev), "trigger_seq", 6),
-            f"kill 1 fired at seq 6, not at {SEED_TEXT}'s moment (seq 7, d1's runStarted)",
-        ),
-        # The judged targets are the runs in flight at beforeKillSeq: d1 is not, once it had its result by then.
-        (
-            lambda line, ev, acc: (
-                setattr(_kill(ev), "before_kill_seq", acc.runs["d1"].results[0].seq),
-                retarget(ev, acc),
-            ),
-            "the run d1 whose start kill 1 fired at is not among its targets",
-        ),
-        (
-            lambda line, ev, acc: setattr(_kill(ev), "before_kill_seq", 8),
-            f"kill 1 came after seq 8: the study had gone on past {SEED_TEXT} (seq 7, d1's runStarted), a missed point",
-        ),
-        (lambda line, ev, acc: ev.missing.add(LIVE), f"kills/1/ is incomplete: missing: {LIVE}"),
-        # Written with a point: the point, its fromSeq and kill.json's point are each compared.
-        (
-            lambda line, ev, acc: line.update(point="after:nope", fromSeq=0),
-            "arms.jsonl's fired line for kill 1 names no kill point (after:nope)",
-        ),
-        # A line whose fields are not of their types is not an arming line at all.
-        (lambda line, ev, acc: line.update(point=7, fromSeq=0), "arms.jsonl: 1 line is not an arming event"),
-        (
-            lambda line, ev, acc: line.update(point=SEED_TEXT, fromSeq=0),
-            f"kill 1's kill.json names no point, arms.jsonl {SEED_TEXT}",
-        ),
-        (
-            lambda line, ev, acc: (line.update(point=SEED_TEXT, fromSeq="0"), setattr(_kill(ev), "point", SEED_TEXT)),
-            "arms.jsonl: 1 line is not an arming event",
-        ),
-        (
-            lambda line, ev, acc: (line.update(point=SEED_TEXT, fromSeq=7), setattr(_kill(ev), "point", SEED_TEXT)),
-            f"kill 1 fired at {SEED_TEXT}, but the ledger has no such record after seq 7",
-        ),
-        (
-            lambda line, ev, acc: (
-                line.update(point="after:charge", fromSeq=0),
-                setattr(_kill(ev), "point", "after:charge"),
-            ),
-            "kill 1 fired at seq 7, not at after:charge's moment (seq 6, d1's charge)",
-        ),
-        (lambda line, ev, acc: setattr(_kill(ev), "trigger", "manual"), "kill 1 was not triggered automatically"),
-    ],
-)
+@pytest.mark.parametrize("change, detail", [
+    (lambda line, ev, acc: line.update(kill=2), "arms.jsonl says kill 2 fired, but kills/2/ is missing"),
+    (lambda line, ev, acc: line.update(kill="1"), "arms.jsonl has a fired line whose kill is a string, not a number"),
+    (lambda line, ev, acc: line.update(run="d2"), "arms.jsonl says kill 1 fired at d2, not at d1"),
+    (lambda line, ev, acc: line.update(run="D2"), "arms.jsonl's fired line for kill 1 names no run"),
+    (lambda line, ev, acc: line.update(run=None), "arms.jsonl says kill 1 fired at a run with an invalid id, not at d1"),
+    (lambda line, ev, acc: setattr(_kill(ev), "trigger_seq", 6),
+     f"kill 1 fired at seq 6, not at {SEED_TEXT}'s moment (seq 7, d1's runStarted)"),
+    # The judged targets are the runs in flight at beforeKillSeq: d1 is not, once it had its result by then.
+    (lambda line, ev, acc: (setattr(_kill(ev), "before_kill_seq", acc.runs["d1"].results[0].seq), retarget(ev, acc)),
+     "the run d1 whose start kill 1 fired at is not among its targets"),
+    (lambda line, ev, acc: setattr(_kill(ev), "before_kill_seq", 8),
+     f"kill 1 came after seq 8: the study had gone on past {SEED_TEXT} (seq 7, d1's runStarted), a missed point"),
+    (lambda line, ev, acc: ev.missing.add(LIVE), f"kills/1/ is incomplete: missing: {LIVE}"),
+    # Written with a point: the point, its fromSeq and kill.json's point are each compared.
+    (lambda line, ev, acc: line.update(point="after:nope", fromSeq=0),
+     "arms.jsonl's fired line for kill 1 names no kill point (after:nope)"),
+    # A line whose fields are not of their types is not an arming line at all.
+    (lambda line, ev, acc: line.update(point=7, fromSeq=0), "arms.jsonl: 1 line is not an arming event"),
+    (lambda line, ev, acc: line.update(point=SEED_TEXT, fromSeq=0),
+     f"kill 1's kill.json names no point, arms.jsonl {SEED_TEXT}"),
+    (lambda line, ev, acc: (line.update(point=SEED_TEXT, fromSeq="0"), setattr(_kill(ev), "point", SEED_TEXT)),
+     "arms.jsonl: 1 line is not an arming event"),
+    (lambda line, ev, acc: (line.update(point=SEED_TEXT, fromSeq=7), setattr(_kill(ev), "point", SEED_TEXT)),
+     f"kill 1 fired at {SEED_TEXT}, but the ledger has no such record after seq 7"),
+    (lambda line, ev, acc: (line.update(point="after:charge", fromSeq=0), setattr(_kill(ev), "point", "after:charge")),
+     "kill 1 fired at seq 7, not at after:charge's moment (seq 6, d1's charge)"),
+    (lambda line, ev, acc: setattr(_kill(ev), "trigger", "manual"), "kill 1 was not triggered automatically"),
+])
 def test_kill_triggered_clauses(change: Any, detail: str) -> None:
     files = one_kill()
     ev, acc = evidence(files)
@@ -2160,16 +1826,13 @@ def test_kill_triggered_clauses(change: Any, detail: str) -> None:
     assert c is not None and c.ok is False and detail in c.detail.split("; "), c.detail
 
 
-@pytest.mark.parametrize(
-    "change, detail",
-    [
-        (lambda a: setattr(a, "problem", "arms.jsonl: a FIFO"), "arms.jsonl: a FIFO"),
-        (lambda a: setattr(a, "bad_lines", 2), "arms.jsonl: 2 lines are not arming events"),
-        (lambda a: a.missed.append(("d1", "late", None)), "missed d1, not tested: late"),
-        (lambda a: a.missed.append(("d1", "late", "after:charge#2")), "missed after:charge#2 d1, not tested: late"),
-        (lambda a: a.missed.append((None, "late\x1b[2J", 5)), "missed an integer, not tested: late?[2J"),
-    ],
-)
+@pytest.mark.parametrize("change, detail", [
+    (lambda a: setattr(a, "problem", "arms.jsonl: a FIFO"), "arms.jsonl: a FIFO"),
+    (lambda a: setattr(a, "bad_lines", 2), "arms.jsonl: 2 lines are not arming events"),
+    (lambda a: a.missed.append(("d1", "late", None)), "missed d1, not tested: late"),
+    (lambda a: a.missed.append(("d1", "late", "after:charge#2")), "missed after:charge#2 d1, not tested: late"),
+    (lambda a: a.missed.append((None, "late\x1b[2J", 5)), "missed an integer, not tested: late?[2J"),
+])
 def test_kill_triggered_arming_faults(change: Any, detail: str) -> None:
     files = one_kill()
     ev, acc = evidence(files)
@@ -2185,10 +1848,8 @@ def test_kill_triggered_auto_kill_without_arms() -> None:
     files = one_kill()
     ev, acc = evidence(files)
     c = kill_triggered(None, [ev], acc, LedgerFacts(), True)
-    assert c is not None and c.detail == (
-        "arms.jsonl: missing, but a kill was triggered automatically; "
-        "kill 1 was triggered automatically, but arms.jsonl has no fired line for it"
-    )
+    assert c is not None and c.detail == ("arms.jsonl: missing, but a kill was triggered automatically; "
+                                          "kill 1 was triggered automatically, but arms.jsonl has no fired line for it")
 
 
 def test_kill_triggered_armed_but_never_fired() -> None:
@@ -2197,9 +1858,8 @@ def test_kill_triggered_armed_but_never_fired() -> None:
     a = Arming(pending=[None, "after:halt"])
     ev.kill.trigger = "manual"  # type: ignore[union-attr]
     c = kill_triggered(a, [ev], acc, LedgerFacts(), True)
-    assert c is not None and c.detail == (
-        f"armed at {SEED_TEXT}, after:halt, but the study finished without a kill there (none fired, none was missed)"
-    )
+    assert c is not None and c.detail == (f"armed at {SEED_TEXT}, after:halt, but the study finished without a kill "
+                                          "there (none fired, none was missed)")
     c = kill_triggered(a, [], Accounts(), LedgerFacts(), False)
     assert c == Check("killTriggered", None, f"armed at {SEED_TEXT}, after:halt; its moment has not come yet")
 
@@ -2207,11 +1867,8 @@ def test_kill_triggered_armed_but_never_fired() -> None:
 def test_arms_lines_queue_points_in_order() -> None:
     a = Arming()
     at = "2026-12-01T00:00:00.000Z"
-    for line in [
-        {"event": "arm", "point": "after:charge"},
-        {"event": "arm", "point": "container:die"},
-        {"event": "fired", "kill": 1, "run": "d1", "point": "after:charge", "fromSeq": 0},
-    ]:
+    for line in [{"event": "arm", "point": "after:charge"}, {"event": "arm", "point": "container:die"},
+                 {"event": "fired", "kill": 1, "run": "d1", "point": "after:charge", "fromSeq": 0}]:
         take_arm(a, parse_arm(dict(line, at=at)))  # type: ignore[arg-type]
     assert a.pending == ["container:die"] and [f.written for f in a.fired] == ["after:charge"]
     take_arm(a, parse_arm({"event": "missed", "at": at, "run": None, "detail": "x", "point": "container:die"}))  # type: ignore[arg-type]
@@ -2224,7 +1881,6 @@ def test_arms_lines_queue_points_in_order() -> None:
 def test_arms_lines_tell_one_story_in_order() -> None:
     """§7 and §6.9: points fire in the order armed, each kill once, the file in time order; a line whose fields
     are not of their types is not an arming line."""
-
     def lines(*arms: dict[str, Any]) -> Arming:
         a = Arming()
         for n, line in enumerate(arms, 1):
@@ -2232,45 +1888,27 @@ def test_arms_lines_tell_one_story_in_order() -> None:
         return a
 
     t0, t1 = "2026-12-01T00:00:01.000Z", "2026-12-01T00:00:02.000Z"
-    arm_a, arm_b = (
-        {"event": "arm", "at": t0, "point": "after:charge"},
-        {"event": "arm", "at": t0, "point": "after:halt"},
-    )
+    arm_a, arm_b = {"event": "arm", "at": t0, "point": "after:charge"}, {"event": "arm", "at": t0, "point": "after:halt"}
     fire_b = {"event": "fired", "at": t1, "point": "after:halt", "run": None, "kill": 1, "fromSeq": 0}
     assert lines(arm_a, arm_b, fire_b).faults == [
-        "arms.jsonl line 3: fired at after:halt, but the point armed first is after:charge"
-    ]
+        "arms.jsonl line 3: fired at after:halt, but the point armed first is after:charge"]
     fire_a = dict(fire_b, point="after:charge")
     assert lines(arm_a, arm_b, fire_a, dict(fire_a, point="after:halt")).faults == [
-        "arms.jsonl line 4: kill 1 fired twice"
-    ]
+        "arms.jsonl line 4: kill 1 fired twice"]
     assert lines(arm_a, dict(fire_a, at="2026-12-01T00:00:00.500Z")).faults == [
-        "arms.jsonl line 2 is earlier than the line before it: arms.jsonl is appended in time order"
-    ]
+        "arms.jsonl line 2 is earlier than the line before it: arms.jsonl is appended in time order"]
     assert lines(arm_a, fire_a).faults == []
-    for broken in (
-        dict(fire_a, at="yesterday"),
-        dict(fire_a, point=7),
-        dict(fire_a, run=1),
-        dict(fire_a, fromSeq=-1),
-        dict(fire_a, fromSeq="0"),
-        {k: v for k, v in fire_a.items() if k != "at"},
-    ):
+    for broken in (dict(fire_a, at="yesterday"), dict(fire_a, point=7), dict(fire_a, run=1), dict(fire_a, fromSeq=-1),
+                   dict(fire_a, fromSeq="0"), {k: v for k, v in fire_a.items() if k != "at"}):
         assert isinstance(parse_arm(broken), str), broken
 
 
 def _die_of(run: str, name: str | None = None, action: str = "die") -> dict[str, Any]:
-    return {
-        "Type": "container",
-        "Action": action,
-        "Actor": {"ID": "c0ffee", "Attributes": {"name": name or container(run)}},
-        "timeNano": 1,
-    }
+    return {"Type": "container", "Action": action, "Actor": {"ID": "c0ffee", "Attributes": {"name": name or container(run)}},
+            "timeNano": 1}
 
 
-def _at_container(
-    ev: KillEvidence, line: dict[str, Any], point: str, event: dict[str, Any] | None, run: str = "d1"
-) -> None:
+def _at_container(ev: KillEvidence, line: dict[str, Any], point: str, event: dict[str, Any] | None, run: str = "d1") -> None:
     line.update(point=point, fromSeq=0, run=run)
     k = _kill(ev)
     k.point, k.trigger_event, k.trigger_seq = point, event, None
@@ -2281,51 +1919,20 @@ def test_kill_triggered_at_a_container_point() -> None:
     ev, acc = evidence(files)
     _at_container(ev, fired_line(files), "container:die/diagnosis", _die_of("d1"))
     c = kill_triggered(armed(files), [ev], acc, LedgerFacts(), True, STUDY)
-    assert c == Check(
-        "killTriggered", True, "kill 1 fired at container:die/diagnosis (d1's die); its folder is complete"
-    )
+    assert c == Check("killTriggered", True, "kill 1 fired at container:die/diagnosis (d1's die); its folder is complete")
 
 
-@pytest.mark.parametrize(
-    "point, event, run, detail",
-    [
-        (
-            "container:die/diagnosis",
-            None,
-            "d1",
-            "kill 1 fired at container:die/diagnosis, but its kill.json has no triggerEvent",
-        ),
-        (
-            "container:die",
-            _die_of("d1", action="start"),
-            "d1",
-            "kill 1 fired at container:die, but its triggerEvent is a start",
-        ),
-        (
-            "container:die",
-            _die_of("d1", name="other-d1"),
-            "d1",
-            "kill 1's triggerEvent is not of one of the study's run containers",
-        ),
-        ("container:die", _die_of("d1"), "d2", "arms.jsonl says kill 1 fired at d2, not at d1"),
-        (
-            "container:die/ablation",
-            _die_of("d1"),
-            "d1",
-            "kill 1 fired at container:die/ablation, but d1 is not a ablation run",
-        ),
-        # d1's runStarted (seq 7) was in the ledger at the kill: a kill at its start came too late.
-        (
-            "container:start",
-            _die_of("d1", action="start"),
-            "d1",
-            "kill 1 came after d1's runStarted (seq 7): container:start had passed, a missed point",
-        ),
-    ],
-)
-def test_kill_triggered_container_point_clauses(
-    point: str, event: dict[str, Any] | None, run: str, detail: str
-) -> None:
+@pytest.mark.parametrize("point, event, run, detail", [
+    ("container:die/diagnosis", None, "d1", "kill 1 fired at container:die/diagnosis, but its kill.json has no triggerEvent"),
+    ("container:die", _die_of("d1", action="start"), "d1", "kill 1 fired at container:die, but its triggerEvent is a start"),
+    ("container:die", _die_of("d1", name="other-d1"), "d1", "kill 1's triggerEvent is not of one of the study's run containers"),
+    ("container:die", _die_of("d1"), "d2", "arms.jsonl says kill 1 fired at d2, not at d1"),
+    ("container:die/ablation", _die_of("d1"), "d1", "kill 1 fired at container:die/ablation, but d1 is not a ablation run"),
+    # d1's runStarted (seq 7) was in the ledger at the kill: a kill at its start came too late.
+    ("container:start", _die_of("d1", action="start"), "d1",
+     "kill 1 came after d1's runStarted (seq 7): container:start had passed, a missed point"),
+])
+def test_kill_triggered_container_point_clauses(point: str, event: dict[str, Any] | None, run: str, detail: str) -> None:
     files = one_kill()
     ev, acc = evidence(files)
     _at_container(ev, fired_line(files), point, event, run)
@@ -2378,15 +1985,12 @@ def test_kill_triggered_container_point_of_a_run_unknown_or_past_its_die() -> No
     line = fired_line(files)
     _at_container(ev, line, "container:die/diagnosis", _die_of("d9"), run="d9")
     assert kill_triggered(armed(files), [ev], acc, LedgerFacts(), True, STUDY) == Check(
-        "killTriggered", False, "kill 1's triggerEvent is of d9's container, a run the ledger never planned"
-    )
+        "killTriggered", False, "kill 1's triggerEvent is of d9's container, a run the ledger never planned")
     _at_container(ev, line, "container:die/diagnosis", _die_of("d1"))
     _kill(ev).before_kill_seq = acc.runs["d1"].results[0].seq  # seq 8, d1's runResult
     assert kill_triggered(armed(files), [ev], acc, LedgerFacts(), True, STUDY) == Check(
-        "killTriggered",
-        False,
-        "kill 1 came after d1's runResult (seq 8): container:die/diagnosis had passed, a missed point",
-    )
+        "killTriggered", False,
+        "kill 1 came after d1's runResult (seq 8): container:die/diagnosis had passed, a missed point")
 
 
 def test_kill_triggered_at_a_record_that_names_no_run() -> None:
@@ -2402,8 +2006,7 @@ def test_kill_triggered_at_a_record_that_names_no_run() -> None:
     assert kill_triggered(armed(files), [ev], acc, LedgerFacts(), True) == sound
     line.update(run="d1")
     assert kill_triggered(armed(files), [ev], acc, LedgerFacts(), True) == Check(
-        "killTriggered", False, "arms.jsonl says kill 1 fired at d1, not at a run with an invalid id"
-    )
+        "killTriggered", False, "arms.jsonl says kill 1 fired at d1, not at a run with an invalid id")
     line.update(run=None)
     decision = files["study/ledger.jsonl"][3]
     assert (decision["seq"], decision["kind"]) == (4, "decision")
@@ -2436,12 +2039,8 @@ def test_trimmed_accounts_keep_what_the_checks_read() -> None:
 
 
 def test_trim_keeps_odd_values_as_they_are() -> None:
-    recs = [
-        rec(1, "runPlanned", run="x", purpose=3, object=["c"], round="1", experiments="e"),
-        rec(2, "charge", run="x", amount="1"),
-        rec(3, "runStarted", run="x"),
-        rec(4, "runResult", run="x", outputs=[]),
-    ]
+    recs = [rec(1, "runPlanned", run="x", purpose=3, object=["c"], round="1", experiments="e"),
+            rec(2, "charge", run="x", amount="1"), rec(3, "runStarted", run="x"), rec(4, "runResult", run="x", outputs=[])]
     a = Accounts(trim=True).extend(recs).runs["x"]
     assert a.plans[0].content == {"run": "x", "purpose": 3, "object": ["c"], "round": "1", "experiments": "e"}
     assert a.charges[0].content == {"run": "x", "amount": "1", "balance": None}
@@ -2479,17 +2078,15 @@ def test_accounts_as_they_go() -> None:
 
 
 def test_rounds_selections_and_settlements() -> None:
-    acc = Accounts().extend(
-        [
-            rec(1, "decision", name="selectDiagnosis", round=1, output={"chosen": ["a"]}),
-            rec(2, "decision", name="selectDiagnosis", round=1, output={"chosen": ["b"]}),
-            rec(3, "decision", name="proposeExperiments", round=2, output={"chosen": ["c"]}),
-            rec(4, "diagnosisSettlement", round=1, run="d1", dropped=[], judged={"experiments": [{"id": "a"}]}),
-            rec(5, "diagnosisSettlement", round=1, run="d9", dropped=[], judged={"experiments": []}),
-            rec(6, "diagnosisSettlement", round=True, run="d1", dropped=3, judged={}),
-            rec(7, "decision", name="selectDiagnosis", round=2, output=[]),
-        ]
-    )
+    acc = Accounts().extend([
+        rec(1, "decision", name="selectDiagnosis", round=1, output={"chosen": ["a"]}),
+        rec(2, "decision", name="selectDiagnosis", round=1, output={"chosen": ["b"]}),
+        rec(3, "decision", name="proposeExperiments", round=2, output={"chosen": ["c"]}),
+        rec(4, "diagnosisSettlement", round=1, run="d1", dropped=[], judged={"experiments": [{"id": "a"}]}),
+        rec(5, "diagnosisSettlement", round=1, run="d9", dropped=[], judged={"experiments": []}),
+        rec(6, "diagnosisSettlement", round=True, run="d1", dropped=3, judged={}),
+        rec(7, "decision", name="selectDiagnosis", round=2, output=[]),
+    ])
     sel = acc.selections[1]
     assert (sel.seq, sel.count, sel.problem) == (1, 2, None) and sel.chosen == frozenset({"a"})
     assert 2 in acc.selections and acc.selections[2].chosen is None and acc.selections[2].problem
@@ -2545,21 +2142,14 @@ import sys  # noqa: E402
 
 
 def test_planned_after_is_strictly_after() -> None:
-    acc = Accounts().extend(
-        [
-            rec(4, "runPlanned", run="a"),
-            rec(5, "runPlanned", run="b"),
-            rec(6, "runStarted", run="a", container="inforsi-s-a"),
-        ]
-    )
+    acc = Accounts().extend([rec(4, "runPlanned", run="a"), rec(5, "runPlanned", run="b"),
+                             rec(6, "runStarted", run="a", container="inforsi-s-a")])
     # (on the books: its runStarted came; off them so far: no runStarted yet)
     none = frozenset()  # type: frozenset[str]
-    assert planned_after(acc, STUDY.name_prefix, 6) == (none, frozenset({"inforsi-s-b"})), (
+    assert planned_after(acc, STUDY.name_prefix, 6) == (none, frozenset({"inforsi-s-b"})), \
         "started before the kill: never again"
-    )
-    assert planned_after(acc, STUDY.name_prefix, 5) == (frozenset({"inforsi-s-a"}), frozenset({"inforsi-s-b"})), (
+    assert planned_after(acc, STUDY.name_prefix, 5) == (frozenset({"inforsi-s-a"}), frozenset({"inforsi-s-b"})), \
         "not started yet: §1 starts it"
-    )
     assert planned_after(acc, STUDY.name_prefix, 3) == (frozenset({"inforsi-s-a"}), frozenset({"inforsi-s-b"}))
     assert planned_after(acc, STUDY.name_prefix, None) == (none, none)
     assert planned_after(acc, StudyFacts(None, "inforsi", "x").name_prefix, 0) == (none, none)
@@ -2570,7 +2160,6 @@ def test_planned_after_is_strictly_after() -> None:
 
 def test_ns_text() -> None:
     from studymon.engine.judge.text import ns_text
-
     assert ns_text(1_500_000_000) == "1970-01-01T00:00:01.500Z"
 
 
@@ -2592,11 +2181,8 @@ def test_repeats_are_judged_on_exact_json() -> None:
         acc2.add(Record(seq, "t", "runPlanned", dict(plan.content, run="d1b", **change), 99, 0))  # type: ignore[union-attr]
         assert (co(ev, acc2).ok is False) is repeats, change
     # Objects and experiments that are JSON objects compare by content, whatever the key order.
-    for field_, a, b in [
-        ("object", {"x": 1, "y": 2}, {"y": 2, "x": 1}),
-        ("experiments", [{"p": 1, "q": 2}], [{"q": 2, "p": 1}]),
-        ("experiments", "e", "e"),
-    ]:
+    for field_, a, b in [("object", {"x": 1, "y": 2}, {"y": 2, "x": 1}), ("experiments", [{"p": 1, "q": 2}], [{"q": 2, "p": 1}]),
+                         ("experiments", "e", "e")]:
         acc2 = copy.deepcopy(acc)
         acc2.runs["d1"].plans[0] = Record(5, "t", "runPlanned", dict(plan.content, **{field_: a}), 5, 0)  # type: ignore[union-attr]
         acc2.add(Record(seq, "t", "runPlanned", dict(plan.content, run="d1b", **{field_: b}), 99, 0))  # type: ignore[union-attr]
@@ -2610,24 +2196,16 @@ def test_repeats_are_judged_on_exact_json() -> None:
 def test_a_target_without_a_plan_or_start() -> None:
     ev, acc = evidence(one_kill())
     acc.runs["d1"].plans.clear()
-    assert (
-        kill_evidence(ev, acc, LedgerFacts()).detail
-        == "kill.json's target d1 disagrees with the ledger on cell, round, planSeq"
-    )
+    assert kill_evidence(ev, acc, LedgerFacts()).detail == \
+        "kill.json's target d1 disagrees with the ledger on cell, round, planSeq"
     assert rsf(ev, acc).ok is True  # no plan: not a diagnosis run as far as the ledger says
     never_started = copy.deepcopy(acc)
     never_started.runs["d1"].starts.clear()
     del acc.runs["d1"]
-    assert (
-        kill_evidence(ev, acc, LedgerFacts()).detail
-        == "kill.json lists 1 run the kill did not leave unfinished at seq 7 (d1)"
-    )
+    assert kill_evidence(ev, acc, LedgerFacts()).detail == "kill.json lists 1 run the kill did not leave unfinished at seq 7 (d1)"
     assert co(ev, acc).detail == "0 charges, 0 runStarted; run d1 has no runPlanned"
     # Never started, its result (seq 8) after the kill (seq 7): not in flight, and the detail says no more than is true.
-    assert (
-        kill_evidence(ev, never_started, LedgerFacts()).detail
-        == "kill.json lists 1 run the kill did not leave unfinished at seq 7 (d1)"
-    )
+    assert kill_evidence(ev, never_started, LedgerFacts()).detail == "kill.json lists 1 run the kill did not leave unfinished at seq 7 (d1)"
 
 
 def test_a_settlement_at_seq_0_still_needs_a_proposal_after_it() -> None:
@@ -2648,21 +2226,18 @@ def test_study_checks_with_an_unusable_ledger() -> None:
 def test_study_checks_pass_the_signal_on() -> None:
     checks = study_checks([], [], Accounts(), None, "SIGKILL", True)
     assert checks[4] == Check(
-        "exitedCleanly", None, "the controller was killed by SIGKILL; `studymon run --resume` continues it"
-    )
+        "exitedCleanly", None, "the controller was killed by SIGKILL; `studymon run --resume` continues it")
     # Not finished: the end not reached yet is unknown (§6.6); finished (exit 0), it is missing.
     assert checks[2] == Check("haltedAtExport", None, "no halt in the ledger")
     assert study_checks([], [], Accounts(), 0, None, True)[2] == Check("haltedAtExport", False, "no halt in the ledger")
     assert study_checks([], [], Accounts(), 3, None, False)[4].ok is None
     assert study_checks([], [], Accounts(), 3, None, True)[4].detail == (
-        "the controller ended with exit 3; `studymon run --resume` continues it"
-    )
+        "the controller ended with exit 3; `studymon run --resume` continues it")
     assert study_checks([], [], Accounts(), 0, None, True)[4] == Check("exitedCleanly", True, "exit 0 (pid 1)")
     # What is not a code or a signal's name is not passed on (nor shown): the status is lost.
     for code, signal in ((False, None), (None, "x\x1b")):
         assert study_checks([], [], Accounts(), code, signal, True)[4] == Check(
-            "exitedCleanly", None, "the controller ended, its exit status lost; `studymon run --resume` continues it"
-        )
+            "exitedCleanly", None, "the controller ended, its exit status lost; `studymon run --resume` continues it")
 
 
 def test_untrimmed_accounts_keep_the_records_themselves() -> None:
@@ -2680,33 +2255,13 @@ def test_untrimmed_accounts_keep_the_records_themselves() -> None:
 
 
 def test_counts_and_keys_exactly() -> None:
-    acc = Accounts().extend(
-        [
-            rec(1, "halt", reason="x"),
-            rec(2, "halt", reason="y"),
-            rec(3, "halt", reason="z"),
-            rec(4, "serviceError", stage="p", round=1, message="m"),
-        ]
-    )
+    acc = Accounts().extend([rec(1, "halt", reason="x"), rec(2, "halt", reason="y"), rec(3, "halt", reason="z"),
+                             rec(4, "serviceError", stage="p", round=1, message="m")])
     assert acc.halts == 3
     doc = acc.as_json()
-    assert doc["halts"] == 3 and doc["serviceErrors"] == [
-        rec(4, "serviceError", stage="p", round=1, message="m").as_json()
-    ]
-    assert set(doc) == {
-        "budget",
-        "balance",
-        "charged",
-        "records",
-        "lastSeq",
-        "halt",
-        "halts",
-        "exports",
-        "exportCount",
-        "serviceErrors",
-        "serviceErrorCount",
-        "runs",
-    }
+    assert doc["halts"] == 3 and doc["serviceErrors"] == [rec(4, "serviceError", stage="p", round=1, message="m").as_json()]
+    assert set(doc) == {"budget", "balance", "charged", "records", "lastSeq", "halt", "halts", "exports", "exportCount",
+                        "serviceErrors", "serviceErrorCount", "runs"}
     assert round_key(True) == ("bool", True) and round_key(1.5) == ("float", 1.5)
 
 
@@ -2717,8 +2272,7 @@ def test_many_forbidden_events_are_counted() -> None:
     watch.forbidden_count = 5
     assert scnr(ev, acc).detail == (
         f"start of {NAME} at 1970-01-01T00:00:01.000Z in its window; stop of {NAME} at 1970-01-01T00:00:02.000Z in its "
-        f"window; kill of {NAME} at 1970-01-01T00:00:03.000Z in its window (and 2 more such events)"
-    )
+        f"window; kill of {NAME} at 1970-01-01T00:00:03.000Z in its window (and 2 more such events)")
     watch.forbidden_count = 4
     assert scnr(ev, acc).detail.endswith("(and 1 more such event)")
     watch.forbidden_count = 3
@@ -2733,68 +2287,22 @@ def test_tally_details() -> None:
     t.add({"gap": {}}, "a")
     t.add({"gap": {"from": "x"}}, "b")
     assert t.gaps == 0  # a gap line without both bounds is not a gap, nor an event (§6.4)
-    assert t.malformed == [
-        "a: a gap line that is not a gap (from and to, two times in order)",
-        "b: a gap line that is not a gap (from and to, two times in order)",
-    ]
+    assert t.malformed == ["a: a gap line that is not a gap (from and to, two times in order)",
+                           "b: a gap line that is not a gap (from and to, two times in order)"]
     # An event the runtime did not write whole is a line that is not an event (§6.9): an old-style one ("status",
     # no Action), one without its Actor's Id or name, one whose older fields say another Action or Id.
     t.add({"status": "stop", "timeNano": 1100, "id": "ID1"}, "c")
     t.add({"Type": "container", "Action": "kill:9:x", "timeNano": 1200, "Actor": {"Attributes": {"name": NAME}}}, "d")
     t.add({"Type": "container", "Action": "start", "timeNano": 1300, "Actor": {"ID": 5}, "id": "ID1"}, "e")
-    t.add(
-        {
-            "Type": "container",
-            "Action": "die",
-            "timeNano": 1400,
-            "Actor": {"ID": "ID1", "Attributes": {"name": 5, "exitCode": 3}},
-        },
-        "f",
-    )
-    t.add(
-        {
-            "Type": "container",
-            "Action": "die",
-            "status": "start",
-            "timeNano": 1400,
-            "Actor": {"ID": "ID1", "Attributes": {"name": NAME}},
-        },
-        "f2",
-    )
-    t.add(
-        {
-            "Type": "container",
-            "Action": "die",
-            "id": "ID2",
-            "timeNano": 1400,
-            "Actor": {"ID": "ID1", "Attributes": {"name": NAME}},
-        },
-        "f3",
-    )
+    t.add({"Type": "container", "Action": "die", "timeNano": 1400, "Actor": {"ID": "ID1", "Attributes": {"name": 5, "exitCode": 3}}}, "f")
+    t.add({"Type": "container", "Action": "die", "status": "start", "timeNano": 1400, "Actor": {"ID": "ID1", "Attributes": {"name": NAME}}}, "f2")
+    t.add({"Type": "container", "Action": "die", "id": "ID2", "timeNano": 1400, "Actor": {"ID": "ID1", "Attributes": {"name": NAME}}}, "f3")
     assert t.malformed[2:] == ["c: an event that is not a container's (its Type is not container)"]
     assert t.malformed_count == 8  # the first three are kept, every one counted
     assert t.targets[0].forbidden_count == 0 and not t.targets[0].dies
     # A suffixed verb is its verb; the same event whole is taken.
-    t.add(
-        {
-            "Type": "container",
-            "Action": "kill:9:x",
-            "timeNano": 1200,
-            "Actor": {"ID": "ID1", "Attributes": {"name": NAME}},
-        },
-        "d'",
-    )
-    t.add(
-        {
-            "Type": "container",
-            "Action": "die",
-            "status": "die",
-            "id": "ID1",
-            "timeNano": 1400,
-            "Actor": {"ID": "ID1", "Attributes": {"name": NAME, "exitCode": 3}},
-        },
-        "f'",
-    )
+    t.add({"Type": "container", "Action": "kill:9:x", "timeNano": 1200, "Actor": {"ID": "ID1", "Attributes": {"name": NAME}}}, "d'")
+    t.add({"Type": "container", "Action": "die", "status": "die", "id": "ID1", "timeNano": 1400, "Actor": {"ID": "ID1", "Attributes": {"name": NAME, "exitCode": 3}}}, "f'")
     assert [a for a, _ in t.targets[0].forbidden] == ["kill"]
     assert t.targets[0].forbidden_count == 1 and list(t.targets[0].dies.values()) == [("ID1", 3, 1400)]
     t.add({"Type": "container", "Action": "die", "timeNano": 1500, "Actor": 7}, "g")
@@ -2824,7 +2332,6 @@ def test_an_event_reaches_every_target_it_concerns() -> None:
 
 def test_distinct_events_are_remembered_up_to_a_bound() -> None:
     from studymon.engine.judge.verdict import SEEN_KEPT
-
     t = tally(until=None)
     for i in range(SEEN_KEPT + 10):
         t.add(ev_at("stop", 2000 + i), "x")
@@ -2842,11 +2349,9 @@ def test_distinct_events_are_remembered_up_to_a_bound() -> None:
 def test_same_container_more_clauses() -> None:
     ev, acc = evidence(one_kill())
     c = scnr(ev, acc)
-    assert c.detail == (
-        f"{NAME}: one Id ({container_id(NAME)[:12]}) and StartedAt in 3 snapshots; "
-        "in its window only 1 die and what may come with it, exit as runResult; "
-        "no other container of the study made in the window"
-    )
+    assert c.detail == (f"{NAME}: one Id ({container_id(NAME)[:12]}) and StartedAt in 3 snapshots; "
+                        "in its window only 1 die and what may come with it, exit as runResult; "
+                        "no other container of the study made in the window")
     ev.snapshots[BEFORE] = {}
     ev.snapshots[AFTER][NAME]["State"].update(Running=True, Status="paused")
     assert scnr(ev, acc).detail == f"{BEFORE} has no {NAME}; {AFTER}: {NAME} is neither running nor exited"
@@ -2871,17 +2376,11 @@ def test_same_container_more_clauses() -> None:
     assert scnr(ev, acc).detail == "runResult's exitCode is a list, not an integer"
 
 
-@pytest.mark.parametrize(
-    "code, read", [(137, 137), ("137", 137), ("-1", -1), (True, None), ("1.0", None), ("9" * 11, None), (None, None)]
-)
+@pytest.mark.parametrize("code, read", [(137, 137), ("137", 137), ("-1", -1), (True, None), ("1.0", None),
+                                        ("9" * 11, None), (None, None)])
 def test_exit_code_attribute(code: Any, read: int | None) -> None:
     e = parse_event(
-        {
-            "Type": "container",
-            "Action": "die",
-            "timeNano": 10**18,
-            "Actor": {"ID": "i", "Attributes": {"name": "n", "exitCode": code}},
-        }
+        {"Type": "container", "Action": "die", "timeNano": 10**18, "Actor": {"ID": "i", "Attributes": {"name": "n", "exitCode": code}}}
     )
     assert isinstance(e, ContainerEvent) and e.exit_code == read
 
@@ -2891,8 +2390,7 @@ def test_parse_kill_boundaries() -> None:
     assert parse_kill(dict(obj, pid=1), STUDY.name_prefix).pid == 1
     assert parse_kill(dict(obj, beforeKillSeq=0), STUDY.name_prefix).before_kill_seq == 0
     assert parse_kill(dict(obj, triggerSeq="7"), STUDY.name_prefix).problems == [
-        "kill.json triggerSeq is a string, not a seq"
-    ]
+        "kill.json triggerSeq is a string, not a seq"]
     # The window opens at sinceEpoch; since, its text, must say the same time.
     k = parse_kill(dict(obj, sinceEpoch=1.5, since="1970-01-01T00:00:01.500Z"), STUDY.name_prefix)
     assert k.since_ns == 1_500_000_000 and k.problems == []
@@ -2905,11 +2403,8 @@ def test_parse_kill_boundaries() -> None:
     targets = [1, {"run": "D1"}, {"run": "d1"}, {"run": "d1"}, {"run": "d2"}]
     k = parse_kill(dict(obj, targets=targets), STUDY.name_prefix)
     assert [t.run for t in k.targets] == ["d1", "d2"]
-    assert k.problems == [
-        "kill.json target 1 is an integer, not an object",
-        "kill.json target 2 has no valid run id",
-        "kill.json lists run d1 twice",
-    ]
+    assert k.problems == ["kill.json target 1 is an integer, not an object", "kill.json target 2 has no valid run id",
+                          "kill.json lists run d1 twice"]
 
 
 def test_parse_window_until_type() -> None:
@@ -2928,8 +2423,7 @@ def test_incomplete_lists_every_missing_file() -> None:
 def test_kill_evidence_pass_details() -> None:
     ev, acc = evidence(derive(build()), 2)
     assert kill_evidence(ev, acc, LedgerFacts()).detail == (
-        "complete; targets (a2, d3) are the runs in flight at seq 34; ledger-at-kill.json is the ledger to that seq"
-    )
+        "complete; targets (a2, d3) are the runs in flight at seq 34; ledger-at-kill.json is the ledger to that seq")
     files = derive(build(rounds=1, ablation=(False,), kills=(("d1", "manual"),)))
     ev, acc = evidence(files)
     ev.kill.targets = []  # type: ignore[union-attr]
@@ -2946,8 +2440,7 @@ def test_kill_evidence_pass_details() -> None:
     retarget(ev, acc)
     assert kill_evidence(ev, acc, LedgerFacts()).detail == (
         "complete; targets (d1 with its result but not settled) are what the kill left unfinished at seq 8; "
-        "ledger-at-kill.json is the ledger to that seq"
-    )
+        "ledger-at-kill.json is the ledger to that seq")
 
 
 def test_result_settled_pass_detail_of_a_non_diagnosis_target() -> None:
@@ -2958,11 +2451,8 @@ def test_result_settled_pass_detail_of_a_non_diagnosis_target() -> None:
 
 
 def test_charged_equals_starts_more() -> None:
-    base = [
-        rec(1, "studyOpen", budget=1, config={}),
-        rec(2, "runPlanned", run="D1"),
-        rec(3, "charge", run="D1", amount=1, balance=0),
-    ]
+    base = [rec(1, "studyOpen", budget=1, config={}), rec(2, "runPlanned", run="D1"), rec(3, "charge", run="D1",
+                                                                                           amount=1, balance=0)]
     assert charged_equals_starts(Accounts().extend(base)).detail == "run ?: 1 charge, 0 starts"
     near = [rec(1, "studyOpen", budget=1, config={}), rec(3, "charge", amount=1, balance=1.5e-9)]
     assert charged_equals_starts(Accounts().extend(near)).ok is False  # 1.5e-9 off on a budget of 1
@@ -2977,27 +2467,19 @@ def test_charged_equals_starts_more() -> None:
 def test_charged_equals_starts_waits_for_a_charged_run_while_the_study_can_go_on() -> None:
     """Crashed between a run's charge and its start: the resume starts it, so that is unknown until the study
     has finished; charged twice, or still not started at the end, fails."""
-    base = [
-        rec(1, "studyOpen", budget=20, config={}),
-        rec(2, "runPlanned", run="d1"),
-        rec(3, "charge", run="d1", amount=10, balance=10),
-    ]
+    base = [rec(1, "studyOpen", budget=20, config={}), rec(2, "runPlanned", run="d1"),
+            rec(3, "charge", run="d1", amount=10, balance=10)]
     assert charged_equals_starts(Accounts().extend(base), finished=False) == Check(
-        "chargedEqualsStarts", None, "charged, not started yet: d1"
-    )
+        "chargedEqualsStarts", None, "charged, not started yet: d1")
     assert charged_equals_starts(Accounts().extend(base)).detail == "run d1: 1 charge, 0 starts"
     twice = [*base, rec(4, "charge", run="d1", amount=10, balance=0)]
     assert charged_equals_starts(Accounts().extend(twice), finished=False).detail == "run d1: 2 charges, 0 starts"
     many = [rec(1, "studyOpen", budget=100, config={})]
     for n in range(5):
-        many += [
-            rec(2 + 2 * n, "runPlanned", run=f"r{n}"),
-            rec(3 + 2 * n, "charge", run=f"r{n}", amount=1, balance=99 - n),
-        ]
-    assert (
-        charged_equals_starts(Accounts().extend(many), finished=False).detail
-        == "charged, not started yet: r0, r1, r2 and 2 more"
-    )
+        many += [rec(2 + 2 * n, "runPlanned", run=f"r{n}"), rec(3 + 2 * n, "charge", run=f"r{n}", amount=1,
+                                                                balance=99 - n)]
+    assert charged_equals_starts(Accounts().extend(many), finished=False).detail == \
+        "charged, not started yet: r0, r1, r2 and 2 more"
 
 
 def test_halted_at_export_defaults_to_a_finished_study_that_halts() -> None:
@@ -3015,28 +2497,23 @@ def test_kill_triggered_more() -> None:
     assert kill_triggered(a, [ev], acc, LedgerFacts(), True).detail == "missed, not tested: late"  # type: ignore[union-attr]
     a = armed(files)
     a.fired.insert(0, Fired("x", None))
-    assert (
-        kill_triggered(a, [ev], acc, LedgerFacts(), True).detail
-        == "arms.jsonl has a fired line whose kill is a string, not a number"
-    )  # type: ignore[union-attr]
+    assert kill_triggered(a, [ev], acc, LedgerFacts(), True).detail == \
+        "arms.jsonl has a fired line whose kill is a string, not a number"  # type: ignore[union-attr]
     a = armed(files)
     a.fired.insert(0, Fired(5, None))
-    assert (
-        kill_triggered(a, [ev], acc, LedgerFacts(), True).detail
-        == "arms.jsonl says kill 5 fired, but kills/5/ is missing"
-    )  # type: ignore[union-attr]
+    assert kill_triggered(a, [ev], acc, LedgerFacts(), True).detail == \
+        "arms.jsonl says kill 5 fired, but kills/5/ is missing"  # type: ignore[union-attr]
     a = armed(files)
     ev2 = KillEvidence(2, missing={KILL_JSON})
     a.fired.insert(0, Fired(2, None))
-    assert kill_triggered(a, [ev2, ev], acc, LedgerFacts(), True).detail == "kills/2/ is incomplete: missing: kill.json"  # type: ignore[union-attr]
+    assert kill_triggered(a, [ev2, ev], acc, LedgerFacts(), True).detail == \
+        "kills/2/ is incomplete: missing: kill.json"  # type: ignore[union-attr]
     # Planned, never started: the kill cannot have fired at its start.
     without = copy.deepcopy(files)
     without["study/ledger.jsonl"] = [r for r in without["study/ledger.jsonl"] if r["kind"] != "runStarted"]
     a = armed(without)
-    assert (
-        kill_triggered(a, [ev], acc, LedgerFacts(), True).detail
-        == f"kill 1 fired at {SEED_TEXT}, but the ledger has no such record"
-    )  # type: ignore[union-attr]
+    assert kill_triggered(a, [ev], acc, LedgerFacts(), True).detail == \
+        f"kill 1 fired at {SEED_TEXT}, but the ledger has no such record"  # type: ignore[union-attr]
     # Two automatic kills at the first diagnosis start: the second fired line counts its own moment, as written.
     ev, acc = evidence(files)
     ev2 = copy.deepcopy(ev)
@@ -3044,8 +2521,7 @@ def test_kill_triggered_more() -> None:
     files["arms.jsonl"] += [{"event": "arm", "at": fired_line(files)["at"]}, dict(fired_line(files), kill=2)]
     assert kill_triggered(armed(files), [ev, ev2], acc, LedgerFacts(), True).detail == (
         f"kill 1 fired at {SEED_TEXT} (seq 7, d1's runStarted); kill 2 fired at {SEED_TEXT} (seq 7, d1's runStarted); "
-        "their folders are complete"
-    )  # type: ignore[union-attr]
+        "their folders are complete")  # type: ignore[union-attr]
 
 
 def test_last_boundaries() -> None:
@@ -3056,16 +2532,8 @@ def test_last_boundaries() -> None:
     ev, acc = evidence(one_kill())
     plan = acc.runs["d1"].plan
     acc.runs["d1"].plans[0] = Record(5, "t", "runPlanned", dict(plan.content, experiments={"a": 1, "b": 2}), 5, 0)  # type: ignore[union-attr]
-    acc.add(
-        Record(
-            ev.kill.before_kill_seq + 1,
-            "t",
-            "runPlanned",  # type: ignore[union-attr,operator]
-            dict(plan.content, run="d1b", experiments={"b": 2, "a": 1}),
-            99,
-            0,
-        )
-    )  # type: ignore[union-attr]
+    acc.add(Record(ev.kill.before_kill_seq + 1, "t", "runPlanned",  # type: ignore[union-attr,operator]
+                   dict(plan.content, run="d1b", experiments={"b": 2, "a": 1}), 99, 0))  # type: ignore[union-attr]
     assert co(ev, acc).ok is False
 
 
@@ -3081,13 +2549,8 @@ from studymon.engine.judge.verdict import EXIT_FAIL, EXIT_OK, EXIT_UNKNOWN, exit
 
 def _rows() -> list[tuple[str, list[Check]]]:
     return [
-        (
-            "alpha",
-            [
-                Check("ledgerWellFormed", True, "9 records, seq 1..9"),
-                Check("chargedOnce", False, "run d1 charged twice", "kill 1 · d1"),
-            ],
-        ),
+        ("alpha", [Check("ledgerWellFormed", True, "9 records, seq 1..9"),
+                   Check("chargedOnce", False, "run d1 charged twice", "kill 1 · d1")]),
         ("beta", [Check("exitedCleanly", None, "no end yet")]),
     ]
 
@@ -3139,14 +2602,8 @@ def test_many_studies_are_a_line_each_failures_first_then_the_table_of_those_tha
     ok = [Check("ledgerWellFormed", True, "fine"), Check("exitedCleanly", True, "exit 0")]
     rows = [
         ("gamma", ok),
-        (
-            "alpha",
-            [
-                *ok,
-                Check("chargedOnce", None, "window open", "kill 1 · d1"),
-                Check("chargedOnce", False, "run d1 charged twice", "kill 1 · d2"),
-            ],
-        ),
+        ("alpha", [*ok, Check("chargedOnce", None, "window open", "kill 1 · d1"),
+                   Check("chargedOnce", False, "run d1 charged twice", "kill 1 · d2")]),
         ("beta", [Check("exitedCleanly", None, "no end yet"), Check("x", None, "later")]),
         ("delta", ok),
     ]
@@ -3160,9 +2617,7 @@ def test_many_studies_are_a_line_each_failures_first_then_the_table_of_those_tha
     # Failures first, then unknown, then the ones that pass (in the command's order within each).
     assert [c.plain for c in table.columns[1].cells] == ["alpha", "beta", "gamma", "delta"]
     unknown_first = study_lines([rows[2], rows[0], rows[1]])
-    assert [c.plain for c in unknown_first.columns[1].cells] == ["alpha", "beta", "gamma"], (
-        "a failure before an unknown"
-    )
+    assert [c.plain for c in unknown_first.columns[1].cells] == ["alpha", "beta", "gamma"], "a failure before an unknown"
     marks = list(table.columns[0].cells)
     assert [m.plain for m in marks] == ["✗", "?", "✓", "✓"]
     assert [str(m.style) for m in marks] == ["bold red", "bold yellow", "bold green", "bold green"]
@@ -3196,8 +2651,7 @@ def test_the_summary_line_counts_the_worst() -> None:
     line = summary_line([("alpha", rows[0][1][:1]), ("gamma", [Check("x", True, "y")])])
     assert line.plain == "✓ all 2 checks hold" and str(line.style) == "bold green"
     assert summary_line([("a", [Check("x", False, ""), Check("y", False, ""), Check("z", None, "")])]).plain == (
-        "✗ 2 of 3 checks failed"
-    )
+        "✗ 2 of 3 checks failed")
     assert summary_line([]).plain == "✓ all 0 checks hold"
 
 
@@ -3207,13 +2661,8 @@ def test_the_svg_holds_the_table_and_its_summary() -> None:
     text = svg.replace("&#160;", " ")
     assert svg.startswith("<svg") and ">studymon — alpha</text>" in text
     assert 'viewBox="0 0 17' in svg  # 140 columns wide
-    for part in (
-        "studymon checks — alpha",
-        "ledgerWellFormed",
-        "chargedOnce",
-        "run d1 charged twice",
-        "✗ 1 of 2 checks failed",
-    ):
+    for part in ("studymon checks — alpha", "ledgerWellFormed", "chargedOnce", "run d1 charged twice",
+                 "✗ 1 of 2 checks failed"):
         assert part in text, part
     assert "#" in svg and "fill" in svg  # coloured: a truecolor console
 
@@ -3246,57 +2695,38 @@ def test_an_action_is_quoted_only_when_it_reads_as_one() -> None:
 
 def test_trimmed_accounts_say_what_came_after_the_end() -> None:
     """The judge's accounts keep the last work record trimmed: its kind, seq and line still say what came after."""
-    recs = [
-        rec(1, "studyOpen", budget=10, config={}),
-        rec(2, "halt", reason="balance exhausted"),
-        rec(3, "runPlanned", run="late", purpose="diagnosis", object="c", round=9, experiments=["e"]),
-    ]
+    recs = [rec(1, "studyOpen", budget=10, config={}), rec(2, "halt", reason="balance exhausted"),
+            rec(3, "runPlanned", run="late", purpose="diagnosis", object="c", round=9, experiments=["e"])]
     for trim in (False, True):
         acc = Accounts(trim=trim)
         for r in recs:
             acc.add(r)
-        assert acc.last_work is not None and (acc.last_work.seq, acc.last_work.kind, acc.last_work.line) == (
-            3,
-            "runPlanned",
-            3,
-        )
+        assert acc.last_work is not None and (acc.last_work.seq, acc.last_work.kind, acc.last_work.line) == (3, "runPlanned", 3)
         got = halted_at_export(acc, LedgerFacts())
-        assert got == Check(
-            "haltedAtExport", False, "runPlanned (seq 3) comes after the halt the study ends at (seq 2)"
-        )
+        assert got == Check("haltedAtExport", False, "runPlanned (seq 3) comes after the halt the study ends at (seq 2)")
 
 
 def test_a_twin_sharing_several_ids_is_counted_once() -> None:
     """FOUND twins each sharing both of a target's ids: exactly FOUND repeats, none more (each run counted once)."""
     from studymon.engine.judge.target import PlanIndex, PlansAfter
 
-    target = [
-        rec(1, "runPlanned", run="t", purpose="p", object="c", round=1, experiments=["a", "b"]),
-        rec(2, "charge", run="t", amount=1, balance=9),
-        rec(3, "runStarted", run="t", container="x-s-t"),
-    ]
-    twins = [
-        rec(4 + i, "runPlanned", run=f"w{i}", purpose="p", object="c", round=1, experiments=["b", "a"])
-        for i in range(PlansAfter.FOUND)
-    ]
+    target = [rec(1, "runPlanned", run="t", purpose="p", object="c", round=1, experiments=["a", "b"]),
+              rec(2, "charge", run="t", amount=1, balance=9), rec(3, "runStarted", run="t", container="x-s-t")]
+    twins = [rec(4 + i, "runPlanned", run=f"w{i}", purpose="p", object="c", round=1, experiments=["b", "a"])
+             for i in range(PlansAfter.FOUND)]
     acc = Accounts().extend(target + twins)
     plans = PlanIndex(acc).after(3)
     found, more = plans.repeats(acc.runs["t"].plan, acc.runs["t"])  # type: ignore[arg-type]
     assert [a.run for a in found] == [f"w{i}" for i in range(PlansAfter.FOUND)] and more is False
     # One more twin, of one of the ids: the search stops, saying there are more.
-    acc = Accounts().extend(
-        target + twins + [rec(99, "runPlanned", run="z", purpose="p", object="c", round=1, experiments=["a"])]
-    )
+    acc = Accounts().extend(target + twins + [rec(99, "runPlanned", run="z", purpose="p", object="c", round=1,
+                                                      experiments=["a"])])
     found, more = PlanIndex(acc).after(3).repeats(acc.runs["t"].plan, acc.runs["t"])  # type: ignore[arg-type]
     assert len(found) == PlansAfter.FOUND and more is True
     # An id no twin has, beside one a twin has; and another work altogether.
-    acc = Accounts().extend(
-        target
-        + [
-            rec(4, "runPlanned", run="w", purpose="p", object="c", round=1, experiments=["b"]),
-            rec(5, "runPlanned", run="o", purpose="p", object="other", round=1, experiments=["a"]),
-        ]
-    )
+    acc = Accounts().extend(target + [rec(4, "runPlanned", run="w", purpose="p", object="c", round=1, experiments=["b"]),
+                                      rec(5, "runPlanned", run="o", purpose="p", object="other", round=1,
+                                          experiments=["a"])])
     found, more = PlanIndex(acc).after(3).repeats(acc.runs["t"].plan, acc.runs["t"])  # type: ignore[arg-type]
     assert [a.run for a in found] == ["w"] and more is False
     lone = rec(6, "runPlanned", run="q", purpose="none", object="c", round=1, experiments=["a"])
@@ -3305,16 +2735,9 @@ def test_a_twin_sharing_several_ids_is_counted_once() -> None:
 
 def test_the_table_as_drawn() -> None:
     """The whole drawing, character by character: no padding at its edges, a line between studies only."""
-    table = check_table(
-        [
-            (
-                "alpha",
-                [Check("ledgerWellFormed", True, "9 records"), Check("chargedOnce", False, "run d1", "kill 1 · d1")],
-            ),
-            ("beta", [Check("x", None, "y")]),
-        ],
-        title="t",
-    )
+    table = check_table([("alpha", [Check("ledgerWellFormed", True, "9 records"), Check("chargedOnce", False, "run d1",
+                                                                                       "kill 1 · d1")]),
+                         ("beta", [Check("x", None, "y")])], title="t")
     assert _text(table, width=100).splitlines() == [
         "t                                                       ",
         "┏━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━┳━━━┳━━━━━━━━━━┓",
@@ -3329,13 +2752,8 @@ def test_the_table_as_drawn() -> None:
 
 
 def test_the_svg_is_coloured_140_columns_and_printed_nowhere(capsys: pytest.CaptureFixture[str]) -> None:
-    svg = table_svg(
-        "alpha",
-        [
-            Check("ledgerWellFormed", True, "9 records, seq 1..9"),
-            Check("chargedOnce", False, "run d1 charged twice", "kill 1 · d1"),
-        ],
-    )
+    svg = table_svg("alpha", [Check("ledgerWellFormed", True, "9 records, seq 1..9"),
+                              Check("chargedOnce", False, "run d1 charged twice", "kill 1 · d1")])
     assert 'viewBox="0 0 1726 245.2"' in svg  # 140 columns, a title, the table and the summary
     assert "fill: #cc555a" in svg  # the ✗ in red: a truecolor terminal was recorded
     assert capsys.readouterr() == ("", "")
@@ -3374,9 +2792,7 @@ def test_the_story_s_boundaries_and_its_texts() -> None:
     watch.until_ns = ns - 1_000_000_000
     assert scnr(ev, acc).ok is True
     watch.until_ns = ns - 1_000_000_001
-    assert (
-        scnr(ev, acc).detail == f"the die of {NAME} comes after its result was seen: the study did not wait for its run"
-    )
+    assert scnr(ev, acc).detail == f"the die of {NAME} comes after its result was seen: the study did not wait for its run"
     watch.until_ns = None
     watch.disagree = 1
     assert scnr(ev, acc).detail == f"the recordings disagree: 1 event of {NAME} differ between the two files"
@@ -3387,19 +2803,16 @@ def test_the_story_s_boundaries_and_its_texts() -> None:
     assert tally is not None
     tally.unbooked = [("inforsi-s-d5", "create", 1500), ("inforsi-s-d6", "start", 1600)]
     tally.unbooked_count = 5
-    made = (
-        "create of inforsi-s-d5 at 1970-01-01T00:00:00.000Z in the window, and its run has no runStarted; "
-        "start of inforsi-s-d6 at 1970-01-01T00:00:00.000Z in the window, and its run has no runStarted "
-        "(and 3 more containers made off the books)"
-    )
+    made = ("create of inforsi-s-d5 at 1970-01-01T00:00:00.000Z in the window, and its run has no runStarted; "
+            "start of inforsi-s-d6 at 1970-01-01T00:00:00.000Z in the window, and its run has no runStarted "
+            "(and 3 more containers made off the books)")
     assert scnr(ev, acc).detail == made
     tally.unbooked_count = 3
     assert scnr(ev, acc).detail.endswith("(and 1 more container made off the books)")
     ev.finished = False
     c = scnr(ev, acc)
     assert c.ok is None and c.detail == (
-        "create of inforsi-s-d5 at 1970-01-01T00:00:00.000Z in the window, and its run has no runStarted yet"
-    )
+        "create of inforsi-s-d5 at 1970-01-01T00:00:00.000Z in the window, and its run has no runStarted yet")
 
 
 def test_a_die_and_no_result_while_the_study_can_go_on_is_not_yet_a_missing_result() -> None:
@@ -3446,12 +2859,9 @@ def test_counts_past_the_shown_reasons_are_said_in_their_words() -> None:
     seq = 2
     for i in range(4):
         run = f"d{i}"
-        recs += [
-            rec(seq, "runPlanned", run=run, purpose="diagnosis", object="c", round=i + 1, experiments=["e"]),
-            rec(seq + 1, "charge", run=run, amount=1, balance=99 - i),
-            rec(seq + 2, "runStarted", run=run),
-            rec(seq + 3, "runResult", run=run, exitCode=0, outputs={"e": 0.5}),
-        ]
+        recs += [rec(seq, "runPlanned", run=run, purpose="diagnosis", object="c", round=i + 1, experiments=["e"]),
+                 rec(seq + 1, "charge", run=run, amount=1, balance=99 - i), rec(seq + 2, "runStarted", run=run),
+                 rec(seq + 3, "runResult", run=run, exitCode=0, outputs={"e": 0.5})]
         seq += 4
     acc = Accounts().extend(recs)
     for finished, ok in ((True, False), (False, None)):
@@ -3481,9 +2891,7 @@ def test_launches_past_the_shown_are_counted_in_their_words(tmp_path: Path) -> N
 
 def test_amounts_past_a_double_fail_the_books() -> None:
     acc = Accounts().extend([rec(1, "studyOpen", budget=float("inf"), config={})])
-    assert charged_equals_starts(acc) == Check(
-        "chargedEqualsStarts", False, "the amounts do not add up to a finite number"
-    )
+    assert charged_equals_starts(acc) == Check("chargedEqualsStarts", False, "the amounts do not add up to a finite number")
 
 
 # --- what run 3's reading found unpinned in the kill's checks ------------------------------------------
@@ -3532,15 +2940,13 @@ def test_listed_runs_that_had_their_results_before_the_kill_are_each_named_once(
     """Three listed runs the kill did not leave unfinished: all three named (no "and 0 more"), each with its first
     result before the kill, once, however many results it had."""
     ev, acc = evidence(one_kill())
-    for r in [
-        rec(13, "runResult", run="d1", exitCode=0, outputs={}),
-        rec(14, "runPlanned", run="x", purpose="ablation", object="c1", round=1, experiments=[]),
-        rec(15, "runStarted", run="x", container=container("x")),
-        rec(16, "runResult", run="x", exitCode=0, outputs={}),
-        rec(17, "runPlanned", run="y", purpose="ablation", object="c1", round=1, experiments=[]),
-        rec(18, "runStarted", run="y", container=container("y")),
-        rec(19, "runResult", run="y", exitCode=0, outputs={}),
-    ]:
+    for r in [rec(13, "runResult", run="d1", exitCode=0, outputs={}),
+              rec(14, "runPlanned", run="x", purpose="ablation", object="c1", round=1, experiments=[]),
+              rec(15, "runStarted", run="x", container=container("x")),
+              rec(16, "runResult", run="x", exitCode=0, outputs={}),
+              rec(17, "runPlanned", run="y", purpose="ablation", object="c1", round=1, experiments=[]),
+              rec(18, "runStarted", run="y", container=container("y")),
+              rec(19, "runResult", run="y", exitCode=0, outputs={})]:
         acc.add(r)
     d1 = ev.kill.targets[0]  # type: ignore[union-attr]
     ev.kill.targets = [d1, replace(d1, run="x"), replace(d1, run="y")]  # type: ignore[union-attr]
@@ -3551,8 +2957,7 @@ def test_listed_runs_that_had_their_results_before_the_kill_are_each_named_once(
     assert kill_evidence(ev, acc, LedgerFacts()).detail == (
         "kill.json lists 3 runs the kill did not leave unfinished at seq 19 (d1, x, y); "
         "d1 had its result at seq 8, before the kill; x had its result at seq 16, before the kill; "
-        "y had its result at seq 19, before the kill"
-    )
+        "y had its result at seq 19, before the kill")
 
 
 def test_a_fired_kill_whose_resume_has_not_written_its_files_yet_is_unknown() -> None:
@@ -3569,11 +2974,8 @@ def test_a_fired_kill_whose_resume_has_not_written_its_files_yet_is_unknown() ->
 def test_a_report_s_checks_read_back_as_written_and_entries_that_are_not_checks_left_out() -> None:
     from studymon.engine.judge.report import report_checks
 
-    checks = [
-        Check("chargedOnce", False, "run d1 charged twice", "kill 1 · d1"),
-        Check("x", None, "open"),
-        Check("y", True, "fine", "study"),
-    ]
+    checks = [Check("chargedOnce", False, "run d1 charged twice", "kill 1 · d1"), Check("x", None, "open"),
+              Check("y", True, "fine", "study")]
     body = {"checks": [c.as_json() for c in checks]}
     assert report_checks(body) == checks
     hostile = {"checks": [*body["checks"], {"name": "z", "ok": "yes"}, "a check", {"ok": True}]}

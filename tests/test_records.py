@@ -55,12 +55,8 @@ def test_a_start_line_reads_back(pid: int, at: float, resume: bool) -> None:
     assert got == LaunchStart(pid, at, resume)
 
 
-@given(
-    st.one_of(st.none(), PIDS),
-    TIMES,
-    st.one_of(st.none(), st.integers(-128, 255)),
-    st.sampled_from([None, "SIGKILL", "SIGTERM"]),
-)
+@given(st.one_of(st.none(), PIDS), TIMES, st.one_of(st.none(), st.integers(-128, 255)),
+       st.sampled_from([None, "SIGKILL", "SIGTERM"]))
 def test_an_end_line_reads_back(pid: int | None, at: float, code: int | None, signal: str | None) -> None:
     got = parse_launch(_through_a_file(LaunchEnd(pid, at, code, signal).to_json()))
     if code is not None and signal is not None:
@@ -78,16 +74,11 @@ def test_launch_lines_that_are_not_launches() -> None:
     assert parse_launch({"event": "start", "pid": 1}) == "a start line whose at is not a time"
     assert parse_launch({"event": "start", "pid": True, "at": at}) == "a start line whose pid is not a process id"
     assert parse_launch({"event": "end", "pid": -3, "at": at, "code": 0}) == "an end line whose pid is not a process id"
-    assert (
-        parse_launch({"event": "end", "pid": 1, "at": at, "code": "0", "signal": None})
-        == "an end line whose code is not an integer"
-    )
+    assert parse_launch({"event": "end", "pid": 1, "at": at, "code": "0", "signal": None}) == "an end line whose code is not an integer"
     assert parse_launch({"event": "end", "pid": 1, "at": at, "code": None, "signal": "SIG\x1b"}) == (
-        "an end line whose signal is not a signal's name"
-    )
+        "an end line whose signal is not a signal's name")
     assert parse_launch({"event": "end", "pid": 1, "at": "10000-01-01T00:00:00Z", "code": 0}) == (
-        "an end line whose at is not a time"
-    )
+        "an end line whose at is not a time")
 
 
 def test_an_end_line_s_pid_0_is_not_a_process_id() -> None:
@@ -95,9 +86,7 @@ def test_an_end_line_s_pid_0_is_not_a_process_id() -> None:
     at = "2026-12-01T00:00:00.000Z"
     assert parse_launch({"event": "end", "pid": 0, "at": at, "code": 0}) == "an end line whose pid is not a process id"
     assert parse_launch({"event": "start", "pid": 0, "at": at}) == "a start line whose pid is not a process id"
-    assert parse_launch({"event": "end", "pid": 1, "at": at, "code": 0, "signal": None}) == LaunchEnd(
-        1, 1_796_083_200.0, 0, None
-    )
+    assert parse_launch({"event": "end", "pid": 1, "at": at, "code": 0, "signal": None}) == LaunchEnd(1, 1_796_083_200.0, 0, None)
     # Both written, null where there is none: an end without one of them is not a line the keeper writes.
     for gone in ("code", "signal"):
         line = {k: v for k, v in {"event": "end", "pid": 1, "at": at, "code": 0, "signal": None}.items() if k != gone}
@@ -114,56 +103,28 @@ def test_a_time_at_the_epoch_or_at_the_year_10000_is_not_a_date() -> None:
     assert time_epoch("9999-12-31T23:59:59.999Z") is not None
 
 
-@given(
-    st.lists(st.sampled_from(["d1", "a1", "d2", "x.y-z_9"]), unique=True, max_size=4),
-    TIMES,
-    PIDS,
-    st.integers(0, 10**6),
-    st.sampled_from(["auto", "manual"]),
-)
+@given(st.lists(st.sampled_from(["d1", "a1", "d2", "x.y-z_9"]), unique=True, max_size=4), TIMES, PIDS,
+       st.integers(0, 10**6), st.sampled_from(["auto", "manual"]))
 def test_kill_json_reads_back(runs: list[str], at: float, pid: int, seq: int, trigger: str) -> None:
     targets = [KillTarget(r, "c1", 1, 5, 7, f"inforsi-s-{r}") for r in runs]
-    record = KillRecord(
-        trigger=trigger,
-        at_epoch=at,
-        pid=pid,
-        before_kill_seq=seq,
-        targets=targets,
-        trigger_seq=seq if trigger == "auto" else None,
-        signalled=True,
-        since_epoch=at - 0.05,
-        prefix="inforsi-s-",
-        frozen=at - 0.05,
-    )
+    record = KillRecord(trigger=trigger, at_epoch=at, pid=pid, before_kill_seq=seq, targets=targets,
+                        trigger_seq=seq if trigger == "auto" else None, signalled=True, since_epoch=at - 0.05,
+                        prefix="inforsi-s-", frozen=at - 0.05)
     got = parse_kill(_through_a_file(record.to_json()), "inforsi-s-")
     assert (got.problems, got.delivery) == ([], [])
     assert (got.trigger, got.pid, got.before_kill_seq, got.trigger_seq, got.signalled) == (
-        trigger,
-        pid,
-        seq,
-        record.trigger_seq,
-        True,
-    )
+        trigger, pid, seq, record.trigger_seq, True)
     assert got.targets == targets
     assert got.at_epoch is not None and abs(got.at_epoch - at) < 0.001
     assert got.since_ns is not None and abs(got.since_ns - round((at - 0.05) * 1e9)) < 1000
 
 
 def test_kill_json_fields_fail_the_check_they_belong_to() -> None:
-    sound = KillRecord(
-        prefix=STEM,
-        trigger="manual",
-        at_epoch=1.8e9,
-        pid=9,
-        before_kill_seq=7,
-        signalled=True,
-        since_epoch=1.8e9 - 0.05,
-    ).to_json()
+    sound = KillRecord(prefix=STEM, trigger="manual", at_epoch=1.8e9, pid=9, before_kill_seq=7, signalled=True,
+                       since_epoch=1.8e9 - 0.05).to_json()
     got = parse_kill(dict(sound, pid="9", signalled=False), STEM)
-    assert got.problems == [] and got.delivery == [
-        "kill.json pid is a string, not a process id",
-        "kill.json says SIGKILL was not sent",
-    ]
+    assert got.problems == [] and got.delivery == ["kill.json pid is a string, not a process id",
+                                                   "kill.json says SIGKILL was not sent"]
     got = parse_kill({k: v for k, v in sound.items() if k not in ("since", "sinceEpoch")}, STEM)
     assert got.problems == ["kill.json has no since and sinceEpoch, two times, to open the window at"]
     got = parse_kill(dict(sound, since="2030-01-01T00:00:00.000000000Z"), STEM)
@@ -171,24 +132,15 @@ def test_kill_json_fields_fail_the_check_they_belong_to() -> None:
     got = parse_kill(dict(sound, prefix="inforsi-t-"), "inforsi-s-")
     assert got.problems == ["kill.json prefix is not the study's inforsi-s-"]
     got = parse_kill(dict(sound, targets=[{"run": "d1"}, {"run": "d1"}, {"run": "D1"}, 5]), STEM)
-    assert got.problems == [
-        "kill.json lists run d1 twice",
-        "kill.json target 3 has no valid run id",
-        "kill.json target 4 is an integer, not an object",
-    ]
+    assert got.problems == ["kill.json lists run d1 twice", "kill.json target 3 has no valid run id",
+                            "kill.json target 4 is an integer, not an object"]
 
 
 def test_kill_json_since_within_its_text_slack_of_since_epoch_is_the_same_time() -> None:
     """since (written to the nanosecond) and sinceEpoch within TEXT_SLACK (2 µs) are the same time; 5 µs apart
     they are not (just after 1970, where a double is exact to far less)."""
-    sound = KillRecord(
-        prefix=STEM,
-        trigger="manual",
-        at_epoch=1.8e9,
-        pid=9,
-        before_kill_seq=7,
-        signalled=True,
-        since_epoch=1.8e9 - 0.05,
+    sound = KillRecord(prefix=STEM, 
+        trigger="manual", at_epoch=1.8e9, pid=9, before_kill_seq=7, signalled=True, since_epoch=1.8e9 - 0.05
     ).to_json()
     got = parse_kill(dict(sound, sinceEpoch=0.001, since="1970-01-01T00:00:00.0010015Z"), STEM)
     assert (got.problems, got.since_epoch) == ([], 0.001)
@@ -202,14 +154,8 @@ def test_an_epoch_number_within_the_first_second_is_a_time() -> None:
     doc = WindowRecord(1.8e9, 1.8e9 + 5, {"d1": {"resultSeq": 9, "resultSeenEpoch": 0.5}}).to_json()
     got, problem = parse_window(doc)
     assert problem is None and got is not None and got.seen_ns("d1") == 500_000_000
-    sound = KillRecord(
-        prefix=STEM,
-        trigger="manual",
-        at_epoch=1.8e9,
-        pid=9,
-        before_kill_seq=7,
-        signalled=True,
-        since_epoch=1.8e9 - 0.05,
+    sound = KillRecord(prefix=STEM, 
+        trigger="manual", at_epoch=1.8e9, pid=9, before_kill_seq=7, signalled=True, since_epoch=1.8e9 - 0.05
     ).to_json()
     got_kill = parse_kill(dict(sound, sinceEpoch=0.5, since="1970-01-01T00:00:00.500Z"), STEM)
     assert (got_kill.problems, got_kill.since_epoch) == ([], 0.5)
@@ -218,40 +164,18 @@ def test_an_epoch_number_within_the_first_second_is_a_time() -> None:
 def test_kill_json_is_the_documented_record() -> None:
     """Every field docs/evidence.md lists for kill.json, with its value and its JSON type, and no other."""
     t = 1_800_000_000.5  # 2027-01-15T08:00:00.5Z; the times below are exact doubles
-    record = KillRecord(
-        trigger="auto",
-        at_epoch=t + 0.0133056640625,
-        pid=4242,
-        before_kill_seq=17,
-        targets=[KillTarget("d1", "c1", 2, 12, 15, "inforsi-s-d1")],
-        trigger_seq=16,
-        signalled=True,
-        since_epoch=t,
-        prefix="inforsi-s-",
-        capture_error=None,
-        group_stopped=True,
-        trigger_at="2027-01-15T08:00:00.497Z",
-        trigger_seen=t - 0.001953125,
-        frozen=t + 0.0009765625,
-        kill_returned=t + 0.0142822265625,
-        point="after:runStarted/diagnosis",
-    )
+    record = KillRecord(trigger="auto", at_epoch=t + 0.0133056640625, pid=4242, before_kill_seq=17,
+                        targets=[KillTarget("d1", "c1", 2, 12, 15, "inforsi-s-d1")], trigger_seq=16, signalled=True,
+                        since_epoch=t, prefix="inforsi-s-", capture_error=None, group_stopped=True,
+                        trigger_at="2027-01-15T08:00:00.497Z", trigger_seen=t - 0.001953125, frozen=t + 0.0009765625,
+                        kill_returned=t + 0.0142822265625, point="after:runStarted/diagnosis")
     want = {
         "trigger": "auto",
         "at": "2027-01-15T08:00:00.513Z",
         "pid": 4242,
         "beforeKillSeq": 17,
-        "targets": [
-            {
-                "run": "d1",
-                "class": "inFlight",
-                "cell": "c1",
-                "round": 2,
-                "planSeq": 12,
-                "startSeq": 15,
-                "container": "inforsi-s-d1",
-            }
-        ],
+        "targets": [{"run": "d1", "class": "inFlight", "cell": "c1", "round": 2, "planSeq": 12, "startSeq": 15,
+                     "container": "inforsi-s-d1"}],
         "prefix": "inforsi-s-",
         "signal": "SIGKILL",
         "signalled": True,
@@ -281,28 +205,16 @@ def test_kill_json_is_the_documented_record() -> None:
 def test_an_end_the_console_did_not_make_has_no_signal() -> None:
     """kill.json's signal (docs/evidence.md): SIGKILL for a kill the console made (auto, manual); null for a crash or
     a stop, whose end no signal of the console's made."""
-
     def signal(trigger: str) -> Any:
-        doc = KillRecord(
-            prefix=STEM, trigger=trigger, at_epoch=1.8e9, pid=9, before_kill_seq=7, since_epoch=1.8e9 - 0.05
-        ).to_json()
+        doc = KillRecord(prefix=STEM, trigger=trigger, at_epoch=1.8e9, pid=9, before_kill_seq=7, since_epoch=1.8e9 - 0.05).to_json()
         assert "signal" in doc
         return doc["signal"]
 
     assert [signal(t) for t in ("auto", "manual", "crash", "stop")] == ["SIGKILL", "SIGKILL", None, None]
 
 
-_AUTO = {
-    "trigger": "auto",
-    "at": "2027-01-15T08:00:00.513Z",
-    "pid": 9,
-    "beforeKillSeq": 7,
-    "triggerSeq": 7,
-    "signalled": True,
-    "targets": [],
-    "since": "2027-01-15T08:00:00.500000000Z",
-    "sinceEpoch": 1_800_000_000.5,
-}
+_AUTO = {"trigger": "auto", "at": "2027-01-15T08:00:00.513Z", "pid": 9, "beforeKillSeq": 7, "triggerSeq": 7,
+         "signalled": True, "targets": [], "since": "2027-01-15T08:00:00.500000000Z", "sinceEpoch": 1_800_000_000.5}
 
 
 def test_kill_json_names_its_point_and_a_container_point_its_event() -> None:
@@ -310,10 +222,8 @@ def test_kill_json_names_its_point_and_a_container_point_its_event() -> None:
         return parse_kill(_through_a_file({**_AUTO, **fields}), STEM).problems
 
     assert problems() == [] and parse_kill(_AUTO, STEM).point is None  # an older console's: the seed's point
-    assert (
-        problems(point="after:charge#2") == []
-        and parse_kill({**_AUTO, "point": "after:charge#2"}, STEM).point == "after:charge#2"
-    )
+    assert problems(point="after:charge#2") == [] and parse_kill({**_AUTO, "point": "after:charge#2"}, STEM).point == \
+        "after:charge#2"
     assert problems(point="after:nope") == ["kill.json point is after:nope, not a kill point"]
     assert problems(point="x\x1b[2J") == ["kill.json point is x?[2J, not a kill point"]
     assert problems(point=3) == ["kill.json point is an integer, not a kill point"]
@@ -321,7 +231,8 @@ def test_kill_json_names_its_point_and_a_container_point_its_event() -> None:
     # A container point's kill has its event, and no record to name: triggerSeq may be null.
     assert problems(point="container:die", triggerSeq=None, triggerEvent=event) == []
     assert parse_kill({**_AUTO, "point": "container:die", "triggerEvent": event}, STEM).trigger_event == event
-    assert problems(point="container:die", triggerSeq=None) == ["kill.json triggerEvent is null, not a container event"]
+    assert problems(point="container:die", triggerSeq=None) == [
+        "kill.json triggerEvent is null, not a container event"]
     assert problems(triggerEvent=[1]) == ["kill.json triggerEvent is a list, not a container event"]
     assert problems(point="after:halt", triggerSeq=None) == ["kill.json triggerSeq is null, not a seq"]
     assert problems(point="after:halt", triggerSeq=None, trigger="manual") == []
@@ -329,24 +240,14 @@ def test_kill_json_names_its_point_and_a_container_point_its_event() -> None:
 
 def test_a_capture_error_is_read_back_short_and_without_control_characters() -> None:
     """What failed while the controller was frozen reaches killEvidence's detail: at most 120 characters, printable."""
-
     def read(error: Any) -> list[str]:
-        doc = KillRecord(
-            prefix=STEM,
-            trigger="manual",
-            at_epoch=1.8e9,
-            pid=9,
-            before_kill_seq=7,
-            signalled=True,
-            since_epoch=1.8e9 - 0.05,
-            capture_error=error,
-        ).to_json()
+        doc = KillRecord(prefix=STEM, trigger="manual", at_epoch=1.8e9, pid=9, before_kill_seq=7, signalled=True,
+                         since_epoch=1.8e9 - 0.05, capture_error=error).to_json()
         return parse_kill(_through_a_file(doc), STEM).problems
 
     said = "capture failed while the controller was frozen: "
     assert read("the containers could not be inspected while frozen (timed out)") == [
-        said + "the containers could not be inspected while frozen (timed out)"
-    ]
+        said + "the containers could not be inspected while frozen (timed out)"]
     assert read("inspect failed:\n\x1b[2Jgone\u202e") == [said + "inspect failed:??[2Jgone?"]
     assert read("e" * 120) == [said + "e" * 120]
     assert read("e" * 121) == [said + "e" * 119 + "…"]
@@ -354,36 +255,25 @@ def test_a_capture_error_is_read_back_short_and_without_control_characters() -> 
     assert read(["e"]) == [said + "a list"]  # a hostile file's: what it is, never what it says
 
 
-@given(
-    TIMES,
-    st.floats(0.001, 1e5),
-    st.dictionaries(st.sampled_from(["d1", "a2", "d3"]), st.tuples(st.integers(1, 99), st.floats(0, 1))),
-)
+@given(TIMES, st.floats(0.001, 1e5), st.dictionaries(st.sampled_from(["d1", "a2", "d3"]),
+                                                      st.tuples(st.integers(1, 99), st.floats(0, 1))))
 def test_the_window_reads_back(since: float, length: float, results: dict[str, tuple[int, float]]) -> None:
     entries = {run: {"resultSeq": seq, "resultSeenEpoch": since + at * length} for run, (seq, at) in results.items()}
     got, problem = parse_window(_through_a_file(WindowRecord(since, since + length, entries).to_json()))
     assert problem is None and got is not None
     assert (got.since_epoch, got.until_epoch, got.notes) == (since, since + length, [])
     assert {run: got.seen_ns(run) for run in entries} == {
-        run: round(e["resultSeenEpoch"] * 1e9) for run, e in entries.items()
-    }
+        run: round(e["resultSeenEpoch"] * 1e9) for run, e in entries.items()}
 
 
 def test_the_window_disagreeing_with_itself_is_noted_and_impossible_times_refused() -> None:
     doc = WindowRecord(1.8e9, 1.8e9 + 5, {}).to_json()
     got, problem = parse_window(dict(doc, until="2030-01-01T00:00:00.000000000Z"))
-    assert (
-        problem is None
-        and got is not None
-        and got.notes == ["container-events-window.json: until and untilEpoch are not the same time"]
-    )
+    assert problem is None and got is not None and got.notes == [
+        "container-events-window.json: until and untilEpoch are not the same time"]
     assert parse_window(dict(doc, untilEpoch=1.8e9 - 5))[1] == (
-        "container-events-window.json: untilEpoch comes before sinceEpoch"
-    )
-    assert (
-        parse_window(dict(doc, sinceEpoch=1e300))[1]
-        == "container-events-window.json: sinceEpoch is a number, not a time"
-    )
+        "container-events-window.json: untilEpoch comes before sinceEpoch")
+    assert parse_window(dict(doc, sinceEpoch=1e300))[1] == "container-events-window.json: sinceEpoch is a number, not a time"
 
 
 def test_the_window_s_until_may_be_within_its_text_slack_of_until_epoch_and_no_more() -> None:
@@ -413,28 +303,16 @@ def test_a_gap_reads_back(lo: float, length: float) -> None:
 
 
 def test_a_gap_needs_two_times_in_order() -> None:
-    for gap in (
-        {"from": "2026-12-01T00:00:01.000Z"},
-        {"from": "x", "to": "y"},
-        "2026",
-        {"from": "2026-12-01T00:00:02.000Z", "to": "2026-12-01T00:00:01.000Z"},
-    ):
+    for gap in ({"from": "2026-12-01T00:00:01.000Z"}, {"from": "x", "to": "y"}, "2026",
+                {"from": "2026-12-01T00:00:02.000Z", "to": "2026-12-01T00:00:01.000Z"}):
         assert parse_event({"gap": gap}) == "a gap line that is not a gap (from and to, two times in order)"
 
 
 def test_an_event_reads_its_names_labels_and_action() -> None:
-    e = parse_event(
-        {
-            "Type": "container",
-            "Action": "exec_start: sh -c 'x'",
-            "time": 1_800_000_000,
-            "timeNano": 1_800_000_000_250_000_000,
-            "Actor": {
-                "ID": "abc",
-                "Attributes": {"name": "/inforsi-s-d1", "studymon.study": "s", "studymon.run": "d1", "exitCode": "3"},
-            },
-        }
-    )
+    e = parse_event({"Type": "container", "Action": "exec_start: sh -c 'x'", "time": 1_800_000_000,
+                     "timeNano": 1_800_000_000_250_000_000,
+                     "Actor": {"ID": "abc", "Attributes": {"name": "/inforsi-s-d1", "studymon.study": "s",
+                                                           "studymon.run": "d1", "exitCode": "3"}}})
     assert isinstance(e, ContainerEvent)
     assert (e.verb, e.id, e.name, e.study, e.run, e.exit_code) == ("exec_start", "abc", "inforsi-s-d1", "s", "d1", 3)
     assert e.key == ("abc", "exec_start", 1_800_000_000_250_000_000)
@@ -444,47 +322,25 @@ def test_an_event_reads_its_names_labels_and_action() -> None:
     for broken, why in [
         ({"Type": "image", "Action": "pull"}, "an event that is not a container's (its Type is not container)"),
         (dict(whole, Type=None), "an event that is not a container's (its Type is not container)"),
-        (
-            {k: v for k, v in whole.items() if k != "Type"},
-            "an event that is not a container's (its Type is not container)",
-        ),
+        ({k: v for k, v in whole.items() if k != "Type"}, "an event that is not a container's (its Type is not container)"),
         (dict(whole, Action=5), "an event without an Action"),
         (dict(whole, status="start"), "an event whose status and Action disagree"),
         (dict(whole, Actor=["x"]), "an event whose Actor is not an object with Attributes"),
         (dict(whole, Actor={"ID": "abc"}), "an event whose Actor is not an object with Attributes"),
-        (
-            dict(whole, Actor={"ID": None, "Attributes": {"name": "n"}}),
-            "an event without its container's Id (Actor.ID)",
-        ),
+        (dict(whole, Actor={"ID": None, "Attributes": {"name": "n"}}), "an event without its container's Id (Actor.ID)"),
         (dict(whole, Actor={"ID": "", "Attributes": {"name": "n"}}), "an event without its container's Id (Actor.ID)"),
         (dict(whole, id="abd"), "an event whose id and Actor.ID disagree"),
-        (
-            dict(whole, Actor={"ID": "abc", "Attributes": {"name": 5}}),
-            "an event without its container's name (Actor.Attributes.name)",
-        ),
-        (
-            dict(whole, Actor={"ID": "abc", "Attributes": {}}),
-            "an event without its container's name (Actor.Attributes.name)",
-        ),
+        (dict(whole, Actor={"ID": "abc", "Attributes": {"name": 5}}), "an event without its container's name (Actor.Attributes.name)"),
+        (dict(whole, Actor={"ID": "abc", "Attributes": {}}), "an event without its container's name (Actor.Attributes.name)"),
     ]:
         assert parse_event(broken) == why, broken
     assert not isinstance(parse_event(dict(whole, status="die", id="abc")), str)
 
 
 def test_a_snapshot_reads_its_state() -> None:
-    s = parse_snapshot(
-        {
-            "Id": "abc",
-            "Name": "/inforsi-s-d1",
-            "State": {
-                "Running": False,
-                "Status": "exited",
-                "StartedAt": "2026-12-01T00:00:00.1Z",
-                "FinishedAt": "2026-12-01T00:00:05.500000000Z",
-                "ExitCode": 0,
-            },
-        }
-    )
+    s = parse_snapshot({"Id": "abc", "Name": "/inforsi-s-d1", "State": {
+        "Running": False, "Status": "exited", "StartedAt": "2026-12-01T00:00:00.1Z",
+        "FinishedAt": "2026-12-01T00:00:05.500000000Z", "ExitCode": 0}})
     assert not isinstance(s, str) and s.exited and s.name == "inforsi-s-d1" and s.exit_code == 0
     assert s.finished_ns == round(time_epoch("2026-12-01T00:00:05.5Z") * 1e9)  # type: ignore[operator]
     running = parse_snapshot({"Id": "abc", "State": {"Running": True, "FinishedAt": "0001-01-01T00:00:00Z"}})
@@ -509,13 +365,7 @@ def test_a_snapshot_s_values_of_the_wrong_type_are_read_as_absent() -> None:
     ):
         got = parse_snapshot({"Id": "x", "State": {"Running": running, "Status": status, "ExitCode": code}})
         assert got == why, (running, status, code)
-    for running, status in (
-        (True, "running"),
-        (True, "paused"),
-        (True, "restarting"),
-        (False, "exited"),
-        (False, "created"),
-    ):
+    for running, status in ((True, "running"), (True, "paused"), (True, "restarting"), (False, "exited"), (False, "created")):
         assert not isinstance(parse_snapshot({"Id": "x", "State": {"Running": running, "Status": status}}), str)
 
 
@@ -542,13 +392,8 @@ def test_a_snapshot_shows_a_started_container_only_with_its_start_time() -> None
 
 @given(st.sampled_from(["arm", "disarm", "fired", "missed"]), TIMES)
 def test_arm_lines_read_back(event: str, at: float) -> None:
-    line = ArmLine(
-        event,
-        at,
-        kill=1 if event == "fired" else None,
-        run="d1" if event in ("fired", "missed") else None,
-        detail="late" if event == "missed" else None,
-    )
+    line = ArmLine(event, at, kill=1 if event == "fired" else None, run="d1" if event in ("fired", "missed") else None,
+                   detail="late" if event == "missed" else None)
     got = parse_arm(_through_a_file(line.to_json()))
     assert got == line
     assert parse_arm({"event": "armed"}) == "not an arming event"
@@ -562,14 +407,10 @@ def test_arm_lines_are_the_documented_lines() -> None:
     lines = [
         (ArmLine("arm", t, point="after:charge#2"), {"event": "arm", "at": at, "point": "after:charge#2"}),
         (ArmLine("disarm", t), {"event": "disarm", "at": at}),
-        (
-            ArmLine("fired", t, kill=1, run="d1", point="after:runStarted/diagnosis", from_seq=6),
-            {"event": "fired", "at": at, "point": "after:runStarted/diagnosis", "run": "d1", "kill": 1, "fromSeq": 6},
-        ),
-        (
-            ArmLine("missed", t, run="d1", detail="late", point="container:die", from_seq=9),
-            {"event": "missed", "at": at, "point": "container:die", "run": "d1", "detail": "late", "fromSeq": 9},
-        ),
+        (ArmLine("fired", t, kill=1, run="d1", point="after:runStarted/diagnosis", from_seq=6),
+         {"event": "fired", "at": at, "point": "after:runStarted/diagnosis", "run": "d1", "kill": 1, "fromSeq": 6}),
+        (ArmLine("missed", t, run="d1", detail="late", point="container:die", from_seq=9),
+         {"event": "missed", "at": at, "point": "container:die", "run": "d1", "detail": "late", "fromSeq": 9}),
     ]
     for line, want in lines:
         got = line.to_json()
@@ -598,10 +439,8 @@ def test_research_reads_who_the_study_is() -> None:
     assert (r.study, r.container_prefix, r.expect_end, r.problems) == ("s", "inforsi", "export", ())
     r = parse_research({"study": "S!", "containerPrefix": ["x"], "expectEnd": "never"}, "inforsi", ("halt",))
     assert (r.study, r.container_prefix, r.expect_end) == (None, None, "?")
-    assert r.problems == (
-        "research.json: study is not a valid study id",
-        "research.json: containerPrefix is not a container name prefix",
-    )
+    assert r.problems == ("research.json: study is not a valid study id",
+                          "research.json: containerPrefix is not a container name prefix")
 
 
 def test_a_container_prefix_may_hold_capitals() -> None:
@@ -623,18 +462,12 @@ from hypothesis import strategies as st  # noqa: E402
 
 @settings(max_examples=400, deadline=None)
 @given(
-    st.integers(1, 9999),
-    st.integers(0, 13),
-    st.integers(0, 32),
-    st.integers(0, 25),
-    st.integers(0, 61),
-    st.integers(0, 61),
-    st.sampled_from(["", ".5", ".123", ".123456789"]),
+    st.integers(1, 9999), st.integers(0, 13), st.integers(0, 32),
+    st.integers(0, 25), st.integers(0, 61), st.integers(0, 61), st.sampled_from(["", ".5", ".123", ".123456789"]),
     st.sampled_from(["Z", "+00:00"]),
 )
-def test_utc_epoch_is_datetime_s_reading_of_any_time(
-    y: int, mo: int, d: int, h: int, mi: int, s: int, frac: str, zone: str
-) -> None:
+def test_utc_epoch_is_datetime_s_reading_of_any_time(y: int, mo: int, d: int, h: int, mi: int, s: int, frac: str,
+                                                     zone: str) -> None:
     """The arithmetic reading (with its days kept per date) gives what datetime gives, and refuses what it refuses."""
     from datetime import UTC, datetime
 
@@ -652,11 +485,7 @@ def test_utc_epoch_is_datetime_s_reading_of_any_time(
     if want is None:
         assert got is None, text
     else:
-        assert got is not None and abs(got - want - (float(frac) if frac else 0.0)) < 2e-5, (
-            text,
-            got,
-            want,
-        )  # a double at 6e10 s
+        assert got is not None and abs(got - want - (float(frac) if frac else 0.0)) < 2e-5, (text, got, want)  # a double at 6e10 s
     assert utc_epoch(text) == got  # the second reading, from the kept days, is the same
 
 
@@ -703,9 +532,7 @@ def test_an_event_time_is_a_date_from_its_first_second_to_the_year_9999() -> Non
     from studymon.engine.records import LAST_DATE
 
     def ev(**times: Any) -> Any:
-        return parse_event(
-            {"Type": "container", "Action": "die", "Actor": {"ID": "i", "Attributes": {"name": "n"}}, **times}
-        )
+        return parse_event({"Type": "container", "Action": "die", "Actor": {"ID": "i", "Attributes": {"name": "n"}}, **times})
 
     assert ev(time=1).lo_ns == 1_000_000_000 and ev(timeNano=1).lo_ns == 1
     last = int(LAST_DATE) - 1

@@ -211,7 +211,7 @@ class Accounts:
 
     def add(self, record: Record) -> None:
         self.count += 1
-        self.last_seq = record.seq
+        self.last_seq = max(self.last_seq, record.seq)  # the ledger's end: its highest seq
         kind = record.kind
         if kind in WORK_KINDS:
             self.last_work = record if not self.trim else Record(record.seq, "", kind, {}, record.line, 0)

@@ -709,6 +709,8 @@ def _arms(folder: TrialFolder, out: str, entry: Entry) -> None:
     try:
         with safefile.JsonlFile(out, EvidenceFolder.ARMS, EvidenceFolder.CAPS[EvidenceFolder.ARMS]) as arms:
             for line in arms.lines():
+                if line.problem == safefile.TORN:
+                    continue  # a console that died writing it: not a line, in every file it appends to
                 arm = parse_arm(line.value) if line.problem is None else line.problem
                 if isinstance(arm, str):
                     problems.append(f"{EvidenceFolder.ARMS} line {line.number}: {arm}")
@@ -877,8 +879,6 @@ class _Rejudge:
         if j.problem is not None:
             v.fail(j.problem)
         v.listed(j.problems, j.problem_count, "problem", "problems")
-        if j.problem is None and not j.trials:
-            v.fail(f"{JOURNAL} holds no trial")
         return v.check(
             f"{plural(len(j.trials), 'trial')} in {plural(j.lines, 'line')}, numbered one by one, each planned "
             "then ended at most once"
@@ -1003,7 +1003,8 @@ class _Rejudge:
         if left:
             v.unknown("studymon explore --resume CAMPAIGN runs their points again")
         done = sum(1 for t in trials.values() if t.state == DONE)
-        if not done and self.journal.trials:
+        if not done:
+            # No trial at all (a journal emptied, or one that cannot be read) is no point run either.
             v.unknown("no trial ran to a verdict")
         missed = sum(1 for t in trials.values() if t.state == MISSED)
         again = sum(1 for t in trials.values() if t.state in (LOST, FAILED_TO_RUN))

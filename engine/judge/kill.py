@@ -188,24 +188,6 @@ def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts, study: S
                 (Where(EvidenceFolder.LAUNCHES, 0), f"no end of pid {k.pid} by then"),
             ),
         )
-    # Each snapshot maps container names to the runtime's inspect objects (null: no such container then), whatever
-    # run the checks look at.
-    for file in KillFolder.SNAPSHOTS:
-        odd = [
-            name
-            for name, entry in ev.snapshots.get(file, {}).items()
-            if entry is not None and not isinstance(entry, dict)
-        ]
-        if odd:
-            v.fail(
-                f"{file}: the entry for {name_text(odd[0])} is not an inspect object"
-                + (f" (and {len(odd) - 1} more)" if len(odd) > 1 else ""),
-                proof(
-                    ev.at(file),
-                    f"the entry for {name_text(odd[0])} is not an object",
-                    "a snapshot maps container names to the runtime's inspect objects (null: no such container)",
-                ),
-            )
     seq = k.before_kill_seq
     if ev.at_kill is not None and ev.at_kill != ev.problems.get(KillFolder.AT_KILL):  # an unreadable one is said once
         lets = [(ev.at(KillFolder.AT_KILL), ev.at_kill.removeprefix(f"{KillFolder.AT_KILL}: "))]

@@ -424,8 +424,10 @@ class _Seen:
         for e in seen_events(out, stream, 0):
             line: TimelineLine = e.fact
             if launches is not None and launches.problem is None and (first is None or e.time < first):
-                # §6.9: a record seen before any controller started was written by no controller of the study.
-                launches.bad(
+                # A record seen before any controller started: the timeline's copy of when it was seen disagrees with
+                # launches.jsonl (timeline.jsonl's fault, ledgerWellFormed's; who wrote the record is read by its own
+                # at, docs/contract.md "Records are written while a controller runs").
+                self._differs(
                     f"{e.where}: seq {line.seq} was seen before any controller started",
                     proof(
                         e.where,
@@ -506,7 +508,7 @@ class _Seen:
 
     def add(self, r: Record) -> None:
         """Compare one record with the line it was seen as; judge it after the kills it follows."""
-        self.last_seq = r.seq
+        self.last_seq = max(self.last_seq, r.seq)
         launches = self.launches
         if launches is not None and launches.problem is None and not launches.lives_cut:
             at = time_epoch(r.at)
@@ -538,7 +540,9 @@ class _Seen:
                     (Where(EvidenceFolder.TIMELINE, self.line_of[i]), f"seq {r.seq} was seen as another record"),
                 ),
             )
-        if self.base is None or r.seq <= self.base:
+        if self.base is None or r.seq <= self.base or self.problem is not None:
+            # A timeline not read whole (unreadable, out of order, a line that is not a record seen) cannot tell
+            # when a record was seen, nor that it never was: ledgerWellFormed and every killEvidence say why.
             return
         i = r.seq - self.base - 1
         seen = self.seen[i] if i < len(self.seen) else float("nan")

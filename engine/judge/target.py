@@ -279,7 +279,8 @@ def _not_run_again(v: Verdict, ev: KillEvidence, t: KillTarget, acct: RunAccount
 
 
 def _snapshot_files(v: Verdict, ev: KillEvidence) -> None:
-    """Each snapshot file the kill's stage asks for is there and readable (``?`` for one a resume still writes)."""
+    """Each snapshot file the kill's stage asks for is there and readable (``?`` for one a resume still writes), and
+    holds inspect objects only."""
     for file in KillFolder.SNAPSHOTS:
         if file == KillFolder.BEFORE_RESUME and ev.may_continue and file in ev.missing:
             continue  # not resumed yet
@@ -288,6 +289,25 @@ def _snapshot_files(v: Verdict, ev: KillEvidence) -> None:
             (v.unknown if file in ev.to_come() else v.fail)(
                 why, ev.missing_proof(file, "each snapshot of the kill is written whole, as the runtime inspects it")
             )
+        _inspects(v, ev, file)
+
+
+def _inspects(v: Verdict, ev: KillEvidence, file: str, own: str | None = None) -> None:
+    """A snapshot maps container names to the runtime's inspect objects (null: no such container then), whatever
+    container a target's story reads in it: one entry of another shape is a snapshot not as the runtime gave it
+    (the target's ``own`` entry is said with the rest of its story)."""
+    entries = ev.snapshots.get(file, {}).items()
+    odd = [name for name, entry in entries if name != own and entry is not None and not isinstance(entry, dict)]
+    if odd:
+        v.fail(
+            f"{file}: the entry for {name_text(odd[0])} is not an inspect object"
+            + (f" (and {len(odd) - 1} more)" if len(odd) > 1 else ""),
+            proof(
+                ev.at(file),
+                f"the entry for {name_text(odd[0])} is not an object",
+                "a snapshot maps container names to the runtime's inspect objects (null: no such container)",
+            ),
+        )
 
 
 def _snapshots(v: Verdict, ev: KillEvidence, name: str) -> _Container:
@@ -300,6 +320,7 @@ def _snapshots(v: Verdict, ev: KillEvidence, name: str) -> _Container:
             continue  # not resumed yet
         snap, why = snapshot_entry(ev, file, name)
         at = ev.at(file)
+        _inspects(v, ev, file, name)
         if snap is None:
             (v.unknown if file in ev.to_come() else v.fail)(
                 why or file,

@@ -27,6 +27,7 @@ def rfc3339_ns(ns: int | None = None) -> str:
 _UTC = re.compile(r"((\d{4})-(\d\d)-(\d\d))T(\d\d):(\d\d):(\d\d)(\.\d{1,9})?(?:Z|\+00:00)")
 _DAYS: dict[str, int] = {}  # date ("2026-11-30") -> days since 1970-01-01, of the dates seen lately
 _DAYS_KEPT = 4096
+_MINUTES: dict[str, int] = {}  # "2026-11-30T05:32" -> epoch seconds of that minute, of the minutes seen lately
 _DAYS_BEFORE = (0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)  # of each month, in a common year
 _MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
@@ -42,6 +43,13 @@ def utc_epoch(value: object) -> float | None:
     """
     if not isinstance(value, str):
         return None
+    # The form the console and the reference study write ("2026-11-30T05:32:38.123Z"), of a minute seen before:
+    # the seconds and milliseconds added to that minute's count, the same sums in the same order as below.
+    if len(value) == 24 and value[16] == ":" and value[19] == "." and value[23] == "Z":
+        minute = _MINUTES.get(value[:16])
+        sec, ms = value[17:19], value[20:23]
+        if minute is not None and sec.isdigit() and ms.isdigit() and sec.isascii() and ms.isascii() and sec < "61":
+            return minute + int(sec) + float("." + ms)
     m = _UTC.fullmatch(value)
     if m is None:
         return None
@@ -56,7 +64,12 @@ def utc_epoch(value: object) -> float | None:
     h, mi, s = int(m[5]), int(m[6]), int(m[7])
     if not (h < 24 and mi < 60 and s < 61):
         return None
-    return days * 86400 + h * 3600 + mi * 60 + s + (float(m[8]) if m[8] else 0.0)
+    minute = days * 86400 + h * 3600 + mi * 60
+    if len(value) == 24 and value[23] == "Z":
+        if len(_MINUTES) >= _DAYS_KEPT:
+            _MINUTES.clear()
+        _MINUTES[value[:16]] = minute
+    return minute + s + (float(m[8]) if m[8] else 0.0)
 
 
 def _days(y: int, mo: int, d: int) -> int | None:

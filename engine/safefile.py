@@ -283,7 +283,18 @@ def repeats_a_key(text: bytes, value: Any) -> bool:
     """Whether an object in ``text`` (parsed as ``value``, which keeps one copy of a repeated key) repeats a key:
     no object in any file of the folder may (§6.9).  The exact parse is taken only where the count of keys the
     text can hold differs from the keys parsed."""
-    if key_ends(text) == keys_held(value):
+    ends = key_ends(text)
+    if b"\\u" not in text:
+        # Without a \u escape, a quote inside a string is written \" and a colon is a colon, in the text as in
+        # orjson's compact text of the value: the two count the same key ends unless a key was dropped (a
+        # difference of another kind, a string holding '" :', takes the exact parse below).  orjson's C text is
+        # a third of the time of counting the keys in Python, on every line of a ledger judged.
+        try:
+            if ends == orjson.dumps(value).count(b'":'):
+                return False
+        except orjson.JSONEncodeError:
+            pass
+    elif ends == keys_held(value):
         return False
     try:
         loads_exact(text)

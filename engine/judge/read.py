@@ -404,6 +404,7 @@ class _Seen:
         self.facts = facts
         self.launches = launches
         self.problem: str | None = None
+        self.whole = False  # every line of the timeline was read, each a record seen (out of order or not)
         self.last_seq = 0
         self.far = 0  # the highest seq seen past those held
         self.far_line = 0  # the timeline.jsonl line that saw it
@@ -484,6 +485,7 @@ class _Seen:
         # The kills read the timeline for when records were seen: a file out of order, or with a line that is
         # not a record seen, cannot tell it (docs/contract.md, "Which check a file fails").
         self.problem = stream.problem or stream.disorder or (stream.bad[0] if stream.bad else None)
+        self.whole = stream.problem is None and not stream.bad_count
         if stream.disorder is not None:
             self._differs(stream.disorder, stream.disorder_proof)
         # A line that is not a record seen is a copy of the ledger that cannot be compared (§6.9).
@@ -540,9 +542,10 @@ class _Seen:
                     (Where(EvidenceFolder.TIMELINE, self.line_of[i]), f"seq {r.seq} was seen as another record"),
                 ),
             )
-        if self.base is None or r.seq <= self.base or self.problem is not None:
-            # A timeline not read whole (unreadable, out of order, a line that is not a record seen) cannot tell
-            # when a record was seen, nor that it never was: ledgerWellFormed and every killEvidence say why.
+        if self.base is None or r.seq <= self.base or not self.whole:
+            # A timeline not read whole (missing, unreadable, a line that is not a record seen) cannot tell when a
+            # record was seen, nor that it never was: ledgerWellFormed and every killEvidence say why.  One out of
+            # order still tells it, line by line, by each line's own time.
             return
         i = r.seq - self.base - 1
         seen = self.seen[i] if i < len(self.seen) else float("nan")

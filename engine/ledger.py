@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from studymon.engine.safefile import LONG_INT, RepeatedKey, key_ends, keys_held, loads_exact
+from studymon.engine.safefile import RepeatedKey, loads_exact, long_int, repeats_a_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +165,7 @@ class LedgerParser:
         exact = False
         try:
             obj = orjson.loads(body)
-            if type(obj) is dict and LONG_INT.search(body) is not None:
+            if type(obj) is dict and long_int(body):
                 raise orjson.JSONDecodeError("an integer past 64 bits: read exactly", "", 0)
         except orjson.JSONDecodeError as exc:
             try:
@@ -178,12 +178,9 @@ class LedgerParser:
                 issues.append(LedgerIssue("malformed", self.line_no, f"not JSON: {exc}"))
                 return
         else:
-            if self.strict and key_ends(body) != keys_held(obj):
-                try:
-                    loads_exact(body)
-                except (ValueError, RecursionError):
-                    issues.append(LedgerIssue("malformed", self.line_no, "an object repeats a key"))
-                    return
+            if self.strict and repeats_a_key(body, obj):
+                issues.append(LedgerIssue("malformed", self.line_no, "an object repeats a key"))
+                return
         why = _validate(obj)
         if why is not None:
             issues.append(LedgerIssue("malformed", self.line_no, why))

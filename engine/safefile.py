@@ -107,14 +107,24 @@ class RepeatedKey(ValueError):
 # An integer literal past 64 bits (20 digits and more, 19 below zero; outside a number with a fraction or an
 # exponent): there orjson gives a float, and two ids, amounts or exit codes that differ would read as one.
 LONG_INT = re.compile(rb"(?<![0-9.eE])(?:-[0-9]{19,}|[0-9]{20,})(?![0-9.eE])")
+# Before the pattern, a look in C for a run of digits that long: every digit read as 0, every other byte but '-' as
+# a space (the pattern scans a line in 3-6 us; this in well under one, and the pattern runs only where it finds one).
+_DIGITS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x2D if b == 0x2D else 0x20 for b in range(256))
+_LONG, _LONG_BELOW = b"0" * 20, b"-" + b"0" * 19
 
 
 def loads(body: bytes) -> Any:
     """JSON text as a value, fast, integers exact whatever their size (§6.9: compared by value): orjson, or the
     exact parse where the text holds an integer literal long enough to pass 64 bits.  Raises ``ValueError``."""
-    if LONG_INT.search(body) is not None:
+    if long_int(body):
         return loads_exact(body)
     return orjson.loads(body)
+
+
+def long_int(body: bytes) -> bool:
+    """Whether the text holds an integer literal past 64 bits (:data:`LONG_INT`), which orjson reads as a float."""
+    digits = body.translate(_DIGITS)
+    return (_LONG in digits or _LONG_BELOW in digits) and LONG_INT.search(body) is not None
 
 
 def loads_exact(body: bytes) -> Any:

@@ -489,3 +489,38 @@ def test_every_failure_of_a_hostile_folder_is_proven(tmp_path: Path, hostile: Ho
     for c in failed:
         assert c.name in PROVEN, (hostile.name, c.name)
         _assert_proven(c, hostile.name)
+
+
+# --- facts held twice, each copy held to the story (§6.9) ------------------------------------------------------
+
+
+def test_a_die_is_held_to_the_earlier_copy_of_when_its_result_was_seen(tmp_path: Path) -> None:
+    """The window's resultSeenEpoch and the timeline's seenAt say when the console saw a target's result: the die
+    must come before the earlier of the two (within a second), whichever copy was moved."""
+    from studymon.engine.clock import rfc3339_ms
+    from studymon.engine.records import time_epoch
+
+    files = derive(sound())
+    seq = files["kills/1/container-events-window.json"]["targets"]["d1"]["resultSeq"]
+    line = next(x for x in files["timeline.jsonl"] if x["seq"] == seq)
+    line["seenAt"] = rfc3339_ms(time_epoch(line["seenAt"]) - 5)  # seen five seconds before its container died
+    failed = _not_holding(write(files, tmp_path / "s"))
+    ok, detail = failed[("kill 1 · d1", "sameContainerNoRerun")]
+    assert ok is False and "comes after its result was seen: the study did not wait for its run" in detail, detail
+    assert failed[("kill 1", "killEvidence")][0] is False  # and the two copies disagree
+
+
+def test_a_killed_controller_without_its_end_yet_is_unknown_while_the_study_can_resume(tmp_path: Path) -> None:
+    """No end of the killed pid in launches.jsonl: ✗ once the study finished, ? while it can still be resumed (the
+    keeper may be slow; §6.6, what has not happened yet)."""
+    files = derive(sound())
+    pid = files["kills/1/kill.json"]["pid"]
+    launches = files["launches.jsonl"]
+    cut = next(i for i, x in enumerate(launches) if x["event"] == "end" and x["pid"] == pid)
+    files["launches.jsonl"] = launches[:cut]  # the killed controller is the last; it has no end yet
+    ok, detail = _not_holding(write(files, tmp_path / "open"))[("kill 1", "killDelivered")]
+    assert ok is None and f"no end line for pid {pid} at or after the kill" in detail, detail
+    files = derive(sound())
+    files["launches.jsonl"] = [x for x in files["launches.jsonl"] if not (x["event"] == "end" and x["pid"] == pid)]
+    ok, detail = _not_holding(write(files, tmp_path / "done"))[("kill 1", "killDelivered")]
+    assert ok is False and f"no end line for pid {pid} at or after the kill" in detail, detail

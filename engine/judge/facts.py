@@ -187,6 +187,7 @@ class KillEvidence:
     timeline_problem: str | None = None
     ended_before: str | None = None  # the killed pid had ended before the kill: the kill met no controller
     unstarted: str | None = None  # kill.json's pid is no controller launches.jsonl started by the kill
+    timeline_seen: dict[str, float] = field(default_factory=dict)  # run -> when timeline.jsonl saw its story's end
     resumed_over: bool = False  # a controller started after the kill before the killed one had ended
     finished: bool = False  # the study has finished (§6.3): what is missing now is lost
     all_results: bool = False  # every target has its result in the ledger: the window should have closed

@@ -578,6 +578,9 @@ class _Seen:
             return
         for run, entry in window.results.items():
             seq, said = entry.get("resultSeq"), entry.get("resultSeenEpoch")
+            first = self.first_seen[seq - 1] if is_int(seq) and 0 < seq <= len(self.first_seen) else math.nan
+            if not math.isnan(first):
+                ev.timeline_seen[run] = first  # the timeline's copy of when the story's end was seen
             if not is_int(seq) or said is None or seq <= self.base:
                 continue
             i = seq - self.base - 1
@@ -897,6 +900,10 @@ def read_events(out: Path, ev: KillEvidence, acc: Accounts, study: StudyFacts) -
             if isinstance(entry, dict) and isinstance(entry.get("Id"), str):
                 ids.add(entry["Id"])
         seen = window.seen_ns(t.run) if window is not None else None
+        copy = ev.timeline_seen.get(t.run)
+        if seen is not None and copy is not None:
+            # When the result was seen is held twice (the window, the timeline): the die is held to the earlier.
+            seen = min(seen, round(copy * 1e9))
         # Charged but not started: its container is made in the window.  Unrecorded: its container (the Id of the
         # snapshot at the kill) was being made as the controller was frozen, and may start just after.
         before = ev.snapshots.get(KillFolder.BEFORE, {}).get(name)

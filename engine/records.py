@@ -524,6 +524,7 @@ def parse_kill(obj: dict[str, Any], name_prefix: str | None) -> KillRecord:
         k.trigger_event = event
     elif event is not None or (on_event and trigger == "auto"):
         k.problems.append(f"kill.json triggerEvent is {type_name(event)}, not a container event")
+    k.trigger_seen = epoch(obj.get("triggerSeenEpoch")) or 0.0  # 0: a moment nobody saw (a manual kill)
     tseq = obj.get("triggerSeq")
     if is_int(tseq):
         k.trigger_seq = tseq

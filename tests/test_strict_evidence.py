@@ -524,3 +524,25 @@ def test_a_killed_controller_without_its_end_yet_is_unknown_while_the_study_can_
     files["launches.jsonl"] = [x for x in files["launches.jsonl"] if not (x["event"] == "end" and x["pid"] == pid)]
     ok, detail = _not_holding(write(files, tmp_path / "done"))[("kill 1", "killDelivered")]
     assert ok is False and f"no end line for pid {pid} at or after the kill" in detail, detail
+
+
+def test_an_automatic_kill_s_trigger_was_seen_when_the_timeline_saw_its_record(tmp_path: Path) -> None:
+    """kill.json's triggerSeenEpoch and timeline.jsonl's seenAt of triggerSeq are one moment, stamped by one console:
+    moved apart (both of kill.json's copies together, so that the file agrees with itself), killEvidence fails."""
+    from studymon.engine.clock import rfc3339_ms
+
+    from studymon.engine.records import time_epoch
+
+    files = derive(sound())
+    auto = [n for n in (1, 2) if files[f"kills/{n}/kill.json"].get("trigger") == "auto"
+            and isinstance(files[f"kills/{n}/kill.json"].get("triggerSeq"), int)]
+    assert auto, "the sound folder has an automatic kill at a record"
+    kill = files[f"kills/{auto[0]}/kill.json"]
+    seen = next(x["seenAt"] for x in files["timeline.jsonl"] if x["seq"] == kill["triggerSeq"])
+    kill["triggerSeenEpoch"] = time_epoch(seen) + 0.0004  # as the console stamps it: the text is truncated
+    kill["triggerSeenAt"] = seen
+    assert (f"kill {auto[0]}", "killEvidence") not in _not_holding(write(files, tmp_path / "sound"))
+    kill["triggerSeenEpoch"] -= 0.5
+    kill["triggerSeenAt"] = rfc3339_ms(kill["triggerSeenEpoch"])
+    ok, detail = _not_holding(write(files, tmp_path / "moved"))[(f"kill {auto[0]}", "killEvidence")]
+    assert ok is False and "triggerSeenEpoch is not when timeline.jsonl saw triggerSeq" in detail, detail

@@ -572,7 +572,9 @@ class _Seen:
             ev.unmanned_count += 1
 
     def result_seen(self, ev: KillEvidence) -> None:
-        """The window file's ``resultSeenEpoch`` of each target is when timeline.jsonl saw its ``resultSeq`` (§6.9)."""
+        """The window file's ``resultSeenEpoch`` of each target is when timeline.jsonl saw its ``resultSeq``, and an
+        automatic kill's ``triggerSeenEpoch`` when it saw its ``triggerSeq`` (§6.9)."""
+        self._trigger_seen(ev)
         window = ev.window
         if window is None or self.base is None:
             return
@@ -591,6 +593,18 @@ class _Seen:
                 window.notes.append(
                     f"{KillFolder.WINDOW}: {run_text(run)}'s resultSeenEpoch is not when timeline.jsonl saw seq {seq}"
                 )
+
+    def _trigger_seen(self, ev: KillEvidence) -> None:
+        k = ev.kill
+        if k is None or k.trigger != "auto" or not k.trigger_seen or k.trigger_seq is None or not self.whole:
+            return
+        i = k.trigger_seq - 1
+        first = self.first_seen[i] if 0 <= i < len(self.first_seen) else math.nan
+        # The console stamps both from one moment: the timeline's text to the millisecond, kill.json's epoch exact.
+        if not math.isnan(first) and not first - 1e-6 <= k.trigger_seen < first + WRITTEN_MS + 1e-6:
+            k.problems.append(
+                f"{KillFolder.KILL}: triggerSeenEpoch is not when timeline.jsonl saw triggerSeq {k.trigger_seq}"
+            )
 
     def fired_seen(self, arming: Arming) -> None:
         """A kill at an ``after:`` point fires once its record was seen (§7): never before timeline.jsonl saw it."""

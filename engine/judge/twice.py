@@ -31,6 +31,8 @@ COMPARED: dict[str, str] = {
     "result-seen": "read._Seen.result_seen (killEvidence)",
     "window-closed": "records.parse_window, target._window_entry: results seen inside the window (killEvidence)",
     "seen-around-the-kill": "controllers.ControllerReplay and read._Seen (killEvidence, the targets' checks)",
+    "trigger-seen": "read._Seen._trigger_seen: an after: point's, by the timeline (killEvidence; the trace is the "
+    "explorer's, not the judge's)",
     "kill-sent": "twice.kill_moment (killEvidence)",
     "frozen": "twice.kill_moment (killEvidence)",
     "since": "records.parse_kill, kill.kill_evidence (killEvidence)",
@@ -47,6 +49,13 @@ COMPARED: dict[str, str] = {
     "final-ending": "read.read_outcome (exitedCleanly; not report.json)",
     "targets-from-ledger": "kill.kill_evidence (killEvidence)",
     "targets-in-window": "kill.kill_evidence (killEvidence)",
+    # A campaign's facts are compared by report CAMPAIGN (engine/campaign.py), each a check of scope campaign.
+    "trial-identity": "campaign: journalWellFormed (id <ID>-<n>, out trials/<n>), trialFolders (research.json's study)",
+    "trial-points": "campaign: journalWellFormed (a trial's points kept), trialFolders (arms.jsonl armed at them)",
+    "trial-class": "campaign: journalWellFormed (its class kept), summaryAgrees (its first point's class in the plan)",
+    "trial-verdict": "campaign: journalAgrees (the journal's verdict is the folder's report.json), trialHolds",
+    "campaign-is-the-journal": "campaign: summaryAgrees (trials the journal's last lines, verdicts and matrix judged)",
+    "campaign-template": "campaign: trialFolders (each trial's research.json the campaign's template)",
 }
 
 # Rows the judge does not compare yet, and why that is safe for now (each is a fact no check reads from that
@@ -55,7 +64,6 @@ NOT_YET: dict[str, str] = {
     "accounts-are-the-ledger": "accounts.json is the judge's own output; the judge reads the ledger",
     "checks-in-reports": "report.json is the judge's own output; report judges the folder again",
     "kill-report-is-the-folder": "kill-report.json is the judge's own output",
-    "trigger-seen": "no check reads triggerSeenEpoch but the kill's own order",
     "trigger-event": "the trace is read by the explorer, not by the judge",
     "point-counted-from": "killTriggered counts from fromSeq; the kill before it is not compared",
     "container-labels": "labels decide attribution in the events; snapshots' labels are not compared",
@@ -65,12 +73,6 @@ NOT_YET: dict[str, str] = {
     "snapshot-per-launch": "machine.jsonl is not read by the judge",
     "launch-argv": "a start's argv is not compared with research.json",
     "targets-snapshotted": "a target missing from a snapshot fails; extra names are not compared",
-    "trial-identity": "report CAMPAIGN's checks (engine/campaign.py)",
-    "trial-points": "report CAMPAIGN's checks (engine/campaign.py)",
-    "trial-class": "report CAMPAIGN's checks (engine/campaign.py)",
-    "trial-verdict": "report CAMPAIGN's checks (engine/campaign.py)",
-    "campaign-is-the-journal": "report CAMPAIGN's checks (engine/campaign.py)",
-    "campaign-template": "report CAMPAIGN's checks (engine/campaign.py)",
 }
 
 

@@ -398,7 +398,10 @@ def examine(
     total = 0
     stopped: list[int] = []
     for n in sorted(journal):
-        if entries is None or str(n) not in entries:
+        # Every trial's folder that is there, whatever its journal state but lost (docs/contract.md,
+        # trialFolders): a planned trial's is examined and judged like a done one's; a lost trial's folder is
+        # journalAgrees' fault alone.
+        if entries is None or str(n) not in entries or journal[n]["state"] == "lost":
             continue
         rel = f"trials/{n}"
         ident = folder_identity(folder, rel)

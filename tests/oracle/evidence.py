@@ -104,6 +104,7 @@ class Record:
 class Ledger:
     readable: bool = True
     reason: str | None = None
+    missing: bool = False  # not there at all: not written yet, while the study can still be resumed
     records: list[Record] = field(default_factory=list)
     issues: list[str] = field(default_factory=list)  # ledgerWellFormed's, each naming its line
     lines: int = 0
@@ -134,7 +135,7 @@ def load_ledger(out: Path) -> Ledger:
     try:
         data = read_bytes(out, "study/ledger.jsonl", CAPS["study/ledger.jsonl"])
     except Refused as exc:
-        return Ledger(readable=False, reason=str(exc))
+        return Ledger(readable=False, reason=str(exc), missing=str(exc).endswith(": missing"))
     lines = split_lines(data)
     led.lines = lines.count
     led.torn = lines.torn is not None
@@ -250,6 +251,12 @@ def load_timeline(out: Path) -> Timeline:
     return tl
 
 
+# docs/contract.md ("Which check a file fails", launches.jsonl): an end's signal is "a signal's name": SIG and
+# its name in capitals (SIGKILL, SIGTERM), or its number (SIG36) for one with no name; read by its form, not
+# by a platform's list (README.md, open question 32).
+SIGNAL_NAME = re.compile(r"SIG[A-Z0-9]+", re.ASCII)
+
+
 @dataclass
 class Launch:
     line: int
@@ -259,7 +266,7 @@ class Launch:
     resume: bool | None = None
     argv: list[str] | None = None
     start_time: float | None = None
-    code: int | None = None
+    code: int | BigInt | None = None
     signal: str | None = None
 
 
@@ -313,11 +320,15 @@ def load_launches(out: Path) -> Launches:
             # with a code or is killed by a signal); neither is the console's "exit status lost" end
             # (docs/contract.md, "Controllers": a slow keeper may write its own after the console wrote the
             # status as lost), a sound end that is not exit 0 (README.md, open question 30).
+            # Both keys are written, null where there is none (docs/evidence.md: `{"event": "end", pid, at,
+            # code, signal}`): a key left out is neither an integer nor a signal's name nor null.
+            if "code" not in row or "signal" not in row:
+                return _not_a_launch(where, "an end without its code and signal (null where there is none)")
             code, signal = row.get("code"), row.get("signal")
-            if not (code is None or (isinstance(code, int) and not isinstance(code, bool))):
+            if not (code is None or is_int(code)):
                 return _not_a_launch(where, "an end's code is not an integer or null")
-            if not (signal is None or isinstance(signal, str)):
-                return _not_a_launch(where, "an end's signal is not a text or null")
+            if not (signal is None or (isinstance(signal, str) and SIGNAL_NAME.fullmatch(signal) is not None)):
+                return _not_a_launch(where, "an end's signal is not a signal's name or null")
             if code is not None and signal is not None:
                 return _not_a_launch(where, "an end says both an exit code and a signal")
             result.lines.append(Launch(number, "end", pid, at, code=code, signal=signal))

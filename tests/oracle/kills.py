@@ -19,9 +19,10 @@ from typing import Any
 from tests.oracle.controllers import Controller, Controllers
 from tests.oracle.evidence import Ledger, Record, Research, Timeline, valid_id
 from tests.oracle.killfolder import PASSIVE, Event, Inspect, KillFolder, parse_inspect
-from tests.oracle.ledger_checks import Run, chosen_by_round, round_key, runs_of, settlement_parts
+from tests.oracle.ledger_checks import Run, chosen_by_round, id_list, round_key, runs_of, settlement_parts
 from tests.oracle.reading import is_int, quote, strict_equal
 from tests.oracle.times import (
+    FLOAT_SLACK,
     KEEPER_SLACK,
     MS,
     MS_SLACK,
@@ -39,6 +40,7 @@ SCN, CO, RSF = "sameContainerNoRerun", "chargedOnce", "resultSettledAndFinished"
 TRIGGERS = ("auto", "manual", "crash", "stop")
 MAX_TARGETS_A_KILL = 64
 WINDOW = "container-events-window.json"
+WINDOW_CLOSING = "the study finished: the window must be closed"
 
 
 @dataclass
@@ -148,8 +150,7 @@ class KillView:
     since: Fraction | None = None
     until: Fraction | None = None  # None while the window is open
     window_closed: bool = False  # the window file is there (read or not)
-    # The window should have closed: the study finished, or a controller was started after the kill and every
-    # target's story has ended by the ledger (its result; an unsettled target's, its round's settlement).
+    # The window must have closed: the study finished (docs/contract.md, "The window").
     window_due: bool = False
     # Why the window file is not its record (read, and a field not of its type: killEvidence's, and the
     # folder is then incomplete); with why it is missing once due or unreadable, in window_bad.
@@ -213,7 +214,12 @@ def kill_view(f: StudyFacts, kf: KillFolder, t: Tally) -> KillView:
     v.at = at
     if at is None:
         t.fail(scope, ev, "kill.json: at is not a time")
-    if isinstance(bks, int) and not isinstance(bks, bool) and 0 <= bks <= f.ledger.last_seq:
+    if (
+        isinstance(bks, int)
+        and not isinstance(bks, bool)
+        and bks >= 0
+        and (bks <= f.ledger.last_seq or not f.ledger.readable)  # a ledger not read: ledger_unreadable_targets
+    ):
         v.before_seq = bks
     else:
         t.fail(scope, ev, "kill.json: beforeKillSeq is not a seq of the ledger")
@@ -248,8 +254,12 @@ def kill_view(f: StudyFacts, kf: KillFolder, t: Tally) -> KillView:
     # When the trigger record was seen, as the timeline has it.
     tsa = parse_time(k.get("triggerSeenAt"))
     if isinstance(ts, int) and tsa is not None:
+        # docs/evidence.md (held twice, trigger-seen): when the point's moment was seen is its record's
+        # timeline line, within WRITTEN_MS; the epoch where written (and taken), else its text.
         seen = f.timeline.by_seq.get(ts)
-        if seen is not None and abs(seen.seen - tsa) > MS_SLACK:
+        tse = epoch(k.get("triggerSeenEpoch"))
+        when = tse if tse is not None and tse != 0 else tsa
+        if seen is not None and abs(seen.seen - when) > WRITTEN_MS:
             t.fail(scope, ev, f"kill.json: triggerSeenAt is not when timeline.jsonl says seq {ts} was seen")
     if v.before_seq is not None:
         seen = f.timeline.by_seq.get(v.before_seq)
@@ -264,9 +274,10 @@ MOMENT_ORDER = ("triggerSeenEpoch", "sinceEpoch", "frozenEpoch", "killSentEpoch"
 
 
 def check_moment(k: dict[str, Any], v: KillView, t: Tally) -> None:
-    """`at` and `killSentAt` are one text; each time's text is its epoch's to the millisecond; `frozenMs` is
-    the freeze's length; triggerSeenEpoch <= sinceEpoch <= frozenEpoch <= killSentEpoch <= killReturnedEpoch,
-    each within a millisecond.  A time the console did not take, written 0, is not compared (nor one not
+    """`at` and `killSentAt` are one text; each time's text is its epoch truncated to the millisecond (the epoch
+    in [text, text + 1 ms), within a float's rounding: FLOAT_SLACK); `frozenMs` is the freeze's length;
+    triggerSeenEpoch <= sinceEpoch <= frozenEpoch <= killSentEpoch <= killReturnedEpoch, each within a
+    millisecond.  A time the console did not take, written 0, is not compared (nor one not
     written at all, as older folders have it)."""
     scope, ev = v.scope, "killEvidence"
     taken: dict[str, Fraction] = {}
@@ -288,8 +299,9 @@ def check_moment(k: dict[str, Any], v: KillView, t: Tally) -> None:
         if text is None:
             if text_key != "at":  # at's own shape is reported where it is read
                 t.fail(scope, ev, f"kill.json: {text_key} is not a time, and {epoch_key} is")
-        elif abs(text - taken[epoch_key]) > MS:
-            t.fail(scope, ev, f"kill.json: {text_key} and {epoch_key} are not one time")
+        elif not text - FLOAT_SLACK <= taken[epoch_key] < text + MS + FLOAT_SLACK:
+            # The text is its epoch truncated to the millisecond: the epoch lies in [text, text + 1 ms).
+            t.fail(scope, ev, f"kill.json: {text_key} is not {epoch_key} truncated to the millisecond: not one time")
     frozen_ms = k.get("frozenMs")
     if frozen_ms is not None:
         if isinstance(frozen_ms, bool) or not isinstance(frozen_ms, (int, float)):
@@ -333,6 +345,10 @@ def judge_kill(
                 t.fail(scope, ev, f"kill {claimed[key]} already claims pid {v.pid}'s end")
             claimed.setdefault(key, v.n)
     window_shape(v, t)
+    if not f.ledger.readable:
+        v.incomplete = stage_incomplete(f, v)
+        ledger_unreadable_targets(f, v, t, budget)
+        return v
     if v.before_seq is None or v.kf.kill is None:
         v.incomplete = stage_incomplete(f, v)
         for_targets_unknowable(v, t)
@@ -342,7 +358,7 @@ def judge_kill(
         v.snapshots[name] = kf.snapshots.get(name)
     early = early_starts(f, v)
     v.targets = compute_targets(f, v.before_seq, v.snapshots["container-before.json"], early)
-    v.window_due = window_due(f, v)
+    v.window_due = window_due(f)
     v.incomplete = stage_incomplete(f, v)
     check_listed_targets(v, t)
     check_ledger_at_kill(f, v, t)
@@ -359,6 +375,33 @@ def judge_kill(
     for target in v.judged:
         judge_target(f, v, target, t)
     return v
+
+
+def ledger_unreadable_targets(f: StudyFacts, v: KillView, t: Tally, budget: list[int]) -> None:
+    """The ledger cannot be read (docs/contract.md, "Which check a file fails", the ledger: "every check that
+    reads it"): the targets cannot be computed from it, so the runs kill.json lists stand for them, and each
+    gets its three checks, every one of which reads the ledger: ✗, or ``?`` only for a ledger not written yet
+    (missing) while the study can still be resumed (README.md, open question 33)."""
+    scope, ev = v.scope, "killEvidence"
+    not_yet = f.ledger.missing and not f.finished
+    (t.unknown if not_yet else t.fail)(
+        scope, ev, f"the ledger cannot be read ({f.ledger.reason}): the kill cannot be held to it"
+    )
+    k = v.kf.kill or {}
+    listed = k.get("targets") if isinstance(k.get("targets"), list) else []
+    runs: list[str] = []
+    for entry in listed:
+        run = entry.get("run") if isinstance(entry, dict) else None
+        if valid_id(run) and run not in runs:
+            runs.append(run)
+    room = min(MAX_TARGETS_A_KILL, budget[0])
+    budget[0] -= min(room, len(runs))
+    for run in runs[:room]:
+        for name in (SCN, CO, RSF):
+            if not_yet:
+                t.unknown(f"{scope} · {run}", name, f"the ledger is not written yet ({f.ledger.reason})")
+            else:
+                t.fail(f"{scope} · {run}", name, f"the ledger cannot be read: {f.ledger.reason}")
 
 
 def for_targets_unknowable(v: KillView, t: Tally) -> None:
@@ -507,21 +550,19 @@ def story_end(f: StudyFacts, x: Target) -> Record | None:
     return next((r for r in f.ledger.records if r.kind == "runResult" and r.run == x.run), None)
 
 
-def window_due(f: StudyFacts, v: KillView) -> bool:
-    """Whether the kill's window should have closed (docs/contract.md, "The window", and "Which check a file
-    fails": the window file "once the window has closed"): the study finished (a study that finishes closes
-    every window still open), or every target's story has ended by the ledger.  The console closes a window
-    once a resumed controller runs (a kill that left nothing unfinished has its window closed at the resume,
-    as real folders show), so a kill with no start after it is not due yet (README.md, open question 29)."""
-    if f.finished:
-        return True
-    return v.resume is not None and all(story_end(f, x) is not None for x in v.targets)
+def window_due(f: StudyFacts) -> bool:
+    """Whether the kill's window must have closed (docs/contract.md, "The window": "Once the study has finished
+    ... a window whose targets all have their results must have its file"; "Which check a file fails": the
+    window file "once the window has closed"): the study finished, which closes every window still open.
+    While the study has not finished, a window file not there is a window still open, whatever the ledger
+    says of its targets' stories: the checks that need it are ``?`` (README.md, open question 29)."""
+    return f.finished
 
 
 def stage_files(f: StudyFacts, v: KillView) -> list[str]:
     """The files a kill folder holds at its stage (killEvidence): those of the capture; once the study was
-    resumed the snapshot before the resume; once the window closed (or should have: the study finished,
-    which closes it, or every target's story ended) the read-back recording and the window file too."""
+    resumed the snapshot before the resume; once the window closed (or must have: the study finished, which
+    closes it) the read-back recording and the window file too."""
     kf = v.kf
     v.window_closed = kf.window is not None or WINDOW in kf.present
     closed = v.window_closed or f.finished or v.window_due
@@ -546,7 +587,7 @@ def stage_incomplete(f: StudyFacts, v: KillView) -> list[str]:
     why = []
     for name in stage_files(f, v):
         if name not in kf.present:
-            why.append(f"{name} missing" + (f" ({window_closing(f)})" if name == WINDOW else ""))
+            why.append(f"{name} missing" + (f" ({WINDOW_CLOSING})" if name == WINDOW else ""))
         elif name in kf.unreadable:
             why.append(f"{name} unreadable")
         elif name in kf.problems:
@@ -556,23 +597,15 @@ def stage_incomplete(f: StudyFacts, v: KillView) -> list[str]:
     return why
 
 
-def window_closing(f: StudyFacts) -> str:
-    return (
-        "the study finished: the window must be closed"
-        if f.finished
-        else "every target's story has ended: the window must be closed"
-    )
-
-
 def check_files(f: StudyFacts, v: KillView, t: Tally) -> None:
     scope, ev = v.scope, "killEvidence"
     kf = v.kf
     need = stage_files(f, v)
     for name in need:
         if name not in kf.present:
-            t.fail(scope, ev, f"{kf.rel}/{name}: missing" + (f" ({window_closing(f)})" if name == WINDOW else ""))
+            t.fail(scope, ev, f"{kf.rel}/{name}: missing" + (f" ({WINDOW_CLOSING})" if name == WINDOW else ""))
             if name == WINDOW:
-                v.window_bad.insert(0, f"{kf.rel}/{name}: missing ({window_closing(f)})")
+                v.window_bad.insert(0, f"{kf.rel}/{name}: missing ({WINDOW_CLOSING})")
     # The snapshots (docs/contract.md, "Which check a file fails"): one of the stage missing or unreadable, or
     # an inspect of the wrong shape (State.Running not a boolean or not what State.Status says, State.Status not
     # a text, State.ExitCode not an integer, among them), fails every target's sameContainerNoRerun; each
@@ -671,7 +704,6 @@ def check_window(f: StudyFacts, v: KillView, t: Tally) -> None:
     expected = {x.run: x for x in v.targets}
     if set(targets) != set(expected):
         t.fail(scope, ev, "the window file's targets are not the kill's")
-    records = f.ledger.records
     for run, x in expected.items():
         if run not in targets:
             # Said above for killEvidence; the target's own checks cannot tell where its window ends.
@@ -683,19 +715,16 @@ def check_window(f: StudyFacts, v: KillView, t: Tally) -> None:
         if window_entry_problem(entry) is not None:
             continue  # the file's shape: window_shape
         rseq, rseen = entry["resultSeq"], entry["resultSeenEpoch"]
-        results = [r for r in records if r.kind == "runResult" and r.run == run]
-        settles = [r for r in records if r.kind == "diagnosisSettlement" and r.run == run]
-        # contract.md closes a diagnosis target's window at its result, PROTOCOL §6.9 at its round's
-        # settlement: either record is taken (README.md, open questions).
-        ends = settles[:1] if x.cls == "unsettled" else results[:1] + (settles[:1] if x.diagnosis else [])
+        # docs/contract.md (killEvidence): each target's resultSeq (when not null) is the record that ended its
+        # story as the ledger holds it: its first runResult, or for an unsettled target its round's
+        # diagnosisSettlement.
+        end = story_end(f, x)
         if rseq is None:
             v.result_seq[run] = None
-            if ends:
-                t.fail(
-                    scope, ev, f"the window closed without {run}'s result, which the ledger has at seq {ends[0].seq}"
-                )
+            if end is not None:
+                t.fail(scope, ev, f"the window closed without {run}'s result, which the ledger has at seq {end.seq}")
             continue
-        if rseq not in [e.seq for e in ends]:
+        if end is None or rseq != end.seq:
             t.fail(scope, ev, f"the window's resultSeq for {run} is not the record that ended its story")
         v.result_seq[run] = rseq
         seen_epoch = epoch(rseen)
@@ -709,8 +738,13 @@ def check_window(f: StudyFacts, v: KillView, t: Tally) -> None:
                 ev,
                 f"the window says seq {rseq} was seen at {show(seen_epoch)}, timeline.jsonl at {show(seen.seen)}",
             )
-        if seen_epoch is not None and v.until is not None and seen_epoch > v.until + MS_SLACK:
-            t.fail(scope, ev, f"the window closed before {run}'s result was seen")
+        # A result seen outside the window (more than WRITTEN_MS before sinceEpoch or after untilEpoch) is the
+        # window file's own fault: killEvidence alone.
+        if seen_epoch is not None and (
+            (s_ep is not None and seen_epoch < s_ep - WRITTEN_MS)
+            or (v.until is not None and seen_epoch > v.until + WRITTEN_MS)
+        ):
+            t.fail(scope, ev, f"{run}'s result was seen outside the window")
 
 
 def union_events(f: StudyFacts, v: KillView) -> list[Event]:
@@ -784,8 +818,16 @@ def in_window(v: KillView, e: Event) -> bool:
     return e.end >= v.since and (v.until is None or e.start <= v.until)
 
 
+def timeline_tells(f: StudyFacts) -> bool:
+    """Whether timeline.jsonl can say when (or whether) a record was seen, for a target's checks
+    (docs/contract.md, "Which check a file fails"): one missing, unreadable or holding a line that is not a
+    record seen tells nothing of it, and no target's check is judged by it (its defects are ledgerWellFormed's
+    and every killEvidence's); one only out of time order is still read line by line, by each line's time."""
+    return f.timeline.readable and f.timeline.bad_lines == 0
+
+
 def seen_of(f: StudyFacts, rec: Record) -> Fraction | None:
-    s = f.timeline.by_seq.get(rec.seq) if isinstance(rec.seq, int) else None
+    s = f.timeline.by_seq.get(rec.seq) if isinstance(rec.seq, int) and timeline_tells(f) else None
     return s.seen if s is not None else None
 
 
@@ -796,8 +838,10 @@ def check_records_after(f: StudyFacts, v: KillView, t: Tally) -> None:
     written by something that outlived the kill: it fails the check of the target it names that reads it
     (its runPlanned, charge or runStarted chargedOnce; its runResult or the settlement naming it
     resultSettledAndFinished), a record of no target killEvidence.  A target's record that no console saw
-    (missing from timeline.jsonl) fails the same way; when timeline.jsonl holds lines that are not records,
-    a record not found may be on one of them, and the file's defect is killEvidence's already.
+    (missing from timeline.jsonl) fails the same way.  A timeline missing, unreadable or holding a line that
+    is not a record seen tells nothing of when (or whether) a record after the kill was seen: none of this is
+    judged from it (``timeline_tells``), and its defect is ledgerWellFormed's and every killEvidence's alone;
+    one only out of time order is still read, by each line's time.
 
     A record dated in no controller's life (its own ``at``) is exitedCleanly's too, whatever kill it
     follows (study.judge_records_dated); a record seen late, after the first start after the kill, is
@@ -809,7 +853,8 @@ def check_records_after(f: StudyFacts, v: KillView, t: Tally) -> None:
     first = next((c for c in cons.items if c.start.at >= v.at - SEEN_SLACK and c is not v.controller), None)
     v.resume_at = first.start.at if first is not None else None
     targets = {x.run: x for x in v.judged}
-    unseen_judged = f.timeline.bad_lines == 0
+    if not timeline_tells(f):
+        return
     for r in f.ledger.after(v.before_seq):
         run = r.run if isinstance(r.run, str) else None
         target = targets.get(run) if run is not None else None
@@ -824,7 +869,7 @@ def check_records_after(f: StudyFacts, v: KillView, t: Tally) -> None:
             )
         seen = seen_of(f, r)
         if seen is None:
-            if check is not None and unseen_judged:
+            if check is not None:
                 t.fail(
                     f"{v.scope} · {run}",
                     check,
@@ -883,7 +928,13 @@ def judge_container_story(f: StudyFacts, v: KillView, x: Target, t: Tally, scope
     results = [r for r in f.ledger.records if r.kind == "runResult" and r.run == x.run]
     result = results[0] if results else None
     result_code = result.get("exitCode") if result is not None else None
-    result_seen = seen_of(f, result) if result is not None else None
+    # When the console saw the result, for its die (docs/contract.md, "the study waited for its run"): the
+    # earlier of the window's resultSeenEpoch and timeline.jsonl's seenAt of that record (the timeline's only
+    # where it tells: timeline_tells).
+    seen_copies = [seen_of(f, result) if result is not None else None]
+    if result is not None and v.result_seq.get(x.run) == result.seq:
+        seen_copies.append(v.result_seen.get(x.run))
+    result_seen = min((c for c in seen_copies if c is not None), default=None)
     # The snapshots.
     snaps: dict[str, Inspect | None] = {}
     for file in ("container-before.json", "container-after-kill.json", "container-before-resume.json"):
@@ -919,6 +970,20 @@ def judge_container_story(f: StudyFacts, v: KillView, x: Target, t: Tally, scope
         story_charged(f, v, x, t, scope, mine, result, result_code, result_seen, runs_started_after)
     else:
         story_unsettled(x, t, scope, mine, result_code, runs_started_after)
+    if f.finished and x.cls in ("inFlight", "unrecorded", "charged"):
+        # docs/contract.md ("By class", charged; the in-flight story: "dies once, as its runResult says"): once
+        # the study has finished, a container that exited (a die in the window, or a snapshot's exit) with no
+        # runResult, or more than one, to hold its exit code to fails it.
+        exited = any(e.verb == "die" for e in mine) or any(
+            ins is not None and ins.status == "exited" for ins in snaps.values()
+        )
+        if exited and len(results) != 1:
+            t.fail(
+                scope,
+                SCN,
+                f"{x.container} exited, and the study finished with {len(results)} runResults of {x.run} "
+                "to hold its exit code to",
+            )
     off_the_books(f, v, t, scope)
     for why in v.recording_unknown:
         t.unknown(scope, SCN, why)
@@ -1149,7 +1214,10 @@ def story_unsettled(
 
 
 def off_the_books(f: StudyFacts, v: KillView, t: Tally, scope: str) -> None:
-    """A container of the study made or started in the window is only a run's waiting to start at the kill."""
+    """docs/contract.md ("work off the books"): a container of the study created or started in the window is
+    allowed only for a run waiting to start at the kill (planned after beforeKillSeq, or planned before and
+    not started by then), and only when a runStarted (a record: §2a) names that container by the study's
+    end; else every target of the kill fails sameContainerNoRerun."""
     stem = f.research.stem
     if stem is None:
         t.fail(scope, SCN, "research.json's stem cannot be read: whose containers are whose cannot be told")
@@ -1184,10 +1252,17 @@ def off_the_books(f: StudyFacts, v: KillView, t: Tally, scope: str) -> None:
             continue
         if e.verb == "start":
             starts_by_run.setdefault(info.name, set()).add(e.id)
-            if not any(s.get("container") == e.name for s in info.starts):
-                (t.fail if f.finished else t.unknown)(
-                    scope, SCN, f"{quote(e.name)} started in the window and no runStarted names it"
-                )
+        # Created or started: only when a runStarted names that container by the study's end (`?` until it has
+        # finished).  A ledger line that would be that runStarted and is not a record (a repeated key, its kind
+        # or run emptied, ...) is no runStarted: the container is off the books (docs/contract.md, §2a's last
+        # paragraph: such a line "is not judged by these rules").
+        if not any(s.get("container") == e.name for s in info.starts):
+            (t.fail if f.finished else t.unknown)(
+                scope,
+                SCN,
+                f"{quote(e.name)} {'started' if e.verb == 'start' else 'created'} in the window "
+                "and no runStarted names it",
+            )
     for run, ids in starts_by_run.items():
         if len(ids) > 1:
             t.fail(scope, SCN, f"run {run}, waiting at the kill, started {len(ids)} containers")
@@ -1226,6 +1301,14 @@ def judge_charged_once(f: StudyFacts, v: KillView, x: Target, t: Tally, scope: s
 
 def judge_result(f: StudyFacts, v: KillView, x: Target, t: Tally, scope: str) -> None:
     later = t.fail if f.finished else t.unknown
+    if x.diagnosis and id_list(x.plan.get("experiments")) is None:
+        # Its round's settlement accounts "for every experiment of its runPlanned": a plan without a list of
+        # them cannot be held to that (docs/contract.md, resultSettledAndFinished), whether it came or not.
+        t.fail(
+            scope,
+            RSF,
+            f"{x.run}'s runPlanned has no list of experiments: its settlement cannot account for every experiment",
+        )
     bks = v.before_seq or 0
     results = [r for r in f.ledger.records if r.kind == "runResult" and r.run == x.run]
     if len(results) > 1:

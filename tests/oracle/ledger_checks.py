@@ -285,13 +285,25 @@ def rule_breaks(ledger: Ledger, research: Research) -> list[tuple[int, int, str]
     return out
 
 
+def ledger_unread(t: Tally, name: str, ledger: Ledger, finished: bool) -> bool:
+    """Whether the ledger cannot be read, said against the check: docs/contract.md ("Which check a file
+    fails", the ledger: "every check that reads it") fails it, and only a ledger not written yet (missing)
+    while the study can still be resumed is ``?`` (README.md, open question 33)."""
+    if ledger.readable:
+        return False
+    if ledger.missing and not finished:
+        t.unknown(S, name, f"the ledger is not written yet ({ledger.reason})")
+    else:
+        t.fail(S, name, f"the ledger cannot be read: {ledger.reason}")
+    return True
+
+
 def judge_ledger_well_formed(
     t: Tally, ledger: Ledger, timeline: Timeline, watch: tuple[int, str | None], finished: bool
 ) -> None:
     name = "ledgerWellFormed"
     t.add(S, name)
-    if not ledger.readable:
-        t.fail(S, name, f"the ledger cannot be read: {ledger.reason}")
+    if ledger_unread(t, name, ledger, finished):
         return
     for issue in ledger.issues[:3]:
         t.fail(S, name, issue)
@@ -336,11 +348,10 @@ def judge_ledger_well_formed(
             )
 
 
-def judge_contract_kept(t: Tally, ledger: Ledger, research: Research) -> None:
+def judge_contract_kept(t: Tally, ledger: Ledger, research: Research, finished: bool) -> None:
     name = "contractKept"
     t.add(S, name)
-    if not ledger.readable:
-        t.fail(S, name, f"the ledger cannot be read: {ledger.reason}")
+    if ledger_unread(t, name, ledger, finished):
         return
     breaks = sorted(rule_breaks(ledger, research))
     if breaks:
@@ -359,8 +370,7 @@ def judge_contract_kept(t: Tally, ledger: Ledger, research: Research) -> None:
 def judge_halted_at_export(t: Tally, ledger: Ledger, research: Research, finished: bool) -> None:
     name = "haltedAtExport"
     t.add(S, name)
-    if not ledger.readable:
-        t.fail(S, name, f"the ledger cannot be read: {ledger.reason}")
+    if ledger_unread(t, name, ledger, finished):
         return
     expect = research.expect_end
     if expect is None:
@@ -393,29 +403,45 @@ def judge_halted_at_export(t: Tally, ledger: Ledger, research: Research, finishe
         after = [r for r in recs if r.line > end.line and r.kind in WORK_KINDS]
         if after:
             open_or_fail(S, name, f"rule 12: {after[0].kind} at line {after[0].line} after the end at line {end.line}")
-    amounts = [num(r.get("amount")) for r in recs if r.kind == "charge"]
-    if full and amounts:
-        if any(a is None for a in amounts):
-            t.fail(S, name, "rule 13: a charge's amount is not a number")
-            return
-        dearest = max(a for a in amounts if a is not None)
-        budget = num(recs[0].get("budget")) if recs and recs[0].kind == "studyOpen" else None
-        for h in full:
-            before = [r for r in recs if r.kind == "charge" and r.line < h.line]
-            left = num(before[-1].get("balance")) if before else budget
-            if left is None or not left < dearest:
-                t.fail(
-                    S,
-                    name,
-                    f"rule 13: the 'balance exhausted' halt at line {h.line} leaves a whole run's worth of budget",
-                )
+    # Rule 13, for every "balance exhausted" halt (docs/contract.md, haltedAtExport): the balance it leaves (the
+    # last charge's before it; the budget, with none before it) is less than the largest amount the study ever
+    # charged.  A study that never charged keeps it; a charge before the halt whose amount or balance is not a
+    # number cannot be held to it, and fails it.
+    charges = [r for r in recs if r.kind == "charge"]
+    amounts = [a for a in (num(r.get("amount")) for r in charges) if a is not None]
+    budget = study_budget(ledger)
+    for h in full if charges else []:
+        before = [r for r in charges if r.line < h.line]
+        odd = next((r for r in before if num(r.get("amount")) is None or num(r.get("balance")) is None), None)
+        if odd is not None:
+            t.fail(
+                S,
+                name,
+                f"rule 13: the 'balance exhausted' halt at line {h.line} cannot be held to it: the charge at line "
+                f"{odd.line} has no numeric amount and balance",
+            )
+            continue
+        left = num(before[-1].get("balance")) if before else budget
+        if left is None or not amounts or not left < max(amounts):
+            t.fail(
+                S,
+                name,
+                f"rule 13: the 'balance exhausted' halt at line {h.line} leaves a whole run's worth of budget",
+            )
+
+
+def study_budget(ledger: Ledger) -> Fraction | None:
+    """The budget: the studyOpen's on line 1, and no other (rule 7: a studyOpen elsewhere gives none)."""
+    recs = ledger.records
+    if recs and recs[0].line == 1 and recs[0].kind == "studyOpen":
+        return num(recs[0].get("budget"))
+    return None
 
 
 def judge_charged_equals_starts(t: Tally, ledger: Ledger, finished: bool) -> None:
     name = "chargedEqualsStarts"
     t.add(S, name)
-    if not ledger.readable:
-        t.fail(S, name, f"the ledger cannot be read: {ledger.reason}")
+    if ledger_unread(t, name, ledger, finished):
         return
     recs = ledger.records
     charges: dict[str, int] = {}
@@ -436,9 +462,9 @@ def judge_charged_equals_starts(t: Tally, ledger: Ledger, finished: bool) -> Non
     if any(a is None or b is None for a, b in amounts):
         t.fail(S, name, "a charge's amount or balance is not a number")
         return
-    budget = num(recs[0].get("budget")) if recs and recs[0].kind == "studyOpen" else None
+    budget = study_budget(ledger)
     if budget is None:
-        t.fail(S, name, "no budget to compare the charges with")
+        t.fail(S, name, "no budget to compare the charges with (no studyOpen with a numeric budget on line 1)")
         return
     if amounts:
         total = sum((a for a, _ in amounts if a is not None), Fraction(0))
@@ -455,8 +481,7 @@ def judge_charged_equals_starts(t: Tally, ledger: Ledger, finished: bool) -> Non
 def judge_results_accounted(t: Tally, ledger: Ledger, finished: bool) -> None:
     name = "resultsAccounted"
     t.add(S, name)
-    if not ledger.readable:
-        t.fail(S, name, f"the ledger cannot be read: {ledger.reason}")
+    if ledger_unread(t, name, ledger, finished):
         return
     runs = runs_of(ledger.records)
     later = t.fail if finished else t.unknown

@@ -77,7 +77,7 @@ def _judge(out: Path, t: Tally) -> None:
     controllers = replay(load_launches(out))
     finished = controllers.finished
     judge_ledger_well_formed(t, ledger, timeline, load_watch(out), finished)
-    judge_contract_kept(t, ledger, research)
+    judge_contract_kept(t, ledger, research, finished)
     judge_halted_at_export(t, ledger, research, finished)
     judge_charged_equals_starts(t, ledger, finished)
     t.add(S, EC)
@@ -93,7 +93,8 @@ def _judge(out: Path, t: Tally) -> None:
     if arms_mod.applies(arms, views):
         arms_mod.judge_kill_triggered(facts, arms, views, t)
     judge_ends_claimed(t, controllers, timeline, ledger, views)
-    judge_records_dated(t, controllers, timeline, ledger)
+    judge_records_dated(t, controllers, ledger)
+    judge_seen_before_any_controller(t, controllers, timeline)
 
 
 def judge_exited_cleanly(out: Path, t: Tally, cs: Controllers, outcome: Outcome) -> None:
@@ -251,7 +252,7 @@ def judge_ends_claimed(t: Tally, cs: Controllers, timeline: Timeline, ledger: Le
             )
 
 
-def judge_records_dated(t: Tally, cs: Controllers, timeline: Timeline, ledger: Ledger) -> None:
+def judge_records_dated(t: Tally, cs: Controllers, ledger: Ledger) -> None:
     """docs/contract.md ("Records are written while a controller runs", §6.9): every record's ``at`` (the
     writer's time) lies in a controller's life, from RECORD_LAG before its ``start`` to RECORD_LAG after its
     ``end`` (one still running has no end yet); a record dated in no controller's life was written by
@@ -261,21 +262,36 @@ def judge_records_dated(t: Tally, cs: Controllers, timeline: Timeline, ledger: L
     sees a controller's last records only at the next ``--resume``.  A record whose ``at`` is not a time
     breaks rule 8 (contractKept) and is not dated here.
 
-    docs/contract.md ("Controllers", "Then resumes"): a record ``timeline.jsonl`` saw before any controller
-    started is a contradiction too (exitedCleanly), whatever kill it follows."""
+    A record ``timeline.jsonl`` saw before any controller started is the timeline's fault, not the
+    controllers': ``judge_seen_before_any_controller``."""
     if not cs.readable or not cs.items:
         return
-    first_start = min(c.start.at for c in cs.items)
     bad = []
     for r in ledger.records:
         if not isinstance(r.seq, int):
             continue
         if r.time is not None and cs.lived_at(r.time) is None:
             bad.append(f"seq {r.seq} ({r.kind}) is dated {show(r.time)}, in no controller's life")
-        s = timeline.by_seq.get(r.seq) if timeline.readable else None
-        if s is not None and s.seen < first_start - SEEN_SLACK:
-            bad.append(f"seq {r.seq} ({r.kind}) was seen at {show(s.seen)}, before any controller started")
     for why in bad[:3]:
         t.fail(S, EC, why)
     if len(bad) > 3:
-        t.fail(S, EC, f"and {len(bad) - 3} more records dated in no controller's life or seen before any")
+        t.fail(S, EC, f"and {len(bad) - 3} more records dated in no controller's life")
+
+
+def judge_seen_before_any_controller(t: Tally, cs: Controllers, timeline: Timeline) -> None:
+    """docs/contract.md ("Which check a file fails", timeline.jsonl, what it is held to): no record seen before
+    the first controller started (by SEEN_SLACK: a start is stamped before the spawn, a seenAt when the
+    console read the record).  Such a sighting fails ledgerWellFormed, not exitedCleanly (README.md, open
+    question 34); the kills' own rule for the records after a kill still reads it."""
+    if not cs.readable or not cs.items or not timeline.readable:
+        return
+    first_start = min(c.start.at for c in cs.items)
+    bad = [
+        f"timeline.jsonl line {s.line}: seq {s.seq} was seen at {show(s.seen)}, before any controller started"
+        for s in sorted(timeline.by_seq.values(), key=lambda s: s.line)
+        if s.seen < first_start - SEEN_SLACK
+    ]
+    for why in bad[:3]:
+        t.fail(S, "ledgerWellFormed", why)
+    if len(bad) > 3:
+        t.fail(S, "ledgerWellFormed", f"and {len(bad) - 3} more records seen before any controller started")

@@ -24,11 +24,22 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.oracle import OracleVerdict, judge_campaign, judge_study
-from tests.oracle.breaking import BREAKERS, FILE_RULES, TWO_POINT_BREAKERS, read_jsonl, write_jsonl
+from tests.oracle.breaking import (
+    BREAKERS,
+    FILE_RULES,
+    TWO_POINT_BREAKERS,
+    read_jsonl,
+    rewrite_ledger,
+    shifted,
+    to_epoch,
+    window_missing_every_result_in,
+    write_jsonl,
+)
 from tests.studies import ROOT, own_runtime_state, studymon, template
 
 pytestmark = pytest.mark.slow
@@ -251,6 +262,439 @@ def test_the_first_start_may_say_resume(process_folders: dict[str, Path], tmp_pa
     write_jsonl(out / "launches.jsonl", rows)
     v = judge_study(out)
     assert v.checks[("study", "exitedCleanly")] is False, v.reasons.get(("study", "exitedCleanly"))
+
+
+# --- points docs/contract.md settled (the fuzzer's kinds of 2026-12-06) -------------------------
+
+KE1, SCN1 = ("kill 1", "killEvidence"), ("kill 1 · d1", "sameContainerNoRerun")
+CO1, RSF1 = ("kill 1 · d1", "chargedOnce"), ("kill 1 · d1", "resultSettledAndFinished")
+TARGET_CHECKS = (SCN1, CO1, RSF1)
+
+
+def _ledger(out: Path) -> list[dict[str, object]]:
+    return read_jsonl(out / "study" / "ledger.jsonl")
+
+
+def _unfinish(out: Path) -> None:
+    """The final controller's end and outcome.json gone: the study has not finished (it may still run)."""
+    rows = read_jsonl(out / "launches.jsonl")
+    assert [r["event"] for r in rows] == ["start", "end", "start", "end"], rows
+    write_jsonl(out / "launches.jsonl", rows[:3])
+    (out / "outcome.json").unlink()
+
+
+def _stem(out: Path) -> str:
+    research = json.loads((out / "research.json").read_text())
+    return f"{research.get('containerPrefix', 'inforsi')}-{research['study']}-"
+
+
+def _break_line(text: str, how: str, run: str) -> str:
+    """A ledger line made into one that is not a record, or not one of its run (§2a's last paragraph)."""
+    if how == "a repeated key":
+        return text.replace('"kind": ', '"kind": "runStarted", "kind": ', 1)
+    if how == "kind emptied":
+        return text.replace('"kind": "runStarted"', '"kind": ""', 1)
+    if how == "run emptied":
+        return text.replace(f'"run": "{run}"', '"run": ""', 1)
+    assert how == "run not a valid id"
+    return text.replace(f'"run": "{run}"', f'"run": "{run.upper()}"', 1)
+
+
+@pytest.mark.parametrize("how", [None, "a repeated key", "kind emptied", "run emptied", "run not a valid id"])
+def test_a_container_created_in_the_window_needs_a_runstarted_that_is_a_record(
+    process_folders: dict[str, Path], how: str | None, tmp_path: Path
+) -> None:
+    """docs/contract.md ("work off the books"): a container of the study created in a kill's window is allowed
+    only for a run waiting to start at the kill, and only when a runStarted names it by the study's end; a
+    ledger line that is not a record is no runStarted (§2a: "not judged by these rules"). The armed demo study
+    with d2's container (planned after the kill) created in kill 1's window: with d2's runStarted as written,
+    d1's sameContainerNoRerun holds; with that line not a record, the container is off the books."""
+    out = copy(process_folders["beta"], tmp_path)
+    rows = _ledger(out)
+    run = next(r["content"]["run"] for r in rows if r["kind"] == "runStarted" and r["content"]["run"] != "d1")
+    live = out / "kills" / "1" / "container-events-live.jsonl"
+    events = read_jsonl(live)
+    die = next(e for e in events if e.get("Action") == "die" and e["Actor"]["Attributes"].get("studymon.run") == "d1")
+    create = json.loads(json.dumps(die))
+    create["status"] = create["Action"] = "create"
+    create["id"] = create["Actor"]["ID"] = "c" * 64
+    attrs = create["Actor"]["Attributes"]
+    attrs.pop("exitCode", None)
+    attrs["name"], attrs["studymon.run"] = _stem(out) + run, run
+    create["timeNano"] -= 10**8  # 100 ms before d1's die: inside the window
+    create["time"] = create["timeNano"] // 10**9
+    write_jsonl(live, [create, *events])
+    if how is not None:
+        path = out / "study" / "ledger.jsonl"
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        i = next(i for i, r in enumerate(rows) if r["kind"] == "runStarted" and r["content"]["run"] == run)
+        lines[i] = _break_line(lines[i], how, run)
+        path.write_text("".join(lines), encoding="utf-8")
+    v = judge_study(out)
+    if how is None:
+        assert v.checks[SCN1] is True, v.reasons.get(SCN1)
+    else:
+        assert v.checks[SCN1] is False and "no runStarted names it" in v.reasons[SCN1], v.reasons.get(SCN1)
+
+
+def _ledger_missing(out: Path) -> None:
+    (out / "study" / "ledger.jsonl").unlink()
+
+
+def _ledger_a_link(out: Path) -> None:
+    path = out / "study" / "ledger.jsonl"
+    path.rename(out / "study" / "ledger-copy.jsonl")
+    path.symlink_to("ledger-copy.jsonl")
+
+
+def _ledger_a_link_loop(out: Path) -> None:
+    path = out / "study" / "ledger.jsonl"
+    path.unlink()
+    path.symlink_to("ledger.jsonl")
+
+
+def _ledger_a_folder(out: Path) -> None:
+    path = out / "study" / "ledger.jsonl"
+    path.unlink()
+    path.mkdir()
+
+
+def _ledger_missing_launches_unreadable(out: Path) -> None:
+    """launches.jsonl that cannot be read whole counts as finished (docs/contract.md, its row)."""
+    _ledger_missing(out)
+    rows = read_jsonl(out / "launches.jsonl")
+    rows[-1]["signal"] = "\x01\x02"
+    write_jsonl(out / "launches.jsonl", rows)
+
+
+LEDGERS_UNREAD = {
+    "missing": _ledger_missing,
+    "a symbolic link": _ledger_a_link,
+    "a link loop": _ledger_a_link_loop,
+    "a folder": _ledger_a_folder,
+    "missing, launches.jsonl not read whole": _ledger_missing_launches_unreadable,
+}
+
+
+@pytest.mark.parametrize("case", sorted(LEDGERS_UNREAD))
+def test_a_ledger_that_cannot_be_read_fails_the_targets_checks(
+    process_folders: dict[str, Path], case: str, tmp_path: Path
+) -> None:
+    """docs/contract.md ("Which check a file fails", the ledger: every check that reads it): in a study that
+    finished, a ledger that cannot be read fails each target's three checks too (the targets kill.json
+    lists stand for those the ledger would give)."""
+    out = copy(process_folders["beta"], tmp_path)
+    LEDGERS_UNREAD[case](out)
+    v = judge_study(out)
+    for key in (*TARGET_CHECKS, KE1, ("study", "ledgerWellFormed")):
+        assert v.checks.get(key) is False, (key, v.checks.get(key), v.reasons.get(key))
+    for key in TARGET_CHECKS:
+        assert "the ledger cannot be read" in v.reasons[key], v.reasons[key]
+
+
+def test_a_ledger_not_written_yet_is_unknown_while_the_study_can_be_resumed(
+    process_folders: dict[str, Path], tmp_path: Path
+) -> None:
+    """Only while the study can still be resumed is a ledger not written yet (missing) ?; one that is a folder
+    is ✗ all the same."""
+    out = copy(process_folders["beta"], tmp_path)
+    _unfinish(out)
+    _ledger_missing(out)
+    v = judge_study(out)
+    for key in (*TARGET_CHECKS, ("study", "ledgerWellFormed"), ("study", "contractKept")):
+        assert v.checks.get(key) is None, (key, v.checks.get(key), v.reasons.get(key))
+    (out / "study" / "ledger.jsonl").mkdir()
+    v = judge_study(out)
+    for key in (*TARGET_CHECKS, ("study", "ledgerWellFormed")):
+        assert v.checks.get(key) is False, (key, v.checks.get(key), v.reasons.get(key))
+
+
+@pytest.mark.parametrize("experiments", ["missing", "a text", None, {"e1": 1}])
+def test_a_diagnosis_target_s_plan_without_its_experiments_fails_resultsettledandfinished(
+    process_folders: dict[str, Path], experiments: object, tmp_path: Path
+) -> None:
+    """docs/contract.md (resultSettledAndFinished): the settlement accounts "for every experiment of its
+    runPlanned": a diagnosis target whose runPlanned.experiments is missing or not a list cannot be held to
+    that, and fails it."""
+    out = copy(process_folders["beta"], tmp_path)
+    rows = _ledger(out)
+    plan = next(r for r in rows if r["kind"] == "runPlanned" and r["content"]["run"] == "d1")
+    assert plan["content"]["purpose"] == "diagnosis", plan
+    if experiments == "missing":
+        del plan["content"]["experiments"]
+    else:
+        plan["content"]["experiments"] = "e1 e2 e3" if experiments == "a text" else experiments
+    write_jsonl(out / "study" / "ledger.jsonl", rows)
+    v = judge_study(out)
+    assert v.checks[RSF1] is False and "no list of experiments" in v.reasons[RSF1], v.reasons.get(RSF1)
+
+
+END_SHAPES: dict[str, tuple[dict[str, object], bool]] = {
+    # (the final end's fields, whether it is a launch)
+    "signal control characters": ({"code": None, "signal": "\x01\x07\x1b"}, False),
+    "signal empty": ({"code": None, "signal": ""}, False),
+    "signal without SIG": ({"code": None, "signal": "KILL"}, False),
+    "signal in lower case": ({"code": None, "signal": "sigkill"}, False),
+    "signal a number": ({"code": None, "signal": 9}, False),
+    "code a float": ({"code": 0.0, "signal": None}, False),
+    "code a text": ({"code": "0", "signal": None}, False),
+    "code a boolean": ({"code": False, "signal": None}, False),
+    "code not written": ({"code": "drop", "signal": None}, False),
+    "signal not written": ({"code": 1, "signal": "drop"}, False),
+    "signal SIGTERM": ({"code": None, "signal": "SIGTERM"}, True),
+    "code 1": ({"code": 1, "signal": None}, True),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(END_SHAPES))
+def test_an_end_line_whose_signal_is_no_signal_s_name_or_code_no_integer_is_not_a_launch(
+    process_folders: dict[str, Path], shape: str, tmp_path: Path
+) -> None:
+    """docs/contract.md (launches.jsonl's row): an end has a code (an integer) or a signal (a signal's name),
+    never both, or both null; any other end is not a launch (exitedCleanly ✗). The final end of the armed demo
+    study, each shape; a sound end that is not exit 0 leaves exitedCleanly ? (--resume continues)."""
+    out = copy(process_folders["beta"], tmp_path)
+    rows = read_jsonl(out / "launches.jsonl")
+    end = rows[-1]
+    assert end["event"] == "end", end
+    fields, launch = END_SHAPES[shape]
+    for key, value in fields.items():
+        if value == "drop":
+            end.pop(key)
+        else:
+            end[key] = value
+    write_jsonl(out / "launches.jsonl", rows)
+    (out / "outcome.json").unlink()
+    v = judge_study(out)
+    key = ("study", "exitedCleanly")
+    if launch:
+        assert v.checks[key] is None, v.reasons.get(key)
+    else:
+        assert v.checks[key] is False and "not a launch" in v.reasons[key], v.reasons.get(key)
+
+
+@pytest.mark.parametrize("text_key", ["at", "frozenAt", "triggerSeenAt"])
+def test_a_kill_s_time_as_text_is_its_epoch_truncated_to_the_millisecond(
+    process_folders: dict[str, Path], text_key: str, tmp_path: Path
+) -> None:
+    """docs/contract.md (killEvidence, "kill.json's moment, written twice"): each text is its epoch truncated to
+    the millisecond, the epoch in [text, text + 1 ms): a text a millisecond after its epoch is another time."""
+    out = copy(process_folders["beta"], tmp_path)
+    path = out / "kills" / "1" / "kill.json"
+    kill = json.loads(path.read_text())
+    assert judge_study(out).checks[KE1] is True
+    kill[text_key] = shifted(kill[text_key], 1)
+    if text_key == "at":
+        kill["killSentAt"] = kill["at"]
+    path.write_text(json.dumps(kill))
+    v = judge_study(out)
+    assert v.checks[KE1] is False and "truncated to the millisecond" in v.reasons[KE1], v.reasons.get(KE1)
+
+
+def test_a_window_file_missing_while_the_study_can_be_resumed_is_unknown(
+    process_folders: dict[str, Path], tmp_path: Path
+) -> None:
+    """docs/contract.md ("The window"): while the study has not finished, the checks that need the window file
+    are ?, even when every target has its result (a controller started after the kill); only once the study
+    has finished must such a window have its file."""
+    out = copy(process_folders["beta"], tmp_path)
+    expected = window_missing_every_result_in(out)
+    v = judge_study(out)
+    for key, want in expected.items():
+        assert v.checks.get(key) is want, (key, v.checks.get(key), v.reasons.get(key))
+    assert "window still open" in v.reasons[SCN1], v.reasons.get(SCN1)
+
+
+def _result_lost(out: Path) -> None:
+    def edit(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [r for r in rows if not (r["kind"] == "runResult" and r["content"]["run"] == "d1")]
+
+    rewrite_ledger(out, edit)
+
+
+def _result_twice(out: Path) -> None:
+    def edit(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        i = next(i for i, r in enumerate(rows) if r["kind"] == "runResult" and r["content"]["run"] == "d1")
+        return [*rows[: i + 1], dict(json.loads(json.dumps(rows[i])), seq=None), *rows[i + 1 :]]
+
+    rewrite_ledger(out, edit)
+
+
+@pytest.mark.parametrize("results", ["none", "two"])
+@pytest.mark.parametrize("base", ["beta", "twice"])
+def test_a_target_s_container_that_exited_without_one_runresult_fails_samecontainernorerun(
+    process_folders: dict[str, Path], base: str, results: str, tmp_path: Path
+) -> None:
+    """docs/contract.md ("By class", the in-flight story's and the charged target's "dies once, as its runResult
+    says"): once the study has finished, a target's container that exited with no runResult of its run, or
+    more than one, to hold its exit code to fails sameContainerNoRerun as well as resultSettledAndFinished:
+    the demo's in-flight target, and the charged (kill 1) and in-flight (kill 2) targets of the study killed at
+    two points."""
+    out = copy(process_folders[base], tmp_path)
+    (_result_lost if results == "none" else _result_twice)(out)
+    v = judge_study(out)
+    kills = ["kill 1"] if base == "beta" else ["kill 1", "kill 2"]
+    want = "0 runResults" if results == "none" else "2 runResults"
+    for kill in kills:
+        for name in ("sameContainerNoRerun", "resultSettledAndFinished"):
+            key = (f"{kill} · d1", name)
+            assert v.checks.get(key) is False, (key, v.checks.get(key), v.reasons.get(key))
+        key = (f"{kill} · d1", "sameContainerNoRerun")
+        assert want in v.reasons[key], v.reasons[key]
+
+
+def _window_entry(out: Path, **fields: object) -> dict[str, Any]:
+    path = out / "kills" / "1" / "container-events-window.json"
+    w = json.loads(path.read_text())
+    w["targets"]["d1"].update(fields)
+    path.write_text(json.dumps(w))
+    return w
+
+
+def test_a_result_seen_outside_the_window_fails_killevidence_alone(
+    process_folders: dict[str, Path], tmp_path: Path
+) -> None:
+    """docs/contract.md (killEvidence): a resultSeenEpoch more than a millisecond (WRITTEN_MS) after untilEpoch
+    is the window file's own fault: killEvidence, and not the target's checks."""
+    out = copy(process_folders["beta"], tmp_path)
+    w = json.loads((out / "kills" / "1" / "container-events-window.json").read_text())
+    _window_entry(out, resultSeenEpoch=w["untilEpoch"] + 0.0015)
+    v = judge_study(out)
+    assert v.checks[KE1] is False and "seen outside the window" in v.reasons[KE1], v.reasons.get(KE1)
+    assert v.checks[SCN1] is True and v.checks[RSF1] is True, (v.reasons.get(SCN1), v.reasons.get(RSF1))
+
+
+def test_the_window_s_result_seq_is_the_record_that_ended_the_story(
+    process_folders: dict[str, Path], tmp_path: Path
+) -> None:
+    """docs/contract.md (killEvidence): a target's resultSeq (when not null) is the record that ended its story:
+    an in-flight target's first runResult, not its round's settlement."""
+    out = copy(process_folders["beta"], tmp_path)
+    settle = next(r for r in _ledger(out) if r["kind"] == "diagnosisSettlement" and r["content"]["run"] == "d1")
+    seen = next(r["seenAt"] for r in read_jsonl(out / "timeline.jsonl") if r["seq"] == settle["seq"])
+    _window_entry(out, resultSeq=settle["seq"], resultSeenEpoch=to_epoch(seen))
+    v = judge_study(out)
+    assert v.checks[KE1] is False and "not the record that ended its story" in v.reasons[KE1], v.reasons.get(KE1)
+
+
+def test_a_die_is_held_to_the_earlier_copy_of_when_its_result_was_seen(
+    process_folders: dict[str, Path], tmp_path: Path
+) -> None:
+    """docs/contract.md ("the study waited for its run"): the one die comes before the console saw the target's
+    runResult, the earlier of the window's resultSeenEpoch and timeline.jsonl's seenAt, within a second. The
+    window saying the result was seen 2 s before the die: a result written for a run still running."""
+    out = copy(process_folders["beta"], tmp_path)
+    die = next(
+        e
+        for e in read_jsonl(out / "kills" / "1" / "container-events-live.jsonl")
+        if e.get("Action") == "die" and e["Actor"]["Attributes"].get("studymon.run") == "d1"
+    )
+    _window_entry(out, resultSeenEpoch=die["timeNano"] / 10**9 - 2)
+    v = judge_study(out)
+    assert v.checks[SCN1] is False and "the die came after runResult was seen" in v.reasons[SCN1], v.reasons.get(SCN1)
+
+
+def _timeline_missing(out: Path) -> None:
+    (out / "timeline.jsonl").unlink()
+
+
+def _timeline_a_folder(out: Path) -> None:
+    (out / "timeline.jsonl").unlink()
+    (out / "timeline.jsonl").mkdir()
+
+
+def _timeline_line_not_a_record(out: Path) -> None:
+    rows = read_jsonl(out / "timeline.jsonl")
+    rows[1]["seenAt"] = 47
+    write_jsonl(out / "timeline.jsonl", rows)
+
+
+def _timeline_out_of_order(out: Path) -> None:
+    """A line of the study's start moved after the kill's, its values as they were."""
+    path = out / "timeline.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines.insert(len(lines) - 2, lines.pop(2))
+    path.write_text("".join(lines), encoding="utf-8")
+
+
+TIMELINES = {
+    # (how, whether the targets' checks are judged by it)
+    "missing": (_timeline_missing, False),
+    "a folder": (_timeline_a_folder, False),
+    "a line not a record": (_timeline_line_not_a_record, False),
+    "only out of time order": (_timeline_out_of_order, True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TIMELINES))
+def test_a_timeline_not_read_whole_judges_no_target_s_check(
+    process_folders: dict[str, Path], case: str, tmp_path: Path
+) -> None:
+    """docs/contract.md ("Which check a file fails", timeline.jsonl): a timeline missing, unreadable or holding a
+    line that is not a record seen fails ledgerWellFormed and every kill's killEvidence, and tells nothing of
+    when (or whether) a record after a kill was seen: no target's check is judged by it. One only out of time
+    order is still read line by line: d1's result, its line dropped, was seen by no console."""
+    out = copy(process_folders["beta"], tmp_path)
+    seq = next(r["seq"] for r in _ledger(out) if r["kind"] == "runResult" and r["content"]["run"] == "d1")
+    rows = read_jsonl(out / "timeline.jsonl")
+    write_jsonl(out / "timeline.jsonl", [r for r in rows if r["seq"] != seq])
+    how, judged = TIMELINES[case]
+    how(out)
+    v = judge_study(out)
+    assert v.checks[("study", "ledgerWellFormed")] is False and v.checks[KE1] is False, v.failing()
+    if judged:
+        assert v.checks[RSF1] is False and "seen by no console" in v.reasons[RSF1], v.reasons.get(RSF1)
+    else:
+        for key in TARGET_CHECKS:
+            assert v.checks[key] is True, (key, v.reasons.get(key))
+
+
+def test_a_record_seen_before_any_controller_started_is_the_timeline_s_fault(
+    process_folders: dict[str, Path], tmp_path: Path
+) -> None:
+    """docs/contract.md ("Which check a file fails", timeline.jsonl held to "none seen before the first
+    controller started"): ledgerWellFormed, not exitedCleanly. A record of the study's start seen a day
+    early."""
+    out = copy(process_folders["beta"], tmp_path)
+    rows = read_jsonl(out / "timeline.jsonl")
+    rows[1]["seenAt"] = shifted(rows[1]["seenAt"], -86_400_000)
+    write_jsonl(out / "timeline.jsonl", rows)
+    v = judge_study(out)
+    key = ("study", "ledgerWellFormed")
+    assert v.checks[key] is False and "before any controller started" in v.reasons[key], v.reasons.get(key)
+    assert v.checks[("study", "exitedCleanly")] is True, v.reasons.get(("study", "exitedCleanly"))
+
+
+def test_rule_13_cannot_hold_a_halt_after_a_charge_without_its_numbers(
+    process_folders: dict[str, Path], tmp_path: Path
+) -> None:
+    """docs/contract.md (rule 13, haltedAtExport): a charge before the "balance exhausted" halt whose balance is
+    not a number (a middle one: the last charge's is) leaves the halt unheld: ✗."""
+    out = copy(process_folders["beta"], tmp_path)
+    rows = _ledger(out)
+    charges = [r for r in rows if r["kind"] == "charge"]
+    assert len(charges) > 1, charges
+    charges[0]["content"]["balance"] = str(charges[0]["content"]["balance"])
+    write_jsonl(out / "study" / "ledger.jsonl", rows)
+    v = judge_study(out)
+    key = ("study", "haltedAtExport")
+    assert v.checks[key] is False and "cannot be held to it" in v.reasons[key], v.reasons.get(key)
+
+
+def test_the_budget_is_the_studyopen_s_on_line_1(process_folders: dict[str, Path], tmp_path: Path) -> None:
+    """docs/contract.md (chargedEqualsStarts: the budget "the studyOpen's on line 1: rule 7"): line 1 not a
+    record and a studyOpen on line 2 give no budget."""
+    out = copy(process_folders["beta"], tmp_path)
+    path = out / "study" / "ledger.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    opening = json.loads(lines[0])
+    assert opening["kind"] == "studyOpen", opening
+    lines[1] = json.dumps(dict(opening, seq=2)) + "\n"
+    lines[0] = lines[0].replace('"kind": ', '"kind": "studyOpen", "kind": ', 1)
+    path.write_text("".join(lines), encoding="utf-8")
+    v = judge_study(out)
+    key = ("study", "chargedEqualsStarts")
+    assert v.checks[key] is False and "no budget" in v.reasons[key], v.reasons.get(key)
 
 
 # --- hostile files ------------------------------------------------------------------------------
@@ -679,3 +1123,22 @@ def test_a_journal_of_64_mib_is_read(campaign: Path, tmp_path: Path) -> None:
     v = judge_campaign(c)
     for name in ("journalWellFormed", "summaryAgrees", "journalAgrees"):
         assert v.checks[("campaign", name)] is True, (name, v.reasons.get(("campaign", name)))
+
+
+def test_a_lost_trial_s_folder_is_not_examined(campaign: Path, tmp_path: Path) -> None:
+    """docs/contract.md (trialFolders: "every trial's folder that is there, whatever its journal state but
+    lost"): trial 2 journaled lost, its folder there and not its own: journalAgrees fails (a lost trial has
+    no folder), trialFolders does not examine it."""
+    c = copy(campaign, tmp_path)
+    path = c / "trials.jsonl"
+    rows = read_jsonl(path)
+    end = max(i for i, r in enumerate(rows) if r["n"] == 2)
+    assert rows[end]["state"] == "done", rows[end]
+    rows[end]["state"] = "lost"
+    write_jsonl(path, rows)
+    (c / "trials" / "2" / "research.json").write_text("{}")
+    v = judge_campaign(c)
+    assert v.checks[("campaign", "trialFolders")] is True, v.reasons.get(("campaign", "trialFolders"))
+    key = ("campaign", "journalAgrees")
+    assert v.checks[key] is False and "trial 2 is lost" in v.reasons[key], v.reasons.get(key)
+    assert ("trial 2", "trialHolds") not in v.checks

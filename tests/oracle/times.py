@@ -35,6 +35,9 @@ WRITTEN_MS = Fraction(1, 1000)
 # docs/contract.md (killEvidence): a time's text and its epoch number (since/sinceEpoch, until/untilEpoch)
 # agree to the microsecond: 2 µs, as a float's rounding may move an epoch past one.
 TEXT_SLACK = Fraction(2, 10**6)
+# docs/contract.md (killEvidence, "kill.json's moment, written twice"): each time's text is its epoch truncated
+# to the millisecond, the epoch in [text, text + 1 ms) "within a float's rounding": this much either side.
+FLOAT_SLACK = Fraction(1, 10**6)
 # "within a second": the contract's tolerance between two clocks (the runtime's and the
 # console's) and between a die and what it is compared with.
 SECOND = Fraction(1)

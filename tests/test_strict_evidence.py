@@ -546,3 +546,21 @@ def test_an_automatic_kill_s_trigger_was_seen_when_the_timeline_saw_its_record(t
     kill["triggerSeenAt"] = rfc3339_ms(kill["triggerSeenEpoch"])
     ok, detail = _not_holding(write(files, tmp_path / "moved"))[(f"kill {auto[0]}", "killEvidence")]
     assert ok is False and "triggerSeenEpoch is not when timeline.jsonl saw triggerSeq" in detail, detail
+
+
+def test_a_ledger_not_written_yet_is_unknown_and_one_that_is_no_file_fails(tmp_path: Path) -> None:
+    """While the study can still be resumed, a ledger that is not there yet leaves every check that reads it ?, the
+    targets' included; a ledger that is a link or a folder is no ledger to come, and fails them."""
+    files = derive(sound())
+    launches = files["launches.jsonl"]
+    files["launches.jsonl"] = launches[: max(i for i, x in enumerate(launches) if x["event"] == "start") + 1]
+    out = write(files, tmp_path / "missing")
+    (out / "study" / "ledger.jsonl").unlink()
+    got = _not_holding(out)
+    targets = {k: v for k, v in got.items() if " · " in k[0]}
+    assert targets and all(ok is None for ok, _ in targets.values()), targets
+    out = write(files, tmp_path / "folder")
+    (out / "study" / "ledger.jsonl").unlink()
+    (out / "study" / "ledger.jsonl").mkdir()
+    got = _not_holding(out)
+    assert got[("kill 1 · d1", "chargedOnce")][0] is False and got[("study", "contractKept")][0] is False, got

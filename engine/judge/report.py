@@ -196,8 +196,13 @@ def _judge(out: Path) -> Judgement:
     for ev in kills:
         ev.all_results = all(bool(acc.runs[t.run].results) for t in ev.targets if t.run in acc.runs)
     finished = launches.finished
-    # No ledger yet (the controller stopped before it wrote one): a resume may still write it.
-    ledger.pending = not finished and (ledger.absent or ledger.records == 0) and ledger.issue_count == 0
+    # No ledger yet (the controller stopped before it wrote one): a resume may still write it.  Not written yet: no
+    # file at all, or an empty one that reads; a link, a folder or a FIFO is no ledger to come.
+    ledger.pending = (
+        not finished
+        and (ledger.absent or (ledger.records == 0 and ledger.problem is None))
+        and ledger.issue_count == 0
+    )
     for ev in kills:
         ev.finished = finished
         # The lines of launches.jsonl the kill's proofs name: its controller's end, and the end the study finished by.

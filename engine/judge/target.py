@@ -18,6 +18,7 @@ from studymon.engine.records import CHARGED, UNRECORDED, UNSETTLED, KillTarget, 
 from studymon.engine.safefile import type_name
 
 FINISHED_OPEN = "the study finished with the window still open"
+TARGET_CHECKS = ("sameContainerNoRerun", "chargedOnce", "resultSettledAndFinished")
 # What the contract makes of a target's story, for the proofs (§6.4, §7).
 ONE_CONTAINER = "a target's run goes on in one container, which dies once in its window as its run ends (§6.4)"
 NOT_AGAIN = "nothing of the study's work is done again after a kill: no container of the study is made in its window"
@@ -71,6 +72,10 @@ def target_checks(
     plans: PlansAfter | None = None,
 ) -> list[Check]:
     scope = f"{ev.scope} · {t.run}"
+    if ledger.pending:
+        # No ledger written yet, and the study can still be resumed: nothing of a target's story can be told yet.
+        said = f"the ledger cannot be judged: {ledger.problem or 'not written yet'}"
+        return [Check(name, None, said, scope) for name in TARGET_CHECKS]
     acct = acc.runs.get(t.run)
     return [
         same_container_no_rerun(ev, t, acct, study, ledger, scope),

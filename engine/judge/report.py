@@ -199,9 +199,7 @@ def _judge(out: Path) -> Judgement:
     # No ledger yet (the controller stopped before it wrote one): a resume may still write it.  Not written yet: no
     # file at all, or an empty one that reads; a link, a folder or a FIFO is no ledger to come.
     ledger.pending = (
-        not finished
-        and (ledger.absent or (ledger.records == 0 and ledger.problem is None))
-        and ledger.issue_count == 0
+        not finished and (ledger.absent or (ledger.records == 0 and ledger.problem is None)) and ledger.issue_count == 0
     )
     for ev in kills:
         ev.finished = finished

@@ -530,8 +530,8 @@ class _Seen:
                             f"no controller of launches.jsonl ran then (within {RECORD_LAG:g} s), so none wrote it",
                         )
                     )
-        i = r.seq - 1
-        if i < len(self.said) and self.said[i] != self.UNSEEN and self.said[i] != self._hash(r.kind, r.at):
+        i = r.seq - 1  # a seq below 1 is the ledger's fault (ledgerWellFormed), and was seen as no line
+        if 0 <= i < len(self.said) and self.said[i] != self.UNSEEN and self.said[i] != self._hash(r.kind, r.at):
             self._differs(
                 f"the ledger's seq {r.seq} ({_kind(r)}, line {r.line}) is not the record timeline.jsonl saw as "
                 f"seq {r.seq}: the ledger was changed after it was seen",

@@ -629,6 +629,11 @@ def parse_window(obj: dict[str, Any]) -> tuple[WindowRecord | None, str | None]:
         return None, f"{file}: sinceEpoch is {type_name(obj.get('sinceEpoch'))}, not a time"
     if until is None:
         return None, f"{file}: untilEpoch is {type_name(obj.get('untilEpoch'))}, not a time"
+    # A text that is no time at all is no field of the console's (every check that reads the file); one that is
+    # another time than its epoch is the file disagreeing with itself (killEvidence, above).
+    for key in ("since", "until"):
+        if time_epoch(obj.get(key)) is None:
+            return None, f"{file}: {key} is not a time"
     if until < since:
         return None, f"{file}: untilEpoch comes before sinceEpoch"
     targets = obj.get("targets")

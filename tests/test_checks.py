@@ -643,15 +643,15 @@ def test_parse_window() -> None:
     assert sound_window is not None and sound_window.notes == []
     assert sound_window.seen_ns("d1") == round(w["targets"]["d1"]["resultSeenEpoch"] * 1e9)
     # The times as text and as numbers are one fact twice: where they differ, the window is used and
-    # killEvidence says so.
+    # killEvidence says so; a text that is no time at all is no window the console writes.
     for change, note in [
         ({"since": "2026-01-01T00:00:00.000Z"}, f"{WINDOW}: since and sinceEpoch are not the same time"),
-        ({"since": None}, f"{WINDOW} has no since and sinceEpoch, two times, to open the window at"),
         ({"until": "2026-01-01T00:00:00.000Z"}, f"{WINDOW}: until and untilEpoch are not the same time"),
-        ({"until": 5}, f"{WINDOW}: until and untilEpoch are not the same time"),
     ]:
         noted, problem = parse_window(dict(w, **change))
         assert problem is None and noted is not None and noted.notes == [note], change
+    for change, said in [({"since": None}, "since"), ({"until": 5}, "until"), ({"until": "x" * 99}, "until")]:
+        assert parse_window(dict(w, **change)) == (None, f"{WINDOW}: {said} is not a time"), change
     within, _ = parse_window(dict(w, sinceEpoch=w["sinceEpoch"] + 0.000001, untilEpoch=w["untilEpoch"] - 0.000001))
     assert within is not None and within.notes == []
     apart, _ = parse_window(dict(w, untilEpoch=w["untilEpoch"] - 0.0009))
@@ -1905,7 +1905,7 @@ def test_arms_lines_tell_one_story_in_order() -> None:
 
 def _die_of(run: str, name: str | None = None, action: str = "die") -> dict[str, Any]:
     return {"Type": "container", "Action": action, "Actor": {"ID": "c0ffee", "Attributes": {"name": name or container(run)}},
-            "timeNano": 1}
+            "time": 1_796_000_000, "timeNano": 1_796_000_000_000_000_000}
 
 
 def _at_container(ev: KillEvidence, line: dict[str, Any], point: str, event: dict[str, Any] | None, run: str = "d1") -> None:
@@ -1947,10 +1947,14 @@ def test_kill_triggered_container_point_as_runtimes_write_the_event() -> None:
     ev, acc = evidence(files)
     line = fired_line(files)
     sound = Check("killTriggered", True, "kill 1 fired at container:die/diagnosis (d1's die); its folder is complete")
-    older = {"status": "die", "id": "c0ffee", "Actor": {"ID": "c0ffee", "Attributes": {"name": NAME}}}
+    older = dict(_die_of("d1"), status="die", id="c0ffee")  # an older API's status and id beside Action, agreeing
     for event in (_die_of("d1", name="/" + NAME), older):
         _at_container(ev, line, "container:die/diagnosis", event)
         assert kill_triggered(armed(files), [ev], acc, LedgerFacts(), True, STUDY) == sound, event
+    # Without Type and Action it is no container event a runtime streams: held to the recordings' shape (§6.4).
+    _at_container(ev, line, "container:die/diagnosis", {"status": "die", "id": "c0ffee", "Actor": {"ID": "c0ffee"}})
+    c = kill_triggered(armed(files), [ev], acc, LedgerFacts(), True, STUDY)
+    assert c is not None and c.ok is False and c.detail.startswith("kill 1's triggerEvent is not a container event")
     _at_container(ev, line, "container:die/diagnosis", _die_of("d1", name="Xinforsi-s-d1"))
     assert kill_triggered(armed(files), [ev], acc, LedgerFacts(), True, StudyFacts("s", "Xinforsi")) == sound
 
@@ -1968,6 +1972,12 @@ def test_kill_triggered_container_point_not_of_a_run_container_of_the_study() ->
         {"Type": "container", "Action": "die", "Actor": {"ID": "c0ffee"}},  # no Attributes
         {"Type": "container", "Action": "die", "Actor": {"ID": "c0ffee", "Attributes": {"image": "x"}}},  # no name
         {"Type": "container", "Action": "die", "Actor": {"ID": "c0ffee", "Attributes": {"name": 5}}},
+    ):
+        # No container event of the shape every recorded event has: said before whose container it is.
+        _at_container(ev, line, "container:die/diagnosis", event)
+        c = kill_triggered(armed(files), [ev], acc, LedgerFacts(), True, STUDY)
+        assert c is not None and c.ok is False and c.detail.startswith("kill 1's triggerEvent is not a container event"), event
+    for event in (
         _die_of("d1", name=container("d1", study="t")),  # another study's d1
         _die_of("d1", name=STUDY.name_prefix),  # the prefix, and no run after it
     ):
@@ -2803,8 +2813,8 @@ def test_the_story_s_boundaries_and_its_texts() -> None:
     assert tally is not None
     tally.unbooked = [("inforsi-s-d5", "create", 1500), ("inforsi-s-d6", "start", 1600)]
     tally.unbooked_count = 5
-    made = ("create of inforsi-s-d5 at 1970-01-01T00:00:00.000Z in the window, and its run has no runStarted; "
-            "start of inforsi-s-d6 at 1970-01-01T00:00:00.000Z in the window, and its run has no runStarted "
+    made = ("create of inforsi-s-d5 at 1970-01-01T00:00:00.000Z in the window, and no runStarted names it; "
+            "start of inforsi-s-d6 at 1970-01-01T00:00:00.000Z in the window, and no runStarted names it "
             "(and 3 more containers made off the books)")
     assert scnr(ev, acc).detail == made
     tally.unbooked_count = 3
@@ -2812,7 +2822,7 @@ def test_the_story_s_boundaries_and_its_texts() -> None:
     ev.finished = False
     c = scnr(ev, acc)
     assert c.ok is None and c.detail == (
-        "create of inforsi-s-d5 at 1970-01-01T00:00:00.000Z in the window, and its run has no runStarted yet")
+        "create of inforsi-s-d5 at 1970-01-01T00:00:00.000Z in the window, and no runStarted names it yet")
 
 
 def test_a_die_and_no_result_while_the_study_can_go_on_is_not_yet_a_missing_result() -> None:

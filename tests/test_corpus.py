@@ -1096,7 +1096,7 @@ def test_a_container_made_for_a_run_planned_but_never_started_is_off_the_books(t
         add_event(files, 2, e)
     said = [
         f"{e['Action']} of inforsi-s-x9 at {rfc3339_ms(e['timeNano'] / 1e9)} in the window, "
-        "and its run has no runStarted"
+        "and no runStarted names it"
         for e in made
     ]
     targets = ("kill 2 · a2", "kill 2 · d3")

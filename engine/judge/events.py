@@ -301,8 +301,9 @@ def planned_after(acc: Accounts, prefix: str | None, seq: int | None) -> tuple[f
     A run planned after the kill, and also one planned (and perhaps charged)
     before it but not started by then: §1 has the resume start it.  Neither
     is a target; a target's own name is judged apart and never allowed.
-    The first set: those whose ``runStarted`` came (on the books); the
-    second: those without one yet (off the books, unless it still comes).
+    The first set: those a ``runStarted`` names (on the books: its
+    ``container`` is that name exactly); the second: those without one yet
+    (off the books, unless it still comes).
     """
     if prefix is None or seq is None:
         return frozenset(), frozenset()
@@ -311,7 +312,8 @@ def planned_after(acc: Accounts, prefix: str | None, seq: int | None) -> tuple[f
         for a in acc.runs.values()
         if a.plan is not None and (a.plan.seq > seq or not any(st.seq <= seq for st in a.starts))
     ]
+    booked = {a.run for a in waiting if any(st.get("container") == prefix + a.run for st in a.starts)}
     return (
-        frozenset(prefix + a.run for a in waiting if a.starts),
-        frozenset(prefix + a.run for a in waiting if not a.starts),
+        frozenset(prefix + a.run for a in waiting if a.run in booked),
+        frozenset(prefix + a.run for a in waiting if a.run not in booked),
     )

@@ -12,6 +12,7 @@ from studymon.engine.folder import EvidenceFolder, KillFolder
 from studymon.engine.judge.facts import KillEvidence, LedgerFacts, StudyFacts, ledger_line
 from studymon.engine.judge.target import PlanIndex, target_checks
 from studymon.engine.judge.text import name_text, ns_text, run_text
+from studymon.engine.judge.timeline import ORDER_ROUNDING
 from studymon.engine.judge.verdict import SHOWN, WINDOW_OPEN, Check, Verdict
 from studymon.engine.records import (
     CHARGED,
@@ -178,7 +179,11 @@ def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts, study: S
             ),
         )
     # An end the console did not make is judged as a kill: the end it stands for is in launches.jsonl (§6.9).
-    ends_unseen = ev.launches_problem is None and ev.ended_before is None and ev.keeper_end is None
+    # The console judges an end it read from launches.jsonl: that end came by the kill's at (one only after it, by
+    # more than the times' rounding, is not the end it saw).
+    end = ev.keeper_end
+    late = end is not None and (k.at_epoch is None or end.at > k.at_epoch + ORDER_ROUNDING)
+    ends_unseen = ev.launches_problem is None and ev.ended_before is None and (end is None or late)
     if k.trigger in ENDS and k.pid is not None and ends_unseen:
         v.fail(
             f"kill.json says pid {k.pid} ended ({k.trigger}), but launches.jsonl has no end of that pid by then",

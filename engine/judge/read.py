@@ -424,7 +424,8 @@ class _Seen:
         first = launches.first.at if launches is not None and launches.first is not None else None
         for e in seen_events(out, stream, 0):
             line: TimelineLine = e.fact
-            if launches is not None and launches.problem is None and (first is None or e.time < first):
+            told = launches is not None and launches.problem is None and launches.fault is None
+            if told and (first is None or e.time < first):
                 # A record seen before any controller started: the timeline's copy of when it was seen disagrees with
                 # launches.jsonl (timeline.jsonl's fault, ledgerWellFormed's; who wrote the record is read by its own
                 # at, docs/contract.md "Records are written while a controller runs").

@@ -14,7 +14,7 @@ from studymon.engine.folder import EvidenceFolder, KillFolder
 from studymon.engine.judge.facts import Arming, Fired, KillEvidence, Launches, LedgerFacts, StudyFacts, ledger_line
 from studymon.engine.judge.text import free_text, name_text, run_text, time_text
 from studymon.engine.judge.verdict import RESUME_HINT, SHOWN, Check, Verdict
-from studymon.engine.records import IN_FLIGHT
+from studymon.engine.records import IN_FLIGHT, ContainerEvent, parse_event
 from studymon.engine.safefile import type_name
 from studymon.engine.spec import EXPECT_ENDS
 
@@ -669,6 +669,14 @@ def _container_point(
         v.fail(
             f"kill {number} fired at {point}, but its kill.json has no triggerEvent",
             proof(killed, "no triggerEvent", "a kill at a container point names the event it fired at (§7)", fired),
+        )
+        return ""
+    parsed = parse_event(event)
+    if not isinstance(parsed, ContainerEvent):
+        # The event the kill fired at, copied from the stream: held to the shape of every recorded event (§6.4).
+        v.fail(
+            f"kill {number}'s triggerEvent is not a container event: {parsed if isinstance(parsed, str) else 'a gap'}",
+            proof(killed, "its triggerEvent", "a kill at a container point names the container event it fired at"),
         )
         return ""
     action = event.get("Action") or event.get("status")

@@ -475,12 +475,15 @@ def _study_events(v: Verdict, ev: KillEvidence, t: KillTarget, own: str) -> Targ
         )
         for e in foreign
     )
+    # The target's own container is judged with its story (a runStarted naming another is said there).
+    off = [e for e in tally.unbooked if e[0] != own]
     unbooked = [
-        f"{action} of {name_text(other)} at {ns_text(ns)} in the window, and its run has no runStarted"
-        for other, action, ns in tally.unbooked
+        f"{action} of {name_text(other)} at {ns_text(ns)} in the window, and no runStarted names it"
+        for other, action, ns in off
     ]
+    count = tally.unbooked_count - (len(tally.unbooked) - len(off))
     if ev.finished:
-        v.listed(unbooked, tally.unbooked_count, "container made off the books", "containers made off the books")
+        v.listed(unbooked, count, "container made off the books", "containers made off the books")
         v.proven(
             proof(
                 *_event(ev, tally.at.get(e), f"{e[1]} of {name_text(e[0])} at {ns_text(e[2])}"),
@@ -488,7 +491,7 @@ def _study_events(v: Verdict, ev: KillEvidence, t: KillTarget, own: str) -> Targ
                 (ledger_line(None), "no runStarted of its run"),
                 ev.finished_at(),
             )
-            for e in tally.unbooked
+            for e in off
         )
     elif unbooked:
         v.unknown(unbooked[0] + " yet")

@@ -422,10 +422,11 @@ class _Seen:
         stream = Stream(EvidenceFolder.TIMELINE)
         launches = self.launches
         first = launches.first.at if launches is not None and launches.first is not None else None
+        # A launches.jsonl read whole tells when the first controller started (None: it cannot).
+        told = launches if launches is not None and launches.problem is None and launches.fault is None else None
         for e in seen_events(out, stream, 0):
             line: TimelineLine = e.fact
-            told = launches is not None and launches.problem is None and launches.fault is None
-            if told and (first is None or e.time < first):
+            if told is not None and (first is None or e.time < first):
                 # A record seen before any controller started: the timeline's copy of when it was seen disagrees with
                 # launches.jsonl (timeline.jsonl's fault, ledgerWellFormed's; who wrote the record is read by its own
                 # at, docs/contract.md "Records are written while a controller runs").
@@ -435,7 +436,7 @@ class _Seen:
                         e.where,
                         f"seq {line.seq} is seen",
                         "no controller had started then, so none wrote it",
-                        (launches.first_where or Where(EvidenceFolder.LAUNCHES, 0), "the first controller starts"),
+                        (told.first_where or Where(EvidenceFolder.LAUNCHES, 0), "the first controller starts"),
                     ),
                 )
             i = line.seq - 1

@@ -101,6 +101,7 @@ class Launches:
     problem_count: int = 0
     problem: str | None = None  # the file could not be read
     fault: str | None = None  # the first of its lines that is not a launch, if any
+    outcome_written: bool = False  # outcome.json is there: the console refuses to resume the study
     # Each controller's life, (start, end or +inf), in the order of the starts; ``lived_until[i]``: the latest end
     # of the first i + 1 (a record dated t lay in some life when the last start by t has lived_until >= t).
     starts: list[float] = field(default_factory=list)
@@ -119,8 +120,9 @@ class Launches:
         """The final controller ended with exit 0: the study has finished (§6.3).  When launches.jsonl cannot be
         read whole (unreadable, or a line that is not a launch), whether it did cannot be told for sure, and it
         counts as finished: nothing is still to come, and nothing missing hides behind a ``?`` (exitedCleanly
-        fails saying why)."""
-        if self.problem is not None or self.fault is not None:
+        fails saying why).  So does a folder with outcome.json, whatever launches.jsonl says: no console resumes
+        it (§6.6: ``?`` only while the study can still be resumed)."""
+        if self.problem is not None or self.fault is not None or self.outcome_written:
             return True
         return self.final_end is not None and self.final_end.clean
 

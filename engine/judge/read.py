@@ -121,6 +121,7 @@ def read_outcome(out: Path, launches: Launches) -> None:
                 _final_proof(launches, Where(EvidenceFolder.OUTCOME, 0), "missing", "the end is held in both files"),
             )
         return
+    launches.outcome_written = True
     try:
         outcome = safefile.read_object(out, EvidenceFolder.OUTCOME, EvidenceFolder.CAPS[EvidenceFolder.OUTCOME])
     except Unreadable as exc:

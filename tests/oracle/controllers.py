@@ -52,6 +52,9 @@ class Controllers:
     # Lines earlier than the line before them by more than KEEPER_SLACK; each is among the violations too
     # (exitedCleanly's: README.md, open question 27).
     order_breaks: list[str] = field(default_factory=list)
+    # launches.jsonl's start lines (line, pid, at), read even when a line is not a launch; None when the file
+    # could not be read at all (evidence.Launches.starts).
+    starts: list[tuple[int, int, Fraction]] | None = None
 
     @property
     def final(self) -> Controller | None:
@@ -59,11 +62,14 @@ class Controllers:
 
     @property
     def finished(self) -> bool:
-        """The final controller ended with exit 0.  Evidence that cannot tell counts as finished:
-        nothing is then left "to come", so nothing missing can hide behind a ``?``."""
-        if not self.readable or self.final is None:
+        """The final controller ended with exit 0 (docs/contract.md, "Controllers").  A file that cannot be
+        read whole cannot tell, and counts as finished (its row in "Which check a file fails"): nothing is
+        then left "to come", so nothing missing can hide behind a ``?``.  A file read whole with no
+        controller at all (empty, or only an end line) has not finished: the study can still be started
+        with ``--resume`` (README.md, open question 40; ``outcome.json`` decides otherwise, in study.py)."""
+        if not self.readable:
             return True
-        return self.final.clean
+        return self.final is not None and self.final.clean
 
     def first_start_after(self, t: Fraction) -> Controller | None:
         for c in self.items:
@@ -86,8 +92,8 @@ def _ms(t: Fraction) -> int:
 
 def replay(launches: Launches) -> Controllers:
     if not launches.readable:
-        return Controllers(readable=False, reason=launches.reason)
-    cs = Controllers(readable=True)
+        return Controllers(readable=False, reason=launches.reason, starts=launches.starts)
+    cs = Controllers(readable=True, starts=launches.starts)
     running: Controller | None = None
     previous_end: Launch | None = None
     for before, line in pairwise(launches.lines):

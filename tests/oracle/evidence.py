@@ -275,6 +275,10 @@ class Launches:
     readable: bool = True
     reason: str | None = None
     lines: list[Launch] = field(default_factory=list)
+    # Every `start` line of the file read with an integer pid and a time, (line, pid, at), whether or not each
+    # line (or the file) is a launch: kill.json's pid is held to them (killEvidence, README.md, open question 42).
+    # None when the file itself could not be read (missing, refused, a line not a JSON object).
+    starts: list[tuple[int, int, Fraction]] | None = None
 
 
 def _not_a_launch(where: str, why: str) -> Launches:
@@ -294,6 +298,17 @@ def load_launches(out: Path) -> Launches:
         rows = read_jsonl_objects(out, "launches.jsonl", CAPS["launches.jsonl"])
     except Refused as exc:
         return Launches(readable=False, reason=str(exc))
+    starts: list[tuple[int, int, Fraction]] = []
+    for number, row in rows:
+        pid, at = row.get("pid"), parse_time(row.get("at"))
+        if row.get("event") == "start" and isinstance(pid, int) and not isinstance(pid, bool) and at is not None:
+            starts.append((number, pid, at))
+    checked = _check_launches(rows)
+    checked.starts = starts
+    return checked
+
+
+def _check_launches(rows: list[tuple[int, dict[str, Any]]]) -> Launches:
     result = Launches()
     for number, row in rows:
         event, pid, at = row.get("event"), row.get("pid"), parse_time(row.get("at"))

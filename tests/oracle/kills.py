@@ -331,15 +331,26 @@ def judge_kill(
         else:
             idx = cons.items.index(v.controller)
             v.resume = cons.items[idx + 1] if idx + 1 < len(cons.items) else None
+    elif (
+        v.pid is not None
+        and v.at is not None
+        and cons.starts is not None
+        and not any(pid == v.pid and at <= v.at + MS_SLACK for _, pid, at in cons.starts)
+    ):
+        # launches.jsonl read, with a line that is not a launch: the pid is still held to the start lines it
+        # holds (docs/contract.md, killEvidence: "kill.json's pid is a controller's that launches.jsonl
+        # started before the kill"); a start line without that pid starts no such controller (README.md, open
+        # question 42).  killDelivered fails for the file already.
+        t.fail(scope, ev, f"pid {v.pid} has no start line in launches.jsonl before the kill")
     if v.trigger in ("auto", "manual") or v.trigger is None:
         judge_delivered(f, v, t, claimed)
     elif v.controller is not None:
+        # The end the console judged is the pid's end at or before kill.json's at, to the times' rounding
+        # (FLOAT_SLACK, 1 µs): an end only after it is not the one the console saw (README.md, open question 43).
         end = v.controller.end
-        if end is None:
-            t.fail(scope, ev, f"a {v.trigger} with no end of pid {v.pid}")
+        if end is None or (v.at is not None and end.at > v.at + FLOAT_SLACK):
+            t.fail(scope, ev, f"a {v.trigger} with no end of pid {v.pid} by then")
         else:
-            if v.at is not None and end.at > v.at + MS_SLACK:
-                t.fail(scope, ev, f"the {v.trigger} is dated before pid {v.pid}'s end")
             key = (v.controller.pid, end.line)
             if key in claimed:
                 t.fail(scope, ev, f"kill {claimed[key]} already claims pid {v.pid}'s end")
@@ -430,6 +441,10 @@ def judge_delivered(f: StudyFacts, v: KillView, t: Tally, claimed: dict[tuple[in
     if end is None or end.at < v.at - KEEPER_SLACK:
         if end is not None:
             t.fail(scope, name, f"pid {c.pid} ended at {show(end.at)}, before the kill")
+        elif v.resume is not None:
+            # docs/contract.md ("One at a time"; killDelivered: "the resume started after that end"): a console
+            # resumes only once the killed controller has ended, so a later start with no end of it is ✗.
+            t.fail(scope, name, f"pid {v.resume.pid} started after the kill, and pid {c.pid} has no end before it")
         elif f.finished:
             t.fail(scope, name, f"pid {c.pid} has no end")
         else:
@@ -1309,6 +1324,21 @@ def judge_result(f: StudyFacts, v: KillView, x: Target, t: Tally, scope: str) ->
             RSF,
             f"{x.run}'s runPlanned has no list of experiments: its settlement cannot account for every experiment",
         )
+    if x.diagnosis:
+        # "accounting for every experiment of its runPlanned and every chosen id": a selectDiagnosis of its
+        # round whose output is not an object, or whose chosen is not a list of ids, cannot be held to it
+        # (README.md, open question 44).
+        rk = x.info.round
+        for r in f.ledger.records if rk is not None else []:
+            if r.kind == "decision" and r.get("name") == "selectDiagnosis" and round_key(r.get("round")) == rk:
+                output = r.get("output")
+                if not isinstance(output, dict) or id_list(output.get("chosen")) is None:
+                    t.fail(
+                        scope,
+                        RSF,
+                        f"line {r.line}: round {rk}'s selectDiagnosis has no list of chosen ids: "
+                        "its settlement cannot account for every chosen id",
+                    )
     bks = v.before_seq or 0
     results = [r for r in f.ledger.records if r.kind == "runResult" and r.run == x.run]
     if len(results) > 1:

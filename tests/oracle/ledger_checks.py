@@ -365,6 +365,11 @@ def judge_contract_kept(t: Tally, ledger: Ledger, research: Research, finished: 
         )
     if not ledger.records:
         t.fail(S, name, "rule 7: the ledger has no studyOpen")
+    elif ledger.records[0].line != 1:
+        # §2a rule 7, "studyOpen is line 1": a first line that is not a record (a byte order mark before it,
+        # not JSON, an object repeating a key, ...) holds no studyOpen, whatever ledgerWellFormed says of it
+        # (README.md, open question 41).
+        t.fail(S, name, "rule 7, line 1: not a record, so no studyOpen on line 1")
 
 
 def judge_halted_at_export(t: Tally, ledger: Ledger, research: Research, finished: bool) -> None:

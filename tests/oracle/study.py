@@ -75,14 +75,17 @@ def _judge(out: Path, t: Tally) -> None:
     ledger = load_ledger(out)
     timeline = load_timeline(out)
     controllers = replay(load_launches(out))
-    finished = controllers.finished
+    outcome = load_outcome(out)
+    # docs/contract.md ("Controllers"): a folder with outcome.json cannot be resumed (the console refuses
+    # it), so whatever launches.jsonl says, nothing in it is `?` for being still to come.
+    finished = controllers.finished or outcome.present
     judge_ledger_well_formed(t, ledger, timeline, load_watch(out), finished)
     judge_contract_kept(t, ledger, research, finished)
     judge_halted_at_export(t, ledger, research, finished)
     judge_charged_equals_starts(t, ledger, finished)
     t.add(S, EC)
     judge_results_accounted(t, ledger, finished)
-    judge_exited_cleanly(out, t, controllers, load_outcome(out))
+    judge_exited_cleanly(out, t, controllers, outcome)
     halted = False if t.is_failing(S, "haltedAtExport") else None if t.unknowns[(S, "haltedAtExport")] else True
     facts = StudyFacts(ledger, research, timeline, controllers, finished, halted)
     folders = kill_folders(out, t)
@@ -126,6 +129,9 @@ def judge_exited_cleanly(out: Path, t: Tally, cs: Controllers, outcome: Outcome)
     elif outcome.present:
         if final.end is None:
             t.fail(S, EC, "outcome.json says the study ended, and its final controller has no end")
+        elif not final.clean:
+            # "written only once the final controller exited 0": one beside another end fails it.
+            t.fail(S, EC, "outcome.json is there, and the final controller's end is not exit 0")
         elif not (
             type(outcome.code) is type(final.end.code)
             and outcome.code == final.end.code

@@ -697,6 +697,119 @@ def test_the_budget_is_the_studyopen_s_on_line_1(process_folders: dict[str, Path
     assert v.checks[key] is False and "no budget" in v.reasons[key], v.reasons.get(key)
 
 
+@pytest.mark.parametrize("launches", ["empty", "an end line only"])
+@pytest.mark.parametrize("outcome", [False, True])
+def test_a_launches_file_without_a_controller_has_not_finished_unless_outcome_is_there(
+    process_folders: dict[str, Path], tmp_path: Path, launches: str, outcome: bool
+) -> None:
+    """docs/contract.md ("Controllers": finished when the final end says exit 0; a folder with outcome.json
+    cannot be resumed): launches.jsonl read whole with no controller has not finished, so the ledger missing
+    is `?` (not written yet); with outcome.json there, it is ✗ whatever launches.jsonl says."""
+    out = copy(process_folders["beta"], tmp_path)
+    ends = [r for r in read_jsonl(out / "launches.jsonl") if r["event"] == "end"]
+    write_jsonl(out / "launches.jsonl", [] if launches == "empty" else ends[-1:])
+    if not outcome:
+        (out / "outcome.json").unlink()
+    (out / "study" / "ledger.jsonl").unlink()
+    v = judge_study(out)
+    key = ("study", "contractKept")
+    assert v.checks[key] is (False if outcome else None), v.reasons.get(key)
+    assert v.checks[("study", "exitedCleanly")] is False, v.reasons.get(("study", "exitedCleanly"))
+
+
+def test_a_ledger_whose_first_line_is_not_a_record_breaks_rule_7(
+    process_folders: dict[str, Path], tmp_path: Path
+) -> None:
+    """docs/contract.md (§2a rule 7, "studyOpen is line 1"; chargedEqualsStarts' budget "the studyOpen's on
+    line 1"): a byte order mark before line 1 leaves no studyOpen on line 1: contractKept and
+    chargedEqualsStarts fail, not only ledgerWellFormed."""
+    out = copy(process_folders["beta"], tmp_path)
+    path = out / "study" / "ledger.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    v = judge_study(out)
+    assert v.checks[("study", "ledgerWellFormed")] is False, v.reasons.get(("study", "ledgerWellFormed"))
+    key = ("study", "contractKept")
+    assert v.checks[key] is False and "rule 7" in v.reasons[key], v.reasons.get(key)
+    key = ("study", "chargedEqualsStarts")
+    assert v.checks[key] is False and "no budget" in v.reasons[key], v.reasons.get(key)
+
+
+def test_a_kill_s_pid_whose_start_line_has_no_pid_fails_killevidence(
+    process_folders: dict[str, Path], tmp_path: Path
+) -> None:
+    """docs/contract.md (killEvidence: "kill.json's pid is a controller's that launches.jsonl started before
+    the kill"): the killed controller's start line without its pid starts no controller of that pid, though
+    the line (not a launch) leaves launches.jsonl unread for the other checks."""
+    out = copy(process_folders["beta"], tmp_path)
+    pid = json.loads((out / "kills" / "1" / "kill.json").read_text())["pid"]
+    rows = read_jsonl(out / "launches.jsonl")
+    starts = [r for r in rows if r["event"] == "start" and r["pid"] == pid]
+    assert len(starts) == 1, rows
+    del starts[0]["pid"]
+    write_jsonl(out / "launches.jsonl", rows)
+    v = judge_study(out)
+    assert v.checks[KE1] is False and "no start line" in v.reasons[KE1], v.reasons.get(KE1)
+    assert v.checks[("kill 1", "killDelivered")] is False
+
+
+def test_a_diagnosis_settlement_cannot_be_held_to_chosen_ids_not_a_list(
+    process_folders: dict[str, Path], tmp_path: Path
+) -> None:
+    """docs/contract.md (resultSettledAndFinished: "accounting for every experiment of its runPlanned and
+    every chosen id"): the round's selectDiagnosis whose chosen is not a list fails the diagnosis target's
+    resultSettledAndFinished, as a plan without its experiments does."""
+    out = copy(process_folders["beta"], tmp_path)
+    rows = _ledger(out)
+    plan = next(r for r in rows if r["kind"] == "runPlanned" and r["content"].get("run") == "d1")
+    select = [
+        r
+        for r in rows
+        if r["kind"] == "decision"
+        and r["content"].get("name") == "selectDiagnosis"
+        and r["content"].get("round") == plan["content"].get("round")
+    ]
+    assert select, "no selectDiagnosis of d1's round"
+    select[0]["content"]["output"]["chosen"] = "d1"
+    write_jsonl(out / "study" / "ledger.jsonl", rows)
+    v = judge_study(out)
+    assert v.checks[RSF1] is False and "chosen" in v.reasons[RSF1], v.reasons.get(RSF1)
+
+
+def test_a_resume_over_a_killed_controller_without_an_end_fails_killdelivered(
+    process_folders: dict[str, Path], tmp_path: Path
+) -> None:
+    """docs/contract.md (killDelivered: "the resume started after that end"; "One at a time"): the killed
+    controller's end gone and a controller started after the kill, in a study that has not finished (the
+    final end and outcome.json gone too): ✗, not `?` (a console resumes only once the killed one ended)."""
+    out = copy(process_folders["beta"], tmp_path)
+    pid = json.loads((out / "kills" / "1" / "kill.json").read_text())["pid"]
+    rows = read_jsonl(out / "launches.jsonl")
+    assert rows[-1]["event"] == "end" and rows[-1]["pid"] != pid, rows
+    write_jsonl(out / "launches.jsonl", [r for r in rows[:-1] if not (r["event"] == "end" and r["pid"] == pid)])
+    (out / "outcome.json").unlink()
+    v = judge_study(out)
+    key = ("kill 1", "killDelivered")
+    assert v.checks[key] is False and "started after the kill" in v.reasons[key], v.reasons.get(key)
+
+
+def test_a_crash_s_end_after_its_at_is_not_the_end_the_console_saw(
+    process_folders: dict[str, Path], tmp_path: Path
+) -> None:
+    """docs/contract.md (killEvidence for a crash or a stop: kill.json stands for an end launches.jsonl
+    holds): the crashed pid's end moved a millisecond after kill.json's at is not the end the console
+    judged: ✗ (the oracle allowed MS_SLACK, 2 ms)."""
+    out = copy(process_folders["crashed"], tmp_path)
+    kill = json.loads((out / "kills" / "1" / "kill.json").read_text())
+    assert kill["trigger"] == "crash", kill
+    rows = read_jsonl(out / "launches.jsonl")
+    end = next(r for r in rows if r["event"] == "end" and r["pid"] == kill["pid"])
+    assert to_epoch(end["at"]) <= to_epoch(kill["at"]) + 1e-6, (end, kill["at"])
+    end["at"] = shifted(kill["at"], 1)
+    write_jsonl(out / "launches.jsonl", rows)
+    v = judge_study(out)
+    assert v.checks[KE1] is False and "no end of pid" in v.reasons[KE1], v.reasons.get(KE1)
+
+
 # --- hostile files ------------------------------------------------------------------------------
 
 
@@ -1142,3 +1255,20 @@ def test_a_lost_trial_s_folder_is_not_examined(campaign: Path, tmp_path: Path) -
     key = ("campaign", "journalAgrees")
     assert v.checks[key] is False and "trial 2 is lost" in v.reasons[key], v.reasons.get(key)
     assert ("trial 2", "trialHolds") not in v.checks
+
+
+def test_a_swapped_trial_folder_with_a_broken_report_fails_trialfolders_not_journalagrees(
+    campaign: Path, tmp_path: Path
+) -> None:
+    """docs/contract.md (Campaigns: "A trial whose folder is not its own is not judged as that trial"): trials
+    1 and 2 swapped, trial 2's report.json (now in trials/1) not JSON: trialFolders fails; journalAgrees
+    does not hold the journal's verdict to a folder that is not that trial's."""
+    c = copy(campaign, tmp_path)
+    (c / "trials" / "2" / "report.json").write_text("{not json")
+    (c / "trials" / "1").rename(c / "trials" / "x")
+    (c / "trials" / "2").rename(c / "trials" / "1")
+    (c / "trials" / "x").rename(c / "trials" / "2")
+    v = judge_campaign(c)
+    assert v.checks[("campaign", "trialFolders")] is False, v.reasons.get(("campaign", "trialFolders"))
+    assert v.checks[("campaign", "journalAgrees")] is True, v.reasons.get(("campaign", "journalAgrees"))
+    assert ("trial 1", "trialHolds") not in v.checks and ("trial 2", "trialHolds") not in v.checks

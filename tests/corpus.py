@@ -573,8 +573,9 @@ def _second_settlement(s: Scenario) -> None:
     s.entries.insert(j + 1, other)
 
 
-case("second-settlement", "a second, contradictory settlement of the killed run's round",
-     F((ST, "contractKept"), (D1, "resultSettledAndFinished")), scenario=_second_settlement)
+case("second-settlement", "a second, contradictory settlement of the killed run's round (rule 14: no one "
+     "settlement names its result)",
+     F((ST, "contractKept"), (ST, "resultsAccounted"), (D1, "resultSettledAndFinished")), scenario=_second_settlement)
 
 
 def _settle_nothing(s: Scenario) -> None:
@@ -2241,7 +2242,8 @@ case("v3-point-charged-twice", "killed after d1's charge; the resume charges it 
 case("v3-point-unrecorded-replaced", "killed after d1's container started; the resume removes it and runs d1 anew",
      F((D1, "sameContainerNoRerun")), scenario=at_point("started"), files=_unrecorded_replaced)
 case("v3-point-unsettled-settled-twice", "killed after d1's result; the resume settles round 1 twice",
-     F((ST, "contractKept"), (D1, "resultSettledAndFinished")), scenario=at_point("runResult", _settled_twice))
+     F((ST, "contractKept"), (ST, "resultsAccounted"), (D1, "resultSettledAndFinished")),
+     scenario=at_point("runResult", _settled_twice))
 case("v3-point-unsettled-run-again", "killed after d1's result; the resume runs d1's container again",
      F((D1, "sameContainerNoRerun")), scenario=at_point("runResult"), files=_run_again)
 case("v3-point-charged-run-twice", "killed after d1's charge; its container is started twice in the window",

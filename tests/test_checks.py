@@ -538,6 +538,10 @@ def test_results_accounted() -> None:
     result = next(r for r in recs if r.kind == "runResult")
     twice = Accounts().extend([*recs, replace(result, seq=99, line=99)])
     assert results_accounted(twice, LedgerFacts(), False) == Check("resultsAccounted", False, "d1 has 2 results")
+    # So does a second settlement of its round (the same line written twice, say): no one settlement names it.
+    again = Accounts().extend([*recs, replace(settlement, seq=99, line=99)])
+    c = results_accounted(again, LedgerFacts(), False)
+    assert c == Check("resultsAccounted", False, "round 1 has 2 settlements") and c.proofs, c.detail
     # Planned (and charged) but never started: no result is owed.
     assert results_accounted(Accounts().extend([r for r in recs if r.kind not in ("runStarted", "runResult")]),
                              LedgerFacts(), True).ok is True

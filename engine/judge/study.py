@@ -276,6 +276,27 @@ def results_accounted(acc: Accounts, ledger: LedgerFacts, finished: bool) -> Che
         ],
         "run",
     )
+    # A result is settled by its round's one settlement (rule 14): a round with more has no one settlement.
+    rounds = sorted(
+        {round_key(a.round) for a in acc.runs.values() if a.purpose == "diagnosis" and a.results},
+        key=repr,
+    )
+    settled_again = [(r, acc.settlements[r]) for r in rounds if r in acc.settlements and acc.settlements[r].count > 1]
+    _listed(
+        v.fail,
+        [
+            (
+                f"round {round_text(r)} has {s.count} settlements",
+                proof(
+                    Where(EvidenceFolder.LEDGER, s.line),
+                    f"the first diagnosisSettlement of round {round_text(r)} (seq {s.seq}), of {s.count}",
+                    "a diagnosis result is named by its round's one settlement (rule 14)",
+                ),
+            )
+            for r, s in settled_again
+        ],
+        "round",
+    )
     starts = sum(1 for a in acc.runs.values() if a.starts)
     return v.check(f"each of {plural(starts, 'started run')} has its one result, each diagnosis result its settlement")
 

@@ -84,13 +84,7 @@ def explain(proc: Any) -> str:
     return f"exit {proc.returncode}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
 
 
-# Each test's study has an id of its own: a runtime shared by tests run at once holds containers labelled
-# studymon.study=<ID>, and a container so labelled is that study's whatever its name (docs/contract.md, "Whose a
-# container is"), as two studies of one id are never run at once on one runtime (§1).
-SID = "x" + uuid.uuid4().hex[:6]
-
-
-def run_armed(tmp_path: Path, t: Path, sid: str = SID) -> Any:
+def run_armed(tmp_path: Path, t: Path, sid: str = "x") -> Any:
     return studymon(
         "run", "--headless", "--template", str(t), "--kill-after-first-diagnosis-start", sid, f"{sid}={sid}",
         cwd=tmp_path,
@@ -197,7 +191,7 @@ def test_rerun_is_caught_under_an_event_flood_on_docker(tmp_path: Path, docker_e
     finally:
         flood.stop()
     assert not flood.errors, flood.errors
-    out = tmp_path / SID
+    out = tmp_path / "x"
     folder = kill_folder(out)
     assert folder.is_dir(), explain(proc)
     window = json.loads((folder / "container-events-window.json").read_text())
@@ -226,7 +220,7 @@ def test_rerun_is_caught_on_the_process_runtime(tmp_path: Path) -> None:
     t = broken_template(tmp_path, "rerun", backend="process", diagnosisSeconds=4, budget=10,
                         containerPrefix=unique_prefix())
     proc = run_armed(tmp_path, t)
-    out = tmp_path / SID
+    out = tmp_path / "x"
     assert kill_folder(out).is_dir(), explain(proc)
     assert_rerun_in_live_recording(out)
     assert proc.returncode == 1, explain(proc)
@@ -244,7 +238,7 @@ def test_every_run_in_flight_is_a_target(tmp_path: Path, backend: str, request: 
     t = template(tmp_path, "parallel.json", command=[sys.executable, str(PARALLEL)], backend=backend,
                  budget=20, diagnosisSeconds=3, ablationSeconds=7, containerPrefix=unique_prefix())
     proc = run_armed(tmp_path, t)
-    out = tmp_path / SID
+    out = tmp_path / "x"
     folder = kill_folder(out)
     assert (folder / "kill.json").is_file(), explain(proc)
     kill = json.loads((folder / "kill.json").read_text())
@@ -285,14 +279,14 @@ def test_arming_survives_a_temporary_failure_and_resume(tmp_path: Path) -> None:
                  budget=10, diagnosisSeconds=3, containerPrefix=unique_prefix())
     first = run_armed(tmp_path, t)
     assert first.returncode == 3, explain(first)
-    out = tmp_path / SID
+    out = tmp_path / "x"
     kinds = [r["kind"] for r in read_lines(out / "study" / "ledger.jsonl")]
     assert kinds[-1] == "serviceError" and "runStarted" not in kinds, kinds
     assert not (out / "kills").exists()
     assert [a["event"] for a in read_lines(out / "arms.jsonl")] == ["arm"]
 
     # Without the flag: the arming is read back from arms.jsonl.
-    second = studymon("run", "--resume", "--headless", f"{SID}={out}", cwd=tmp_path)
+    second = studymon("run", "--resume", "--headless", f"x={out}", cwd=tmp_path)
     folder = kill_folder(out)
     assert folder.is_dir(), explain(second)
     for name in (*KILL_FILES, LIVE_FILE):

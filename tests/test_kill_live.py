@@ -237,8 +237,12 @@ def test_every_run_in_flight_is_a_target(tmp_path: Path, backend: str, request: 
     # The baseline run a0 outlasts the diagnosis run d1 that starts after it.
     t = template(tmp_path, "parallel.json", command=[sys.executable, str(PARALLEL)], backend=backend,
                  budget=20, diagnosisSeconds=3, ablationSeconds=7, containerPrefix=unique_prefix())
-    proc = run_armed(tmp_path, t)
-    out = tmp_path / "x"
+    # A study id of its own: its window lasts seconds, and a container labelled studymon.study=<ID> is that study's
+    # whatever its name (docs/contract.md, "Whose a container is"), so another test's study "x" on the same engine
+    # at the same time would be taken for its own (the console never runs two studies of one id on one runtime).
+    sid = "x" + uuid.uuid4().hex[:6]
+    proc = run_armed(tmp_path, t, sid)
+    out = tmp_path / sid
     folder = kill_folder(out)
     assert (folder / "kill.json").is_file(), explain(proc)
     kill = json.loads((folder / "kill.json").read_text())

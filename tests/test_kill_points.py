@@ -34,7 +34,7 @@ MISTAKES: dict[str, tuple[str, set[tuple[str, str]]]] = {
         ("study", "contractKept"), ("study", "chargedEqualsStarts"), ("kill 1 · d1", "chargedOnce")}),
     "restart-unrecorded": ("container:start/diagnosis", {("kill 1 · d1", "sameContainerNoRerun")}),
     "settle-twice": ("after:runResult/diagnosis", {
-        ("study", "contractKept"), ("kill 1 · d1", "resultSettledAndFinished")}),
+        ("study", "contractKept"), ("study", "resultsAccounted"), ("kill 1 · d1", "resultSettledAndFinished")}),
     "forget-finished": ("container:die/diagnosis", {("kill 1 · d1", "sameContainerNoRerun")}),
     "abandon-ablation": ("after:runStarted/ablation", {
         ("study", "resultsAccounted"), ("kill 1 · a1", "sameContainerNoRerun"),

@@ -169,14 +169,13 @@ def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts, study: S
                 ),
             )
     if ev.unstarted is not None and ev.launches_problem is None:
-        v.fail(
+        _not_in_launches(
+            v,
+            ev,
             ev.unstarted,
-            proof(
-                ev.at(KillFolder.KILL),
-                f"pid {k.pid}",
-                "kill.json's pid is a controller's, which launches.jsonl started before the kill (§6.9)",
-                (Where(EvidenceFolder.LAUNCHES, 0), f"no start of pid {k.pid} by then"),
-            ),
+            f"pid {k.pid}",
+            "kill.json's pid is a controller's, which launches.jsonl started before the kill (§6.9)",
+            f"no start of pid {k.pid} by then",
         )
     # An end the console did not make is judged as a kill: the end it stands for is in launches.jsonl (§6.9).
     # The console judges an end it read from launches.jsonl: that end came by the kill's at (one only after it, by
@@ -185,14 +184,13 @@ def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts, study: S
     late = end is not None and (k.at_epoch is None or end.at > k.at_epoch + ORDER_ROUNDING)
     ends_unseen = ev.launches_problem is None and ev.ended_before is None and (end is None or late)
     if k.trigger in ENDS and k.pid is not None and ends_unseen:
-        v.fail(
+        _not_in_launches(
+            v,
+            ev,
             f"kill.json says pid {k.pid} ended ({k.trigger}), but launches.jsonl has no end of that pid by then",
-            proof(
-                ev.at(KillFolder.KILL),
-                f"pid {k.pid} ended ({k.trigger})",
-                "an end the console did not make stands for an end in launches.jsonl (§6.9)",
-                (Where(EvidenceFolder.LAUNCHES, 0), f"no end of pid {k.pid} by then"),
-            ),
+            f"pid {k.pid} ended ({k.trigger})",
+            "an end the console did not make stands for an end in launches.jsonl (§6.9)",
+            f"no end of pid {k.pid} by then",
         )
     seq = k.before_kill_seq
     if ev.at_kill is not None and ev.at_kill != ev.problems.get(KillFolder.AT_KILL):  # an unreadable one is said once
@@ -337,6 +335,11 @@ def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts, study: S
         f"complete; targets ({runs or 'no run'}) are {what} at seq {seq}; "
         f"ledger-at-kill.json is the ledger to that seq{stage}"
     )
+
+
+def _not_in_launches(v: Verdict, ev: KillEvidence, reason: str, says: str, then: str, missing: str) -> None:
+    """kill.json says of its pid what launches.jsonl, the other copy of that fact, does not hold (§6.9)."""
+    v.fail(reason, proof(ev.at(KillFolder.KILL), says, then, (Where(EvidenceFolder.LAUNCHES, 0), missing)))
 
 
 def _story_ends(v: Verdict, ev: KillEvidence, acc: Accounts, left: dict[str, KillTarget]) -> None:

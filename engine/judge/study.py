@@ -700,7 +700,7 @@ def _container_point(
             proof(killed, "its triggerEvent", "a kill at a container point names the container event it fired at"),
         )
         return ""
-    action = event.get("Action") or event.get("status")
+    action, name = parsed.verb, parsed.name  # as every recorded event is read: its action, its name without "/"
     if action != point.what:
         v.fail(
             f"kill {number} fired at {point}, but its triggerEvent is a {point_said(action)}",
@@ -711,10 +711,6 @@ def _container_point(
                 fired,
             ),
         )
-    actor = event.get("Actor")
-    attributes = actor.get("Attributes") if isinstance(actor, dict) else None
-    name = attributes.get("name") if isinstance(attributes, dict) else None
-    name = name.lstrip("/") if isinstance(name, str) else None
     stem = study.name_prefix if study is not None else None
     run = name[len(stem) :] if name is not None and stem is not None and name.startswith(stem) else None
     if run is None or not valid_id(run):

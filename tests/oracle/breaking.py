@@ -431,8 +431,11 @@ def machine_out_of_order(out: Path) -> Expected:
     """The end snapshot written first: the start snapshot after it is dated earlier."""
     path = out / "machine.jsonl"
     rows = read_jsonl(path)
-    assert rows[0]["label"] == "start" and rows[-1]["label"] == "end", [r["label"] for r in rows]
-    write_jsonl(path, [rows[-1], *rows[:-1]])
+    # A sample may be written after the end snapshot (each kind is in time order, not the file), so the end
+    # snapshot is found by its label, not taken as the last line.
+    assert rows[0]["label"] == "start", [r["label"] for r in rows]
+    end = next(i for i, r in enumerate(rows) if r["label"] == "end")
+    write_jsonl(path, [rows[end], *rows[:end], *rows[end + 1 :]])
     return {EC: "machine.jsonl line 2 is earlier than line 1"}
 
 

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,12 @@ KILL_FILES = [
     "kill.json", "ledger-at-kill.json", "container-before.json", "container-after-kill.json",
     "container-before-resume.json", "container-events.jsonl", "container-events-window.json",
 ]
+
+
+def unique_sid() -> str:
+    """A study id no other test uses: a container labelled studymon.study=<ID> is that study's whatever its name
+    (docs/contract.md, "Whose a container is"), so two tests' studies of one id on one engine take each other's."""
+    return "x" + uuid.uuid4().hex[:6]
 
 
 def template(tmp: Path, name: str = "t.json", **overrides: Any) -> Path:

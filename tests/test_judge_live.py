@@ -43,7 +43,7 @@ import pytest
 
 from studymon.engine.runtimes import ContainerConflict, Runtime, open_runtime
 from studymon.engine.runtimes.process import ProcessRuntime
-from tests.studies import ROOT, jsonl, launches, report, studymon, template, verdicts
+from tests.studies import ROOT, jsonl, launches, report, studymon, template, unique_sid, verdicts
 from tests.test_kill_live import (
     LIVE_FILE,
     event_action,
@@ -161,8 +161,8 @@ def test_an_exec_into_the_in_flight_container_is_a_rerun_on_docker(tmp_path: Pat
         diagnosisSeconds=6,
         containerPrefix=prefix,
     )
-    proc = run_armed(tmp_path, t)
-    out = tmp_path / "x"
+    proc = run_armed(tmp_path, t, sid := unique_sid())
+    out = tmp_path / sid
     folder = kill_folder(out)
     assert (folder / "kill.json").is_file(), explain(proc)
     kill = json.loads((folder / "kill.json").read_text())
@@ -319,8 +319,8 @@ def test_a_run_forgotten_on_resume_is_lost(tmp_path: Path, backend: str, prefix:
         diagnosisSeconds=3,
         containerPrefix=prefix,
     )
-    proc = run_armed(tmp_path, t)
-    out = tmp_path / "x"
+    proc = run_armed(tmp_path, t, sid := unique_sid())
+    out = tmp_path / sid
     kill = kill_folder(out) / "kill.json"
     assert kill.is_file(), explain(proc)
     assert [t["run"] for t in json.loads(kill.read_text())["targets"]] == ["d1"]
@@ -349,9 +349,10 @@ def test_a_run_forgotten_after_a_kill_the_console_did_not_make_is_lost(
         diagnosisSeconds=4,
         containerPrefix=prefix,
     )
-    out = tmp_path / "x"
+    sid = unique_sid()
+    out = tmp_path / sid
     first = subprocess.Popen(
-        [sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--template", str(t), "x=x"],
+        [sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--template", str(t), f"{sid}={sid}"],
         cwd=tmp_path,
         env=cli_env(),
         stdout=subprocess.PIPE,
@@ -374,14 +375,14 @@ def test_a_run_forgotten_after_a_kill_the_console_did_not_make_is_lost(
             first.communicate()
     said = stdout + stderr
     assert first.returncode == 3, f"exit {first.returncode}\n{said}"
-    assert f"studymon run --resume x={out}" in said, said
+    assert f"studymon run --resume {sid}={out}" in said, said
     # The console killed nothing (v3 §7 may file this end as a kill it did not make: trigger "crash").
     made = [json.loads(k.read_text()).get("trigger") for k in sorted((out / "kills").glob("*/kill.json"))]
     assert not [m for m in made if m in ("auto", "manual")], made
     ends = [line for line in launches(out) if line["event"] == "end"]
     assert [(e.get("code"), e.get("signal")) for e in ends] == [(None, "SIGKILL")], ends
 
-    second = studymon("run", "--resume", "--headless", f"x={out}", cwd=tmp_path)
+    second = studymon("run", "--resume", "--headless", f"{sid}={out}", cwd=tmp_path)
     assert_forgotten(out)
     # Where the console judged the crash as a kill it did not make, d1 is that kill's target, lost too.
     wrong = lost_verdicts(out, second, tmp_path, target=(kill_folder(out) / "kill.json").is_file())

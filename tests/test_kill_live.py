@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from tests.studies import KILL_FILES, ROOT, broken_template, report, studymon, template, verdicts
+from tests.studies import KILL_FILES, ROOT, broken_template, report, studymon, template, unique_sid, verdicts
 
 pytestmark = pytest.mark.slow
 
@@ -187,11 +187,11 @@ def test_rerun_is_caught_under_an_event_flood_on_docker(tmp_path: Path, docker_e
     flood = VolumeFlood()
     flood.start()  # armed from the launch on: the flood runs from then until the study has ended
     try:
-        proc = run_armed(tmp_path, t)
+        proc = run_armed(tmp_path, t, sid := unique_sid())
     finally:
         flood.stop()
     assert not flood.errors, flood.errors
-    out = tmp_path / "x"
+    out = tmp_path / sid
     folder = kill_folder(out)
     assert folder.is_dir(), explain(proc)
     window = json.loads((folder / "container-events-window.json").read_text())
@@ -240,7 +240,7 @@ def test_every_run_in_flight_is_a_target(tmp_path: Path, backend: str, request: 
     # A study id of its own: its window lasts seconds, and a container labelled studymon.study=<ID> is that study's
     # whatever its name (docs/contract.md, "Whose a container is"), so another test's study "x" on the same engine
     # at the same time would be taken for its own (the console never runs two studies of one id on one runtime).
-    sid = "x" + uuid.uuid4().hex[:6]
+    sid = unique_sid()
     proc = run_armed(tmp_path, t, sid)
     out = tmp_path / sid
     folder = kill_folder(out)

@@ -127,14 +127,33 @@ def test_the_reference_study_passes_at_points_of_every_kind(tmp_path: Path, back
     # run has exited, so the die must be reacted to first, and beside two other studies' kills and resumes in
     # the same loop at that moment it is sometimes missed (honestly: "runResult was written when it was seen").
     together = ["after:charge/diagnosis#2", "container:create/diagnosis#2", "after:runStarted/diagnosis#3"]
-    for group in (together, ["container:die#2"]):
-        points = {f"r{n}{token}{len(group)}": point for n, point in enumerate(group)}
-        args = ["run", "--headless", "--template", str(template)] + [f"--kill={sid}:{p}" for sid, p in points.items()]
-        proc = studymon(*args, *[f"{sid}={sid}" for sid in points], cwd=tmp_path, timeout=600)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        for sid, point in points.items():
-            assert fired_at(tmp_path / sid) == [point], (point, sid)
-            assert not_holding(tmp_path / sid) == set(), (point, checks(tmp_path / sid))
+    groups = [together, ["container:die#2"]]
+    for attempt in range(3):
+        missed: list[str] = []
+        for group in groups:
+            points = {f"r{n}{token}{len(group)}{attempt}": point for n, point in enumerate(group)}
+            args = ["run", "--headless", "--template", str(template)] + [f"--kill={s}:{p}" for s, p in points.items()]
+            proc = studymon(*args, *[f"{sid}={sid}" for sid in points], cwd=tmp_path, timeout=600)
+            for sid, point in points.items():
+                if _missed(tmp_path / sid):
+                    # A point passed before the freeze (a busy machine, a die reacted to late) was not tested
+                    # there: said as such, never a failure, and tried again alone below.
+                    assert checks(tmp_path / sid)[("study", "killTriggered")] is None, (point, sid)
+                    assert not_holding(tmp_path / sid) == {("study", "killTriggered")}, (point, checks(tmp_path / sid))
+                    missed.append(point)
+                    continue
+                assert fired_at(tmp_path / sid) == [point], (point, sid)
+                assert not_holding(tmp_path / sid) == set(), (point, checks(tmp_path / sid))
+            assert proc.returncode == (3 if any(p in missed for p in group) else 0), proc.stdout + proc.stderr
+        if not missed:
+            return
+        groups = [[p] for p in missed]
+    raise AssertionError(f"points missed three times over: {missed}")
+
+
+def _missed(out: Path) -> bool:
+    lines = [json.loads(line) for line in (out / "arms.jsonl").read_text().splitlines()]
+    return any(line["event"] == "missed" for line in lines)
 
 
 def test_two_kills_the_second_on_the_resumed_controller(tmp_path: Path) -> None:

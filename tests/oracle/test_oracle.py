@@ -63,6 +63,21 @@ def copy(src: Path, tmp: Path) -> Path:
     return dst
 
 
+def _a_run_in_flight(ledger: Path) -> bool:
+    """Whether the ledger's last runStarted has no runResult after it (a torn last line is not read)."""
+    started: set[str] = set()
+    for line in ledger.read_text().splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if rec.get("kind") == "runStarted":
+            started.add(rec["content"]["run"])
+        elif rec.get("kind") == "runResult":
+            started.discard(rec["content"]["run"])
+    return bool(started)
+
+
 def run_sigkilled_and_resumed(tmp: Path, tpl: Path, sid: str) -> tuple[Path, OracleVerdict]:
     """A study whose controller this test SIGKILLs from outside mid-run; the verdict before the resume."""
     out = tmp / sid
@@ -78,11 +93,19 @@ def run_sigkilled_and_resumed(tmp: Path, tpl: Path, sid: str) -> tuple[Path, Ora
     try:
         ledger = out / "study" / "ledger.jsonl"
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not (ledger.exists() and '"runStarted"' in ledger.read_text()):
-            time.sleep(0.05)
-        assert ledger.exists() and '"runStarted"' in ledger.read_text(), "the study never started a run"
-        pid = [r for r in read_jsonl(out / "launches.jsonl") if r["event"] == "start"][-1]["pid"]
-        os.kill(pid, signal.SIGKILL)
+        while True:
+            # A busy machine can let the first run settle before this loop looks: the controller is frozen
+            # first, and killed only while its ledger holds a run started and not yet settled.
+            assert time.monotonic() < deadline, "the study never had a run in flight while this test looked"
+            time.sleep(0.02)
+            if not (ledger.exists() and '"runStarted"' in ledger.read_text()):
+                continue
+            pid = [r for r in read_jsonl(out / "launches.jsonl") if r["event"] == "start"][-1]["pid"]
+            os.kill(pid, signal.SIGSTOP)
+            if _a_run_in_flight(ledger):
+                os.kill(pid, signal.SIGKILL)
+                break
+            os.kill(pid, signal.SIGCONT)
         output, _ = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:

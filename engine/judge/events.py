@@ -6,8 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from studymon.engine.accounts import Accounts
-from studymon.engine.automata import Proof, Where, proof
+from studymon.engine.automata import Proof, Row, Where, proof
 from studymon.engine.contract import plural
+from studymon.engine.judge.machines import C_DESTROY, C_DIE, C_OOM, C_OTHER, C_START, CONTAINER
 from studymon.engine.judge.verdict import SEEN_KEPT, SHOWN
 from studymon.engine.records import ContainerEvent, Gap, parse_event, time_epoch
 from studymon.engine.safefile import type_name
@@ -28,6 +29,58 @@ def located(where: str | Where) -> tuple[str, Where]:
     if isinstance(where, str):
         return where, Where(where, 0)
     return str(Where(where.file.rsplit("/", 1)[-1], where.line)), where
+
+
+# An oom is reported up to a second after the die it caused: the replay takes it that much earlier.
+OOM_LEAD_NS = 1_000_000_000
+# At one instant: a start before what follows it, an oom before its die, a die before the destroy after it.
+STORY_RANK = {C_START: 0, C_OOM: 1, C_DIE: 2, C_DESTROY: 3, C_OTHER: 4}
+
+
+@dataclass(frozen=True, slots=True)
+class StoryEvent:
+    """One event of a target's story as the replay takes it: what it is to the machine, when it happened (``ns``),
+    when the replay takes it (``order``), where it was read, and what it says."""
+
+    event: str
+    ns: int
+    order: int
+    at: Where | None
+    id: Any = None
+    code: int | None = None
+    action: str = ""
+
+
+@dataclass
+class ContainerStory:
+    """A replay of one target's events through :data:`~.machines.CONTAINER`: where it ended, the rows it took,
+    those that break the contract (each with its event), and its dies in time order."""
+
+    start: str
+    state: str = ""
+    taken: list[Row] = field(default_factory=list)
+    broken: list[tuple[Row, StoryEvent]] = field(default_factory=list)
+    dies: list[StoryEvent] = field(default_factory=list)
+    oomed: bool = False
+    unexpected: list[tuple[str, StoryEvent]] = field(default_factory=list)  # (state, event) no row takes
+
+    @property
+    def died(self) -> bool:
+        """Its container died, in the window or (``exited``) before it."""
+        return bool(self.dies) or self.start == "exited"
+
+    @property
+    def undied_oom(self) -> bool:
+        """An oom with no die after it, where a die was owed."""
+        return self.oomed and not self.died
+
+    @property
+    def vanished(self) -> bool:
+        """Removed with no die before it."""
+        return self.state == "vanished"
+
+    def breaking(self, says: str) -> list[StoryEvent]:
+        return [e for row, e in self.broken if row.says == says]
 
 
 @dataclass
@@ -61,6 +114,7 @@ class TargetWatch:
     fresh: bool = False
     made: str | None = None
     _started: bool = False
+    _start: tuple[int, Where | None] | None = None  # a fresh target's own start: when, and where it was read
     _own: set[tuple[Any, ...]] = field(default_factory=set)  # the key of its start (its copies too)
     _destroyed: dict[Any, int] = field(default_factory=dict)  # fresh: the earliest destroy of each other container
     _destroyed_at: dict[Any, Where] = field(default_factory=dict)
@@ -91,6 +145,7 @@ class TargetWatch:
                     return  # the other copy (live, read back) of its start
                 if not self._started and self.made in (None, e.id):
                     self._started, self.made = True, e.id
+                    self._start = (e.lo_ns, at)
                     self._own.add(k)
                     return
             elif e.verb == "destroy" and (self.made is None or e.id != self.made):
@@ -119,6 +174,44 @@ class TargetWatch:
                 self.forbidden.append((e.verb, e.lo_ns))
                 if at is not None:
                     self.forbidden_at[(e.verb, e.lo_ns)] = at
+
+    def story(self, start: str) -> ContainerStory:
+        """The target's events replayed in time order through :data:`~.machines.CONTAINER`, from ``start``.
+
+        What the watch kept is all a contradiction needs: every die (up to
+        three), every action outside the story (the first few), the earliest
+        destroy and the latest oom (a later destroy or an earlier oom can
+        break no row that these do not).
+        """
+        events: list[StoryEvent] = []
+        if self._start is not None:
+            ns, at = self._start
+            events.append(StoryEvent(C_START, ns, ns, at, self.made, action="start"))
+        for k, (cid, code, ns) in self.dies.items():
+            events.append(StoryEvent(C_DIE, ns, ns, self.die_at.get(k), cid, code))
+        destroy = self.story_destroy
+        if destroy is not None:
+            events.append(StoryEvent(C_DESTROY, destroy, destroy, self.story_destroy_at))
+        if self.last_oom is not None:
+            events.append(StoryEvent(C_OOM, self.last_oom, self.last_oom - OOM_LEAD_NS, self.oom_at))
+        for action, ns in self.forbidden:
+            events.append(StoryEvent(C_OTHER, ns, ns, self.forbidden_at.get((action, ns)), action=action))
+        events.sort(key=lambda e: (e.order, STORY_RANK[e.event]))
+        told = ContainerStory(start, start)
+        for e in events:
+            row = CONTAINER.step(told.state, e.event)
+            if row is None:  # no row: a contradiction of its own, said as which event met which state
+                told.unexpected.append((told.state, e))
+                continue
+            told.taken.append(row)
+            if row.breaks is not None:
+                told.broken.append((row, e))
+            if e.event == C_DIE:
+                told.dies.append(e)
+            elif e.event == C_OOM:
+                told.oomed = True
+            told.state = row.next
+        return told
 
 
 class EventTally:

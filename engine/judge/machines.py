@@ -96,7 +96,53 @@ KILL_MACHINE = Machine(
     ),
 )
 
-MACHINES = (CONTROLLER, CONTROLLERS, KILL_MACHINE)
+# A target's container in its kill's window (§6.4): what the two recordings say it did, replayed in time order
+# (engine/judge/events.py, ContainerStory).  A target in flight starts running; one charged or unrecorded, made as
+# the controller was frozen, starts waiting; one that exited just before the window starts exited, its die perhaps
+# before the window.  Actions that only read a container (PASSIVE) are no events of its story.  The replay is given
+# one start (a waiting target's own), the dies, the earliest destroy and the latest oom: no row is written for a
+# second destroy or oom, or for a start of a target that was not waiting, which it is never given.
+C_START, C_OOM, C_DIE, C_DESTROY, C_OTHER = "start", "oom", "die", "destroy", "other"
+TWO_DIES = "a second die of {name}"
+DESTROY_FIRST = "a destroy of {name} comes before its die"
+OOM_LATE = "an oom of {name} comes after its die"
+FORBIDDEN = "{action} of {name} in its window"
+_STORY = ("waiting", "running", "oomed", "exited", "dead", "removed", "vanished")
+CONTAINER = Machine(
+    "container",
+    _STORY,
+    (
+        Row("waiting", C_START, "running"),
+        Row("waiting", C_OOM, "oomed"),
+        Row("waiting", C_DIE, "dead"),
+        Row("waiting", C_DESTROY, "vanished"),
+        Row("running", C_OOM, "oomed"),  # an oom comes before the die it causes (within a second: see the replay)
+        Row("running", C_DIE, "dead"),
+        Row("running", C_DESTROY, "vanished"),  # no die before it: said once the story is over
+        Row("oomed", C_DIE, "dead"),
+        Row("oomed", C_DESTROY, "vanished"),
+        Row("exited", C_OOM, "exited"),
+        Row("exited", C_DIE, "dead"),  # the exit the snapshot at the kill showed, reported in the window
+        Row("exited", C_DESTROY, "removed"),
+        Row("dead", C_DESTROY, "removed"),
+        Row("vanished", C_OOM, "vanished"),
+        Row("dead", C_DIE, "dead", "sameContainerNoRerun", TWO_DIES),
+        Row("removed", C_DIE, "removed", "sameContainerNoRerun", TWO_DIES),
+        Row("vanished", C_DIE, "dead", "sameContainerNoRerun", DESTROY_FIRST),
+        Row("dead", C_OOM, "dead", "sameContainerNoRerun", OOM_LATE),
+        Row("removed", C_OOM, "removed", "sameContainerNoRerun", OOM_LATE),
+        # Anything else a container does (a start but a waiting target's first, a restart, an exec, a kill, a
+        # rename...) is work its story leaves no room for, whatever its state: in its window a target's container
+        # only dies once (§6.4).
+        *(Row(state, C_OTHER, state, "sameContainerNoRerun", FORBIDDEN) for state in _STORY),
+        # A waiting target's start after its container died or oomed: started again.
+        *(Row(state, C_START, state, "sameContainerNoRerun", FORBIDDEN) for state in _STORY[2:-1]),
+        # After a destroy with no die before it, a start says no more than the destroy did.
+        Row("vanished", C_START, "vanished", "sameContainerNoRerun", DESTROY_FIRST),
+    ),
+)
+
+MACHINES = (CONTROLLER, CONTROLLERS, KILL_MACHINE, CONTAINER)
 RUNNING = ("running", "killed")
 
 

@@ -6,11 +6,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from studymon.engine.accounts import Accounts, RunAccount, round_key
-from studymon.engine.automata import Proof, Where, proof
+from studymon.engine.automata import Proof, Where, proof, unexpected
 from studymon.engine.contract import experiment_keys, is_int, key, plural, round_text, valid_id
 from studymon.engine.folder import EvidenceFolder, KillFolder
-from studymon.engine.judge.events import TargetWatch
+from studymon.engine.judge.events import ContainerStory, TargetWatch
 from studymon.engine.judge.facts import KillEvidence, LedgerFacts, StudyFacts, ledger_line
+from studymon.engine.judge.machines import C_START, CONTAINER, DESTROY_FIRST, FORBIDDEN, OOM_LATE, TWO_DIES
 from studymon.engine.judge.text import action_text, name_text, ns_text, run_text, short_id, time_text
 from studymon.engine.judge.verdict import SHOWN, WINDOW_OPEN, Check, Verdict
 from studymon.engine.ledger import Record
@@ -21,6 +22,7 @@ FINISHED_OPEN = "the study finished with the window still open"
 TARGET_CHECKS = ("sameContainerNoRerun", "chargedOnce", "resultSettledAndFinished")
 # What the contract makes of a target's story, for the proofs (§6.4, §7).
 ONE_CONTAINER = "a target's run goes on in one container, which dies once in its window as its run ends (§6.4)"
+ONE_CONTAINER_ONLY = "in its window a target's container does nothing but die once, as its run ends (§6.4)"
 NOT_AGAIN = "nothing of the study's work is done again after a kill: no container of the study is made in its window"
 
 
@@ -44,20 +46,27 @@ def _event(ev: KillEvidence, at: Where | None, said: str) -> tuple[Where, str]:
     return (at or ev.at(KillFolder.LIVE)), said
 
 
-def _forbidden(v: Verdict, ev: KillEvidence, name: str, watch: TargetWatch, then: str) -> None:
-    """The target's events its story leaves no room for, each with its line."""
+def _forbidden(v: Verdict, ev: KillEvidence, name: str, watch: TargetWatch, story: ContainerStory, then: str) -> None:
+    """The target's events its story leaves no room for (the rows of the replay that say so), each with its line."""
+    shown = story.breaking(FORBIDDEN)
+    # The watch counts the actions outside the story beyond those it kept; a waiting target's own start that the
+    # replay found after its container's end is one more.
+    total = watch.forbidden_count + sum(1 for e in shown if e.event == C_START)
     v.listed(
-        [f"{action_text(action)} of {name} at {ns_text(ns)} in its window" for action, ns in watch.forbidden],
-        watch.forbidden_count,
+        [f"{action_text(e.action)} of {name} at {ns_text(e.ns)} in its window" for e in shown],
+        total,
         "such event",
         "such events",
     )
-    v.proven(
-        proof(
-            *_event(ev, watch.forbidden_at.get((action, ns)), f"{action_text(action)} of {name} at {ns_text(ns)}"), then
-        )
-        for action, ns in watch.forbidden
-    )
+    v.proven(proof(*_event(ev, e.at, f"{action_text(e.action)} of {name} at {ns_text(e.ns)}"), then) for e in shown)
+    for state, e in story.unexpected:
+        said = f"{e.action or e.event} of {name} at {ns_text(e.ns)}"
+        v.fail(f"{said}: {unexpected(CONTAINER, state, e.event)}", proof(*_event(ev, e.at, said), then))
+
+
+def _destroy(ev: KillEvidence, name: str, watch: TargetWatch) -> tuple[Where, str]:
+    """The earliest destroy of the target's own container, as a proof names it."""
+    return _event(ev, watch.story_destroy_at, f"destroy of {name} at {ns_text(watch.story_destroy or 0)}")
 
 
 # --- per target ------------------------------------------------------------------------------
@@ -279,7 +288,16 @@ def _not_run_again(v: Verdict, ev: KillEvidence, t: KillTarget, acct: RunAccount
     _window_entry(v, ev, t)
     watch = _study_events(v, ev, t, name)
     if watch is not None:
-        _forbidden(v, ev, name, watch, "a run with its result is never run again: nothing of its container happens")
+        # Its container exited before the kill: from there, anything but its die reported late and its removal
+        # is the run done again.
+        _forbidden(
+            v,
+            ev,
+            name,
+            watch,
+            watch.story("exited"),
+            "a run with its result is never run again: nothing of its container happens",
+        )
     return v.check(f"{name}: had its result before the kill; not started again, nothing of it made in the window")
 
 
@@ -512,9 +530,8 @@ def _own_events(
     made: str | None = None,
 ) -> None:
     """The target's own events: nothing outside its story, its one die agreeing with the snapshots and the result."""
-    _forbidden(
-        v, ev, name, watch, "in its window a target's container does nothing but die once, as its run ends (§6.4)"
-    )
+    story = watch.story("exited" if box.exited_before else "waiting" if watch.fresh else "running")
+    _forbidden(v, ev, name, watch, story, ONE_CONTAINER_ONLY)
     if watch.disagree:
         lets = (
             ((watch.disagree_at[0], f"an event of {name}"), (watch.disagree_at[1], "the same event, otherwise"))
@@ -525,17 +542,15 @@ def _own_events(
             f"the recordings disagree: {plural(watch.disagree, 'event')} of {name} differ between the two files",
             Proof(lets, "the live recording and the read-back hold each event of the window alike (§6.4)"),
         )
-    keyed = sorted(watch.dies.items(), key=lambda kd: kd[1][2])
-    dies = [d for _, d in keyed]
+    dies = story.dies
     died = [
-        _event(ev, watch.die_at.get(k), f"die of {name} ({short_id(d[0])}, exit {_code(d[1])}) at {ns_text(d[2])}")
-        for k, d in keyed
+        _event(ev, d.at, f"die of {name} ({short_id(d.id)}, exit {_code(d.code)}) at {ns_text(d.ns)}") for d in dies
     ]
-    if len(dies) > 1:
+    if story.breaking(TWO_DIES):
         v.fail(
             f"{'more than 2' if len(dies) > 2 else '2'} dies of {name} in its window", Proof(tuple(died), ONE_CONTAINER)
         )
-    elif not dies and not box.exited_before:
+    elif not story.died:
         if ev.may_continue:
             v.unknown(f"no die of {name} yet")
         else:
@@ -553,23 +568,22 @@ def _own_events(
             )
     die = dies[0] if dies else None
     if die is not None:
-        die_id, die_code, die_ns = die
         first = died[0]
         own_id = box.id if box.id is not None else made
-        if own_id is not None and die_id != own_id:
+        if own_id is not None and die.id != own_id:
             v.fail(
-                f"the die is of container {short_id(die_id)}, not of {short_id(own_id)}",
+                f"the die is of container {short_id(die.id)}, not of {short_id(own_id)}",
                 proof(
                     *first,
                     ONE_CONTAINER,
                     (ev.at(KillFolder.BEFORE), f"{name} is container {short_id(own_id)}"),
                 ),
             )
-        if die_code is None:
+        if die.code is None:
             v.fail("the die has no exitCode", proof(*first, "a die says the exit code its container exited with"))
         shown = box.exit
         if shown is not None and (
-            die_code != shown.exit_code or shown.finished_ns is None or abs(die_ns - shown.finished_ns) > 1_000_000_000
+            die.code != shown.exit_code or shown.finished_ns is None or abs(die.ns - shown.finished_ns) > 1_000_000_000
         ):
             v.fail(
                 "the die is not the exit the snapshots show (exit code and time within a second)",
@@ -579,19 +593,10 @@ def _own_events(
                     (ev.at(box.exit_file), f"{name} exited with {_code(shown.exit_code)} at {_finished(shown)}"),
                 ),
             )
-        if watch.story_destroy is not None and watch.story_destroy < die_ns:
-            v.fail(
-                f"a destroy of {name} comes before its die",
-                proof(
-                    *_event(ev, watch.story_destroy_at, f"destroy of {name} at {ns_text(watch.story_destroy)}"),
-                    "a container is removed after its die, never before",
-                    first,
-                ),
-            )
         # The result is the run's end as the study waited for it: its container died before the console
         # saw it.  Both on the runtime's clock; Docker stamps a die 10-25 ms after the exit, which a
         # study's wait may already see, so within a second is the die the result waited for.
-        if watch.until_ns is not None and die_ns > watch.until_ns + 1_000_000_000:
+        if watch.until_ns is not None and die.ns > watch.until_ns + 1_000_000_000:
             v.fail(
                 f"the die of {name} comes after its result was seen: the study did not wait for its run",
                 proof(
@@ -600,37 +605,38 @@ def _own_events(
                     (ev.at(KillFolder.WINDOW), f"its result was seen at {ns_text(watch.until_ns)}"),
                 ),
             )
-        # The engine may report the oom just after the die it caused.
-        if watch.last_oom is not None and watch.last_oom > die_ns + 1_000_000_000:
-            v.fail(
-                f"an oom of {name} comes after its die",
-                proof(
-                    *_event(ev, watch.oom_at, f"oom of {name} at {ns_text(watch.last_oom)}"),
-                    "an oom comes before the die it causes (within a second)",
-                    first,
-                ),
-            )
-    else:
-        if watch.story_destroy is not None and not box.exited_before:
-            v.fail(
-                f"a destroy of {name} with no die before it",
-                proof(
-                    *_event(ev, watch.story_destroy_at, f"destroy of {name} at {ns_text(watch.story_destroy)}"),
-                    "a container is removed after its die, never before",
-                    (ev.at(KillFolder.LIVE), f"no die of {name} in the window"),
-                ),
-            )
-        if watch.last_oom is not None and not box.exited_before:
-            v.fail(
-                f"an oom of {name} with no die after it",
-                proof(
-                    *_event(ev, watch.oom_at, f"oom of {name} at {ns_text(watch.last_oom)}"),
-                    "an oom kills the container: its die follows",
-                    (ev.at(KillFolder.LIVE), f"no die of {name} in the window"),
-                ),
-            )
+    destroy = _destroy(ev, name, watch)
+    if story.breaking(DESTROY_FIRST) and dies:
+        v.fail(
+            f"a destroy of {name} comes before its die",
+            proof(*destroy, "a container is removed after its die, never before", died[0]),
+        )
+    elif story.vanished:
+        v.fail(
+            f"a destroy of {name} with no die before it",
+            proof(
+                *destroy,
+                "a container is removed after its die, never before",
+                (ev.at(KillFolder.LIVE), f"no die of {name} in the window"),
+            ),
+        )
+    oom = _event(ev, watch.oom_at, f"oom of {name} at {ns_text(watch.last_oom or 0)}")
+    if story.breaking(OOM_LATE):
+        v.fail(
+            f"an oom of {name} comes after its die",
+            proof(*oom, "an oom comes before the die it causes (within a second)", died[0]),
+        )
+    elif story.undied_oom:
+        v.fail(
+            f"an oom of {name} with no die after it",
+            proof(
+                *oom,
+                "an oom kills the container: its die follows",
+                (ev.at(KillFolder.LIVE), f"no die of {name} in the window"),
+            ),
+        )
     results = acct.results if acct else []
-    code = die[1] if die is not None else box.exit.exit_code if box.exit is not None else None
+    code = die.code if die is not None else box.exit.exit_code if box.exit is not None else None
     if len(results) == 1:
         claimed = results[0].get("exitCode")
         if not is_int(claimed):

@@ -127,6 +127,9 @@ def parse_launch(value: Any) -> LaunchStart | LaunchEnd | str:
     at = time_epoch(value.get("at"))
     if event not in ("start", "end"):
         return "a line whose event is neither start nor end"
+    if "pid" not in value:
+        # The keeper writes the pid on every line, null only for a controller it could not start (§5).
+        return f"{'a start' if event == 'start' else 'an end'} line without its pid (null where none was started)"
     if at is None:
         return f"{'a start' if event == 'start' else 'an end'} line whose at is not a time"
     if event == "start":

@@ -1999,7 +1999,18 @@ def test_kill_triggered_container_point_of_a_run_unknown_or_past_its_die() -> No
     line = fired_line(files)
     _at_container(ev, line, "container:die/diagnosis", _die_of("d9"), run="d9")
     assert kill_triggered(armed(files), [ev], acc, LedgerFacts(), True, STUDY) == Check(
-        "killTriggered", False, "kill 1's triggerEvent is of d9's container, a run the ledger never planned")
+        "killTriggered", False, "kill 1's triggerEvent is of d9's container, a run the ledger holds no record of")
+    # A point of no purpose asks no plan, only a run the ledger knows: d1 without its runPlanned (rule 2 broken,
+    # contractKept's) is still d1.
+    _at_container(ev, line, "container:die", _die_of("d1"))
+    _kill(ev).before_kill_seq = acc.runs["d1"].starts[0].seq
+    acc.runs["d1"].plans.clear()
+    said = kill_triggered(armed(files), [ev], acc, LedgerFacts(), True, STUDY)
+    assert said is not None and said.ok is True, said
+    _at_container(ev, line, "container:die/diagnosis", _die_of("d1"))
+    assert kill_triggered(armed(files), [ev], acc, LedgerFacts(), True, STUDY) == Check(
+        "killTriggered", False, "kill 1's triggerEvent is of d1's container, a run the ledger never planned")
+    ev, acc = evidence(files)
     _at_container(ev, line, "container:die/diagnosis", _die_of("d1"))
     _kill(ev).before_kill_seq = acc.runs["d1"].results[0].seq  # seq 8, d1's runResult
     assert kill_triggered(armed(files), [ev], acc, LedgerFacts(), True, STUDY) == Check(

@@ -541,3 +541,13 @@ def test_an_event_time_is_a_date_from_its_first_second_to_the_year_9999() -> Non
     assert ev(time=0) == ev(time=int(LAST_DATE)) == "an event without a time that can be a date"
     for tn in (0, int(LAST_DATE * 1e9)):
         assert ev(timeNano=tn) == "an event whose timeNano cannot be a date", tn
+
+
+def test_every_launch_line_has_its_pid_null_only_where_none_was_started() -> None:
+    """The keeper writes the pid on every line, null where it could not start the controller (its start says
+    ``error``, its end exit 127): a line without the key is not a launch."""
+    at = "2026-12-01T00:00:00.000Z"
+    for event, rest in (("start", {"resume": False}), ("end", {"code": 127, "signal": None})):
+        said = parse_launch({"event": event, "at": at, **rest})
+        assert said == f"{'a start' if event == 'start' else 'an end'} line without its pid (null where none was started)"
+        assert not isinstance(parse_launch({"event": event, "pid": None, "at": at, **rest}), str)

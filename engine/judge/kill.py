@@ -168,11 +168,13 @@ def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts, study: S
                     "kill.json holds the kill as the console made it, each field of its type (§6.8)",
                 ),
             )
-    if ev.unstarted is not None and ev.launches_problem is None:
+    if ev.unstarted is not None:
+        # Where launches.jsonl is not read whole, the start may be the line lost: the pid is still not held by its
+        # other copy (§6.9), and the kill's evidence cannot be shown to be of a controller.
         _not_in_launches(
             v,
             ev,
-            ev.unstarted,
+            ev.unstarted + (f" ({ev.launches_problem})" if ev.launches_problem is not None else ""),
             f"pid {k.pid}",
             "kill.json's pid is a controller's, which launches.jsonl started before the kill (§6.9)",
             f"no start of pid {k.pid} by then",

@@ -153,6 +153,7 @@ class KillStory:
     number: int
     pid: int | None
     states: list[tuple[float, str]] = field(default_factory=list)  # (from when, state), in order
+    _times: list[float] = field(default_factory=list)  # the states' times, for a bisect per record seen
 
     @property
     def state(self) -> str:
@@ -161,10 +162,11 @@ class KillStory:
     def move(self, time: float, state: str) -> None:
         if state != self.state:
             self.states.append((time, state))
+            self._times.append(time)
 
     def state_at(self, time: float) -> str:
         """The kill's state at ``time`` (an instant exactly at a move is after it)."""
-        i = bisect.bisect_right([t for t, _ in self.states], time)
+        i = bisect.bisect_right(self._times, time)
         return self.states[i - 1][1] if i else KILL_MACHINE.start
 
     def seen(self, time: float) -> Row | None:

@@ -423,11 +423,12 @@ class _Seen:
         stream = Stream(EvidenceFolder.TIMELINE)
         launches = self.launches
         first = launches.first.at if launches is not None and launches.first is not None else None
-        # A launches.jsonl read whole tells when the first controller started (None: it cannot).
+        # A launches.jsonl read whole tells when the first controller started (None: it cannot).  One with no start
+        # tells none: that is its own fault (exitedCleanly), not the timeline's.
         told = launches if launches is not None and launches.problem is None and launches.fault is None else None
         for e in seen_events(out, stream, 0):
             line: TimelineLine = e.fact
-            if told is not None and (first is None or e.time < first):
+            if told is not None and first is not None and e.time < first:
                 # A record seen before any controller started: the timeline's copy of when it was seen disagrees with
                 # launches.jsonl (timeline.jsonl's fault, ledgerWellFormed's; who wrote the record is read by its own
                 # at, docs/contract.md "Records are written while a controller runs").

@@ -222,15 +222,18 @@ def results_accounted(acc: Accounts, ledger: LedgerFacts, finished: bool) -> Che
     if ledger.problem is not None:
         ledger.say(v)
     pending = v.fail if finished else v.unknown
-    lost = [a for a in acc.runs.values() if a.starts and not a.results]
+    # A record whose run is no run id is no record of a run (rule 1, contractKept's): it starts, ends or settles
+    # nothing here.
+    runs = [a for a in acc.runs.values() if valid_id(a.run)]
+    lost = [a for a in runs if a.starts and not a.results]
     unsettled = [
         a
-        for a in acc.runs.values()
+        for a in runs
         if a.purpose == "diagnosis"
         and a.results
         and getattr(acc.settlements.get(round_key(a.round)), "run", None) != a.run
     ]
-    twice = [a for a in acc.runs.values() if len(a.results) > 1]
+    twice = [a for a in runs if len(a.results) > 1]
     rule = "by the study's end every started run has its one result, every diagnosis result its settlement (rule 14)"
 
     def started(a: RunAccount) -> Proof:
@@ -734,21 +737,33 @@ def _container_point(
             ),
         )
     acct = acc.runs.get(run)
-    if acct is None or acct.plan is None:
-        # A run's container is made for its runPlanned, which the ledger holds before it (rules 2, 3).
+    # The event is of a run's container by its name: a run the ledger has a record of (whether it planned it is
+    # rule 2's).  A point of a purpose asks the runPlanned's purpose, which a run without one cannot be shown to have.
+    if acct is None:
+        v.fail(
+            f"kill {number}'s triggerEvent is of {run_text(run)}'s container, a run the ledger holds no record of",
+            proof(
+                killed,
+                f"its triggerEvent is of {name_text(name)}",
+                "a container point fires at an event of one of the study's run containers, each of a run in its ledger "
+                "(§7)",
+                (ledger_line(None), f"no record of {run_text(run)}"),
+            ),
+        )
+        return ""
+    if point.purpose is not None and acct.plan is None:
         v.fail(
             f"kill {number}'s triggerEvent is of {run_text(run)}'s container, a run the ledger never planned",
             proof(
                 killed,
                 f"its triggerEvent is of {name_text(name)}",
-                "a container point fires at an event of one of the study's run containers, each made for its "
-                "runPlanned (§7)",
+                f"a point for {point.purpose} runs fires at one of them, by its runPlanned's purpose (§7)",
                 (ledger_line(None), f"no runPlanned of {run_text(run)}"),
             ),
         )
         return ""
-    purpose = acct.purpose
-    if point.purpose is not None and purpose != point.purpose:
+    if point.purpose is not None and acct.purpose != point.purpose:
+        purpose = acct.purpose
         v.fail(
             f"kill {number} fired at {point}, but {run_text(run)} is not a {point.purpose} run",
             proof(

@@ -30,7 +30,7 @@ from typing import Any
 
 from tests.oracle.arms import POINT, SEED
 from tests.oracle.evidence import Arms, load_arms, valid_id
-from tests.oracle.killfolder import kill_folder_size
+from tests.oracle.killfolder import kill_folder_numbers, kill_folder_size
 from tests.oracle.reading import (
     CAPS,
     MAX_KILL_FOLDERS,
@@ -378,7 +378,10 @@ def folder_cost(path: Path) -> int:
     except Refused:
         return cost
     cost += sum(len(name.encode("utf-8", "surrogateescape")) + 1 for name in names)
-    numbers = sorted(int(x) for x in names if x.isdigit() and x.isascii() and str(int(x)) == x and int(x) >= 1)
+    try:
+        numbers = kill_folder_numbers(path)  # a link or a file named kills/<n> is no kill folder
+    except Refused:
+        return cost
     for n in numbers[:MAX_KILL_FOLDERS]:
         size, _ = kill_folder_size(path, f"kills/{n}")
         cost += size + PER_KILL_FOLDER

@@ -14,7 +14,16 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from tests.oracle.reading import CAPS, Refused, decode, file_size, read_bytes, split_lines, strict_json
+from tests.oracle.reading import (
+    CAPS,
+    Refused,
+    decode,
+    file_size,
+    list_subfolders,
+    read_bytes,
+    split_lines,
+    strict_json,
+)
 from tests.oracle.times import epoch, event_time, parse_time
 
 KILL_FILES = (
@@ -141,9 +150,11 @@ def parse_recording(data: bytes, source: str, rel: str) -> Recording:
         if "id" in obj and obj["id"] != ident:
             rec.bad.append(f"{where}: an event whose id is not its Actor.ID")
             continue
+        # A container's name is a non-empty text (with or without its leading "/"): an empty name ("" or "/")
+        # names no container, and the line is not an event (README.md, open question 47).
         name = _name(attrs.get("name"))
-        if name is None:
-            rec.bad.append(f"{where}: an event without a container name")
+        if not name:
+            rec.bad.append(f"{where}: an event without a container name (a non-empty string)")
             continue
         start, end, problem = event_time(obj)
         if problem is not None or start is None or end is None:
@@ -249,6 +260,17 @@ class KillFolder:
     readback: Recording | None = None
     window: dict[str, Any] | None = None
     restarts: list[dict[str, Any]] | None = None
+
+
+def kill_folder_numbers(out: Path) -> list[int]:
+    """The numbers of the kill folders in ``out/kills``, in order; Refused when ``kills/`` cannot be listed.
+
+    A kill folder is ``kills/<n>`` (``n`` written 1, 2, …) that is a real folder inside ``out``: a name that is
+    a symbolic link (dangling, out of the folder, even into it) or a file is no kill folder (docs/contract.md,
+    "Hostile evidence": every file is read "through no symbolic link at all"; §5: "one folder per kill"), so
+    its number is missing, a hole for ``killEvidence`` of the kill after it."""
+    names = list_subfolders(out, "kills")
+    return sorted(int(n) for n in names if n.isdigit() and n.isascii() and str(int(n)) == n and int(n) >= 1)
 
 
 def kill_folder_size(out: Path, rel: str) -> tuple[int, int]:

@@ -177,6 +177,26 @@ def list_folder(root: Path, rel: str) -> list[str]:
         os.close(fd)
 
 
+def list_subfolders(root: Path, rel: str) -> list[str]:
+    """The names in a real folder below root that are themselves real folders: not a symbolic link (dangling,
+    out of the folder, or inside it), not a file; Refused as ``list_folder`` for the folder itself."""
+    fd = _open_below(root, rel, directory=True)
+    names: list[str] = []
+    try:
+        with os.scandir(fd) as entries:
+            for entry in entries:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        names.append(entry.name)
+                except OSError:
+                    continue
+    except OSError:
+        raise Refused(f"{rel}: cannot be listed") from None
+    finally:
+        os.close(fd)
+    return sorted(names)
+
+
 def list_folder_bounded(root: Path, rel: str, limit: int) -> tuple[list[str], bool]:
     """At most ``limit`` names of a real folder below root (no link followed), and whether it holds more;
     Refused otherwise.  Never more than ``limit + 1`` entries are looked at."""

@@ -833,6 +833,139 @@ def test_a_crash_s_end_after_its_at_is_not_the_end_the_console_saw(
     assert v.checks[KE1] is False and "no end of pid" in v.reasons[KE1], v.reasons.get(KE1)
 
 
+# --- the fuzzer's kinds of 2026-12-07 -----------------------------------------------------------
+
+
+def test_killdelivered_holds_the_killed_controller_s_end_to_at_not_to_killsentepoch(
+    process_folders: dict[str, Path], tmp_path: Path
+) -> None:
+    """docs/contract.md (killDelivered: the killed controller's end is "the first end of kill.json's pid at or
+    after the kill's at"): killSentEpoch moved 1.001 s later, past the end, leaves killDelivered ✓ (the end is
+    after `at`); the moment written twice no longer agrees, which is killEvidence's ("each time's text is its
+    epoch's ... truncated to the millisecond"). The oracle held the end to killSentEpoch."""
+    out = copy(process_folders["beta"], tmp_path)
+    path = out / "kills" / "1" / "kill.json"
+    kill = json.loads(path.read_text())
+    pid = kill["pid"]
+    end = next(r for r in read_jsonl(out / "launches.jsonl") if r["event"] == "end" and r["pid"] == pid)
+    assert to_epoch(kill["at"]) <= to_epoch(end["at"]) < kill["killSentEpoch"] + 1.001, (kill, end)
+    kill["killSentEpoch"] += 1.001
+    path.write_text(json.dumps(kill))
+    v = judge_study(out)
+    key = ("kill 1", "killDelivered")
+    assert v.checks[key] is True, v.reasons.get(key)
+    assert v.checks[KE1] is False and "killSentEpoch" in v.reasons[KE1], v.reasons.get(KE1)
+    # The end moved before the kill's at (past KEEPER_SLACK) still fails killDelivered.
+    rows = read_jsonl(out / "launches.jsonl")
+    end = next(r for r in rows if r["event"] == "end" and r["pid"] == pid)
+    end["at"] = shifted(kill["at"], -2)
+    write_jsonl(out / "launches.jsonl", rows)
+    v = judge_study(out)
+    assert v.checks[key] is False and "before the kill" in v.reasons[key], v.reasons.get(key)
+
+
+def _kill_1_dangling(out: Path) -> None:
+    shutil.rmtree(out / "kills" / "1")
+    (out / "kills" / "1").symlink_to(out / "kills" / "nowhere")
+
+
+def _kill_1_a_file(out: Path) -> None:
+    shutil.rmtree(out / "kills" / "1")
+    (out / "kills" / "1").write_text("{}")
+
+
+def _kill_1_linked_out(out: Path) -> None:
+    shutil.move(out / "kills" / "1", out.parent / "kill-1-elsewhere")
+    (out / "kills" / "1").symlink_to(out.parent / "kill-1-elsewhere")
+
+
+NOT_KILL_FOLDERS = {
+    "a dangling link": _kill_1_dangling,
+    "a file": _kill_1_a_file,
+    "a link out of OUT": _kill_1_linked_out,
+}
+
+
+@pytest.mark.parametrize("case", sorted(NOT_KILL_FOLDERS))
+def test_a_kills_entry_that_is_not_a_folder_inside_out_is_a_hole(
+    process_folders: dict[str, Path], case: str, tmp_path: Path
+) -> None:
+    """docs/contract.md (killEvidence: "kills are numbered 1, 2, … without a hole"; "Hostile evidence":
+    through no symbolic link at all): the study killed twice with kills/1 a dangling link, a file or a link
+    out of OUT: no kill folder 1 (no `kill 1` checks), and kill 2's killEvidence fails naming kills/1 as
+    missing. The oracle took the name for a kill folder and said nothing of the hole."""
+    out = copy(process_folders["twice"], tmp_path)
+    NOT_KILL_FOLDERS[case](out)
+    v = judge_study(out)
+    assert ("study", "oracleError") not in v.checks, v.reasons.get(("study", "oracleError"))
+    assert not any(scope == "kill 1" or scope.startswith("kill 1 ·") for scope, _ in v.checks), sorted(v.checks)
+    key = ("kill 2", "killEvidence")
+    assert v.checks[key] is False and "kills/1 is missing" in v.reasons[key], v.reasons.get(key)
+
+
+def _readback(out: Path) -> tuple[Path, list[dict[str, Any]]]:
+    path = out / "kills" / "1" / "container-events.jsonl"
+    return path, read_jsonl(path)
+
+
+def _die_in_both(out: Path) -> tuple[Path, list[dict[str, Any]], int, Path, list[dict[str, Any]], int]:
+    """The target's die, in the read-back and in the live recording: (path, rows, index) of each."""
+    live_path = out / "kills" / "1" / "container-events-live.jsonl"
+    live = read_jsonl(live_path)
+    path, rows = _readback(out)
+    for i, r in enumerate(rows):
+        key = (r["Actor"]["ID"], r["Action"], r.get("timeNano"))
+        j = next(
+            (
+                j
+                for j, x in enumerate(live)
+                if "Actor" in x and (x["Actor"]["ID"], x["Action"], x.get("timeNano")) == key
+            ),
+            None,
+        )
+        if r["Action"] == "die" and j is not None:
+            return path, rows, i, live_path, live, j
+    raise AssertionError("no die in both recordings")
+
+
+@pytest.mark.parametrize("name", ["", "/"])
+def test_an_event_with_an_empty_name_is_not_an_event(
+    process_folders: dict[str, Path], name: str, tmp_path: Path
+) -> None:
+    """docs/contract.md ("Which check a file fails", a recording: an event without `Actor.Attributes.name` (a
+    string) is not its record; README.md, open question 47): a container's name is a non-empty text, so a
+    read-back event named "" (or "/") is a line that is not an event: each target's sameContainerNoRerun
+    fails. The target's die, left in the read-back alone (no copy to disagree with) with its name emptied,
+    was an event for the oracle (the target's by its Id), and the target held."""
+    out = copy(process_folders["beta"], tmp_path)
+    path, rows, i, live_path, live, j = _die_in_both(out)
+    del live[j]
+    write_jsonl(live_path, live)
+    rows[i]["Actor"]["Attributes"]["name"] = name
+    write_jsonl(path, rows)
+    v = judge_study(out)
+    assert v.checks[SCN1] is False and "without a container name" in v.reasons[SCN1], v.reasons.get(SCN1)
+
+
+@pytest.mark.parametrize(
+    "attr, value", [("name", ""), ("name", "inforsi-beta-d9"), ("exitCode", "1"), ("signal", "SIGKILL")]
+)
+def test_two_copies_of_one_event_that_disagree_fail_the_target(
+    process_folders: dict[str, Path], attr: str, value: str, tmp_path: Path
+) -> None:
+    """docs/contract.md ("Per target", sameContainerNoRerun: "the recordings agree": an event in both files,
+    by Id, action and timeNano, whose exitCode, name or signal attributes differ is ✗): the target's die in
+    the read-back given another name (an empty one is no name at all: not an event), exit code or a signal."""
+    out = copy(process_folders["beta"], tmp_path)
+    path, rows, i, _, _, _ = _die_in_both(out)
+    assert rows[i]["Actor"]["Attributes"].get(attr) != value, rows[i]
+    rows[i]["Actor"]["Attributes"][attr] = value
+    write_jsonl(path, rows)
+    v = judge_study(out)
+    want = "without a container name" if value == "" else "the recordings disagree"
+    assert v.checks[SCN1] is False and want in v.reasons[SCN1], v.reasons.get(SCN1)
+
+
 # --- hostile files ------------------------------------------------------------------------------
 
 
@@ -851,9 +984,11 @@ def _link_out(out: Path) -> tuple[str, str]:
 
 
 def _kill_folder_linked_out(out: Path) -> tuple[str, str]:
+    """kills/1 a link out of OUT is no kill folder: the armed study's fired line names a kill folder that is
+    not there (the study has no kill 1 to judge)."""
     shutil.move(out / "kills" / "1", out.parent / "kill-elsewhere")
     (out / "kills" / "1").symlink_to(out.parent / "kill-elsewhere")
-    return ("kill 1", "killEvidence")
+    return ("study", "killTriggered")
 
 
 def _oversize(out: Path) -> tuple[str, str]:

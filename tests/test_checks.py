@@ -2826,6 +2826,9 @@ def test_the_story_s_boundaries_and_its_texts() -> None:
     watch.disagree = 0
     tally = ev.tally
     assert tally is not None
+    tally.stray_disagree = 3  # events of no target: the recordings disagree all the same
+    assert scnr(ev, acc).detail == "the recordings disagree: 3 events of other containers differ between the two files"
+    tally.stray_disagree = 0
     tally.unbooked = [("inforsi-s-d5", "create", 1500), ("inforsi-s-d6", "start", 1600)]
     tally.unbooked_count = 5
     made = ("create of inforsi-s-d5 at 1970-01-01T00:00:00.000Z in the window, and no runStarted names it; "
@@ -3006,3 +3009,23 @@ def test_a_report_s_checks_read_back_as_written_and_entries_that_are_not_checks_
     hostile = {"checks": [*body["checks"], {"name": "z", "ok": "yes"}, "a check", {"ok": True}]}
     assert report_checks(hostile) == [*checks, Check("", True, "", "")], "an ok that is no verdict, or no object"
     assert report_checks({"checks": "all"}) == [] and report_checks([]) == [] and report_checks({}) == []
+
+
+def test_two_copies_of_an_event_of_no_target_that_differ_are_the_recordings_disagreeing() -> None:
+    """§6.9: the live recording and the read-back agree on every event of the window both hold, whoever's it is.
+    One of another container whose name differs between its two copies is counted for every target; one alike
+    is not; one of a target is its own."""
+    from studymon.engine.judge.events import EventTally
+
+    t = tally()
+    assert isinstance(t, EventTally)
+    t.add(ev_at("die", 1500, name="inforsi-s-a9", cid="O1", exitCode="0"), "live")
+    t.add(ev_at("die", 1500, name="inforsi-s-a9", cid="O1", exitCode="0"), "back", live=False)
+    assert t.stray_disagree == 0
+    t.add(ev_at("start", 1600, name="someone-else", cid="O2"), "live")
+    t.add(ev_at("start", 1600, name="", cid="O2"), "back", live=False)  # no name: not an event at all
+    t.add(ev_at("start", 1600, name="someone-other", cid="O2"), "back", live=False)
+    assert t.stray_disagree == 1 and t.targets[0].disagree == 0
+    t.add(ev_at("die", 1700, exitCode="0"), "live")
+    t.add(ev_at("die", 1700, exitCode="1"), "back", live=False)
+    assert t.targets[0].disagree == 1 and t.stray_disagree == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +34,9 @@ def located(where: str | Where) -> tuple[str, Where]:
 
 # An oom is reported up to a second after the die it caused: the replay takes it that much earlier.
 OOM_LEAD_NS = 1_000_000_000
+# Events of no target whose two copies are compared: more than the recordings' caps let them hold (32 MiB of
+# lines of at least 100 bytes), so that the bound is never what stops a comparison.
+STRAYS_KEPT = 1 << 19
 # At one instant: a start before what follows it, an oom before its die, a die before the destroy after it.
 STORY_RANK = {C_START: 0, C_OOM: 1, C_DIE: 2, C_DESTROY: 3, C_OTHER: 4}
 
@@ -264,10 +268,38 @@ class EventTally:
         self.at: dict[Event, Where] = {}  # where each kept foreign and unbooked event was read
         self._seen: set[tuple[Any, ...]] = set()
         self._copies: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # key -> compared attributes, targets' events
+        self._strays: dict[int, tuple[int, Where | None]] = {}  # hash of key -> (hash of compared, first copy)
+        # Events of no target whose two copies differ: the recordings disagree, which every target's check reads.
+        self.stray_disagree = 0
+        self.stray_disagree_at: tuple[Where, Where] | None = None
         self._copy_at: dict[tuple[Any, ...], Where] = {}  # key -> where its first copy was read
 
     def watch(self, run: str) -> TargetWatch | None:
         return self._by_run.get(run)
+
+    def _stray_copy(self, e: ContainerEvent, at: Where | None) -> None:
+        """An event of no target: its two copies compared by a fingerprint (the recordings' caps bound how many)."""
+        a = e.attributes
+        try:
+            said = hash((a.get("exitCode"), a.get("name"), a.get("signal")))
+        except TypeError:  # an attribute that is a list or an object
+            said = hash(e.compared)
+        key = hash(e.key)
+        known = self._strays.get(key)
+        if known is None:
+            if len(self._strays) < STRAYS_KEPT:
+                self._strays[key] = (said, at)
+        elif known[0] != said:
+            self.stray_disagree += 1
+            if self.stray_disagree_at is None and known[1] is not None and at is not None:
+                self.stray_disagree_at = (known[1], at)
+
+    @staticmethod
+    def _disagree(targets: Iterable[TargetWatch], first: Where | None, at: Where | None) -> None:
+        for t in targets:
+            t.disagree += 1
+            if t.disagree_at is None and first is not None and at is not None:
+                t.disagree_at = (first, at)
 
     def bad_line(self, where: str | Where, why: str) -> None:
         self.malformed_count += 1
@@ -334,8 +366,6 @@ class EventTally:
             return
         if not self._in_window(e.lo_ns, e.hi_ns):
             return
-        if e.study is not None and e.study != self.study and e.name not in self._target_names:
-            return  # labelled as another study's: not this study's, whatever its name (§6.1)
         # The targets this event is about: by name, by Id, by its run label, or renamed away from its name.
         concerned = {id(t): t for t in self._by_name.get(e.name, ())}  # type: ignore[arg-type]
         concerned.update((id(t), t) for t in self._by_id.get(e.id, ()))  # type: ignore[arg-type]
@@ -344,6 +374,8 @@ class EventTally:
             concerned[id(t)] = t
         if e.verb == "rename":
             concerned.update((id(t), t) for t in self._by_name.get(e.old_name, ()))  # type: ignore[arg-type]
+        # The two recordings agree on every event of the window they both hold, whoever's it is (§6.9): one that
+        # differs is the target's own where it is a target's, else the recording's, and so every target's.
         if concerned:
             known = self._copies.get(e.key)
             if known is None:
@@ -352,11 +384,11 @@ class EventTally:
                     if at is not None:
                         self._copy_at[e.key] = at
             elif known != e.compared:
-                first = self._copy_at.get(e.key)
-                for t in concerned.values():
-                    t.disagree += 1
-                    if t.disagree_at is None and first is not None and at is not None:
-                        t.disagree_at = (first, at)
+                self._disagree(concerned.values(), self._copy_at.get(e.key), at)
+        else:
+            self._stray_copy(e, at)
+        if e.study is not None and e.study != self.study and e.name not in self._target_names:
+            return  # labelled as another study's: not this study's, whatever its name (§6.1)
         for t in concerned.values():
             t.note(e, at)
         ours = e.name is not None and (

@@ -513,6 +513,17 @@ def _study_events(v: Verdict, ev: KillEvidence, t: KillTarget, own: str) -> Targ
         )
     elif unbooked:
         v.unknown(unbooked[0] + " yet")
+    if tally.stray_disagree:
+        lets = (
+            ((tally.stray_disagree_at[0], "an event"), (tally.stray_disagree_at[1], "the same event, otherwise"))
+            if tally.stray_disagree_at is not None
+            else ((ev.at(KillFolder.LIVE), "an event"), (ev.at(KillFolder.READBACK), "it, otherwise"))
+        )
+        v.fail(
+            f"the recordings disagree: {plural(tally.stray_disagree, 'event')} of other containers differ between "
+            "the two files",
+            Proof(lets, "the live recording and the read-back hold each event of the window alike (§6.9)"),
+        )
     if tally.gaps:
         v.unknown(f"the live recording has {plural(tally.gaps, 'gap')} in the window")
     for restart in tally.restarts_said():

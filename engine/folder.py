@@ -236,7 +236,8 @@ class EvidenceFolder:
         ``first`` so many when given (the names past them are not looked at beyond their spelling).
 
         Safe for a folder an adversary wrote: a name that is not a number, or
-        a link that leads out of ``OUT``, is not a kill folder.
+        a link (the console makes folders, never links to them), is not a kill
+        folder: its number is a hole.
         """
         root = os.path.realpath(self.out)
         real = os.path.realpath(os.path.join(root, self.KILLS))
@@ -250,8 +251,9 @@ class EvidenceFolder:
         for number in sorted(int(name) for name in names if _KILL_NAME.fullmatch(name)):
             if first is not None and len(found) >= first:
                 break
-            path = os.path.realpath(os.path.join(real, str(number)))
-            if path.startswith(root + os.sep) and os.path.isdir(path):
+            entry = os.path.join(real, str(number))
+            path = os.path.realpath(entry)
+            if path.startswith(root + os.sep) and os.path.isdir(path) and not os.path.islink(entry):
                 found.append(number)
         return found
 

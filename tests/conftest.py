@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -110,6 +111,20 @@ def study_lock_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     folder.chmod(0o700)
     monkeypatch.setenv("STUDYMON_LOCK_DIR", str(folder))
     return folder
+
+
+@pytest.fixture(autouse=True)
+def every_sound_folder_passes_the_oracle(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After a test that used ``tmp_path``: each study folder it left there that the product judges sound, the
+    oracle judges sound too (``tests/sound_folders.py``)."""
+    root = request.getfixturevalue("tmp_path") if "tmp_path" in request.fixturenames else None
+    yield
+    if root is None:
+        return
+    from tests.sound_folders import oracle_disagrees
+
+    said = oracle_disagrees(root)
+    assert not said, "a sound folder the oracle fails:\n" + "\n".join(said)
 
 
 SERIAL = "serial"

@@ -1,0 +1,57 @@
+"""Every sound folder the suite writes passes both judges: the product's and the oracle written apart.
+
+``tests/conftest.py`` calls :func:`oracle_disagrees` after each test that used
+``tmp_path``: each study folder the test left there (a ``report.json`` beside a
+``launches.jsonl``: what ``studymon run``, ``demo`` and a campaign's trials
+write) that the product judges sound now (exit 0) is judged by the oracle
+(``tests/oracle/``), which must find it sound too.  A folder a test broke on
+purpose after its run is not sound to the product, and is left alone; one the
+product passes and the oracle fails is a disagreement, and fails the test.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from studymon.engine.judge import judge
+from studymon.engine.judge.verdict import exit_status
+from tests.oracle.study import judge_study
+
+DEPTH = 5  # tmp_path/<campaign>/trials/<n> is three levels down; a demo's studies two
+MOST = 40  # folders looked at after one test
+LARGEST = 8 << 20  # a ledger larger than this is a bench's or a hostile test's, judged by its own test
+
+
+def study_folders(root: Path) -> list[Path]:
+    """The study folders under ``root``: a ``report.json`` beside a ``launches.jsonl``, links not followed."""
+    found: list[Path] = []
+    base = len(root.parts)
+    for here, dirs, files in os.walk(root):
+        path = Path(here)
+        if len(path.parts) - base >= DEPTH:
+            dirs.clear()
+        if "report.json" in files and "launches.jsonl" in files:
+            found.append(path)
+            if len(found) >= MOST:
+                break
+    return found
+
+
+def oracle_disagrees(root: Path) -> list[str]:
+    """What the oracle says of each folder under ``root`` that the product judges sound now."""
+    said = []
+    for out in study_folders(root):
+        ledger = out / "study" / "ledger.jsonl"
+        try:
+            if ledger.stat().st_size > LARGEST:
+                continue
+        except OSError:
+            pass
+        if exit_status(c.ok for c in judge(out).checks) != 0:
+            continue
+        oracle = judge_study(out)
+        if oracle.status != 0:
+            failing = {f"{scope} · {name}": oracle.reasons.get((scope, name)) for scope, name in oracle.failing()}
+            said.append(f"{out}: the product passes it, the oracle exits {oracle.status}: {failing}")
+    return said

@@ -1,0 +1,56 @@
+"""The check run after every test (``tests/sound_folders.py``): it finds the study folders a test left, asks the
+oracle of those the product passes, and can fail.  The oracle's verdict is replaced here only to show that a
+disagreement is said; the folders and the product's judge are real."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests import sound_folders
+from tests.corpus import build, derive, write
+from tests.oracle.verdict import OracleVerdict
+
+
+def _folder(root: Path) -> Path:
+    """The corpus's sound study, unkilled (its kill folders are the corpus's own shape, not a console's whole)."""
+    out = write(derive(build(kills=())), root / "study")
+    (out / "report.json").write_text(json.dumps({"checks": []}))
+    return out
+
+
+def test_a_sound_folder_passes_both_judges(tmp_path: Path) -> None:
+    out = _folder(tmp_path / "a")
+    assert sound_folders.study_folders(tmp_path) == [out]
+    assert sound_folders.oracle_disagrees(tmp_path) == []
+
+
+def test_a_sound_folder_the_oracle_fails_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = _folder(tmp_path / "a")
+    failed = OracleVerdict(1, {("study", "contractKept"): False}, {("study", "contractKept"): "rule 3, line 9"})
+    monkeypatch.setattr(sound_folders, "judge_study", lambda folder: failed)
+    said = sound_folders.oracle_disagrees(tmp_path)
+    assert len(said) == 1 and said[0].startswith(f"{out}: the product passes it, the oracle exits 1"), said
+    assert "rule 3, line 9" in said[0]
+
+
+def test_a_folder_the_product_fails_is_left_to_its_own_test(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = _folder(tmp_path / "a")
+    (out / "outcome.json").unlink()  # exitedCleanly fails: a folder broken on purpose after its run
+    asked: list[Path] = []
+    monkeypatch.setattr(sound_folders, "judge_study", lambda folder: asked.append(folder))
+    assert sound_folders.oracle_disagrees(tmp_path) == [] and asked == []
+
+
+def test_folders_are_looked_for_so_deep_and_so_many(tmp_path: Path) -> None:
+    deep = tmp_path.joinpath(*["d"] * (sound_folders.DEPTH + 1))
+    _folder(deep)
+    assert sound_folders.study_folders(tmp_path) == []
+    for n in range(sound_folders.MOST + 2):
+        folder = tmp_path / "many" / str(n)
+        folder.mkdir(parents=True)
+        (folder / "report.json").write_text("{}")
+        (folder / "launches.jsonl").write_text("")
+    assert len(sound_folders.study_folders(tmp_path / "many")) == sound_folders.MOST

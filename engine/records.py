@@ -138,7 +138,11 @@ def parse_launch(value: Any) -> LaunchStart | LaunchEnd | str:
         resume, argv = value.get("resume"), value.get("argv")
         if not isinstance(resume, bool):
             return "a start line whose resume is not true or false"
-        if argv is not None:
+        started = value.get("startTime")
+        if started is not None and not is_number(started):
+            # The keeper's reading of the controller's start time (psutil's), where it has one: a number.
+            return "a start line whose startTime is not a number"
+        if "argv" in value:  # written by every keeper; null is written, and no list
             if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
                 return "a start line whose argv is not a list of strings"
             if ("--resume" in argv) != resume:
@@ -259,7 +263,8 @@ def parse_event(value: Any) -> ContainerEvent | Gap | str:
         return "an event without its container's Id (Actor.ID)"
     if "id" in value and value["id"] != cid:
         return "an event whose id and Actor.ID disagree"
-    if not isinstance(name, str) or not name:
+    if not isinstance(name, str) or not name.lstrip("/"):
+        # "/" alone is the empty name with Docker's leading slash: no container's.
         return "an event without its container's name (Actor.Attributes.name)"
     code = attrs.get("exitCode")
     exit_code = code if is_int(code) else int(code) if isinstance(code, str) and _EXIT.fullmatch(code) else None
@@ -307,13 +312,14 @@ def _state_shape(state: dict[str, Any]) -> str | None:
     ``Status`` says (the fact is held twice, §6.9: Docker says ``Running`` true for a container ``running``,
     ``paused`` or ``restarting``, false for any other; the judge's "running" is ``Status`` ``running`` alone)."""
     running, status, code = state.get("Running"), state.get("Status"), state.get("ExitCode")
-    if "Running" in state and not isinstance(running, bool):
+    # Running is written by every runtime (Docker, and the process runtime after it): a State without it is none.
+    if not isinstance(running, bool):
         return "an inspect whose State.Running is not true or false"
     if "Status" in state and not isinstance(status, str):
         return "an inspect whose State.Status is not a text"
     if "ExitCode" in state and not is_int(code):
         return "an inspect whose State.ExitCode is not an integer"
-    if isinstance(running, bool) and isinstance(status, str) and running != (status in ALIVE_STATUSES):
+    if isinstance(status, str) and running != (status in ALIVE_STATUSES):
         return "an inspect whose State.Running and State.Status disagree"
     return None
 

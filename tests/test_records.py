@@ -332,6 +332,8 @@ def test_an_event_reads_its_names_labels_and_action() -> None:
         (dict(whole, id="abd"), "an event whose id and Actor.ID disagree"),
         (dict(whole, Actor={"ID": "abc", "Attributes": {"name": 5}}), "an event without its container's name (Actor.Attributes.name)"),
         (dict(whole, Actor={"ID": "abc", "Attributes": {}}), "an event without its container's name (Actor.Attributes.name)"),
+        (dict(whole, Actor={"ID": "abc", "Attributes": {"name": "/"}}), "an event without its container's name (Actor.Attributes.name)"),
+        (dict(whole, Actor={"ID": "abc", "Attributes": {"name": ""}}), "an event without its container's name (Actor.Attributes.name)"),
     ]:
         assert parse_event(broken) == why, broken
     assert not isinstance(parse_event(dict(whole, status="die", id="abc")), str)
@@ -351,8 +353,10 @@ def test_a_snapshot_reads_its_state() -> None:
 def test_a_snapshot_s_values_of_the_wrong_type_are_read_as_absent() -> None:
     """A tampered snapshot's values never reach a check as given: an ExitCode of 1.0 or true would equal a die's 1.
     Its State's own fields of the wrong type, or Running and Status saying two things, make it no inspect (§6.9)."""
-    got = parse_snapshot({"Id": 5, "Name": ["/inforsi-s-d1"], "State": {"StartedAt": 7, "FinishedAt": 1.8e9}})
-    assert got == Snapshot(None, None, None, None, None, None, None)
+    got = parse_snapshot({"Id": 5, "Name": ["/inforsi-s-d1"], "State": {"Running": False, "StartedAt": 7, "FinishedAt": 1.8e9}})
+    assert got == Snapshot(None, None, False, None, None, None, None)
+    # Every runtime writes Running: a State without it is no inspect's.
+    assert parse_snapshot({"Id": "x", "State": {"Status": "exited"}}) == "an inspect whose State.Running is not true or false"
     for running, status, code, why in (
         ("true", "exited", 0, "an inspect whose State.Running is not true or false"),
         (False, ["exited"], 0, "an inspect whose State.Status is not a text"),
@@ -551,3 +555,15 @@ def test_every_launch_line_has_its_pid_null_only_where_none_was_started() -> Non
         said = parse_launch({"event": event, "at": at, **rest})
         assert said == f"{'a start' if event == 'start' else 'an end'} line without its pid (null where none was started)"
         assert not isinstance(parse_launch({"event": event, "pid": None, "at": at, **rest}), str)
+
+
+def test_a_start_line_s_argv_and_start_time_are_of_their_types_where_written() -> None:
+    """The keeper writes ``argv`` (a list of strings) on every start and ``startTime`` (a number) where it read one:
+    one written null, or of another type, makes the line no launch."""
+    at = "2026-12-01T00:00:00.000Z"
+    start = {"event": "start", "pid": 7, "at": at, "resume": False}
+    assert isinstance(parse_launch({**start, "argv": ["study"], "startTime": 1.5}), LaunchStart)
+    assert isinstance(parse_launch(start), LaunchStart)  # neither written: a start as a console of v2 wrote it
+    assert parse_launch({**start, "argv": None}) == "a start line whose argv is not a list of strings"
+    for bad in ("1.5", True, [1]):
+        assert parse_launch({**start, "startTime": bad}) == "a start line whose startTime is not a number", bad

@@ -579,6 +579,7 @@ class _Seen:
         """The window file's ``resultSeenEpoch`` of each target is when timeline.jsonl saw its ``resultSeq``, and an
         automatic kill's ``triggerSeenEpoch`` when it saw its ``triggerSeq`` (§6.9)."""
         self._trigger_seen(ev)
+        self._before_kill_seen(ev)
         window = ev.window
         if window is None or self.base is None:
             return
@@ -608,6 +609,21 @@ class _Seen:
         if not math.isnan(first) and not first - 1e-6 <= k.trigger_seen < first + WRITTEN_MS + 1e-6:
             k.problems.append(
                 f"{KillFolder.KILL}: triggerSeenEpoch is not when timeline.jsonl saw triggerSeq {k.trigger_seq}"
+            )
+
+    def _before_kill_seen(self, ev: KillEvidence) -> None:
+        """``beforeKillSeq`` is the last record the console had seen as it froze the controller: timeline.jsonl saw
+        it by the kill's ``at`` (§6.9: when a record was seen is held twice)."""
+        k = ev.kill
+        if k is None or k.before_kill_seq is None or k.at_epoch is None or not self.whole:
+            return
+        i = k.before_kill_seq - 1
+        first = self.first_seen[i] if 0 <= i < len(self.first_seen) else math.nan
+        # Both stamped by the console to the millisecond: seen after the kill by more than that is seen after it.
+        if not math.isnan(first) and first > k.at_epoch + SEEN_SLACK:
+            k.problems.append(
+                f"{KillFolder.KILL}: beforeKillSeq {k.before_kill_seq} was first seen after the kill "
+                f"({EvidenceFolder.TIMELINE} line {self.line_of[i]})"
             )
 
     def fired_seen(self, arming: Arming) -> None:

@@ -63,6 +63,8 @@ def _validate(obj: Any) -> str | None:
     seq = obj.get("seq")
     if not isinstance(seq, int) or isinstance(seq, bool):
         return "seq is not an integer"
+    if seq < 1:
+        return "seq is below 1 (a ledger counts its records from 1)"
     if not isinstance(obj.get("at"), str):
         return "at is not a string"
     if not isinstance(obj.get("kind"), str):

@@ -347,3 +347,19 @@ def test_the_judges_parser_refuses_a_repeated_key_at_any_level_and_takes_what_js
     # The console's own reading keeps orjson's way: the last copy of a repeated key.
     lax = LedgerParser()
     assert [r.content for r in lax.feed(rec(1, '{"a": 1, "a": 2}'))[0]] == [{"a": 2}]
+
+
+def test_a_seq_below_1_is_no_record() -> None:
+    """A ledger counts its records from 1 (§2): a line whose seq is 0 or negative is not a record, so no run it names
+    counts as started or charged (a run started at seq -34 is not in flight at seq 6)."""
+    from studymon.engine.ledger import LedgerParser
+
+    parser = LedgerParser()
+    lines = [
+        b'{"seq": 1, "at": "2026-12-01T00:00:00.000Z", "kind": "studyOpen", "content": {}}\n',
+        b'{"seq": -34, "at": "2026-12-01T00:00:01.000Z", "kind": "runStarted", "content": {"run": "d4"}}\n',
+        b'{"seq": 0, "at": "2026-12-01T00:00:01.000Z", "kind": "runStarted", "content": {"run": "d5"}}\n',
+    ]
+    records, issues = parser.feed(b"".join(lines))
+    assert [r.seq for r in records] == [1]
+    assert [i.detail for i in issues if "below 1" in i.detail] == ["seq is below 1 (a ledger counts its records from 1)"] * 2

@@ -637,7 +637,10 @@ def summary_agrees(
     planned in the journal, a lag is a difference like any other (README.md, open question 22)."""
     if not plan.readable:
         return
-    now = {n: judged_verdict(j.verdict) for n, j in judged.items() if j.verdict is not None}
+    # A trial folder without launches.jsonl is not a studymon evidence folder (exit 2): the judge gives it no
+    # verdict, so it is not judged now (nothing to hold campaign.json's verdict to, nor to write it again
+    # with): every done trial was not judged, and a difference elsewhere is ✗ (README.md, open question 53).
+    now = {n: judged_verdict(j.verdict) for n, j in judged.items() if j.verdict is not None and j.verdict.status != 2}
     verdicts_differ: list[str] = []
     listed: dict[int, dict[str, Any]] = {}
     for row in plan.trials or []:

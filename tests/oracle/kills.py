@@ -251,19 +251,29 @@ def kill_view(f: StudyFacts, kf: KillFolder, t: Tally) -> KillView:
     signalled, signal = k.get("signalled"), k.get("signal")
     if v.trigger in ("crash", "stop") and (signalled is not False or signal is not None):
         t.fail(scope, ev, f"kill.json: a {v.trigger} the console did not make says a signal was sent")
-    # When the trigger record was seen, as the timeline has it.
+    # When a record was seen is held twice (docs/contract.md, killEvidence, §6.9): an automatic kill's
+    # triggerSeenEpoch is when timeline.jsonl saw triggerSeq, its seenAt that epoch truncated to the
+    # millisecond (the epoch in [seenAt, seenAt + 1 ms), within a float's rounding); beforeKillSeq was seen by
+    # the kill's at (SEEN_SLACK).  A timeline not read whole is not held to either.
+    timeline_whole = f.timeline.readable and f.timeline.bad_lines == 0
     tsa = parse_time(k.get("triggerSeenAt"))
-    if isinstance(ts, int) and tsa is not None:
-        # docs/evidence.md (held twice, trigger-seen): when the point's moment was seen is its record's
-        # timeline line, within WRITTEN_MS; the epoch where written (and taken), else its text.
-        seen = f.timeline.by_seq.get(ts)
+    seen = f.timeline.by_seq.get(ts) if isinstance(ts, int) and not isinstance(ts, bool) else None
+    if v.trigger == "auto" and timeline_whole and seen is not None:
         tse = epoch(k.get("triggerSeenEpoch"))
-        when = tse if tse is not None and tse != 0 else tsa
-        if seen is not None and abs(seen.seen - when) > WRITTEN_MS:
+        if tse is not None and tse != 0:
+            if not seen.seen - FLOAT_SLACK <= tse < seen.seen + MS + FLOAT_SLACK:
+                t.fail(
+                    scope,
+                    ev,
+                    f"kill.json: triggerSeenEpoch is not when timeline.jsonl saw seq {ts} "
+                    "(its seenAt is not that epoch truncated to the millisecond)",
+                )
+        elif tsa is not None and abs(seen.seen - tsa) > WRITTEN_MS:
+            # No epoch taken (written 0, or an older folder without it): its text, within WRITTEN_MS.
             t.fail(scope, ev, f"kill.json: triggerSeenAt is not when timeline.jsonl says seq {ts} was seen")
-    if v.before_seq is not None:
+    if v.before_seq is not None and timeline_whole:
         seen = f.timeline.by_seq.get(v.before_seq)
-        if seen is not None and at is not None and seen.seen > at + MS_SLACK and v.trigger in ("auto", "manual"):
+        if seen is not None and at is not None and seen.seen > at + SEEN_SLACK and v.trigger in ("auto", "manual"):
             t.fail(scope, ev, f"seq {v.before_seq} (beforeKillSeq) was first seen after the kill")
     return v
 
@@ -342,6 +352,12 @@ def judge_kill(
         # started before the kill"); a start line without that pid starts no such controller (README.md, open
         # question 42).  killDelivered fails for the file already.
         t.fail(scope, ev, f"pid {v.pid} has no start line in launches.jsonl before the kill")
+    elif v.pid is not None and not cons.readable and cons.starts is None:
+        # launches.jsonl not read at all (unreadable: a link, a folder, past its cap, a line that is not JSON):
+        # no start of the pid is read, so the pid is not held by its other copy (docs/contract.md,
+        # killEvidence: "where launches.jsonl is not read whole and no start of the pid is read, the pid is
+        # not held by its other copy: ✗, naming the file's fault"; README.md, open question 52).
+        t.fail(scope, ev, f"pid {v.pid} is not held to launches.jsonl: {cons.reason}")
     if v.trigger in ("auto", "manual") or v.trigger is None:
         judge_delivered(f, v, t, claimed)
     elif v.controller is not None:
@@ -1239,14 +1255,17 @@ def off_the_books(f: StudyFacts, v: KillView, t: Tally, scope: str) -> None:
         return
     bks = v.before_seq or 0
     runs = f.runs
-    targets = {y.run for y in v.targets}
+    target_names = {y.container for y in v.targets}
     starts_by_run: dict[str, set[str]] = {}
     for e in v.events:
         if not in_window(v, e) or e.verb not in ("create", "start") or not ours(e, f.research):
             continue
+        if e.name in target_names:
+            continue  # a target's own name: its story judges it
+        # A container is the study's by its studymon.study label whatever its name (docs/contract.md, §3):
+        # one labelled with a target's run under another name is no target's container, and is judged here
+        # like any other (README.md, open question 51).
         run = e.name[len(stem) :] if e.name.startswith(stem) else e.run_label if isinstance(e.run_label, str) else None
-        if run in targets:
-            continue  # the target's own story judges it
         info = runs.get(run) if run is not None else None
         waiting = (
             info is not None

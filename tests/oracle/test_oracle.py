@@ -966,6 +966,84 @@ def test_two_copies_of_one_event_that_disagree_fail_the_target(
     assert v.checks[SCN1] is False and want in v.reasons[SCN1], v.reasons.get(SCN1)
 
 
+# --- the fuzzer's kinds of 2026-12-08 (README.md, open questions 50-53) --------------------------
+
+
+@pytest.mark.parametrize("ms", [1, -1])
+def test_an_automatic_kill_s_trigger_seen_epoch_is_when_the_timeline_saw_trigger_seq(
+    process_folders: dict[str, Path], ms: int, tmp_path: Path
+) -> None:
+    """docs/contract.md (killEvidence, "when a record was seen is held twice"): an automatic kill's
+    triggerSeenEpoch is when timeline.jsonl saw triggerSeq, its seenAt that epoch truncated to the millisecond:
+    a seenAt a millisecond later (or earlier) is another time."""
+    out = copy(process_folders["beta"], tmp_path)
+    kill = json.loads((out / "kills" / "1" / "kill.json").read_text())
+    assert kill["trigger"] == "auto" and isinstance(kill["triggerSeq"], int), kill
+    path = out / "timeline.jsonl"
+    rows = read_jsonl(path)
+    (row,) = [r for r in rows if r["seq"] == kill["triggerSeq"]]
+    row["seenAt"] = shifted(row["seenAt"], ms)
+    write_jsonl(path, rows)
+    v = judge_study(out)
+    assert v.checks[KE1] is False and "triggerSeenEpoch is not when" in v.reasons[KE1], v.reasons.get(KE1)
+
+
+def test_a_container_labelled_the_study_s_under_another_name_made_in_the_window_fails(
+    process_folders: dict[str, Path], tmp_path: Path
+) -> None:
+    """docs/contract.md (§3, "Whose a container is": the study's by its studymon.study label "whatever its
+    name"; "work off the books"): another study's container, labelled with this study's id and the charged
+    target's run, created in the kill's window, is a container of the study made there that no runStarted
+    names: the target's sameContainerNoRerun fails (its story does not take it for its own container)."""
+    out = copy(process_folders["twice"], tmp_path)
+    kill = json.loads((out / "kills" / "1" / "kill.json").read_text())
+    assert [(x["run"], x["class"]) for x in kill["targets"]] == [("d1", "charged")], kill["targets"]
+    path = out / "kills" / "1" / "container-events.jsonl"
+    rows = read_jsonl(path)
+    i = next(i for i, r in enumerate(rows) if r["Action"] == "create")
+    other = json.loads(json.dumps(rows[i]))
+    other["Actor"]["ID"] = "f" * 64
+    if "id" in other:
+        other["id"] = "f" * 64
+    attrs = other["Actor"]["Attributes"]
+    assert attrs["studymon.study"] == "twice" and attrs["studymon.run"] == "d1", attrs
+    attrs["name"] = "inforsi-other-d1"  # outside the stem inforsi-twice-
+    write_jsonl(path, [*rows[: i + 1], other, *rows[i + 1 :]])
+    v = judge_study(out)
+    key = ("kill 1 · d1", "sameContainerNoRerun")
+    assert v.checks[key] is False and "a container of run d1 outside its name" in v.reasons[key], v.reasons.get(key)
+
+
+def _launches_a_link(out: Path) -> None:
+    (out / "launches-copy.jsonl").write_bytes((out / "launches.jsonl").read_bytes())
+    (out / "launches.jsonl").unlink()
+    (out / "launches.jsonl").symlink_to("launches-copy.jsonl")
+
+
+def _launches_a_line_not_json(out: Path) -> None:
+    path = out / "launches.jsonl"
+    path.write_bytes(path.read_bytes() + b"{not json\n")
+
+
+LAUNCHES_UNREAD = {"a symbolic link": _launches_a_link, "a line that is not JSON": _launches_a_line_not_json}
+
+
+@pytest.mark.parametrize("case", sorted(LAUNCHES_UNREAD))
+def test_launches_jsonl_not_read_holds_no_kill_s_pid(
+    process_folders: dict[str, Path], case: str, tmp_path: Path
+) -> None:
+    """docs/contract.md (killEvidence: "where launches.jsonl is not read whole and no start of the pid is read,
+    the pid is not held by its other copy: ✗, naming the file's fault"; "Which check a file fails", its row):
+    a launches.jsonl that cannot be read fails every kill's killEvidence, as a mangled start line does, and
+    exitedCleanly and killDelivered."""
+    out = copy(process_folders["beta"], tmp_path)
+    LAUNCHES_UNREAD[case](out)
+    v = judge_study(out)
+    assert v.checks[KE1] is False and "is not held to launches.jsonl" in v.reasons[KE1], v.reasons.get(KE1)
+    for key in (("study", "exitedCleanly"), ("kill 1", "killDelivered")):
+        assert v.checks[key] is False and "launches.jsonl" in v.reasons[key], (key, v.reasons.get(key))
+
+
 # --- hostile files ------------------------------------------------------------------------------
 
 
@@ -1430,3 +1508,22 @@ def test_a_swapped_trial_folder_with_a_broken_report_fails_trialfolders_not_jour
     assert v.checks[("campaign", "trialFolders")] is False, v.reasons.get(("campaign", "trialFolders"))
     assert v.checks[("campaign", "journalAgrees")] is True, v.reasons.get(("campaign", "journalAgrees"))
     assert ("trial 1", "trialHolds") not in v.checks and ("trial 2", "trialHolds") not in v.checks
+
+
+def test_a_trial_folder_that_is_no_evidence_folder_is_not_judged_and_campaign_json_is_not_written_again(
+    campaign: Path, tmp_path: Path
+) -> None:
+    """docs/contract.md (Campaigns, summaryAgrees and "campaign.json is written again only with what the report
+    judged"): trial 1's launches.jsonl deleted (no evidence folder: the judge gives it no verdict) and a key
+    repeated in trial 2's: trial 2's verdict judged now differs from campaign.json's, and since not every done
+    trial was judged the report does not write campaign.json again: summaryAgrees ✗."""
+    c = copy(campaign, tmp_path)
+    (c / "trials" / "1" / "launches.jsonl").unlink()
+    path = c / "trials" / "2" / "launches.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines[0].endswith("}"), lines[0]
+    lines[0] = lines[0][:-1] + ', "pid": 1}'
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    v = judge_campaign(c)
+    key = ("campaign", "summaryAgrees")
+    assert v.checks[key] is False and "trial 2's verdict" in v.reasons[key], v.reasons.get(key)

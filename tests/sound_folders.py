@@ -1,9 +1,11 @@
 """Every sound folder the suite writes passes both judges: the product's and the oracle written apart.
 
 ``tests/conftest.py`` calls :func:`oracle_disagrees` after each test that used
-``tmp_path``: each study folder the test left there (a ``report.json`` beside a
-``launches.jsonl``: what ``studymon run``, ``demo`` and a campaign's trials
-write) that the product judges sound now (exit 0) is judged by the oracle
+``tmp_path``: each study folder a console run left there (a ``report.json``
+and a ``study.log`` beside a ``launches.jsonl``: what ``studymon run``,
+``demo`` and a campaign's trials write; the corpus's hand-built folders, and
+the benches' made from them, have no ``study.log``) that the product judges
+sound now (exit 0) is judged by the oracle
 (``tests/oracle/``), which must find it sound too.  A folder a test broke on
 purpose after its run is not sound to the product, and is left alone; one the
 product passes and the oracle fails is a disagreement, and fails the test.
@@ -24,14 +26,15 @@ LARGEST = 8 << 20  # a ledger larger than this is a bench's or a hostile test's,
 
 
 def study_folders(root: Path) -> list[Path]:
-    """The study folders under ``root``: a ``report.json`` beside a ``launches.jsonl``, links not followed."""
+    """The study folders a console run wrote under ``root`` (a ``report.json`` and a ``study.log`` beside a
+    ``launches.jsonl``), links not followed."""
     found: list[Path] = []
     base = len(root.parts)
     for here, dirs, files in os.walk(root):
         path = Path(here)
         if len(path.parts) - base >= DEPTH:
             dirs.clear()
-        if "report.json" in files and "launches.jsonl" in files:
+        if "report.json" in files and "launches.jsonl" in files and "study.log" in files:
             found.append(path)
             if len(found) >= MOST:
                 break

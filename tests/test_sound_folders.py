@@ -18,6 +18,7 @@ def _folder(root: Path) -> Path:
     """The corpus's sound study, unkilled (its kill folders are the corpus's own shape, not a console's whole)."""
     out = write(derive(build(kills=())), root / "study")
     (out / "report.json").write_text(json.dumps({"checks": []}))
+    (out / "study.log").write_text("")  # as a console run writes it
     return out
 
 
@@ -44,6 +45,12 @@ def test_a_folder_the_product_fails_is_left_to_its_own_test(tmp_path: Path, monk
     assert sound_folders.oracle_disagrees(tmp_path) == [] and asked == []
 
 
+def test_a_hand_built_folder_without_the_console_s_log_is_not_looked_at(tmp_path: Path) -> None:
+    out = _folder(tmp_path / "a")
+    (out / "study.log").unlink()
+    assert sound_folders.study_folders(tmp_path) == []
+
+
 def test_folders_are_looked_for_so_deep_and_so_many(tmp_path: Path) -> None:
     deep = tmp_path.joinpath(*["d"] * (sound_folders.DEPTH + 1))
     _folder(deep)
@@ -53,4 +60,5 @@ def test_folders_are_looked_for_so_deep_and_so_many(tmp_path: Path) -> None:
         folder.mkdir(parents=True)
         (folder / "report.json").write_text("{}")
         (folder / "launches.jsonl").write_text("")
+        (folder / "study.log").write_text("")
     assert len(sound_folders.study_folders(tmp_path / "many")) == sound_folders.MOST

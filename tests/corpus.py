@@ -1742,6 +1742,17 @@ def _unseen_after(f: Files) -> None:
 case("v3-record-after-kill-timeline-lacks", "round 3's settlement (after kill 2) is not in timeline.jsonl: written "
      "by something no console saw", F((D3, "resultSettledAndFinished")), files=_unseen_after)
 
+def _before_kill_seen_late(f: Files) -> None:
+    kill = f["kills/1/kill.json"]
+    line = next(line for line in f["timeline.jsonl"] if line["seq"] == kill["beforeKillSeq"])
+    line["seenAt"] = rfc3339_ms(kill["killSentEpoch"] + 1.0)
+
+
+# beforeKillSeq is the last record the console had seen as it froze the controller: seen by the kill (§6.9).
+case("v4-before-kill-seq-seen-after-the-kill", "the timeline says kill 1's beforeKillSeq was first seen a second "
+     "after the kill (its trigger too: fired before it was seen)", F((K1, "killEvidence"), (ST, "killTriggered")),
+     files=_before_kill_seen_late)
+
 case("v3-final-controller-has-no-end", "the last end line is of an earlier pid (4243, code 0): the final controller "
      "(4244) has not ended, so the study has not finished", U((ST, "exitedCleanly"), *ALL_RSF),
      files=lambda f: f["launches.jsonl"][-1].update(pid=FIRST_PID + 1))
@@ -2236,6 +2247,18 @@ def _omit_targets(f: Files) -> None:
     f["kills/1/kill.json"]["targets"] = []
 
 
+def _charged_started_before(f: Files) -> None:
+    """d1's container started as the controller was frozen, but the snapshot at the kill does not show it: its
+    create and start come before the window (the live recording, which starts earlier, holds them), its die in it."""
+    name, since = container("d1"), f["kills/1/kill.json"]["sinceEpoch"]
+    live, back = kill_events(f, 1)
+    for at, action in ((since - 0.004, "create"), (since - 0.002, "start")):
+        e = next(e for e in live if e["Action"] == action and e["Actor"]["Attributes"]["name"] == name)
+        ns = round(at * 1e9)
+        e.update(time=ns // 1_000_000_000, timeNano=ns, seenAt=rfc3339_ms(at + 0.001))
+    back[:] = [e for e in back if not (e["Action"] in ("create", "start") and e["Actor"]["Attributes"]["name"] == name)]
+
+
 # The sound story of each point is tests/test_corpus.py's test_each_point_s_sound_story_holds.
 case("v3-point-charged-twice", "killed after d1's charge; the resume charges it again",
      F((ST, "contractKept"), (ST, "chargedEqualsStarts"), (D1, "chargedOnce")), scenario=at_point("charge", _charged_again))
@@ -2248,5 +2271,8 @@ case("v3-point-unsettled-run-again", "killed after d1's result; the resume runs 
      F((D1, "sameContainerNoRerun")), scenario=at_point("runResult"), files=_run_again)
 case("v3-point-charged-run-twice", "killed after d1's charge; its container is started twice in the window",
      F((D1, "sameContainerNoRerun")), scenario=at_point("charge"), files=_run_again)
+case("v4-point-charged-started-before-the-kill", "killed after d1's charge; its container started just before the "
+     "window, which the snapshot at the kill does not show, and died in it", F((D1, "sameContainerNoRerun")),
+     scenario=at_point("charge"), files=_charged_started_before)
 case("v3-point-charged-omitted", "killed after d1's charge; kill.json lists no target",
      F((K1, "killEvidence")), scenario=at_point("charge"), files=_omit_targets)

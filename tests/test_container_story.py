@@ -15,7 +15,7 @@ import pytest
 
 from studymon.engine.automata import Row
 from studymon.engine.judge.events import ContainerStory, TargetWatch
-from studymon.engine.judge.machines import C_DESTROY, C_DIE, C_OOM, C_OTHER, C_START, CONTAINER
+from studymon.engine.judge.machines import C_DESTROY, C_DIE, C_OOM, C_OTHER, C_START, CONTAINER, UNSTARTED
 from studymon.engine.records import ContainerEvent
 
 NAME = "inforsi-s-d1"
@@ -34,9 +34,10 @@ def event(action: str, at: float, cid: str = CID) -> ContainerEvent:
 
 
 def replay(start: str, events: list[tuple[str, float]], fresh: bool = False) -> ContainerStory:
-    """The story of a target given ``events`` in file order; a waiting (or ``fresh``) one is unrecorded, its
-    container known by Id and started in the window."""
-    watch = TargetWatch("d1", NAME, frozenset({CID}), None, fresh=fresh or start == "waiting", made=CID)
+    """The story of a target given ``events`` in file order; a waiting or unmade (or ``fresh``) one is unrecorded or
+    charged, its container known by Id and started in the window."""
+    fresh = fresh or start in ("waiting", "unmade")
+    watch = TargetWatch("d1", NAME, frozenset({CID}), None, fresh=fresh, made=CID)
     for action, at in events:
         watch.note(event(action, at))
     return watch.story(start)
@@ -44,6 +45,7 @@ def replay(start: str, events: list[tuple[str, float]], fresh: bool = False) -> 
 
 # How to reach each state, as (the state a story starts from, the events before), all before 3 s.
 REACH: dict[str, tuple[str, list[tuple[str, float]]]] = {
+    "unmade": ("unmade", []),
     "waiting": ("waiting", []),
     "running": ("running", []),
     "oomed": ("waiting", [("oom", 1)]),
@@ -73,7 +75,7 @@ def test_each_state_is_reached_as_the_table_says() -> None:
 def test_the_table_takes_every_story_the_watch_can_give() -> None:
     """Up to four events of every kind the watch keeps, at every order of their times, from each start: no event
     ever meets a state the table has no row for (the replay would say so, as a contradiction of its own)."""
-    for start, fresh in (("waiting", True), ("running", False), ("exited", False), ("exited", True)):
+    for start, fresh in (("unmade", True), ("waiting", True), ("running", False), ("exited", False), ("exited", True)):
         for n in range(1, 5):
             for kinds in itertools.product(ACTION.values(), repeat=n):
                 told = replay(start, [(k, 1 + i) for i, k in enumerate(kinds)], fresh)
@@ -97,3 +99,14 @@ def test_a_story_that_never_dies_is_said_apart() -> None:
     assert not replay("running", []).died and replay("exited", []).died
     assert replay("running", [("destroy", 1)]).vanished
     assert replay("running", [("oom", 1)]).undied_oom and not replay("running", [("oom", 1), ("die", 1.5)]).undied_oom
+
+
+def test_a_charged_target_s_container_starts_before_anything_else_of_it() -> None:
+    """Charged at the kill: nothing of its container had started, so a die (or an oom) before its start is of a
+    container started before the kill that the snapshot did not show; an unrecorded one's start may precede the
+    window, and its die alone is its story."""
+    assert replay("unmade", [("start", 1), ("die", 2)]).broken == []
+    for first in ("die", "oom"):
+        told = replay("unmade", [(first, 1)])
+        assert [row.says for row, _ in told.broken] == [UNSTARTED], first
+    assert replay("waiting", [("die", 1)]).broken == []

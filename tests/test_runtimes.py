@@ -397,6 +397,41 @@ def test_process_dead_shim_is_reported_dead() -> None:
     assert of(rt.events(since, rt.now()), name) == ["die", "destroy"]
 
 
+def test_process_state_is_written_before_its_event(process_runtime_root: Path) -> None:
+    """As Docker does: whoever saw a start (or die) event and inspects the container then sees it started (exited).
+
+    A kill at a container's start inspects it after the event: the other order
+    let it see the container still created, and the target was taken for a run
+    charged but not started."""
+    from studymon.engine.runtimes.process import _record_exit, _record_start
+
+    rt = ProcessRuntime()
+    name = f"smtest-{uuid.uuid4().hex[:8]}-order"
+    rt.run(name, LONG)
+    seen: list[tuple[str, str]] = []
+    real = rt._append_event
+
+    def append(event: dict[str, Any]) -> None:
+        found = rt.inspect(name)
+        seen.append((event["Action"], found["State"]["Status"] if found else "none"))
+        real(event)
+
+    rt._append_event = append  # type: ignore[method-assign]
+    try:
+        with rt._container(name) as dir_fd:
+            state = rt._read(dir_fd, name, "state.json")
+            assert state is not None
+            # As the shim finds it before the start: created, on disk too.
+            state["State"].update(Status="created", Running=False, Pid=0, StartedAt="0001-01-01T00:00:00Z")
+            rt.state.write_json(dir_fd, "state.json", state)
+            _record_start(rt, dir_fd, state, os.getpid())
+            _record_exit(rt, dir_fd, state, 0)
+    finally:
+        rt._append_event = real  # type: ignore[method-assign]
+        rt.remove(name, force=True)
+    assert seen == [("start", "running"), ("die", "exited")]
+
+
 def test_process_start_failure_is_reported() -> None:
     rt = ProcessRuntime()
     name = f"smtest-{uuid.uuid4().hex[:8]}-nocmd"

@@ -97,21 +97,30 @@ KILL_MACHINE = Machine(
 )
 
 # A target's container in its kill's window (§6.4): what the two recordings say it did, replayed in time order
-# (engine/judge/events.py, ContainerStory).  A target in flight starts running; one charged or unrecorded, made as
-# the controller was frozen, starts waiting; one that exited just before the window starts exited, its die perhaps
-# before the window.  Actions that only read a container (PASSIVE) are no events of its story.  The replay is given
-# one start (a waiting target's own), the dies, the earliest destroy and the latest oom: no row is written for a
-# second destroy or oom, or for a start of a target that was not waiting, which it is never given.
+# (engine/judge/events.py, ContainerStory).  A target in flight starts running; one unrecorded, made as the
+# controller was frozen, starts waiting (its start may have been reported before the window opened); one charged,
+# nothing of it started at the kill, starts unmade (its container starts in the window, before anything else of it
+# happens); one that exited just before the window starts exited, its die perhaps before the window.  Actions that
+# only read a container (PASSIVE) are no events of its story.  The replay is given one start (a waiting or unmade
+# target's own), the dies, the earliest destroy and the latest oom: no row is written for a second destroy or oom, or
+# for a start of a target that was not waiting, which it is never given.
 C_START, C_OOM, C_DIE, C_DESTROY, C_OTHER = "start", "oom", "die", "destroy", "other"
 TWO_DIES = "a second die of {name}"
 DESTROY_FIRST = "a destroy of {name} comes before its die"
 OOM_LATE = "an oom of {name} comes after its die"
 FORBIDDEN = "{action} of {name} in its window"
-_STORY = ("waiting", "running", "oomed", "exited", "dead", "removed", "vanished")
+UNSTARTED = "{action} of {name} before any start of it in its window"
+_STORY = ("unmade", "waiting", "running", "oomed", "exited", "dead", "removed", "vanished")
 CONTAINER = Machine(
     "container",
     _STORY,
     (
+        Row("unmade", C_START, "running"),
+        # A charged run's container did no work before its start: a die or an oom first is of a container started
+        # before the kill, which the snapshot then did not show (the target was not charged but unrecorded).
+        Row("unmade", C_OOM, "oomed", "sameContainerNoRerun", UNSTARTED),
+        Row("unmade", C_DIE, "dead", "sameContainerNoRerun", UNSTARTED),
+        Row("unmade", C_DESTROY, "vanished"),
         Row("waiting", C_START, "running"),
         Row("waiting", C_OOM, "oomed"),
         Row("waiting", C_DIE, "dead"),
@@ -136,7 +145,10 @@ CONTAINER = Machine(
         # only dies once (§6.4).
         *(Row(state, C_OTHER, state, "sameContainerNoRerun", FORBIDDEN) for state in _STORY),
         # A waiting target's start after its container died or oomed: started again.
-        *(Row(state, C_START, state, "sameContainerNoRerun", FORBIDDEN) for state in _STORY[2:-1]),
+        *(
+            Row(state, C_START, state, "sameContainerNoRerun", FORBIDDEN)
+            for state in ("oomed", "exited", "dead", "removed")
+        ),
         # After a destroy with no die before it, a start says no more than the destroy did.
         Row("vanished", C_START, "vanished", "sameContainerNoRerun", DESTROY_FIRST),
     ),

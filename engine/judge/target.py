@@ -11,7 +11,15 @@ from studymon.engine.contract import experiment_keys, is_int, key, plural, round
 from studymon.engine.folder import EvidenceFolder, KillFolder
 from studymon.engine.judge.events import ContainerStory, TargetWatch
 from studymon.engine.judge.facts import KillEvidence, LedgerFacts, StudyFacts, ledger_line
-from studymon.engine.judge.machines import C_START, CONTAINER, DESTROY_FIRST, FORBIDDEN, OOM_LATE, TWO_DIES
+from studymon.engine.judge.machines import (
+    C_START,
+    CONTAINER,
+    DESTROY_FIRST,
+    FORBIDDEN,
+    OOM_LATE,
+    TWO_DIES,
+    UNSTARTED,
+)
 from studymon.engine.judge.text import action_text, name_text, ns_text, run_text, short_id, time_text
 from studymon.engine.judge.verdict import SHOWN, WINDOW_OPEN, Check, Verdict
 from studymon.engine.ledger import Record
@@ -263,7 +271,7 @@ def _started_once(v: Verdict, ev: KillEvidence, t: KillTarget, acct: RunAccount 
     watch = _study_events(v, ev, t, name)
     if watch is not None:
         box = _Container()
-        _own_events(v, ev, name, watch, box, acct, made=watch.made)
+        _own_events(v, ev, name, watch, box, acct, made=watch.made, charged=True)
     return v.check(
         f"{name}: started once after the kill, one container made in its window, its one die as runResult; "
         "no other container of the study made in the window"
@@ -539,10 +547,26 @@ def _own_events(
     box: _Container,
     acct: RunAccount | None,
     made: str | None = None,
+    charged: bool = False,
 ) -> None:
-    """The target's own events: nothing outside its story, its one die agreeing with the snapshots and the result."""
-    story = watch.story("exited" if box.exited_before else "waiting" if watch.fresh else "running")
+    """The target's own events: nothing outside its story, its one die agreeing with the snapshots and the result.
+
+    A ``charged`` target's story starts before anything of its container happened (``unmade``)."""
+    fresh = "unmade" if charged else "waiting"
+    story = watch.story("exited" if box.exited_before else fresh if watch.fresh else "running")
     _forbidden(v, ev, name, watch, story, ONE_CONTAINER_ONLY)
+    for e in story.breaking(UNSTARTED):
+        said = f"{action_text(e.action or e.event)} of {name} at {ns_text(e.ns)}"
+        v.fail(
+            f"{said} before any start of it in its window: its container was started before the kill, which "
+            f"{KillFolder.BEFORE} does not show",
+            proof(
+                *_event(ev, e.at, said),
+                "a run charged but not started at the kill has its container start in the window, before anything "
+                "else of it happens (§7)",
+                (ev.at(KillFolder.BEFORE), f"no started {name} at the kill"),
+            ),
+        )
     if watch.disagree:
         lets = (
             ((watch.disagree_at[0], f"an event of {name}"), (watch.disagree_at[1], "the same event, otherwise"))

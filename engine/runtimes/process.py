@@ -774,17 +774,18 @@ def _record_start_failure(runtime: ProcessRuntime, dir_fd: int, state: Inspect, 
 
 
 def _record_start(runtime: ProcessRuntime, dir_fd: int, state: Inspect, pid: int) -> None:
+    # The state first, then the event, as Docker does: whoever saw the event and inspects then sees it started.
     ns = time.time_ns()
-    runtime._append_event(_event("start", state, ns))
     state["State"].update(Status="running", Running=True, Pid=pid, StartedAt=rfc3339_ns(ns))
     runtime.state.write_json(dir_fd, "state.json", state)
+    runtime._append_event(_event("start", state, ns))
 
 
 def _record_exit(runtime: ProcessRuntime, dir_fd: int, state: Inspect, code: int) -> None:
     ns = time.time_ns()
-    runtime._append_event(_event("die", state, ns, exitCode=str(code)))
     state["State"].update(Status="exited", Running=False, Pid=0, ExitCode=code, FinishedAt=rfc3339_ns(ns))
     runtime.state.write_json(dir_fd, "state.json", state)
+    runtime._append_event(_event("die", state, ns, exitCode=str(code)))
 
 
 def _forward_termination(child: subprocess.Popen[bytes]) -> None:

@@ -659,6 +659,16 @@ def _after_point(v: Verdict, f: Fired, ev: KillEvidence, number: int) -> str:
                 moment,
             ),
         )
+    elif seq is not None and seq < f.moment:
+        v.fail(
+            f"kill {number} says seq {seq} was the last record at the kill, before {point}'s moment ({what})",
+            proof(
+                killed,
+                f"beforeKillSeq {seq}",
+                "a kill at a point is made once its moment's record was seen: beforeKillSeq is that record (§7)",
+                moment,
+            ),
+        )
     run = f.moment_run if valid_id(f.moment_run) else None
     if (valid_id(f.run) or run is not None) and f.run != run:
         v.fail(

@@ -159,16 +159,10 @@ def same_container_no_rerun(
         # No container of theirs at the kill, but the snapshots are read as for any target: whether one of the study's
         # ran is what they show (docs/contract.md, "Which check a file fails": a snapshot).
         _snapshot_files(v, ev)
+        if t.kind == UNSETTLED:
+            _named(v, ev, t, name)  # its container ran to its end: kill.json names it as the ledger does
         return (_started_once if t.kind == CHARGED else _not_run_again)(v, ev, t, acct, name)
-    if t.container != name:
-        v.fail(
-            f"the target's container in kill.json is not {name}",
-            proof(
-                ev.at(KillFolder.KILL),
-                f"target {t.run}'s container is {name_text(t.container)}",
-                f"a run's container is named from research.json: {name} (rule 4)",
-            ),
-        )
+    _named(v, ev, t, name)
     box = _snapshots(v, ev, name)
     _window_entry(v, ev, t)
     watch = _study_events(v, ev, t, name)
@@ -184,6 +178,19 @@ def same_container_no_rerun(
         f"in its window only {plural(n_dies, 'die')} and what may come with it, exit as runResult; "
         "no other container of the study made in the window"
     )
+
+
+def _named(v: Verdict, ev: KillEvidence, t: KillTarget, name: str) -> None:
+    """The target's container in kill.json is the one its name says (rule 4)."""
+    if t.container != name:
+        v.fail(
+            f"the target's container in kill.json is not {name}",
+            proof(
+                ev.at(KillFolder.KILL),
+                f"target {t.run}'s container is {name_text(t.container)}",
+                f"a run's container is named from research.json: {name} (rule 4)",
+            ),
+        )
 
 
 def _starts_after(ev: KillEvidence, acct: RunAccount | None) -> tuple[list[Record], int | None]:

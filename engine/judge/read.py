@@ -391,11 +391,17 @@ class _Seen:
     ) -> None:
         # (kill, its beforeKillSeq, its story).  A launches.jsonl that cannot be read whole tells no controller's
         # start for sure: the records after a kill are not held to one (every killDelivered says why already).
+        # A kill whose time kill.json does not say has no place on the timeline: what came after it cannot be told
+        # from what came before (killEvidence says why).
         told = launches is None or (launches.problem is None and launches.fault is None)
         self.kills = [
             (ev, ev.kill.before_kill_seq, ev.story)
             for ev in kills
-            if told and ev.kill is not None and ev.kill.before_kill_seq is not None and ev.story is not None
+            if told
+            and ev.kill is not None
+            and ev.kill.before_kill_seq is not None
+            and ev.kill.at_epoch is not None
+            and ev.story is not None
         ]
         self.base = min((seq for _, seq, _ in self.kills), default=None)
         self.seen = array("d")

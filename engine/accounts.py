@@ -28,6 +28,9 @@ WORK_KINDS = frozenset(
 )
 # Bounded lists for the report: a hostile ledger of a million exports must not grow memory.
 KEPT = 100
+# The ids a round's selectDiagnosis decisions chose, held together up to this many (a hostile ledger may choose
+# again and again): beyond it, a later decision's choice adds nothing.
+CHOSEN_KEPT = 10_000
 
 
 def round_key(value: Any) -> Any:
@@ -95,7 +98,8 @@ class RunAccount:
 
 @dataclass(slots=True)
 class Selection:
-    """The ``selectDiagnosis`` decisions of one round: the first one's choice, and how many."""
+    """The ``selectDiagnosis`` decisions of one round: every id they chose (a round that chose twice must account
+    for both choices), the first one's seq and line, and how many."""
 
     seq: int
     chosen: frozenset[Hashable] | None
@@ -254,11 +258,13 @@ class Accounts:
             if record.content.get("name") == SELECT:
                 rnd = round_key(record.content.get("round"))
                 known = self.selections.get(rnd)
+                chosen, problem = chosen_ids(record.content)
                 if known is None:
-                    chosen, problem = chosen_ids(record.content)
                     self.selections[rnd] = Selection(record.seq, chosen, problem, line=record.line)
                 else:
                     known.count += 1
+                    if known.chosen is not None and chosen is not None and len(known.chosen) < CHOSEN_KEPT:
+                        known.chosen |= chosen
         elif kind == "diagnosisSettlement":
             rnd = round_key(record.content.get("round"))
             known_s = self.settlements.get(rnd)

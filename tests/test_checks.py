@@ -2113,7 +2113,8 @@ def test_rounds_selections_and_settlements() -> None:
         rec(7, "decision", name="selectDiagnosis", round=2, output=[]),
     ])
     sel = acc.selections[1]
-    assert (sel.seq, sel.count, sel.problem) == (1, 2, None) and sel.chosen == frozenset({"a"})
+    # A round that chose twice chose both: its settlement accounts for every id either decision chose.
+    assert (sel.seq, sel.count, sel.problem) == (1, 2, None) and sel.chosen == frozenset({"a", "b"})
     assert 2 in acc.selections and acc.selections[2].chosen is None and acc.selections[2].problem
     s = acc.settlements[1]
     assert (s.seq, s.line, s.run, s.count, s.accounted, s.problem) == (4, 4, "d1", 2, frozenset({"a"}), None)

@@ -45,9 +45,10 @@ def test_a_folder_the_product_fails_is_left_to_its_own_test(tmp_path: Path, monk
     assert sound_folders.oracle_disagrees(tmp_path) == [] and asked == []
 
 
-def test_a_campaign_s_trial_folders_are_left_out_for_now(tmp_path: Path) -> None:
-    _folder(tmp_path / "campaign" / "trials" / "1")
-    assert sound_folders.study_folders(tmp_path) == []
+def test_a_campaign_s_trial_folders_are_judged_by_both_too(tmp_path: Path) -> None:
+    out = _folder(tmp_path / "campaign" / "trials" / "1")
+    assert sound_folders.study_folders(tmp_path) == [out]
+    assert sound_folders.oracle_disagrees(tmp_path) == []
 
 
 def test_a_hand_built_folder_without_the_console_s_log_is_not_looked_at(tmp_path: Path) -> None:

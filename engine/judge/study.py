@@ -649,7 +649,17 @@ def _after_point(v: Verdict, f: Fired, ev: KillEvidence, number: int) -> str:
             proof(killed, f"triggerSeq {fired_at}", "a kill at a point fires at its moment (§7)", moment, fired),
         )
     seq = k.before_kill_seq
-    if seq is not None and seq > f.moment:
+    if seq is None:
+        v.fail(
+            f"kill {number}'s kill.json gives no beforeKillSeq: its point's moment ({what}) is not held to it",
+            proof(
+                killed,
+                "no beforeKillSeq",
+                "a kill at a point is made once its moment's record was seen: beforeKillSeq is that record (§7)",
+                moment,
+            ),
+        )
+    elif seq > f.moment:
         v.fail(
             f"kill {number} came after seq {seq}: the study had gone on past {point} ({what}), a missed point",
             proof(

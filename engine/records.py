@@ -118,6 +118,9 @@ class LaunchEnd:
         return self.code == 0 and self.signal is None
 
 
+NOT_STARTED = 127  # the keeper's end of a controller it could not start (as a shell says of a command not found)
+
+
 def parse_launch(value: Any) -> LaunchStart | LaunchEnd | str:
     """A launches line, or why it is not one."""
     if not isinstance(value, dict):
@@ -135,6 +138,9 @@ def parse_launch(value: Any) -> LaunchStart | LaunchEnd | str:
     if event == "start":
         if pid is not None and not (is_int(pid) and pid > 0):
             return "a start line whose pid is not a process id"
+        if pid is None and not isinstance(value.get("error"), str):
+            # Null only for a controller the keeper could not start, and then it says why (§5).
+            return "a start line whose pid is null, without the error that says why no controller started"
         resume, argv = value.get("resume"), value.get("argv")
         if not isinstance(resume, bool):
             return "a start line whose resume is not true or false"
@@ -160,6 +166,8 @@ def parse_launch(value: Any) -> LaunchStart | LaunchEnd | str:
         return "an end line whose signal is not a signal's name"
     if code is not None and signal is not None:
         return "an end line with both a code and a signal: a process exits, or a signal ends it, never both"
+    if pid is None and code != NOT_STARTED:
+        return f"an end line whose pid is null, not exit {NOT_STARTED} (null only where no controller started)"
     return LaunchEnd(pid, at, code, signal)
 
 

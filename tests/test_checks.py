@@ -450,7 +450,12 @@ RESUME = "`studymon run --resume` continues it"
     # The launcher's end for a controller whose keeper is gone: the status is lost, a resume can go on.
     ([start(7, 1), end(7, 2, None)], None, f"the controller ended, its exit status lost; {RESUME}"),
     # The keeper could not start the controller: a start without a pid, an end with 127.
-    ([start(None, 1), end(None, 2, 127)], None, f"the controller ended with exit 127; {RESUME}"),  # type: ignore[arg-type]
+    ([dict(start(None, 1), error="No such file"), end(None, 2, 127)], None,
+     f"the controller ended with exit 127; {RESUME}"),
+    # A null pid says no controller started: a start without the error that says why, an end not 127, is no launch.
+    ([start(None, 1), end(None, 2, 127)], False,
+     "launches.jsonl line 1: a start line whose pid is null, without the error that says why no controller started; "
+     "no controller started"),
     ([dict(start(7, 1), at="yesterday"), end(7, 2)], False,
      "launches.jsonl line 1: a start line whose at is not a time; launches.jsonl line 2: pid 7 ends, but no start launched it; "
      "no controller started"),
@@ -463,7 +468,9 @@ RESUME = "`studymon run --resume` continues it"
      "launches.jsonl line 2: a line whose event is neither start nor end"),
     ([[1], start(7, 1), end(7, 2)], False, "launches.jsonl line 1: a list, not a launch"),
     ([], False, "no controller started"),
-    ([end(None, 2, 1)], False, "no controller started"),
+    ([end(None, 2, 1)], False,
+     "launches.jsonl line 1: an end line whose pid is null, not exit 127 (null only where no controller started); "
+     "no controller started"),
     # One controller at a time (§6.3).
     ([start(7, 1), start(8, 2), end(8, 3)], False, "two controllers at once: pid 8 started while pid 7 had not ended"),
     # Past the few shown, the others are counted.

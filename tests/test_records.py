@@ -63,6 +63,10 @@ def test_an_end_line_reads_back(pid: int | None, at: float, code: int | None, si
         # A process exits with a code or is ended by a signal, never both: the keeper never writes such a line.
         assert isinstance(got, str) and "both a code and a signal" in got
         return
+    if pid is None and code != 127:
+        # A null pid is the keeper's end of a controller it could not start: exit 127, nothing else.
+        assert got == "an end line whose pid is null, not exit 127 (null only where no controller started)"
+        return
     assert got == LaunchEnd(pid, at, code, signal)
     assert isinstance(got, LaunchEnd) and got.clean is (code == 0 and signal is None)
 
@@ -551,10 +555,18 @@ def test_every_launch_line_has_its_pid_null_only_where_none_was_started() -> Non
     """The keeper writes the pid on every line, null where it could not start the controller (its start says
     ``error``, its end exit 127): a line without the key is not a launch."""
     at = "2026-12-01T00:00:00.000Z"
-    for event, rest in (("start", {"resume": False}), ("end", {"code": 127, "signal": None})):
+    for event, rest in (("start", {"resume": False, "error": "not found"}), ("end", {"code": 127, "signal": None})):
         said = parse_launch({"event": event, "at": at, **rest})
         assert said == f"{'a start' if event == 'start' else 'an end'} line without its pid (null where none was started)"
         assert not isinstance(parse_launch({"event": event, "pid": None, "at": at, **rest}), str)
+    # Null says no controller started, and only then: the start says why, the end is exit 127.
+    assert parse_launch({"event": "start", "pid": None, "at": at, "resume": False}) == (
+        "a start line whose pid is null, without the error that says why no controller started"
+    )
+    for code in (0, 1, None):
+        assert parse_launch({"event": "end", "pid": None, "at": at, "code": code, "signal": None}) == (
+            "an end line whose pid is null, not exit 127 (null only where no controller started)"
+        )
 
 
 def test_a_start_line_s_argv_and_start_time_are_of_their_types_where_written() -> None:

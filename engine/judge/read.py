@@ -416,7 +416,9 @@ class _Seen:
         self.far = 0  # the highest seq seen past those held
         self.far_line = 0  # the timeline.jsonl line that saw it
         self.missing = not safefile.exists(out, EvidenceFolder.TIMELINE)
-        if not self.missing or self.base is not None:
+        # A missing timeline is every kill's fault (killEvidence), whether or not the records after it are held to
+        # a resumed controller (a launches.jsonl not read whole holds them to none).
+        if not self.missing or kills:
             self._read(out)
 
     @staticmethod

@@ -669,7 +669,7 @@ def _after_point(v: Verdict, f: Fired, ev: KillEvidence, number: int) -> str:
                 moment,
             ),
         )
-    elif seq is not None and seq < f.moment:
+    elif seq < f.moment:
         v.fail(
             f"kill {number} says seq {seq} was the last record at the kill, before {point}'s moment ({what})",
             proof(

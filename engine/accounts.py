@@ -201,6 +201,9 @@ class Accounts:
     # the one to hold to the dearest run, whatever comes after it.
     worst_stop: Record | None = None
     worst_stop_balance: float | None = None
+    # The first full stop written when no balance was known (no charge before it, no budget on line 1): rule 13
+    # cannot be held to it once the study has charged.
+    unheld_stop: Record | None = None
     last_seq: int = 0
     count: int = 0
 
@@ -289,6 +292,8 @@ class Accounts:
             left_more = self.balance is not None and (worst is None or self.balance > worst)
             if record.content.get("reason") == FULL_STOP and (self.worst_stop is None or left_more):
                 self.worst_stop, self.worst_stop_balance = record, self.balance
+            if record.content.get("reason") == FULL_STOP and self.balance is None and self.unheld_stop is None:
+                self.unheld_stop = record
         elif kind == "export":
             self.last_export = record
             self.export_count += 1

@@ -192,6 +192,19 @@ def _rule_13(v: Verdict, acc: Accounts) -> None:
         return
     said = f"the halt (seq {stop.seq}): {FULL_STOP!r}"
     rule = "a study stops for its budget only once the balance left pays for no run (rule 13)"
+    unheld = acc.unheld_stop
+    if unheld is not None and dearest is not None:
+        # No charge before it and no budget on line 1: the balance it left cannot be told, though the study charged.
+        v.fail(
+            f"the halt (seq {unheld.seq}) cannot be held to rule 13: no charge before it, and no budget on line 1",
+            proof(
+                ledger_line(unheld),
+                f"the halt (seq {unheld.seq}): {FULL_STOP!r}",
+                rule,
+                (ledger_line(None), f"no charge before it; no studyOpen budget on line 1; the dearest run {dearest:g}"),
+            ),
+        )
+        return
     if acc.bad_charge is not None and acc.bad_charge.line < stop.line:
         # One charge without its numbers: neither the balance left nor the dearest run can be told.
         v.fail(

@@ -12,10 +12,9 @@ was not written yet.  A missed point is ``?`` (v4: nothing was tested there).
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
-from tests.oracle.evidence import Arms
+from tests.oracle.evidence import Arms, parse_point, valid_id
 from tests.oracle.killfolder import parse_recording
 from tests.oracle.kills import KillView, StudyFacts, ours
 from tests.oracle.reading import quote
@@ -23,7 +22,6 @@ from tests.oracle.times import SEEN_SLACK
 from tests.oracle.verdict import Tally
 
 SEED = "after:runStarted/diagnosis"
-POINT = re.compile(r"(after|container):([A-Za-z]+)(?:/([A-Za-z0-9_.-]+))?(?:#([1-9][0-9]{0,8}))?", re.ASCII)
 MAX_FIRED = 16
 MAX_ARMED = 64
 S, KT = "study", "killTriggered"
@@ -127,23 +125,29 @@ def judge_kill_triggered(f: StudyFacts, arms: Arms, views: list[KillView], t: Ta
 def moment(
     f: StudyFacts, v: KillView, point: str, from_seq: int, fired: dict[str, Any], t: Tally, where: str, fired_at: Any
 ) -> None:
-    m = POINT.fullmatch(point)
-    if m is None:
-        t.fail(S, KT, f"{where}: {quote(point)} is no point this oracle can judge")
+    parsed = parse_point(point)
+    if parsed is None:
+        t.fail(S, KT, f"{where}: {quote(point)} is no kill point of §7's grammar")
         return
-    mode, what, purpose, nth = m.group(1), m.group(2), m.group(3), int(m.group(4) or 1)
+    mode, what, purpose, nth = parsed
     k = v.kf.kill or {}
     runs = f.runs
     run = fired.get("run")
     if mode == "after":
+        # docs/contract.md (killTriggered, after:): the records are "counted line by line as the ledger holds
+        # them, as the console counted them while they were written": a record counts when its seq is above
+        # fromSeq, and for a purpose when its run's runPlanned, on an earlier line, gives it (a run planned only
+        # on a later line has no purpose yet).  README.md, open question 55.
+        # A runPlanned gives its run its purpose on its own line (after:runPlanned/diagnosis counts it).
         matching = []
+        purposes: dict[str, Any] = {}  # run -> the purpose its first runPlanned gave it, so far
         for r in f.ledger.records:
+            if r.kind == "runPlanned" and valid_id(r.run):
+                purposes.setdefault(r.run, r.get("purpose"))
             if not (isinstance(r.seq, int) and r.seq > from_seq and r.kind == what):
                 continue
-            if purpose is not None:
-                info = runs.get(r.run) if isinstance(r.run, str) else None
-                if info is None or info.purpose != purpose:
-                    continue
+            if purpose is not None and not (valid_id(r.run) and purposes.get(r.run) == purpose):
+                continue
             matching.append(r)
         if len(matching) < nth:
             t.fail(S, KT, f"{where}: the ledger has no {nth}th record for {quote(point)} after seq {from_seq}")
@@ -162,8 +166,9 @@ def moment(
             t.fail(S, KT, f"{where}: fired.run is not seq {rec.seq}'s run")
         if what == "runStarted" and rec.run not in {x.run for x in v.targets}:
             t.fail(S, KT, f"kill {v.n}: the run it fired at is not among its targets")
-        # docs/contract.md: a fired line is no earlier than when its record was seen, SEEN_SLACK aside.
-        seen = f.timeline.by_seq.get(rec.seq)
+        # docs/contract.md: a fired line is no earlier than when its record was seen, SEEN_SLACK aside (a
+        # timeline line that saw that seq as another record tells nothing of it: Timeline.saw).
+        seen = f.timeline.saw(rec)
         if seen is not None and fired_at < seen.seen - SEEN_SLACK:
             t.fail(S, KT, f"{where}: fired before seq {rec.seq} was seen")
         return

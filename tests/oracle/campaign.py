@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.oracle.arms import POINT, SEED
-from tests.oracle.evidence import Arms, load_arms, valid_id
+from tests.oracle.arms import SEED
+from tests.oracle.evidence import POINT, Arms, load_arms, valid_id
 from tests.oracle.killfolder import kill_folder_numbers, kill_folder_size
 from tests.oracle.reading import (
     CAPS,

@@ -55,6 +55,10 @@ class Controllers:
     # launches.jsonl's start lines (line, pid, at), read even when a line is not a launch; None when the file
     # could not be read at all (evidence.Launches.starts).
     starts: list[tuple[int, int, Fraction]] | None = None
+    # Every end line, by time (the lines of one millisecond in the file's order): a killed controller's end is
+    # "the first end of kill.json's pid at or after the kill's at" (docs/contract.md, killDelivered), even one
+    # the replay gave no controller (a controller started over the killed one took its place).
+    ends: list[Launch] = field(default_factory=list)
 
     @property
     def final(self) -> Controller | None:
@@ -76,6 +80,11 @@ class Controllers:
             if c.start.at >= t - SEEN_SLACK:
                 return c
         return None
+
+    def end_after(self, pid: int, t: Fraction) -> Launch | None:
+        """The first end of pid at or after t (KEEPER_SLACK: the keeper's end and kill.json's at both round to
+        the millisecond), by time."""
+        return next((e for e in self.ends if e.pid == pid and e.at >= t - KEEPER_SLACK), None)
 
     def lived_at(self, t: Fraction) -> Controller | None:
         """The first controller in whose life a record dated t lies, if any."""
@@ -102,7 +111,9 @@ def replay(launches: Launches) -> Controllers:
             cs.order_breaks.append(f"launches.jsonl line {line.line} is earlier than line {before.line}")
     cs.violations += cs.order_breaks
     launched = {line.pid for line in launches.lines if line.event == "start"}
-    for line in sorted(launches.lines, key=lambda x: (_ms(x.at), x.line)):
+    by_time = sorted(launches.lines, key=lambda x: (_ms(x.at), x.line))
+    cs.ends = [line for line in by_time if line.event == "end"]
+    for line in by_time:
         where = f"launches.jsonl line {line.line}"
         if line.event == "start":
             if running is not None:

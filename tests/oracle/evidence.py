@@ -24,11 +24,49 @@ from tests.oracle.reading import (
     read_json,
     read_jsonl_objects,
     split_lines,
+    strict_equal,
     strict_json,
 )
 from tests.oracle.times import KEEPER_SLACK, parse_time
 
 ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9_.-]{0,62}", re.ASCII)
+# The ledger's kinds (docs/contract.md, §2's table).
+KINDS = (
+    "studyOpen",
+    "stageOpen",
+    "decision",
+    "runPlanned",
+    "charge",
+    "runStarted",
+    "runResult",
+    "diagnosisSettlement",
+    "serviceError",
+    "halt",
+    "export",
+)
+# A kill point of §7's grammar (PROTOCOL.md §7): `after:KIND[/PURPOSE][#N]`, KIND a ledger record's kind, or
+# `container:ACTION[/PURPOSE][#N]`, ACTION the runtime's `create`, `start` or `die`.  What `kill.json`'s `point`
+# is where written (docs/contract.md, killEvidence: "a kill point of §7's grammar"), and a journal's or a
+# campaign plan's points ("kill points as studymon writes them"): `after:decisionx` or `after:charge` with a
+# newline after it is none (README.md, open questions 60 and 64).
+POINT = re.compile(
+    rf"(?:after:({'|'.join(KINDS)})|container:(create|start|die))"
+    r"(?:/([A-Za-z0-9_.-]+))?(?:#([1-9][0-9]{0,8}))?",
+    re.ASCII,
+)
+
+
+def parse_point(value: Any) -> tuple[str, str, str | None, int] | None:
+    """(mode, kind or action, purpose or None, N) of a kill point of §7's grammar; None for anything else."""
+    m = POINT.fullmatch(value) if isinstance(value, str) else None
+    if m is None:
+        return None
+    after, action, purpose, nth = m.groups()
+    if after is not None:
+        return ("after", after, purpose, int(nth or 1))
+    return ("container", action, purpose, int(nth or 1))
+
+
 LEDGER_ISSUE_CAP = 10_000
 # docs/contract.md, the caps: lines of a .jsonl file that are not its records; reading stops at the next one.
 NON_RECORD_LINES = 1000
@@ -109,6 +147,11 @@ class Ledger:
     issues: list[str] = field(default_factory=list)  # ledgerWellFormed's, each naming its line
     lines: int = 0
     torn: bool = False
+    # The records read before the ledger stopped being read (its caps: more than LEDGER_ISSUE_CAP lines that
+    # are not records), for a ledger not read to its end: docs/contract.md ("Records are written while a
+    # controller runs") holds them to the controllers' lives too (README.md, open question 59).  Every other
+    # check that needs the ledger fails it, and reads none of them.
+    read_before_stop: list[Record] = field(default_factory=list)
     _index: dict[int, Record] | None = field(default=None, repr=False)
 
     @property
@@ -142,7 +185,9 @@ def load_ledger(out: Path) -> Ledger:
     for number, raw in lines.whole:
         if len(led.issues) > LEDGER_ISSUE_CAP:
             return Ledger(
-                readable=False, reason=f"more than {LEDGER_ISSUE_CAP} ledger lines are not records: not read to its end"
+                readable=False,
+                reason=f"more than {LEDGER_ISSUE_CAP} ledger lines are not records: not read to its end",
+                read_before_stop=led.records,
             )
         try:
             text = decode(raw, "line")
@@ -163,6 +208,11 @@ def load_ledger(out: Path) -> Ledger:
             continue
         if seq != number or isinstance(seq, BigInt):
             led.issues.append(f"line {number}: seq {seq if isinstance(seq, int) else 'too large'}, not {number}")
+        # docs/contract.md (§2, `seq`): "a line whose seq is below 1 is no record: nothing it says is counted"
+        # (ledgerWellFormed fails for its seq, above; no rule, charge, start or result reads it: README.md, open
+        # question 58).
+        if seq.text.startswith("-") if isinstance(seq, BigInt) else seq < 1:
+            continue
         led.records.append(Record(number, seq, at, parse_time(at), kind, content, v, parsed.nonfinite))
     return led
 
@@ -196,6 +246,19 @@ class Timeline:
     issues: list[str] = field(default_factory=list)
     defects: list[str] = field(default_factory=list)  # lines that are not records, out of time order
     bad_lines: int = 0
+
+    def saw(self, rec: Record) -> Seen | None:
+        """The line that saw this record, or None.  docs/contract.md ("Which check a file fails", timeline.jsonl:
+        "each seq seen once, as the ledger holds it (a line that saw a seq as another record, its kind or at not
+        the ledger's, tells nothing of when the ledger's record of that seq was seen)"): a line of the record's
+        seq whose kind or at is another record's is not its sighting (README.md, open question 62)."""
+        if not (isinstance(rec.seq, int) and not isinstance(rec.seq, bool)):
+            return None
+        line = self.by_seq.get(rec.seq)
+        if line is None or line.kind != rec.kind:
+            return None
+        same_at = parse_time(line.at) == rec.time if rec.time is not None else strict_equal(line.at, rec.at)
+        return line if same_at else None
 
     @property
     def file_problems(self) -> list[str]:
@@ -276,8 +339,9 @@ class Launches:
     reason: str | None = None
     lines: list[Launch] = field(default_factory=list)
     # Every `start` line of the file read with an integer pid and a time, (line, pid, at), whether or not each
-    # line (or the file) is a launch: kill.json's pid is held to them (killEvidence, README.md, open question 42).
-    # None when the file itself could not be read (missing, refused, a line not a JSON object).
+    # line (or the file) is a launch, and whether or not another line is a JSON object: kill.json's pid is held
+    # to them (killEvidence, README.md, open questions 42 and 57).  None when the file itself could not be read
+    # (missing, refused unread: a link, a folder, past its cap).
     starts: list[tuple[int, int, Fraction]] | None = None
 
 
@@ -295,15 +359,34 @@ def load_launches(out: Path) -> Launches:
     (``--resume`` in it or not): a start that disagrees with itself is not one (README.md, open question
     27).  ``argv`` written null is written, and not a list."""
     try:
-        rows = read_jsonl_objects(out, "launches.jsonl", CAPS["launches.jsonl"])
+        data = read_bytes(out, "launches.jsonl", CAPS["launches.jsonl"])
     except Refused as exc:
         return Launches(readable=False, reason=str(exc))
+    # Every line read, each on its own: a line that is not a JSON object (not UTF-8, not JSON, a repeated key)
+    # leaves the file not read whole, and the start lines of the others are still read (docs/contract.md,
+    # killEvidence: "where launches.jsonl is not read whole and no start of the pid is read, the pid is not
+    # held": a pid whose start is read is held, README.md, open question 57).  Past NON_RECORD_LINES such
+    # lines reading stops (the caps).  A torn last line is left out.
+    rows: list[tuple[int, dict[str, Any]]] = []
+    broken: list[str] = []
+    for number, raw in split_lines(data).whole:
+        try:
+            value = strict_json(decode(raw, f"line {number}"))
+        except Refused as exc:
+            broken.append(f"launches.jsonl line {number}: {exc}")
+        else:
+            if isinstance(value, dict):
+                rows.append((number, value))
+            else:
+                broken.append(f"launches.jsonl line {number}: not an object")
+        if len(broken) > NON_RECORD_LINES:
+            break
     starts: list[tuple[int, int, Fraction]] = []
     for number, row in rows:
         pid, at = row.get("pid"), parse_time(row.get("at"))
         if row.get("event") == "start" and isinstance(pid, int) and not isinstance(pid, bool) and at is not None:
             starts.append((number, pid, at))
-    checked = _check_launches(rows)
+    checked = Launches(readable=False, reason=broken[0]) if broken else _check_launches(rows)
     checked.starts = starts
     return checked
 

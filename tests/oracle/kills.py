@@ -17,7 +17,7 @@ from itertools import pairwise
 from typing import Any
 
 from tests.oracle.controllers import Controller, Controllers
-from tests.oracle.evidence import Ledger, Record, Research, Timeline, valid_id
+from tests.oracle.evidence import Ledger, Record, Research, Timeline, parse_point, valid_id
 from tests.oracle.killfolder import PASSIVE, Event, Inspect, KillFolder, parse_inspect
 from tests.oracle.ledger_checks import Run, chosen_by_round, id_list, round_key, runs_of, settlement_parts
 from tests.oracle.reading import is_int, quote, strict_equal
@@ -237,9 +237,10 @@ def kill_view(f: StudyFacts, kf: KillFolder, t: Tally) -> KillView:
         t.fail(scope, ev, "kill.json: prefix is not the study's stem")
     if not isinstance(k.get("targets"), list):
         t.fail(scope, ev, "kill.json: targets is not a list")
-    for key in ("point",):
-        if k.get(key) is not None and not isinstance(k.get(key), str):
-            t.fail(scope, ev, f"kill.json: {key} is not a string")
+    # "kill.json's fields have their types (point, where written, a kill point of §7's grammar)": a point with a
+    # control character after it, or of a kind the ledger has not, is none (README.md, open question 60).
+    if k.get("point") is not None and parse_point(k.get("point")) is None:
+        t.fail(scope, ev, "kill.json: point is not a kill point of §7's grammar")
     ts = k.get("triggerSeq")
     if ts is not None and not (
         isinstance(ts, int) and not isinstance(ts, bool) and v.before_seq is not None and 1 <= ts <= v.before_seq
@@ -257,7 +258,10 @@ def kill_view(f: StudyFacts, kf: KillFolder, t: Tally) -> KillView:
     # the kill's at (SEEN_SLACK).  A timeline not read whole is not held to either.
     timeline_whole = f.timeline.readable and f.timeline.bad_lines == 0
     tsa = parse_time(k.get("triggerSeenAt"))
-    seen = f.timeline.by_seq.get(ts) if isinstance(ts, int) and not isinstance(ts, bool) else None
+    # The line that saw the ledger's record of that seq (a line that saw it as another record tells nothing of
+    # when it was seen: Timeline.saw).
+    trigger_rec = f.ledger.by_seq(ts)
+    seen = f.timeline.saw(trigger_rec) if trigger_rec is not None else None
     if v.trigger == "auto" and timeline_whole and seen is not None:
         tse = epoch(k.get("triggerSeenEpoch"))
         if tse is not None and tse != 0:
@@ -271,8 +275,9 @@ def kill_view(f: StudyFacts, kf: KillFolder, t: Tally) -> KillView:
         elif tsa is not None and abs(seen.seen - tsa) > WRITTEN_MS:
             # No epoch taken (written 0, or an older folder without it): its text, within WRITTEN_MS.
             t.fail(scope, ev, f"kill.json: triggerSeenAt is not when timeline.jsonl says seq {ts} was seen")
-    if v.before_seq is not None and timeline_whole:
-        seen = f.timeline.by_seq.get(v.before_seq)
+    before_rec = f.ledger.by_seq(v.before_seq) if v.before_seq is not None else None
+    if before_rec is not None and timeline_whole:
+        seen = f.timeline.saw(before_rec)
         if seen is not None and at is not None and seen.seen > at + SEEN_SLACK and v.trigger in ("auto", "manual"):
             t.fail(scope, ev, f"seq {v.before_seq} (beforeKillSeq) was first seen after the kill")
     return v
@@ -332,32 +337,7 @@ def judge_kill(
     v = kill_view(f, kf, t)
     scope, ev = v.scope, "killEvidence"
     cons = f.controllers
-    # Controllers: the one killed, its end, and the resume after it.
-    if v.pid is not None and v.at is not None and cons.readable:
-        killed = [c for c in cons.items if c.pid == v.pid and c.start.at <= v.at + MS_SLACK]
-        v.controller = killed[-1] if killed else None
-        if v.controller is None:
-            t.fail(scope, ev, f"pid {v.pid} is no controller started before the kill")
-        else:
-            idx = cons.items.index(v.controller)
-            v.resume = cons.items[idx + 1] if idx + 1 < len(cons.items) else None
-    elif (
-        v.pid is not None
-        and v.at is not None
-        and cons.starts is not None
-        and not any(pid == v.pid and at <= v.at + MS_SLACK for _, pid, at in cons.starts)
-    ):
-        # launches.jsonl read, with a line that is not a launch: the pid is still held to the start lines it
-        # holds (docs/contract.md, killEvidence: "kill.json's pid is a controller's that launches.jsonl
-        # started before the kill"); a start line without that pid starts no such controller (README.md, open
-        # question 42).  killDelivered fails for the file already.
-        t.fail(scope, ev, f"pid {v.pid} has no start line in launches.jsonl before the kill")
-    elif v.pid is not None and not cons.readable and cons.starts is None:
-        # launches.jsonl not read at all (unreadable: a link, a folder, past its cap, a line that is not JSON):
-        # no start of the pid is read, so the pid is not held by its other copy (docs/contract.md,
-        # killEvidence: "where launches.jsonl is not read whole and no start of the pid is read, the pid is
-        # not held by its other copy: ✗, naming the file's fault"; README.md, open question 52).
-        t.fail(scope, ev, f"pid {v.pid} is not held to launches.jsonl: {cons.reason}")
+    killed_and_resume(cons, v, t)
     if v.trigger in ("auto", "manual") or v.trigger is None:
         judge_delivered(f, v, t, claimed)
     elif v.controller is not None:
@@ -402,6 +382,45 @@ def judge_kill(
     for target in v.judged:
         judge_target(f, v, target, t)
     return v
+
+
+def killed_and_resume(cons: Controllers, v: KillView, t: Tally) -> None:
+    """The controller killed (kill.json's pid, started before the kill) and its resume, and the pid held to
+    launches.jsonl (killEvidence: "kill.json's pid is a controller's that launches.jsonl started before the
+    kill ... where launches.jsonl is not read whole and no start of the pid is read, the pid is not held by its
+    other copy: ✗, naming the file's fault").
+
+    The controllers are replayed by time (docs/contract.md, "Controllers"; §6.8): the resume is the first
+    controller started at or after the kill (SEEN_SLACK: a start is stamped before the spawn), by time, never
+    the next line of the file nor a controller started before the kill over the killed one (that one is
+    exitedCleanly's "one at a time"; README.md, open question 63)."""
+    scope, ev = v.scope, "killEvidence"
+    if v.pid is None:
+        return
+    if cons.readable:
+        if v.at is None:
+            return
+        killed = [c for c in cons.items if c.pid == v.pid and c.start.at <= v.at + MS_SLACK]
+        v.controller = killed[-1] if killed else None
+        if v.controller is None:
+            t.fail(scope, ev, f"pid {v.pid} is no controller started before the kill")
+            return
+        v.resume = next((c for c in cons.items if c is not v.controller and c.start.at >= v.at - SEEN_SLACK), None)
+        return
+    if cons.starts is None:
+        # Not read at all (a link, a folder, past its cap): no start of the pid is read (README.md, open
+        # question 52).
+        t.fail(scope, ev, f"pid {v.pid} is not held to launches.jsonl: {cons.reason}")
+    elif v.at is not None and not any(pid == v.pid and at <= v.at + MS_SLACK for _, pid, at in cons.starts):
+        # Read, not whole (a line that is not a launch, or not a JSON object): the pid is held to the start
+        # lines read, and a start line without that pid starts no such controller (README.md, open questions 42
+        # and 57).  A pid whose start line is read is held, whatever the file's other lines.  killDelivered fails
+        # for the file already.
+        t.fail(
+            scope,
+            ev,
+            f"pid {v.pid} is not held to launches.jsonl: no start line of it before the kill is read ({cons.reason})",
+        )
 
 
 def ledger_unreadable_targets(f: StudyFacts, v: KillView, t: Tally, budget: list[int]) -> None:
@@ -454,6 +473,12 @@ def judge_delivered(f: StudyFacts, v: KillView, t: Tally, claimed: dict[tuple[in
         t.fail(scope, name, "no controller of launches.jsonl was running at the kill")
         return
     end = c.end
+    if end is None:
+        # "the killed controller's end, the first end of kill.json's pid at or after the kill's at": the replay
+        # gives a controller started over the killed one (before the kill, by time) the killed one's place, and
+        # the killed one no end; its end is still the pid's first end after the kill (README.md, open question
+        # 63).  A controller that had ended before the kill ends once: no later end of it is the kill's.
+        end = f.controllers.end_after(c.pid, v.at)
     if end is None or end.at < v.at - KEEPER_SLACK:
         if end is not None:
             t.fail(scope, name, f"pid {c.pid} ended at {show(end.at)}, before the kill")
@@ -762,7 +787,10 @@ def check_window(f: StudyFacts, v: KillView, t: Tally) -> None:
         v.result_seen[run] = seen_epoch
         # "each target's resultSeenEpoch in the window file is when timeline.jsonl saw its resultSeq (seenAt),
         # to the millisecond (WRITTEN_MS): one console's clock wrote both".
-        seen = f.timeline.by_seq.get(rseq) if isinstance(rseq, int) else None
+        # The ledger's record of that seq (the story's end where it is that one), as the timeline saw it: a line
+        # that saw the seq as another record tells nothing of it (Timeline.saw).
+        rec = end if end is not None and end.seq == rseq else f.ledger.by_seq(rseq)
+        seen = f.timeline.saw(rec) if rec is not None else None
         if seen is not None and seen_epoch is not None and abs(seen.seen - seen_epoch) > WRITTEN_MS:
             t.fail(
                 scope,
@@ -858,7 +886,9 @@ def timeline_tells(f: StudyFacts) -> bool:
 
 
 def seen_of(f: StudyFacts, rec: Record) -> Fraction | None:
-    s = f.timeline.by_seq.get(rec.seq) if isinstance(rec.seq, int) and timeline_tells(f) else None
+    """When the timeline saw this record, where it tells: a line of its seq that saw another record (its kind
+    or at not the ledger's) tells nothing of it (``Timeline.saw``; README.md, open question 62)."""
+    s = f.timeline.saw(rec) if timeline_tells(f) else None
     return s.seen if s is not None else None
 
 
@@ -899,6 +929,10 @@ def check_records_after(f: StudyFacts, v: KillView, t: Tally) -> None:
                 else None
             )
         seen = seen_of(f, r)
+        if seen is None and isinstance(r.seq, int) and r.seq in f.timeline.by_seq:
+            # Its seq was seen as another record: that line tells nothing of when (the table's timeline row), and
+            # the record is not missing from timeline.jsonl either; the difference is ledgerWellFormed's.
+            continue
         if seen is None:
             if check is not None:
                 t.fail(
@@ -1423,6 +1457,11 @@ def judge_result(f: StudyFacts, v: KillView, x: Target, t: Tally, scope: str) ->
                         RSF,
                         "the settlement is not after its result" + (" and the kill" if x.cls == "unsettled" else ""),
                     )
+                # docs/contract.md (resultSettledAndFinished): "no later than the window's resultSeq for it (an
+                # unsettled target's settlement, the record its window waited for, no later than it either)"
+                # (README.md, open question 56).
+                if x.cls == "unsettled" and isinstance(rseq, int) and s.seq > rseq:
+                    t.fail(scope, RSF, "its round's settlement comes after the record the window closed at")
                 parts = settlement_parts(s)
                 chosen = [ids for _, ids in chosen_by_round(f.ledger.records).get(rk or "", [])]
                 need = set(x.info.experiments).union(*chosen) if chosen else set(x.info.experiments)

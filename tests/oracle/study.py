@@ -229,7 +229,7 @@ def in_flight_at(ledger: Ledger, timeline: Timeline, when: Fraction) -> list[str
     """Runs whose runStarted, and not their runResult, had been seen by a moment."""
     started, done = set(), set()
     for r in ledger.records:
-        s = timeline.by_seq.get(r.seq) if isinstance(r.seq, int) else None
+        s = timeline.saw(r)  # a line that saw its seq as another record tells nothing of it
         if s is None or s.seen > when or not isinstance(r.run, str):
             continue
         if r.kind == "runStarted":
@@ -277,7 +277,9 @@ def judge_records_dated(t: Tally, cs: Controllers, ledger: Ledger) -> None:
     if not cs.readable or not cs.items:
         return
     bad = []
-    for r in ledger.records:
+    # "the records read before the ledger stops being read (its caps) are held to it too": a ledger not read to
+    # its end still has its records up to the stop dated (README.md, open question 59).
+    for r in ledger.records if ledger.readable else ledger.read_before_stop:
         if not isinstance(r.seq, int):
             continue
         if r.time is not None and cs.lived_at(r.time) is None:

@@ -1021,8 +1021,16 @@ def _launches_a_link(out: Path) -> None:
 
 
 def _launches_a_line_not_json(out: Path) -> None:
+    """The killed controller's own start line not JSON: no start of the pid is read (a line not JSON elsewhere
+    leaves the pid held by its start: README.md, open question 57)."""
+    pid = json.loads((out / "kills" / "1" / "kill.json").read_text())["pid"]
     path = out / "launches.jsonl"
-    path.write_bytes(path.read_bytes() + b"{not json\n")
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    i = next(
+        i for i, line in enumerate(lines) if json.loads(line)["event"] == "start" and json.loads(line)["pid"] == pid
+    )
+    lines[i] = "{not json\n"
+    path.write_text("".join(lines), encoding="utf-8")
 
 
 LAUNCHES_UNREAD = {"a symbolic link": _launches_a_link, "a line that is not JSON": _launches_a_line_not_json}
@@ -1378,6 +1386,28 @@ def test_a_trial_planned_whose_folder_is_there_is_unknown(campaign: Path, tmp_pa
     v = judge_campaign(c)
     assert v.checks[("campaign", "journalAgrees")] is None, v.reasons.get(("campaign", "journalAgrees"))
     assert v.checks[("campaign", "journalWellFormed")] is True
+
+
+def test_a_journal_line_that_is_not_a_trial_says_nothing_of_its_trial(campaign: Path, tmp_path: Path) -> None:
+    """docs/contract.md (Campaigns, journalWellFormed: "points kill points as studymon writes them"): trial 2's
+    end line naming ``after:decisionx`` (a kind the ledger has not) is not a trial: journalWellFormed ✗, and
+    trial 2 stays as its planned line says: its folder there (journalAgrees ?), armed at the points that line
+    planned (trialFolders ✓), never run (trialsRan ?), and judged (trialHolds).  README.md, open question 64."""
+    c = copy(campaign, tmp_path)
+    path = c / "trials.jsonl"
+    rows = read_jsonl(path)
+    end = max(i for i, r in enumerate(rows) if r["n"] == 2)
+    assert rows[end]["state"] == "done" and rows[end]["points"] == ["after:decision"], rows[end]
+    rows[end]["points"] = ["after:decisionx"]
+    write_jsonl(path, rows)
+    v = judge_campaign(c)
+    assert v.checks[("campaign", "journalWellFormed")] is False, v.reasons
+    assert "points are not kill points" in v.reasons[("campaign", "journalWellFormed")]
+    assert v.checks[("campaign", "journalAgrees")] is None, v.reasons.get(("campaign", "journalAgrees"))
+    assert v.checks[("campaign", "trialFolders")] is True, v.reasons.get(("campaign", "trialFolders"))
+    assert v.checks[("campaign", "trialsRan")] is None, v.reasons.get(("campaign", "trialsRan"))
+    judged = {0: True, 1: False, 3: None}[judge_study(c / "trials" / "2").status]
+    assert v.checks[("trial 2", "trialHolds")] is judged, v.reasons.get(("trial 2", "trialHolds"))
 
 
 def _drop_end_line(c: Path, n: int) -> dict[str, object]:

@@ -1,0 +1,468 @@
+"""The contract as clarified on 2026-12-06 (docs/contract.md, commit b70cbf0), on evidence built by hand.
+
+Each test builds the few facts one reading needs (a ledger, a timeline,
+``launches.jsonl``, a journal, a ``kill.json``: as files where the oracle
+reads a file, else as the oracle's own values) and asks the oracle's
+function that judges it; no study is run.  README.md, open questions 55-64.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.oracle.arms import moment
+from tests.oracle.campaign import JW, read_journal
+from tests.oracle.controllers import Controllers, replay
+from tests.oracle.evidence import Ledger, Record, Research, Seen, Timeline, load_launches, load_ledger, parse_point
+from tests.oracle.killfolder import KillFolder, parse_recording
+from tests.oracle.kills import (
+    RSF,
+    SCN,
+    KillView,
+    StudyFacts,
+    Target,
+    judge_container_story,
+    judge_delivered,
+    judge_result,
+    kill_view,
+    killed_and_resume,
+)
+from tests.oracle.ledger_checks import judge_charged_equals_starts, judge_contract_kept, runs_of
+from tests.oracle.study import judge_records_dated
+from tests.oracle.verdict import Tally
+
+STUDY, PREFIX = "s", "inforsi"
+NAME = f"{PREFIX}-{STUDY}-d1"
+KILL = Fraction(1_800_000_000)  # kill.json's at
+KE, KD, KT = "killEvidence", "killDelivered", "killTriggered"
+
+
+def rfc3339(t: Fraction) -> str:
+    whole = int(t)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{int((t - whole) * 1000):03d}Z"
+
+
+def record(line: int, seq: int, kind: str, after_kill: float = 0.0, **content: Any) -> Record:
+    """A ledger record on its line, ``after_kill`` seconds after the kill."""
+    at = KILL + Fraction(after_kill).limit_denominator(1000)
+    return Record(line, seq, rfc3339(at), at, kind, content, {}, False)
+
+
+def facts(
+    records: list[Record], timeline: Timeline | None = None, controllers: Controllers | None = None
+) -> StudyFacts:
+    return StudyFacts(
+        Ledger(records=records, lines=len(records)),
+        Research(study=STUDY, prefix=PREFIX),
+        timeline or Timeline(),
+        controllers or Controllers(readable=True),
+        finished=True,
+        halted=True,
+    )
+
+
+def target(f: StudyFacts, run: str, cls: str) -> Target:
+    info = f.runs[run]
+    assert info.plan is not None
+    return Target(run, cls, info, info.plan, info.starts[0] if info.starts else None, f"{PREFIX}-{STUDY}-{run}")
+
+
+def write_lines(path: Path, rows: list[dict[str, Any] | str]) -> None:
+    """A .jsonl file: each row as JSON, or a text line as it stands."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
+
+
+# --- A. killTriggered: an after: point counts records line by line (open question 55) --------------------
+
+
+def after_point(records: list[Record], point: str, trigger_seq: int, run: str) -> list[str]:
+    """killTriggered's reasons against a kill that fired at ``trigger_seq`` (its beforeKillSeq too) for
+    ``point`` counted from the ledger's start, its fired line naming ``run``."""
+    f = facts(records)
+    view = KillView(1, KillFolder(1, "kills/1", kill={"trigger": "auto", "triggerSeq": trigger_seq}), "kill 1")
+    view.before_seq = trigger_seq
+    view.targets = [target(f, r, "inFlight") for r in f.runs if f.runs[r].starts and not f.runs[r].results]
+    t = Tally()
+    moment(f, view, point, 0, {"run": run}, t, "arms.jsonl line 2", KILL)
+    return t.fails.get(("study", KT), [])
+
+
+def diagnosis(line: int, seq: int, run: str) -> Record:
+    return record(line, seq, "runPlanned", run=run, purpose="diagnosis", object="x", round=1, experiments=["e1"])
+
+
+def test_a_run_planned_only_on_a_later_line_has_no_purpose_yet() -> None:
+    """d2's runStarted (seq 6) moved up to line 2, before d2's runPlanned (line 5): it has no purpose there, so
+    the first runStarted of a diagnosis run, line by line, is d1's (seq 4), where the kill fired."""
+    records = [
+        record(1, 1, "studyOpen"),
+        record(2, 6, "runStarted", run="d2"),
+        diagnosis(3, 3, "d1"),
+        record(4, 4, "runStarted", run="d1"),
+        diagnosis(5, 5, "d2"),
+        record(6, 2, "decision"),
+    ]
+    assert after_point(records, "after:runStarted/diagnosis", 4, "d1") == []
+
+
+def test_a_record_before_its_run_s_runplanned_does_not_count_for_the_purpose() -> None:
+    """d1's runStarted (seq 4) moved before its runPlanned: d1 has no purpose yet there, so the point's moment
+    is d2's runStarted (seq 6), not the kill's triggerSeq 4: ✗."""
+    records = [
+        record(1, 1, "studyOpen"),
+        record(2, 4, "runStarted", run="d1"),
+        diagnosis(3, 2, "d1"),
+        record(4, 3, "charge", run="d1"),
+        diagnosis(5, 5, "d2"),
+        record(6, 6, "runStarted", run="d2"),
+    ]
+    fails = after_point(records, "after:runStarted/diagnosis", 4, "d1")
+    assert any("the point's moment is seq 6" in why for why in fails), fails
+
+
+def test_a_runplanned_gives_its_own_purpose() -> None:
+    records = [record(1, 1, "studyOpen"), diagnosis(2, 2, "d1"), record(3, 3, "charge", run="d1")]
+    assert after_point(records, "after:runPlanned/diagnosis", 2, "d1") == []
+
+
+# --- B. an unsettled target's settlement no later than the window's resultSeq (open question 56) ---------
+
+
+@pytest.mark.parametrize(("result_seq", "holds"), [(6, True), (5, False)])
+def test_an_unsettled_target_s_settlement_is_no_later_than_its_window_s_result_seq(
+    result_seq: int, holds: bool
+) -> None:
+    """d1's result was written before the kill (beforeKillSeq 5), its round settled after it (seq 6): the
+    window waited for that settlement, so a window whose resultSeq is 5 (the result itself) closed before it."""
+    records = [
+        record(1, 1, "studyOpen"),
+        diagnosis(2, 2, "d1"),
+        record(3, 3, "charge", run="d1", amount=1, balance=9),
+        record(4, 4, "runStarted", run="d1", container=NAME),
+        record(5, 5, "runResult", run="d1", exitCode=0, outputs={"e1": 1}),
+        record(6, 6, "diagnosisSettlement", run="d1", round=1, dropped=[], judged={"experiments": [{"id": "e1"}]}),
+        record(7, 7, "stageOpen", stage="proposal", round=1),
+    ]
+    f = facts(records)
+    view = KillView(1, KillFolder(1, "kills/1"), "kill 1", before_seq=5, result_seq={"d1": result_seq})
+    t = Tally()
+    judge_result(f, view, target(f, "d1", "unsettled"), t, "kill 1 · d1")
+    fails = t.fails.get(("kill 1 · d1", RSF), [])
+    if holds:
+        assert fails == [], fails
+    else:
+        assert any("settlement comes after the record the window closed at" in why for why in fails), fails
+
+
+# --- C. the kill's pid held when its own start line is read (open question 57) ---------------------------
+
+
+def launches(out: Path, start_line: str | None = None) -> Controllers:
+    """launches.jsonl: pid 100 started and SIGKILLed, pid 200 resumed after it (its start line as given, when
+    given) and ended exit 0."""
+    resumed = {"event": "start", "pid": 200, "at": rfc3339(KILL + 2), "resume": True}
+    write_lines(
+        out / "launches.jsonl",
+        [
+            {"event": "start", "pid": 100, "at": rfc3339(KILL - 10), "resume": False},
+            {"event": "end", "pid": 100, "at": rfc3339(KILL), "code": None, "signal": "SIGKILL"},
+            start_line if start_line is not None else resumed,
+            {"event": "end", "pid": 200, "at": rfc3339(KILL + 9), "code": 0, "signal": None},
+        ],
+    )
+    return replay(load_launches(out))
+
+
+def pid_reasons(cons: Controllers, pid: int) -> list[str]:
+    view = KillView(1, KillFolder(1, "kills/1"), "kill 1", pid=pid, at=KILL)
+    t = Tally()
+    killed_and_resume(cons, view, t)
+    return t.fails.get(("kill 1", KE), [])
+
+
+def test_a_kill_s_pid_whose_start_line_is_read_is_held_whatever_another_line_is(tmp_path: Path) -> None:
+    """The resume's start repeats its key ``resume``: launches.jsonl is not read whole (exitedCleanly's), and
+    the killed pid's own start (line 1) is read: the pid is held (killEvidence has nothing against it)."""
+    at = json.dumps(rfc3339(KILL + 2))
+    cons = launches(tmp_path, f'{{"event": "start", "pid": 200, "at": {at}, "resume": true, "resume": true}}')
+    assert not cons.readable and "repeats the key" in (cons.reason or ""), cons.reason
+    assert pid_reasons(cons, 100) == []
+
+
+@pytest.mark.parametrize("line", ["{not json", '{"event": "start", "pid": 100, "pid": 100}'])
+def test_a_kill_s_pid_whose_start_is_not_read_is_not_held(tmp_path: Path, line: str) -> None:
+    """The killed pid's start is the line that cannot be read (not JSON, a repeated key): no start of the pid
+    is read, and the pid is not held, naming the file's fault."""
+    write_lines(
+        tmp_path / "launches.jsonl",
+        [line, {"event": "end", "pid": 100, "at": rfc3339(KILL), "code": None, "signal": "SIGKILL"}],
+    )
+    fails = pid_reasons(replay(load_launches(tmp_path)), 100)
+    assert any("is not held to launches.jsonl" in why and "launches.jsonl line 1" in why for why in fails), fails
+
+
+# --- D. a ledger line whose seq is below 1 is no record (open question 58) --------------------------------
+
+
+def ledger_file(out: Path, rows: list[dict[str, Any] | str]) -> Ledger:
+    """The ledger of these records (each ``kind`` and its content; ``seq``, where given, written instead of its
+    line's number), each dated a second after the one before."""
+    numbered: list[dict[str, Any] | str] = []
+    for i, row in enumerate(rows, start=1):
+        if isinstance(row, dict):
+            content = {k: v for k, v in row.items() if k not in ("kind", "seq")}
+            numbered.append(
+                {"seq": row.get("seq", i), "at": rfc3339(KILL + i), "kind": row["kind"], "content": content}
+            )
+        else:
+            numbered.append(row)
+    write_lines(out / "study" / "ledger.jsonl", numbered)
+    return load_ledger(out)
+
+
+def charged_run(start_seq: int | None = None, start_run: Any = "d1") -> list[dict[str, Any] | str]:
+    started: dict[str, Any] = {"kind": "runStarted", "run": start_run, "container": NAME}
+    if start_seq is not None:
+        started["seq"] = start_seq
+    return [
+        {"kind": "studyOpen", "study": STUDY, "budget": 10, "config": {}},
+        {"kind": "runPlanned", "run": "d1", "purpose": "baseline", "object": "x", "round": 1, "experiments": ["e1"]},
+        {"kind": "charge", "run": "d1", "amount": 10, "balance": 0},
+        started,
+        {"kind": "runResult", "run": "d1", "exitCode": 0, "outputs": {"e1": 1}},
+    ]
+
+
+@pytest.mark.parametrize("seq", [0, -4])
+def test_a_ledger_line_whose_seq_is_below_1_is_no_record(tmp_path: Path, seq: int) -> None:
+    """d1's runStarted written with seq 0 or -4: nothing it says is counted, so d1 has a charge and no start
+    (chargedEqualsStarts ✗) and its runResult comes before any runStarted (contractKept ✗, rule 3)."""
+    ledger = ledger_file(tmp_path, charged_run(start_seq=seq))
+    assert [r.seq for r in ledger.records] == [1, 2, 3, 5]
+    assert any(f"seq {seq}, not 4" in why for why in ledger.issues), ledger.issues
+    t = Tally()
+    judge_charged_equals_starts(t, ledger, finished=True)
+    judge_contract_kept(t, ledger, Research(study=STUDY, prefix=PREFIX), finished=True)
+    assert any("d1 has 1 charge(s) and 0 runStarted" in why for why in t.fails[("study", "chargedEqualsStarts")])
+    assert any("rule 3" in why and "before its runStarted" in why for why in t.fails[("study", "contractKept")])
+
+
+# --- E. records read before the ledger stops being read are dated (open question 59) ----------------------
+
+
+def test_records_read_before_the_ledger_stops_being_read_are_held_to_the_controllers_lives(tmp_path: Path) -> None:
+    """A ledger of 10 001 empty lines after its records cannot be read to its end; its third record, dated a day
+    before any controller started, is still in no controller's life: exitedCleanly ✗."""
+    ledger_file(tmp_path, charged_run())
+    path = tmp_path / "study" / "ledger.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    rows[2]["at"] = rfc3339(KILL - 86400)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows) + "\n" * 10_010, encoding="utf-8")
+    ledger = load_ledger(tmp_path)
+    assert not ledger.readable and "not read to its end" in (ledger.reason or ""), ledger.reason
+    cons = launches(tmp_path)
+    t = Tally()
+    judge_records_dated(t, cons, ledger)
+    fails = t.fails.get(("study", "exitedCleanly"), [])
+    assert any("seq 3 (charge)" in why and "in no controller's life" in why for why in fails), fails
+
+
+# --- F. kill.json's point is a kill point of §7's grammar (open question 60) ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("point", "holds"),
+    [
+        ("after:charge", True),
+        ("after:runStarted/diagnosis#2", True),
+        ("container:die/baseline", True),
+        ("after:charge\n", False),
+        ("after:charge\u0007", False),
+        ("after:decisionx", False),
+        ("container:destroy", False),
+        ("after:charge#0", False),
+    ],
+)
+def test_kill_json_s_point_is_a_kill_point(point: str, holds: bool) -> None:
+    assert (parse_point(point) is not None) is holds
+    f = facts([record(1, 1, "studyOpen"), record(2, 2, "charge", run="d1")])
+    kill = {"trigger": "auto", "pid": 100, "at": rfc3339(KILL), "beforeKillSeq": 2, "targets": [], "point": point}
+    t = Tally()
+    kill_view(f, KillFolder(1, "kills/1", kill=kill), t)
+    said = any("point is not a kill point of §7's grammar" in why for why in t.fails.get(("kill 1", KE), []))
+    assert said is not holds, t.fails
+
+
+# --- G. a record of no run starts or charges none (open question 61) ---------------------------------------
+
+
+def test_a_runstarted_of_no_run_starts_none_in_chargedequalsstarts(tmp_path: Path) -> None:
+    """A line made a runStarted with no run (its kind changed): rule 1 (contractKept), and no run's start:
+    every run has as many charges as starts (chargedEqualsStarts ✓)."""
+    rows = charged_run()
+    rows.insert(4, {"kind": "runStarted", "stage": "proposal", "round": 1})
+    ledger = ledger_file(tmp_path, rows)
+    # d1 started once, after its charge; the other runStarted names no run.
+    t = Tally()
+    judge_charged_equals_starts(t, ledger, finished=True)
+    judge_contract_kept(t, ledger, Research(study=STUDY, prefix=PREFIX), finished=True)
+    assert t.fails[("study", "chargedEqualsStarts")] == []
+    assert any("rule 1" in why for why in t.fails[("study", "contractKept")])
+
+
+def test_a_charge_of_no_run_counts_in_the_sum_and_charges_no_run(tmp_path: Path) -> None:
+    rows = charged_run()
+    rows[2] = {"kind": "charge", "run": "d1", "amount": 6, "balance": 4}
+    rows.insert(3, {"kind": "charge", "run": 7, "amount": 4, "balance": 0})
+    ledger = ledger_file(tmp_path, rows)
+    t = Tally()
+    judge_charged_equals_starts(t, ledger, finished=True)
+    assert t.fails[("study", "chargedEqualsStarts")] == []  # 6 + 4 is the budget, 10, less the last balance
+
+
+# --- H. a timeline line that saw a seq as another record (open question 62) --------------------------------
+
+
+def test_a_timeline_line_of_another_record_tells_nothing_of_when_the_result_was_seen() -> None:
+    """d1's runResult written with seq 3 (its runStarted's): timeline.jsonl's line of seq 3 saw the runStarted,
+    half a second after the kill; the die at 5 s is not "after runResult was seen" by that line (nor by the
+    window, whose resultSeq is another record)."""
+    records = [
+        record(1, 1, "runPlanned", -2.0, run="d1", purpose="baseline", object="x", round=1, experiments=["e1"]),
+        record(2, 2, "charge", -1.0, run="d1", amount=1, balance=9),
+        record(3, 3, "runStarted", 0.5, run="d1", container=NAME),
+        record(4, 3, "runResult", 5.999, run="d1", exitCode=0, outputs={"e1": 1}),
+    ]
+    started = records[2]
+    assert started.time is not None
+    seen = Seen(3, 3, "runStarted", started.at, started.time + Fraction(1, 1000))
+    f = facts(records, Timeline(by_seq={3: seen}))
+    assert f.timeline.saw(records[3]) is None and f.timeline.saw(started) is seen
+    cid = "c" * 64
+    events = []
+    for action, after in (("create", 0.6), ("start", 0.8), ("die", 5.0), ("destroy", 5.5)):
+        ns = int((KILL + Fraction(after).limit_denominator(1000)) * 10**9)
+        attrs = {"name": NAME, "studymon.study": STUDY, "studymon.run": "d1"}
+        if action == "die":
+            attrs["exitCode"] = "0"
+        events.append(
+            {
+                "Type": "container",
+                "Action": action,
+                "Actor": {"ID": cid, "Attributes": attrs},
+                "time": ns // 10**9,
+                "timeNano": ns,
+                "seenAt": rfc3339(KILL + after + Fraction(1, 1000)),
+            }
+        )
+    live = parse_recording(b"".join(json.dumps(e).encode() + b"\n" for e in events), "live", "live")
+    assert live.bad == [], live.bad
+    snapshots = ("container-before.json", "container-after-kill.json", "container-before-resume.json")
+    view = KillView(
+        1,
+        KillFolder(1, "kills/1", present=set(snapshots), live=live),
+        "kill 1",
+        trigger="auto",
+        at=KILL,
+        before_seq=2,
+        since=KILL - Fraction(20, 1000),
+        until=KILL + 6,
+        window_closed=True,
+        events=sorted(live.events, key=lambda e: (e.start, e.source, e.line)),
+        snapshots={file: {} for file in snapshots},
+        result_seq={"d1": 4},
+        result_seen={"d1": KILL + 6},
+    )
+    x = Target("d1", "charged", runs_of(records)["d1"], records[0], None, NAME)
+    view.targets = view.judged = [x]
+    t = Tally()
+    judge_container_story(f, view, x, t, "kill 1 · d1")
+    assert t.fails.get(("kill 1 · d1", SCN), []) == []
+
+
+# --- I. the resume is the first controller started after the kill, by time (open question 63) -------------
+
+
+def delivered(out: Path, rows: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+    write_lines(out / "launches.jsonl", list(rows))
+    cons = replay(load_launches(out))
+    f = facts([], controllers=cons)
+    kill = {"trigger": "auto", "signalled": True, "signal": "SIGKILL"}
+    view = KillView(1, KillFolder(1, "kills/1", kill=kill), "kill 1", trigger="auto", pid=100, at=KILL)
+    t = Tally()
+    killed_and_resume(cons, view, t)
+    judge_delivered(f, view, t, {})
+    return t.fails.get(("kill 1", KD), []), t.fails.get(("kill 1", KE), [])
+
+
+def test_a_start_dated_before_the_kill_is_no_resume_of_it(tmp_path: Path) -> None:
+    """pid 200's start is dated a day before the kill (with pid 100's): it ran over pid 100 (exitedCleanly's
+    "one at a time"), and is no resume of the kill; pid 100's end after the kill is the kill's, SIGKILL:
+    killDelivered ✓."""
+    day = 86400
+    rows = [
+        {"event": "start", "pid": 100, "at": rfc3339(KILL - day - 10), "resume": False},
+        {"event": "end", "pid": 100, "at": rfc3339(KILL), "code": None, "signal": "SIGKILL"},
+        {"event": "start", "pid": 200, "at": rfc3339(KILL - day + 2), "resume": True},
+        {"event": "end", "pid": 200, "at": rfc3339(KILL + 9), "code": 0, "signal": None},
+    ]
+    fails, evidence = delivered(tmp_path, rows)
+    assert fails == [] and evidence == [], (fails, evidence)
+    assert any("starts while pid 100" in why for why in replay(load_launches(tmp_path)).violations)
+
+
+def test_a_start_after_the_kill_and_before_the_killed_end_still_fails(tmp_path: Path) -> None:
+    rows = [
+        {"event": "start", "pid": 100, "at": rfc3339(KILL - 10), "resume": False},
+        {"event": "start", "pid": 200, "at": rfc3339(KILL + 1), "resume": True},
+        {"event": "end", "pid": 100, "at": rfc3339(KILL + 2), "code": None, "signal": "SIGKILL"},
+        {"event": "end", "pid": 200, "at": rfc3339(KILL + 9), "code": 0, "signal": None},
+    ]
+    fails, _ = delivered(tmp_path, rows)
+    assert any("the resume (pid 200) started before pid 100's end" in why for why in fails), fails
+
+
+# --- J. a journal line that is not a trial says nothing of its trial (open question 64) --------------------
+
+
+def trial(n: int, state: str, points: list[str]) -> dict[str, Any]:
+    return {
+        "n": n,
+        "id": f"c-{n}",
+        "points": points,
+        "class": points[0],
+        "state": state,
+        "out": f"trials/{n}",
+        "ok": True if state == "done" else None,
+        "failed": [],
+        "unknown": [],
+        "checks": {},
+        "exit": 0 if state == "done" else None,
+    }
+
+
+def test_a_journal_line_whose_points_are_not_kill_points_says_nothing_of_its_trial(tmp_path: Path) -> None:
+    """Trial 2's end line names ``after:decisionx``, a kind the ledger has not: no kill point, so the line is
+    not a trial (journalWellFormed ✗) and trial 2 stays as its planned line says, at ``after:decision``."""
+    write_lines(
+        tmp_path / "trials.jsonl",
+        [
+            trial(1, "planned", ["after:studyOpen"]),
+            trial(2, "planned", ["after:decision"]),
+            trial(1, "done", ["after:studyOpen"]),
+            trial(2, "done", ["after:decisionx"]),
+        ],
+    )
+    t = Tally()
+    journal = read_journal(tmp_path, "c", t)
+    assert journal[2]["state"] == "planned" and journal[2]["points"] == ["after:decision"], journal[2]
+    assert journal[1]["state"] == "done"
+    fails = t.fails[("campaign", JW)]
+    assert fails == ["trials.jsonl line 4: not a trial (points are not kill points)"], fails

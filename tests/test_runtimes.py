@@ -411,12 +411,22 @@ def test_process_state_is_written_before_its_event(process_runtime_root: Path) -
     seen: list[tuple[str, str]] = []
     real = rt._append_event
 
+    stamps: list[tuple[int, int]] = []  # (the event's time, when the state it follows was written)
+    written = [0]
+    write = rt.state.write_json
+
+    def write_json(*args: Any, **kw: Any) -> None:
+        write(*args, **kw)
+        written[0] = time.time_ns()
+
     def append(event: dict[str, Any]) -> None:
         found = rt.inspect(name)
         seen.append((event["Action"], found["State"]["Status"] if found else "none"))
+        stamps.append((event["timeNano"], written[0]))
         real(event)
 
     rt._append_event = append  # type: ignore[method-assign]
+    rt.state.write_json = write_json  # type: ignore[method-assign]
     try:
         with rt._container(name) as dir_fd:
             state = rt._read(dir_fd, name, "state.json")
@@ -430,6 +440,10 @@ def test_process_state_is_written_before_its_event(process_runtime_root: Path) -
         rt._append_event = real  # type: ignore[method-assign]
         rt.remove(name, force=True)
     assert seen == [("start", "running"), ("die", "exited")]
+    # Stamped once the state is written, as Docker stamps its events: an inspect that still saw the old state came
+    # before the event's time, so a recording opened at that inspect holds the event.
+    for ns, state_written in stamps:
+        assert ns >= state_written > 0, (ns, state_written)
 
 
 def test_process_start_failure_is_reported() -> None:

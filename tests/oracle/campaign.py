@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.oracle.arms import SEED
-from tests.oracle.evidence import POINT, Arms, load_arms, valid_id
+from tests.oracle.evidence import Arms, is_point, load_arms, valid_id
 from tests.oracle.killfolder import kill_folder_numbers, kill_folder_size
 from tests.oracle.reading import (
     CAPS,
@@ -184,7 +184,7 @@ def read_plan(folder: Path, t: Tally) -> Plan:
             cls = entry.get("class") if isinstance(entry, dict) else None
             if (
                 not isinstance(point, str)
-                or POINT.fullmatch(point) is None
+                or not is_point(point)
                 or not isinstance(cls, str)
                 or not cls
                 or not isinstance(entry.get("left"), dict)
@@ -245,11 +245,7 @@ def trial_problem(row: dict[str, Any], study: str | None) -> str | None:
     elif not (valid_id(ident) and ident.endswith(f"-{n}")):
         return f"id is not <ID>-{n}"
     points = row.get("points")
-    if not (
-        isinstance(points, list)
-        and points
-        and all(isinstance(p, str) and POINT.fullmatch(p) is not None for p in points)
-    ):
+    if not (isinstance(points, list) and points and all(is_point(p) for p in points)):
         return "points are not kill points"
     cls = row.get("class")
     if not isinstance(cls, str) or not cls:

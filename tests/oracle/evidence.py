@@ -44,27 +44,51 @@ KINDS = (
     "halt",
     "export",
 )
-# A kill point of §7's grammar (PROTOCOL.md §7): `after:KIND[/PURPOSE][#N]`, KIND a ledger record's kind, or
-# `container:ACTION[/PURPOSE][#N]`, ACTION the runtime's `create`, `start` or `die`.  What `kill.json`'s `point`
-# is where written (docs/contract.md, killEvidence: "a kill point of §7's grammar"), and a journal's or a
-# campaign plan's points ("kill points as studymon writes them"): `after:decisionx` or `after:charge` with a
-# newline after it is none (README.md, open questions 60 and 64).
-POINT = re.compile(
-    rf"(?:after:({'|'.join(KINDS)})|container:(create|start|die))"
-    r"(?:/([A-Za-z0-9_.-]+))?(?:#([1-9][0-9]{0,8}))?",
+# The kinds of a run's record: the only kinds a point's /PURPOSE may follow (docs/contract.md, killTriggered).
+RUN_RECORD_KINDS = ("runPlanned", "charge", "runStarted", "runResult", "diagnosisSettlement")
+ACTIONS = ("create", "start", "die")
+MAX_POINT_N = 1_000_000
+# A kill point's shape: `after:KIND[/PURPOSE][#N]` or `container:ACTION[/PURPOSE][#N]`.  The shape alone is not
+# the grammar (a purpose after a kind of no run's record, an N past 1 000 000): ask parse_point, never this.
+_POINT_SHAPE = re.compile(
+    rf"(?:after:({'|'.join(KINDS)})|container:({'|'.join(ACTIONS)}))"
+    r"(?:/([A-Za-z0-9][A-Za-z0-9_.-]{0,62}))?(?:#([0-9]+))?",
     re.ASCII,
 )
 
 
 def parse_point(value: Any) -> tuple[str, str, str | None, int] | None:
-    """(mode, kind or action, purpose or None, N) of a kill point of §7's grammar; None for anything else."""
-    m = POINT.fullmatch(value) if isinstance(value, str) else None
+    """(mode, kind or action, purpose or None, N) of a kill point; None for any other value.
+
+    docs/contract.md (killTriggered): "A kill point is written exactly so: KIND one of the ledger's kinds (§2),
+    ACTION one of create, start, die; a /PURPOSE only after a kind of a run's record (runPlanned, charge,
+    runStarted, runResult, diagnosisSettlement) or after an action, and written as a runPlanned writes one (a
+    letter or digit, then up to 62 letters, digits, _, . or -); #N a count from 1 to 1 000 000 in ASCII digits.
+    Any other text names no point: where an evidence file names one (arms.jsonl, kill.json, a campaign's
+    journal), it is of the wrong type."  Letters are ASCII's, either case; an N with leading zeros (`#01`) is
+    still a count in ASCII digits (README.md, open question 65).  One grammar for every file that names a point:
+    kill.json's point (kills.py), arms.jsonl's lines (load_arms), a journal's points and campaign.json's plan
+    (campaign.py).
+    """
+    m = _POINT_SHAPE.fullmatch(value) if isinstance(value, str) else None
     if m is None:
         return None
-    after, action, purpose, nth = m.groups()
-    if after is not None:
-        return ("after", after, purpose, int(nth or 1))
-    return ("container", action, purpose, int(nth or 1))
+    kind, action, purpose, digits = m.groups()
+    if purpose is not None and kind is not None and kind not in RUN_RECORD_KINDS:
+        return None
+    nth = 1
+    if digits is not None:
+        significant = digits.lstrip("0")
+        if not significant or len(significant) > len(str(MAX_POINT_N)) or int(significant) > MAX_POINT_N:
+            return None
+        nth = int(significant)
+    if kind is not None:
+        return ("after", kind, purpose, nth)
+    return ("container", action, purpose, nth)
+
+
+def is_point(value: Any) -> bool:
+    return parse_point(value) is not None
 
 
 LEDGER_ISSUE_CAP = 10_000
@@ -454,16 +478,21 @@ class Arms:
 def _arming_problem(row: dict[str, Any], at: Fraction | None) -> str | None:
     """Why a line of arms.jsonl is not an arming line, or None (docs/contract.md, "Which check a file
     fails": a line whose ``event``, ``at`` or ``point`` is not of its type; docs/evidence.md: ``fired``'s and
-    ``missed``'s ``run`` and ``fromSeq``).  ``point`` and ``run`` are texts or null, ``fromSeq`` a
-    non-negative integer or null, each where written; ``at`` a time."""
+    ``missed``'s ``run`` and ``fromSeq``).  ``point`` a kill point (parse_point) or null, ``run`` a text or
+    null, ``fromSeq`` a non-negative integer or null, each where written; ``at`` a time."""
     if row.get("event") not in ("arm", "disarm", "fired", "missed"):
         return "its event is none the console writes"
     if at is None:
         return "its at is not a time"
-    for key in ("point", "run"):
-        value = row.get(key)
-        if not (value is None or isinstance(value, str)):
-            return f"its {key} is not a text"
+    run = row.get("run")
+    if not (run is None or isinstance(run, str)):
+        return "its run is not a text"
+    # docs/contract.md (killTriggered): a point that is no kill point "is of the wrong type" in arms.jsonl.
+    point = row.get("point")
+    if not (point is None or isinstance(point, str)):
+        return "its point is not a text"
+    if not (point is None or is_point(point)):
+        return "its point is no kill point"
     from_seq = row.get("fromSeq")
     if isinstance(from_seq, BigInt):
         non_negative = not from_seq.text.startswith("-")

@@ -1767,6 +1767,10 @@ def _no_since(f: Files) -> None:
 
 case("v3-kill-json-without-since", "kill 2's kill.json has neither since nor sinceEpoch", F((K2, "killEvidence")),
      files=_no_since)
+# The pid is held twice (kill.json, launches.jsonl): one kill.json does not give is held to nothing (§6.9).
+case("v4-kill-json-without-its-pid", "kill 1's kill.json has no pid (and so no kill claims the end it made)",
+     F((K1, "killDelivered"), (K1, "killEvidence"), (ST, "exitedCleanly")),
+     files=lambda f: f["kills/1/kill.json"].pop("pid"))
 case("v3-fired-line-without-run", "arms.jsonl's fired line does not name its run", F((ST, "killTriggered")),
      files=lambda f: f["arms.jsonl"][1].pop("run"))
 case("v3-at-kill-float-for-int", "ledger-at-kill.json has round 1.0 where the ledger has 1", F((K1, "killEvidence")),

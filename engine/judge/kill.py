@@ -168,6 +168,17 @@ def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts, study: S
                     "kill.json holds the kill as the console made it, each field of its type (§6.8)",
                 ),
             )
+    if k.pid is None:
+        # The pid is held twice (§6.9), whatever the trigger: one kill.json does not give is held to nothing.
+        said = next((r for r in k.delivery if r.startswith("kill.json pid ")), "kill.json gives no pid")
+        v.fail(
+            f"{said}: it cannot be held to a controller launches.jsonl started",
+            proof(
+                ev.at(KillFolder.KILL),
+                said.removeprefix("kill.json "),
+                "kill.json's pid is a controller's, which launches.jsonl started before the kill (§6.9)",
+            ),
+        )
     if ev.unstarted is not None:
         # Where launches.jsonl is not read whole, the start may be the line lost: the pid is still not held by its
         # other copy (§6.9), and the kill's evidence cannot be shown to be of a controller.

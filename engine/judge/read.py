@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from studymon.engine import safefile
-from studymon.engine.accounts import Accounts, RunAccount
+from studymon.engine.accounts import Accounts
 from studymon.engine.automata import Proof, Where, proof
 from studymon.engine.contract import KNOWN_KINDS, ContractWatch, is_int, plural, valid_id
 from studymon.engine.folder import EvidenceFolder, KillFolder
@@ -78,6 +78,8 @@ ISSUES_KEPT = 1000  # in accounts.json
 # cap can hold (a record is at least ~40 bytes), so that one timeline line with a huge seq cannot
 # make the judge hold hundreds of MiB for records that no ledger within its cap has.
 MAX_SEEN = EvidenceFolder.CAPS[EvidenceFolder.LEDGER] // 40
+# A seq whose first timeline line saw another record than the ledger holds: when that record was seen is not known.
+VOID = -1.0
 
 
 def _lines(out: Path, rel: str, cap: int) -> Iterator[safefile.Line]:
@@ -554,6 +556,9 @@ class _Seen:
                     (Where(EvidenceFolder.TIMELINE, self.line_of[i]), f"seq {r.seq} was seen as another record"),
                 ),
             )
+            # That line saw another record: it tells nothing of when (or whether) this one was seen.
+            self.first_seen[i] = VOID
+            return
         if self.base is None or r.seq <= self.base or not self.whole:
             # A timeline not read whole (missing, unreadable, a line that is not a record seen) cannot tell when a
             # record was seen, nor that it never was: ledgerWellFormed and every killEvidence say why.  One out of
@@ -593,7 +598,7 @@ class _Seen:
             return
         for run, entry in window.results.items():
             seq, said = entry.get("resultSeq"), entry.get("resultSeenEpoch")
-            first = self.first_seen[seq - 1] if is_int(seq) and 0 < seq <= len(self.first_seen) else math.nan
+            first = self._first(seq - 1) if is_int(seq) else math.nan
             if not math.isnan(first):
                 ev.timeline_seen[run] = first  # the timeline's copy of when the story's end was seen
             if not is_int(seq) or said is None or seq <= self.base:
@@ -612,7 +617,7 @@ class _Seen:
         if k is None or k.trigger != "auto" or not k.trigger_seen or k.trigger_seq is None or not self.whole:
             return
         i = k.trigger_seq - 1
-        first = self.first_seen[i] if 0 <= i < len(self.first_seen) else math.nan
+        first = self._first(i)
         # The console stamps both from one moment: the timeline's text to the millisecond, kill.json's epoch exact.
         if not math.isnan(first) and not first - 1e-6 <= k.trigger_seen < first + WRITTEN_MS + 1e-6:
             k.problems.append(
@@ -626,7 +631,7 @@ class _Seen:
         if k is None or k.before_kill_seq is None or k.at_epoch is None or not self.whole:
             return
         i = k.before_kill_seq - 1
-        first = self.first_seen[i] if 0 <= i < len(self.first_seen) else math.nan
+        first = self._first(i)
         # Both stamped by the console to the millisecond: seen after the kill by more than that is seen after it.
         if not math.isnan(first) and first > k.at_epoch + SEEN_SLACK:
             k.problems.append(
@@ -638,9 +643,9 @@ class _Seen:
         """A kill at an ``after:`` point fires once its record was seen (§7): never before timeline.jsonl saw it."""
         for f in arming.fired:
             i = f.moment - 1 if f.moment is not None else -1
-            if f.at is None or not 0 <= i < len(self.first_seen) or math.isnan(self.first_seen[i]):
+            if f.at is None or math.isnan(self._first(i)):
                 continue
-            if f.at < self.first_seen[i] - SEEN_SLACK:
+            if f.at < self._first(i) - SEEN_SLACK:
                 f.seen_late = (
                     f"{EvidenceFolder.ARMS}: kill {f.kill} fired before seq {f.moment} was seen (timeline.jsonl)"
                 )
@@ -651,15 +656,21 @@ class _Seen:
                     (Where(EvidenceFolder.TIMELINE, self.line_of[i]), f"seq {f.moment} is first seen after that"),
                 )
 
+    def _first(self, i: int) -> float:
+        """When a console first saw the record of seq ``i + 1``; NaN when never, or when the line that saw that seq
+        saw another record (it tells nothing of this one)."""
+        first = self.first_seen[i] if 0 <= i < len(self.first_seen) else math.nan
+        return math.nan if first == VOID else first
+
     def seen_by(self, seq: int, when: float) -> bool:
         """Whether a console saw record ``seq`` by ``when`` (so it was written by then)."""
-        i = seq - 1
-        return i < len(self.first_seen) and not math.isnan(self.first_seen[i]) and self.first_seen[i] <= when
+        first = self._first(seq - 1)
+        return not math.isnan(first) and first <= when
 
-    def _flying(self, a: RunAccount, when: float) -> bool:
-        return any(self.seen_by(r.seq, when) for r in a.starts) and not any(
-            self.seen_by(r.seq, when) for r in a.results
-        )
+    def maybe_seen_by(self, seq: int, when: float) -> bool:
+        """:meth:`seen_by`, or not known: the line that saw that seq saw another record."""
+        i = seq - 1
+        return self.seen_by(seq, when) or (0 <= i < len(self.first_seen) and self.first_seen[i] == VOID)
 
     def unclaimed_ends(self, launches: Launches, kills: list[KillEvidence], acc: Accounts) -> None:
         """§6.8: every controller end while runs were in flight is claimed by a kill folder (a kill of the console's,
@@ -673,7 +684,7 @@ class _Seen:
                 a.run
                 for a in acc.runs.values()
                 if any(self.seen_by(r.seq, at) for r in a.starts)
-                and not any(self.seen_by(r.seq, at) for r in a.results)
+                and not any(self.maybe_seen_by(r.seq, at) for r in a.results)
             ]
             if flying:
                 names = ", ".join(run_text(run) for run in flying[:SHOWN]) + (
@@ -927,7 +938,9 @@ def read_events(out: Path, ev: KillEvidence, acc: Accounts, study: StudyFacts) -
     if k is None:
         return
     window = ev.window
-    since = window.since_ns if window is not None else k.since_ns
+    # The window opens at the freeze, where kill.json says (the window file's copy is held to it: killEvidence), and
+    # ends where the window file says.
+    since = k.since_ns if k.since_ns is not None else window.since_ns if window is not None else None
     if since is None or (window is None and KillFolder.WINDOW not in ev.missing):
         return  # no window start known (or the window file is unusable): the checks say so
     allowed, unstarted = planned_after(acc, study.name_prefix, k.before_kill_seq)

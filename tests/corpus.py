@@ -1110,6 +1110,19 @@ def _die_at(f: Files) -> float:
     return next(ev_time(e) for e in live if e["Action"] == "die" and e["Actor"]["Attributes"]["name"] == D1_NAME)
 
 
+def _window_opens_late(f: Files) -> None:
+    """The window file says the window opened after d1's die; kill.json (and the recordings) say it opened before."""
+    w = window(f, 1)
+    late = _die_at(f) + 0.05
+    w["sinceEpoch"], w["since"] = late, rfc3339_ns(int(late * 1e9))
+
+
+# A kill's window opens at the freeze, where kill.json says; the window file's copy is held to it (killEvidence), and
+# the target's story is read from kill.json's since: its die is in its window.
+case("v4-window-file-opens-after-the-die", "container-events-window.json says the window opened after d1's die",
+     F((K1, "killEvidence")), files=_window_opens_late)
+
+
 case("v3-destroy-after-die-in-window", "the target's container removed after its die, inside the window: sound", {},
      files=lambda f: add_event(f, 1, event("destroy", D1_NAME, _die_at(f) + 0.1)))
 

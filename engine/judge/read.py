@@ -601,7 +601,7 @@ class _Seen:
             first = self._first(seq - 1) if is_int(seq) else math.nan
             if not math.isnan(first):
                 ev.timeline_seen[run] = first  # the timeline's copy of when the story's end was seen
-            if not is_int(seq) or said is None or seq <= self.base:
+            if not is_int(seq) or said is None or seq <= self.base or self._void(seq - 1):
                 continue
             i = seq - self.base - 1
             seen = self.seen[i] - SEEN_SLACK if i < len(self.seen) else float("nan")
@@ -662,6 +662,10 @@ class _Seen:
         first = self.first_seen[i] if 0 <= i < len(self.first_seen) else math.nan
         return math.nan if first == VOID else first
 
+    def _void(self, i: int) -> bool:
+        """Whether the line that first saw seq ``i + 1`` saw another record than the ledger's."""
+        return 0 <= i < len(self.first_seen) and self.first_seen[i] == VOID
+
     def seen_by(self, seq: int, when: float) -> bool:
         """Whether a console saw record ``seq`` by ``when`` (so it was written by then)."""
         first = self._first(seq - 1)
@@ -670,7 +674,7 @@ class _Seen:
     def maybe_seen_by(self, seq: int, when: float) -> bool:
         """:meth:`seen_by`, or not known: the line that saw that seq saw another record."""
         i = seq - 1
-        return self.seen_by(seq, when) or (0 <= i < len(self.first_seen) and self.first_seen[i] == VOID)
+        return self.seen_by(seq, when) or self._void(i)
 
     def unclaimed_ends(self, launches: Launches, kills: list[KillEvidence], acc: Accounts) -> None:
         """§6.8: every controller end while runs were in flight is claimed by a kill folder (a kill of the console's,

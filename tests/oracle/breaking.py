@@ -379,10 +379,11 @@ def timeline_missing(out: Path) -> Expected:
 
 def timeline_missing_and_ledger_empty(out: Path) -> Expected:
     """No record in the ledger: a missing timeline.jsonl fails ledgerWellFormed only once the ledger holds one;
-    every kill's killEvidence still."""
+    every kill's killEvidence still.  The empty ledger fails ledgerWellFormed by itself, the study finished
+    ("the ledger holds a record": README.md, open question 67)."""
     (out / "timeline.jsonl").unlink()
     (out / "study" / "ledger.jsonl").write_bytes(b"")
-    return {LWF: True, KE: "timeline.jsonl: missing"}
+    return {LWF: "the ledger holds no record", KE: "timeline.jsonl: missing"}
 
 
 def timeline_line_not_a_record(out: Path) -> Expected:

@@ -149,6 +149,10 @@ def _judge(folder: Path, t: Tally) -> None:
 # --- campaign.json ------------------------------------------------------------------------------
 
 
+# What a candidate point leaves unfinished there: campaign.json's `left`, four lists of run ids.
+LEFT = ("inFlight", "charged", "unrecorded", "unsettled")
+
+
 def read_plan(folder: Path, t: Tally) -> Plan:
     """campaign.json's plan; what is wrong with it fails summaryAgrees."""
     plan = Plan()
@@ -191,6 +195,12 @@ def read_plan(folder: Path, t: Tally) -> Plan:
             ):
                 t.fail(C, SA, f"campaign.json: candidate point {i + 1} is not a point with its class")
                 continue
+            # docs/contract.md (summaryAgrees): "every candidate point with its class and what it leaves unfinished
+            # there, `left`: its four lists `inFlight`, `charged`, `unrecorded` and `unsettled` of run ids"
+            # (README.md, open question 68).
+            left = entry["left"]
+            if not all(isinstance(left.get(k), list) and all(valid_id(r) for r in left[k]) for k in LEFT):
+                t.fail(C, SA, f"campaign.json: candidate point {i + 1}'s left is not its four lists of run ids")
             if point in plan.point_class:
                 t.fail(C, SA, f"campaign.json: the point {quote(point)} is a candidate twice")
                 continue

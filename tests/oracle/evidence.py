@@ -362,15 +362,15 @@ class Launches:
     readable: bool = True
     reason: str | None = None
     lines: list[Launch] = field(default_factory=list)
-    # Every `start` line of the file read with an integer pid and a time, (line, pid, at), whether or not each
-    # line (or the file) is a launch, and whether or not another line is a JSON object: kill.json's pid is held
-    # to them (killEvidence, README.md, open questions 42 and 57).  None when the file itself could not be read
-    # (missing, refused unread: a link, a folder, past its cap).
+    # Every `start` line of the file that is a launch, (line, pid, at), whether or not another line is a
+    # launch or a JSON object: kill.json's pid is held to them (killEvidence, README.md, open questions 42, 57
+    # and 66: a start line that is not a launch is no start of the pid).  None when the file itself could not
+    # be read (missing, refused unread: a link, a folder, past its cap).
     starts: list[tuple[int, int, Fraction]] | None = None
 
 
-def _not_a_launch(where: str, why: str) -> Launches:
-    return Launches(readable=False, reason=f"{where}: not a launch: {why}")
+def _not_a_launch(where: str, why: str) -> str:
+    return f"{where}: not a launch: {why}"
 
 
 def load_launches(out: Path) -> Launches:
@@ -405,56 +405,66 @@ def load_launches(out: Path) -> Launches:
                 broken.append(f"launches.jsonl line {number}: not an object")
         if len(broken) > NON_RECORD_LINES:
             break
-    starts: list[tuple[int, int, Fraction]] = []
+    # Each object read as a launch, or why it is none.  docs/contract.md (killEvidence): "where launches.jsonl
+    # is not read whole and no start of the pid is read, the pid is not held by its other copy"; a start line
+    # that is not a launch ("a line not its record", e.g. `resume` not "true or false") is no start of the pid
+    # (README.md, open question 66; open question 42 had counted any start line with a pid and a time).
+    launches: list[Launch] = []
+    faults: list[str] = []
     for number, row in rows:
-        pid, at = row.get("pid"), parse_time(row.get("at"))
-        if row.get("event") == "start" and isinstance(pid, int) and not isinstance(pid, bool) and at is not None:
-            starts.append((number, pid, at))
-    checked = Launches(readable=False, reason=broken[0]) if broken else _check_launches(rows)
+        read = _launch(number, row)
+        if isinstance(read, Launch):
+            launches.append(read)
+        else:
+            faults.append(read)
+    starts = [(x.line, x.pid, x.at) for x in launches if x.event == "start"]
+    if broken:
+        checked = Launches(readable=False, reason=broken[0])
+    elif faults:
+        checked = Launches(readable=False, reason=faults[0])
+    else:
+        checked = Launches(lines=launches)
     checked.starts = starts
     return checked
 
 
-def _check_launches(rows: list[tuple[int, dict[str, Any]]]) -> Launches:
-    result = Launches()
-    for number, row in rows:
-        event, pid, at = row.get("event"), row.get("pid"), parse_time(row.get("at"))
-        where = f"launches.jsonl line {number}"
-        if (
-            event not in ("start", "end")
-            or not (isinstance(pid, int) and not isinstance(pid, bool) and pid > 0)
-            or at is None
-        ):
-            return _not_a_launch(where, "event, pid or at of the wrong shape")
-        if event == "start":
-            resume, argv, st = row.get("resume"), row.get("argv"), row.get("startTime")
-            if not isinstance(resume, bool):
-                return _not_a_launch(where, "resume is not true or false")
-            if "argv" in row and not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
-                return _not_a_launch(where, "argv is not a list of strings")
-            if isinstance(argv, list) and ("--resume" in argv) != resume:
-                return _not_a_launch(where, "argv and resume disagree about --resume")
-            if st is not None and (isinstance(st, bool) or not isinstance(st, (int, float))):
-                return _not_a_launch(where, "startTime is not a number")
-            result.lines.append(Launch(number, "start", pid, at, resume=resume, argv=argv, start_time=st))
-        else:
-            # An end says how the controller ended: an exit code, or a signal, never both (a process exits
-            # with a code or is killed by a signal); neither is the console's "exit status lost" end
-            # (docs/contract.md, "Controllers": a slow keeper may write its own after the console wrote the
-            # status as lost), a sound end that is not exit 0 (README.md, open question 30).
-            # Both keys are written, null where there is none (docs/evidence.md: `{"event": "end", pid, at,
-            # code, signal}`): a key left out is neither an integer nor a signal's name nor null.
-            if "code" not in row or "signal" not in row:
-                return _not_a_launch(where, "an end without its code and signal (null where there is none)")
-            code, signal = row.get("code"), row.get("signal")
-            if not (code is None or is_int(code)):
-                return _not_a_launch(where, "an end's code is not an integer or null")
-            if not (signal is None or (isinstance(signal, str) and SIGNAL_NAME.fullmatch(signal) is not None)):
-                return _not_a_launch(where, "an end's signal is not a signal's name or null")
-            if code is not None and signal is not None:
-                return _not_a_launch(where, "an end says both an exit code and a signal")
-            result.lines.append(Launch(number, "end", pid, at, code=code, signal=signal))
-    return result
+def _launch(number: int, row: dict[str, Any]) -> Launch | str:
+    """The launch a line of launches.jsonl holds, or why it holds none (the file's fault, naming the line)."""
+    event, pid, at = row.get("event"), row.get("pid"), parse_time(row.get("at"))
+    where = f"launches.jsonl line {number}"
+    if (
+        event not in ("start", "end")
+        or not (isinstance(pid, int) and not isinstance(pid, bool) and pid > 0)
+        or at is None
+    ):
+        return _not_a_launch(where, "event, pid or at of the wrong shape")
+    if event == "start":
+        resume, argv, st = row.get("resume"), row.get("argv"), row.get("startTime")
+        if not isinstance(resume, bool):
+            return _not_a_launch(where, "resume is not true or false")
+        if "argv" in row and not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
+            return _not_a_launch(where, "argv is not a list of strings")
+        if isinstance(argv, list) and ("--resume" in argv) != resume:
+            return _not_a_launch(where, "argv and resume disagree about --resume")
+        if st is not None and (isinstance(st, bool) or not isinstance(st, (int, float))):
+            return _not_a_launch(where, "startTime is not a number")
+        return Launch(number, "start", pid, at, resume=resume, argv=argv, start_time=st)
+    # An end says how the controller ended: an exit code, or a signal, never both (a process exits
+    # with a code or is killed by a signal); neither is the console's "exit status lost" end
+    # (docs/contract.md, "Controllers": a slow keeper may write its own after the console wrote the
+    # status as lost), a sound end that is not exit 0 (README.md, open question 30).
+    # Both keys are written, null where there is none (docs/evidence.md: `{"event": "end", pid, at,
+    # code, signal}`): a key left out is neither an integer nor a signal's name nor null.
+    if "code" not in row or "signal" not in row:
+        return _not_a_launch(where, "an end without its code and signal (null where there is none)")
+    code, signal = row.get("code"), row.get("signal")
+    if not (code is None or is_int(code)):
+        return _not_a_launch(where, "an end's code is not an integer or null")
+    if not (signal is None or (isinstance(signal, str) and SIGNAL_NAME.fullmatch(signal) is not None)):
+        return _not_a_launch(where, "an end's signal is not a signal's name or null")
+    if code is not None and signal is not None:
+        return _not_a_launch(where, "an end says both an exit code and a signal")
+    return Launch(number, "end", pid, at, code=code, signal=signal)
 
 
 @dataclass

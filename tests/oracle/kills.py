@@ -26,6 +26,7 @@ from tests.oracle.times import (
     KEEPER_SLACK,
     MS,
     MS_SLACK,
+    RESUMED_OVER,
     SECOND,
     SEEN_SLACK,
     TEXT_SLACK,
@@ -169,6 +170,9 @@ class KillView:
     snapshots: dict[str, dict[str, Any] | None] = field(default_factory=dict)
     controller: Controller | None = None
     resume: Controller | None = None
+    # A controller started less than RESUMED_OVER before the kill while the killed one still ran: a resume
+    # started over it (killDelivered ✗; README.md, open question 69).
+    over: Controller | None = None
     result_seq: dict[str, Any] = field(default_factory=dict)
     result_seen: dict[str, Fraction | None] = field(default_factory=dict)
     # The snapshots' defects (a file of the stage missing or unreadable, an inspect of the wrong shape):
@@ -406,6 +410,23 @@ def killed_and_resume(cons: Controllers, v: KillView, t: Tally) -> None:
             t.fail(scope, ev, f"pid {v.pid} is no controller started before the kill")
             return
         v.resume = next((c for c in cons.items if c is not v.controller and c.start.at >= v.at - SEEN_SLACK), None)
+        # docs/contract.md ("Controllers", RESUMED_OVER: "a start less than this before the kill, while the killed
+        # controller still ran, was started over it"; "One at a time": "every start after a kill comes after the
+        # killed controller's end (killDelivered ✗ otherwise)").  A start earlier than that, or once the killed
+        # controller had ended, is no resume of the kill (exitedCleanly's, README.md, open question 63).
+        killed = v.controller
+        killed_end = cons.end_after(killed.pid, killed.start.at)
+        v.over = next(
+            (
+                c
+                for c in cons.items
+                if c is not killed
+                and killed.start.at <= c.start.at
+                and v.at - RESUMED_OVER < c.start.at < v.at - SEEN_SLACK
+                and (killed_end is None or killed_end.at > c.start.at)
+            ),
+            None,
+        )
         return
     if cons.starts is None:
         # Not read at all (a link, a folder, past its cap): no start of the pid is read (README.md, open
@@ -414,8 +435,9 @@ def killed_and_resume(cons: Controllers, v: KillView, t: Tally) -> None:
     elif v.at is not None and not any(pid == v.pid and at <= v.at + MS_SLACK for _, pid, at in cons.starts):
         # Read, not whole (a line that is not a launch, or not a JSON object): the pid is held to the start
         # lines read, and a start line without that pid starts no such controller (README.md, open questions 42
-        # and 57).  A pid whose start line is read is held, whatever the file's other lines.  killDelivered fails
-        # for the file already.
+        # and 57).  A pid whose start line is read is held, whatever the file's other lines.  A start line that
+        # is not a launch ("`resume` is `true` or `false`": a line not its record) is no start of the pid
+        # (README.md, open question 66).  killDelivered fails for the file already.
         t.fail(
             scope,
             ev,
@@ -472,6 +494,16 @@ def judge_delivered(f: StudyFacts, v: KillView, t: Tally, claimed: dict[tuple[in
     if c is None or v.at is None:
         t.fail(scope, name, "no controller of launches.jsonl was running at the kill")
         return
+    if v.over is not None:
+        # docs/contract.md (RESUMED_OVER; "One at a time"): a start less than 1 s before the kill, while the killed
+        # controller still ran, was started over it, a resume before the killed controller's end (README.md,
+        # open question 69).
+        t.fail(
+            scope,
+            name,
+            f"pid {v.over.pid} started at {show(v.over.start.at)}, less than RESUMED_OVER before the kill, while pid "
+            f"{c.pid} still ran: a resume started over it, before its end",
+        )
     end = c.end
     if end is None:
         # "the killed controller's end, the first end of kill.json's pid at or after the kill's at": the replay

@@ -304,6 +304,10 @@ def judge_ledger_well_formed(
     t.add(S, name)
     if ledger_unread(t, name, ledger, finished):
         return
+    # docs/contract.md (ledgerWellFormed): "the ledger holds a record (an empty or missing ledger is ✗, `?` while
+    # the study may still write its first)"; a missing one is ledger_unread's (README.md, open question 67).
+    if not ledger.records:
+        (t.fail if finished else t.unknown)(S, name, "the ledger holds no record")
     for issue in ledger.issues[:3]:
         t.fail(S, name, issue)
     if len(ledger.issues) > 3:

@@ -3,7 +3,8 @@
 Each test builds the few facts one reading needs (a ledger, a timeline,
 ``launches.jsonl``, a journal, a ``kill.json``: as files where the oracle
 reads a file, else as the oracle's own values) and asks the oracle's
-function that judges it; no study is run.  README.md, open questions 55-64.
+function that judges it; no study is run.  README.md, open questions 55-64, and 66-69 (the contract as
+clarified later that day, commit 07c6388, and its constants table).
 """
 
 from __future__ import annotations
@@ -17,9 +18,19 @@ from typing import Any
 import pytest
 
 from tests.oracle.arms import moment
-from tests.oracle.campaign import JW, read_journal
+from tests.oracle.campaign import JW, SA, read_journal, read_plan
 from tests.oracle.controllers import Controllers, replay
-from tests.oracle.evidence import Ledger, Record, Research, Seen, Timeline, load_launches, load_ledger, parse_point
+from tests.oracle.evidence import (
+    Ledger,
+    Record,
+    Research,
+    Seen,
+    Timeline,
+    load_launches,
+    load_ledger,
+    load_timeline,
+    parse_point,
+)
 from tests.oracle.killfolder import KillFolder, parse_recording
 from tests.oracle.kills import (
     RSF,
@@ -33,7 +44,12 @@ from tests.oracle.kills import (
     kill_view,
     killed_and_resume,
 )
-from tests.oracle.ledger_checks import judge_charged_equals_starts, judge_contract_kept, runs_of
+from tests.oracle.ledger_checks import (
+    judge_charged_equals_starts,
+    judge_contract_kept,
+    judge_ledger_well_formed,
+    runs_of,
+)
 from tests.oracle.study import judge_records_dated
 from tests.oracle.verdict import Tally
 
@@ -466,3 +482,134 @@ def test_a_journal_line_whose_points_are_not_kill_points_says_nothing_of_its_tri
     assert journal[1]["state"] == "done"
     fails = t.fails[("campaign", JW)]
     assert fails == ["trials.jsonl line 4: not a trial (points are not kill points)"], fails
+
+
+# --- K. a start line that is not a launch is no start of the pid (open question 66) ------------------------
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [{"resume": None}, {"resume": True}],  # resume not true or false; resume and argv disagreeing about --resume
+)
+def test_a_kill_s_pid_whose_only_start_line_is_not_a_launch_is_not_held(tmp_path: Path, broken: dict[str, Any]) -> None:
+    """pid 100's own start line is a JSON object with its pid and time, and no launch ("resume is true or false,
+    and says what the argv says"): no start of the pid is read, and the pid is not held (killEvidence ✗)."""
+    start = {"event": "start", "pid": 100, "at": rfc3339(KILL - 10), "resume": False, "argv": ["studymon"]}
+    write_lines(
+        tmp_path / "launches.jsonl",
+        [{**start, **broken}, {"event": "end", "pid": 100, "at": rfc3339(KILL), "code": None, "signal": "SIGKILL"}],
+    )
+    cons = replay(load_launches(tmp_path))
+    assert cons.starts == [], cons.starts
+    fails = pid_reasons(cons, 100)
+    assert any("no start line of it before the kill is read" in why and "line 1: not a launch" in why for why in fails)
+
+
+# --- L. an empty ledger is not well formed (open question 67) ----------------------------------------------
+
+
+@pytest.mark.parametrize("finished", [True, False])
+def test_an_empty_ledger_holds_no_record(tmp_path: Path, finished: bool) -> None:
+    """study/ledger.jsonl there and empty, timeline.jsonl missing: the ledger holds no record (ledgerWellFormed ✗
+    once the study finished, ``?`` while it may still write its first); the missing timeline is not held
+    against it (no record to compare)."""
+    (tmp_path / "study").mkdir()
+    (tmp_path / "study" / "ledger.jsonl").write_bytes(b"")
+    t = Tally()
+    judge_ledger_well_formed(t, load_ledger(tmp_path), load_timeline(tmp_path), (0, None), finished)
+    key = ("study", "ledgerWellFormed")
+    said = t.fails[key] if finished else t.unknowns[key]
+    assert said == ["the ledger holds no record"], (t.fails, t.unknowns)
+    assert (t.unknowns if finished else t.fails)[key] == []
+
+
+# --- M. campaign.json's candidate points each with what they leave unfinished (open question 68) ------------
+
+
+def campaign_json(out: Path, left: dict[str, Any]) -> list[str]:
+    """A campaign.json of two candidate points, the second leaving ``left``: summaryAgrees's reasons."""
+    points = [
+        {
+            "point": "after:studyOpen",
+            "class": "a",
+            "left": {k: [] for k in ("inFlight", "charged", "unrecorded", "unsettled")},
+        },
+        {"point": "after:runStarted/diagnosis", "class": "b", "left": left},
+    ]
+    plan = {
+        "study": "c",
+        "trace": "trace",
+        "template": {},
+        "points": points,
+        "classes": [
+            {"name": "a", "candidates": ["after:studyOpen"]},
+            {"name": "b", "candidates": [points[1]["point"]]},
+        ],
+        "options": {"all": False, "depth": 1, "maxTrials": None},
+        "trials": [],
+        "matrix": None,
+    }
+    (out / "campaign.json").write_text(json.dumps(plan), encoding="utf-8")
+    t = Tally()
+    read_plan(out, t)
+    return t.fails.get(("campaign", SA), [])
+
+
+@pytest.mark.parametrize(
+    ("left", "holds"),
+    [
+        ({"inFlight": ["d1"], "charged": [], "unrecorded": [], "unsettled": []}, True),
+        ({"charged": [], "unrecorded": [], "unsettled": []}, False),  # inFlight dropped
+        ({"inFlight": None, "charged": [], "unrecorded": [], "unsettled": []}, False),
+        ({"inFlight": ["d1"], "charged": [7], "unrecorded": [], "unsettled": []}, False),  # not a run id
+        ({"inFlight": ["d1"], "charged": [], "unrecorded": [], "unsettled": "d1"}, False),
+    ],
+)
+def test_a_candidate_point_s_left_is_its_four_lists_of_run_ids(
+    tmp_path: Path, left: dict[str, Any], holds: bool
+) -> None:
+    fails = campaign_json(tmp_path, left)
+    if holds:
+        assert fails == [], fails
+    else:
+        assert fails == ["campaign.json: candidate point 2's left is not its four lists of run ids"], fails
+
+
+# --- N. a start less than RESUMED_OVER before the kill, over the killed controller (open question 69) ------
+
+
+@pytest.mark.parametrize(
+    ("before", "over"), [(Fraction(1, 2), True), (Fraction(999, 1000), True), (Fraction(1), False)]
+)
+def test_a_start_less_than_a_second_before_the_kill_while_the_killed_ran_was_started_over_it(
+    tmp_path: Path, before: Fraction, over: bool
+) -> None:
+    """pid 200 starts ``before`` seconds before the kill, pid 100 (the killed) still running until its SIGKILL end
+    just after the kill: under RESUMED_OVER (1 s) it is a resume started over the killed controller, before its
+    end (killDelivered ✗); a second or more before the kill it is no resume of it (exitedCleanly's alone)."""
+    rows = [
+        {"event": "start", "pid": 100, "at": rfc3339(KILL - 10), "resume": False},
+        {"event": "start", "pid": 200, "at": rfc3339(KILL - before), "resume": True},
+        {"event": "end", "pid": 100, "at": rfc3339(KILL + Fraction(4, 1000)), "code": None, "signal": "SIGKILL"},
+        {"event": "end", "pid": 200, "at": rfc3339(KILL + 9), "code": 0, "signal": None},
+    ]
+    fails, evidence = delivered(tmp_path, rows)
+    assert evidence == [], evidence
+    assert any("pid 200" in why and "a resume started over it" in why for why in fails) is over, fails
+    if not over:
+        assert fails == [], fails
+    assert any("starts while pid 100" in why for why in replay(load_launches(tmp_path)).violations)
+
+
+def test_a_start_less_than_a_second_before_the_kill_after_the_killed_end_is_not_over_it(tmp_path: Path) -> None:
+    """pid 100 ended (exit 0) before pid 200 started, half a second before the kill of pid 100: nothing was
+    started over pid 100, which had ended before the kill (killDelivered ✗ for that, not for a resume over it)."""
+    rows = [
+        {"event": "start", "pid": 100, "at": rfc3339(KILL - 10), "resume": False},
+        {"event": "end", "pid": 100, "at": rfc3339(KILL - Fraction(6, 10)), "code": 0, "signal": None},
+        {"event": "start", "pid": 200, "at": rfc3339(KILL - Fraction(1, 2)), "resume": True},
+        {"event": "end", "pid": 200, "at": rfc3339(KILL + 9), "code": 0, "signal": None},
+    ]
+    fails, _ = delivered(tmp_path, rows)
+    assert not any("started over it" in why for why in fails), fails
+    assert any("before the kill" in why for why in fails), fails

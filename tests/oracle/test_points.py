@@ -207,7 +207,10 @@ def test_campaign_json_s_candidates_are_kill_points(tmp_path: Path, point: str, 
         "study": "c",
         "trace": "trace",
         "template": {"study": "c"},
-        "points": [{"point": point, "class": "k", "left": {}}],
+        # Each candidate with its four lists of what it leaves unfinished (README.md, open question 68).
+        "points": [
+            {"point": point, "class": "k", "left": {"inFlight": [], "charged": [], "unrecorded": [], "unsettled": []}}
+        ],
         "classes": [{"name": "k", "candidates": [point]}] if holds else [],
         "options": {"all": False, "depth": 1, "maxTrials": None},
         "trials": [],

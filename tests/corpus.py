@@ -1722,6 +1722,16 @@ def _two_at_once(f: Files) -> None:
                        {"event": "end", "pid": 5000, "at": rfc3339_ms(t(20.6)), "code": 0, "signal": None}]
 
 
+def _resumed_over(f: Files) -> None:
+    _launch(f, "start", FIRST_PID + 1)["at"] = rfc3339_ms(f["kills/1/kill.json"]["killSentEpoch"] - 0.5)
+
+
+# RESUMED_OVER: a start less than a second before the kill, while the killed controller still ran, was started over it.
+case("v4-resume-started-over-the-killed-controller", "the resume's start is dated half a second before kill 1, while "
+     "the killed controller ran (no start follows the kill, so its records after it are no resumed controller's)",
+     F((K1, "killDelivered"), (ST, "exitedCleanly"), (K1, "killEvidence"), (D1, "resultSettledAndFinished")),
+     files=_resumed_over)
+
 case("v3-two-controllers-at-once", "a second controller started and ended while the first resumed one ran",
      F((ST, "exitedCleanly")), files=_two_at_once)
 

@@ -684,7 +684,16 @@ def examine(folder: TrialFolder, out: str, entry: Entry, study: str | None, temp
         _arms(folder, out, entry)
     if entry.state == DONE:
         try:
-            folder.report = trial_verdict(_report_checks(safefile.read_object(out, EvidenceFolder.REPORT, REPORT_CAP)))
+            body = safefile.read_object(out, EvidenceFolder.REPORT, REPORT_CAP)
+            checks = _report_checks(body)
+            # Its verdict is written twice (§6.9): ``ok``, and the checks it sums up.
+            said = body.get("ok", ...)
+            if not isinstance(body.get("checks"), list) or not any(said is x for x in (True, False, None)):
+                folder.report_problem = f"{EvidenceFolder.REPORT}: not a report (its ok and its checks)"
+            elif said is not overall(checks):
+                folder.report_problem = f"{EvidenceFolder.REPORT}: its ok is not its checks' verdict"
+            else:
+                folder.report = trial_verdict(checks)
         except Unreadable as exc:
             folder.report_problem = str(exc)
 

@@ -381,6 +381,29 @@ def test_the_journal_s_verdict_is_its_folder_s_report_json(base: Path, tmp_path:
     assert r.detail("trialHolds", "trial 1").endswith("; it was ✗ when it ran (the journal)")
 
 
+@pytest.mark.parametrize(
+    "change, said",
+    [
+        (lambda body: body.pop("ok"), "not a report (its ok and its checks)"),
+        (lambda body: body.update(ok=False), "its ok is not its checks' verdict"),
+        (lambda body: body.update(checks={}), "not a report (its ok and its checks)"),
+    ],
+    ids=["no-ok", "ok-not-its-checks", "checks-not-a-list"],
+)
+def test_a_trial_s_report_json_is_held_to_its_own_verdict(
+    base: Path, tmp_path: Path, change: Callable[[dict[str, Any]], object], said: str
+) -> None:
+    """report.json writes its verdict twice (§6.9): ``ok``, and the checks it sums up; the journal is held to it."""
+    camp = copy_of(base, tmp_path)
+    report = camp / "trials" / "1" / "report.json"
+    body = json.loads(report.read_text())
+    change(body)
+    report.write_text(json.dumps(body))
+    r = Reported(camp)
+    assert r.code == 1 and r.mark("journalAgrees") == "✗", r.out
+    assert r.detail("journalAgrees") == f"trial 1: report.json: {said}"
+
+
 # --- the journal and campaign.json as hostile evidence ----------------------------------------------------
 
 

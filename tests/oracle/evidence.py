@@ -274,15 +274,24 @@ class Timeline:
     def saw(self, rec: Record) -> Seen | None:
         """The line that saw this record, or None.  docs/contract.md ("Which check a file fails", timeline.jsonl:
         "each seq seen once, as the ledger holds it (a line that saw a seq as another record, its kind or at not
-        the ledger's, tells nothing of when the ledger's record of that seq was seen)"): a line of the record's
-        seq whose kind or at is another record's is not its sighting (README.md, open question 62)."""
+        the ledger's as written, tells nothing of when the ledger's record of that seq was seen)"): a line of the
+        record's seq whose kind or at is another record's is not its sighting (README.md, open question 62).
+        "As written": the at is compared as text, so the same instant written with other fraction digits
+        (".908Z" and ".9080Z") is another record's at (README.md, open question 72)."""
         if not (isinstance(rec.seq, int) and not isinstance(rec.seq, bool)):
             return None
         line = self.by_seq.get(rec.seq)
         if line is None or line.kind != rec.kind:
             return None
-        same_at = parse_time(line.at) == rec.time if rec.time is not None else strict_equal(line.at, rec.at)
-        return line if same_at else None
+        return line if strict_equal(line.at, rec.at) else None
+
+    def saw_other(self, rec: Record) -> bool:
+        """A line of this record's seq saw it as another record (its kind or at not the ledger's as written): it
+        "tells nothing of when the ledger's record of that seq was seen" (docs/contract.md, "Which check a file
+        fails", timeline.jsonl), so the record is not known to be unseen either (README.md, open question 71)."""
+        if not (isinstance(rec.seq, int) and not isinstance(rec.seq, bool)):
+            return False
+        return rec.seq in self.by_seq and self.saw(rec) is None
 
     @property
     def file_problems(self) -> list[str]:

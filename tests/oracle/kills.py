@@ -410,10 +410,11 @@ def killed_and_resume(cons: Controllers, v: KillView, t: Tally) -> None:
             t.fail(scope, ev, f"pid {v.pid} is no controller started before the kill")
             return
         v.resume = next((c for c in cons.items if c is not v.controller and c.start.at >= v.at - SEEN_SLACK), None)
-        # docs/contract.md ("Controllers", RESUMED_OVER: "a start less than this before the kill, while the killed
-        # controller still ran, was started over it"; "One at a time": "every start after a kill comes after the
-        # killed controller's end (killDelivered ✗ otherwise)").  A start earlier than that, or once the killed
-        # controller had ended, is no resume of the kill (exitedCleanly's, README.md, open question 63).
+        # docs/contract.md ("Controllers", RESUMED_OVER: "a `start` of another pid less than this before the kill,
+        # while the killed controller still ran, was started over it"; "One at a time": "every start after a kill
+        # comes after the killed controller's end (killDelivered ✗ otherwise)").  A start earlier than that, or
+        # once the killed controller had ended, is no resume of the kill (exitedCleanly's, README.md, open
+        # question 63); nor is a start of the killed pid itself (README.md, open question 70).
         killed = v.controller
         killed_end = cons.end_after(killed.pid, killed.start.at)
         v.over = next(
@@ -421,6 +422,9 @@ def killed_and_resume(cons: Controllers, v: KillView, t: Tally) -> None:
                 c
                 for c in cons.items
                 if c is not killed
+                # RESUMED_OVER (the constants table): "a `start` of another pid ... (a line repeating the killed
+                # controller's own start is no other controller: `exitedCleanly`'s)".
+                and c.pid != killed.pid
                 and killed.start.at <= c.start.at
                 and v.at - RESUMED_OVER < c.start.at < v.at - SEEN_SLACK
                 and (killed_end is None or killed_end.at > c.start.at)

@@ -226,11 +226,23 @@ def kill_folders(out: Path, t: Tally) -> list[KillFolder]:
 
 
 def in_flight_at(ledger: Ledger, timeline: Timeline, when: Fraction) -> list[str]:
-    """Runs whose runStarted, and not their runResult, had been seen by a moment."""
+    """Runs whose runStarted, and not their runResult, had been seen by a moment.
+
+    docs/contract.md ("Every end while runs were in flight is claimed": "in flight by what a console had seen by
+    then (its `runStarted` seen, its `runResult` not)"; "Which check a file fails", timeline.jsonl: "a line that
+    saw a seq as another record ... tells nothing of when the ledger's record of that seq was seen").  A
+    runStarted is seen only by a line that saw it as the ledger writes it; a runResult whose seq's line saw
+    another record is not known to be unseen by then, so its run is not shown in flight (README.md, open
+    question 71)."""
     started, done = set(), set()
     for r in ledger.records:
+        if not isinstance(r.run, str):
+            continue
+        if r.kind == "runResult" and timeline.saw_other(r):
+            done.add(r.run)  # not known unseen at the end: nothing is asked of it
+            continue
         s = timeline.saw(r)  # a line that saw its seq as another record tells nothing of it
-        if s is None or s.seen > when or not isinstance(r.run, str):
+        if s is None or s.seen > when:
             continue
         if r.kind == "runStarted":
             started.add(r.run)

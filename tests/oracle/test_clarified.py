@@ -4,7 +4,8 @@ Each test builds the few facts one reading needs (a ledger, a timeline,
 ``launches.jsonl``, a journal, a ``kill.json``: as files where the oracle
 reads a file, else as the oracle's own values) and asks the oracle's
 function that judges it; no study is run.  README.md, open questions 55-64, and 66-69 (the contract as
-clarified later that day, commit 07c6388, and its constants table).
+clarified later that day, commit 07c6388, and its constants table), and 70-72 (commits 0df7469 and d64a1e1:
+RESUMED_OVER of another pid, a timeline line's at as written).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from tests.oracle.ledger_checks import (
     judge_ledger_well_formed,
     runs_of,
 )
-from tests.oracle.study import judge_records_dated
+from tests.oracle.study import judge_ends_claimed, judge_records_dated
 from tests.oracle.verdict import Tally
 
 STUDY, PREFIX = "s", "inforsi"
@@ -613,3 +614,118 @@ def test_a_start_less_than_a_second_before_the_kill_after_the_killed_end_is_not_
     fails, _ = delivered(tmp_path, rows)
     assert not any("started over it" in why for why in fails), fails
     assert any("before the kill" in why for why in fails), fails
+
+
+# --- O. a line repeating the killed controller's own start is no other controller (open question 70) -------
+
+
+def test_a_line_repeating_the_killed_controller_s_start_is_not_started_over_it(tmp_path: Path) -> None:
+    """pid 100's start line written again after pid 200's start (the same pid and time, less than RESUMED_OVER
+    before the kill, while pid 100 still ran): RESUMED_OVER is "a start of another pid"; the repeated line is no
+    other controller (exitedCleanly's "one at a time"), and killDelivered has nothing against the kill."""
+    killed = {"event": "start", "pid": 100, "at": rfc3339(KILL - Fraction(1, 2)), "resume": False}
+    rows = [
+        killed,
+        {"event": "end", "pid": 100, "at": rfc3339(KILL + Fraction(4, 1000)), "code": None, "signal": "SIGKILL"},
+        {"event": "start", "pid": 200, "at": rfc3339(KILL + 1), "resume": True},
+        killed,
+        {"event": "end", "pid": 200, "at": rfc3339(KILL + 9), "code": 0, "signal": None},
+    ]
+    fails, evidence = delivered(tmp_path, rows)
+    assert fails == [] and evidence == [], (fails, evidence)
+    assert any("pid 100 starts while pid 100" in why for why in replay(load_launches(tmp_path)).violations)
+
+
+# --- P. an end with a runResult seen as another record is asked nothing of it (open question 71) ------------
+
+
+def ends_claimed(out: Path, result_at_in_timeline: str | None) -> list[str]:
+    """pid 100 SIGKILLed two seconds after d1's runResult (seq 5), no kill folder: exitedCleanly's reasons,
+    timeline.jsonl seeing every record as the ledger writes it, but seq 5 seen at ``result_at_in_timeline``
+    when given (another record's at)."""
+    ledger = ledger_file(out, charged_run())
+    seen_rows: list[dict[str, Any] | str] = []
+    for r in ledger.records:
+        at = result_at_in_timeline if r.seq == 5 and result_at_in_timeline is not None else r.at
+        assert r.time is not None
+        seen_rows.append({"seq": r.seq, "kind": r.kind, "at": at, "seenAt": rfc3339(r.time + Fraction(1, 1000))})
+    write_lines(out / "timeline.jsonl", seen_rows)
+    write_lines(
+        out / "launches.jsonl",
+        [
+            {"event": "start", "pid": 100, "at": rfc3339(KILL - 10), "resume": False},
+            {"event": "end", "pid": 100, "at": rfc3339(KILL + 7), "code": None, "signal": "SIGKILL"},
+        ],
+    )
+    t = Tally()
+    judge_ends_claimed(t, replay(load_launches(out)), load_timeline(out), ledger, [])
+    return t.fails.get(("study", "exitedCleanly"), [])
+
+
+@pytest.mark.parametrize(
+    "result_at",
+    [
+        None,  # seen as the ledger writes it: d1's result was seen before the end
+        " " + rfc3339(KILL + 5),  # seen as another record (an at padded: the same instant, not the text)
+        rfc3339(KILL + 3),  # another instant: another record
+    ],
+)
+def test_a_runresult_seen_as_another_record_does_not_leave_its_run_in_flight(
+    tmp_path: Path, result_at: str | None
+) -> None:
+    """d1's runResult (seq 5) seen by a timeline line as another record: that line "tells nothing of when the
+    ledger's record of that seq was seen", so d1 is not known to be in flight at pid 100's end (its runStarted
+    seen, its runResult not) and nothing is asked of that end (exitedCleanly has nothing against it)."""
+    fails = ends_claimed(tmp_path, result_at)
+    assert fails == [], fails
+
+
+def test_a_runresult_never_seen_leaves_its_run_in_flight(tmp_path: Path) -> None:
+    """The control: timeline.jsonl has no line of seq 5 at all, so d1's runResult was not seen by the end, and
+    d1 was in flight: the end is unclaimed (exitedCleanly ✗)."""
+    ends_claimed(tmp_path, None)
+    path = tmp_path / "timeline.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(lines[:4]), encoding="utf-8")
+    t = Tally()
+    judge_ends_claimed(t, replay(load_launches(tmp_path)), load_timeline(tmp_path), load_ledger(tmp_path), [])
+    fails = t.fails.get(("study", "exitedCleanly"), [])
+    assert any("with d1 in flight" in why for why in fails), fails
+
+
+# --- Q. a timeline line saw the ledger's record only with its at as written (open question 72) --------------
+
+
+def test_a_timeline_at_of_the_same_instant_in_other_digits_is_another_record(tmp_path: Path) -> None:
+    """The ledger's seq 5 written at "….908Z", timeline.jsonl's line of seq 5 at "….9080Z" (the same instant):
+    the line saw another record ("its kind or at not the ledger's as written"), so it tells nothing of when the
+    ledger's record was seen, and the ledger changed after it was seen (ledgerWellFormed ✗)."""
+    ledger_file(tmp_path, charged_run())
+    path = tmp_path / "study" / "ledger.jsonl"
+    written = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    written[4]["at"] = written[4]["at"].replace(".000Z", ".908Z")
+    path.write_text("".join(json.dumps(r) + "\n" for r in written), encoding="utf-8")
+    ledger = load_ledger(tmp_path)
+    result = ledger.records[4]
+    assert result.at.endswith(".908Z") and result.time is not None
+    other_digits = result.at.replace(".908Z", ".9080Z")
+    write_lines(
+        tmp_path / "timeline.jsonl",
+        [
+            {
+                "seq": r.seq,
+                "kind": r.kind,
+                "at": other_digits if r.seq == 5 else r.at,
+                "seenAt": rfc3339(r.time + Fraction(1, 1000)) if r.time is not None else r.at,
+            }
+            for r in ledger.records
+        ],
+    )
+    timeline = load_timeline(tmp_path)
+    assert timeline.by_seq[5].at == other_digits
+    assert timeline.saw(result) is None and timeline.saw_other(result)
+    assert timeline.saw(ledger.records[3]) is timeline.by_seq[4]
+    t = Tally()
+    judge_ledger_well_formed(t, ledger, timeline, (0, None), True)
+    fails = t.fails[("study", "ledgerWellFormed")]
+    assert fails == ["timeline.jsonl line 5: seq 5's kind or time is not the ledger's line 5"], fails

@@ -29,8 +29,9 @@ SEEN_SLACK = Fraction(2, 1000)
 # at may have one fraction digit: a record dated up to this before a start or after an end was that
 # controller's.
 RECORD_LAG = Fraction(1)
-# docs/contract.md ("Controllers", RESUMED_OVER): "a start less than this before the kill, while the killed
-# controller still ran, was started over it" (killDelivered, "One at a time").
+# docs/contract.md ("Controllers", RESUMED_OVER): "a `start` of another pid less than this before the kill,
+# while the killed controller still ran, was started over it (a line repeating the killed controller's own
+# start is no other controller: `exitedCleanly`'s)" (killDelivered, "One at a time").
 RESUMED_OVER = Fraction(1)
 # docs/contract.md (killEvidence): the window's resultSeenEpoch is timeline.jsonl's seenAt of its
 # resultSeq to the millisecond: one console's clock wrote both.

@@ -4,8 +4,10 @@ Each test builds the few facts one reading needs (a ledger, a timeline,
 ``launches.jsonl``, a journal, a ``kill.json``: as files where the oracle
 reads a file, else as the oracle's own values) and asks the oracle's
 function that judges it; no study is run.  README.md, open questions 55-64, and 66-69 (the contract as
-clarified later that day, commit 07c6388, and its constants table), and 70-72 (commits 0df7469 and d64a1e1:
-RESUMED_OVER of another pid, a timeline line's at as written).
+clarified later that day, commit 07c6388, and its constants table), 70-72 (commits 0df7469 and d64a1e1:
+RESUMED_OVER of another pid, a timeline line's at as written), and 73-74 (commits d3bead4 and 1acc9cd: an
+automatic kill's triggerEvent and triggerSeq by its point's kind, a window's resultSeenEpoch within a
+millisecond either way).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from tests.oracle.kills import (
     KillView,
     StudyFacts,
     Target,
+    check_window,
     judge_container_story,
     judge_delivered,
     judge_result,
@@ -52,6 +55,7 @@ from tests.oracle.ledger_checks import (
     runs_of,
 )
 from tests.oracle.study import judge_ends_claimed, judge_records_dated
+from tests.oracle.times import parse_time
 from tests.oracle.verdict import Tally
 
 STUDY, PREFIX = "s", "inforsi"
@@ -729,3 +733,99 @@ def test_a_timeline_at_of_the_same_instant_in_other_digits_is_another_record(tmp
     judge_ledger_well_formed(t, ledger, timeline, (0, None), True)
     fails = t.fails[("study", "ledgerWellFormed")]
     assert fails == ["timeline.jsonl line 5: seq 5's kind or time is not the ledger's line 5"], fails
+
+
+# --- R. an automatic kill's triggerEvent and triggerSeq by its point's kind (open question 73) --------------
+
+NO = object()  # the field not written at all
+
+
+def kill_evidence_of(kill: dict[str, Any]) -> list[str]:
+    """killEvidence's reasons against a kill.json (its other fields of their types), fired at seq 2."""
+    f = facts([record(1, 1, "studyOpen"), record(2, 2, "charge", run="d1")])
+    base = {"trigger": "auto", "pid": 100, "at": rfc3339(KILL), "beforeKillSeq": 2, "targets": []}
+    written = {k: v for k, v in {**base, **kill}.items() if v is not NO}
+    t = Tally()
+    kill_view(f, KillFolder(1, "kills/1", kill=written), t)
+    return t.fails.get(("kill 1", KE), [])
+
+
+WITHOUT_EVENT = "kill.json: an automatic kill at a container: point without its triggerEvent"
+WITHOUT_SEQ = "kill.json: an automatic kill at an after: point without its triggerSeq"
+
+
+@pytest.mark.parametrize(
+    ("kill", "said"),
+    [
+        ({"point": "container:start/baseline", "triggerEvent": NO}, WITHOUT_EVENT),
+        ({"point": "container:start/baseline", "triggerEvent": None}, WITHOUT_EVENT),
+        ({"point": "container:die", "triggerEvent": {"Type": "container", "Action": "die"}}, None),
+        ({"point": "after:charge", "triggerSeq": NO}, WITHOUT_SEQ),
+        ({"point": "after:charge", "triggerSeq": None}, WITHOUT_SEQ),
+        ({"point": "after:charge", "triggerSeq": 2}, None),
+        # A manual kill has no trigger to write; a point that is none is failed as such (above), not here.
+        ({"trigger": "manual", "point": "container:start", "triggerEvent": None, "triggerSeq": None}, None),
+        ({"trigger": "manual", "point": "after:charge", "triggerSeq": NO}, None),
+        ({"point": NO, "triggerSeq": None, "triggerEvent": None}, None),
+    ],
+)
+def test_an_automatic_kill_s_trigger_is_of_its_point_s_kind(kill: dict[str, Any], said: str | None) -> None:
+    fails = kill_evidence_of(kill)
+    for why in (WITHOUT_EVENT, WITHOUT_SEQ):
+        assert (why in fails) is (why == said), fails
+
+
+# --- S. a window's resultSeenEpoch is the timeline's seenAt within a millisecond, either way (open question 74)
+
+
+def window_fails(result_seen_epoch: float, seen_at: str) -> list[str]:
+    """killEvidence's reasons against a window whose resultSeenEpoch for d1 is ``result_seen_epoch`` (a float,
+    as a JSON file gives it), timeline.jsonl having seen d1's runResult (seq 4) at ``seen_at``."""
+    records = [
+        record(1, 1, "runPlanned", -2.0, run="d1", purpose="baseline", object="x", round=1, experiments=["e1"]),
+        record(2, 2, "charge", -1.0, run="d1", amount=1, balance=9),
+        record(3, 3, "runStarted", -0.5, run="d1", container=NAME),
+        record(4, 4, "runResult", 0.1, run="d1", exitCode=0, outputs={"e1": 1}),
+    ]
+    seen = parse_time(seen_at)
+    assert seen is not None
+    f = facts(records, Timeline(by_seq={4: Seen(4, 4, "runResult", records[3].at, seen)}))
+    since, until = KILL - 1, KILL + 1
+    window = {
+        "since": rfc3339(since),
+        "sinceEpoch": float(since),
+        "until": rfc3339(until),
+        "untilEpoch": float(until),
+        "targets": {"d1": {"resultSeq": 4, "resultSeenEpoch": result_seen_epoch}},
+    }
+    view = KillView(1, KillFolder(1, "kills/1", window=window), "kill 1", trigger="auto", at=KILL, since=since)
+    view.targets = [target(f, "d1", "inFlight")]
+    t = Tally()
+    check_window(f, view, t)
+    return t.fails.get(("kill 1", KE), [])
+
+
+# 1 800 000 000.182 is stored as a float a little below it, …183 a little above: the premise of each case.
+BELOW, ABOVE = float(KILL + Fraction(182, 1000)), float(KILL + Fraction(183, 1000))
+
+
+@pytest.mark.parametrize(
+    ("epoch_", "seen_at", "holds"),
+    [
+        (BELOW, "2027-01-15T08:00:00.183Z", True),  # the timeline 1 ms later (and a float's rounding)
+        (ABOVE, "2027-01-15T08:00:00.182Z", True),  # the timeline 1 ms earlier
+        (BELOW, "2027-01-15T08:00:00.182Z", True),
+        (BELOW, "2027-01-15T08:00:00.185Z", False),  # 3 ms: more than WRITTEN_MS
+        (ABOVE, "2027-01-15T08:00:00.180Z", False),
+        (BELOW, "2027-01-15T08:00:00.184Z", False),  # 2 ms
+    ],
+)
+def test_a_window_s_result_seen_epoch_is_the_timeline_s_seen_at_within_a_millisecond_either_way(
+    epoch_: float, seen_at: str, holds: bool
+) -> None:
+    assert rfc3339(KILL) == "2027-01-15T08:00:00.000Z"
+    assert Fraction(BELOW) < KILL + Fraction(182, 1000) < KILL + Fraction(183, 1000) < Fraction(ABOVE)
+    fails = window_fails(epoch_, seen_at)
+    off = [why for why in fails if why.startswith("the window says seq 4 was seen at")]
+    assert (off == []) is holds, fails
+    assert [why for why in fails if why not in off] == [], fails

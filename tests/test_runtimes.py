@@ -372,7 +372,7 @@ def test_process_container_survives_sigkill_of_its_starter() -> None:
 
     assert rt.wait(name, timeout=30) == 3
     assert rt.logs(name) == "done\n"
-    events = rt.events(since, rt.now())
+    events = rt.events(since, rt.now())  # the die is recorded before the state wait reads
     assert of(events, name) == ["create", "start", "die"]
     assert events[-1]["Actor"]["Attributes"]["exitCode"] == "3"
     rt.remove(name)
@@ -397,12 +397,11 @@ def test_process_dead_shim_is_reported_dead() -> None:
     assert of(rt.events(since, rt.now()), name) == ["die", "destroy"]
 
 
-def test_process_state_is_written_before_its_event(process_runtime_root: Path) -> None:
-    """As Docker does: whoever saw a start (or die) event and inspects the container then sees it started (exited).
-
-    A kill at a container's start inspects it after the event: the other order
-    let it see the container still created, and the target was taken for a run
-    charged but not started."""
+def test_process_start_is_recorded_after_its_state_and_die_before_its_state(process_runtime_root: Path) -> None:
+    """Whoever saw a start event and inspects the container then sees it started: a kill at a container's start
+    inspects it after the event, and the other order let it see the container still created (the target was taken
+    for a run charged but not started).  Whoever saw it exited finds its die recorded: a study waits for its run,
+    and the console closes a window at the result it then writes."""
     from studymon.engine.runtimes.process import _record_exit, _record_start
 
     rt = ProcessRuntime()
@@ -411,7 +410,7 @@ def test_process_state_is_written_before_its_event(process_runtime_root: Path) -
     seen: list[tuple[str, str]] = []
     real = rt._append_event
 
-    stamps: list[tuple[int, int]] = []  # (the event's time, when the state it follows was written)
+    stamps: list[tuple[str, int, int]] = []  # (action, the event's time, when the state it follows was written)
     written = [0]
     write = rt.state.write_json
 
@@ -422,7 +421,7 @@ def test_process_state_is_written_before_its_event(process_runtime_root: Path) -
     def append(event: dict[str, Any]) -> None:
         found = rt.inspect(name)
         seen.append((event["Action"], found["State"]["Status"] if found else "none"))
-        stamps.append((event["timeNano"], written[0]))
+        stamps.append((event["Action"], event["timeNano"], written[0]))
         real(event)
 
     rt._append_event = append  # type: ignore[method-assign]
@@ -439,11 +438,11 @@ def test_process_state_is_written_before_its_event(process_runtime_root: Path) -
     finally:
         rt._append_event = real  # type: ignore[method-assign]
         rt.remove(name, force=True)
-    assert seen == [("start", "running"), ("die", "exited")]
-    # Stamped once the state is written, as Docker stamps its events: an inspect that still saw the old state came
-    # before the event's time, so a recording opened at that inspect holds the event.
-    for ns, state_written in stamps:
-        assert ns >= state_written > 0, (ns, state_written)
+    assert seen == [("start", "running"), ("die", "running")]
+    # A start is stamped before its state is written: the creator returns once it reads the state and the study
+    # records its run's start then, never before the start's time.
+    (_, start_ns, start_written), _ = stamps
+    assert 0 < start_ns <= start_written, (start_ns, start_written)
 
 
 def test_process_start_failure_is_reported() -> None:

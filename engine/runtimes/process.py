@@ -775,17 +775,21 @@ def _record_start_failure(runtime: ProcessRuntime, dir_fd: int, state: Inspect, 
 
 def _record_start(runtime: ProcessRuntime, dir_fd: int, state: Inspect, pid: int) -> None:
     # The state first, then the event, as Docker does: whoever saw the event and inspects then sees it started.
-    # The event is stamped when it is written, after the state (Docker's too): an inspect that still saw the old
-    # state came before it, so a recording opened at that inspect holds the event.
-    state["State"].update(Status="running", Running=True, Pid=pid, StartedAt=rfc3339_ns(time.time_ns()))
+    # Stamped before the state is written: the creator returns once it reads the state, and the study records its
+    # run's start then, so the start is never dated after that record (Docker logs it before its start call returns).
+    ns = time.time_ns()
+    state["State"].update(Status="running", Running=True, Pid=pid, StartedAt=rfc3339_ns(ns))
     runtime.state.write_json(dir_fd, "state.json", state)
-    runtime._append_event(_event("start", state, time.time_ns()))
+    runtime._append_event(_event("start", state, ns))
 
 
 def _record_exit(runtime: ProcessRuntime, dir_fd: int, state: Inspect, code: int) -> None:
-    state["State"].update(Status="exited", Running=False, Pid=0, ExitCode=code, FinishedAt=rfc3339_ns(time.time_ns()))
+    # The die first, then the state: whoever waits for the exit (a study, then the console closing a window at its
+    # result) finds the die recorded by then.
+    ns = time.time_ns()
+    runtime._append_event(_event("die", state, ns, exitCode=str(code)))
+    state["State"].update(Status="exited", Running=False, Pid=0, ExitCode=code, FinishedAt=rfc3339_ns(ns))
     runtime.state.write_json(dir_fd, "state.json", state)
-    runtime._append_event(_event("die", state, time.time_ns(), exitCode=str(code)))
 
 
 def _forward_termination(child: subprocess.Popen[bytes]) -> None:

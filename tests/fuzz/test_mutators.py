@@ -197,3 +197,19 @@ def test_a_recipe_is_json_and_back() -> None:
     assert Recipe.from_json(json.loads(json.dumps(recipe.as_json()))) == recipe
     with pytest.raises(ValueError, match="no such mutator"):
         Recipe.from_json({"seed": "x", "steps": [{"mutator": "nothing", "params": {}}]})
+
+
+def test_a_worker_reports_its_own_peak_not_that_of_the_process_that_started_it() -> None:
+    """A judge's peak is the worker's own: a test process grown large must not make every worker it starts look as
+    large (``ru_maxrss`` carries the parent's peak across fork and exec; ``VmHWM`` does not)."""
+    import subprocess
+    import sys
+
+    big = bytearray(400 << 20)
+    for i in range(0, len(big), 4096):
+        big[i] = 1
+    code = "from tests.fuzz.worker import peak_mib; print(peak_mib())"
+    root = Path(__file__).resolve().parents[2]
+    said = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=True).stdout
+    assert float(said) < 200, said
+    del big

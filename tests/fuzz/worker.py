@@ -76,6 +76,16 @@ JUDGES = {"product": product, "oracle": oracle}
 
 
 def peak_mib() -> float:
+    """This worker's own peak: ``VmHWM`` (the peak of its memory since it was exec'd).  ``ru_maxrss`` would carry
+    the peak of the process it was forked from across the exec: a test process grown large makes every worker it
+    starts look as large."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 

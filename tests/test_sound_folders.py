@@ -68,3 +68,16 @@ def test_folders_are_looked_for_so_deep_and_so_many(tmp_path: Path) -> None:
         (folder / "launches.jsonl").write_text("")
         (folder / "study.log").write_text("")
     assert len(sound_folders.study_folders(tmp_path / "many")) == sound_folders.MOST
+
+
+def test_a_folder_too_large_to_judge_in_the_test_s_own_process_is_left_to_its_own_test(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = _folder(tmp_path / "a")
+    asked: list[Path] = []
+    monkeypatch.setattr(sound_folders, "judge_study", lambda folder: asked.append(folder))
+    (out / "study" / "big.bin").write_bytes(b"\0" * (sound_folders.LARGEST + 1))
+    assert sound_folders.too_large(out)
+    assert sound_folders.oracle_disagrees(tmp_path) == [] and asked == []
+    (out / "study" / "big.bin").unlink()
+    assert not sound_folders.too_large(out)

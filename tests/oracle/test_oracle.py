@@ -64,18 +64,27 @@ def copy(src: Path, tmp: Path) -> Path:
 
 
 def _a_run_in_flight(ledger: Path) -> bool:
-    """Whether the ledger's last runStarted has no runResult after it (a torn last line is not read)."""
-    started: set[str] = set()
+    """Whether a run is in flight by what the console has seen: its runStarted in timeline.jsonl, no runResult of
+    it in the ledger (a torn last line is not read).  A crash is then one "with runs in flight" (docs/contract.md,
+    Controllers), however late a loaded machine lets the console read the ledger."""
+    started: dict[str, int] = {}
     for line in ledger.read_text().splitlines():
         try:
             rec = json.loads(line)
         except ValueError:
             continue
         if rec.get("kind") == "runStarted":
-            started.add(rec["content"]["run"])
+            started[rec["content"]["run"]] = rec.get("seq")
         elif rec.get("kind") == "runResult":
-            started.discard(rec["content"]["run"])
-    return bool(started)
+            started.pop(rec["content"]["run"], None)
+    timeline = ledger.parent.parent / "timeline.jsonl"
+    seen: set[object] = set()
+    for line in timeline.read_text().splitlines() if timeline.exists() else []:
+        try:
+            seen.add(json.loads(line).get("seq"))
+        except (ValueError, AttributeError):
+            continue
+    return any(seq in seen for seq in started.values())
 
 
 def run_sigkilled_and_resumed(tmp: Path, tpl: Path, sid: str) -> tuple[Path, OracleVerdict]:

@@ -290,9 +290,10 @@ class Accounts:
             self.halts += 1
             worst = self.worst_stop_balance
             left_more = self.balance is not None and (worst is None or self.balance > worst)
-            if record.content.get("reason") == FULL_STOP and (self.worst_stop is None or left_more):
+            full = record.content.get("reason") == FULL_STOP
+            if full and (self.worst_stop is None or left_more):
                 self.worst_stop, self.worst_stop_balance = record, self.balance
-            if record.content.get("reason") == FULL_STOP and self.balance is None and self.unheld_stop is None:
+            if full and self.balance is None and self.unheld_stop is None:
                 self.unheld_stop = record
         elif kind == "export":
             self.last_export = record

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from studymon.engine.evidence import append_jsonl
 from studymon.engine.folder import EvidenceFolder
-from studymon.engine.records import LaunchEnd, LaunchStart
+from studymon.engine.records import NOT_STARTED, LaunchEnd, LaunchStart
 
 
 def _start_time(pid: int) -> float | None:
@@ -70,7 +70,7 @@ def main(argv: list[str]) -> int:
         os.write(log, f"studymon: cannot start the controller: {exc}\n".encode())
         failed = LaunchStart(None, started, resume).to_json()
         append_jsonl(out / EvidenceFolder.LAUNCHES, {**failed, "argv": command, "error": str(exc)})
-        append_jsonl(out / EvidenceFolder.LAUNCHES, LaunchEnd(None, time.time(), 127, None).to_json())
+        append_jsonl(out / EvidenceFolder.LAUNCHES, LaunchEnd(None, time.time(), NOT_STARTED, None).to_json())
         print(json.dumps({"pid": None, "error": str(exc)}), flush=True)
         return 1
     finally:

@@ -203,6 +203,14 @@ class KillEvidence:
     def scope(self) -> str:
         return f"kill {self.number}"
 
+    @property
+    def opens_ns(self) -> int | None:
+        """Where the kill's window opens: at the freeze, as kill.json says; the window file's copy (held to it by
+        killEvidence) only where kill.json gives none."""
+        if self.kill is not None and self.kill.since_ns is not None:
+            return self.kill.since_ns
+        return self.window.since_ns if self.window is not None else None
+
     def at(self, file: str, line: int = 0) -> Where:
         """A file of this kill's folder (``line`` 0: as a whole), for a proof."""
         return Where(KillFolder(Path(), self.number).rel(file), line)

@@ -942,9 +942,7 @@ def read_events(out: Path, ev: KillEvidence, acc: Accounts, study: StudyFacts) -
     if k is None:
         return
     window = ev.window
-    # The window opens at the freeze, where kill.json says (the window file's copy is held to it: killEvidence), and
-    # ends where the window file says.
-    since = k.since_ns if k.since_ns is not None else window.since_ns if window is not None else None
+    since = ev.opens_ns  # it ends where the window file says
     if since is None or (window is None and KillFolder.WINDOW not in ev.missing):
         return  # no window start known (or the window file is unusable): the checks say so
     allowed, unstarted = planned_after(acc, study.name_prefix, k.before_kill_seq)

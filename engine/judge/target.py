@@ -352,8 +352,7 @@ def _snapshots(v: Verdict, ev: KillEvidence, name: str) -> _Container:
     """One container throughout: the same Id and StartedAt in every snapshot, each filed under its own name,
     running at the kill or exited just before it, and one exit once it has one."""
     box = _Container()
-    k = ev.kill
-    since = k.since_ns if k is not None and k.since_ns is not None else ev.window.since_ns if ev.window else None
+    since = ev.opens_ns
     for file in KillFolder.SNAPSHOTS:
         if file == KillFolder.BEFORE_RESUME and ev.may_continue and file in ev.missing:
             continue  # not resumed yet

@@ -18,14 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from studymon.engine.contract import SELECT, chosen_ids, is_number, settlement_accounted
+from studymon.engine.ends import ENDS, FULL_STOP, RESULT, WORK_KINDS, StudyEnd, step_result
 from studymon.engine.ledger import Record
 from studymon.engine.records import UNSETTLED
 
-FULL_STOP = "balance exhausted"
-# What a study writes while it works: none of it may follow the halt it ends at (rule 12).
-WORK_KINDS = frozenset(
-    {"stageOpen", "decision", "runPlanned", "charge", "runStarted", "runResult", "diagnosisSettlement"}
-)
 # Bounded lists for the report: a hostile ledger of a million exports must not grow memory.
 KEPT = 100
 # The ids a round's selectDiagnosis decisions chose, held together up to this many (a hostile ledger may choose
@@ -52,6 +48,7 @@ class RunAccount:
     charges: list[Record] = field(default_factory=list)
     starts: list[Record] = field(default_factory=list)
     results: list[Record] = field(default_factory=list)
+    result: str = RESULT.start  # rule 14: whether it has its result once started (engine/ends.py)
 
     @property
     def plan(self) -> Record | None:
@@ -206,6 +203,8 @@ class Accounts:
     unheld_stop: Record | None = None
     last_seq: int = 0
     count: int = 0
+    # The study's end replayed as it comes: which record it ends at, and whether work follows (§6.7, rule 12).
+    end: StudyEnd = field(default_factory=StudyEnd)
 
     def _run(self, record: Record) -> RunAccount | None:
         run = record.content.get("run")
@@ -222,6 +221,7 @@ class Accounts:
         kind = record.kind
         if kind in WORK_KINDS:
             self.last_work = record if not self.trim else Record(record.seq, "", kind, {}, record.line, 0)
+            self.end.add(kind)
         if kind == "runPlanned":
             acct = self._run(record)
             if acct is not None:
@@ -248,10 +248,12 @@ class Accounts:
             acct = self._run(record)
             if acct is not None:
                 acct.starts.append(_trim_start(record, acct.run) if self.trim else record)
+                acct.result = step_result(acct.result, kind)
         elif kind == "runResult":
             acct = self._run(record)
             if acct is not None:
                 acct.results.append(_trim_result(record, acct.run) if self.trim else record)
+                acct.result = step_result(acct.result, kind)
         elif kind == "stageOpen":
             self.stage = record.content.get("stage")
             self.round = record.content.get("round")
@@ -286,6 +288,7 @@ class Accounts:
                 if self.balance is None:
                     self.balance = budget
         elif kind == "halt":
+            self.end.add(kind, record.content.get("reason"))
             self.last_halt = record
             self.halts += 1
             worst = self.worst_stop_balance
@@ -296,6 +299,7 @@ class Accounts:
             if full and self.balance is None and self.unheld_stop is None:
                 self.unheld_stop = record
         elif kind == "export":
+            self.end.add(kind)
             self.last_export = record
             self.export_count += 1
             if len(self.exports) < KEPT:
@@ -318,11 +322,8 @@ class Accounts:
         return [a for a in self.runs.values() if a.starts and a.in_flight_at(seq)]
 
     def halted_at_export(self) -> bool:
-        """The last halt is the full stop and no export follows it."""
-        halt = self.last_halt
-        if halt is None or halt.get("reason") != FULL_STOP:
-            return False
-        return self.last_export is None or self.last_export.line < halt.line
+        """The last halt is the full stop and no export follows it: the end a study expecting its halt holds."""
+        return self.end.state(ENDS["halt"]) == "full stop"
 
     def as_json(self) -> dict[str, Any]:
         halt = self.last_halt

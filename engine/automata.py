@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 class Row:
     """From ``state``, ``event`` leads to ``next``; ``breaks`` names the check a contradiction fails, ``rule``
     the contract's rule (§2a, §6.2) where one is numbered, and ``says`` the rule in words (``{...}`` filled
-    from the event's facts)."""
+    from the event's facts).  ``unknown``: what the row names may still be undone (a study that can be resumed
+    may still write its end, §6.6): the check is ``?``, not ``✗``."""
 
     state: str
     event: str
@@ -30,6 +31,7 @@ class Row:
     breaks: str | None = None
     says: str = ""
     rule: int | None = None
+    unknown: bool = False
 
 
 @dataclass(frozen=True)

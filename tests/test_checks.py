@@ -387,7 +387,7 @@ def test_halted_at_export_expects_what_the_template_says() -> None:
     assert h(rec(2, "halt", reason="out of ideas"), expect="any") == Check(
         "haltedAtExport", False, "the last halt (seq 2) is not 'balance exhausted'")
     # The later of the two is the end: a halt after the export must be the full stop.
-    assert h(rec(4, "halt", reason="out of ideas"), export, expect="any") == Check(
+    assert h(export, rec(4, "halt", reason="out of ideas"), expect="any") == Check(
         "haltedAtExport", False, "the last halt (seq 4) is not 'balance exhausted'")
     assert h(expect="any") == Check("haltedAtExport", False, "neither a full stop nor an export")
     assert h(halt, expect="later") == Check(

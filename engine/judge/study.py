@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import math
+import string
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from studymon.engine.accounts import FULL_STOP, Accounts, RunAccount, round_key
-from studymon.engine.automata import Proof, Where, proof
+from studymon.engine.accounts import Accounts, RunAccount, round_key
+from studymon.engine.automata import Proof, Row, Where, proof
 from studymon.engine.contract import ContractWatch, is_int, plural, round_text, valid_id
+from studymon.engine.ends import ENDS, FULL_STOP, HALT, STOP, broken, result_end
 from studymon.engine.folder import EvidenceFolder, KillFolder
 from studymon.engine.judge.facts import Arming, Fired, KillEvidence, Launches, LedgerFacts, StudyFacts, ledger_line
 from studymon.engine.judge.text import free_text, name_text, run_text, time_text
 from studymon.engine.judge.verdict import RESUME_HINT, SHOWN, Check, Verdict
+from studymon.engine.ledger import Record
 from studymon.engine.records import IN_FLIGHT, ContainerEvent, parse_event
 from studymon.engine.safefile import type_name
 from studymon.engine.spec import EXPECT_ENDS
@@ -133,56 +136,51 @@ def halted_at_export(
             ),
         )
     v = Verdict("haltedAtExport", "study")
-    pending = v.fail if finished else v.unknown
-    halt, export = acc.last_halt, acc.last_export
-    full_stop = halt is not None and halt.get("reason") == FULL_STOP
     expects = f"a study whose template expects {expect!r} ends so (§6.7), with nothing after that end (rule 12)"
-    # The record the study ends at: its last halt, or its last export where an export may end it ("any":
-    # the later of the two, and a halt there must be the full stop).
-    halt_last = halt is not None and (export is None or export.line < halt.line)
-    if expect == "halt" or (expect == "any" and halt_last):
-        end, what = halt, "halt"
-        if halt is None:
-            pending("no halt in the ledger", proof(ledger_line(None), "no halt", expects))
-        elif not full_stop:
-            pending(
-                f"the last halt (seq {halt.seq}) is not {FULL_STOP!r}",
-                proof(ledger_line(halt), f"the last halt (seq {halt.seq}), not {FULL_STOP!r}", expects),
-            )
-        elif export is not None and export.line > halt.line:
-            pending(
-                f"an export (seq {export.seq}) follows the halt (seq {halt.seq})",
-                proof(
-                    ledger_line(export),
-                    f"an export (seq {export.seq})",
-                    expects,
-                    (ledger_line(halt), f"the halt (seq {halt.seq}) before it"),
-                ),
-            )
-    else:
-        end, what = export, "export"
-        if export is None:
-            pending(
-                "no export in the ledger" if expect == "export" else "neither a full stop nor an export",
-                proof(ledger_line(None), "no export" if expect == "export" else "no full stop, no export", expects),
-            )
-    if end is not None:
-        work = acc.last_work
-        if work is not None and work.line > end.line:
-            pending(
-                f"{work.kind} (seq {work.seq}) comes after the {what} the study ends at (seq {end.seq})",
-                proof(
-                    ledger_line(work),
-                    f"{work.kind} (seq {work.seq})",
-                    expects,
-                    (ledger_line(end), f"the {what} the study ends at (seq {end.seq})"),
-                ),
-            )
+    end, what = _end_record(acc, expect)
+    # The rows the timeline's end took in the study's end machines (``engine/studyend.py``): the check is their view.
+    for row in broken(acc.end.end(expect, finished)):
+        words = {
+            "halt": getattr(acc.last_halt, "seq", None),
+            "export": getattr(acc.last_export, "seq", None),
+            "work": getattr(acc.last_work, "seq", None),
+            "kind": getattr(acc.last_work, "kind", None),
+            "what": what,
+            "end": getattr(end, "seq", None),
+        }
+        (v.unknown if row.unknown else v.fail)(row.says.format(**words), _end_proof(row, acc, end, what, expects))
     _rule_13(v, acc)
     if end is None:
         return v.check("")
     said = FULL_STOP if what == "halt" else "the export"
     return v.check(f"{what} at seq {end.seq}: {said}; nothing after it")
+
+
+def _end_record(acc: Accounts, expect: str) -> tuple[Record | None, str]:
+    """The record the study ends at (its last halt, or its last export where an export may end it: under "any" the
+    later of the two), and which of the two it is."""
+    if expect == "halt" or (expect == "any" and acc.end.state(ENDS["any"]) in (STOP, HALT)):
+        return acc.last_halt, "halt"
+    return acc.last_export, "export"
+
+
+def _end_proof(row: Row, acc: Accounts, end: Record | None, what: str, expects: str) -> Proof:
+    """The records a broken end names, each with its line: the proof of the row the end took."""
+    named = {name for _, name, _, _ in string.Formatter().parse(row.says) if name}
+    lets: list[tuple[Where, str]] = []
+    if "work" in named and acc.last_work is not None:
+        lets.append((ledger_line(acc.last_work), f"{acc.last_work.kind} (seq {acc.last_work.seq})"))
+    if "export" in named and acc.last_export is not None:
+        lets.append((ledger_line(acc.last_export), f"an export (seq {acc.last_export.seq})"))
+    if "halt" in named and acc.last_halt is not None:
+        halt = acc.last_halt
+        full = halt.get("reason") == FULL_STOP
+        lets.append((ledger_line(halt), f"the last halt (seq {halt.seq})" + ("" if full else f", not {FULL_STOP!r}")))
+    if "end" in named and end is not None:
+        lets.append((ledger_line(end), f"the {what} the study ends at (seq {end.seq})"))
+    if not lets:
+        lets.append((ledger_line(None), row.says))
+    return Proof(tuple(lets), expects)
 
 
 def _rule_13(v: Verdict, acc: Accounts) -> None:
@@ -238,7 +236,9 @@ def results_accounted(acc: Accounts, ledger: LedgerFacts, finished: bool) -> Che
     # A record whose run is no run id is no record of a run (rule 1, contractKept's): it starts, ends or settles
     # nothing here.
     runs = [a for a in acc.runs.values() if valid_id(a.run)]
-    lost = [a for a in runs if a.starts and not a.results]
+    # The rows the timeline's end takes in each run's result machine (``engine/ends.py``): a run started without its
+    # result breaks rule 14 (✗ once finished, ``?`` while a resume may still write it).
+    lost = [(a, row) for a in runs for row in broken([result_end(a.result, finished)])]
     unsettled = [
         a
         for a in runs
@@ -265,8 +265,8 @@ def results_accounted(acc: Accounts, ledger: LedgerFacts, finished: bool) -> Che
             (ledger_line(None), f"no diagnosisSettlement of round {round_text(a.round)} naming {run_text(a.run)}"),
         )
 
+    _listed(pending, [(row.says.format(run=run_text(a.run)), started(a)) for a, row in lost], "run")
     if finished:
-        _listed(pending, [(f"the study finished without {run_text(a.run)}'s result", started(a)) for a in lost], "run")
         _listed(
             pending,
             [
@@ -276,7 +276,6 @@ def results_accounted(acc: Accounts, ledger: LedgerFacts, finished: bool) -> Che
             "run",
         )
     else:
-        _listed(pending, [(f"{run_text(a.run)} has no result yet", None) for a in lost], "run")
         _listed(pending, [(f"{run_text(a.run)}'s result has no settlement yet", None) for a in unsettled], "run")
     _listed(
         v.fail,

@@ -11,9 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from studymon.engine.automata import Proof, Where, proof
+from studymon.engine.automata import Proof, Row, Where, proof
 from studymon.engine.contract import is_int
+from studymon.engine.ends import FINISHED, PAUSED
 from studymon.engine.folder import EvidenceFolder, KillFolder
+from studymon.engine.judge.machines import ARM, DISARM, POINT
 from studymon.engine.judge.verdict import PROOFS_KEPT, SHOWN, Verdict
 from studymon.engine.killpoint import SEED, ArmedPoint, KillPoint, point_text
 from studymon.engine.ledger import LedgerIssue, Record
@@ -368,6 +370,45 @@ class Arming:
     bad_at: Where | None = None  # the first line that is not an arming event
     bad_why: str = ""  # what it is instead
     unarmed_at: Where | None = None  # the first fired or missed line with no point armed
+    taken: set[Row] = field(default_factory=set)  # the rows of machines.POINT its lines and its end took
+    left: set[str] = field(default_factory=set)  # the states points left the queue in (fired, missed, disarmed)
+
+    def take(self, event: str) -> None:
+        """An arm line (a new point, armed) or a disarm (every point queued, disarmed) through
+        :data:`~.machines.POINT`."""
+        state = "unarmed" if event == ARM else "armed"
+        if event == DISARM and not self.queued:
+            return  # nothing armed to disarm
+        row = POINT.step(state, event)
+        assert row is not None
+        self.taken.add(row)
+        if event == DISARM:
+            self.left.add(row.next)
+
+    def step(self, event: str) -> Row:
+        """A fired or missed line through :data:`~.machines.POINT`: it takes the point armed first, or meets no point
+        armed (a disarm or an arm is :meth:`take`'s own)."""
+        row = POINT.step("armed" if self.queued else "unarmed", event)
+        assert row is not None  # POINT takes a fired or missed line from either state
+        self.taken.add(row)
+        if row.state == "armed":
+            self.left.add(row.next)
+        return row
+
+    def end(self, finished: bool) -> Row | None:
+        """The row the timeline's end takes for the points still armed (None: none is); the end meets every other
+        point in the state it left the queue in (no point at all: "unarmed"), and says nothing of them."""
+        event = FINISHED if finished else PAUSED
+        for state in self.left or ({"unarmed"} if not self.pending else set()):
+            row = POINT.step(state, event)
+            assert row is not None and row.breaks is None
+            self.taken.add(row)
+        if not self.pending:
+            return None
+        armed = POINT.step("armed", event)
+        assert armed is not None
+        self.taken.add(armed)
+        return armed
 
     def fault(self, reason: str, why: Proof | None = None) -> None:
         self.fault_count += 1

@@ -11,6 +11,7 @@ import bisect
 from dataclasses import dataclass, field
 
 from studymon.engine.automata import Machine, Row
+from studymon.engine.ends import FINISHED, PAUSED
 from studymon.engine.judge.timeline import END, KILL, SEEN, START
 
 GONE = "gone"  # the kill's controller did not run at the kill
@@ -154,7 +155,35 @@ CONTAINER = Machine(
     ),
 )
 
-MACHINES = (CONTROLLER, CONTROLLERS, KILL_MACHINE, CONTAINER)
+# A point armed (§7), from arms.jsonl's lines in order: armed, then fired, missed or disarmed, the first armed
+# first.  A fired or missed line when no point is armed meets the queue's empty head, "unarmed".  At the timeline's
+# end a point still armed was never tested: ✗ once the study finished, ? while its moment may still come.
+ARM, FIRE, MISS, DISARM = "arm", "fired", "missed", "disarm"
+NOT_ARMED = "a point fires or is missed once armed, once (§7), and none was armed then"
+NOT_TESTED = "missed{at}{run}, not tested: {detail}"
+NEVER_TAKEN = "armed at {points}, but the study finished without a kill there (none fired, none was missed)"
+NOT_YET = "armed at {points}; its moment has not come yet"
+_POINT_ENDS = tuple(
+    Row(state, end, state) for state in ("unarmed", "fired", "missed", "disarmed") for end in (FINISHED, PAUSED)
+)
+POINT = Machine(
+    "point",
+    ("unarmed", "armed", "fired", "missed", "disarmed"),
+    (
+        Row("unarmed", ARM, "armed"),
+        Row("unarmed", FIRE, "unarmed", "killTriggered", NOT_ARMED),
+        Row("unarmed", MISS, "unarmed", "killTriggered", NOT_ARMED),
+        Row("armed", FIRE, "fired"),
+        # A point not hit is never ✗ (§6.6, v4): nothing was tested there.
+        Row("armed", MISS, "missed", "killTriggered", NOT_TESTED, unknown=True),
+        Row("armed", DISARM, "disarmed"),
+        Row("armed", FINISHED, "armed", "killTriggered", NEVER_TAKEN),
+        Row("armed", PAUSED, "armed", "killTriggered", NOT_YET, unknown=True),
+        *_POINT_ENDS,
+    ),
+)
+
+MACHINES = (CONTROLLER, CONTROLLERS, KILL_MACHINE, CONTAINER, POINT)
 RUNNING = ("running", "killed")
 
 

@@ -36,7 +36,7 @@ from studymon.engine.judge.facts import (
     LedgerFacts,
     StudyFacts,
 )
-from studymon.engine.judge.machines import RECORD_LAG
+from studymon.engine.judge.machines import ARM, DISARM, FIRE, MISS, RECORD_LAG
 from studymon.engine.judge.study import UNKNOWN_END, fault_text, point_said
 from studymon.engine.judge.text import run_text, time_text
 from studymon.engine.judge.timeline import (
@@ -881,27 +881,33 @@ def take_arm(arming: Arming, arm: ArmLine, where: str | Where = EvidenceFolder.A
             )
         elif len(arming.kills_fired) < ARMED_KEPT:
             arming.kills_fired.add(arm.kill)
+    # The line through the point machine (machines.POINT): a point armed joins the queue; a disarm takes every point
+    # queued; a fired or missed line takes the point armed first (§7: taken in order), or meets an empty queue.
     if arm.event == "arm":
+        arming.take(ARM)
         arming.queued += 1
         if len(arming.pending) < ARMED_KEPT:
             arming.pending.append(arm.point)
-    elif arm.event == "disarm":
+        return
+    if arm.event == "disarm":
+        arming.take(DISARM)
         arming.pending.clear()
         arming.queued = 0
-    else:
-        # A point fires or is missed only once armed, the first armed first (§7: taken in order).
-        if arming.queued == 0:
-            arming.unarmed += 1
-            if arming.unarmed_at is None:
-                arming.unarmed_at = at
-        else:
-            arming.queued -= 1
-        if arming.pending:
-            arming.pending.pop(0)
-        if arm.event == "fired" and len(arming.fired) < FIRED_KEPT:
-            arming.fired.append(Fired(arm.kill, arm.run, arm.point, arm.from_seq, at=arm.at, where=at))
-        elif arm.event == "missed" and len(arming.missed) < SHOWN:
-            arming.missed.append((arm.run, arm.detail, arm.point))
+        return
+    row = arming.step(arm.event)
+    if row.breaks is not None and not row.unknown:
+        arming.unarmed += 1
+        if arming.unarmed_at is None:
+            arming.unarmed_at = at
+    if arming.queued:
+        arming.queued -= 1
+    if arming.pending:
+        arming.pending.pop(0)
+    # The line is kept all the same: a kill fired with no point armed is still judged (its folder, its moment).
+    if arm.event == FIRE and len(arming.fired) < FIRED_KEPT:
+        arming.fired.append(Fired(arm.kill, arm.run, arm.point, arm.from_seq, at=arm.at, where=at))
+    elif arm.event == MISS and len(arming.missed) < SHOWN:
+        arming.missed.append((arm.run, arm.detail, arm.point))
 
 
 def read_arms(out: Path) -> Arming | None:

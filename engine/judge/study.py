@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from studymon.engine.accounts import Accounts, RunAccount, round_key
-from studymon.engine.automata import Proof, Row, Where, proof
+from studymon.engine.automata import Machine, Proof, Row, Where, proof
 from studymon.engine.contract import ContractWatch, is_int, plural, round_text, valid_id
 from studymon.engine.ends import ENDS, FULL_STOP, HALT, STOP, broken, result_end
 from studymon.engine.folder import EvidenceFolder, KillFolder
 from studymon.engine.judge.facts import Arming, Fired, KillEvidence, Launches, LedgerFacts, StudyFacts, ledger_line
+from studymon.engine.judge.machines import FIRE, MISS, POINT
 from studymon.engine.judge.text import free_text, name_text, run_text, time_text
 from studymon.engine.judge.verdict import RESUME_HINT, SHOWN, Check, Verdict
 from studymon.engine.ledger import Record
@@ -500,20 +501,18 @@ def kill_triggered(
     if arming.unarmed:
         v.fail(
             f"arms.jsonl: {plural(arming.unarmed, 'fired or missed line')} with no point armed",
-            proof(
-                arming.unarmed_at or arms,
-                "a point fired or missed",
-                "a point fires or is missed once armed, once (§7), and none was armed then",
-            ),
+            proof(arming.unarmed_at or arms, "a point fired or missed", _row(POINT, "unarmed", FIRE).says),
         )
     v.listed(arming.faults, arming.fault_count, "line", "lines")
     v.proven(arming.proofs)
     if ledger.problem is not None:
         ledger.say(v)
-    # A point not hit is never ✗ (§6.6, v4): nothing was tested there.
+    # The row a missed point took (machines.POINT): never ✗, nothing was tested there.
+    missed = _row(POINT, "armed", MISS)
     for run, detail, point in arming.missed:
         at = f" {point_said(point)}" if point is not None else ""
-        v.unknown(f"missed{at}{' ' + run if valid_id(run) else ''}, not tested: {free_text(detail)}")
+        said = missed.says.format(at=at, run=" " + run if valid_id(run) else "", detail=free_text(detail))
+        (v.unknown if missed.unknown else v.fail)(said)
     by_number = {ev.number: ev for ev in kills}
     fired_numbers: set[int] = set()
     said: list[str] = []
@@ -600,23 +599,28 @@ def kill_triggered(
                     (arms, f"no fired line for kill {ev.number}"),
                 ),
             )
-    if arming.pending:
+    # The row the timeline's end takes for the points still armed (machines.POINT): ✗ finished, ? paused.
+    end = arming.end(finished)
+    if end is not None and end.breaks is not None:
         points = ", ".join(point_said(p) for p in arming.pending[:SHOWN])
-        if finished:
-            v.fail(
-                f"armed at {points}, but the study finished without a kill there (none fired, none was missed)",
-                proof(
-                    arms,
-                    f"armed at {points}, and neither fired nor missed",
-                    "a point armed fires or is missed before the study finishes (§7)",
-                    kills[0].finished_at() if kills else (Where(EvidenceFolder.LAUNCHES, 0), "the study finishes"),
-                ),
-            )
-        else:
-            v.unknown(f"armed at {points}; its moment has not come yet")
+        (v.unknown if end.unknown else v.fail)(
+            end.says.format(points=points),
+            proof(
+                arms,
+                f"armed at {points}, and neither fired nor missed",
+                "a point armed fires or is missed before the study finishes (§7)",
+                kills[0].finished_at() if kills else (Where(EvidenceFolder.LAUNCHES, 0), "the study finishes"),
+            ),
+        )
     return v.check(
         lambda: "; ".join(said) + ("; its folder is complete" if len(said) == 1 else "; their folders are complete")
     )
+
+
+def _row(machine: Machine, state: str, event: str) -> Row:
+    row = machine.step(state, event)
+    assert row is not None, f"{machine.name} has a row from {state} on {event}"
+    return row
 
 
 def point_said(point: Any) -> str:

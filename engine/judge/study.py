@@ -511,8 +511,8 @@ def kill_triggered(
     missed = _row(POINT, "armed", MISS)
     for run, detail, point in arming.missed:
         at = f" {point_said(point)}" if point is not None else ""
-        said = missed.says.format(at=at, run=" " + run if valid_id(run) else "", detail=free_text(detail))
-        (v.unknown if missed.unknown else v.fail)(said)
+        words = missed.says.format(at=at, run=" " + run if valid_id(run) else "", detail=free_text(detail))
+        (v.unknown if missed.unknown else v.fail)(words)
     by_number = {ev.number: ev for ev in kills}
     fired_numbers: set[int] = set()
     said: list[str] = []

@@ -23,7 +23,7 @@ class Row:
     """From ``state``, ``event`` leads to ``next``; ``breaks`` names the check a contradiction fails, ``rule``
     the contract's rule (§2a, §6.2) where one is numbered, and ``says`` the rule in words (``{...}`` filled
     from the event's facts).  ``unknown``: what the row names may still be undone (a study that can be resumed
-    may still write its end, §6.6): the check is ``?``, not ``✗``."""
+    may still write its end, §6.6): the check is ``?``, not ``✗``.  ``then``: the rule as a proof states it."""
 
     state: str
     event: str
@@ -32,6 +32,7 @@ class Row:
     says: str = ""
     rule: int | None = None
     unknown: bool = False
+    then: str = ""  # what the contract makes of the event, for the proof (where the row's words are not enough)
 
 
 @dataclass(frozen=True)

@@ -183,7 +183,49 @@ POINT = Machine(
     ),
 )
 
-MACHINES = (CONTROLLER, CONTROLLERS, KILL_MACHINE, CONTAINER, POINT)
+# A target's runStarted records after its kill (§7), replayed in the ledger's order from the state its class at the
+# kill starts it in (kill.json's, held to the ledger by killEvidence): a run in flight is not started again by the
+# books here (chargedOnce counts its starts); an unrecorded one is adopted, a charged one started, each once; one
+# with its result is never started again.  At the timeline's end a target still to adopt or to start is ✗
+# finished, ? paused.
+T_START = "runStarted"
+STARTED_AGAIN = "{count} runStarted of {run} after the kill"
+NOT_ADOPTED = "no runStarted of {run} after the kill{yet}: its started container is not adopted"
+NOT_STARTED = "the study finished without starting {run} after the kill"
+NOT_STARTED_YET = "no runStarted of {run} after the kill yet"
+RUN_AGAIN = "{run} had its result before the kill, and a runStarted after it (seq {seq})"
+ADOPT_ONCE = "a resume records the run whose container started before the kill once (§7)"
+START_ONCE = "a resume starts the run charged but not started at the kill once (§7)"
+ADOPT = "a resume records the run whose container started before the kill, once, by its container (§7)"
+START = "a resume starts the run charged but not started at the kill, before the study finishes (§7)"
+NEVER_AGAIN = "a run with its result is never run again (§7)"
+_CHECK = "sameContainerNoRerun"
+STARTS = Machine(
+    "target's starts",
+    ("inFlight", "unrecorded", "adopted", "adopted again", "charged", "started", "started again", "unsettled", "rerun"),
+    (
+        Row("inFlight", T_START, "inFlight"),
+        Row("unrecorded", T_START, "adopted"),
+        Row("adopted", T_START, "adopted again", _CHECK, STARTED_AGAIN, then=ADOPT_ONCE),
+        Row("adopted again", T_START, "adopted again", _CHECK, STARTED_AGAIN, then=ADOPT_ONCE),
+        Row("charged", T_START, "started"),
+        Row("started", T_START, "started again", _CHECK, STARTED_AGAIN, then=START_ONCE),
+        Row("started again", T_START, "started again", _CHECK, STARTED_AGAIN, then=START_ONCE),
+        Row("unsettled", T_START, "rerun", _CHECK, RUN_AGAIN, then=NEVER_AGAIN),
+        Row("rerun", T_START, "rerun", _CHECK, RUN_AGAIN, then=NEVER_AGAIN),
+        Row("unrecorded", FINISHED, "unrecorded", _CHECK, NOT_ADOPTED, then=ADOPT),
+        Row("unrecorded", PAUSED, "unrecorded", _CHECK, NOT_ADOPTED, unknown=True, then=ADOPT),
+        Row("charged", FINISHED, "charged", _CHECK, NOT_STARTED, then=START),
+        Row("charged", PAUSED, "charged", _CHECK, NOT_STARTED_YET, unknown=True, then=START),
+        *(
+            Row(state, end, state)
+            for state in ("inFlight", "adopted", "adopted again", "started", "started again", "unsettled", "rerun")
+            for end in (FINISHED, PAUSED)
+        ),
+    ),
+)
+
+MACHINES = (CONTROLLER, CONTROLLERS, KILL_MACHINE, CONTAINER, POINT, STARTS)
 RUNNING = ("running", "killed")
 
 

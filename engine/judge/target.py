@@ -6,8 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from studymon.engine.accounts import Accounts, RunAccount, round_key
-from studymon.engine.automata import Proof, Where, proof, unexpected
+from studymon.engine.automata import Proof, Row, Where, proof, unexpected
 from studymon.engine.contract import experiment_keys, is_int, key, plural, round_text, valid_id
+from studymon.engine.ends import FINISHED, PAUSED
 from studymon.engine.folder import EvidenceFolder, KillFolder
 from studymon.engine.judge.events import ContainerStory, TargetWatch
 from studymon.engine.judge.facts import KillEvidence, LedgerFacts, StudyFacts, ledger_line
@@ -17,6 +18,9 @@ from studymon.engine.judge.machines import (
     DESTROY_FIRST,
     FORBIDDEN,
     OOM_LATE,
+    STARTED_AGAIN,
+    STARTS,
+    T_START,
     TWO_DIES,
     UNSTARTED,
 )
@@ -169,9 +173,9 @@ def same_container_no_rerun(
     if watch is not None:
         _own_events(v, ev, name, watch, box, acct)
     n_dies = len(watch.dies) if watch else 0
+    _starts(v, ev, t, acct, name)  # in flight: no row of its starts says anything here (chargedOnce counts them)
     adopted = ""
     if t.kind == UNRECORDED:
-        _adopted(v, ev, t, acct, name)
         adopted = "started before the kill without runStarted, adopted by its one runStarted after it; "
     return v.check(
         f"{name}: {adopted}one Id ({short_id(box.id)}) and StartedAt in {len(box.snaps)} snapshots; "
@@ -199,38 +203,70 @@ def _starts_after(ev: KillEvidence, acct: RunAccount | None) -> tuple[list[Recor
     return ([r for r in starts if r.seq > seq] if seq is not None else []), seq
 
 
-def _adopted(v: Verdict, ev: KillEvidence, t: KillTarget, acct: RunAccount | None, name: str) -> None:
-    """An unrecorded target: its container is the run; the resume records it, once, by that name."""
+def _starts_story(
+    ev: KillEvidence, t: KillTarget, acct: RunAccount | None
+) -> tuple[dict[Row, Record | None], list[Record]]:
+    """The target's runStarted records after its kill replayed through :data:`STARTS` from its class, then the
+    timeline's end: each row taken with the first record that took it (None: the end), and the records."""
     after, _ = _starts_after(ev, acct)
-    if not after:
-        (v.fail if ev.finished else v.unknown)(
-            f"no runStarted of {t.run} after the kill{'' if ev.finished else ' yet'}: its started container "
-            "is not adopted",
-            proof(
-                *_killed(ev, t),
-                "a resume records the run whose container started before the kill, once, by its container (§7)",
-                (ev.at(KillFolder.BEFORE), f"{name} started"),
-                (ledger_line(None), f"no runStarted of {t.run} after the kill"),
-                ev.finished_at(),
-            ),
-        )
-    _once(v, t, after, "a resume records the run whose container started before the kill once (§7)")
-    for r in after[:1]:
-        said = r.get("container")
-        if said != name:
-            v.fail(
-                f"the runStarted of {t.run} after the kill (seq {r.seq}) names {name_text(said)}, not {name}",
-                _names_other(r, t, said, name),
+    state = t.kind if t.kind in STARTS.states else STARTS.start
+    taken: dict[Row, Record | None] = {}
+    for r in after:
+        row = STARTS.step(state, T_START)
+        assert row is not None  # STARTS takes a start from every state
+        taken.setdefault(row, r)
+        state = row.next
+    end = STARTS.step(state, FINISHED if ev.finished else PAUSED)
+    assert end is not None
+    taken.setdefault(end, None)
+    return taken, after
+
+
+def _starts(v: Verdict, ev: KillEvidence, t: KillTarget, acct: RunAccount | None, name: str) -> None:
+    """sameContainerNoRerun's view of the target's starts after its kill: each broken row said once, with its
+    proof; the start that adopted or started it names its container (rule 4)."""
+    taken, after = _starts_story(ev, t, acct)
+    said: set[str] = set()
+    for row, r in taken.items():
+        if row.breaks is None:
+            if r is not None and row.state in (UNRECORDED, CHARGED) and r.get("container") != name:
+                v.fail(
+                    f"the runStarted of {t.run} after the kill (seq {r.seq}) names {name_text(r.get('container'))}, "
+                    f"not {name}",
+                    _names_other(r, t, r.get("container"), name),
+                )
+            continue
+        if row.says in said:
+            continue
+        said.add(row.says)
+        say = v.unknown if row.unknown else v.fail
+        if row.says == STARTED_AGAIN:
+            lets = tuple((ledger_line(x), f"runStarted of {t.run} (seq {x.seq})") for x in after[:SHOWN])
+            say(row.says.format(count=len(after), run=t.run), Proof(lets, row.then))
+        elif r is not None:  # a start of a run with its result
+            result = acct.results[0] if acct is not None and acct.results else None
+            say(
+                row.says.format(run=t.run, seq=r.seq),
+                proof(
+                    ledger_line(r),
+                    f"runStarted of {t.run} (seq {r.seq}), after the kill",
+                    row.then,
+                    (ledger_line(result), f"runResult of {t.run}" + (f" (seq {result.seq})" if result else "")),
+                    _killed(ev, t),
+                ),
             )
-
-
-def _once(v: Verdict, t: KillTarget, after: list[Record], then: str) -> None:
-    """A second runStarted of the target after the kill: its run started again."""
-    if len(after) > 1:
-        v.fail(
-            f"{len(after)} runStarted of {t.run} after the kill",
-            Proof(tuple((ledger_line(r), f"runStarted of {t.run} (seq {r.seq})") for r in after[:SHOWN]), then),
-        )
+        else:  # the end met a target still to adopt or to start
+            seen = ((ev.at(KillFolder.BEFORE), f"{name} started"),) if t.kind == UNRECORDED else ()
+            say(
+                row.says.format(run=t.run, yet="" if ev.finished else " yet"),
+                proof(
+                    *_killed(ev, t),
+                    row.then,
+                    *seen,
+                    (ledger_line(None), f"no runStarted of {t.run} after the kill"),
+                    ev.finished_at(),
+                ),
+            )
 
 
 def _names_other(r: Record, t: KillTarget, said: Any, name: str) -> Proof:
@@ -253,27 +289,7 @@ def _started_once(v: Verdict, ev: KillEvidence, t: KillTarget, acct: RunAccount 
                 "a run charged but not started has no container yet",
             ),
         )
-    after, _ = _starts_after(ev, acct)
-    if not after:
-        (v.fail if ev.finished else v.unknown)(
-            f"the study finished without starting {t.run} after the kill"
-            if ev.finished
-            else f"no runStarted of {t.run} after the kill yet",
-            proof(
-                *_killed(ev, t),
-                "a resume starts the run charged but not started at the kill, before the study finishes (§7)",
-                (ledger_line(None), f"no runStarted of {t.run} after the kill"),
-                ev.finished_at(),
-            ),
-        )
-    else:
-        _once(v, t, after, "a resume starts the run charged but not started at the kill once (§7)")
-    if after and after[0].get("container") != name:
-        said = name_text(after[0].get("container"))
-        v.fail(
-            f"the runStarted of {t.run} after the kill (seq {after[0].seq}) names {said}, not {name}",
-            _names_other(after[0], t, after[0].get("container"), name),
-        )
+    _starts(v, ev, t, acct, name)
     _window_entry(v, ev, t)
     watch = _study_events(v, ev, t, name)
     if watch is not None:
@@ -287,19 +303,7 @@ def _started_once(v: Verdict, ev: KillEvidence, t: KillTarget, acct: RunAccount 
 
 def _not_run_again(v: Verdict, ev: KillEvidence, t: KillTarget, acct: RunAccount | None, name: str) -> Check:
     """A target with its result but not settled at the kill: the resume settles it and never runs it again."""
-    after, _ = _starts_after(ev, acct)
-    if after:
-        result = acct.results[0] if acct is not None and acct.results else None
-        v.fail(
-            f"{t.run} had its result before the kill, and a runStarted after it (seq {after[0].seq})",
-            proof(
-                ledger_line(after[0]),
-                f"runStarted of {t.run} (seq {after[0].seq}), after the kill",
-                "a run with its result is never run again (§7)",
-                (ledger_line(result), f"runResult of {t.run}" + (f" (seq {result.seq})" if result else "")),
-                _killed(ev, t),
-            ),
-        )
+    _starts(v, ev, t, acct, name)
     _window_entry(v, ev, t)
     watch = _study_events(v, ev, t, name)
     if watch is not None:

@@ -18,10 +18,16 @@ from studymon.engine.judge.machines import (
     DESTROY_FIRST,
     FORBIDDEN,
     OOM_LATE,
+    R_AFTER,
+    R_BEFORE,
+    R_UNPLACED,
+    RESULTS,
+    RESULTS_TWICE,
     STARTED_AGAIN,
     STARTS,
     T_START,
     TWO_DIES,
+    UNPLACED,
     UNSTARTED,
 )
 from studymon.engine.judge.text import action_text, name_text, ns_text, run_text, short_id, time_text
@@ -896,52 +902,32 @@ def result_settled_and_finished(
         ledger.say(v)
     seq = ev.kill.before_kill_seq if ev.kill else None
     results = acct.results if acct else []
-    result: Record | None = None
-    if not results:
-        pending(
-            f"the study finished without {t.run}'s result" if ev.finished else f"no runResult for {t.run} yet",
-            proof(
-                *_killed(ev, t),
-                "each target has its one result by the study's end (rule 14)",
-                (ledger_line(None), f"no runResult of {t.run}"),
-                ev.finished_at(),
-            ),
-        )
-    elif len(results) > 1:
-        v.fail(
-            f"{len(results)} runResult for {t.run}",
-            Proof(
-                tuple((ledger_line(r), f"runResult of {t.run} (seq {r.seq})") for r in results[:SHOWN]),
-                "a run has one result (rule 14)",
-            ),
-        )
-    else:
-        result = results[0]
-        said = (ledger_line(result), f"runResult of {t.run} (seq {result.seq})")
-        if seq is None:
-            v.fail(
-                "kill.json has no beforeKillSeq to place the result after",
-                proof(ev.at(KillFolder.KILL), "no beforeKillSeq", "kill.json says the last record before the kill"),
+    result = results[0] if len(results) == 1 else None
+    # The rows its results and the timeline's end took in the target's result machine (machines.RESULTS).
+    for row in _results_story(ev, t, results, seq):
+        if row.breaks is None:
+            continue
+        words = row.says.format(count=len(results), run=t.run, seq=getattr(result, "seq", None), kill=seq)
+        if row.says == RESULTS_TWICE:
+            why = Proof(
+                tuple((ledger_line(r), f"runResult of {t.run} (seq {r.seq})") for r in results[:SHOWN]), row.then
             )
-        elif t.kind == UNSETTLED:
-            if result.seq > seq:
-                v.fail(
-                    f"the result (seq {result.seq}) is not before the kill (seq {seq}), as kill.json says",
-                    proof(
-                        *said,
-                        "a target with its result but not settled had its result by beforeKillSeq",
-                        (ev.at(KillFolder.KILL), f"beforeKillSeq {seq}, target {t.run} with its result, unsettled"),
-                    ),
-                )
-        elif result.seq <= seq:
-            v.fail(
-                f"the result (seq {result.seq}) is not after the kill (seq {seq})",
-                proof(
-                    *said,
-                    "a target the kill left unfinished has its result after the kill",
-                    (ev.at(KillFolder.KILL), f"beforeKillSeq {seq}, target {t.run}, left unfinished"),
+        elif result is None:  # no result at all
+            why = proof(*_killed(ev, t), row.then, (ledger_line(None), f"no runResult of {t.run}"), ev.finished_at())
+        elif row.says == UNPLACED:
+            why = proof(ev.at(KillFolder.KILL), "no beforeKillSeq", row.then)
+        else:
+            left = "with its result, unsettled" if t.kind == UNSETTLED else "left unfinished"
+            why = proof(
+                ledger_line(result),
+                f"runResult of {t.run} (seq {result.seq})",
+                row.then,
+                (
+                    ev.at(KillFolder.KILL),
+                    f"beforeKillSeq {seq}, target {t.run}{'' if t.kind == UNSETTLED else ','} {left}",
                 ),
             )
+        (v.unknown if row.unknown else v.fail)(words, why)
     if KillFolder.WINDOW in ev.problems:
         v.fail(ev.problems[KillFolder.WINDOW], _window_problem(ev))
     elif ev.may_continue:
@@ -997,6 +983,23 @@ def result_settled_and_finished(
     settled = "; settled, then proposal " + rnd + " opened" if acct and acct.purpose == "diagnosis" else ""
     when = "before the kill, settled after it" if t.kind == UNSETTLED else "after the kill and inside the window"
     return v.check(f"one result at {where}, {when}{settled}; halted at export")
+
+
+def _results_story(ev: KillEvidence, t: KillTarget, results: list[Record], seq: int | None) -> list[Row]:
+    """The target's results replayed through :data:`RESULTS` from its class, each placed by ``seq``
+    (beforeKillSeq), then the timeline's end: the rows taken, each once, in order."""
+    state = "done" if t.kind == UNSETTLED else "open"
+    taken: dict[Row, None] = {}
+    for r in results:
+        event = R_UNPLACED if seq is None else R_BEFORE if r.seq <= seq else R_AFTER
+        row = RESULTS.step(state, event)
+        assert row is not None  # RESULTS takes a result from every state
+        taken.setdefault(row)
+        state = row.next
+    end = RESULTS.step(state, FINISHED if ev.finished else PAUSED)
+    assert end is not None
+    taken.setdefault(end)
+    return list(taken)
 
 
 def _settled(

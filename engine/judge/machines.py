@@ -268,7 +268,41 @@ RESULTS = Machine(
     ),
 )
 
-MACHINES = (CONTROLLER, CONTROLLERS, KILL_MACHINE, CONTAINER, POINT, STARTS, RESULTS)
+# A target's books (§7): its charges and its starts, over the whole ledger, counted to two ("2+": two or more).  At the
+# timeline's end a target is charged once and started once; one charged and not started yet may still be started by
+# a resume (?); any other count happened, and is ✗ whether or not a resume may come.
+C_CHARGE, C_STARTED = "charge", "runStarted"
+COUNTS = ("0", "1", "2+")
+BOOKS_SAY = "{charges}, {starts} runStarted"
+TO_START = "1 charge, no runStarted yet: the resume starts {run}"
+ONCE = "a run is charged once and started once (§7)"
+
+
+def books_state(charges: int, starts: int) -> str:
+    """The books' state after ``charges`` charges and ``starts`` starts."""
+    return f"charged {COUNTS[min(charges, 2)]}, started {COUNTS[min(starts, 2)]}"
+
+
+def _books_rows() -> tuple[Row, ...]:
+    rows = []
+    for c in range(3):
+        for n in range(3):
+            state = books_state(c, n)
+            rows += [Row(state, C_CHARGE, books_state(c + 1, n)), Row(state, C_STARTED, books_state(c, n + 1))]
+            if (c, n) == (1, 1):
+                rows += [Row(state, end, state) for end in (FINISHED, PAUSED)]
+                continue
+            rows.append(Row(state, FINISHED, state, "chargedOnce", BOOKS_SAY, then=ONCE))
+            if (c, n) == (1, 0):
+                rows.append(Row(state, PAUSED, state, "chargedOnce", TO_START, unknown=True, then=ONCE))
+            else:
+                rows.append(Row(state, PAUSED, state, "chargedOnce", BOOKS_SAY, then=ONCE))
+    return tuple(rows)
+
+
+BOOKS = Machine("target's books", tuple(books_state(c, n) for c in range(3) for n in range(3)), _books_rows())
+
+MACHINES = (CONTROLLER, CONTROLLERS, KILL_MACHINE, CONTAINER, POINT, STARTS, RESULTS, BOOKS)
 RUNNING = ("running", "killed")
 
 

@@ -13,7 +13,10 @@ from studymon.engine.folder import EvidenceFolder, KillFolder
 from studymon.engine.judge.events import ContainerStory, TargetWatch
 from studymon.engine.judge.facts import KillEvidence, LedgerFacts, StudyFacts, ledger_line
 from studymon.engine.judge.machines import (
+    BOOKS,
+    C_CHARGE,
     C_START,
+    C_STARTED,
     CONTAINER,
     DESTROY_FIRST,
     FORBIDDEN,
@@ -815,19 +818,16 @@ def charged_once(
         ledger.say(v)
     charges = len(acct.charges) if acct else 0
     starts = len(acct.starts) if acct else 0
-    if charges == 1 and starts == 0 and not ev.finished:
-        v.unknown(f"1 charge, no runStarted yet: the resume starts {t.run}")  # charged but not started, as at the kill
-    elif charges != 1 or starts != 1:
+    # The row the timeline's end takes in the target's books (machines.BOOKS), after its records in order.
+    row = _books_story(acct, ev.finished)[-1]
+    if row.breaks is not None:
         lets = [
             *((ledger_line(r), f"charge of {t.run} (seq {r.seq})") for r in (acct.charges if acct else [])[:SHOWN]),
             *((ledger_line(r), f"runStarted of {t.run} (seq {r.seq})") for r in (acct.starts if acct else [])[:SHOWN]),
         ]
-        v.fail(
-            f"{plural(charges, 'charge')}, {starts} runStarted",
-            Proof(
-                tuple(lets) or ((ledger_line(None), f"no charge and no runStarted of {t.run}"),),
-                "a run is charged once and started once (§7)",
-            ),
+        (v.unknown if row.unknown else v.fail)(
+            row.says.format(charges=plural(charges, "charge"), starts=starts, run=t.run),
+            Proof(tuple(lets) or ((ledger_line(None), f"no charge and no runStarted of {t.run}"),), row.then),
         )
     _unmanned(v, ev, t, ("runPlanned", "charge", "runStarted"))
     seq = ev.kill.before_kill_seq if ev.kill else None
@@ -867,6 +867,21 @@ def charged_once(
             for a in repeats[:SHOWN]
         )
     return v.check(f"1 charge, 1 runStarted; no run planned after the kill repeats {t.run}")
+
+
+def _books_story(acct: RunAccount | None, finished: bool) -> list[Row]:
+    """The target's charges and starts replayed through :data:`BOOKS` in the ledger's order, then the timeline's
+    end: the rows taken, the end's last."""
+    records = sorted([*(acct.charges if acct else []), *(acct.starts if acct else [])], key=lambda r: r.line)
+    state, taken = BOOKS.start, []
+    for r in records:
+        row = BOOKS.step(state, C_CHARGE if r.kind == "charge" else C_STARTED)
+        assert row is not None  # BOOKS takes a charge and a start from every state
+        taken.append(row)
+        state = row.next
+    end = BOOKS.step(state, FINISHED if finished else PAUSED)
+    assert end is not None
+    return [*taken, end]
 
 
 def _unmanned(v: Verdict, ev: KillEvidence, t: KillTarget, kinds: tuple[str, ...]) -> None:

@@ -31,6 +31,7 @@ from studymon.engine.judge.machines import (
     POINT,
     RESULTS,
     RESUME,
+    ROUND,
     STARTS,
 )
 from studymon.engine.judge.timeline import END, KILL, SEEN, START
@@ -135,8 +136,9 @@ SEEN_SCENE: Scene = ([st(7, 1), en(7, 3), st(8, 4)], [(7, 2)])
 def test_every_row_has_its_case() -> None:
     # The container machine's rows have their cases in tests/test_container_story.py, the point's in
     # tests/test_point_machine.py, a target's starts' and results' in tests/test_target_starts.py and
-    # tests/test_target_results.py, their books' in tests/test_target_books.py.
-    apart = (CONTAINER, POINT, STARTS, RESULTS, BOOKS)
+    # tests/test_target_results.py, their books' in tests/test_target_books.py,
+    # a diagnosis target's round's in tests/test_target_round.py.
+    apart = (CONTAINER, POINT, STARTS, RESULTS, BOOKS, ROUND)
     rows = {(m.name, r.state, r.event) for m in MACHINES if m not in apart for r in m.rows}
     cased = set(CASES) | {(KILL_MACHINE.name, state, SEEN) for state in SEEN_AT}
     assert rows - cased == set(), "a row without its case: add one to CASES"

@@ -302,7 +302,34 @@ def _books_rows() -> tuple[Row, ...]:
 
 BOOKS = Machine("target's books", tuple(books_state(c, n) for c in range(3) for n in range(3)), _books_rows())
 
-MACHINES = (CONTROLLER, CONTROLLERS, KILL_MACHINE, CONTAINER, POINT, STARTS, RESULTS, BOOKS)
+# A diagnosis target's round (rule 14, §7): its settlement (the round's first), then the proposal stage it opens
+# next, in the ledger's order.  At the timeline's end a round not settled, or settled and not opened on, is ✗
+# finished, ? paused.  What the settlement says (its run, its experiments, where it stands) is compared as facts.
+SETTLED, OPENED = "diagnosisSettlement", "stageOpen proposal"
+NO_SETTLEMENT = "no diagnosisSettlement for round {round}"
+NO_PROPOSAL = "no stageOpen proposal {round} after the settlement (seq {seq})"
+SETTLED_BY_THE_END = "a diagnosis run's round is settled by the study's end (rule 14)"
+OPENS_NEXT = "a settled round opens its proposal stage next"
+ROUND = Machine(
+    "target's round",
+    ("unsettled", "settled", "opened"),
+    (
+        Row("unsettled", SETTLED, "settled"),
+        Row("unsettled", OPENED, "unsettled"),  # a proposal before the settlement opens nothing after it
+        Row("settled", OPENED, "opened"),
+        Row("settled", SETTLED, "settled"),  # a second settlement: counted, and compared, as a fact
+        Row("opened", SETTLED, "opened"),
+        Row("opened", OPENED, "opened"),
+        Row("unsettled", FINISHED, "unsettled", "resultSettledAndFinished", NO_SETTLEMENT, then=SETTLED_BY_THE_END),
+        Row("unsettled", PAUSED, "unsettled", "resultSettledAndFinished", NO_SETTLEMENT, unknown=True),
+        Row("settled", FINISHED, "settled", "resultSettledAndFinished", NO_PROPOSAL, then=OPENS_NEXT),
+        Row("settled", PAUSED, "settled", "resultSettledAndFinished", NO_PROPOSAL, unknown=True),
+        Row("opened", FINISHED, "opened"),
+        Row("opened", PAUSED, "opened"),
+    ),
+)
+
+MACHINES = (CONTROLLER, CONTROLLERS, KILL_MACHINE, CONTAINER, POINT, STARTS, RESULTS, BOOKS, ROUND)
 RUNNING = ("running", "killed")
 
 

@@ -21,11 +21,14 @@ from studymon.engine.judge.machines import (
     DESTROY_FIRST,
     FORBIDDEN,
     OOM_LATE,
+    OPENED,
     R_AFTER,
     R_BEFORE,
     R_UNPLACED,
     RESULTS,
     RESULTS_TWICE,
+    ROUND,
+    SETTLED,
     STARTED_AGAIN,
     STARTS,
     T_START,
@@ -911,8 +914,7 @@ def result_settled_and_finished(
     v = Verdict("resultSettledAndFinished", scope)
     # While the window is open, what has not happened yet is unknown; what happened wrong fails.
     # What has not happened yet may still come while the study can be resumed (§6.6); once it has
-    # finished, it is lost.
-    pending = v.fail if ev.finished else v.unknown
+    # finished, it is lost: the rows of the timeline's end say which (RESULTS, ROUND).
     if ledger.problem is not None:
         ledger.say(v)
     seq = ev.kill.before_kill_seq if ev.kill else None
@@ -982,7 +984,9 @@ def result_settled_and_finished(
             )
 
     if acct is not None and acct.plan is not None and acct.purpose == "diagnosis":
-        _settled(v, pending, t.run, acct, acct.plan, result, acc, seq if t.kind == UNSETTLED else None, _killed(ev, t))
+        _settled(
+            v, ev.finished, t.run, acct, acct.plan, result, acc, seq if t.kind == UNSETTLED else None, _killed(ev, t)
+        )
     _unmanned(v, ev, t, ("runResult", "diagnosisSettlement"))
     if ev.end_ok is False:
         v.fail(
@@ -1019,7 +1023,7 @@ def _results_story(ev: KillEvidence, t: KillTarget, results: list[Record], seq: 
 
 def _settled(
     v: Verdict,
-    pending: Any,
+    finished: bool,
     run: str,
     acct: RunAccount,
     plan: Record,
@@ -1039,15 +1043,15 @@ def _settled(
         return
     rnd = acct.round
     s = acc.settlements.get(round_key(rnd))
+    opened = acc.proposal_opened.get(round_key(rnd))
+    # The round's settlement and the proposal it opens, in the ledger's order, through machines.ROUND; then the end.
+    end = _round_story(s.seq if s is not None else None, opened, finished)[-1]
     if s is None:
-        pending(
-            f"no diagnosisSettlement for round {rnd}",
-            proof(
-                *planned_at,
-                "a diagnosis run's round is settled by the study's end (rule 14)",
-                (ledger_line(None), f"no diagnosisSettlement for round {rnd}"),
-            ),
-        )
+        if end.breaks is not None:
+            (v.unknown if end.unknown else v.fail)(
+                end.says.format(round=rnd),
+                proof(*planned_at, end.then, (ledger_line(None), f"no diagnosisSettlement for round {rnd}")),
+            )
         return
     settled = (Where(EvidenceFolder.LEDGER, s.line), f"the diagnosisSettlement of round {rnd} (seq {s.seq})")
     if s.count > 1:
@@ -1132,13 +1136,29 @@ def _settled(
                         (chose[0], f"{chose[1]}: {plural(len(sel.chosen - s.accounted), 'experiment')} more"),
                     ),
                 )
-    opened = acc.proposal_opened.get(round_key(rnd))
-    if opened is None or opened <= s.seq:
-        pending(
-            f"no stageOpen proposal {rnd} after the settlement (seq {s.seq})",
-            proof(
-                *settled,
-                "a settled round opens its proposal stage next",
-                (ledger_line(None), f"no stageOpen proposal {rnd} after it"),
-            ),
+    if end.breaks is not None:
+        (v.unknown if end.unknown else v.fail)(
+            end.says.format(round=rnd, seq=s.seq),
+            proof(*settled, end.then, (ledger_line(None), f"no stageOpen proposal {rnd} after it")),
         )
+
+
+def _round_story(settled: int | None, opened: int | None, finished: bool) -> list[Row]:
+    """A round's settlement (its seq) and its last proposal opening, replayed through :data:`ROUND` in seq order
+    (at one seq, which no ledger writes, the opening first: only one after the settlement opens on it), then the
+    timeline's end: the rows taken, the end's last."""
+    events: list[tuple[int, int, str]] = []
+    if settled is not None:
+        events.append((settled, 1, SETTLED))
+    if opened is not None:
+        events.append((opened, 0, OPENED))
+    events.sort()
+    state, taken = ROUND.start, []
+    for _, _, event in events:
+        row = ROUND.step(state, event)
+        assert row is not None  # ROUND takes both events from every state
+        taken.append(row)
+        state = row.next
+    end = ROUND.step(state, FINISHED if finished else PAUSED)
+    assert end is not None
+    return [*taken, end]

@@ -327,6 +327,10 @@ def _state_shape(state: dict[str, Any]) -> str | None:
         return "an inspect whose State.Status is not a text"
     if "ExitCode" in state and not is_int(code):
         return "an inspect whose State.ExitCode is not an integer"
+    # The times a snapshot holds twice with the events (§6.9): a time of another type would hide the exit it dates.
+    for when in ("StartedAt", "FinishedAt"):
+        if when in state and not isinstance(state[when], str):
+            return f"an inspect whose State.{when} is not a text"
     if isinstance(status, str) and running != (status in ALIVE_STATUSES):
         return "an inspect whose State.Running and State.Status disagree"
     return None
@@ -356,6 +360,17 @@ def parse_snapshot(value: Any) -> Snapshot | str:
         finished_ns=None if finished is None else round(finished * 1e9),
         exit_code=code if is_int(code) else None,
     )
+
+
+def inspect_problem(value: Any) -> str | None:
+    """Why a snapshot's entry (not null) is not an inspect as a runtime writes one: an object with its ``Id``, its
+    ``Name`` and a ``State`` of the right shape; None when it is one."""
+    if not isinstance(value, dict):
+        return "not an inspect object"
+    cid, name, state = value.get("Id"), value.get("Name"), value.get("State")
+    if not (isinstance(cid, str) and cid) or not isinstance(name, str) or not isinstance(state, dict):
+        return "an inspect without its Id, Name or State"
+    return _state_shape(state)
 
 
 def started(snapshot: Any) -> bool:

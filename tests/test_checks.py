@@ -1164,7 +1164,9 @@ def test_same_container_sound() -> None:
 
 @pytest.mark.parametrize("file, change, reason", [
     (BEFORE, lambda e: e.update(Id=""), f"{BEFORE}: {NAME} has no Id"),
-    (AFTER, lambda e: e["State"].update(StartedAt=None), f"{AFTER}: {NAME} has no StartedAt"),
+    (AFTER, lambda e: e["State"].update(StartedAt=None),
+     f"{AFTER}: the entry for {NAME} is an inspect whose State.StartedAt is not a text"),
+    (AFTER, lambda e: e["State"].pop("StartedAt"), f"{AFTER}: {NAME} has no StartedAt"),
     (BEFORE, lambda e: e["State"].update(Running=False, Status="created"), f"{BEFORE}: {NAME} is not running"),
     (BEFORE, lambda e: e["State"].update(Running=True, Status="paused"), f"{BEFORE}: {NAME} is not running"),
     (BEFORE, lambda e: e["State"].update(Running="true"),

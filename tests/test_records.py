@@ -357,8 +357,13 @@ def test_a_snapshot_reads_its_state() -> None:
 def test_a_snapshot_s_values_of_the_wrong_type_are_read_as_absent() -> None:
     """A tampered snapshot's values never reach a check as given: an ExitCode of 1.0 or true would equal a die's 1.
     Its State's own fields of the wrong type, or Running and Status saying two things, make it no inspect (§6.9)."""
-    got = parse_snapshot({"Id": 5, "Name": ["/inforsi-s-d1"], "State": {"Running": False, "StartedAt": 7, "FinishedAt": 1.8e9}})
+    got = parse_snapshot({"Id": 5, "Name": ["/inforsi-s-d1"], "State": {"Running": False}})
     assert got == Snapshot(None, None, False, None, None, None, None)
+    # The times it holds twice with the events are texts where written: another type would hide the exit it dates.
+    assert parse_snapshot({"Id": "x", "State": {"Running": False, "StartedAt": 7}}) == (
+        "an inspect whose State.StartedAt is not a text")
+    assert parse_snapshot({"Id": "x", "State": {"Running": False, "FinishedAt": 1.8e9}}) == (
+        "an inspect whose State.FinishedAt is not a text")
     # Every runtime writes Running: a State without it is no inspect's.
     assert parse_snapshot({"Id": "x", "State": {"Status": "exited"}}) == "an inspect whose State.Running is not true or false"
     for running, status, code, why in (

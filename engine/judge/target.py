@@ -39,7 +39,15 @@ from studymon.engine.judge.machines import (
 from studymon.engine.judge.text import action_text, name_text, ns_text, run_text, short_id, time_text
 from studymon.engine.judge.verdict import SHOWN, WINDOW_OPEN, Check, Verdict
 from studymon.engine.ledger import Record
-from studymon.engine.records import CHARGED, UNRECORDED, UNSETTLED, KillTarget, Snapshot, parse_snapshot
+from studymon.engine.records import (
+    CHARGED,
+    UNRECORDED,
+    UNSETTLED,
+    KillTarget,
+    Snapshot,
+    inspect_problem,
+    parse_snapshot,
+)
 from studymon.engine.safefile import type_name
 
 FINISHED_OPEN = "the study finished with the window still open"
@@ -347,19 +355,29 @@ def _snapshot_files(v: Verdict, ev: KillEvidence) -> None:
 
 
 def _inspects(v: Verdict, ev: KillEvidence, file: str, own: str | None = None) -> None:
-    """A snapshot maps container names to the runtime's inspect objects (null: no such container then), whatever
-    container a target's story reads in it: one entry of another shape is a snapshot not as the runtime gave it
-    (the target's ``own`` entry is said with the rest of its story)."""
-    entries = ev.snapshots.get(file, {}).items()
-    odd = [name for name, entry in entries if name != own and entry is not None and not isinstance(entry, dict)]
+    """A snapshot maps container names to the runtime's inspect objects (null: no such container then), each filed
+    under its own Name, whatever container a target's story reads in it: one entry of another shape, or filed under
+    another name, is a snapshot not as the runtime gave it (the target's ``own`` entry is said with the rest of its
+    story)."""
+    odd: list[tuple[str, str]] = []
+    for name, entry in ev.snapshots.get(file, {}).items():
+        if name == own or entry is None:
+            continue
+        why = inspect_problem(entry)
+        if why is None and entry["Name"].removeprefix("/") != name.removeprefix("/"):
+            why = "filed under another name than its Name"
+        if why is not None:
+            odd.append((name, why))
     if odd:
+        name, why = odd[0]
         v.fail(
-            f"{file}: the entry for {name_text(odd[0])} is not an inspect object"
+            f"{file}: the entry for {name_text(name)} is {why}"
             + (f" (and {len(odd) - 1} more)" if len(odd) > 1 else ""),
             proof(
                 ev.at(file),
-                f"the entry for {name_text(odd[0])} is not an object",
-                "a snapshot maps container names to the runtime's inspect objects (null: no such container)",
+                f"the entry for {name_text(name)} is {why}",
+                "a snapshot maps container names to the runtime's inspect objects (null: no such container), each "
+                "filed under its own Name (§6.9)",
             ),
         )
 

@@ -1245,6 +1245,18 @@ case("v3-snapshot-exit-without-finished-at", "container-before-resume.json shows
 case("v3-snapshot-name-of-another-container", "container-after-kill.json files d1 under a Name that is a1's",
      F((D1, "sameContainerNoRerun")),
      files=lambda f: f["kills/1/container-after-kill.json"][D1_NAME].update(Name="/" + container("a1")))
+case("v4-snapshot-finished-at-not-a-text", "container-before-resume.json gives d1's FinishedAt as a number: the "
+     "exit it dates cannot be held to the die", F((D1, "sameContainerNoRerun")),
+     files=lambda f: f["kills/1/container-before-resume.json"][D1_NAME]["State"].update(FinishedAt=1.8e9))
+case("v4-snapshot-another-container-s-entry-of-the-wrong-shape", "container-before.json holds an entry for a "
+     "container of no target whose State.Running is a text: a snapshot not as the runtime gave it, whoever's entry",
+     F((D1, "sameContainerNoRerun")),
+     files=lambda f: f["kills/1/container-before.json"].update(
+         {container("x9"): {"Id": "f" * 64, "Name": "/" + container("x9"), "State": {"Running": "true"}}}))
+case("v4-snapshot-another-container-filed-under-another-name", "container-before.json files a container of no "
+     "target under a name that is not its Name", F((D1, "sameContainerNoRerun")),
+     files=lambda f: f["kills/1/container-before.json"].update(
+         {container("x9"): {"Id": "f" * 64, "Name": "/" + container("x8"), "State": {"Running": False}}}))
 
 
 def _names_without_slash(f: Files) -> None:
@@ -2296,6 +2308,12 @@ case("v3-point-unsettled-settled-twice", "killed after d1's result; the resume s
      scenario=at_point("runResult", _settled_twice))
 case("v3-point-unsettled-run-again", "killed after d1's result; the resume runs d1's container again",
      F((D1, "sameContainerNoRerun")), scenario=at_point("runResult"), files=_run_again)
+case("v4-point-unsettled-filed-under-another-name", "killed after d1's result; container-after-kill.json files "
+     "d1's exited container under its name, its Name another", F((D1, "sameContainerNoRerun")),
+     scenario=at_point("runResult"),
+     files=lambda f: f["kills/1/container-after-kill.json"].update({D1_NAME: {
+         "Id": container_id(D1_NAME), "Name": "/" + D1_NAME + "y" * 20,
+         "State": {"Running": False, "Status": "exited", "ExitCode": 0}}}))
 case("v3-point-charged-run-twice", "killed after d1's charge; its container is started twice in the window",
      F((D1, "sameContainerNoRerun")), scenario=at_point("charge"), files=_run_again)
 case("v4-point-charged-started-before-the-kill", "killed after d1's charge; its container started just before the "

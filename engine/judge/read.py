@@ -320,7 +320,18 @@ class _AtKill:
         """Not read as the console writes it: the folder is not complete (killTriggered asks that), not only unequal."""
         why = f"{KillFolder.AT_KILL}: {exc.reason}"
         self.ev.problems.setdefault(KillFolder.AT_KILL, why)
-        self._fail(why)
+        if self.ev.at_kill is None:
+            self._fail(why)
+        self.done = True
+
+    def _read_to_the_end(self) -> None:
+        """The elements after the first difference, read for their shape alone: whether the file is readable as the
+        console writes it must not depend on where it first differs from the ledger."""
+        try:
+            for _ in self.elements:
+                pass
+        except Unreadable as exc:
+            self._unreadable(exc)
 
     def add(self, record: Record) -> None:
         if self.done:
@@ -345,6 +356,7 @@ class _AtKill:
         """Judge what is left; with no usable ledger there is nothing to compare with (the checks say so)."""
         try:
             if not ledger_ok:
+                self._read_to_the_end()
                 return
             if not self.done:
                 try:
@@ -354,6 +366,7 @@ class _AtKill:
                     pass
                 except Unreadable as exc:
                     self._unreadable(exc)
+            self._read_to_the_end()
             k = self.ev.kill
             if (
                 self.ev.at_kill is None

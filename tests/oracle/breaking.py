@@ -555,6 +555,36 @@ def exit_code_a_text(out: Path) -> Expected:
     return {SCN1: "State.ExitCode is not an integer", KE: True}
 
 
+def finished_at_a_number(out: Path) -> Expected:
+    """State.FinishedAt written, and not a text: of the wrong shape (README.md, open question 76)."""
+    _state(out, "container-before-resume.json", FinishedAt=20)
+    return {SCN1: "State.FinishedAt is not a text", KE: True}
+
+
+def status_and_times_not_written(out: Path) -> Expected:
+    """Every running container's State.Status, StartedAt and FinishedAt not written, in every snapshot: "those
+    four where written", so of the right shape, and with State.Running true still running (open question 76)."""
+    for file in ("container-before.json", "container-after-kill.json", "container-before-resume.json"):
+        path = kill_dir(out) / file
+        snap = json.loads(path.read_text())
+        for inspect in snap.values():
+            if inspect is not None and inspect["State"].get("Status") == "running":
+                for key in ("Status", "StartedAt", "FinishedAt"):
+                    del inspect["State"][key]
+        path.write_text(json.dumps(snap))
+    return {SCN1: True, KE: True}
+
+
+def frozen_ms_null(out: Path) -> Expected:
+    """kill.json's frozenMs written null: not a number (README.md, open question 75)."""
+    path = kill_dir(out) / "kill.json"
+    k = json.loads(path.read_text())
+    assert isinstance(k.get("frozenMs"), (int, float)), k.get("frozenMs")
+    k["frozenMs"] = None
+    path.write_text(json.dumps(k))
+    return {KE: "kill.json: frozenMs is not a number", SCN1: True}
+
+
 def _window_until(out: Path, seconds: float) -> None:
     """The window's until moved off its untilEpoch (TEXT_SLACK: 2 µs)."""
     path = kill_dir(out) / "container-events-window.json"
@@ -1119,6 +1149,9 @@ FILE_RULES: dict[str, Callable[[Path], Expected]] = {
     "a snapshot: the target paused, State.Running true": paused_running_true,
     "a snapshot: the target paused, State.Running false": paused_running_false,
     "a snapshot: State.ExitCode a text": exit_code_a_text,
+    "a snapshot: State.FinishedAt a number": finished_at_a_number,
+    "a snapshot: State.Status, StartedAt and FinishedAt not written": status_and_times_not_written,
+    "kill.json: frozenMs null": frozen_ms_null,
     "the window: until 5 µs off untilEpoch": window_until_5us_off,
     "the window: until 1 µs off untilEpoch": window_until_1us_off,
     "the window: resultSeenEpoch 2 ms off": result_seen_2ms_off,

@@ -193,12 +193,23 @@ def parse_recording(data: bytes, source: str, rel: str) -> Recording:
 class Inspect:
     id: str
     name: str
-    status: str
+    status: str | None  # State.Status, None where not written
+    running: bool | None  # State.Running, None where not a boolean (of the wrong shape)
     started_at: Fraction | None
-    started_raw: str
+    started_raw: str | None  # State.StartedAt as written, None where not written
     finished_at: Fraction | None
     exit_code: Any
     labels: dict[str, Any]
+
+    @property
+    def state(self) -> str | None:
+        """The container's status as the checks judge it: ``State.Status`` where written; where it is not,
+        ``State.Running`` alone stands: ``"running"`` when it is true, and unknown (None: neither shown running
+        nor shown exited) when it is false or not a boolean (docs/contract.md, "Which check a file fails": the
+        four of ``State`` are each judged "where written")."""
+        if self.status is not None:
+            return self.status
+        return "running" if self.running is True else None
 
 
 # Docker's State.Running is true for these statuses (docs/contract.md, "Which check a file fails").
@@ -208,12 +219,16 @@ RUNNING_STATUSES = ("running", "paused", "restarting")
 def parse_inspect(value: Any, filed: str) -> tuple[Inspect | None, str | None]:
     """A Docker-shaped inspect, validated, and the problem with its shape; None for a container absent (null).
 
-    An inspect whose ``State.Running`` is not a boolean, ``State.Status`` not a text or ``State.ExitCode``
-    not an integer (where written), or whose ``State.Running`` says otherwise than ``State.Status`` (``true``
-    exactly when it is ``"running"``, ``"paused"`` or ``"restarting"``, as Docker writes them), is of the
-    wrong shape (docs/contract.md, "Which check a file fails"): the problem is said; where only
-    ``State.Running`` is wrong the rest of it is still returned, to be judged as it stands (a paused or
-    restarting container is not running: its ``status`` says so)."""
+    docs/contract.md ("Which check a file fails", a snapshot): an entry is an inspect object (or null) with a
+    non-empty text ``Id``, a text ``Name`` and a ``State`` object; an inspect whose ``State.Running`` is not a
+    boolean (every runtime writes it), or whose ``State.Status``, ``State.StartedAt`` or ``State.FinishedAt`` is
+    not a text or ``State.ExitCode`` not an integer ("those four where written"), or whose ``State.Running``
+    says otherwise than ``State.Status`` (``true`` exactly when it is ``"running"``, ``"paused"`` or
+    ``"restarting"``, as Docker writes them), is of the wrong shape: the problem is said.  One of the four not
+    written is unknown (None: no status, no start time, no finish time, no exit code), and the container is
+    judged as it stands without it, as for a missing time (``Inspect.state``: with no status, ``State.Running``
+    alone says whether it runs).  Where only ``State.Running`` is wrong the rest of it is still returned, to be
+    judged as it stands (a paused or restarting container is not running: its ``status`` says so)."""
     if value is None:
         return None, None
     if not isinstance(value, dict):
@@ -222,25 +237,38 @@ def parse_inspect(value: Any, filed: str) -> tuple[Inspect | None, str | None]:
     ident, name = value.get("Id"), _name(value.get("Name"))
     if not isinstance(ident, str) or not ident or name is None or not isinstance(state, dict):
         return None, f"{filed}: Id, Name or State of the wrong shape"
+    # Each of the four "where written": a key present with a value of another type (null among them) is of the
+    # wrong shape; a key not written is unknown.
+    for key in ("Status", "StartedAt", "FinishedAt"):
+        if key in state and not isinstance(state[key], str):
+            return None, f"{filed}: State.{key} is not a text"
     status, started, finished, code = (
         state.get("Status"),
         state.get("StartedAt"),
         state.get("FinishedAt"),
         state.get("ExitCode"),
     )
-    if not isinstance(status, str) or not isinstance(started, str) or not isinstance(finished, str):
-        return None, f"{filed}: State.Status, StartedAt or FinishedAt of the wrong shape"
     if "ExitCode" in state and not (isinstance(code, int) and not isinstance(code, bool)):
         return None, f"{filed}: State.ExitCode is not an integer"
     config = value.get("Config", {})
     labels = config.get("Labels") if isinstance(config, dict) else None
     labels = labels if isinstance(labels, dict) else {}
-    # Docker's zero time "0001-01-01T00:00:00Z" is a time that never came: None.
-    ins = Inspect(ident, name, status, parse_time(started), started, parse_time(finished), code, labels)
     running = state.get("Running")
+    # Docker's zero time "0001-01-01T00:00:00Z" is a time that never came: None (as one not written).
+    ins = Inspect(
+        ident,
+        name,
+        status,
+        running if isinstance(running, bool) else None,
+        parse_time(started),
+        started,
+        parse_time(finished),
+        code,
+        labels,
+    )
     if not isinstance(running, bool):
         return ins, f"{filed}: State.Running is not a boolean"
-    if running != (status in RUNNING_STATUSES):
+    if status is not None and running != (status in RUNNING_STATUSES):
         return ins, f"{filed}: State.Running and State.Status disagree"
     return ins, None
 

@@ -79,7 +79,14 @@ class StudyFacts:
 
 
 def started_snapshot(ins: Inspect | None) -> bool:
-    return ins is not None and ins.started_at is not None and ins.started_at > 0 and ins.status != "created"
+    """Shown started (running or exited, not only created): a start time, and no status "created" (a status not
+    written is judged by the start time alone); with no StartedAt written, its status as it stands, running or
+    exited (Inspect.state).  A StartedAt written as Docker's zero time is a start that never came."""
+    if ins is None:
+        return False
+    if ins.started_raw is None:
+        return ins.state in ("running", "exited")
+    return ins.started_at is not None and ins.started_at > 0 and ins.status != "created"
 
 
 def lookup(snap: dict[str, Any] | None, name: str) -> tuple[bool, Any]:
@@ -305,7 +312,8 @@ MOMENT_ORDER = ("triggerSeenEpoch", "sinceEpoch", "frozenEpoch", "killSentEpoch"
 
 def check_moment(k: dict[str, Any], v: KillView, t: Tally) -> None:
     """`at` and `killSentAt` are one text; each time's text is its epoch truncated to the millisecond (the epoch
-    in [text, text + 1 ms), within a float's rounding: FLOAT_SLACK); `frozenMs` is the freeze's length;
+    in [text, text + 1 ms), within a float's rounding: FLOAT_SLACK); `frozenMs` is the freeze's length (a
+    number: written null, or of any other type, it fails; not written, it is not compared);
     triggerSeenEpoch <= sinceEpoch <= frozenEpoch <= killSentEpoch <= killReturnedEpoch, each within a
     millisecond.  A time the console did not take, written 0, is not compared (nor one not
     written at all, as older folders have it)."""
@@ -332,8 +340,10 @@ def check_moment(k: dict[str, Any], v: KillView, t: Tally) -> None:
         elif not text - FLOAT_SLACK <= taken[epoch_key] < text + MS + FLOAT_SLACK:
             # The text is its epoch truncated to the millisecond: the epoch lies in [text, text + 1 ms).
             t.fail(scope, ev, f"kill.json: {text_key} is not {epoch_key} truncated to the millisecond: not one time")
-    frozen_ms = k.get("frozenMs")
-    if frozen_ms is not None:
+    # frozenMs is "the freeze's length (a number: written null, or of any other type, it is of the wrong
+    # shape)" (docs/contract.md, killEvidence): a key written null fails; a key not written is not compared.
+    if "frozenMs" in k:
+        frozen_ms = k["frozenMs"]
         if isinstance(frozen_ms, bool) or not isinstance(frozen_ms, (int, float)):
             t.fail(scope, ev, "kill.json: frozenMs is not a number")
         elif "frozenEpoch" in taken and "killSentEpoch" in taken:
@@ -710,9 +720,10 @@ def check_files(f: StudyFacts, v: KillView, t: Tally) -> None:
             if name == WINDOW:
                 v.window_bad.insert(0, f"{kf.rel}/{name}: missing ({WINDOW_CLOSING})")
     # The snapshots (docs/contract.md, "Which check a file fails"): one of the stage missing or unreadable, or
-    # an inspect of the wrong shape (State.Running not a boolean or not what State.Status says, State.Status not
-    # a text, State.ExitCode not an integer, among them), fails every target's sameContainerNoRerun; each
-    # inspect is filed under its own Name (the story's).
+    # an entry of the wrong shape, whoever's it is (not an inspect object or null; Id, Name or State of the wrong
+    # type; State.Running not a boolean or not what State.Status says; State.Status, State.StartedAt or
+    # State.FinishedAt not a text or State.ExitCode not an integer, those four where written), fails every
+    # target's sameContainerNoRerun; so does an entry filed under another name than its Name.
     # killEvidence asks of a snapshot only that it is there and readable (above, and kill_view).
     for name in ("container-before.json", "container-after-kill.json", "container-before-resume.json"):
         if name in need and name not in kf.present:
@@ -1016,6 +1027,14 @@ def snapshot_of(v: KillView, file: str, name: str) -> tuple[bool, Inspect | None
     return True, ins, problem
 
 
+def shown(ins: Inspect) -> str:
+    """How a snapshot shows a container's status, for a reason: its State.Status, or that none is written."""
+    if ins.status is not None:
+        return quote(ins.status)
+    running = "not a boolean" if ins.running is None else str(ins.running).lower()
+    return f"with no State.Status and State.Running {running}"
+
+
 def judge_target(f: StudyFacts, v: KillView, x: Target, t: Tally) -> None:
     scope = f"{v.scope} · {x.run}"
     for name in (SCN, CO, RSF):
@@ -1090,7 +1109,7 @@ def judge_container_story(f: StudyFacts, v: KillView, x: Target, t: Tally, scope
         # the study has finished, a container that exited (a die in the window, or a snapshot's exit) with no
         # runResult, or more than one, to hold its exit code to fails it.
         exited = any(e.verb == "die" for e in mine) or any(
-            ins is not None and ins.status == "exited" for ins in snaps.values()
+            ins is not None and ins.state == "exited" for ins in snaps.values()
         )
         if exited and len(results) != 1:
             t.fail(
@@ -1126,28 +1145,31 @@ def story_same_container(
     first = present[0][1] if present else None
     for file, ins in present:
         assert ins is not None and first is not None
+        # One StartedAt: a snapshot that writes none does not show the others' (as a zero time would not).
         if ins.id != first.id or ins.started_raw != first.started_raw:
             t.fail(scope, SCN, f"{file} shows another Id or StartedAt for {x.container}")
     before = snaps.get("container-before.json")
     after_kill = snaps.get("container-after-kill.json")
     exited_early = False
+    # Each snapshot's status as it stands (Inspect.state): State.Status where written, else State.Running alone
+    # ("running" when true, unknown when false: neither shown running nor shown exited).
     if before is not None:
-        if before.status == "exited" and x.cls in ("inFlight", "unrecorded"):
+        if before.state == "exited" and x.cls in ("inFlight", "unrecorded"):
             exited_early = True
-        elif x.cls == "inFlight" and before.status != "running":
+        elif x.cls == "inFlight" and before.state != "running":
             if not (
                 after_kill is not None
-                and after_kill.status == "exited"
+                and after_kill.state == "exited"
                 and after_kill.finished_at is not None
                 and v.since is not None
                 and after_kill.finished_at < v.since
             ):
-                t.fail(scope, SCN, f"container-before.json shows {x.container} {quote(before.status)}, not running")
+                t.fail(scope, SCN, f"container-before.json shows {x.container} {shown(before)}, not running")
         elif x.cls == "unrecorded" and not started_snapshot(before):
             t.fail(scope, SCN, f"container-before.json shows {x.container} not started")
         if (
             after_kill is not None
-            and after_kill.status == "exited"
+            and after_kill.state == "exited"
             and after_kill.finished_at is not None
             and v.since is not None
             and after_kill.finished_at < v.since
@@ -1155,18 +1177,23 @@ def story_same_container(
             exited_early = True
     for file, ins in present:
         assert ins is not None
-        if file != "container-before.json" and ins.status not in ("running", "exited"):
-            t.fail(scope, SCN, f"{file} shows {x.container} {quote(ins.status)}")
+        if file != "container-before.json" and ins.state not in ("running", "exited"):
+            t.fail(scope, SCN, f"{file} shows {x.container} {shown(ins)}, neither running nor exited")
     the_id = first.id if first is not None else None
     dies = [e for e in mine if e.verb == "die"]
-    exits = [ins for _, ins in present if ins is not None and ins.status == "exited"]
+    exits = [ins for _, ins in present if ins is not None and ins.state == "exited"]
     if exited_early:
         ref = next((ins for ins in exits), None)
         assert ref is not None
         for ins in exits:
             if ins.finished_at != ref.finished_at or ins.exit_code != ref.exit_code:
                 t.fail(scope, SCN, "the snapshots show two exits")
-        if any(ins is not None and ins.status != "exited" for file, ins in present if file != "container-before.json"):
+        # (A snapshot that shows it neither running nor exited has failed above.)
+        if any(
+            ins is not None and ins.state is not None and ins.state != "exited"
+            for file, ins in present
+            if file != "container-before.json"
+        ):
             t.fail(scope, SCN, "a snapshot after the exit shows it running again")
         if result_code is not None and not (isinstance(result_code, int) and result_code == ref.exit_code):
             t.fail(scope, SCN, f"runResult's exitCode is not the snapshots' ExitCode {ref.exit_code}")

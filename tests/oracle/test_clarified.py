@@ -5,9 +5,10 @@ Each test builds the few facts one reading needs (a ledger, a timeline,
 reads a file, else as the oracle's own values) and asks the oracle's
 function that judges it; no study is run.  README.md, open questions 55-64, and 66-69 (the contract as
 clarified later that day, commit 07c6388, and its constants table), 70-72 (commits 0df7469 and d64a1e1:
-RESUMED_OVER of another pid, a timeline line's at as written), and 73-74 (commits d3bead4 and 1acc9cd: an
+RESUMED_OVER of another pid, a timeline line's at as written), 73-74 (commits d3bead4 and 1acc9cd: an
 automatic kill's triggerEvent and triggerSeq by its point's kind, a window's resultSeenEpoch within a
-millisecond either way).
+millisecond either way), and 75-76 (commit 456d6be: kill.json's frozenMs written null, a snapshot's
+State.Status, State.StartedAt and State.FinishedAt texts where written).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from tests.oracle.evidence import (
     load_timeline,
     parse_point,
 )
-from tests.oracle.killfolder import KillFolder, parse_recording
+from tests.oracle.killfolder import KillFolder, parse_inspect, parse_recording
 from tests.oracle.kills import (
     RSF,
     SCN,
@@ -829,3 +830,80 @@ def test_a_window_s_result_seen_epoch_is_the_timeline_s_seen_at_within_a_millise
     off = [why for why in fails if why.startswith("the window says seq 4 was seen at")]
     assert (off == []) is holds, fails
     assert [why for why in fails if why not in off] == [], fails
+
+
+# --- T. kill.json's frozenMs is a number: written null, it is of the wrong shape (open question 75) --------
+
+
+FROZEN_NOT_A_NUMBER = "kill.json: frozenMs is not a number"
+
+
+@pytest.mark.parametrize(
+    ("frozen", "fails"),
+    [(None, True), ("3.2", True), (True, True), ([], True), ({}, True), (NO, False), (3.2, False), (0, False)],
+)
+def test_kill_json_s_frozen_ms_written_null_is_not_a_number(frozen: Any, fails: bool) -> None:
+    """docs/contract.md (killEvidence): "`frozenMs` is the freeze's length (a number: written null, or of any
+    other type, it is of the wrong shape)"; a kill.json that does not write it is not compared."""
+    reasons = kill_evidence_of({"point": "after:charge", "triggerSeq": 2, "frozenMs": frozen})
+    assert (FROZEN_NOT_A_NUMBER in reasons) is fails, reasons
+
+
+# --- U. a snapshot's State.Status, StartedAt and FinishedAt: texts where written (open question 76) --------
+
+
+def an_inspect(**state: Any) -> dict[str, Any]:
+    """d1's container as a snapshot shows it running, with ``state`` over its State (NO: not written)."""
+    written = {
+        "Status": "running",
+        "Running": True,
+        "StartedAt": "2027-01-15T07:59:59.900000000Z",
+        "FinishedAt": "0001-01-01T00:00:00Z",
+        "ExitCode": 0,
+    }
+    written.update(state)
+    return {"Id": "c" * 64, "Name": "/" + NAME, "State": {k: v for k, v in written.items() if v is not NO}}
+
+
+@pytest.mark.parametrize(
+    ("state", "said"),
+    [
+        ({"FinishedAt": 20}, "State.FinishedAt is not a text"),
+        ({"FinishedAt": None}, "State.FinishedAt is not a text"),
+        ({"StartedAt": []}, "State.StartedAt is not a text"),
+        ({"StartedAt": None}, "State.StartedAt is not a text"),
+        ({"Status": None}, "State.Status is not a text"),
+        ({"Status": False, "Running": False}, "State.Status is not a text"),
+        ({"ExitCode": "0"}, "State.ExitCode is not an integer"),
+        ({"Running": NO}, "State.Running is not a boolean"),
+        ({"Status": NO, "Running": None}, "State.Running is not a boolean"),
+        ({"Running": False}, "State.Running and State.Status disagree"),
+        # Each of the four where written: not written, it is unknown, and the inspect of the right shape.
+        ({"FinishedAt": NO}, None),
+        ({"StartedAt": NO}, None),
+        ({"Status": NO}, None),
+        ({"Status": NO, "Running": False}, None),
+        ({"ExitCode": NO}, None),
+        ({"Status": NO, "StartedAt": NO, "FinishedAt": NO, "ExitCode": NO}, None),
+    ],
+)
+def test_a_snapshot_s_status_and_times_are_texts_where_written(state: dict[str, Any], said: str | None) -> None:
+    """docs/contract.md ("Which check a file fails", a snapshot): an inspect "whose `State.Status`,
+    `State.StartedAt` or `State.FinishedAt` is not a text or `State.ExitCode` not an integer (those four where
+    written)" is of the wrong shape; one that does not write them is not."""
+    _, problem = parse_inspect(an_inspect(**state), f"container-before.json {NAME}")
+    if said is None:
+        assert problem is None, problem
+    else:
+        assert problem is not None and problem.endswith(said), problem
+
+
+@pytest.mark.parametrize(("running", "state"), [(True, "running"), (False, None)])
+def test_with_no_status_written_state_running_alone_says_whether_it_runs(running: bool, state: str | None) -> None:
+    """With no State.Status, State.Running alone stands: true is running; false is not running, and not shown
+    exited either (unknown); a time not written is none, as Docker's zero time."""
+    ins, problem = parse_inspect(an_inspect(Status=NO, Running=running, FinishedAt=NO), NAME)
+    assert problem is None and ins is not None
+    assert ins.status is None and ins.state == state and ins.finished_at is None
+    ins, _ = parse_inspect(an_inspect(Status="paused", Running=True), NAME)
+    assert ins is not None and ins.state == "paused"

@@ -82,11 +82,16 @@ def record(seq: int, kind: str, after_kill: float, **content: Any) -> Record:
     return Record(seq, seq, rfc3339(at), at, kind, {"run": "d1", **content}, {}, False)
 
 
-def judge(cls: str, events: list[dict[str, Any]], result_seen: float = 6.0) -> tuple[list[str], list[str]]:
+def judge(
+    cls: str,
+    events: list[dict[str, Any]],
+    result_seen: float = 6.0,
+    snapshots: dict[str, dict[str, Any]] | None = None,
+) -> tuple[list[str], list[str]]:
     """The reasons against, and the unknowns of, d1's sameContainerNoRerun: d1 planned and charged at the kill
     (``beforeKillSeq`` 2), started (adopted, for an unrecorded target) and its result written after it; the
-    study finished.  An ``unrecorded`` target's container is in every snapshot, running; a ``charged`` one's in
-    none."""
+    study finished.  An ``unrecorded`` target's container is in every snapshot, running (or as ``snapshots``
+    shows it, file by file); a ``charged`` one's in none."""
     records = [
         record(1, "runPlanned", -2.0, purpose="baseline", object="x", round=1),
         record(2, "charge", -1.0),
@@ -119,7 +124,9 @@ def judge(cls: str, events: list[dict[str, Any]], result_seen: float = 6.0) -> t
         until=KILL + Fraction(result_seen),
         window_closed=True,
         events=sorted(live.events, key=lambda e: (e.start, e.source, e.line)),
-        snapshots={file: dict(shown) for file in SNAPSHOTS},
+        snapshots={
+            file: ({NAME: snapshots[file]} if snapshots and file in snapshots else dict(shown)) for file in SNAPSHOTS
+        },
         result_seq={"d1": 4},
         result_seen={"d1": KILL + Fraction(result_seen)},
     )
@@ -210,3 +217,63 @@ def test_a_charged_target_s_oom_more_than_a_second_after_its_die_fails() -> None
     assert any(f"oom of {NAME} after its die" in why for why in fails), fails
     fails, unknowns = judge("charged", [event("start", 0.8), die(5.0), event("oom", 5.5)], result_seen=7.0)
     assert fails == [] and unknowns == []
+
+
+# --- a snapshot that does not write State.Status, StartedAt or FinishedAt (README.md, open question 76) ----
+
+
+def without(ins: dict[str, Any], *keys: str, **state: Any) -> dict[str, Any]:
+    """An inspect with those keys of its State not written, and ``state`` over the rest."""
+    ins = json.loads(json.dumps(ins))
+    for key in keys:
+        del ins["State"][key]
+    ins["State"].update(state)
+    return ins
+
+
+def exited_at(after_kill: float) -> dict[str, Any]:
+    """d1's container as a snapshot shows it exited with code 0, ``after_kill`` seconds after the kill."""
+    ins = inspect("exited")
+    ins["State"]["FinishedAt"] = rfc3339(KILL + Fraction(after_kill).limit_denominator(10**6))
+    return ins
+
+
+STORY = [event("start", 1.0), die(5.0), event("destroy", 5.5)]
+
+
+def test_a_container_with_no_status_written_and_state_running_true_is_running() -> None:
+    """docs/contract.md: State.Status, StartedAt and FinishedAt are each judged "where written"; with no status
+    State.Running alone stands, and true is running (a FinishedAt not written is none, as Docker's zero time)."""
+    shown = without(inspect(), "Status", "FinishedAt")
+    fails, unknowns = judge("unrecorded", STORY, snapshots=dict.fromkeys(SNAPSHOTS, shown))
+    assert fails == [] and unknowns == []
+
+
+def test_an_exit_shown_with_no_status_written_is_not_shown_exited() -> None:
+    """After the kill a snapshot shows the container "present, running or exited": State.Running false with no
+    State.Status says it is not running, and nothing says it exited (its FinishedAt and ExitCode alone do not):
+    judged as it stands, it is shown neither.  The same snapshot writing Status "exited" holds."""
+    written = {"container-before-resume.json": exited_at(5.0)}
+    fails, unknowns = judge("unrecorded", STORY, snapshots=written)
+    assert fails == [] and unknowns == []
+    unwritten = {"container-before-resume.json": without(exited_at(5.0), "Status")}
+    fails, _ = judge("unrecorded", STORY, snapshots=unwritten)
+    said = f"container-before-resume.json shows {NAME} with no State.Status and State.Running false, neither"
+    assert fails == [said + " running nor exited"], fails
+
+
+def test_a_snapshot_with_no_start_time_written_does_not_show_the_others_start() -> None:
+    """All show one StartedAt: a snapshot that writes none does not show the one the others write.  Written in
+    none, an unrecorded target's container is shown started before the kill by its status as it stands
+    (running); with no status either and State.Running false it is not, as with Docker's zero time."""
+    one = {"container-after-kill.json": without(inspect(), "StartedAt")}
+    fails, _ = judge("unrecorded", STORY, snapshots=one)
+    assert fails == [f"container-after-kill.json shows another Id or StartedAt for {NAME}"], fails
+    fails, unknowns = judge("unrecorded", STORY, snapshots=dict.fromkeys(SNAPSHOTS, without(inspect(), "StartedAt")))
+    assert fails == [] and unknowns == []
+    neither = without(inspect(), "StartedAt", "Status", Running=False)
+    fails, _ = judge("unrecorded", STORY, snapshots={"container-before.json": neither})
+    assert f"container-before.json shows {NAME} not started" in fails, fails
+    zero = without(inspect(), StartedAt="0001-01-01T00:00:00Z")
+    fails, _ = judge("unrecorded", STORY, snapshots=dict.fromkeys(SNAPSHOTS, zero))
+    assert fails == [f"container-before.json shows {NAME} not started"], fails

@@ -149,7 +149,7 @@ def _judge(folder: Path, t: Tally) -> None:
 # --- campaign.json ------------------------------------------------------------------------------
 
 
-# What a candidate point leaves unfinished there: campaign.json's `left`, four lists of run ids.
+# What a candidate point leaves unfinished there: campaign.json's `left`, four lists of the purposes of its runs.
 LEFT = ("inFlight", "charged", "unrecorded", "unsettled")
 
 
@@ -196,11 +196,13 @@ def read_plan(folder: Path, t: Tally) -> Plan:
                 t.fail(C, SA, f"campaign.json: candidate point {i + 1} is not a point with its class")
                 continue
             # docs/contract.md (summaryAgrees): "every candidate point with its class and what it leaves unfinished
-            # there, `left`: its four lists `inFlight`, `charged`, `unrecorded` and `unsettled` of run ids"
-            # (README.md, open question 68).
+            # there, `left`: its four lists `inFlight`, `charged`, `unrecorded` and `unsettled`, of the purposes of
+            # the runs it leaves so, each a text as the run's `runPlanned` wrote it (`"?"` for a run with none: the
+            # ledger constrains no purpose's text, so neither does this)". Any text is a purpose ("?", "", a long
+            # one); a key besides the four is not held against the plan (README.md, open questions 68 and 77).
             left = entry["left"]
-            if not all(isinstance(left.get(k), list) and all(valid_id(r) for r in left[k]) for k in LEFT):
-                t.fail(C, SA, f"campaign.json: candidate point {i + 1}'s left is not its four lists of run ids")
+            if not all(isinstance(left.get(k), list) and all(isinstance(r, str) for r in left[k]) for k in LEFT):
+                t.fail(C, SA, f"campaign.json: candidate point {i + 1}'s left is not its four lists of purposes")
             if point in plan.point_class:
                 t.fail(C, SA, f"campaign.json: the point {quote(point)} is a candidate twice")
                 continue

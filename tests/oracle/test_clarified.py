@@ -529,7 +529,7 @@ def test_an_empty_ledger_holds_no_record(tmp_path: Path, finished: bool) -> None
     assert (t.unknowns if finished else t.fails)[key] == []
 
 
-# --- M. campaign.json's candidate points each with what they leave unfinished (open question 68) ------------
+# --- M. campaign.json's candidate points each with what they leave unfinished (questions 68, 77) -----------
 
 
 def campaign_json(out: Path, left: dict[str, Any]) -> list[str]:
@@ -567,18 +567,24 @@ def campaign_json(out: Path, left: dict[str, Any]) -> list[str]:
         ({"inFlight": ["d1"], "charged": [], "unrecorded": [], "unsettled": []}, True),
         ({"charged": [], "unrecorded": [], "unsettled": []}, False),  # inFlight dropped
         ({"inFlight": None, "charged": [], "unrecorded": [], "unsettled": []}, False),
-        ({"inFlight": ["d1"], "charged": [7], "unrecorded": [], "unsettled": []}, False),  # not a run id
+        ({"inFlight": ["d1"], "charged": [7], "unrecorded": [], "unsettled": []}, False),  # not a text
+        ({"inFlight": ["d1"], "charged": [None], "unrecorded": [], "unsettled": []}, False),
         ({"inFlight": ["d1"], "charged": [], "unrecorded": [], "unsettled": "d1"}, False),
+        # Any text is a purpose (open question 77): not only a run id's grammar.
+        ({"inFlight": ["Diagnosis"], "charged": ["?"], "unrecorded": [""], "unsettled": []}, True),
+        ({"inFlight": ["x" * 300, "a purpose / with spaces"], "charged": [], "unrecorded": [], "unsettled": []}, True),
+        # A key besides the four is not held against the plan (open question 68).
+        ({"inFlight": [], "charged": [], "unrecorded": [], "unsettled": [], "other": 1}, True),
     ],
 )
-def test_a_candidate_point_s_left_is_its_four_lists_of_run_ids(
+def test_a_candidate_point_s_left_is_its_four_lists_of_purposes(
     tmp_path: Path, left: dict[str, Any], holds: bool
 ) -> None:
     fails = campaign_json(tmp_path, left)
     if holds:
         assert fails == [], fails
     else:
-        assert fails == ["campaign.json: candidate point 2's left is not its four lists of run ids"], fails
+        assert fails == ["campaign.json: candidate point 2's left is not its four lists of purposes"], fails
 
 
 # --- N. a start less than RESUMED_OVER before the kill, over the killed controller (open question 69) ------

@@ -207,7 +207,7 @@ def test_campaign_json_s_candidates_are_kill_points(tmp_path: Path, point: str, 
         "study": "c",
         "trace": "trace",
         "template": {"study": "c"},
-        # Each candidate with its four lists of what it leaves unfinished (README.md, open question 68).
+        # Each candidate with its four lists of what it leaves unfinished (README.md, open questions 68 and 77).
         "points": [
             {"point": point, "class": "k", "left": {"inFlight": [], "charged": [], "unrecorded": [], "unsettled": []}}
         ],

@@ -10,9 +10,10 @@ The checks are docs/contract.md's ("Campaigns"), by their names:
   trial's points, each fired or missed in its turn, never disarmed), ``journalAgrees`` (each trial is
   what its folder says: done with its ``report.json``'s verdict and that verdict's exit status, missed
   with a point missed, lost without a folder; no folder of no trial; ``?`` for a planned trial whose
-  folder is there), ``summaryAgrees`` (``campaign.json``'s plan well formed, its trials the journal's
-  last line for each, its verdicts and matrix those judged now), ``trialsJudged`` (every trial folder
-  examined within what one report reads: ``?`` past it), ``trialsRan`` (every point ran to a verdict:
+  folder is there), ``summaryAgrees`` (``campaign.json``'s plan well formed, its ``version`` the integer
+  1 and each candidate's ``left`` exactly its four lists, its trials the journal's last line for each,
+  its verdicts and matrix those judged now), ``trialsJudged`` (every trial folder examined within what
+  one report reads: ``?`` past it), ``trialsRan`` (every point ran to a verdict:
   ``?`` for a trial lost, never run or unable to run whose points no later trial ran);
 * scope ``trial N``, for every trial judged (its folder examined and its own, not missed):
   ``trialHolds``, the oracle's own verdict of the folder (``judge_study``: ✓ status 0, ✗ 1, ? 3).
@@ -165,6 +166,12 @@ def read_plan(folder: Path, t: Tally) -> Plan:
         t.fail(C, SA, "campaign.json: not an object")
         return plan
     plan.readable = True
+    # docs/contract.md (summaryAgrees): "its plan well formed (its `version` the integer 1, the format
+    # `docs/evidence.md` describes; ...": the JSON integer 1, not 1.0, true, "1", another integer, nor none
+    # written (README.md, open question 78).
+    version = data.get("version")
+    if not (_int(version) and version == 1):
+        t.fail(C, SA, "campaign.json: version is not 1")
     study = data.get("study")
     if valid_id(study):
         plan.study = study
@@ -196,12 +203,15 @@ def read_plan(folder: Path, t: Tally) -> Plan:
                 t.fail(C, SA, f"campaign.json: candidate point {i + 1} is not a point with its class")
                 continue
             # docs/contract.md (summaryAgrees): "every candidate point with its class and what it leaves unfinished
-            # there, `left`: its four lists `inFlight`, `charged`, `unrecorded` and `unsettled`, of the purposes of
-            # the runs it leaves so, each a text as the run's `runPlanned` wrote it (`"?"` for a run with none: the
-            # ledger constrains no purpose's text, so neither does this)". Any text is a purpose ("?", "", a long
-            # one); a key besides the four is not held against the plan (README.md, open questions 68 and 77).
+            # there, `left`: exactly its four lists `inFlight`, `charged`, `unrecorded` and `unsettled` (no other
+            # key), of the purposes of the runs it leaves so, each a text as the run's `runPlanned` wrote it (`"?"`
+            # for a run with none: the ledger constrains no purpose's text, so neither does this)". Any text is a
+            # purpose ("?", "", a long one); a key besides the four fails it (README.md, open questions 68, 77
+            # and 78).
             left = entry["left"]
-            if not all(isinstance(left.get(k), list) and all(isinstance(r, str) for r in left[k]) for k in LEFT):
+            if set(left) != set(LEFT) or not all(
+                isinstance(left[k], list) and all(isinstance(r, str) for r in left[k]) for k in LEFT
+            ):
                 t.fail(C, SA, f"campaign.json: candidate point {i + 1}'s left is not its four lists of purposes")
             if point in plan.point_class:
                 t.fail(C, SA, f"campaign.json: the point {quote(point)} is a candidate twice")

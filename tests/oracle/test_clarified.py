@@ -7,8 +7,10 @@ function that judges it; no study is run.  README.md, open questions 55-64, and 
 clarified later that day, commit 07c6388, and its constants table), 70-72 (commits 0df7469 and d64a1e1:
 RESUMED_OVER of another pid, a timeline line's at as written), 73-74 (commits d3bead4 and 1acc9cd: an
 automatic kill's triggerEvent and triggerSeq by its point's kind, a window's resultSeenEpoch within a
-millisecond either way), and 75-76 (commit 456d6be: kill.json's frozenMs written null, a snapshot's
-State.Status, State.StartedAt and State.FinishedAt texts where written).
+millisecond either way), 75-76 (commit 456d6be: kill.json's frozenMs written null, a snapshot's
+State.Status, State.StartedAt and State.FinishedAt texts where written), 77 (commit a82db15: a candidate's
+left lists purposes of any text), and 78 (commits 8f3c81f and 7ea732b: campaign.json's version the integer
+1, a candidate's left exactly its four lists).
 """
 
 from __future__ import annotations
@@ -529,11 +531,14 @@ def test_an_empty_ledger_holds_no_record(tmp_path: Path, finished: bool) -> None
     assert (t.unknowns if finished else t.fails)[key] == []
 
 
-# --- M. campaign.json's candidate points each with what they leave unfinished (questions 68, 77) -----------
+# --- M. campaign.json's candidate points each with what they leave unfinished (questions 68, 77, 78) -------
+
+ABSENT = object()  # a key not written at all
 
 
-def campaign_json(out: Path, left: dict[str, Any]) -> list[str]:
-    """A campaign.json of two candidate points, the second leaving ``left``: summaryAgrees's reasons."""
+def campaign_json(out: Path, left: dict[str, Any], version: Any = 1) -> list[str]:
+    """A campaign.json of two candidate points, the second leaving ``left``, of ``version`` (not written when
+    ABSENT): summaryAgrees's reasons."""
     points = [
         {
             "point": "after:studyOpen",
@@ -543,6 +548,7 @@ def campaign_json(out: Path, left: dict[str, Any]) -> list[str]:
         {"point": "after:runStarted/diagnosis", "class": "b", "left": left},
     ]
     plan = {
+        "version": version,
         "study": "c",
         "trace": "trace",
         "template": {},
@@ -555,6 +561,8 @@ def campaign_json(out: Path, left: dict[str, Any]) -> list[str]:
         "trials": [],
         "matrix": None,
     }
+    if version is ABSENT:
+        del plan["version"]
     (out / "campaign.json").write_text(json.dumps(plan), encoding="utf-8")
     t = Tally()
     read_plan(out, t)
@@ -573,8 +581,11 @@ def campaign_json(out: Path, left: dict[str, Any]) -> list[str]:
         # Any text is a purpose (open question 77): not only a run id's grammar.
         ({"inFlight": ["Diagnosis"], "charged": ["?"], "unrecorded": [""], "unsettled": []}, True),
         ({"inFlight": ["x" * 300, "a purpose / with spaces"], "charged": [], "unrecorded": [], "unsettled": []}, True),
-        # A key besides the four is not held against the plan (open question 68).
-        ({"inFlight": [], "charged": [], "unrecorded": [], "unsettled": [], "other": 1}, True),
+        # Exactly the four lists, no other key (open question 78: 68 and 77 had let a fifth key pass).
+        ({"inFlight": [], "charged": [], "unrecorded": [], "unsettled": [], "other": 1}, False),
+        ({"inFlight": [], "charged": [], "unrecorded": [], "unsettled": [], "other": []}, False),
+        ({"inFlight": ["d1"], "charged": [], "unrecorded": [], "unsettled": [], "inflight": ["d1"]}, False),
+        ({}, False),
     ],
 )
 def test_a_candidate_point_s_left_is_its_four_lists_of_purposes(
@@ -585,6 +596,46 @@ def test_a_candidate_point_s_left_is_its_four_lists_of_purposes(
         assert fails == [], fails
     else:
         assert fails == ["campaign.json: candidate point 2's left is not its four lists of purposes"], fails
+
+
+EMPTY_LEFT = {k: [] for k in ("inFlight", "charged", "unrecorded", "unsettled")}
+
+
+@pytest.mark.parametrize(
+    ("version", "holds"),
+    [
+        (1, True),
+        (1.0, False),  # a float, though equal to 1
+        (True, False),  # a boolean, though True == 1 in Python
+        ("1", False),
+        (0, False),
+        (2, False),
+        (None, False),  # written null
+        (ABSENT, False),  # not written
+        ([1], False),
+    ],
+)
+def test_campaign_json_s_version_is_the_integer_1(tmp_path: Path, version: Any, holds: bool) -> None:
+    """docs/contract.md (summaryAgrees): "its plan well formed (its `version` the integer 1, the format
+    `docs/evidence.md` describes; ...)" (open question 78)."""
+    fails = campaign_json(tmp_path, EMPTY_LEFT, version)
+    if holds:
+        assert fails == [], fails
+    else:
+        assert fails == ["campaign.json: version is not 1"], fails
+
+
+def test_campaign_json_s_version_as_written_1_0_fails(tmp_path: Path) -> None:
+    """`1.0`, `1e0` and `1.00` as written in the file: JSON numbers equal to 1, none of them the integer 1."""
+    for text in ("1.0", "1e0", "1.00"):
+        campaign_json(tmp_path, EMPTY_LEFT)
+        path = tmp_path / "campaign.json"
+        written = path.read_text(encoding="utf-8")
+        assert written.startswith('{"version": 1,'), written[:40]
+        path.write_text(written.replace('{"version": 1,', '{"version": ' + text + ",", 1), encoding="utf-8")
+        t = Tally()
+        read_plan(tmp_path, t)
+        assert t.fails.get(("campaign", SA), []) == ["campaign.json: version is not 1"], text
 
 
 # --- N. a start less than RESUMED_OVER before the kill, over the killed controller (open question 69) ------

@@ -204,10 +204,12 @@ def test_a_journal_line_is_a_trial_only_at_kill_points(tmp_path: Path, point: st
 @pytest.mark.parametrize(("point", "holds"), EVERY, ids=EVERY_IDS)
 def test_campaign_json_s_candidates_are_kill_points(tmp_path: Path, point: str, holds: bool) -> None:
     plan = {
+        "version": 1,  # the integer 1 (README.md, open question 78)
         "study": "c",
         "trace": "trace",
         "template": {"study": "c"},
-        # Each candidate with its four lists of what it leaves unfinished (README.md, open questions 68 and 77).
+        # Each candidate with exactly its four lists of what it leaves unfinished (README.md, open questions 68,
+        # 77 and 78).
         "points": [
             {"point": point, "class": "k", "left": {"inFlight": [], "charged": [], "unrecorded": [], "unsettled": []}}
         ],

@@ -1043,6 +1043,17 @@ def judge_target(f: StudyFacts, v: KillView, x: Target, t: Tally) -> None:
     listed = [e for e in ((v.kf.kill or {}).get("targets") or []) if isinstance(e, dict) and e.get("run") == x.run]
     if x.cls in ("inFlight", "unsettled", "unrecorded") and listed and listed[0].get("container") != x.container:
         t.fail(scope, SCN, f"kill.json names another container than {x.container}")
+    # docs/contract.md (sameContainerNoRerun): "a charged target's is null (it has no container yet: one named
+    # there is ✗)": a key written with anything but null (a text, a number) fails; an absent key names no
+    # container, so it is read as the null it should be (killEvidence holds the entry's fields; README.md,
+    # open question 79).
+    if x.cls == "charged" and listed and listed[0].get("container") is not None:
+        t.fail(
+            scope,
+            SCN,
+            f"kill.json names container {quote(listed[0]['container'])} for charged {x.run}, which has none "
+            "yet: it is null",
+        )
     judge_container_story(f, v, x, t, scope)
     judge_charged_once(f, v, x, t, scope)
     judge_result(f, v, x, t, scope)

@@ -10,7 +10,8 @@ automatic kill's triggerEvent and triggerSeq by its point's kind, a window's res
 millisecond either way), 75-76 (commit 456d6be: kill.json's frozenMs written null, a snapshot's
 State.Status, State.StartedAt and State.FinishedAt texts where written), 77 (commit a82db15: a candidate's
 left lists purposes of any text), and 78 (commits 8f3c81f and 7ea732b: campaign.json's version the integer
-1, a candidate's left exactly its four lists).
+1, a candidate's left exactly its four lists), and 79 (commit 97c0ca8: a charged target's container in kill.json
+null).
 """
 
 from __future__ import annotations
@@ -44,10 +45,12 @@ from tests.oracle.kills import (
     KillView,
     StudyFacts,
     Target,
+    check_listed_targets,
     check_window,
     judge_container_story,
     judge_delivered,
     judge_result,
+    judge_target,
     kill_view,
     killed_and_resume,
 )
@@ -964,3 +967,94 @@ def test_with_no_status_written_state_running_alone_says_whether_it_runs(running
     assert ins.status is None and ins.state == state and ins.finished_at is None
     ins, _ = parse_inspect(an_inspect(Status="paused", Running=True), NAME)
     assert ins is not None and ins.state == "paused"
+
+
+# --- V. a charged target's container in kill.json is null; the others' their own name (open question 79) ----
+
+NAMED = f"kill.json names another container than {NAME}"
+
+
+def container_fails(cls: str, container: Any) -> list[str]:
+    """sameContainerNoRerun's reasons for d1 of ``cls``, kill.json's entry of it naming ``container`` (NO: no
+    key at all), that name the container kill.json gives it."""
+    records = [
+        record(1, 1, "studyOpen"),
+        record(2, 2, "runPlanned", run="d1", purpose="diagnosis", object="alpha", round=1, experiments=["e1"]),
+        record(3, 3, "charge", run="d1"),
+    ]
+    if cls in ("inFlight", "unsettled"):
+        records.append(record(4, 4, "runStarted", run="d1", container=NAME))
+    if cls == "unsettled":
+        records.append(record(5, 5, "runResult", run="d1", exitCode=0))
+    f = facts(records)
+    entry = {"run": "d1", "class": cls, "container": container}
+    if container is NO:
+        del entry["container"]
+    view = KillView(1, KillFolder(1, "kills/1", kill={"targets": [entry]}), "kill 1")
+    view.before_seq = len(records)
+    view.window_closed = True
+    t = Tally()
+    judge_target(f, view, target(f, "d1", cls), t)
+    return [r for r in t.fails.get(("kill 1 · d1", SCN), []) if r.startswith(("kill.json names", "kill.json gives"))]
+
+
+@pytest.mark.parametrize(
+    ("container", "said"),
+    [
+        (None, None),
+        ("null", "kill.json names container 'null' for charged d1, which has none yet: it is null"),
+        (NAME, f"kill.json names container '{NAME}' for charged d1, which has none yet: it is null"),
+        ("", "kill.json names container '' for charged d1, which has none yet: it is null"),
+        (0, "kill.json names container '0' for charged d1, which has none yet: it is null"),
+        (False, "kill.json names container 'False' for charged d1, which has none yet: it is null"),
+        ([], "kill.json names container '[]' for charged d1, which has none yet: it is null"),
+        (NO, None),
+    ],
+)
+def test_a_charged_target_s_container_in_kill_json_is_null(container: Any, said: str | None) -> None:
+    """docs/contract.md (sameContainerNoRerun): "a `charged` target's is null (it has no container yet: one
+    named there is ✗)"; killEvidence already held the entry to the ledger (its container null), and now the
+    target's own check fails too, naming what kill.json gives. A key that is absent names no container: it
+    is read as the null it should be, and holds here."""
+    assert container_fails("charged", container) == ([] if said is None else [said])
+
+
+def test_a_charged_target_with_no_container_key_still_fails_kill_evidence() -> None:
+    """An absent key holds sameContainerNoRerun (above), yet the entry is still short of a field
+    docs/evidence.md lists ({run, class, cell, round, planSeq, startSeq, container}): killEvidence's."""
+    records = [
+        record(1, 1, "studyOpen"),
+        record(2, 2, "runPlanned", run="d1", purpose="diagnosis", object="alpha", round=1, experiments=["e1"]),
+        record(3, 3, "charge", run="d1"),
+    ]
+    f = facts(records)
+    x = target(f, "d1", "charged")
+    entry = {"run": "d1", "class": "charged", "cell": "alpha", "round": 1, "planSeq": 2, "startSeq": None}
+    for with_key in (False, True):
+        listed = dict(entry, container=None) if with_key else entry
+        view = KillView(1, KillFolder(1, "kills/1", kill={"targets": [listed]}), "kill 1")
+        view.targets = [x]
+        t = Tally()
+        check_listed_targets(view, t)
+        assert t.fails.get(("kill 1", KE), []) == (
+            [] if with_key else ["kill.json's target d1: container not as the ledger has it (charged)"]
+        )
+
+
+@pytest.mark.parametrize("cls", ["inFlight", "unrecorded", "unsettled"])
+@pytest.mark.parametrize(
+    ("container", "holds"),
+    [
+        (NAME, True),
+        (None, False),
+        (NO, False),
+        ("null", False),
+        (f"/{NAME}", False),
+        (f"{PREFIX}-x-d1", False),
+        (1, False),
+    ],
+)
+def test_another_target_s_container_in_kill_json_is_its_own_name(cls: str, container: Any, holds: bool) -> None:
+    """docs/contract.md (sameContainerNoRerun): "the target's container in `kill.json` is
+    `<containerPrefix>-<ID>-<run>`": anything else (null, no key, a text of another name, a number) is ✗."""
+    assert container_fails(cls, container) == ([] if holds else [NAMED])

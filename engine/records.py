@@ -399,6 +399,8 @@ UNRECORDED = "unrecorded"
 CHARGED = "charged"
 UNSETTLED = "unsettled"
 TARGET_CLASSES = (IN_FLIGHT, UNRECORDED, CHARGED, UNSETTLED)
+# What kill.json writes of each target besides its run and class.
+TARGET_FACTS = ("cell", "round", "planSeq", "startSeq", "container")
 
 
 @dataclass(slots=True)
@@ -605,6 +607,11 @@ def parse_kill(obj: dict[str, Any], name_prefix: str | None) -> KillRecord:
             )
             continue
         seen.add(run)
+        # Each of a target's facts is held twice, here and in the ledger or the snapshots (§6.9): a copy not written
+        # cannot be held to the other, whatever the other says (null included).
+        absent = [key for key in TARGET_FACTS if key not in t]
+        if absent:
+            k.problems.append(f"kill.json target {run} does not write its {', '.join(absent)}")
         k.targets.append(
             KillTarget(
                 run, t.get("cell"), t.get("round"), t.get("planSeq"), t.get("startSeq"), t.get("container"), kind

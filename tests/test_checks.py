@@ -571,6 +571,10 @@ def test_parse_kill_sound() -> None:
     assert k.since_ns is not None and k.at_epoch is not None
 
 
+# A target's facts, each written (what they say is compared with the ledger elsewhere).
+WRITTEN = {"cell": "c", "round": 1, "planSeq": 2, "startSeq": None, "container": None}
+
+
 @pytest.mark.parametrize("change, where, reason", [
     ({"trigger": "later"}, "problems", "kill.json trigger is not one of auto, manual, crash, stop"),
     ({"at": "soon"}, "problems", "kill.json at is not an RFC 3339 time"),
@@ -587,7 +591,9 @@ def test_parse_kill_sound() -> None:
     ({"targets": {}}, "problems", "kill.json targets is an object, not a list"),
     ({"targets": [1]}, "problems", "kill.json target 1 is an integer, not an object"),
     ({"targets": [{"run": "D1"}]}, "problems", "kill.json target 1 has no valid run id"),
-    ({"targets": [{"run": "d1"}, {"run": "d1"}]}, "problems", "kill.json lists run d1 twice"),
+    ({"targets": [{"run": "d1", **WRITTEN}, {"run": "d1", **WRITTEN}]}, "problems", "kill.json lists run d1 twice"),
+    ({"targets": [{"run": "d1", "cell": "c", "round": 1}]}, "problems",
+     "kill.json target d1 does not write its planSeq, startSeq, container"),
 ])
 def test_parse_kill_fields(change: dict[str, Any], where: str, reason: str) -> None:
     obj = one_kill()["kills/1/kill.json"]
@@ -2435,7 +2441,7 @@ def test_parse_kill_boundaries() -> None:
     k = parse_kill(without, STUDY.name_prefix)
     assert k.since_ns is None
     assert k.problems == ["kill.json has no since and sinceEpoch, two times, to open the window at"]
-    targets = [1, {"run": "D1"}, {"run": "d1"}, {"run": "d1"}, {"run": "d2"}]
+    targets = [1, {"run": "D1"}, {"run": "d1", **WRITTEN}, {"run": "d1", **WRITTEN}, {"run": "d2", **WRITTEN}]
     k = parse_kill(dict(obj, targets=targets), STUDY.name_prefix)
     assert [t.run for t in k.targets] == ["d1", "d2"]
     assert k.problems == ["kill.json target 1 is an integer, not an object", "kill.json target 2 has no valid run id",

@@ -135,9 +135,13 @@ def test_kill_json_fields_fail_the_check_they_belong_to() -> None:
     assert got.problems == ["kill.json: since and sinceEpoch are not the same time"]
     got = parse_kill(dict(sound, prefix="inforsi-t-"), "inforsi-s-")
     assert got.problems == ["kill.json prefix is not the study's inforsi-s-"]
-    got = parse_kill(dict(sound, targets=[{"run": "d1"}, {"run": "d1"}, {"run": "D1"}, 5]), STEM)
+    written = {"cell": "c", "round": 1, "planSeq": 2, "startSeq": None, "container": None}
+    got = parse_kill(dict(sound, targets=[{"run": "d1", **written}, {"run": "d1"}, {"run": "D1"}, 5]), STEM)
     assert got.problems == ["kill.json lists run d1 twice", "kill.json target 3 has no valid run id",
                             "kill.json target 4 is an integer, not an object"]
+    # A target's facts are held twice (§6.9): one not written cannot be held to the other copy.
+    got = parse_kill(dict(sound, targets=[{"run": "d1", **{k: v for k, v in written.items() if k != "container"}}]), STEM)
+    assert got.problems == ["kill.json target d1 does not write its container"]
 
 
 def test_kill_json_since_within_its_text_slack_of_since_epoch_is_the_same_time() -> None:

@@ -81,7 +81,9 @@ def test_every_state_is_reached_and_every_row_is_there() -> None:
 STUDY_ROWS = [(m, r) for m in STUDY_MACHINES for r in m.rows]
 
 
-@pytest.mark.parametrize(("machine", "taken"), STUDY_ROWS, ids=lambda x: x.name if isinstance(x, Machine) else f"{x.state}-{x.event}")
+@pytest.mark.parametrize(
+    ("machine", "taken"), STUDY_ROWS, ids=lambda x: x.name if isinstance(x, Machine) else f"{x.state}-{x.event}"
+)
 def test_each_row_of_the_study_s_end_is_taken_by_its_records(machine: Machine, taken: Row) -> None:
     path = reaching(machine)[taken.state]
     acc = ledger(path)

@@ -584,6 +584,9 @@ def parse_kill(obj: dict[str, Any], name_prefix: str | None) -> KillRecord:
     k.since_epoch, why = _since(obj, KillFolder.KILL)
     if why is not None:
         k.problems.append(why)
+        # kill.json's two copies of the moment its window opens that disagree give none: the window opens at the
+        # window file's copy, itself held to these (killEvidence), and the folder is not complete (§6.9).
+        k.since_epoch = None
     targets = obj.get("targets")
     if not isinstance(targets, list):
         k.problems.append(f"kill.json targets is {type_name(targets)}, not a list")

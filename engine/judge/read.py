@@ -601,9 +601,10 @@ class _Seen:
                 ev.unmanned.append((_run_of(r), r.kind, why, math.isnan(seen), because))
             ev.unmanned_count += 1
 
-    def result_seen(self, ev: KillEvidence) -> None:
+    def result_seen(self, ev: KillEvidence, acc: Accounts) -> None:
         """The window file's ``resultSeenEpoch`` of each target is when timeline.jsonl saw its ``resultSeq``, and an
-        automatic kill's ``triggerSeenEpoch`` when it saw its ``triggerSeq`` (§6.9)."""
+        automatic kill's ``triggerSeenEpoch`` when it saw its ``triggerSeq`` (§6.9); and when the timeline saw each
+        target's runResult, the record its die is held to (the ledger's, whatever the window file says)."""
         self._trigger_seen(ev)
         self._before_kill_seen(ev)
         window = ev.window
@@ -611,9 +612,12 @@ class _Seen:
             return
         for run, entry in window.results.items():
             seq, said = entry.get("resultSeq"), entry.get("resultSeenEpoch")
-            first = self._first(seq - 1) if is_int(seq) else math.nan
-            if not math.isnan(first):
-                ev.timeline_seen[run] = first  # the timeline's copy of when the story's end was seen
+            acct = acc.runs.get(run)
+            result = acct.results[0].seq if acct is not None and acct.results else None
+            first = self._first(result - 1) if result is not None and result > 0 else math.nan
+            # A timeline not read whole tells nothing of when a record was seen (as for the kill's own seqs).
+            if self.whole and not math.isnan(first):
+                ev.timeline_seen[run] = first  # the timeline's copy of when the target's result was seen
             if not is_int(seq) or said is None or seq <= self.base or self._void(seq - 1):
                 continue
             i = seq - self.base - 1
@@ -821,7 +825,7 @@ def read_ledger(
             c.finish(facts.problem is None)
         seen.finish(facts.problem is None)
         for ev in kills:
-            seen.result_seen(ev)
+            seen.result_seen(ev, acc)
         if arming is not None and facts.problem is None:
             seen.fired_seen(arming)
         if launches is not None and facts.problem is None and launches.problem is None:

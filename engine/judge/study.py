@@ -516,6 +516,7 @@ def kill_triggered(
     by_number = {ev.number: ev for ev in kills}
     fired_numbers: set[int] = set()
     said: list[str] = []
+    previous: tuple[int, int] | None = None  # the kill the line before fired, and its beforeKillSeq
     for f in arming.fired:
         number = f.kill
         if not is_int(number):
@@ -547,6 +548,21 @@ def kill_triggered(
         if k is None:
             continue
         killed = ev.at(KillFolder.KILL)
+        # A point armed behind one that fired became current after that kill: it counts from no seq before it
+        # (§6.9, point-counted-from: the same seq within one console).
+        if previous is not None and not f.legacy and is_int(f.from_seq) and f.from_seq < previous[1]:
+            v.fail(
+                f"arms.jsonl: kill {number}'s point counts from seq {f.from_seq}, before kill {previous[0]} at seq "
+                f"{previous[1]}",
+                proof(
+                    f.where,
+                    f"kill {number} fired, counting from seq {f.from_seq}",
+                    "a point armed behind one that fired counts from after that kill (§7)",
+                    (by_number[previous[0]].at(KillFolder.KILL), f"beforeKillSeq {previous[1]}"),
+                ),
+            )
+        if is_int(k.before_kill_seq):
+            previous = (number, k.before_kill_seq)
         if k.trigger != "auto":
             v.fail(
                 f"kill {number} was not triggered automatically",

@@ -39,6 +39,8 @@ COMPARED: dict[str, str] = {
     "kill-order": "twice.kill_moment (killEvidence)",
     "kill-then-end": "controllers.ControllerReplay (killDelivered; not machine.jsonl's snapshot)",
     "point-fired": "study.kill_triggered (killTriggered; not the fired line's at)",
+    "point-counted-from": "study.kill_triggered: a fired line counts from no seq before the kill fired before it "
+    "(killTriggered; equal within one console, which arms.jsonl does not tell)",
     "container-name": "target._snapshots, contract rule 4, kill.kill_evidence (the targets' checks)",
     "container-id": "target._snapshots and target._own_events (sameContainerNoRerun; not machine.jsonl)",
     "container-started": "target._snapshots (sameContainerNoRerun)",
@@ -65,7 +67,6 @@ NOT_YET: dict[str, str] = {
     "checks-in-reports": "report.json is the judge's own output; report judges the folder again",
     "kill-report-is-the-folder": "kill-report.json is the judge's own output",
     "trigger-event": "the trace is read by the explorer, not by the judge",
-    "point-counted-from": "killTriggered counts from fromSeq; the kill before it is not compared",
     "container-labels": "labels decide attribution in the events; snapshots' labels are not compared",
     "read-back-in-window": "read-back events outside the window are ignored, not failed",
     "restart-gap": "restarts explain a check; their gap line is not compared",

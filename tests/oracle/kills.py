@@ -155,7 +155,13 @@ class KillView:
     pid: int | None = None
     at: Fraction | None = None
     before_seq: int | None = None
+    # Where the window opens: kill.json's since/sinceEpoch, one time; where kill.json gives no moment (missing,
+    # not times, or two times), the window file's copy (docs/contract.md, "What the console writes": kill.json;
+    # README.md, open question 81), and None while no copy gives one.
     since: Fraction | None = None
+    # Why kill.json's since/sinceEpoch give no moment: the folder is incomplete (killEvidence, and
+    # killTriggered's "complete for its stage": stage_incomplete).  None when they are one time.
+    since_bad: str | None = None
     until: Fraction | None = None  # None while the window is open
     window_closed: bool = False  # the window file is there (read or not)
     # The window must have closed: the study finished (docs/contract.md, "The window").
@@ -234,13 +240,20 @@ def kill_view(f: StudyFacts, kf: KillFolder, t: Tally) -> KillView:
         v.before_seq = bks
     else:
         t.fail(scope, ev, "kill.json: beforeKillSeq is not a seq of the ledger")
+    # docs/contract.md ("What the console writes", kill.json): since/sinceEpoch "required, and one time: the
+    # window opens there; missing, not times or two times, they give no moment, the folder is incomplete, and
+    # the window opens at container-events-window.json's copy" (window_opens).  README.md, open question 81.
     since_s, since_e = parse_time(k.get("since")), epoch(k.get("sinceEpoch"))
-    if since_s is None or since_e is None:
-        t.fail(scope, ev, "kill.json: since/sinceEpoch missing or not times: the folder is incomplete")
+    if "since" not in k or "sinceEpoch" not in k:
+        v.since_bad = "kill.json's since/sinceEpoch missing"
+    elif since_s is None or since_e is None:
+        v.since_bad = "kill.json's since/sinceEpoch not times"
     elif abs(since_s - since_e) > TEXT_SLACK:
-        t.fail(scope, ev, "kill.json: since and sinceEpoch are not one time")
+        v.since_bad = "kill.json's since and sinceEpoch not one time"
     else:
         v.since = since_e
+    if v.since_bad is not None:
+        t.fail(scope, ev, f"{v.since_bad}: they give no moment, and the folder is incomplete")
     if k.get("captureError") is not None:
         t.fail(scope, ev, "kill.json: captureError is set: the capture failed")
     stem = f.research.stem
@@ -297,10 +310,13 @@ def kill_view(f: StudyFacts, kf: KillFolder, t: Tally) -> KillView:
         elif tsa is not None and abs(seen.seen - tsa) > WRITTEN_MS:
             # No epoch taken (written 0, or an older folder without it): its text, within WRITTEN_MS.
             t.fail(scope, ev, f"kill.json: triggerSeenAt is not when timeline.jsonl says seq {ts} was seen")
+    # beforeKillSeq "the last record the console had seen as it froze the controller (for an end it did not
+    # make: as it found the end, the ledger read to it), was seen by the kill's at": whatever the trigger, a
+    # crash's and a stop's too (README.md, open question 80).  A trigger that is none is held as well.
     before_rec = f.ledger.by_seq(v.before_seq) if v.before_seq is not None else None
     if before_rec is not None and timeline_whole:
         seen = f.timeline.saw(before_rec)
-        if seen is not None and at is not None and seen.seen > at + SEEN_SLACK and v.trigger in ("auto", "manual"):
+        if seen is not None and at is not None and seen.seen > at + SEEN_SLACK:
             t.fail(scope, ev, f"seq {v.before_seq} (beforeKillSeq) was first seen after the kill")
     return v
 
@@ -377,6 +393,7 @@ def judge_kill(
                 t.fail(scope, ev, f"kill {claimed[key]} already claims pid {v.pid}'s end")
             claimed.setdefault(key, v.n)
     window_shape(v, t)
+    window_opens(v)
     if not f.ledger.readable:
         v.incomplete = stage_incomplete(f, v)
         ledger_unreadable_targets(f, v, t, budget)
@@ -672,6 +689,23 @@ def window_due(f: StudyFacts) -> bool:
     return f.finished
 
 
+def window_opens(v: KillView) -> None:
+    """Where kill.json gives no moment (``since_bad``), the window opens at the window file's copy
+    (docs/contract.md, "What the console writes": kill.json's since/sinceEpoch "missing, not times or two times,
+    they give no moment, the folder is incomplete, and the window opens at container-events-window.json's
+    copy"): its ``sinceEpoch``, read as its ``untilEpoch`` is (check_window): the file's four times are times and
+    the window does not close before it opens.  A window file still to come, or one whose times are not so,
+    gives none either: every event of the target counts, as before (README.md, open question 81)."""
+    w = v.kf.window
+    if v.since is not None or v.since_bad is None or w is None:
+        return
+    s_str, s_ep = parse_time(w.get("since")), epoch(w.get("sinceEpoch"))
+    u_str, u_ep = parse_time(w.get("until")), epoch(w.get("untilEpoch"))
+    if s_str is None or s_ep is None or u_str is None or u_ep is None or u_ep < s_ep:
+        return
+    v.since = s_ep
+
+
 def stage_files(f: StudyFacts, v: KillView) -> list[str]:
     """The files a kill folder holds at its stage (killEvidence): those of the capture; once the study was
     resumed the snapshot before the resume; once the window closed (or must have: the study finished, which
@@ -693,11 +727,17 @@ def stage_incomplete(f: StudyFacts, v: KillView) -> list[str]:
     regular file, past its cap; or read and not UTF-8 JSON of its kind: not JSON, a repeated key, not the
     object or list it holds).  A field of the wrong type inside a file read is killEvidence's alone
     (README.md, open question 26), but for the window file: one that is not its record is unusable, and the
-    folder is not complete (docs/contract.md, "Which check a file fails"; README.md, open question 29)."""
+    folder is not complete (docs/contract.md, "Which check a file fails"; README.md, open question 29); and
+    for kill.json's since/sinceEpoch: missing, not times or two times, "the folder is incomplete"
+    (docs/contract.md, "What the console writes"; README.md, open question 81)."""
     kf = v.kf
     if kf.unread is not None:
         return [kf.unread]
     why = []
+    # kill.json's since/sinceEpoch missing, not times or two times: "the folder is incomplete" (docs/contract.md,
+    # "What the console writes"), for killTriggered's "complete for its stage" too (README.md, open question 81).
+    if v.since_bad is not None:
+        why.append(v.since_bad)
     for name in stage_files(f, v):
         if name not in kf.present:
             why.append(f"{name} missing" + (f" ({WINDOW_CLOSING})" if name == WINDOW else ""))

@@ -11,7 +11,8 @@ millisecond either way), 75-76 (commit 456d6be: kill.json's frozenMs written nul
 State.Status, State.StartedAt and State.FinishedAt texts where written), 77 (commit a82db15: a candidate's
 left lists purposes of any text), and 78 (commits 8f3c81f and 7ea732b: campaign.json's version the integer
 1, a candidate's left exactly its four lists), and 79 (commit 97c0ca8: a charged target's container in kill.json
-null).
+null), 80-81 (commit 5ef692c: beforeKillSeq seen by the kill's at whatever the trigger; kill.json's since and
+sinceEpoch that give no moment leave the folder incomplete, and the window opens at the window file's copy).
 """
 
 from __future__ import annotations
@@ -24,10 +25,12 @@ from typing import Any
 
 import pytest
 
-from tests.oracle.arms import moment
+from tests.oracle.arms import judge_kill_triggered, moment
 from tests.oracle.campaign import JW, SA, read_journal, read_plan
 from tests.oracle.controllers import Controllers, replay
 from tests.oracle.evidence import (
+    ArmLine,
+    Arms,
     Ledger,
     Record,
     Research,
@@ -42,13 +45,16 @@ from tests.oracle.killfolder import KillFolder, parse_inspect, parse_recording
 from tests.oracle.kills import (
     RSF,
     SCN,
+    STAGE_FILES,
     KillView,
     StudyFacts,
     Target,
     check_listed_targets,
     check_window,
+    in_window,
     judge_container_story,
     judge_delivered,
+    judge_kill,
     judge_result,
     judge_target,
     kill_view,
@@ -61,7 +67,7 @@ from tests.oracle.ledger_checks import (
     runs_of,
 )
 from tests.oracle.study import judge_ends_claimed, judge_records_dated
-from tests.oracle.times import parse_time
+from tests.oracle.times import SEEN_SLACK, parse_time
 from tests.oracle.verdict import Tally
 
 STUDY, PREFIX = "s", "inforsi"
@@ -1058,3 +1064,222 @@ def test_another_target_s_container_in_kill_json_is_its_own_name(cls: str, conta
     """docs/contract.md (sameContainerNoRerun): "the target's container in `kill.json` is
     `<containerPrefix>-<ID>-<run>`": anything else (null, no key, a text of another name, a number) is ✗."""
     assert container_fails(cls, container) == ([] if holds else [NAMED])
+
+
+# --- W. beforeKillSeq was seen by the kill's at, whatever the trigger (open question 80) ---------------------
+
+AFTER_THE_KILL = "seq 2 (beforeKillSeq) was first seen after the kill"
+
+
+def seen_by_the_kill(trigger: str, seen_after: Fraction) -> list[str]:
+    """killEvidence's reasons against a kill of ``trigger`` at seq 2, whose record timeline.jsonl saw
+    ``seen_after`` seconds after kill.json's at."""
+    records = [record(1, 1, "studyOpen", -2.0), record(2, 2, "charge", -1.0, run="d1")]
+    seen = {r.seq: Seen(r.line, r.seq, r.kind, r.at, r.time) for r in records if r.time is not None}
+    seen[2] = Seen(2, 2, "charge", records[1].at, KILL + seen_after)
+    f = facts(records, Timeline(by_seq=seen))
+    kill: dict[str, Any] = {"trigger": trigger, "pid": 100, "at": rfc3339(KILL), "beforeKillSeq": 2, "targets": []}
+    if trigger in ("crash", "stop"):
+        kill.update(signalled=False, signal=None)
+    t = Tally()
+    kill_view(f, KillFolder(1, "kills/1", kill=kill), t)
+    return t.fails.get(("kill 1", KE), [])
+
+
+@pytest.mark.parametrize("trigger", ["auto", "manual", "crash", "stop"])
+@pytest.mark.parametrize(
+    ("seen_after", "holds"),
+    [
+        (Fraction(-1), True),
+        (Fraction(0), True),
+        (SEEN_SLACK, True),
+        (SEEN_SLACK + Fraction(1, 1000), False),
+        (Fraction(1), False),
+    ],
+)
+def test_before_kill_seq_was_seen_by_the_kill_s_at_whatever_the_trigger(
+    trigger: str, seen_after: Fraction, holds: bool
+) -> None:
+    """docs/contract.md (killEvidence): "beforeKillSeq, the last record the console had seen as it froze the
+    controller (for an end it did not make: as it found the end, the ledger read to it), was seen by the
+    kill's at (SEEN_SLACK)": a crash's and a stop's beforeKillSeq too, no longer an automatic or manual
+    kill's alone."""
+    assert (AFTER_THE_KILL not in seen_by_the_kill(trigger, seen_after)) is holds
+
+
+def test_a_timeline_not_read_whole_holds_no_trigger_s_before_kill_seq() -> None:
+    """ "a timeline not read whole is not held to either": a crash's beforeKillSeq seen a second late, in a
+    timeline with a line that is not a record, is not held to it."""
+    records = [record(1, 1, "studyOpen", -2.0), record(2, 2, "charge", -1.0, run="d1")]
+    timeline = Timeline(by_seq={2: Seen(2, 2, "charge", records[1].at, KILL + 1)}, bad_lines=1)
+    kill = {"trigger": "crash", "pid": 100, "at": rfc3339(KILL), "beforeKillSeq": 2, "targets": []}
+    kill.update(signalled=False, signal=None)
+    t = Tally()
+    kill_view(facts(records, timeline), KillFolder(1, "kills/1", kill=kill), t)
+    assert AFTER_THE_KILL not in t.fails.get(("kill 1", KE), [])
+
+
+# --- X. kill.json's since/sinceEpoch: no moment, an incomplete folder, the window file's copy (question 81) ---
+
+SINCE = KILL - Fraction(20, 1000)  # where the recording began, by kill.json
+WINDOW_SINCE = KILL - Fraction(50, 1000)  # the window file's copy, where kill.json gives none
+MISSING = "kill.json's since/sinceEpoch missing"
+NOT_TIMES = "kill.json's since/sinceEpoch not times"
+TWO_TIMES = "kill.json's since and sinceEpoch not one time"
+
+
+def since_fields(since: Fraction) -> dict[str, Any]:
+    """since and sinceEpoch, one time (the epoch to the microsecond, the text to the nanosecond)."""
+    whole = int(since)
+    nanos = int((since - whole) * 10**9)
+    text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{nanos:09d}Z"
+    return {"since": text, "sinceEpoch": float(since)}
+
+
+def window_file(since: Fraction) -> dict[str, Any]:
+    until = KILL + 10
+    whole = int(until)
+    return {
+        **since_fields(since),
+        "until": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + ".000000000Z",
+        "untilEpoch": float(until),
+        "targets": {},
+    }
+
+
+SINCE_CASES = [
+    ({}, None),
+    ({"since": NO}, MISSING),
+    ({"sinceEpoch": NO}, MISSING),
+    ({"since": NO, "sinceEpoch": NO}, MISSING),
+    ({"since": None}, NOT_TIMES),
+    ({"sinceEpoch": None}, NOT_TIMES),
+    ({"since": "yesterday"}, NOT_TIMES),
+    ({"sinceEpoch": "1800000000"}, NOT_TIMES),
+    ({"sinceEpoch": True}, NOT_TIMES),
+    ({"sinceEpoch": float(SINCE) + 1e12}, NOT_TIMES),  # the fuzzer's shift of a trillion seconds
+    ({"sinceEpoch": float(SINCE) + 1.0}, TWO_TIMES),
+    ({"sinceEpoch": float(SINCE) - 0.001}, TWO_TIMES),
+    ({"since": since_fields(SINCE + Fraction(1, 1000))["since"]}, TWO_TIMES),
+]
+
+
+def a_kill(since: dict[str, Any], window: dict[str, Any] | None = None) -> tuple[KillView, Tally]:
+    """An automatic kill at the seed's point (d1's runStarted, seq 4), its folder of its stage all there (the
+    window file ``window``, where given), kill.json's since/sinceEpoch ``since`` (NO: not written), judged
+    whole (judge_kill), and killTriggered judged of a fired line naming it."""
+    records = [
+        record(1, 1, "studyOpen", -4.0),
+        record(2, 2, "runPlanned", -3.0, run="d1", purpose="diagnosis", object="x", round=1, experiments=["e1"]),
+        record(3, 3, "charge", -2.0, run="d1", amount=1, balance=9),
+        record(4, 4, "runStarted", -1.0, run="d1", container=NAME),
+    ]
+    f = facts(records)
+    f.finished = window is not None
+    kill: dict[str, Any] = {
+        "trigger": "auto",
+        "pid": 100,
+        "at": rfc3339(KILL),
+        "beforeKillSeq": 4,
+        "triggerSeq": 4,
+        "point": None,
+        "signalled": True,
+        "signal": "SIGKILL",
+        "captureError": None,
+        "targets": [],
+        **since_fields(SINCE),
+    }
+    kill.update(since)
+    kill = {k: v for k, v in kill.items() if v is not NO}
+    present = set(STAGE_FILES)
+    if window is not None:
+        present |= {"container-before-resume.json", "container-events.jsonl", "container-events-window.json"}
+    kf = KillFolder(1, "kills/1", present=present, kill=kill, window=window)
+    t = Tally()
+    v = judge_kill(f, kf, t, {}, [100])
+    arms = Arms(
+        present=True,
+        lines=[
+            ArmLine(1, "arm", KILL - 5, None, {"event": "arm", "point": None}),
+            ArmLine(2, "fired", KILL, None, {"event": "fired", "point": None, "kill": 1, "fromSeq": 0, "run": "d1"}),
+        ],
+    )
+    judge_kill_triggered(f, arms, [v], t)
+    return v, t
+
+
+@pytest.mark.parametrize(("since", "why"), SINCE_CASES)
+def test_a_kill_json_whose_since_gives_no_moment_leaves_its_folder_incomplete(
+    since: dict[str, Any], why: str | None
+) -> None:
+    """docs/contract.md ("What the console writes", kill.json): since/sinceEpoch "required, and one time: the
+    window opens there; missing, not times or two times, they give no moment, the folder is incomplete":
+    killEvidence (as before) and now killTriggered's "a kill whose folder is there and complete for its
+    stage" too, for each of the three."""
+    v, t = a_kill(since)
+    incomplete = f"kill 1's folder is not complete for its stage: {why}"
+    kt = t.fails.get(("study", KT), [])
+    ke = t.fails.get(("kill 1", KE), [])
+    if why is None:
+        assert v.since_bad is None and v.incomplete == [] and v.since == Fraction(float(SINCE))
+        assert not any("complete for its stage" in r for r in kt), kt
+        assert not any("give no moment" in r for r in ke), ke
+    else:
+        assert v.since_bad == why and v.since is None
+        assert incomplete in kt, kt
+        assert f"{why}: they give no moment, and the folder is incomplete" in ke, ke
+
+
+@pytest.mark.parametrize(("since", "why"), SINCE_CASES)
+def test_the_window_opens_at_the_window_file_s_copy_where_kill_json_gives_no_moment(
+    since: dict[str, Any], why: str | None
+) -> None:
+    """ "... and the window opens at container-events-window.json's copy": kill.json's own since where it gives
+    one (the window file then held to it), the window file's sinceEpoch where it gives none; the folder is
+    incomplete all the same (killTriggered, killEvidence)."""
+    v, t = a_kill(since, window_file(WINDOW_SINCE))
+    if why is None:
+        assert v.since == Fraction(float(SINCE))
+        assert "the window does not start where kill.json says the recording did" in t.fails.get(("kill 1", KE), [])
+    else:
+        assert v.since == Fraction(float(WINDOW_SINCE))
+        assert why in v.incomplete
+        assert f"kill 1's folder is not complete for its stage: {why}" in t.fails.get(("study", KT), [])
+        assert "the window does not start where kill.json says the recording did" not in t.fails.get(("kill 1", KE), [])
+
+
+def test_a_target_s_events_are_those_of_the_window_file_s_window_where_kill_json_gives_no_moment() -> None:
+    """With kill.json's since missing, an event before the window file's since is outside the window, one after
+    it inside (before, with no moment from either copy, every event counted)."""
+    v, _ = a_kill({"since": NO}, window_file(WINDOW_SINCE))
+    live = parse_recording(
+        b"".join(
+            json.dumps(
+                {
+                    "Type": "container",
+                    "Action": "start",
+                    "Actor": {"ID": "c" * 64, "Attributes": {"name": NAME}},
+                    "time": int(at),
+                    "timeNano": int(at * 10**9),
+                    "seenAt": rfc3339(at),
+                }
+            ).encode()
+            + b"\n"
+            for at in (WINDOW_SINCE - 1, WINDOW_SINCE + Fraction(1, 100))
+        ),
+        "live",
+        "live",
+    )
+    assert live.bad == [] and len(live.events) == 2, live.bad
+    early, late = sorted(live.events, key=lambda e: e.start)
+    assert not in_window(v, early) and in_window(v, late)
+
+
+def test_a_window_file_whose_times_are_not_times_gives_no_moment_either() -> None:
+    """The window file's copy is read as its until is (its four times times, and it does not close before it
+    opens): a window file whose since is not a time leaves the window with no moment, as before."""
+    window = window_file(WINDOW_SINCE)
+    window["sinceEpoch"] = "soon"
+    v, t = a_kill({"since": NO}, window)
+    assert v.since is None
+    assert f"kill 1's folder is not complete for its stage: {MISSING}" in ", ".join(t.fails.get(("study", KT), []))

@@ -477,6 +477,14 @@ def test_attach_headless_shows_no_marker_raw(reference: Path, tmp_path: Path) ->
         # research.json marked names no study: refused (2), its message quoted.
         assert_said(said, marks, (2,) if rel == "research.json" else (0, 1, 3))
         shown += (said.out + said.err).count(QUOTED)
+    # Not vacuous whatever the reference run left: a capture's error and a missed point's detail, each a marker,
+    # are said by the judge attach runs (a marked file alone may show none: the run's kill fired, no error).
+    out = captured(reference, tmp_path / "captured", marks)
+    for name in ("outcome.json", "report.json"):
+        (out / name).unlink()
+    said = studymon("attach", "--headless", str(out), cwd=tmp_path, timeout=120)
+    assert_said(said, marks, (0, 1, 3))
+    shown += (said.out + said.err).count(QUOTED)
     assert shown > 0, "no marker was shown at all"
 
 

@@ -14,8 +14,9 @@ resumed) or :data:`PAUSED` (a resume may still write its end).  Each
 machine's row on that event says whether the end holds: a row with
 ``breaks`` fails ``haltedAtExport``, or leaves it ``?`` where ``unknown``
 says a resume may still undo it (§6.6).  ``haltedAtExport`` is the view of
-the rows the end took; ``docs/contract.md`` ("The study's end") says the
-same in words, and ``tests/test_studyend.py`` takes every row.
+the rows the end took in the first two, ``resultsAccounted`` (in part) of the
+third; ``docs/contract.md`` ("Per study") says the same in words, and
+``tests/test_ends.py`` takes every row.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from studymon.engine.automata import Machine, Row
+from studymon.engine.spec import EXPECT_ENDS
 
 # The accounts' words for a full stop and for the kinds of work (rule 12); kept here so that the accounts can import
 # this module, never the other way round.
@@ -37,7 +39,6 @@ STOP, HALT, EXPORT, WORK = "full stop", "other halt", "export", "work"
 FINISHED, PAUSED = "finished", "paused"
 RECORDS = (STOP, HALT, EXPORT, WORK)
 TIMELINE_ENDS = (FINISHED, PAUSED)
-EXPECTS = ("halt", "export", "any")
 CHECK = "haltedAtExport"
 
 # The words of a broken end; ``{halt}``, ``{export}``, ``{work}`` are the seqs of the last such record, ``{kind}``
@@ -122,9 +123,9 @@ def _after_machine(expect: str) -> Machine:
 
 # Which record the study ends at, per expected end: the sound story ends in "full stop" (halt), "exported" (export),
 # or either (any).
-ENDS = {expect: _ends_machine(expect) for expect in EXPECTS}
+ENDS = {expect: _ends_machine(expect) for expect in EXPECT_ENDS}
 # Nothing after that record (rule 12): the sound story ends "ended" (or "open": no end record, which ENDS fails).
-AFTER = {expect: _after_machine(expect) for expect in EXPECTS}
+AFTER = {expect: _after_machine(expect) for expect in EXPECT_ENDS}
 STUDY_MACHINES = (*ENDS.values(), *AFTER.values())
 
 

@@ -139,7 +139,7 @@ def halted_at_export(
     v = Verdict("haltedAtExport", "study")
     expects = f"a study whose template expects {expect!r} ends so (§6.7), with nothing after that end (rule 12)"
     end, what = _end_record(acc, expect)
-    # The rows the timeline's end took in the study's end machines (``engine/studyend.py``): the check is their view.
+    # The rows the timeline's end took in the study's end machines (``engine/ends.py``): the check is their view.
     for row in broken(acc.end.end(expect, finished)):
         words = {
             "halt": getattr(acc.last_halt, "seq", None),

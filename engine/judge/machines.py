@@ -1,8 +1,12 @@
-"""The controllers' and the kills' machines, as data: the tables the replay of :mod:`.controllers` takes.
+"""The judge's machines, as data: the controllers' and the kills' (replayed by :mod:`.controllers`), a target
+container's (:mod:`.events`), an armed point's (:mod:`.read`, ``arms.jsonl``), and a target's starts, results, books
+and round (:mod:`.target`).
 
 Each row is a step of the story sound evidence tells, or a contradiction
-named with the check it fails (:class:`~.automata.Row`).  ``docs/contract.md``
-("Controllers", "Per kill") says the same in words; a test takes every row.
+named with the check it fails (:class:`~.automata.Row`); the rows of the
+timeline's end (``finished``, ``paused``) say what never came.
+``docs/contract.md`` ("Controllers", "Per kill", "Per target: the story")
+says the same in words; a test takes every row.
 """
 
 from __future__ import annotations

@@ -51,15 +51,6 @@ EXPORT_AFTER = "an export (seq {export}) follows the halt (seq {halt})"
 WORK_AFTER = "{kind} (seq {work}) comes after the {what} the study ends at (seq {end})"
 
 
-def event_of(kind: str, reason: object) -> str | None:
-    """What a record of ``kind`` (a halt's ``reason``) is to the end machines; None: nothing."""
-    if kind == "halt":
-        return STOP if reason == FULL_STOP else HALT
-    if kind == "export":
-        return EXPORT
-    return WORK if kind in WORK_KINDS else None
-
-
 def _ending(expect: str, state: str, event: str) -> str:
     """The record the study ends at, after ``event``: the state :data:`ENDS` goes to."""
     if event == WORK:
@@ -129,30 +120,53 @@ AFTER = {expect: _after_machine(expect) for expect in EXPECT_ENDS}
 STUDY_MACHINES = (*ENDS.values(), *AFTER.values())
 
 
-class StudyEnd:
-    """The end machines of every expected end, replayed record by record: one lookup a record.
+# What each kind of record is to the end machines (a halt is told by its reason: a full stop or another).
+_EVENTS = {**dict.fromkeys(WORK_KINDS, WORK), "export": EXPORT}
 
-    The six machines' states step together; each (states, event) is worked
-    out once, from the tables, and remembered (a ledger meets a handful).
-    """
 
-    __slots__ = ("_memo", "states")
+class _Steps:
+    """The end machines' states together, numbered, and the step from each on each event, worked out from the
+    tables the first time it is taken and shared by every replay (a ledger meets a handful of them)."""
 
     def __init__(self) -> None:
-        self.states: tuple[str, ...] = tuple(m.start for m in STUDY_MACHINES)
-        self._memo: dict[tuple[tuple[str, ...], str], tuple[str, ...]] = {}
+        start = tuple(m.start for m in STUDY_MACHINES)
+        self.states: list[tuple[str, ...]] = [start]
+        self.numbers: dict[tuple[str, ...], int] = {start: 0}
+        self.next: dict[tuple[int, str], int] = {}
+
+    def learn(self, at: int, event: str) -> int:
+        after = tuple(_step(m, s, event).next for m, s in zip(STUDY_MACHINES, self.states[at], strict=True))
+        number = self.numbers.get(after)
+        if number is None:
+            # Two threads may learn one state at once: each gets a number for it, and both name the same states.
+            number = self.numbers[after] = len(self.states)
+            self.states.append(after)
+        self.next[(at, event)] = number
+        return number
+
+
+_STEPS = _Steps()
+
+
+class StudyEnd:
+    """The end machines of every expected end, replayed record by record: one lookup a record (the accounts take
+    one for every record of work, so it is the hot path of judging a long ledger)."""
+
+    __slots__ = ("at",)
+
+    def __init__(self) -> None:
+        self.at = 0  # the machines' states together, by their number in _STEPS
 
     def add(self, kind: str, reason: object = None) -> None:
-        event = event_of(kind, reason)
+        event = _EVENTS.get(kind) if kind != "halt" else (STOP if reason == FULL_STOP else HALT)
         if event is None:
             return
-        key = (self.states, event)
-        after = self._memo.get(key)
-        if after is None:
-            after = self._memo[key] = tuple(
-                _step(m, s, event).next for m, s in zip(STUDY_MACHINES, self.states, strict=True)
-            )
-        self.states = after
+        after = _STEPS.next.get((self.at, event))
+        self.at = after if after is not None else _STEPS.learn(self.at, event)
+
+    @property
+    def states(self) -> tuple[str, ...]:
+        return _STEPS.states[self.at]
 
     def state(self, machine: Machine) -> str:
         return self.states[STUDY_MACHINES.index(machine)]

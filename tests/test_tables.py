@@ -1,0 +1,53 @@
+"""The machines' tables are what their builders build, and a machine refuses a table that is not one.
+
+The tables are built once, when their module is imported (``engine/contract.py``'s ``RUN``,
+``engine/ends.py``'s ``ENDS``, ``AFTER`` and ``RESULT``, ``engine/judge/machines.py``'s ``BOOKS``), and
+the row-by-row tests judge with them as built then.  Building each again here, through the same
+functions, holds those functions themselves: a change to one that changes a row fails this file
+(mutation testing switches a change on only after the import, so only a second build can see it).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from studymon.engine import contract, ends
+from studymon.engine.automata import Machine, Row
+from studymon.engine.judge import machines
+from studymon.engine.spec import EXPECT_ENDS
+
+
+def test_the_run_machine_is_what_its_builder_builds() -> None:
+    assert contract._run_rows() == contract.RUN.rows
+    assert tuple(contract.run_state(p, h) for p in (False, True) for h in range(8)) == contract.RUN.states
+
+
+@pytest.mark.parametrize("expect", EXPECT_ENDS)
+def test_the_study_s_end_machines_are_what_their_builders_build(expect: str) -> None:
+    assert ends._ends_machine(expect) == ends.ENDS[expect]
+    assert ends._ends_machine(expect).rows == ends.ENDS[expect].rows
+    assert ends._after_machine(expect).rows == ends.AFTER[expect].rows
+    assert ends._after_machine(expect).states == ends.AFTER[expect].states
+
+
+def test_the_result_machine_is_what_its_builder_builds() -> None:
+    assert ends._result_rows() == ends.RESULT.rows
+
+
+def test_the_books_machine_is_what_its_builder_builds() -> None:
+    assert machines._books_rows() == machines.BOOKS.rows
+    assert tuple(machines.books_state(c, n) for c in range(3) for n in range(3)) == machines.BOOKS.states
+
+
+def test_a_machine_refuses_a_table_that_is_not_one() -> None:
+    """Every row goes from a state of the machine to one of it, and one row at most leaves a state on an event."""
+    good = Machine("m", ("a", "b"), (Row("a", "e", "b"), Row("b", "e", "a")))
+    assert good.start == "a" and good.events == frozenset({"e"})
+    assert good.step("a", "e") == Row("a", "e", "b") and good.step("b", "e") == Row("b", "e", "a")
+    assert good.step("a", "f") is None
+    with pytest.raises(ValueError, match="names a state the machine does not have"):
+        Machine("m", ("a",), (Row("a", "e", "z"),))
+    with pytest.raises(ValueError, match="names a state the machine does not have"):
+        Machine("m", ("a",), (Row("z", "e", "a"),))
+    with pytest.raises(ValueError, match="two rows from 'a' on 'e'"):
+        Machine("m", ("a", "b"), (Row("a", "e", "b"), Row("a", "e", "a")))

@@ -51,3 +51,22 @@ def test_a_machine_refuses_a_table_that_is_not_one() -> None:
         Machine("m", ("a",), (Row("z", "e", "a"),))
     with pytest.raises(ValueError, match="two rows from 'a' on 'e'"):
         Machine("m", ("a", "b"), (Row("a", "e", "b"), Row("a", "e", "a")))
+
+
+def test_the_end_machines_step_together_as_each_steps_alone() -> None:
+    """The joint states the accounts step by one lookup are each machine's own steps, numbered once each (a fresh
+    table: the shared one has learned its steps before any test runs)."""
+    steps = ends._Steps()
+    assert steps.states == [tuple(m.start for m in ends.STUDY_MACHINES)] and steps.numbers == {steps.states[0]: 0}
+    at, states = 0, [m.start for m in ends.STUDY_MACHINES]
+    story = [ends.WORK, ends.STOP, ends.EXPORT, ends.WORK, ends.HALT, ends.EXPORT, ends.STOP, ends.WORK, ends.STOP]
+    for event in story:
+        before = at
+        at = steps.learn(at, event)
+        states = [m.step(s, event).next for m, s in zip(ends.STUDY_MACHINES, states, strict=True)]  # type: ignore[union-attr]
+        assert list(steps.states[at]) == states, event
+        assert steps.next[(before, event)] == at
+        assert steps.numbers[steps.states[at]] == at
+    # A state met again keeps its number: the table holds each joint state once.
+    assert len(steps.states) == len(set(steps.states)) == len(steps.numbers)
+    assert steps.learn(0, ends.STOP) == steps.next[(0, ends.STOP)] == steps.numbers[steps.states[steps.learn(0, ends.STOP)]]

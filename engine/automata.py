@@ -15,6 +15,7 @@ what the replay rejected.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 
@@ -65,6 +66,26 @@ class Machine:
     def step(self, state: str, event: str) -> Row | None:
         """The row ``event`` takes from ``state``, or None: no row, a contradiction of its own."""
         return self._table.get((state, event))
+
+    def take(self, state: str, event: str) -> Row:
+        """The row ``event`` takes from ``state``, of a machine whose table names one for it (a whole table, or a
+        state and event its replay can only meet so): no row is this code's fault, not the evidence's."""
+        row = self._table.get((state, event))
+        if row is None:
+            raise LookupError(f"{self.name}: no row from {state!r} on {event!r}")
+        return row
+
+    def replay(self, events: Iterable[str], end: str, start: str | None = None) -> list[Row]:
+        """The rows ``events`` take one after another from ``start`` (the machine's first state), then the row the
+        timeline's ``end`` takes from where they left it: one row an event, the end's last."""
+        state = self.start if start is None else start
+        taken = []
+        for event in events:
+            row = self.take(state, event)
+            taken.append(row)
+            state = row.next
+        taken.append(self.take(state, end))
+        return taken
 
 
 @dataclass(frozen=True, slots=True)

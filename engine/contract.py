@@ -330,8 +330,7 @@ class _Run:
     def step(self, kind: str, run: str, breaks: list[tuple[int, str]]) -> str:
         """One of the run's records through :data:`RUN`: its rule, if it breaks one; the state it met."""
         before = self.state
-        row = RUN.step(before, kind)
-        assert row is not None  # RUN has a row for every state and record of a run
+        row = RUN.take(before, kind)
         if row.rule is not None:
             breaks.append((row.rule, row.says.format(kind=kind, run=run, line=self.plan_line)))
         self.state = row.next

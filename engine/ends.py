@@ -135,7 +135,7 @@ class _Steps:
         self.next: dict[tuple[int, str], int] = {}
 
     def learn(self, at: int, event: str) -> int:
-        after = tuple(_step(m, s, event).next for m, s in zip(STUDY_MACHINES, self.states[at], strict=True))
+        after = tuple(m.take(s, event).next for m, s in zip(STUDY_MACHINES, self.states[at], strict=True))
         number = self.numbers.get(after)
         if number is None:
             # Two threads may learn one state at once: each gets a number for it, and both name the same states.
@@ -174,13 +174,7 @@ class StudyEnd:
     def end(self, expect: str, finished: bool) -> list[Row]:
         """The rows the timeline's end takes for a study expecting ``expect``: its end record's, then rule 12's."""
         event = FINISHED if finished else PAUSED
-        return [_step(m, self.state(m), event) for m in (ENDS[expect], AFTER[expect])]
-
-
-def _step(machine: Machine, state: str, event: str) -> Row:
-    row = machine.step(state, event)
-    assert row is not None  # every machine here has a row for every state and event
-    return row
+        return [m.take(self.state(m), event) for m in (ENDS[expect], AFTER[expect])]
 
 
 # --- a run's result (rule 14) -------------------------------------------------------------
@@ -214,12 +208,12 @@ def step_result(state: str, kind: str) -> str:
     """A run's :data:`RESULT` state after one of its records (``kind``)."""
     if kind not in (STARTED, RESULTED):
         return state
-    return _step(RESULT, state, kind).next
+    return RESULT.take(state, kind).next
 
 
 def result_end(state: str, finished: bool) -> Row:
     """The row the timeline's end takes for a run in ``state``."""
-    return _step(RESULT, state, FINISHED if finished else PAUSED)
+    return RESULT.take(state, FINISHED if finished else PAUSED)
 
 
 def broken(rows: Iterable[Row]) -> list[Row]:

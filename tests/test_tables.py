@@ -70,3 +70,19 @@ def test_the_end_machines_step_together_as_each_steps_alone() -> None:
     # A state met again keeps its number: the table holds each joint state once.
     assert len(steps.states) == len(set(steps.states)) == len(steps.numbers)
     assert steps.learn(0, ends.STOP) == steps.next[(0, ends.STOP)] == steps.numbers[steps.states[steps.learn(0, ends.STOP)]]
+
+
+def test_a_replay_takes_one_row_an_event_then_the_end_s() -> None:
+    """Machine.replay: from its first state (or the one given), each event's row in turn, then the end's; a state
+    and event no row names is the code's fault, said as such (never a verdict)."""
+    m = Machine("m", ("a", "b"), (Row("a", "e", "b"), Row("b", "e", "a"), Row("a", "end", "a"), Row("b", "end", "b")))
+    assert m.replay(["e", "e", "e"], "end") == [
+        Row("a", "e", "b"), Row("b", "e", "a"), Row("a", "e", "b"), Row("b", "end", "b")
+    ]
+    assert m.replay([], "end") == [Row("a", "end", "a")]
+    assert m.replay(["e"], "end", start="b") == [Row("b", "e", "a"), Row("a", "end", "a")]
+    assert m.take("a", "e") == Row("a", "e", "b")
+    with pytest.raises(LookupError, match="m: no row from 'a' on 'f'"):
+        m.take("a", "f")
+    with pytest.raises(LookupError):
+        m.replay(["e"], "f")

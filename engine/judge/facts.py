@@ -379,8 +379,7 @@ class Arming:
         state = "unarmed" if event == ARM else "armed"
         if event == DISARM and not self.queued:
             return  # nothing armed to disarm
-        row = POINT.step(state, event)
-        assert row is not None
+        row = POINT.take(state, event)
         self.taken.add(row)
         if event == DISARM:
             self.left.add(row.next)
@@ -388,8 +387,7 @@ class Arming:
     def step(self, event: str) -> Row:
         """A fired or missed line through :data:`~.machines.POINT`: it takes the point armed first, or meets no point
         armed (a disarm or an arm is :meth:`take`'s own)."""
-        row = POINT.step("armed" if self.queued else "unarmed", event)
-        assert row is not None  # POINT takes a fired or missed line from either state
+        row = POINT.take("armed" if self.queued else "unarmed", event)
         self.taken.add(row)
         if row.state == "armed":
             self.left.add(row.next)
@@ -400,13 +398,12 @@ class Arming:
         point in the state it left the queue in (no point at all: "unarmed"), and says nothing of them."""
         event = FINISHED if finished else PAUSED
         for state in self.left or ({"unarmed"} if not self.pending else set()):
-            row = POINT.step(state, event)
-            assert row is not None and row.breaks is None
+            row = POINT.take(state, event)
+            assert row.breaks is None  # only a point still armed says anything at the end
             self.taken.add(row)
         if not self.pending:
             return None
-        armed = POINT.step("armed", event)
-        assert armed is not None
+        armed = POINT.take("armed", event)
         self.taken.add(armed)
         return armed
 

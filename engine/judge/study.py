@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from studymon.engine.accounts import Accounts, RunAccount, round_key
-from studymon.engine.automata import Machine, Proof, Row, Where, proof
+from studymon.engine.automata import Proof, Row, Where, proof
 from studymon.engine.contract import ContractWatch, is_int, plural, round_text, valid_id
 from studymon.engine.ends import ENDS, FULL_STOP, HALT, STOP, broken, result_end
 from studymon.engine.folder import EvidenceFolder, KillFolder
@@ -501,14 +501,14 @@ def kill_triggered(
     if arming.unarmed:
         v.fail(
             f"arms.jsonl: {plural(arming.unarmed, 'fired or missed line')} with no point armed",
-            proof(arming.unarmed_at or arms, "a point fired or missed", _row(POINT, "unarmed", FIRE).says),
+            proof(arming.unarmed_at or arms, "a point fired or missed", POINT.take("unarmed", FIRE).says),
         )
     v.listed(arming.faults, arming.fault_count, "line", "lines")
     v.proven(arming.proofs)
     if ledger.problem is not None:
         ledger.say(v)
     # The row a missed point took (machines.POINT): never ✗, nothing was tested there.
-    missed = _row(POINT, "armed", MISS)
+    missed = POINT.take("armed", MISS)
     for run, detail, point in arming.missed:
         at = f" {point_said(point)}" if point is not None else ""
         words = missed.says.format(at=at, run=" " + run if valid_id(run) else "", detail=free_text(detail))
@@ -631,12 +631,6 @@ def kill_triggered(
     return v.check(
         lambda: "; ".join(said) + ("; its folder is complete" if len(said) == 1 else "; their folders are complete")
     )
-
-
-def _row(machine: Machine, state: str, event: str) -> Row:
-    row = machine.step(state, event)
-    assert row is not None, f"{machine.name} has a row from {state} on {event}"
-    return row
 
 
 def point_said(point: Any) -> str:

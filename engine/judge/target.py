@@ -229,16 +229,11 @@ def _starts_story(
     """The target's runStarted records after its kill replayed through :data:`STARTS` from its class, then the
     timeline's end: each row taken with the first record that took it (None: the end), and the records."""
     after, _ = _starts_after(ev, acct)
-    state = t.kind if t.kind in STARTS.states else STARTS.start
+    start = t.kind if t.kind in STARTS.states else STARTS.start
+    rows = STARTS.replay([T_START] * len(after), FINISHED if ev.finished else PAUSED, start)
     taken: dict[Row, Record | None] = {}
-    for r in after:
-        row = STARTS.step(state, T_START)
-        assert row is not None  # STARTS takes a start from every state
+    for row, r in zip(rows, [*after, None], strict=True):
         taken.setdefault(row, r)
-        state = row.next
-    end = STARTS.step(state, FINISHED if ev.finished else PAUSED)
-    assert end is not None
-    taken.setdefault(end, None)
     return taken, after
 
 
@@ -894,15 +889,8 @@ def _books_story(acct: RunAccount | None, finished: bool) -> list[Row]:
     """The target's charges and starts replayed through :data:`BOOKS` in the ledger's order, then the timeline's
     end: the rows taken, the end's last."""
     records = sorted([*(acct.charges if acct else []), *(acct.starts if acct else [])], key=lambda r: r.line)
-    state, taken = BOOKS.start, []
-    for r in records:
-        row = BOOKS.step(state, C_CHARGE if r.kind == "charge" else C_STARTED)
-        assert row is not None  # BOOKS takes a charge and a start from every state
-        taken.append(row)
-        state = row.next
-    end = BOOKS.step(state, FINISHED if finished else PAUSED)
-    assert end is not None
-    return [*taken, end]
+    events = [C_CHARGE if r.kind == "charge" else C_STARTED for r in records]
+    return BOOKS.replay(events, FINISHED if finished else PAUSED)
 
 
 def _unmanned(v: Verdict, ev: KillEvidence, t: KillTarget, kinds: tuple[str, ...]) -> None:
@@ -1025,18 +1013,9 @@ def result_settled_and_finished(
 def _results_story(ev: KillEvidence, t: KillTarget, results: list[Record], seq: int | None) -> list[Row]:
     """The target's results replayed through :data:`RESULTS` from its class, each placed by ``seq``
     (beforeKillSeq), then the timeline's end: the rows taken, each once, in order."""
-    state = "done" if t.kind == UNSETTLED else "open"
-    taken: dict[Row, None] = {}
-    for r in results:
-        event = R_UNPLACED if seq is None else R_BEFORE if r.seq <= seq else R_AFTER
-        row = RESULTS.step(state, event)
-        assert row is not None  # RESULTS takes a result from every state
-        taken.setdefault(row)
-        state = row.next
-    end = RESULTS.step(state, FINISHED if ev.finished else PAUSED)
-    assert end is not None
-    taken.setdefault(end)
-    return list(taken)
+    events = [R_UNPLACED if seq is None else R_BEFORE if r.seq <= seq else R_AFTER for r in results]
+    rows = RESULTS.replay(events, FINISHED if ev.finished else PAUSED, "done" if t.kind == UNSETTLED else "open")
+    return list(dict.fromkeys(rows))
 
 
 def _settled(
@@ -1171,12 +1150,4 @@ def _round_story(settled: int | None, opened: int | None, finished: bool) -> lis
     if opened is not None:
         events.append((opened, 0, OPENED))
     events.sort()
-    state, taken = ROUND.start, []
-    for _, _, event in events:
-        row = ROUND.step(state, event)
-        assert row is not None  # ROUND takes both events from every state
-        taken.append(row)
-        state = row.next
-    end = ROUND.step(state, FINISHED if finished else PAUSED)
-    assert end is not None
-    return [*taken, end]
+    return ROUND.replay((event for _, _, event in events), FINISHED if finished else PAUSED)

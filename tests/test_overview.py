@@ -23,6 +23,7 @@ from studymon.engine.events import (
     ProcessStarted,
     Progress,
     RecordsSeen,
+    Sample,
     StateChanged,
     State,
     StudyEvent,
@@ -399,6 +400,30 @@ async def test_enter_opens_the_pane_with_what_it_missed_and_escape_comes_back() 
         assert not app.supervisor.graphs_shown
         # Its row took the event it had while open.
         assert app.main.overview.summaries["s03"].records == 3
+
+
+async def test_a_pane_opened_from_the_overview_shows_the_machine_line_the_console_shows() -> None:
+    """The opened screen's machine line starts from the newest sample, and says "machine" once."""
+    app = console(IDS)
+    sample = {"load": [1.5, 1.0, 0.5], "cpu": 42.0, "memory": {"used": 2 * 1024**3, "total": 8 * 1024**3, "percent": 25}}
+    async with app.run_test(size=SIZE) as pilot:
+        await app.feed([e for n, i in enumerate(IDS) for e in running(i, n)])
+        await app.feed([Sample("s00", sample, 0.1)])
+        await pilot.pause()
+        app.main.machine.flush()
+        assert app.main.machine.render().plain == "machine load 1.50 1.00 0.50 · cpu 42% · mem 2.0/8.0 GiB (25%)"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, OpenedStudyScreen)
+        line = app.screen.machine.render().plain
+        assert line == "machine load 1.50 1.00 0.50 · cpu 42% · mem 2.0/8.0 GiB (25%)", line
+    fresh = console(IDS)
+    async with fresh.run_test(size=SIZE) as pilot:
+        await fresh.feed([e for n, i in enumerate(IDS) for e in running(i, n)])
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(fresh.screen, OpenedStudyScreen)
+        assert fresh.screen.machine.render().plain == "machine waiting for the first sample"
 
 
 async def test_a_row_lights_up_when_a_diagnosis_run_starts() -> None:

@@ -446,6 +446,7 @@ class OpenedStudyScreen(Screen[None]):
         self.study = study
         self.pane = pane
         self.machine = MachineBar(main.clock, id="machine")
+        self.machine.take_over(main.machine)
 
     def compose(self) -> ComposeResult:
         yield self.machine

@@ -34,7 +34,7 @@ def _num(value: Any) -> float | None:
 def machine_text(sample: dict[str, Any] | None) -> str:
     """``load 1.20 0.90 0.75 · cpu 43% · mem 5.2/15.6 GiB (33%)`` from a light sample."""
     if not sample:
-        return "machine: waiting for the first sample"
+        return "waiting for the first sample"  # after the bar's own "machine" label
     parts: list[str] = []
     load = sample.get("load")
     if isinstance(load, (list, tuple)) and load:
@@ -52,7 +52,7 @@ def machine_text(sample: dict[str, Any] | None) -> str:
             parts.append(text)
         elif percent is not None:
             parts.append(f"mem {percent:.0f}%")
-    return " · ".join(parts) or "machine: no figures in the sample"
+    return " · ".join(parts) or "no figures in the sample"
 
 
 # The line moves every 5 s, as machine.jsonl does: its figures change with every sample, and a
@@ -89,6 +89,17 @@ class MachineBar(Widget):
         self.sample: dict[str, Any] | None = None
         self._pending: dict[str, Any] | None = None  # the newest sample, not shown yet
         self._shown_at = -SHOW_EVERY  # monotonic time the line last changed
+
+    def take_over(self, other: MachineBar) -> None:
+        """Show what ``other`` shows (its newest sample, and the overall result once there is one).
+
+        A bar made for a screen opened later starts where the console's bar is, rather than
+        waiting for a sample that may never come again (every study may have ended).
+        """
+        if other.sample is not None:
+            self.update_sample(other.sample)
+        self._pending = other._pending
+        self.overall = other.overall
 
     def update_sample(self, sample: dict[str, Any]) -> None:
         """Show a light machine sample (``load``, ``cpu``, ``memory``) now."""

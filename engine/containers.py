@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from studymon.engine.events import ContainerChanged, Problem, StudyEvent
+from studymon.engine.loopcall import LoopCall
 from studymon.engine.recording import EventRecorder
 from studymon.engine.runtimes import Runtime, open_runtime
 
@@ -63,11 +64,11 @@ class ContainerWatch:
         self._stop = threading.Event()
         self._inspect_failing = False  # said once per spell of failed inspects, not once per event
         self._thread = threading.Thread(target=self._stream, name=f"containers-{study}", daemon=True)
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop: LoopCall | None = None
 
     def start(self) -> None:
-        """Start following, reporting to the running loop."""
-        self._loop = asyncio.get_running_loop()
+        """Start following, reporting to the running loop (in the context it is started in)."""
+        self._loop = LoopCall()
         self._thread.start()
 
     def stop(self) -> None:
@@ -147,9 +148,8 @@ class ContainerWatch:
         return {name: inspects[name] for name, status in statuses.items() if status == "running" and name in inspects}
 
     def _post(self, event: StudyEvent) -> None:
-        loop = self._loop
-        if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(self._on_posted, event)
+        if self._loop is not None:
+            self._loop.soon(self._on_posted, event)
 
     def _on_posted(self, event: StudyEvent) -> None:
         if isinstance(event, ContainerChanged):

@@ -31,6 +31,7 @@ from studymon.engine.kill import Passed
 from studymon.engine.killpoint import ACTIONS, AFTER, CONTAINER, SEED, ArmedPoint, KillPoint, point_text
 from studymon.engine.launcher import Controller, Ending
 from studymon.engine.ledger import Record
+from studymon.engine.loopcall import LoopCall
 from studymon.engine.recording import EventRecorder, event_name, event_time
 from studymon.engine.records import ArmLine
 from studymon.engine.runtimes import Runtime
@@ -90,7 +91,7 @@ class KillDriver:
         self.accounts = accounts
         self.points: list[ArmedPoint] = []  # armed, in order; the first counts its moments
         self._live = False  # the session reads the ledger live: the first point counts
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop: LoopCall | None = None
         self._due: tuple[Record, str | None, float] | None = None  # a moment seen mid-kill, or before the pid was known
         self._killed: set[int] = set()  # the pids this console's kills ended
         # The moments the study has shown so far, as points (the console offers them to arm): kinds of record with
@@ -162,7 +163,7 @@ class KillDriver:
         """The session reads the ledger live from here on: the first point begins to count (idempotent)."""
         self._live = True
         with contextlib.suppress(RuntimeError):  # no loop: a point counts records only
-            self._loop = asyncio.get_running_loop()
+            self._loop = LoopCall()
         self._begin_counting()
 
     def _begin_counting(self) -> None:
@@ -267,10 +268,10 @@ class KillDriver:
             return
         if len(self._moments) < MOMENTS_KEPT:
             name = event_name(event)
-            self._loop.call_soon_threadsafe(self._moment, CONTAINER, action, name[len(self.prefix) :])
+            self._loop.soon(self._moment, CONTAINER, action, name[len(self.prefix) :])
         if not self.points or self.points[0].point.on_record:
             return
-        self._loop.call_soon_threadsafe(self._container_moment, event, seen)
+        self._loop.soon(self._container_moment, event, seen)
 
     def _container_moment(self, event: dict[str, Any], seen: float) -> None:
         if not self.points or self.killing is not None:

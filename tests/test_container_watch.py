@@ -9,6 +9,7 @@ the stream are real.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 from typing import Any
 
@@ -95,3 +96,41 @@ def test_the_recording_takes_a_container_labelled_as_the_studys_whatever_its_nam
     lines = [json.loads(line) for line in (folder / "container-events-live.jsonl").read_text().splitlines()]
     recorded = [line["Actor"]["Attributes"]["name"] for line in lines if "Actor" in line]
     assert recorded == ["elsewhere-r9", f"{PREFIX}r6"]
+
+
+CONTEXT_PREFIX = "watchctx-s-"
+WHOSE: contextvars.ContextVar[str] = contextvars.ContextVar("whose")
+
+
+async def test_what_the_stream_reports_runs_in_the_context_the_watch_was_started_in() -> None:
+    """The stream's thread reports into the loop in the starter's context (a front end's, here a test's):
+    a thread's own context is empty, and what a front end does with an event there (a timer) would fail
+    later, outside it."""
+    runtime = open_runtime("process")
+    recorder = EventRecorder(CONTEXT_PREFIX, runtime.history)
+    seen: list[tuple[str, StudyEvent]] = []
+    WHOSE.set("the starter's")
+    watch = ContainerWatch("s", "process", CONTEXT_PREFIX, recorder, lambda e: seen.append((WHOSE.get("none"), e)))
+    watch.start()
+    try:
+        assert await asyncio.to_thread(recorder.wait_live, 20.0), "the stream did not come up"
+        runtime.run(f"{CONTEXT_PREFIX}r1", ["true"])
+        assert runtime.wait(f"{CONTEXT_PREFIX}r1", timeout=30) == 0
+        await _until(lambda: any(isinstance(e, ContainerChanged) and e.action == "die" for _, e in seen), "r1's die")
+        assert {whose for whose, _ in seen} == {"the starter's"}, seen
+    finally:
+        watch.stop()
+        await watch.join()
+        runtime.remove(f"{CONTEXT_PREFIX}r1", force=True)
+
+
+def test_no_engine_module_calls_into_the_loop_from_a_thread_but_through_loopcall() -> None:
+    """``call_soon_threadsafe`` runs its callback in the calling thread's context: every such call goes through
+    :class:`~studymon.engine.loopcall.LoopCall`, which runs it in the context the engine was started in."""
+    from pathlib import Path
+
+    engine = Path(__file__).resolve().parents[1] / "engine"
+    callers = sorted(
+        str(p.relative_to(engine)) for p in engine.rglob("*.py") if "call_soon_threadsafe" in p.read_text()
+    )
+    assert callers == ["loopcall.py"], callers

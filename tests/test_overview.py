@@ -7,6 +7,7 @@ the overview over real studies are in ``test_overview_live.py``.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from studymon.engine.events import (
     ArmChanged,
     ContainerChanged,
     KillStep,
+    Problem,
     ProcessStarted,
     Progress,
     RecordsSeen,
@@ -662,3 +664,54 @@ async def test_a_row_whose_age_alone_moved_is_its_old_line_with_the_new_age_and_
         assert table.render_line(0).cell_length == table.size.width
         # A row too narrow to hold the age column is drawn whole again.
         assert table._with_age(Strip.blank(10), "20s", table._base(False, False, False)) is None
+
+
+async def test_container_events_from_the_engine_s_thread_leave_a_console_that_quits_clean(tmp_path: Path) -> None:
+    """A container's events and problems reach the overview from the watch's thread; the timers its rows set then
+    run in the app's context, so that ``q`` at the end quits with no traceback (once it ended in a LookupError, exit 1)."""
+    from studymon.engine.containers import ContainerWatch
+    from studymon.engine.recording import EventRecorder
+    from studymon.engine.runtimes import open_runtime
+    from tests.faulty_runtime import FaultyInspect
+
+    prefix = "ovctx-s00-"
+    runtime = open_runtime("process")
+    app = console(IDS)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.feed([e for n, i in enumerate(IDS) for e in running(i, n)])
+        recorder = EventRecorder(prefix, runtime.history)
+        seen: list[StudyEvent] = []
+
+        def sink(event: StudyEvent) -> None:
+            seen.append(event)
+            overview = app.main.overview
+            assert overview is not None
+            if isinstance(event, Problem):
+                overview.flush()  # a row was drawn just now (48 busy studies): this one is drawn by a timer
+            app.main.deliver(event)  # as the app's sink does
+
+        # The runtime fails its first inspect, as a busy engine does: a Problem, which the row shows (a timer).
+        watch = ContainerWatch(
+            "s00", "process", prefix, recorder, sink,
+            open_stream_runtime=lambda backend: FaultyInspect(  # type: ignore[return-value]
+                calls=1, real=open_runtime(backend), error=ConnectionResetError("the engine dropped the connection")
+            ),
+        )
+        watch.start()
+        try:
+            assert await asyncio.to_thread(recorder.wait_live, 20.0)
+            runtime.run(f"{prefix}d1", ["true"])
+            assert runtime.wait(f"{prefix}d1", timeout=30) == 0
+            for _ in range(400):
+                if any(isinstance(e, ContainerChanged) and e.action == "die" for e in seen):
+                    break
+                await pilot.pause(0.05)
+            assert any(isinstance(e, ContainerChanged) and e.action == "die" for e in seen), seen
+            assert any(isinstance(e, Problem) for e in seen), seen
+            await pilot.pause(0.3)  # the rows' draw timer has run
+        finally:
+            watch.stop()
+            await watch.join()
+            runtime.remove(f"{prefix}d1", force=True)
+        await pilot.press("q")
+    assert app.return_code in (0, None), app.return_code

@@ -171,20 +171,46 @@ def test_the_axis_moves_by_whole_columns() -> None:
     assert moved.column(t) == axis.column(t) - 1
 
 
-@pytest.mark.parametrize(("age", "step"), [(0.0, 5.0), (40.0, 5.0), (60.0, 5.0), (61.0, 10.0), (95.0, 10.0),
-                                           (230.0, 10.0), (250.0, 10.0), (500.0, 12.0), (900.0, 20.0)])
-def test_a_young_study_fills_the_axis_linearly(age: float, step: float) -> None:
-    """Younger than the columns hold at the older form's step: every column linear, at the finest step
-    of the ladder that holds the oldest (never finer than 5 s: the screen ticks every 2 s; past the first
-    minute never finer than 10 s: each step repaints)."""
-    columns, now = 47, T0
+@pytest.mark.parametrize(("age", "step"), [(0.0, 0.25), (8.0, 0.25), (20.0, 0.5), (40.0, 1.0), (60.0, 2.0),
+                                           (95.0, 3.0), (230.0, 5.0), (250.0, 6.0), (500.0, 12.0), (900.0, 20.0)])
+def test_a_young_study_fills_the_axis_from_its_start(age: float, step: float) -> None:
+    """Younger than the columns hold at the older form's step: every column linear from the oldest on, at the
+    finest step of the ladder that holds now; what has happened fills at least half of the columns."""
+    columns, now = 47, T0 + 0.1
     axis = TimeAxis.build(columns, now, oldest=now - age)
     assert axis.old_columns == 0
     assert axis.step == step
-    assert axis.column(now) == columns - 1
-    assert axis.start(0) <= now - age  # the oldest is on the axis, not folded into its first column
+    assert axis.column(now - age) == 0 and axis.start(0) <= now - age < axis.start(0) + step
+    here = axis.column(now)
+    assert here == math.floor(now / step) - math.floor((now - age) / step) <= columns - 1
+    if age >= 8.0:
+        assert here + 1 >= columns / 2, "what has happened takes at least half of the graph"
+    assert axis.column(now + 30) == here, "later than now is now"
     row = axis.labels()
-    assert row.startswith("-" + age_text(step * columns)) and row.endswith("now")
+    assert len(row) == columns and row.index("now") in (here - 2, here)
+    if here >= 8:  # room for what the axis reaches back, left of now
+        assert row.startswith("-" + age_text((axis.now_bin + 1) * step - axis.start(0)))
+    mid = (axis.now_bin + 0.5) * step  # labels are placed from the middle of now's column
+    for label, back in (("-1m", 60), ("-2m", 120), ("-5m", 300)):
+        if label in row:
+            assert row.index(label) == axis.column(mid - back), (label, row)
+
+
+def test_a_young_axis_grows_in_place_and_moves_to_a_coarser_step_at_the_right_edge() -> None:
+    """Nothing shifts while a young axis grows: a moment keeps its column until the step changes."""
+    columns, born = 47, T0 + 0.1
+    first = TimeAxis.build(columns, born + 10, oldest=born)
+    later = TimeAxis.build(columns, born + 11, oldest=born)
+    assert first.step == later.step and first.column(born + 5) == later.column(born + 5)
+    assert later.column(born + 11) > first.column(born + 10)
+    assert first.key != later.key, "now moved by columns: the lanes running to now are drawn again"
+    grown = TimeAxis.build(columns, born + first.step * columns + 1, oldest=born)
+    assert grown.step > first.step and grown.column(born) == 0
+
+
+def test_past_the_young_form_now_is_the_right_edge() -> None:
+    axis = TimeAxis.build(47, T0, oldest=T0 - 1000)
+    assert axis.column(T0) == 46 and axis.now_bin == axis.last_bin
 
 
 def test_older_than_that_the_older_part_is_compressed() -> None:
@@ -338,11 +364,12 @@ def test_a_run_without_result_extends_to_now() -> None:
     timeline.add_records(run_records("a1", "ablation", now - 300, now - 299, None))
     axis = TimeAxis.build(47, now, timeline._oldest())
     row = lane(timeline, 53, "a1")
-    start = axis.column(now - 299)
-    assert row[start:] == GLYPHS[RunState.RUNNING] * (47 - start)
-    # A minute later it still reaches the right edge.
+    start, here = axis.column(now - 299), axis.column(now)
+    assert row[start : here + 1] == GLYPHS[RunState.RUNNING] * (here + 1 - start) and not row[here + 1 :].strip()
+    # A minute later it reaches now still.
     clock.now += 60
-    assert lane(timeline, 53, "a1").endswith(GLYPHS[RunState.RUNNING] * 5)
+    later = TimeAxis.build(47, clock.now, timeline._oldest())
+    assert lane(timeline, 53, "a1")[: later.column(clock.now) + 1].endswith(GLYPHS[RunState.RUNNING] * 5)
 
 
 def test_failed_runs_and_runs_not_started() -> None:
@@ -432,6 +459,7 @@ def test_a_kill_and_a_resume_in_one_column_both_show() -> None:
     clock = Clock(mid_bin_now(47))
     now = clock.now
     timeline = Timeline(clock)
+    timeline.add_load(now - 3600, 0.0, MIB)  # an hour old: now is the right edge
     timeline.mark("kill", now - 100)
     timeline.mark("resume", now - 99)
     top = plot(lines(timeline, 53)[0])
@@ -579,7 +607,7 @@ async def test_samples_added_show_on_the_graph() -> None:
         screen = painted(timeline)
         axis = TimeAxis.build(47, now, timeline._oldest())
         low = [GUTTER + c for c in range(axis.column(now - 590), axis.column(now - 320))]
-        high = [GUTTER + c for c in range(axis.column(now - 290), 47)]
+        high = [GUTTER + c for c in range(axis.column(now - 290), axis.column(now) + 1)]
         assert low and high
         assert all(screen[0][c] == " " and screen[3][c] == "▂" for c in low), screen  # 5 % of 32 levels: one
         assert all(screen[0][c] == "▆" and screen[3][c] == "█" for c in high), screen  # 95 %: 30 of 32

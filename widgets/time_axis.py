@@ -3,20 +3,24 @@
 A linear column stands for a whole number of seconds from a short ladder
 (:data:`STEPS`: 5, 6, 10, 12, 15, 20, 30, 40 s, ...), so that panes of
 nearly the same width share a step, and so move at the same moments, in
-one frame.  While everything shown is younger than what the columns hold at
-the step the older form would take, every column is linear, at the
-smallest step that reaches back to the oldest thing shown: a study a minute
-old fills a quarter of the graph instead of its last column.  Past its first
-minute (:data:`FINE_SECONDS`), a young axis steps no finer than
-:data:`YOUNG_STEP`, since each step repaints the graph.  After that, the
-right three quarters of the columns are linear over at least the last ten
-minutes (:data:`LINEAR_SPAN`, at the smallest step of the ladder that covers
-it); the left quarter covers everything older, compressed into a span taken
-from a fixed ladder (:data:`OLD_SPANS`: 20 minutes, 30 minutes, 1 hour, ...
-30 days), the smallest that reaches back to the oldest thing shown.
-Anything older than the ladder's last step is drawn in the first column.
-Under :data:`MIN_SPLIT_COLUMNS` columns there is no room for two scales, and
-every column is linear.
+one frame.
+
+While everything shown fits in the columns at a step no coarser than the
+older form's (below), the axis is *young*: it begins at the oldest thing
+shown and grows to the right, at the finest step of :data:`YOUNG_STEPS`
+(a quarter second, then the ladder) that holds it all with room for now.
+A study twenty seconds old fills at least half of the graph, not its last
+columns, and nothing shifts as time passes: the picture grows where now is
+(the axis row says ``now`` there) and is drawn again at a coarser step
+when now reaches the right edge.  Past that, the right three quarters of
+the columns are linear over at least the last ten minutes
+(:data:`LINEAR_SPAN`, at the smallest step of the ladder that covers it),
+with now in the last column; the left quarter covers everything older,
+compressed into a span taken from a fixed ladder (:data:`OLD_SPANS`: 20
+minutes, 30 minutes, 1 hour, ... 30 days), the smallest that reaches back
+to the oldest thing shown.  Anything older than the ladder's last step is
+drawn in the first column.  Under :data:`MIN_SPLIT_COLUMNS` columns there is
+no room for two scales, and every column is linear.
 
 Columns are aligned to absolute time (a linear column is the bin
 ``floor(t / step)``), so what a column shows does not shimmer as the clock
@@ -53,11 +57,10 @@ OLD_SPANS: tuple[float, ...] = tuple(
         30 * 86400,
     )
 )
-# A young axis moves at every step: the finest steps only for the first minute, when each column
-# is a good part of what there is to see; after it, no finer than YOUNG_STEP (measured: an idle
-# console watching three studies 65-95 s old took 0.47 % of a core at 5 s a column, 0.30 % at 20 s).
-FINE_SECONDS = 60.0
-YOUNG_STEP = 10.0
+# A young axis grows from the oldest thing shown.  Its finer steps cost a repaint at most once a tick
+# (the screen's clock, every 2 s) and only while the study is a few minutes old: what there is to see
+# then is a few minutes, and drawn in the last columns it was not seen (measured: bench/console_load.py).
+YOUNG_STEPS: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 3.0, 4.0, *STEPS)
 MIN_SPLIT_COLUMNS = 8
 OLD_FILL = "┄"  # the compressed part of the axis row: dashed, so it reads as another scale
 LINEAR_FILL = "─"
@@ -91,30 +94,42 @@ class TimeAxis:
 
     columns: int
     step: float  # seconds per linear column
-    now_bin: int  # the bin of the rightmost column
+    last_bin: int  # the bin of the rightmost column
     old_columns: int
     old_span: float  # seconds covered by the compressed columns
     boundary: float  # where the linear part begins (the start of its first column)
     origin: float  # the start of the first column
     old_step: float  # seconds per compressed column
+    now_bin: int  # the bin of now: the rightmost column's, except on a young axis
 
     @classmethod
     def build(cls, columns: int, now: float, oldest: float | None = None) -> TimeAxis:
-        """The axis for ``columns`` columns ending at ``now``, reaching back to ``oldest`` if the ladder allows
-        (``oldest`` None: ten minutes linear and the ladder's first span compressed)."""
+        """The axis for ``columns`` columns at ``now``, reaching back to ``oldest`` if the ladder allows: from
+        ``oldest`` on while it is young, else ending at ``now`` (``oldest`` None: ten minutes linear and the
+        ladder's first span compressed)."""
         columns = max(1, columns)
         old_columns = columns // 4 if columns >= MIN_SPLIT_COLUMNS else 0
         step = _step_for(LINEAR_SPAN / (columns - old_columns))
-        if oldest is not None:
-            # Young: every column linear, at the finest step (no coarser than the older form's) that holds it all.
-            finest = STEPS[0] if now - oldest <= FINE_SECONDS else YOUNG_STEP
+        if oldest is not None and oldest <= now:
+            # Young: every column linear from the oldest, at the finest step (no coarser than the older form's)
+            # at which now is still on the axis.
             young = next(
-                (s for s in STEPS if finest <= s <= step and (math.floor(now / s) - columns + 1) * s <= oldest), None
+                (s for s in YOUNG_STEPS if s <= step and math.floor(now / s) - math.floor(oldest / s) < columns), None
             )
             if young is not None:
-                now_bin = math.floor(now / young)
-                boundary = (now_bin - columns + 1) * young
-                return cls(columns, young, now_bin, 0, OLD_SPANS[0], boundary, boundary, 0.0)
+                first_bin = math.floor(oldest / young)
+                boundary = first_bin * young
+                return cls(
+                    columns,
+                    young,
+                    first_bin + columns - 1,
+                    0,
+                    OLD_SPANS[0],
+                    boundary,
+                    boundary,
+                    0.0,
+                    math.floor(now / young),
+                )
         now_bin = math.floor(now / step)
         boundary = (now_bin - (columns - old_columns) + 1) * step
         old_span = OLD_SPANS[0]
@@ -122,13 +137,14 @@ class TimeAxis:
             need = boundary - oldest
             old_span = next((span for span in OLD_SPANS if span >= need), OLD_SPANS[-1])
         if not old_columns:
-            return cls(columns, step, now_bin, 0, old_span, boundary, boundary, 0.0)
-        return cls(columns, step, now_bin, old_columns, old_span, boundary, boundary - old_span, old_span / old_columns)
+            return cls(columns, step, now_bin, 0, old_span, boundary, boundary, 0.0, now_bin)
+        origin = boundary - old_span
+        return cls(columns, step, now_bin, old_columns, old_span, boundary, origin, old_span / old_columns, now_bin)
 
     @property
-    def key(self) -> tuple[int, float, int, float]:
+    def key(self) -> tuple[int, float, int, int, float]:
         """What a drawing on this axis depends on: equal keys, equal pictures."""
-        return (self.columns, self.step, self.now_bin, self.old_span)
+        return (self.columns, self.step, self.last_bin, self.now_bin, self.old_span)
 
     @property
     def linear_columns(self) -> int:
@@ -136,10 +152,9 @@ class TimeAxis:
 
     def column(self, t: float) -> int:
         """The column that shows the moment ``t``; earlier than the first is the first, later than now is now."""
-        last = self.columns - 1
         if t >= self.boundary:
-            back = self.now_bin - math.floor(t / self.step)
-            return max(self.old_columns, last - back) if back > 0 else last
+            bin_ = min(math.floor(t / self.step), self.now_bin)
+            return max(self.old_columns, self.columns - 1 - self.last_bin + bin_)
         if not self.old_columns:
             return 0
         index = math.floor((t - self.origin) / self.old_step)
@@ -148,15 +163,16 @@ class TimeAxis:
     def start(self, column: int) -> float:
         """When column ``column`` begins."""
         if column >= self.old_columns:
-            return (self.now_bin - (self.columns - 1 - column)) * self.step
+            return (self.last_bin - (self.columns - 1 - column)) * self.step
         return self.origin + column * self.old_step
 
     def labels(self) -> str:
-        """The axis row: ``now`` at the right edge, ``-10m``, ``-5m`` and ``-1m`` (or ``-2m``) where they
-        fall, what the whole axis reaches back at the left, and a dashed line over the compressed part.
+        """The axis row: ``now`` where it is (the right edge, but on a young axis), ``-10m``, ``-5m`` and
+        ``-1m`` (or ``-2m``) where they fall, what the whole axis reaches back at the left, and a dashed
+        line over the compressed part.
 
         Labels that would touch another are left out, the less important first.  They are placed from
-        the middle of the rightmost column, not from the moment: equal keys, equal rows, so no label
+        the middle of now's column, not from the moment: equal keys, equal rows, so no label
         moves by a cell in the middle of a step (a repaint of the whole timeline for nothing).
         """
         now = (self.now_bin + 0.5) * self.step
@@ -169,7 +185,9 @@ class TimeAxis:
             # Only a moment on the axis: one before it would be drawn in the first column.
             return [(self.column(now - back), text)] if now - back >= self.origin else []
 
-        choices = [[(width - 3, "now")], at(LINEAR_SPAN, "-10m"), [(0, "-" + age_text(reach))], at(300, "-5m")]
+        here = self.column(now)
+        choices = [[(here - 2, "now"), (here, "now")], at(LINEAR_SPAN, "-10m"), [(0, "-" + age_text(reach))]]
+        choices.append(at(300, "-5m"))
         # The last minute is narrow on a narrow axis: -2m stands in where -1m would touch "now".
         choices.append(at(60, "-1m") + at(120, "-2m"))
         for options in choices:

@@ -6,10 +6,11 @@ resolution and a value scale at the left (``100%`` and ``0``; the scale grows
 in steps past 100 %), its memory as one more row under it with the top of its
 own scale, the time axis, and then one lane per run (see
 :mod:`studymon.widgets.run_lanes`).  Every part shares the columns of one
-:class:`~studymon.widgets.time_axis.TimeAxis`: all linear while the study
-is young (5 s a column at the finest in its first minute, 10 s after it),
-then at least the last ten minutes linear and everything older compressed
-into the left quarter.  A kill and a resume are
+:class:`~studymon.widgets.time_axis.TimeAxis`: all linear from the study's
+start while it is young (it grows to the right, at the finest step that
+holds it, so that a study seconds old fills half the graph or more), then
+at least the last ten minutes linear to now at the right edge and
+everything older compressed into the left quarter.  A kill and a resume are
 vertical marks (``K`` and ``R``) across every row, so a run that went through
 a kill is visibly one bar with both marks on it; an end the console did not
 make is ``C`` (a crash) or ``S`` (a stop).  The tooltip says each mark's
@@ -304,15 +305,12 @@ class Timeline(Widget):
         cpu: list[float | None] = [None] * axis.columns
         memory: list[int | None] = [None] * axis.columns
         column, floor = axis.column, math.floor
-        step, now_bin, last, boundary = axis.step, axis.now_bin, axis.columns - 1, axis.boundary
+        step, now_bin, boundary = axis.step, axis.now_bin, axis.boundary
+        shift = axis.columns - 1 - axis.last_bin  # a bin's column, in the linear part
         last_end, last_col = math.nan, 0
         for start, end, c, m in self.history.span_tuples(now):
             first = last_col if start == last_end else column(start)
-            if end >= boundary:
-                back = now_bin - floor(end / step)
-                last_col = last - back if back > 0 else last
-            else:
-                last_col = column(end)
+            last_col = shift + min(floor(end / step), now_bin) if end >= boundary else column(end)
             last_end = end
             for col in range(first, last_col + 1):
                 old = cpu[col]

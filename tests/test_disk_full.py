@@ -134,7 +134,8 @@ def test_a_write_the_console_alone_cannot_make_stops_the_study_and_names_the_fil
             _whole_lines(out / name)
     assert not list(out.rglob("*.tmp"))
     launches = [json.loads(x) for x in (out / "launches.jsonl").read_text().splitlines()]
-    assert launches[-1]["event"] == "end" and launches[-1]["code"] == 130, "stopped with SIGINT, at a safe point"
+    log = (out / "study.log").read_text(errors="replace") if (out / "study.log").exists() else "(no study.log)"
+    assert launches[-1]["event"] == "end" and launches[-1]["code"] == 130, f"stopped with SIGINT, at a safe point:\n{log}"
     hint = re.search(r"^\s*(studymon run --resume \S+)\s*$", output, re.M)
     assert hint is not None, output
     again = subprocess.run([sys.executable, "-m", "studymon.tui.cli", *hint.group(1).split()[1:], "--headless"], cwd=tmp_path,

@@ -43,7 +43,7 @@ from studymon.tui.feed import StudyFeed
 from studymon.tui.screens import SIDE_BY_SIDE, OpenedStudyScreen
 from studymon.widgets.overview import Overview, OverviewRows, bar
 from studymon.widgets.study_pane import StudyPane
-from studymon.widgets.summary import BadQuery, Query, StudySummary, age_text, sort_key
+from studymon.widgets.summary import QUERY_FIELDS, BadQuery, Query, StudySummary, age_text, sort_key
 
 SIZE = (160, 48)
 NOW = 1_800_000_000.0
@@ -165,6 +165,53 @@ def test_an_unknown_sort_key_is_refused() -> None:
 def test_the_filter_query(text: str, kept: list[str]) -> None:
     q = Query.parse(text)
     assert [s.id for s in _rows() if q.holds(s)] == kept
+
+
+def _rows_from_events() -> list[StudySummary]:
+    """Rows whose every query field was set by the events the engine sends (not by hand)."""
+    a, b, c = StudySummary("alpha", order=0), StudySummary("beta", order=1), StudySummary("gamma", order=2)
+    assert a.fold(StateChanged("alpha", State.RUNNING), NOW)
+    assert a.fold(Progress("alpha", 2, "diagnosis", 60.0, 100.0, (("d2", None), ("a2", None))), NOW)
+    assert a.fold(ArmChanged("alpha", True, "after:charge"), NOW)
+    assert b.fold(StateChanged("beta", State.KILLED, "waiting for resume"), NOW)
+    assert b.fold(Progress("beta", 1, "proposal", 90.0, 100.0, ()), NOW)
+    assert b.fold(KillStep("beta", 1, "resumed"), NOW)
+    assert c.fold(StateChanged("gamma", State.FINISHED_OK), NOW)
+    assert c.fold(Verdicts("gamma", (Check("x", True, ""),), True, True), NOW)
+    return [a, b, c]
+
+
+FIELD_CASES = [
+    ("id=beta", ["beta"]),
+    ("state=killed", ["beta"]),
+    ("stage=diagnosis", ["alpha"]),
+    ("stage=proposal", ["beta"]),
+    ("round=2", ["alpha"]),
+    ("round!=2", ["beta", "gamma"]),
+    ("verdict=ok", ["gamma"]),
+    ("armed=yes", ["alpha"]),  # the README's example
+    ("armed=no", ["beta", "gamma"]),
+    ("kill=kill", ["beta"]),  # matched by its start, as a state is
+    ("kill!=kill", ["alpha", "gamma"]),
+    ("flight=2", ["alpha"]),
+    ("flight=0", ["beta", "gamma"]),
+]
+
+
+@pytest.mark.parametrize("text, kept", FIELD_CASES)
+def test_every_query_field_reads_what_the_events_said(text: str, kept: list[str]) -> None:
+    q = Query.parse(text)
+    assert [s.id for s in _rows_from_events() if q.holds(s)] == kept
+
+
+def test_every_query_field_has_a_case_that_keeps_some_rows_and_drops_others() -> None:
+    """A field that matched nothing (or everything) would pass a case that expects nothing of it."""
+    cased = {text.split("=")[0].rstrip("!") for text, _ in FIELD_CASES}
+    assert cased == set(QUERY_FIELDS)
+    everyone = {s.id for s in _rows_from_events()}
+    for field in QUERY_FIELDS:
+        kept = [set(k) for t, k in FIELD_CASES if t.split("=")[0].rstrip("!") == field]
+        assert any(k and k != everyone for k in kept), field
 
 
 @pytest.mark.parametrize("text, said", [
@@ -353,6 +400,35 @@ async def test_the_filter_keeps_what_the_query_says_and_refuses_one_it_cannot_re
         await pilot.press("slash", *"s1", "enter")
         await pilot.pause()
         assert ids_shown(app) == ["s10", "s11"]
+
+
+async def test_a_filter_is_applied_again_as_rows_change_and_once_more_after_a_pause() -> None:
+    """With ``state=running`` typed, a study that crashes leaves the list, one that resumes comes back; paused,
+    the rows stay where they are (their new state shown) until the pause ends."""
+    app = console(IDS)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.feed([e for n, i in enumerate(IDS) for e in running(i, n)])
+        await app.feed([StateChanged("s05", State.CRASHED)])
+        await pilot.press("slash")
+        await typed(pilot, "state=running")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "s05" not in ids_shown(app) and len(ids_shown(app)) == 11
+        await app.feed([StateChanged("s03", State.CRASHED)])
+        await pilot.pause()
+        assert "s03" not in ids_shown(app), "a row that no longer holds leaves at once"
+        await app.feed([StateChanged("s05", State.RUNNING)])
+        await pilot.pause()
+        assert "s05" in ids_shown(app), "a row that holds again comes back"
+        await pilot.press("Z")
+        await pilot.pause()
+        await app.feed([StateChanged("s07", State.CRASHED)])
+        await pilot.pause()
+        shown = ids_shown(app)
+        assert "s07" in shown and "crashed" in row_texts(app)[shown.index("s07")], "paused: it stays, as it is now"
+        await pilot.press("Z")
+        await pilot.pause()
+        assert "s07" not in ids_shown(app) and len(ids_shown(app)) == 10
 
 
 async def test_pause_freezes_the_order_while_rows_go_on_changing() -> None:

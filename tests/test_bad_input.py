@@ -592,7 +592,8 @@ def test_report_judges_broken_evidence_and_writes_nothing(tmp_path: Path, name: 
     breaks(out)
     before = snapshot(tmp_path)
     proc = studymon("report", *extra, "a", cwd=tmp_path)
-    assert proc.returncode in (1, 3), proc.stdout + proc.stderr
+    # A check failed: 1, whether or not the study finished (a ✗ beats every ?, §6.6).
+    assert proc.returncode == 1, proc.stdout + proc.stderr
     assert proc.stderr == "" and "Traceback" not in proc.stdout
     if extra:
         [report] = json.loads(proc.stdout)
@@ -602,6 +603,20 @@ def test_report_judges_broken_evidence_and_writes_nothing(tmp_path: Path, name: 
     else:
         assert re.search(rf"{re.escape(scope)}\s*│ {check}\s*│ ✗", proc.stdout), proc.stdout
     assert snapshot(tmp_path) == before
+
+
+def test_a_failed_check_in_a_study_that_has_not_finished_is_exit_1_not_3(tmp_path: Path) -> None:
+    """§6.6: a ✗ beats a ?; a study whose controller has not ended has a ? ("finished") beside its ✗."""
+    out = sound_evidence(tmp_path)
+    launches = (out / "launches.jsonl").read_text().splitlines(keepends=True)
+    assert json.loads(launches[-1])["event"] == "end"
+    (out / "launches.jsonl").write_text("".join(launches[:-1]))  # the last controller has not ended
+    (out / "outcome.json").unlink()  # and the console has not written the study's end
+    (out / "kills" / "1" / "kill.json").write_text("{")
+    proc = studymon("report", "a", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert re.search(r"kill 1\s*│ killEvidence\s*│ ✗", proc.stdout), proc.stdout
+    assert re.search(r"│ finished\s*│ \?", proc.stdout), proc.stdout
 
 
 def test_report_of_good_and_bad_folders_refuses_the_whole_command(tmp_path: Path) -> None:

@@ -57,14 +57,7 @@ def run_trial(task: dict[str, Any]) -> dict[str, Any]:
         template = work / "template.json"
         template.write_text(json.dumps(task["template"]), encoding="utf-8")
         out = work / str(task["id"])
-        study = [sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--template", str(template)]
-        for point in task["points"]:
-            study += ["--kill", f"{task['id']}:{point}"]
-        study.append(f"{task['id']}={out}")
-        # The guard runs the study's command and, should this worker die, stops it and removes its containers.
-        stem = f"{task['template'].get('containerPrefix', DEFAULT_PREFIX)}-{task['id']}-"
-        backend = str(task["template"].get("backend", "process"))
-        argv = [sys.executable, "-m", "studymon.engine.trial", backend, stem, "--", *study]
+        argv = trial_command(task, template, out)
         env = {**os.environ, **task.get("env", {}), "COLUMNS": "200"}
         try:
             proc = subprocess.run(
@@ -82,24 +75,36 @@ def run_trial(task: dict[str, Any]) -> dict[str, Any]:
             output = proc.stdout + proc.stderr
         except subprocess.TimeoutExpired as exc:
             code, output = None, f"the trial ran past {exc.timeout:g} s and was given up"
-        result: dict[str, Any] = {
-            "state": "done",
-            "exit": code,
-            "worker": worker,
-            "host": socket.gethostname(),
-            "output": output[-OUTPUT_KEPT:],
-        }
-        report = out / EvidenceFolder.REPORT
-        if report.is_file():
-            result.update(trial_verdict(report_checks(json.loads(report.read_text(encoding="utf-8")))))
-            result["missed"] = _missed(out)
-        else:
-            result.update(state="error", detail=f"no report.json: exit {code}; {output[-300:].strip()}")
-        result["folder"] = _pack(out) if out.is_dir() else b""
+        result = trial_outcome(out, code, output)
+        result.update(worker=worker, host=socket.gethostname(), folder=_pack(out) if out.is_dir() else b"")
         result["seconds"] = round(time.monotonic() - started, 3)
         return result
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def trial_outcome(out: Path, code: int | None, output: str) -> dict[str, Any]:
+    """What a trial's study left in ``out`` says: its verdict and the points it missed, or that it could not run."""
+    result: dict[str, Any] = {"state": "done", "exit": code, "output": output[-OUTPUT_KEPT:]}
+    report = out / EvidenceFolder.REPORT
+    if report.is_file():
+        result.update(trial_verdict(report_checks(json.loads(report.read_text(encoding="utf-8")))))
+        result["missed"] = missed_points(out)
+    else:
+        result.update(state="error", detail=f"no report.json: exit {code}; {output[-300:].strip()}")
+    return result
+
+
+def trial_command(task: dict[str, Any], template: Path, out: Path) -> list[str]:
+    """The command a trial runs: its study with every one of its points armed, in order, under the guard."""
+    study = [sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--template", str(template)]
+    for point in task["points"]:
+        study += ["--kill", f"{task['id']}:{point}"]
+    study.append(f"{task['id']}={out}")
+    # The guard runs the study's command and, should this worker die, stops it and removes its containers.
+    stem = f"{task['template'].get('containerPrefix', DEFAULT_PREFIX)}-{task['id']}-"
+    backend = str(task["template"].get("backend", "process"))
+    return [sys.executable, "-m", "studymon.engine.trial", backend, stem, "--", *study]
 
 
 def _work_folder(task: dict[str, Any]) -> Path:
@@ -125,8 +130,8 @@ def _stop_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
 
 
-def _missed(out: Path) -> list[str]:
-    """The points arms.jsonl says were missed, with why."""
+def missed_points(out: Path) -> list[str]:
+    """The points the trial's ``arms.jsonl`` says were missed, each with why (a missed trial is no verdict)."""
     arms = out / EvidenceFolder.ARMS
     if not arms.is_file():
         return []

@@ -63,6 +63,7 @@ from studymon.engine.supervisor import Supervisor, exit_status
 from studymon.refstudy import template as reference_template
 
 if TYPE_CHECKING:
+    from studymon.engine.explorer import ExploreOptions
     from studymon.tui.headless import HeadlessView
 
 EXIT_USAGE = 2  # bad input: nothing was written
@@ -603,10 +604,9 @@ def _positive(text: str) -> int:
     return value
 
 
-def cmd_explore(args: argparse.Namespace, console: Console) -> int:
-    from studymon.engine.campaign import CampaignFolder, to_resume
-    from studymon.engine.explorer import ExploreFailed, ExploreOptions, Explorer
-    from studymon.tui.explore_view import ExploreView
+def explore_options(args: argparse.Namespace) -> ExploreOptions:
+    """The campaign ``studymon explore`` asks for, its input checked (BadInput) before anything is written."""
+    from studymon.engine.explorer import ExploreOptions
 
     if args.resume:
         if args.template is not None:
@@ -630,6 +630,15 @@ def cmd_explore(args: argparse.Namespace, console: Console) -> int:
         options = ExploreOptions(study=study, folder=folder, template=template)
     options.workers, options.scheduler = args.workers, args.scheduler
     options.max_trials, options.all_points, options.depth = args.max_trials, args.all_points, args.depth
+    return options
+
+
+def cmd_explore(args: argparse.Namespace, console: Console) -> int:
+    from studymon.engine.campaign import CampaignFolder, to_resume
+    from studymon.engine.explorer import ExploreFailed, Explorer
+    from studymon.tui.explore_view import ExploreView
+
+    options = explore_options(args)
     if args.headless:
         view = ExploreView(console)
         try:
@@ -743,8 +752,38 @@ def cmd_demo(args: argparse.Namespace, console: Console) -> int:
             backend = "process"
     pairs = [f"{i}={base / i}" for i in DEMO_IDS]
     specs, template, _ = plan_fresh(pairs, reference_template(), [DEMO_ARMED], backend, new_parent=base)
-    base.mkdir()
-    create_fresh(specs, template, backend, DEMO_STUDIES)
+    if backend == "process":
+        check_state_folder()
+    prefixes = {s.id: str(template.get("containerPrefix", DEFAULT_PREFIX)) for s in specs}
+
+    # The demo's ids are fixed: a demo already running holds them.  Claimed before anything is written, so
+    # that a second demo refuses at once, rather than write three folders and end unknown.
+    def in_use(study: str, holder: Path | None) -> str:
+        ids = ", ".join(DEMO_IDS)
+        if holder is None:
+            return (
+                f"study id {study!r} is in use by another studymon command (a demo's study ids are always {ids}): "
+                "wait for it to end; nothing was written"
+            )
+        demo = [holder.parent / i for i in DEMO_IDS]
+        if all(p.is_dir() for p in demo):
+            return (
+                f"a studymon demo runs already, in {holder.parent} (a demo's study ids are always {ids}): watch it "
+                f"with: studymon attach {' '.join(map(str, demo))}, or wait for it to end; nothing was written"
+            )
+        return (
+            f"study id {study!r} is in use by the study in {holder} (a demo's study ids are always {ids}): "
+            f"watch it with: studymon attach {holder}, or wait for it to end; nothing was written"
+        )
+
+    locks = claim_for_command(specs, prefixes, dict.fromkeys(prefixes, backend), fresh=True, in_use=in_use)
+    try:
+        base.mkdir()
+        create_fresh(specs, template, backend, DEMO_STUDIES)
+    except BaseException:
+        for lock in locks.values():
+            lock.release()
+        raise
     console.print(
         Text(
             f"studymon demo: three reference studies on the {backend} runtime, kill armed on {DEMO_ARMED}; "
@@ -752,7 +791,8 @@ def cmd_demo(args: argparse.Namespace, console: Console) -> int:
         ),
         highlight=False,
     )
-    return run_studies(specs, {DEMO_ARMED: [SEED]}, False, args.headless, console, options=ConsoleOptions.of(args))
+    armed = {DEMO_ARMED: [SEED]}
+    return run_studies(specs, armed, False, args.headless, console, locks=locks, options=ConsoleOptions.of(args))
 
 
 if __name__ == "__main__":

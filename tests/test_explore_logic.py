@@ -1,0 +1,176 @@
+"""The explorer's decisions, each in well under a second: the command line's campaign options, a trial's command
+(every point armed), a missed point read from a trial's folder, and the retry of a missed point at its class's
+next candidate, up to its limit.  What these decide is run for real in ``tests/test_explore*.py``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from studymon.engine.campaign import DONE, FAILED_TO_RUN, LOST, MISSED, Trial
+from studymon.engine.crashpoints import candidates, classes
+from studymon.engine.evidence import append_jsonl
+from studymon.engine.explorer import MISSED_TRIES, ExploreOptions, Explorer, plan_trials
+from studymon.engine.folder import EvidenceFolder
+from studymon.engine.records import ArmLine
+from studymon.engine.trial import missed_points, trial_command, trial_outcome
+from studymon.tui.cli import build_parser, explore_options
+from tests.test_crashpoints import study
+
+T0 = 1_800_000_000.0
+
+
+# --- the command line ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("argv", "depth", "every", "most"), [
+    ([], 1, False, None),
+    (["--depth", "2"], 2, False, None),
+    (["--all"], 1, True, None),
+    (["--all", "--depth", "2", "--max-trials", "7"], 2, True, 7),
+])
+def test_the_command_line_s_depth_all_and_max_trials_reach_the_campaign(
+    tmp_path: Path, argv: list[str], depth: int, every: bool, most: int | None
+) -> None:
+    args = build_parser().parse_args(["explore", *argv, f"s={tmp_path / 'camp'}"])
+    options = explore_options(args)
+    assert (options.depth, options.all_points, options.max_trials) == (depth, every, most)
+    assert options.study == "s" and options.folder == tmp_path / "camp" and not options.resume
+    assert not (tmp_path / "camp").exists(), "the options are read; nothing is written"
+
+
+def test_depth_is_one_or_two() -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["explore", "--depth", "3", "s=camp"])
+
+
+# --- a trial ---------------------------------------------------------------------------------------
+
+
+def test_a_trial_arms_every_one_of_its_points_in_order(tmp_path: Path) -> None:
+    task = {"n": 4, "id": "s-4", "points": ["after:charge/diagnosis", "after:charge/diagnosis#1"],
+            "template": {"containerPrefix": "inforsi", "backend": "process"}}
+    argv = trial_command(task, tmp_path / "t.json", tmp_path / "s-4")
+    assert argv[:3] == [sys.executable, "-m", "studymon.engine.trial"]
+    assert argv[3:6] == ["process", "inforsi-s-4-", "--"]
+    kills = [argv[i + 1] for i, a in enumerate(argv) if a == "--kill"]
+    assert kills == ["s-4:after:charge/diagnosis", "s-4:after:charge/diagnosis#1"]
+    assert argv[-1] == f"s-4={tmp_path / 's-4'}" and "--headless" in argv
+
+
+def test_a_trial_s_missed_points_are_read_from_its_arms(tmp_path: Path) -> None:
+    arms = tmp_path / EvidenceFolder.ARMS
+    assert missed_points(tmp_path) == [], "no arms.jsonl: nothing missed"
+    append_jsonl(arms, ArmLine("arm", T0, point="after:decision#2").to_json())
+    append_jsonl(arms, ArmLine("fired", T0 + 1, kill=1, run="d1", point="after:decision#2", from_seq=3).to_json())
+    assert missed_points(tmp_path) == []
+    append_jsonl(arms, ArmLine("arm", T0 + 2, point="after:stageOpen#3").to_json())
+    append_jsonl(arms, ArmLine("missed", T0 + 3, run=None, point="after:stageOpen#3",
+                               detail="the next record was written before the freeze", from_seq=9).to_json())
+    with open(arms, "a", encoding="utf-8") as f:
+        f.write("not json\n")
+    assert missed_points(tmp_path) == ["after:stageOpen#3: the next record was written before the freeze"]
+
+
+def test_a_trial_s_outcome_is_its_report_s_verdict_and_its_missed_points(tmp_path: Path) -> None:
+    """What the worker sends back: a verdict from report.json, and the points arms.jsonl says were missed (which
+    make the trial no verdict at the explorer); no report.json, and the trial could not run."""
+    import json
+
+    checks = [{"scope": "study", "name": "exitedCleanly", "ok": True, "detail": ""},
+              {"scope": "kill 1", "name": "killTriggered", "ok": None, "detail": "missed"}]
+    (tmp_path / EvidenceFolder.REPORT).write_text(json.dumps({"checks": checks}))
+    append_jsonl(tmp_path / EvidenceFolder.ARMS, ArmLine("missed", T0, point="after:decision#2",
+                                                          detail="too late", from_seq=4).to_json())
+    got = trial_outcome(tmp_path, 3, "x" * 10_000)
+    assert got["state"] == DONE and got["exit"] == 3 and got["ok"] is None
+    assert got["missed"] == ["after:decision#2: too late"] and got["unknown"] == ["kill 1 · killTriggered"]
+    assert len(got["output"]) < 10_000, "the output is kept short"
+    (tmp_path / EvidenceFolder.REPORT).unlink()
+    failed = trial_outcome(tmp_path, 1, "Traceback: boom")
+    assert failed["state"] == "error" and "no report.json: exit 1" in failed["detail"] and "boom" in failed["detail"]
+
+
+# --- a missed point is tried again at its class's next candidate -----------------------------------
+
+
+class Ended:
+    """What a trial's future gives the explorer once it ended: the worker's result, or what it raised."""
+
+    def __init__(self, result: dict[str, Any] | BaseException) -> None:
+        self._result = result
+
+    def result(self) -> dict[str, Any]:
+        if isinstance(self._result, BaseException):
+            raise self._result
+        return self._result
+
+
+def explorer(tmp_path: Path, max_trials: int | None = None, depth: int = 1) -> Explorer:
+    tmp_path.mkdir(exist_ok=True)
+    e = Explorer(ExploreOptions(study="s", folder=tmp_path, max_trials=max_trials, depth=depth))
+    e.plan = {"study": "s", "token": "t"}
+    e.found = candidates(study(3).steps())
+    for t in plan_trials("s", e.found, all_points=False, depth=depth, max_trials=max_trials):
+        e.trials[t.n] = t
+    return e
+
+
+def missed(point: str) -> Ended:
+    return Ended({"state": DONE, "exit": 3, "missed": [f"{point}: the next record came first"], "folder": b""})
+
+
+def test_a_missed_point_is_tried_again_at_its_class_s_next_candidate_up_to_the_limit(tmp_path: Path) -> None:
+    e = explorer(tmp_path)
+    cls = next(name for name, members in classes(e.found).items() if len(members) > MISSED_TRIES + 1)
+    members = [str(c.point) for c in classes(e.found)[cls]]
+    trial = next(t for t in e.trials.values() if t.cls == cls)
+    tried = [trial.points[0]]
+    for _ in range(MISSED_TRIES - 1):
+        retry = e._ended(trial, missed(trial.points[0]))
+        assert trial.state == MISSED and trial.ok is None, "a missed point is no verdict"
+        assert retry is not None and retry.cls == cls and retry.n == max(e.trials) + 1
+        assert retry.points == [members[len(tried)]], "the next candidate of the class, in trace order"
+        tried.append(retry.points[0])
+        e.trials[retry.n] = retry
+        trial = retry
+    assert e._ended(trial, missed(trial.points[0])) is None, f"{MISSED_TRIES} missed: the class is left missed"
+    assert [t.state for t in e.trials.values() if t.cls == cls] == [MISSED] * MISSED_TRIES
+
+
+def test_a_class_with_no_candidate_left_or_a_campaign_at_its_most_trials_tries_no_more(tmp_path: Path) -> None:
+    e = explorer(tmp_path)
+    single = next(name for name, members in classes(e.found).items() if len(members) == 1)
+    trial = next(t for t in e.trials.values() if t.cls == single)
+    assert e._ended(trial, missed(trial.points[0])) is None, "its only candidate was tried"
+    capped = explorer(tmp_path / "capped", max_trials=3)
+    many = next(t for t in capped.trials.values() if len(classes(capped.found)[t.cls]) > 1)
+    assert capped._ended(many, missed(many.points[0])) is None, "at --max-trials: no retry"
+
+
+def test_a_depth_2_trial_missed_is_tried_again_with_its_second_kill(tmp_path: Path) -> None:
+    e = explorer(tmp_path, depth=2)
+    deep = next(t for t in e.trials.values() if len(t.points) == 2 and len(classes(e.found)[t.cls]) > 2)
+    first = next(t for t in e.trials.values() if t.cls == deep.cls and len(t.points) == 1)
+    e.trials[first.n].state = MISSED
+    retry = e._ended(deep, missed(deep.points[0]))
+    assert retry is not None and retry.points[1:] == deep.points[1:]
+    assert retry.points[0] not in (first.points[0], deep.points[0])
+
+
+def test_a_trial_that_ran_is_its_verdict_and_one_that_could_not_is_none(tmp_path: Path) -> None:
+    e = explorer(tmp_path)
+    a, b, c = list(e.trials.values())[:3]
+    done = {"state": DONE, "exit": 1, "ok": False, "failed": ["chargedOnce"], "unknown": [],
+            "checks": {"chargedOnce": False, "exitedCleanly": True}, "missed": [], "folder": b"", "seconds": 9.5}
+    assert e._ended(a, Ended(done)) is None
+    assert (a.state, a.ok, a.failed, a.checks["chargedOnce"], a.seconds) == (DONE, False, ["chargedOnce"], False, 9.5)
+    assert e._ended(b, Ended({"state": "error", "detail": "no report.json", "folder": b""})) is None
+    assert (b.state, b.ok) == (FAILED_TO_RUN, None)
+    assert e._ended(c, Ended(OSError("the scheduler went away"))) is None
+    assert (c.state, c.ok) == (LOST, None) and "scheduler went away" in c.detail
+    ends = {t.n: t.state for t in e.folder.trials().values()}
+    assert (ends[a.n], ends[b.n], ends[c.n]) == (DONE, FAILED_TO_RUN, LOST), "each end is written to the journal"

@@ -1,0 +1,234 @@
+"""The kill driver alone, in seconds: a real controller (a process started by the real keeper), the real process
+runtime and event recorder, and a study whose ledger the test writes.
+
+What is not real is the session around the driver: a host that records what the driver says and starts a new
+controller when asked to resume, and the ledger reads the pump would make (here: the ledger file, read into the
+accounts).  Each test stops where the driver's own work ends; whole studies are killed in
+``tests/test_kill_points.py`` and ``tests/test_kill_live.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from studymon.engine.accounts import Accounts
+from studymon.engine.clock import rfc3339_ms
+from studymon.engine.events import KillStep, State, StudyEvent
+from studymon.engine.folder import EvidenceFolder, KillFolder
+from studymon.engine.killing import KillDriver
+from studymon.engine.killpoint import point_text
+from studymon.engine.launcher import Controller
+from studymon.engine.ledger import Record, read_ledger
+from studymon.engine.recording import EventRecorder
+from studymon.engine.runtimes import open_runtime
+from studymon.engine.spec import StudySpec
+
+SLEEPER = [sys.executable, "-c", "import time\nwhile True: time.sleep(0.05)"]
+
+
+class Host:
+    """The session around the driver: what it is told, and a new controller when the driver resumes the study."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.controller: Controller | None = None
+        self.launching = False
+        self.events: list[StudyEvent] = []
+        self.states: list[State] = []
+        self.relaunches: list[bool] = []
+
+    def emit(self, event: StudyEvent) -> None:
+        self.events.append(event)
+
+    def set_state(self, state: State, detail: str = "") -> None:
+        self.states.append(state)
+
+    async def heavy_snapshot(self, label: str) -> None:
+        return None
+
+    async def relaunch(self, resume: bool) -> None:
+        self.relaunches.append(resume)
+        self.controller = await Controller.launch(SLEEPER, self.out, dict(os.environ), resume)
+
+    async def resume_requested(self) -> bool:
+        return True
+
+    def steps(self) -> list[str]:
+        return [e.step for e in self.events if isinstance(e, KillStep)]
+
+
+class Reads:
+    """The ledger as the pump reads it: the file, into the accounts; ``while_frozen`` runs at the frozen read."""
+
+    def __init__(self, ledger: Path, accounts: Accounts) -> None:
+        self.ledger, self.accounts = ledger, accounts
+        self.while_frozen: list[Any] = []
+
+    def drain(self, max_bytes: int | None = None) -> None:
+        for r in read_ledger(self.ledger)[0]:
+            if r.seq > self.accounts.last_seq:
+                self.accounts.add(r)
+
+    def read_frozen(self) -> None:
+        for look in self.while_frozen:
+            look()
+        self.drain()
+
+    def record_frozen(self) -> None:
+        return None
+
+
+def write(ledger: Path, *kinds_and_content: tuple[str, dict[str, Any]]) -> list[Record]:
+    """Append records to the study's ledger, numbered on from its last."""
+    have = read_ledger(ledger)[0] if ledger.exists() else []
+    seq = len(have)
+    with open(ledger, "a", encoding="utf-8") as f:
+        for kind, content in kinds_and_content:
+            seq += 1
+            f.write(json.dumps({"seq": seq, "at": rfc3339_ms(1_800_000_000 + seq), "kind": kind,
+                                "content": content}) + "\n")
+    return [r for r in read_ledger(ledger)[0] if r.seq > len(have)]
+
+
+class Lab:
+    """A study folder, its first controller, and the driver under test."""
+
+    def __init__(self, tmp: Path, prefix: str) -> None:
+        self.out = tmp / "s"
+        (self.out / EvidenceFolder.STUDY).mkdir(parents=True)
+        self.spec = StudySpec("s", self.out)
+        self.spec.ledger.touch()
+        self.runtime = open_runtime("process")
+        self.recorder = EventRecorder(prefix, self.runtime.history)
+        self.accounts = Accounts()
+        self.host = Host(self.out)
+        self.reads = Reads(self.spec.ledger, self.accounts)
+        self.driver = KillDriver(self.host, self.reads, self.spec, prefix=prefix, runtime=self.runtime,
+                                 recorder=self.recorder, accounts=self.accounts)
+
+    async def start(self) -> Controller:
+        self.host.controller = await Controller.launch(SLEEPER, self.out, dict(os.environ), False)
+        self.driver.start_counting()
+        return self.host.controller
+
+    async def close(self) -> None:
+        for c in {self.host.controller}:
+            if c is not None and c.is_same_process():
+                c.thaw()
+                c.kill()
+                await c.wait()
+
+
+def status(pid: int) -> str:
+    try:
+        return str(psutil.Process(pid).status())
+    except psutil.NoSuchProcess:
+        return "gone"
+
+
+async def test_a_manual_kill_freezes_reads_snapshots_then_kills_and_resumes(tmp_path: Path) -> None:
+    """The order that makes the evidence true: SIGSTOP; the ledger read while stopped; the targets' snapshot while
+    the controller is still there, stopped; SIGKILL; then the capture and a resumed controller."""
+    lab = Lab(tmp_path, "drv-a-")
+    first = await lab.start()
+    box = "drv-a-d1"
+    seen_at: dict[str, str] = {}
+    try:
+        lab.runtime.run(box, ["sleep", "30"])
+        write(lab.spec.ledger, ("runPlanned", {"run": "d1", "purpose": "diagnosis", "round": 1}),
+              ("charge", {"run": "d1", "amount": 1}), ("runStarted", {"run": "d1", "container": box}))
+        lab.reads.drain()
+        lab.reads.while_frozen.append(lambda: seen_at.setdefault("read", status(first.pid)))
+        real_inspect = lab.runtime.inspect
+
+        def inspect(name: str) -> Any:
+            seen_at.setdefault("snapshot", status(first.pid))
+            return real_inspect(name)
+
+        lab.runtime.inspect = inspect  # type: ignore[method-assign]
+        assert lab.driver.kill_now(auto_resume=True)
+        await lab.driver.see_through()
+        assert seen_at == {"read": "stopped", "snapshot": "stopped"}, seen_at
+        assert status(first.pid) in ("zombie", "gone") and (await first.wait()).signal == "SIGKILL"
+        kill = json.loads((lab.out / "kills" / "1" / KillFolder.KILL).read_text())
+        assert kill["groupStopped"] is True and kill["signalled"] is True
+        assert kill["frozenEpoch"] <= kill["killSentEpoch"], kill
+        assert [t["run"] for t in kill["targets"]] == ["d1"] and kill["beforeKillSeq"] == 3
+        before = json.loads((lab.out / "kills" / "1" / KillFolder.BEFORE).read_text())
+        assert before[box]["State"]["Running"] is True, "the snapshot was taken before the kill, of a running box"
+        assert lab.host.steps() == ["killed", "captured", "resumed"] and lab.host.relaunches == [True]
+        assert lab.host.controller is not None and lab.host.controller.pid != first.pid
+        assert status(lab.host.controller.pid) not in ("stopped", "gone", "zombie"), "the resumed controller runs"
+    finally:
+        lab.runtime.remove(box, force=True)
+        await lab.close()
+
+
+async def test_a_controller_that_is_not_the_one_started_is_never_signalled(tmp_path: Path) -> None:
+    """The identity check: a controller whose start time is not the process's (its pid reused) gets no signal."""
+    lab = Lab(tmp_path, "drv-b-")
+    real = await lab.start()
+    try:
+        stranger = Controller(real.pid, real.start_time - 5.0, lab.out, None)  # the pid, another process's start
+        assert not stranger.is_same_process()
+        lab.host.controller = stranger
+        assert lab.driver.kill_now(auto_resume=True) is False
+        assert status(real.pid) not in ("stopped", "gone", "zombie"), "nothing was sent to the process"
+        assert not (lab.out / "kills").exists() and lab.host.steps() == []
+    finally:
+        lab.host.controller = real
+        await lab.close()
+
+
+async def test_a_moment_passed_under_the_freeze_is_missed_and_the_controller_let_go(tmp_path: Path) -> None:
+    """Armed at the first charge: the study wrote on before the freeze took hold (a record after the point, read
+    under the freeze): the point is missed, nothing is killed, and the controller runs on (SIGCONT)."""
+    lab = Lab(tmp_path, "drv-c-")
+    point = point_text("after:charge")
+    assert point is not None
+    lab.driver.arm(True, point)
+    controller = await lab.start()
+    try:
+        charge = write(lab.spec.ledger, ("runPlanned", {"run": "d1", "purpose": "diagnosis", "round": 1}),
+                       ("charge", {"run": "d1", "amount": 1}))
+        # Between the read that saw the charge and the freeze, the study wrote one more record.
+        lab.reads.while_frozen.append(lambda: write(lab.spec.ledger, ("runStarted", {"run": "d1"})))
+        for r in charge:
+            lab.accounts.add(r)
+        assert lab.driver.check_trigger(charge, 0.0) is True, "the moment was seen: the freeze begins"
+        await lab.driver.see_through()
+        assert status(controller.pid) not in ("stopped", "gone", "zombie"), "let go: it runs on"
+        arms = [json.loads(x) for x in EvidenceFolder(lab.out).arms.read_text().splitlines()]
+        assert [a["event"] for a in arms] == ["arm", "missed"] and "seq 3 was written after seq 2" in arms[1]["detail"]
+        assert not (lab.out / "kills" / "1" / KillFolder.KILL).exists(), "no kill was made"
+        assert lab.host.steps() == ["missed"] and not lab.driver.armed
+    finally:
+        await lab.close()
+
+
+async def test_a_moment_followed_in_the_same_read_is_missed_without_a_freeze(tmp_path: Path) -> None:
+    lab = Lab(tmp_path, "drv-d-")
+    point = point_text("after:charge")
+    assert point is not None
+    lab.driver.arm(True, point)
+    controller = await lab.start()
+    try:
+        records = write(lab.spec.ledger, ("runPlanned", {"run": "d1", "purpose": "diagnosis", "round": 1}),
+                        ("charge", {"run": "d1", "amount": 1}), ("runStarted", {"run": "d1"}))
+        for r in records:
+            lab.accounts.add(r)
+        os.kill(controller.pid, 0)
+        assert lab.driver.check_trigger(records, 0.0) is False
+        assert status(controller.pid) not in ("stopped", "gone", "zombie")
+        arms = [json.loads(x) for x in EvidenceFolder(lab.out).arms.read_text().splitlines()]
+        assert arms[-1]["event"] == "missed" and "seq 2 was followed by seq 3" in arms[-1]["detail"], arms
+    finally:
+        await lab.close()
+

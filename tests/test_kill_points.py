@@ -135,6 +135,9 @@ def test_the_reference_study_passes_at_points_of_every_kind(tmp_path: Path, back
             args = ["run", "--headless", "--template", str(template)] + [f"--kill={s}:{p}" for s, p in points.items()]
             proc = studymon(*args, *[f"{sid}={sid}" for sid in points], cwd=tmp_path, timeout=600)
             for sid, point in points.items():
+                log = tmp_path / sid / "study.log"
+                said = f"exit {proc.returncode}\n{proc.stdout}{proc.stderr}\n{log.read_text() if log.exists() else ''}"
+                assert (tmp_path / sid / "report.json").is_file(), (point, sid, said)
                 if _missed(tmp_path / sid):
                     # A point passed before the freeze (a busy machine, a die reacted to late) was not tested
                     # there: said as such, never a failure, and tried again alone below.

@@ -150,7 +150,9 @@ def test_no_judge_can_hang_the_run(made: dict[str, seeds.Seed], tmp_path: Path) 
     try:
         verdict = judge.ask("study", mutant.path)
         assert verdict.status == 1 and verdict.checks[("study", "ledgerWellFormed")] is False, verdict
-        judge.timeout = 0.001  # no worker answers that fast: it is killed
+        # No time at all: no worker answers that fast, it is killed (a thousandth of a second was not safe: a
+        # test process descheduled between reading the clock and its wait could find the answer waiting).
+        judge.timeout = 0.0
         late = judge.ask("study", seed.path)
         assert late.timeout and not late.answered and judge.proc is None, late
         judge.timeout = 15.0

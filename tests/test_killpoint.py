@@ -105,3 +105,29 @@ def test_the_kill_option_splits_the_study_from_its_point() -> None:
         with pytest.raises(BadPoint) as err:
             parse_kill_option(bad)
         assert why in str(err.value) and str(err.value).startswith(f"--kill {bad!r}"), str(err.value)
+
+
+def test_an_armed_point_counts_its_moments_from_when_it_became_current_to_its_nth() -> None:
+    """``#3``: the third matching moment after the point became the current one, whatever came before it."""
+    from studymon.engine.killpoint import ArmedPoint
+
+    armed = ArmedPoint(KillPoint.parse("after:charge/diagnosis#3"))
+    assert not armed.current and not armed.count("charge", "diagnosis", seq=50), "waiting behind another: no count"
+    armed.begin(from_seq=10, from_time=1000.0)
+    assert armed.current
+    assert not armed.count("charge", "diagnosis", seq=10), "the record it began at is not its moment"
+    assert not armed.count("charge", "diagnosis", seq=9)
+    assert not armed.count("charge", "ablation", seq=11) and not armed.count("runStarted", "diagnosis", seq=12)
+    assert [armed.count("charge", "diagnosis", seq=s) for s in (13, 14, 15, 16)] == [False, False, True, False]
+    armed.begin(from_seq=20, from_time=1000.0)  # current again (another console's restore): counts afresh
+    assert [armed.count("charge", "diagnosis", seq=s) for s in (21, 22, 23)] == [False, False, True]
+
+
+def test_an_armed_container_point_counts_events_from_the_runtime_time_it_became_current() -> None:
+    from studymon.engine.killpoint import ArmedPoint
+
+    armed = ArmedPoint(KillPoint.parse("container:die#2"))
+    armed.begin(from_seq=0, from_time=1000.0)
+    assert not armed.count("die", "diagnosis", at=999.9), "an event before the point became current"
+    assert not armed.count("start", "diagnosis", at=1001.0)
+    assert [armed.count("die", p, at=t) for p, t in (("ablation", 1001.0), ("diagnosis", 1002.0))] == [False, True]

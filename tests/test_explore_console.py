@@ -17,6 +17,7 @@ from studymon.engine.campaign import CampaignFolder, to_resume
 from studymon.engine.events import State
 from studymon.engine.explorer import ExploreOptions
 from studymon.tui.explore_app import ExploreApp, TrialScreen
+from tests.test_console import wait_until
 from tests.test_explore import _double
 from tests.waits import until
 
@@ -151,17 +152,18 @@ async def test_a_campaign_in_the_console_a_row_per_trial_followed_live_its_matri
         # Enter opens the failed trial's pane, full screen, with its whole ledger; its study actions say no.
         app.overview.select_study("ec-5")
         await pilot.press("enter")
-        await pilot.pause(0.3)
+        await wait_until(pilot, "ec-5's pane", lambda: isinstance(app.screen, TrialScreen))
         assert isinstance(app.screen, TrialScreen) and app.screen.study == "ec-5"
-        records = app.screen.pane.stream.store.records
         ledger = (tmp_path / "camp" / "trials" / "5" / "study" / "ledger.jsonl").read_text().splitlines()
-        assert [r.seq for r in records] == [json.loads(line)["seq"] for line in ledger]
+        seqs = [json.loads(line)["seq"] for line in ledger]
+        pane = app.screen.pane
+        await wait_until(pilot, "its whole ledger", lambda: len(pane.stream.store.records) >= len(seqs))
+        assert [r.seq for r in pane.stream.store.records] == seqs
         await pilot.press("k")
-        await pilot.pause(0.1)
-        assert any("run by its worker" in text for text in said), "k is not for a trial"
+        await wait_until(pilot, "k's notice", lambda: any("run by its worker" in text for text in said))
         await pilot.press("escape")
-        await pilot.pause(0.1)
-        assert not isinstance(app.screen, TrialScreen) and app.overview.selected == "ec-5"
+        await wait_until(pilot, "back to the rows", lambda: not isinstance(app.screen, TrialScreen))
+        assert app.overview.selected == "ec-5"
         await pilot.press("q")
     assert app.return_code == 1
     assert seen_processes and not _trial_processes("ec"), "the trials' processes were found running, none is left"
@@ -176,9 +178,8 @@ async def test_q_twice_stops_a_running_campaign_and_leaves_its_trials_for_resume
             assert time.monotonic() < deadline and app.status is None, app.campaign.line()
             await pilot.pause(0.1)
         await pilot.press("q")
-        await pilot.pause(0.2)
+        await wait_until(pilot, "q's question", lambda: any("q again stops it" in text for text in said))
         assert app.status is None, "one q only asks"
-        assert any("q again stops it" in text for text in said)
         await pilot.press("q")
         while app.is_running and time.monotonic() < deadline:
             await pilot.pause(0.1)

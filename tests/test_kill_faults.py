@@ -236,7 +236,7 @@ def test_a_point_the_study_reaches_before_its_pid_is_handed_over_waits_for_it(
         if not held:  # the first start only: its first record is read before the pid is handed over
             held.append(True)
             await until_async(lambda: ledger.is_file() and ledger.stat().st_size > 0, 20, "the first record")
-            await asyncio.sleep(0.2)
+            await asyncio.sleep(0.2)  # the fault itself: the pid is handed over late, not a wait for a state
         return controller
 
     monkeypatch.setattr(Controller, "launch", classmethod(pid_late))

@@ -23,7 +23,9 @@ from pathlib import Path
 import pytest
 
 from studymon.engine.killpoint import SEED
+from studymon.engine.runtimes import open_runtime
 from tests.studies import ROOT, REFSTUDY_TEMPLATE, FAST, studymon
+from tests.waits import until
 
 pytestmark = pytest.mark.slow
 DOUBLE = ROOT / "tests" / "doubles" / "points_study.js"
@@ -226,7 +228,10 @@ def test_ends_studymon_did_not_make_are_judged_as_kills(tmp_path: Path) -> None:
         kill = json.loads((tmp_path / sid / "kills" / "1" / "kill.json").read_text())
         assert kill["trigger"] == "crash" and kill["signal"] is None, kill
         assert [t["run"] for t in kill["targets"]] == [moments[sid][1]], kill
-    time.sleep(3)  # the runs' containers end while no controller runs (2 s runs)
+    # The runs' containers end while no controller runs (2 s runs): the resume finds them exited.
+    runtime = open_runtime("process")
+    until(lambda: not any(c["State"]["Status"] == "running" for sid in faults for c in runtime.list(f"inforsi-{sid}-")),
+          60, "the runs' containers to end while no controller runs")
     proc = studymon("run", "--headless", "--resume", *pairs, cwd=tmp_path, timeout=300)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert not_holding(tmp_path / "honest") == set(), checks(tmp_path / "honest")

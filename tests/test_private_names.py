@@ -243,3 +243,64 @@ def test_no_class_of_ours_takes_a_private_name_its_textual_bases_use() -> None:
                             if _private(n)]
     assert checked >= 10, checked
     assert not clashes, f"these override a private name of Textual's: {clashes}"
+
+
+def _reads_not_self_owned(paths: tuple[Path, ...], names: frozenset[str]) -> list[str]:
+    """Reads of ``names`` that are not ``self.<name>`` inside a class of ours that sets or defines that name."""
+    found = []
+    for path in paths:
+        tree = _tree(path)
+        owned: dict[int, set[str]] = {}  # id of a function node -> the names its class sets or defines
+        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            mine = set()
+            for item in cls.body:
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                    mine.add(item.name)
+                    for node in ast.walk(item):
+                        if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+                                and isinstance(node.value, ast.Name) and node.value.id == "self"):
+                            mine.add(node.attr)
+                elif isinstance(item, ast.Assign | ast.AnnAssign):
+                    targets = item.targets if isinstance(item, ast.Assign) else [item.target]
+                    mine |= {t.id for t in targets if isinstance(t, ast.Name)}
+            for item in cls.body:
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                    owned[id(item)] = mine
+
+        def visit(node: ast.AST, mine: set[str]) -> None:
+            for child in ast.iter_child_nodes(node):
+                inner = owned.get(id(child), mine) if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) else mine
+                if (isinstance(child, ast.Attribute) and child.attr in names and isinstance(child.ctx, ast.Load)
+                        and not (isinstance(child.value, ast.Name) and child.value.id == "self" and child.attr in inner)):
+                    found.append(f"{path.relative_to(ROOT)}:{child.lineno}: .{child.attr}")
+                visit(child, inner)
+
+        visit(tree, set())
+    return found
+
+
+# Private names Textual also uses, read by tests and benchmarks on an object of ours (not ``self``): each is
+# said here with the class of ours that defines it, which a test checks.
+OURS_READ_OUTSIDE = {
+    "_strips": ("studymon.widgets.timeline", "Timeline", "its drawn rows, compared by the timeline's tests"),
+    "_signal": ("studymon.engine.notify", "_WatchfilesThread", "wrapped by a test to count the wake-ups"),
+    "_base": ("studymon.widgets.overview", "OverviewRows", "a row's style, drawn by a test at a narrow width"),
+}
+
+
+def test_a_private_name_both_textual_and_ours_is_read_only_as_our_own() -> None:
+    """A name Textual's insides use and the project also defines (``_size``, ``_layout``...) is no excuse: read on
+    anything but ``self`` in a class of ours that sets it, it may be Textual's, and must be in the table (or,
+    read on an object of ours by a test, in :data:`OURS_READ_OUTSIDE`)."""
+    read, defined = _names_in(tuple(_sources()))
+    both = frozenset((read & defined & _textual_names()) - {entry.name for entry in PRIVATE})
+    assert len(both) > 20, f"the scan finds the names both use (else it sees nothing): {sorted(both)}"
+    stray = _reads_not_self_owned(tuple(_sources()), both - set(OURS_READ_OUTSIDE))
+    assert not stray, f"private names of Textual's (or ours?) read on another object: {stray}"
+
+
+@pytest.mark.parametrize("name", sorted(OURS_READ_OUTSIDE))
+def test_a_name_said_to_be_ours_is_defined_by_the_class_named(name: str) -> None:
+    module, owner, _why = OURS_READ_OUTSIDE[name]
+    cls = getattr(importlib.import_module(module), owner)
+    assert name in _self_stores(cls) | _class_body_names(cls), f"{owner} does not define {name}"

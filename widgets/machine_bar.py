@@ -96,10 +96,14 @@ class MachineBar(Widget):
         A bar made for a screen opened later starts where the console's bar is, rather than
         waiting for a sample that may never come again (every study may have ended).
         """
-        if other.sample is not None:
-            self.update_sample(other.sample)
-        self._pending = other._pending
+        newest = other.newest()
+        if newest is not None:
+            self.update_sample(newest)
         self.overall = other.overall
+
+    def newest(self) -> dict[str, Any] | None:
+        """The newest sample taken, whether the line shows it yet or not."""
+        return self._pending or self.sample
 
     def update_sample(self, sample: dict[str, Any]) -> None:
         """Show a light machine sample (``load``, ``cpu``, ``memory``) now."""

@@ -51,7 +51,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -192,14 +193,30 @@ def _place(item: pytest.Item) -> str | None:
     return PLACES[places[0]] if places else None
 
 
-@pytest.hookimpl(tryfirst=True)  # before -m reads the marks, and before xdist makes a group part of the node id
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    modules = {item.nodeid.split("::")[0]: item.module for item in items if isinstance(item, pytest.Function)}
-    for key in PLACES:  # a test renamed or removed would otherwise leave its place unseen
+def stale_places(places: Iterable[str], modules: dict[str, Any], collected: set[str], args: list[str]) -> list[str]:
+    """What is wrong with each place that names no test: a file, a test or a parameter that is not there.
+
+    ``modules``: the collected test modules by path; ``collected``: the node ids collected; ``args``: the command
+    line's.  A parameter is looked for only in a module collected whole (none of its tests named in ``args``).
+    """
+    whole = {path for path in modules if not any(a.startswith(f"{path}::") for a in args)}
+    said = []
+    for key in places:
         path, _, name = key.partition("::")
         name = name.split("::")[0].split("[")[0]  # the test function, or its class
         if not (ROOT / path).is_file() or (name and path in modules and not hasattr(modules[path], name)):
-            raise pytest.UsageError(f"tests/conftest.py places {key}, and there is no such test")
+            said.append(f"tests/conftest.py places {key}, and there is no such test")
+        elif "[" in key and path in whole and key not in collected:  # a parameter renamed or dropped
+            said.append(f"tests/conftest.py places {key}, and there is no such parameter")
+    return said
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m reads the marks, and before xdist makes a group part of the node id
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    modules = {item.nodeid.split("::")[0]: item.module for item in items if isinstance(item, pytest.Function)}
+    stale = stale_places(PLACES, modules, {item.nodeid for item in items}, [str(a) for a in config.args])
+    if stale:  # a test renamed or removed would otherwise leave its place unseen
+        raise pytest.UsageError(stale[0])
     order = list(dict.fromkeys(PLACES.values()))
     rank: dict[str, int] = {}
     for item in items:

@@ -41,7 +41,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -363,7 +363,11 @@ def running_containers(runtime: Any, prefix: str, study_id: str) -> list[str]:
 
 
 def claim_for_command(
-    specs: list[Any], prefixes: dict[str, str], backends: dict[str, str], fresh: bool
+    specs: list[Any],
+    prefixes: dict[str, str],
+    backends: dict[str, str],
+    fresh: bool,
+    in_use: Callable[[str, Path | None], str] | None = None,
 ) -> dict[str, StudyLock]:
     """Claim every study's lock for one command, before anything is written: all of them, or none.
 
@@ -372,7 +376,8 @@ def claim_for_command(
     running study's extend one another on its runtime (naming that study and
     its OUT; two such studies of this command are refused before any lock is
     taken), when a fresh study's containers already run on its runtime, or when
-    the lock folder is unsafe.
+    the lock folder is unsafe.  ``in_use(id, holder's OUT)`` says the first of
+    these in a command's own words (a demo's ids cannot be chosen).
     """
     from studymon.engine.spec import BadInput
 
@@ -402,6 +407,8 @@ def claim_for_command(
                         f"{spec.id} is still running (its keeper holds the study's lock): "
                         f"watch it with: studymon attach {spec.out}"
                     ) from None
+                if in_use is not None:
+                    raise BadInput(in_use(spec.id, exc.holder)) from None
                 where = f"the study in {exc.holder}" if exc.holder else "another studymon command"
                 hint = f"watch it with: studymon attach {exc.holder}" if exc.holder else "wait for it to end"
                 raise BadInput(

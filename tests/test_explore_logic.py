@@ -163,7 +163,7 @@ def test_a_depth_2_trial_missed_is_tried_again_with_its_second_kill(tmp_path: Pa
 
 def test_a_trial_that_ran_is_its_verdict_and_one_that_could_not_is_none(tmp_path: Path) -> None:
     e = explorer(tmp_path)
-    a, b, c = list(e.trials.values())[:3]
+    a, b, c, d = list(e.trials.values())[:4]
     done = {"state": DONE, "exit": 1, "ok": False, "failed": ["chargedOnce"], "unknown": [],
             "checks": {"chargedOnce": False, "exitedCleanly": True}, "missed": [], "folder": b"", "seconds": 9.5}
     assert e._ended(a, Ended(done)) is None
@@ -172,5 +172,9 @@ def test_a_trial_that_ran_is_its_verdict_and_one_that_could_not_is_none(tmp_path
     assert (b.state, b.ok) == (FAILED_TO_RUN, None)
     assert e._ended(c, Ended(OSError("the scheduler went away"))) is None
     assert (c.state, c.ok) == (LOST, None) and "scheduler went away" in c.detail
+    # A second worker found the trial claimed by one that was lost while it ran: lost, never run twice.
+    claimed = {"state": LOST, "worker": "tcp://h:1", "detail": "its worker tcp://h:1 was lost while it ran"}
+    assert e._ended(d, Ended(claimed)) is None
+    assert (d.state, d.ok, d.detail) == (LOST, None, claimed["detail"])
     ends = {t.n: t.state for t in e.folder.trials().values()}
-    assert (ends[a.n], ends[b.n], ends[c.n]) == (DONE, FAILED_TO_RUN, LOST), "each end is written to the journal"
+    assert [ends[t.n] for t in (a, b, c, d)] == [DONE, FAILED_TO_RUN, LOST, LOST], "each end is in the journal"

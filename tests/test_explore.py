@@ -227,3 +227,36 @@ def test_a_campaign_on_a_local_cluster_holds_where_the_study_does_and_finds_a_re
     journal = jsonl(camp / "trials.jsonl")
     assert [line["n"] for line in journal if line["state"] == "planned"] == [1, 2, 3, 4, 5]
     assert sorted(line["n"] for line in journal if line["state"] == "done") == [1, 2, 3, 4, 5]
+
+
+@pytest.mark.slow
+def test_a_point_no_kill_can_land_at_is_tried_again_up_to_the_limit_and_its_class_listed_missed(
+    tmp_path: Path,
+) -> None:
+    """The double that writes each result in one write with the record after it: no reader ever sees the ledger
+    end at a result, so every ``after:runResult`` candidate is missed.  Each such class is tried at its next
+    candidates up to the limit (or as many as it has), its row says missed, and the campaign, where nothing
+    failed and nothing was lost, exits 0; every other class holds."""
+    from studymon.engine.explorer import MISSED_TRIES
+
+    template = _double(tmp_path, "one-write")
+    proc = studymon("explore", "--headless", "--template", str(template), "--workers", "2", "ow=camp",
+                    cwd=tmp_path, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    body = json.loads((tmp_path / "camp" / "campaign.json").read_text())
+    rows = body["matrix"]["rows"]
+    unreachable = [c for c in body["classes"] if all(p.startswith("after:runResult") for p in c["candidates"])]
+    assert unreachable, [c["name"] for c in body["classes"]]
+    retried = 0
+    for c in body["classes"]:
+        tried = [t for t in body["trials"] if t["class"] == c["name"]]
+        if c in unreachable:
+            assert [t["state"] for t in tried] == ["missed"] * min(MISSED_TRIES, len(c["candidates"])), tried
+            assert [t["points"][0] for t in tried] == c["candidates"][:len(tried)], "the next candidate each time"
+            assert all("before it was seen" in t["detail"] for t in tried), tried
+            assert rows[c["name"]] == {"": "missed"}, rows[c["name"]]
+            retried += len(tried) > 1
+        else:
+            assert [t["state"] for t in tried][-1] == "done" and tried[-1]["ok"] is True, (c["name"], tried)
+    assert "campaign: exit 0" in proc.stdout
+    assert retried, "a class of several candidates was tried again (the limit itself: tests/test_explore_logic.py)"

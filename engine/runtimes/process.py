@@ -79,6 +79,8 @@ _STREAM_TICK = 30.0
 _STREAM_POLL = 0.1
 # How long ``run`` and ``remove`` give the shim to start or finish.
 _SHIM_DEADLINE = 15.0
+# What a console or a terminal sends a study's whole process group; a shim must not get it on the way out.
+GROUP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT})
 # A container's folder while its creator fills it (``.unborn-<pid>-<hex>``), before it takes its name.
 _UNBORN = ".unborn-"
 # A shim whose process start time differs by more than this is another process (pid reused).
@@ -525,6 +527,10 @@ class ProcessRuntime:
         log_fd = self.state.open_file(
             dir_fd, "shim.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, self.containers / name / "shim.log"
         )
+        # From the fork to its new session the child is in the caller's process group: a signal sent to that
+        # group then (a console stopping the study with SIGINT) killed it before it ran, and the container
+        # could not be made.  Blocked here, such a signal stays pending in the child, which discards it.
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, GROUP_SIGNALS)
         try:
             intermediate = subprocess.Popen(
                 [sys.executable, *_SHIM, "_shim", "--detach", str(self.root), name],
@@ -535,6 +541,7 @@ class ProcessRuntime:
                 close_fds=True,
             )
         finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
             os.close(log_fd)
         code = intermediate.wait(timeout=_SHIM_DEADLINE)
         if code != 0:
@@ -802,6 +809,19 @@ def _forward_termination(child: subprocess.Popen[bytes]) -> None:
     signal.signal(signal.SIGTERM, forward)
 
 
+def discard_group_signals() -> None:
+    """Drop what was sent to the creator's process group before this process had a session of its own.
+
+    The creator blocks :data:`GROUP_SIGNALS` around the fork, so such a signal is pending here, not acted on;
+    ignoring a pending signal discards it.  Then the usual dispositions, unblocked.
+    """
+    for sig in GROUP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, GROUP_SIGNALS)
+    for sig in GROUP_SIGNALS:
+        signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
+
+
 def _detach_and_shim(root: Path, name: str) -> int:
     """The second fork: the parent (child of ``run``) exits now, the shim is reparented."""
     if os.fork() != 0:
@@ -879,6 +899,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.cmd == "_shim":
         if args.detach:
+            discard_group_signals()
             return _detach_and_shim(Path(args.root), args.name)
         return _shim(Path(args.root), args.name)
     try:

@@ -10,8 +10,10 @@ accounts).  Each test stops where the driver's own work ends; whole studies are 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,7 @@ class Host:
         self.events: list[StudyEvent] = []
         self.states: list[State] = []
         self.relaunches: list[bool] = []
+        self.launched: list[Controller] = []  # every controller started, each ended by the test at its end
 
     def emit(self, event: StudyEvent) -> None:
         self.events.append(event)
@@ -55,7 +58,12 @@ class Host:
 
     async def relaunch(self, resume: bool) -> None:
         self.relaunches.append(resume)
-        self.controller = await Controller.launch(SLEEPER, self.out, dict(os.environ), resume)
+        self.controller = await self.launch(resume)
+
+    async def launch(self, resume: bool) -> Controller:
+        controller = await Controller.launch(SLEEPER, self.out, dict(os.environ), resume)
+        self.launched.append(controller)
+        return controller
 
     async def resume_requested(self) -> bool:
         return True
@@ -114,16 +122,19 @@ class Lab:
                                  recorder=self.recorder, accounts=self.accounts)
 
     async def start(self) -> Controller:
-        self.host.controller = await Controller.launch(SLEEPER, self.out, dict(os.environ), False)
+        self.host.controller = await self.host.launch(False)
         self.driver.start_counting()
         return self.host.controller
 
     async def close(self) -> None:
-        for c in {self.host.controller}:
-            if c is not None and c.is_same_process():
-                c.thaw()
-                c.kill()
-                await c.wait()
+        """End every controller the test started, whatever the test did to it (none is left behind)."""
+        await self.driver.see_through()
+        for c in self.host.launched:
+            for sig in (signal.SIGCONT, signal.SIGKILL):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(c.pid, sig)
+            await asyncio.wait_for(c.wait(), 30)
+            assert status(c.pid) in ("gone", "zombie"), f"controller {c.pid} outlived its test"
 
 
 def status(pid: int) -> str:

@@ -261,6 +261,7 @@ class EventTally:
         self.malformed: list[str] = []
         self.malformed_count = 0
         self.malformed_proofs: list[Proof] = []  # of the lines kept above, each with its file and line
+        self.stopped: list[tuple[str, str]] = []  # recordings read in part (file, why): too many lines not events
         self.foreign: list[tuple[str, str, int]] = []  # (name, action, time), the first few
         self.foreign_count = 0
         self.unbooked: list[tuple[str, str, int]] = []  # made for a run with no runStarted yet, the first few
@@ -309,6 +310,10 @@ class EventTally:
             self.malformed_proofs.append(
                 proof(at, why, "a recording holds the runtime's events, each a line as the console writes it (§6.9)")
             )
+
+    def reading_stopped(self, file: str, why: str) -> None:
+        """``file`` was read in part: more of its lines than the judge reads were not events (each target fails)."""
+        self.stopped.append((file, why))
 
     def restart(self, value: Any, where: str | Where) -> None:
         """A line of runtime-restarts.jsonl: the runtime restarted between ``from`` and ``to``."""

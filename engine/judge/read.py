@@ -87,10 +87,15 @@ def _lines(out: Path, rel: str, cap: int) -> Iterator[safefile.Line]:
         yield from f.lines()
 
 
+class ReadingStopped(Unreadable):
+    """A file read in part: more than :data:`BAD_LINES` of its lines were not its records.  Those lines are the
+    fault (the checks a line that is not a record fails), not the file's being unreadable."""
+
+
 def _stop_past(rel: str, bad: int, what: str = "lines that are not its records") -> None:
     """Stop reading ``rel`` once more than :data:`BAD_LINES` of its lines were not its records (or ``what``)."""
     if bad > BAD_LINES:
-        raise Unreadable(rel, f"more than {BAD_LINES} {what}: reading stopped")
+        raise ReadingStopped(rel, f"more than {BAD_LINES} {what}: reading stopped")
 
 
 def last_ending(out: Path) -> tuple[dict[str, Any] | None, bool]:
@@ -1009,6 +1014,10 @@ def read_events(out: Path, ev: KillEvidence, acc: Accounts, study: StudyFacts) -
                 else:
                     tally.add(line.value, where, live)
                 _stop_past(file, tally.malformed_count - bad)
+        except ReadingStopped as exc:
+            # Lines that are not events fail each target's sameContainerNoRerun (docs/contract.md, "Which check
+            # a file fails"), however many: the file is not unreadable for killEvidence.
+            tally.reading_stopped(file, exc.reason)
         except Unreadable as exc:
             ev.problems[file] = f"{file}: {exc.reason}"
     restarts = KillFolder(out, ev.number).rel(KillFolder.RESTARTS)

@@ -516,6 +516,9 @@ def _study_events(v: Verdict, ev: KillEvidence, t: KillTarget, own: str) -> Targ
         v.unknown("the lifecycle events were not judged")  # never a pass without them
         return None
     watch = tally.watch(t.run)
+    for file, why in tally.stopped:
+        said = f"{file}: {why}"
+        v.fail(said, proof(ev.at(file), said, "a recording holds the runtime's events, each line one (§6.9)"))
     v.listed(tally.malformed, tally.malformed_count, "line that is not an event", "lines that are not events")
     v.proven(tally.malformed_proofs)
     foreign = [(other, action, ns) for other, action, ns in tally.foreign if other != own]

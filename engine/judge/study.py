@@ -821,7 +821,8 @@ def _container_point(
             ),
         )
     seq = k.before_kill_seq
-    if seq is not None:
+    # A beforeKillSeq past the ledger's end is no seq of it (killEvidence says so): it places the kill nowhere.
+    if seq is not None and seq <= acc.last_seq:
         later = acct.results if action == "die" else acct.starts
         done = [r for r in later if r.seq <= seq]
         if done:

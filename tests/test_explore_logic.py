@@ -56,6 +56,10 @@ def test_a_trial_arms_every_one_of_its_points_in_order(tmp_path: Path) -> None:
     argv = trial_command(task, tmp_path / "t.json", tmp_path / "s-4")
     assert argv[:3] == [sys.executable, "-m", "studymon.engine.trial"]
     assert argv[3:6] == ["process", "inforsi-s-4-", "--"]
+    assert argv[6:13] == [sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--template",
+                          str(tmp_path / "t.json")]
+    docker = trial_command({**task, "template": {"backend": "docker"}}, tmp_path / "t.json", tmp_path / "s-4")
+    assert docker[3:5] == ["docker", "inforsi-s-4-"], "the template's backend, and the default prefix"
     kills = [argv[i + 1] for i, a in enumerate(argv) if a == "--kill"]
     assert kills == ["s-4:after:charge/diagnosis", "s-4:after:charge/diagnosis#1"]
     assert argv[-1] == f"s-4={tmp_path / 's-4'}" and "--headless" in argv
@@ -178,3 +182,69 @@ def test_a_trial_that_ran_is_its_verdict_and_one_that_could_not_is_none(tmp_path
     assert (d.state, d.ok, d.detail) == (LOST, None, claimed["detail"])
     ends = {t.n: t.state for t in e.folder.trials().values()}
     assert [ends[t.n] for t in (a, b, c, d)] == [DONE, FAILED_TO_RUN, LOST, LOST], "each end is in the journal"
+
+
+# --- what the explorer says, and a trial's record ----------------------------------------------------
+
+
+def test_each_end_of_a_trial_is_told_to_the_progress_with_its_facts(tmp_path: Path) -> None:
+    """The console and the headless printer follow a campaign by these events: each kind, and its facts."""
+    told: list[tuple[str, dict[str, Any]]] = []
+    e = explorer(tmp_path)
+    e.progress = lambda what, facts: told.append((what, facts))
+    a, b, c, d, f = list(e.trials.values())[:5]
+    e._ended(a, Ended({"state": DONE, "exit": 1, "ok": False, "failed": ["kill 1 · d1 · chargedOnce"],
+                       "unknown": ["study · exitedCleanly"], "checks": {"chargedOnce": False}, "missed": [],
+                       "folder": b"", "seconds": 4.0, "worker": "tcp://h:1"}))
+    e._ended(b, Ended({"state": "error", "detail": "no report.json: exit 2", "folder": b""}))
+    e._ended(c, Ended(OSError("the scheduler went away")))
+    e._ended(d, Ended({"state": LOST, "worker": "tcp://h:2", "detail": "its worker tcp://h:2 was lost"}))
+    e._ended(f, missed(f.points[0]))
+    kinds = [what for what, _ in told]
+    assert kinds[:4] == ["done", "error", "lost", "lost"] and kinds[4] == "missed", kinds
+    done = told[0][1]
+    assert (done["n"], done["ok"], done["failed"], done["points"], done["worker"], done["seconds"]) == (
+        a.n, False, ["kill 1 · d1 · chargedOnce"], a.points, "tcp://h:1", 4.0)
+    assert (a.unknown, a.exit) == (["study · exitedCleanly"], 1)
+    assert told[1][1] == {"n": b.n, "detail": "no report.json: exit 2", "out": None}
+    assert told[2][1] == {"n": c.n, "detail": "OSError: the scheduler went away"}
+    assert told[3][1] == {"n": d.n, "detail": "its worker tcp://h:2 was lost"} and d.worker == "tcp://h:2"
+    assert told[4][1]["n"] == f.n and "the next record came first" in told[4][1]["detail"]
+    retry = e._next_candidate(f) if len(classes(e.found)[f.cls]) > 1 else None
+    assert retry is None or retry.id == f"s-{retry.n}", "a retry is a study of its own, named as the plan's"
+
+
+def test_a_trial_s_journal_line_reads_back_as_itself() -> None:
+    t = Trial(7, "s-7", ["after:charge", "after:charge#1"], "after:charge · charged diagnosis", state=DONE, ok=False,
+              failed=["kill 1 · d1 · chargedOnce"], unknown=[], checks={"chargedOnce": False}, worker="tcp://h:1",
+              host="h", seconds=3.5, exit=1, detail="")
+    line = t.as_json()
+    assert line["class"] == "after:charge · charged diagnosis" and line["out"] == t.out
+    back = Trial.from_json(line)
+    assert back == t and back.cls == t.cls
+
+
+def test_a_trial_s_verdict_is_by_check_name_over_its_scopes() -> None:
+    from studymon.engine.campaign import trial_verdict
+    from studymon.engine.judge.verdict import Check
+
+    got = trial_verdict([Check("chargedOnce", True, "", "kill 1 · d1"), Check("chargedOnce", False, "", "kill 1 · a1"),
+                         Check("exitedCleanly", None, "", "study"), Check("killDelivered", True, "", "kill 1")])
+    assert got == {"ok": False, "failed": ["kill 1 · a1 · chargedOnce"], "unknown": ["study · exitedCleanly"],
+                   "checks": {"chargedOnce": False, "exitedCleanly": None, "killDelivered": True}}
+
+
+def test_the_matrix_marks_the_worst_of_a_class_and_a_class_missed_until_one_of_its_trials_ran() -> None:
+    from studymon.engine.campaign import matrix
+
+    def t(n: int, cls: str, state: str, ok: bool | None, **checks: bool | None) -> Trial:
+        return Trial(n, f"s-{n}", [f"after:x#{n}"], cls, state=state, ok=ok, checks=dict(checks))
+
+    rows = matrix({1: t(1, "A", MISSED, None), 2: t(2, "A", DONE, True, c=True),
+                   3: t(3, "B", DONE, None, c=None), 4: t(4, "B", DONE, False, c=False), 5: t(5, "B", DONE, True, c=True),
+                   6: t(6, "C", MISSED, None), 7: t(7, "C", MISSED, None)})["rows"]
+    assert rows["A"] == {"": "✓", "c": "✓"}, "missed, then hit: the hit's verdict, no word of the miss"
+    assert rows["B"] == {"": "✗", "c": "✗"}, "✗ beats ? beats ✓, whatever their order"
+    assert rows["C"] == {"": "missed"}
+    assert matrix({1: t(1, "D", DONE, None, c=None), 2: t(2, "D", DONE, True, c=True)})["rows"]["D"] == {
+        "": "?", "c": "?"}

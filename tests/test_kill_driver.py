@@ -243,3 +243,42 @@ async def test_a_moment_followed_in_the_same_read_is_missed_without_a_freeze(tmp
     finally:
         await lab.close()
 
+
+
+async def test_arming_is_written_and_said_point_by_point(tmp_path: Path) -> None:
+    """Each point armed is an ``arm`` line and an ArmChanged naming the one counting and those waiting; a point
+    missed is a ``missed`` line counting from where it began, and a step of kill 0 naming it; disarming is one
+    ``disarm`` line and an ArmChanged of nothing armed."""
+    from studymon.engine.events import ArmChanged
+
+    lab = Lab(tmp_path, "drv-e-")
+    first, second = point_text("after:charge"), point_text("after:runStarted/diagnosis#2")
+    assert first is not None and second is not None
+    lab.driver.arm(True, first)
+    lab.driver.arm(True, second)
+    controller = await lab.start()
+    try:
+        armed = [e for e in lab.host.events if isinstance(e, ArmChanged)]
+        assert [(e.armed, e.point, e.waiting) for e in armed] == [
+            (True, "after:charge", ()), (True, "after:charge", ("after:runStarted/diagnosis#2",))]
+        records = write(lab.spec.ledger, ("runPlanned", {"run": "d1", "purpose": "diagnosis", "round": 1}),
+                        ("charge", {"run": "d1", "amount": 1}), ("runStarted", {"run": "d1"}))
+        for r in records:
+            lab.accounts.add(r)
+        assert lab.driver.check_trigger(records, 0.0) is False  # the charge was followed in the same read
+        missed = [e for e in lab.host.events if isinstance(e, KillStep)]
+        assert [(e.kill, e.step, e.point) for e in missed] == [(0, "missed", "after:charge")]
+        assert missed[0].detail.startswith("after:charge: seq 2 was followed by seq 3")
+        after = [e for e in lab.host.events if isinstance(e, ArmChanged)][-1]
+        assert (after.armed, after.point, after.waiting) == (True, "after:runStarted/diagnosis#2", ())
+        lab.driver.arm(False)
+        last = [e for e in lab.host.events if isinstance(e, ArmChanged)][-1]
+        assert (last.armed, last.point, last.waiting) == (False, None, ())
+        lines = [json.loads(x) for x in EvidenceFolder(lab.out).arms.read_text().splitlines()]
+        assert [(x["event"], x.get("point")) for x in lines] == [
+            ("arm", "after:charge"), ("arm", "after:runStarted/diagnosis#2"), ("missed", "after:charge"),
+            ("disarm", None)]
+        assert lines[2]["fromSeq"] == 0 and lines[2]["run"] == "d1", "counted from where the point began"
+        assert status(controller.pid) not in ("stopped", "gone", "zombie")
+    finally:
+        await lab.close()

@@ -131,3 +131,12 @@ def test_an_armed_container_point_counts_events_from_the_runtime_time_it_became_
     assert not armed.count("die", "diagnosis", at=999.9), "an event before the point became current"
     assert not armed.count("start", "diagnosis", at=1001.0)
     assert [armed.count("die", p, at=t) for p, t in (("ablation", 1001.0), ("diagnosis", 1002.0))] == [False, True]
+
+
+def test_the_first_occurrence_may_be_written_out_and_a_moment_at_the_very_start_counts() -> None:
+    from studymon.engine.killpoint import ArmedPoint
+
+    assert KillPoint.parse("after:charge#1") == KillPoint.parse("after:charge")
+    armed = ArmedPoint(KillPoint.parse("container:start"))
+    armed.begin(from_seq=0, from_time=1000.0)
+    assert armed.count("start", None, at=1000.0), "an event at the very time the point became current is its"

@@ -214,6 +214,11 @@ def test_every_query_field_has_a_case_that_keeps_some_rows_and_drops_others() ->
         assert any(k and k != everyone for k in kept), field
 
 
+def test_a_term_s_value_may_hold_an_equals_sign() -> None:
+    q = Query.parse("id=a=b")
+    assert [(t.field, t.value) for t in q.terms] == [("id", "a=b")]
+
+
 @pytest.mark.parametrize("text, said", [
     ("colour=red", "no field 'colour' in 'colour=red': terms that must all hold"),
     ("state=", "'state=' has no value: write state=VALUE"),
@@ -791,3 +796,31 @@ async def test_container_events_from_the_engine_s_thread_leave_a_console_that_qu
             runtime.remove(f"{prefix}d1", force=True)
         await pilot.press("q")
     assert app.return_code in (0, None), app.return_code
+
+
+async def test_the_cursor_is_always_on_screen_and_an_end_the_console_saw_is_on_its_row() -> None:
+    """Down past the last visible row scrolls by one, so the cursor's row is the last shown; up past the first
+    brings it back as the first.  A study that ended unfinished keeps its ✗, else reads unknown, with why."""
+    ids = [f"r{i:02d}" for i in range(80)]
+    app = console(ids)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.feed([e for n, i in enumerate(ids) for e in running(i, n)])
+        await pilot.pause()
+        overview = app.main.overview
+        assert overview is not None
+        table = overview.table
+        height = table.scrollable_content_region.height
+        assert 0 < height < len(ids)
+        for _ in range(height):
+            await pilot.press("down")
+        await pilot.pause()
+        assert table.cursor == height and int(table.scroll_offset.y) == 1, "one row scrolled: the cursor is last"
+        for _ in range(height):
+            await pilot.press("up")
+        await pilot.pause()
+        assert table.cursor == 0 and int(table.scroll_offset.y) == 0
+        overview.ended("r05", False, "exit 1: the study crashed")
+        await pilot.pause()
+        row = overview.summaries["r05"]
+        assert row.ended and row.finished is False and row.ok is None and row.problem == "exit 1: the study crashed"
+        overview.ended("nobody", True)  # a study with no row: nothing happens

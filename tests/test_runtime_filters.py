@@ -67,8 +67,16 @@ def test_a_ps_filter_that_cannot_be_read_is_refused_by_name(filters: list[str], 
 
 
 def test_a_filter_without_a_value_is_refused_as_docker_refuses_it() -> None:
-    with pytest.raises(Failure, match="bad format of filter"):
+    from studymon.engine.runtimes.shapes import EXIT_USAGE
+
+    with pytest.raises(Failure, match="bad format of filter") as err:
         read_filters(["status"])
+    assert err.value.status == EXIT_USAGE
+
+
+def test_an_event_s_image_is_its_attribute_or_its_from() -> None:
+    keep = event_filter(read_filters(["image=only-from"]))
+    assert keep({**EVENTS[3], "from": "only-from"}) and not keep(EVENTS[3])
 
 
 def event(action: str, name: str, cid: str, **attributes: str) -> dict[str, Any]:
@@ -90,6 +98,7 @@ EVENTS = [
     (["event=die"], [2]),
     (["event=create", "event=destroy"], [0, 3]),
     (["image=busybox"], [3]),
+    (["image=img"], [0, 1, 2]),
     (["label=studymon.study=b"], [2]),  # the value counts
     (["label=studymon.study"], [0, 1, 2]),
     (["type=container"], [0, 1, 2, 3]),

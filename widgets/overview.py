@@ -105,7 +105,7 @@ def _number(value: float) -> str:
     return f"{value:.4g}"
 
 
-class OverviewRows(ScrollView, can_focus=True):
+class OverviewRows(ScrollView, can_focus=True, inherit_bindings=False):
     """The rows, one line each, with the selection; drawn line by line and kept while unchanged."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {

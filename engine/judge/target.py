@@ -316,6 +316,21 @@ def _started_once(v: Verdict, ev: KillEvidence, t: KillTarget, acct: RunAccount 
     )
 
 
+def _recordings_agree(v: Verdict, ev: KillEvidence, name: str, watch: TargetWatch) -> None:
+    """The two recordings hold each event of the target's in the window alike, whatever its class (§6.9)."""
+    if not watch.disagree:
+        return
+    lets = (
+        ((watch.disagree_at[0], f"an event of {name}"), (watch.disagree_at[1], "the same event, otherwise"))
+        if watch.disagree_at is not None
+        else ((ev.at(KillFolder.LIVE), f"an event of {name}"), (ev.at(KillFolder.READBACK), "it, otherwise"))
+    )
+    v.fail(
+        f"the recordings disagree: {plural(watch.disagree, 'event')} of {name} differ between the two files",
+        Proof(lets, "the live recording and the read-back hold each event of the window alike (§6.4)"),
+    )
+
+
 def _not_run_again(v: Verdict, ev: KillEvidence, t: KillTarget, acct: RunAccount | None, name: str) -> Check:
     """A target with its result but not settled at the kill: the resume settles it and never runs it again."""
     _starts(v, ev, t, acct, name)
@@ -332,6 +347,7 @@ def _not_run_again(v: Verdict, ev: KillEvidence, t: KillTarget, acct: RunAccount
             watch.story("exited"),
             "a run with its result is never run again: nothing of its container happens",
         )
+        _recordings_agree(v, ev, name, watch)
     return v.check(f"{name}: had its result before the kill; not started again, nothing of it made in the window")
 
 
@@ -606,16 +622,7 @@ def _own_events(
                 (ev.at(KillFolder.BEFORE), f"no started {name} at the kill"),
             ),
         )
-    if watch.disagree:
-        lets = (
-            ((watch.disagree_at[0], f"an event of {name}"), (watch.disagree_at[1], "the same event, otherwise"))
-            if watch.disagree_at is not None
-            else ((ev.at(KillFolder.LIVE), f"an event of {name}"), (ev.at(KillFolder.READBACK), "it, otherwise"))
-        )
-        v.fail(
-            f"the recordings disagree: {plural(watch.disagree, 'event')} of {name} differ between the two files",
-            Proof(lets, "the live recording and the read-back hold each event of the window alike (§6.4)"),
-        )
+    _recordings_agree(v, ev, name, watch)
     dies = story.dies
     died = [
         _event(ev, d.at, f"die of {name} ({short_id(d.id)}, exit {_code(d.code)}) at {ns_text(d.ns)}") for d in dies

@@ -27,7 +27,7 @@ from tests.oracle.reading import (
     strict_equal,
     strict_json,
 )
-from tests.oracle.times import KEEPER_SLACK, parse_time
+from tests.oracle.times import KEEPER_SLACK, epoch, not_taken, parse_time
 
 ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9_.-]{0,62}", re.ASCII)
 # The ledger's kinds (docs/contract.md, §2's table).
@@ -457,6 +457,12 @@ def _launch(number: int, row: dict[str, Any]) -> Launch | str:
             return _not_a_launch(where, "argv and resume disagree about --resume")
         if st is not None and (isinstance(st, bool) or not isinstance(st, (int, float))):
             return _not_a_launch(where, "startTime is not a number")
+        # startTime is the process's start time as epoch seconds, a time "greater than 0 and before the year
+        # 10 000" (docs/contract.md, "Hostile evidence"): one below 0 or from the year 10 000 on is not of its
+        # type.  0 is a start not read ("a controller gone before its keeper read its start"): of its type, and
+        # never compared (check_snapshot; README.md, open question 82).
+        if st is not None and not not_taken(st) and epoch(st) is None:
+            return _not_a_launch(where, "startTime is not a time")
         return Launch(number, "start", pid, at, resume=resume, argv=argv, start_time=st)
     # An end says how the controller ended: an exit code, or a signal, never both (a process exits
     # with a code or is killed by a signal); neither is the console's "exit status lost" end

@@ -45,7 +45,7 @@ from tests.oracle.reading import (
     Refused,
     read_bytes,
 )
-from tests.oracle.times import SECOND, SEEN_SLACK, show
+from tests.oracle.times import SECOND, SEEN_SLACK, epoch, not_taken, show
 from tests.oracle.verdict import OracleVerdict, Tally
 
 S = "study"
@@ -163,7 +163,12 @@ def check_snapshot(t: Tally, cs: Controllers, snap: Snapshot) -> None:
             if (
                 c.pid != pid
                 or st is None
-                or not isinstance(started, (int, float))
+                # A start time not read (launches.jsonl's startTime 0) is not compared (docs/contract.md,
+                # "Hostile evidence"; README.md, open question 82).
+                or not_taken(st)
+                # A process's start time that is no time (0 among them: README.md, open question 82) is no
+                # controller's.
+                or epoch(started) is None
                 or abs(Fraction(started) - Fraction(st)) > Fraction(1, 20)
             ):
                 continue
@@ -176,6 +181,11 @@ def check_snapshot(t: Tally, cs: Controllers, snap: Snapshot) -> None:
                 )
             break
         else:
+            # A process of the pid of a controller whose start was not read (startTime 0) may be that controller:
+            # with no start time to compare, it is held neither to that controller's life nor as one
+            # launches.jsonl does not name (README.md, open question 82).
+            if any(c.pid == pid and not_taken(c.start.start_time) for c in cs.items):
+                continue
             if isinstance(args, list) and args in argvs:
                 t.fail(
                     S,

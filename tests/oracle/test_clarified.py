@@ -12,7 +12,10 @@ State.Status, State.StartedAt and State.FinishedAt texts where written), 77 (com
 left lists purposes of any text), and 78 (commits 8f3c81f and 7ea732b: campaign.json's version the integer
 1, a candidate's left exactly its four lists), and 79 (commit 97c0ca8: a charged target's container in kill.json
 null), 80-81 (commit 5ef692c: beforeKillSeq seen by the kill's at whatever the trigger; kill.json's since and
-sinceEpoch that give no moment leave the folder incomplete, and the window opens at the window file's copy).
+sinceEpoch that give no moment leave the folder incomplete, and the window opens at the window file's copy),
+and 82 (commit b4ebf47: a time written as epoch seconds is greater than 0 and before the year 10 000; 0 is no
+time, and a field that holds it is not of its type, but where the time may not have been taken, kill.json's four
+timing epochs and launches.jsonl's startTime, 0 says so and is not compared).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from tests.oracle.evidence import (
     Record,
     Research,
     Seen,
+    Snapshot,
     Timeline,
     load_launches,
     load_ledger,
@@ -66,8 +70,8 @@ from tests.oracle.ledger_checks import (
     judge_ledger_well_formed,
     runs_of,
 )
-from tests.oracle.study import judge_ends_claimed, judge_records_dated
-from tests.oracle.times import SEEN_SLACK, parse_time
+from tests.oracle.study import check_snapshot, judge_ends_claimed, judge_records_dated
+from tests.oracle.times import LAST, SEEN_SLACK, epoch, parse_time
 from tests.oracle.verdict import Tally
 
 STUDY, PREFIX = "s", "inforsi"
@@ -1283,3 +1287,261 @@ def test_a_window_file_whose_times_are_not_times_gives_no_moment_either() -> Non
     v, t = a_kill({"since": NO}, window)
     assert v.since is None
     assert f"kill 1's folder is not complete for its stage: {MISSING}" in ", ".join(t.fails.get(("study", KT), []))
+
+
+# --- Y. an epoch of 0 is no time, not of its field's type, or a time not taken (open question 82) ---------------
+
+ZEROS = [0, 0.0, -0.0]
+NOT_EPOCHS = [*ZEROS, -1, -0.001, float(LAST), float(LAST) + 1.0]
+
+
+@pytest.mark.parametrize("value", NOT_EPOCHS)
+def test_an_epoch_of_0_or_below_or_from_the_year_10000_is_no_time(value: float) -> None:
+    """docs/contract.md ("Hostile evidence"): "A time written as epoch seconds (`sinceEpoch`, `resultSeenEpoch`,
+    `killSentEpoch`, ...) is a finite number greater than 0 and before the year 10 000: 0 is no time (it is what
+    a clock never read holds)"."""
+    assert epoch(value) is None
+
+
+@pytest.mark.parametrize("value", [0.001, 1, float(KILL), float(LAST) - 1.0])
+def test_an_epoch_greater_than_0_and_before_the_year_10000_is_a_time(value: float) -> None:
+    assert epoch(value) == Fraction(value)
+
+
+@pytest.mark.parametrize(("key", "value"), [("time", 0), ("timeNano", 0)])
+def test_a_runtime_event_at_epoch_0_is_not_an_event(key: str, value: int) -> None:
+    """Docker's ``time`` (epoch seconds) and ``timeNano`` (the same in nanoseconds) are such times too: a line
+    whose time is 0 is not an event (a recording's line not its record: sameContainerNoRerun)."""
+    event = {
+        "Type": "container",
+        "Action": "start",
+        "Actor": {"ID": "c" * 64, "Attributes": {"name": NAME}},
+        "time": int(KILL),
+        "timeNano": int(KILL) * 10**9,
+        "seenAt": rfc3339(KILL),
+    }
+    assert parse_recording(json.dumps(event).encode() + b"\n", "live", "live").bad == []
+    event[key] = value
+    if key == "time":
+        del event["timeNano"]  # else time and timeNano disagree, and the line is refused for that
+    live = parse_recording(json.dumps(event).encode() + b"\n", "live", "live")
+    assert live.events == [] and len(live.bad) == 1 and f"{key} is not a date" in live.bad[0], live.bad
+
+
+RESULT_SEEN = KILL + 3  # when timeline.jsonl saw d1's runResult (seq 5)
+SEEN_ZERO = "kills/1/container-events-window.json: the entry for 'd1' has a resultSeenEpoch that is not a time"
+
+
+def a_window_kill(result_seen_epoch: Any) -> tuple[KillView, Tally]:
+    """An automatic kill at d1's runStarted (seq 4: d1 in flight), d1's runResult (seq 5) seen after it, the
+    study finished and the window closed: container-events-window.json's entry for d1 ``{resultSeq: 5,
+    resultSeenEpoch: result_seen_epoch}``, judged whole (judge_kill: killEvidence and d1's three checks) and
+    killTriggered of a fired line naming it."""
+    records = [
+        record(1, 1, "studyOpen", -4.0),
+        record(2, 2, "runPlanned", -3.0, run="d1", purpose="diagnosis", object="x", round=1, experiments=["e1"]),
+        record(3, 3, "charge", -2.0, run="d1", amount=1, balance=9),
+        record(4, 4, "runStarted", -1.0, run="d1", container=NAME),
+        record(5, 5, "runResult", 3.0, run="d1", exitCode=0, outputs={"e1": 1}),
+    ]
+    seen = {r.seq: Seen(r.line, r.seq, r.kind, r.at, r.time) for r in records if r.time is not None}
+    f = facts(records, Timeline(by_seq=seen))
+    window = window_file(SINCE)
+    window["targets"] = {"d1": {"resultSeq": 5, "resultSeenEpoch": result_seen_epoch}}
+    kill: dict[str, Any] = {
+        "trigger": "auto",
+        "pid": 100,
+        "at": rfc3339(KILL),
+        "beforeKillSeq": 4,
+        "triggerSeq": 4,
+        "point": None,
+        "signalled": True,
+        "signal": "SIGKILL",
+        "captureError": None,
+        "targets": [
+            {"run": "d1", "class": "inFlight", "cell": None, "round": 1, "planSeq": 2, "startSeq": 4, "container": NAME}
+        ],
+        **since_fields(SINCE),
+    }
+    present = set(STAGE_FILES) | {
+        "container-before-resume.json",
+        "container-events.jsonl",
+        "container-events-window.json",
+    }
+    kf = KillFolder(1, "kills/1", present=present, kill=kill, window=window)
+    t = Tally()
+    v = judge_kill(f, kf, t, {}, [100])
+    arms = Arms(
+        present=True,
+        lines=[
+            ArmLine(1, "arm", KILL - 5, None, {"event": "arm", "point": None}),
+            ArmLine(2, "fired", KILL, None, {"event": "fired", "point": None, "kill": 1, "fromSeq": 0, "run": "d1"}),
+        ],
+    )
+    judge_kill_triggered(f, arms, [v], t)
+    return v, t
+
+
+@pytest.mark.parametrize(
+    ("seen_epoch", "holds"), [(float(RESULT_SEEN), True), *((z, False) for z in ZEROS), (-1, False)]
+)
+def test_a_window_s_result_seen_epoch_of_0_is_not_a_time(seen_epoch: Any, holds: bool) -> None:
+    """The fuzz case (set_value `how: "zero"` at the window file's targets.d1.resultSeenEpoch, on the seed
+    process-crash): the window file is not of its type, "`killEvidence`, and each target's
+    `sameContainerNoRerun` and `resultSettledAndFinished` (their window ends where it says)" ("Which check a
+    file fails"), and the folder is not complete for its stage (killTriggered).  Before, 0 was read as
+    1970-01-01: killEvidence and sameContainerNoRerun failed for other reasons, resultSettledAndFinished held."""
+    v, t = a_window_kill(seen_epoch)
+    checks = [("kill 1", KE), ("kill 1 · d1", SCN), ("kill 1 · d1", RSF)]
+    for scope, check in checks:
+        assert (SEEN_ZERO in t.fails.get((scope, check), [])) is not holds, (scope, check, t.fails)
+    incomplete = "kill 1's folder is not complete for its stage: container-events-window.json not its record"
+    assert (incomplete in t.fails.get(("study", KT), [])) is not holds, t.fails
+    # 0 is no time: never compared as 1970-01-01 with the timeline's seenAt or the window.
+    ke = t.fails.get(("kill 1", KE), [])
+    assert not any("1970" in why or "outside the window" in why for why in ke), ke
+    assert v.result_seen.get("d1") == (None if not holds else Fraction(seen_epoch))
+
+
+@pytest.mark.parametrize("key", ["sinceEpoch", "untilEpoch"])
+@pytest.mark.parametrize("zero", [*ZEROS, None])
+def test_a_window_s_since_or_until_epoch_of_0_is_not_a_time(key: str, zero: float | None) -> None:
+    """The window file's own times: one written 0 makes the file not of its type, killEvidence and the target's
+    sameContainerNoRerun and resultSettledAndFinished ✗, the folder incomplete (None: the file as written)."""
+    window = window_file(SINCE)
+    if zero is not None:
+        window[key] = zero
+    _, t = a_kill({}, window)
+    said = "kills/1/container-events-window.json: since, until or their epochs are not times"
+    for scope, check in [("kill 1", KE), ("kill 1 · d1", SCN), ("kill 1 · d1", RSF)]:
+        assert (said in t.fails.get((scope, check), [])) is (zero is not None), (scope, check, t.fails)
+    kt = t.fails.get(("study", KT), [])
+    assert any("container-events-window.json not its record" in why for why in kt) is (zero is not None), kt
+
+
+TAKEN = float(KILL + Fraction(1, 10**4))  # each of kill.json's timing epochs taken, 0.1 ms after the kill's at
+MOMENT = {
+    "at": rfc3339(KILL),
+    "killSentAt": rfc3339(KILL),
+    "frozenAt": rfc3339(KILL),
+    "triggerSeenAt": rfc3339(KILL),
+    "triggerSeenEpoch": TAKEN,
+    "frozenEpoch": TAKEN,
+    "killSentEpoch": TAKEN,
+    "killReturnedEpoch": TAKEN,
+}
+NOT_TAKEN = ["killSentEpoch", "frozenEpoch", "triggerSeenEpoch", "killReturnedEpoch"]
+
+
+@pytest.mark.parametrize("key", NOT_TAKEN)
+@pytest.mark.parametrize("zero", ZEROS)
+def test_a_kill_json_timing_epoch_of_0_is_a_time_not_taken(key: str, zero: float) -> None:
+    """kill.json's triggerSeenEpoch, frozenEpoch, killSentEpoch and killReturnedEpoch written 0: "Where a field
+    holds a time that may not have been taken, 0 says so and that time is not compared" (docs/contract.md,
+    "Hostile evidence"), and killEvidence's "a time the console did not take, written 0, is not compared".  Not
+    a wrong shape: killEvidence has nothing against it (the same reasons as with the epoch taken), and it is
+    not compared in the order (as 1970-01-01) nor with its text."""
+    held = kill_evidence_of(MOMENT)
+    assert not any(why.startswith("kill.json:") and "Epoch" in why for why in held), held
+    reasons = kill_evidence_of({**MOMENT, key: zero})
+    assert reasons == held, reasons
+    assert f"kill.json: {key} is not a time" not in reasons, reasons
+    assert not any(" is after " in why for why in reasons), reasons  # not compared as 1970-01-01
+    # All four not taken at once: nothing compared, nothing failed.
+    assert kill_evidence_of({**MOMENT, **dict.fromkeys(NOT_TAKEN, zero)}) == held
+
+
+@pytest.mark.parametrize("key", NOT_TAKEN)
+@pytest.mark.parametrize("value", [-1, -0.001, float(LAST), float(LAST) + 1.0])
+def test_a_kill_json_timing_epoch_below_0_or_from_the_year_10000_is_not_a_time(key: str, value: float) -> None:
+    """Only 0 says "not taken": below it or from the year 10 000 on, the field is not of its type (killEvidence
+    ✗), and is not compared either."""
+    reasons = kill_evidence_of({**MOMENT, key: value})
+    assert f"kill.json: {key} is not a time" in reasons, reasons
+    assert not any(" is after " in why for why in reasons), reasons
+
+
+@pytest.mark.parametrize("zero", ZEROS)
+def test_a_kill_json_since_epoch_of_0_gives_no_moment(zero: float) -> None:
+    """kill.json's sinceEpoch written 0 is "not times": no moment, the folder incomplete (killEvidence and
+    killTriggered), as for any other value that is no time (open question 81)."""
+    v, t = a_kill({"sinceEpoch": zero})
+    assert v.since_bad == NOT_TIMES and v.since is None
+    assert f"kill 1's folder is not complete for its stage: {NOT_TIMES}" in t.fails.get(("study", KT), [])
+    ke = t.fails.get(("kill 1", KE), [])
+    assert f"{NOT_TIMES}: they give no moment, and the folder is incomplete" in ke, ke
+    assert "kill.json: sinceEpoch is not a time" in ke, ke
+
+
+@pytest.mark.parametrize(
+    ("start_time", "holds"),
+    [
+        (float(KILL - 10), True),
+        (None, True),
+        *((z, True) for z in ZEROS),
+        (-1, False),
+        (-0.001, False),
+        (float(LAST), False),
+    ],
+)
+def test_a_start_line_whose_start_time_is_0_is_a_start_not_read(tmp_path: Path, start_time: Any, holds: bool) -> None:
+    """launches.jsonl's startTime (the process's start time, epoch seconds) written 0: "a controller gone before
+    its keeper read its start", a time not taken and not compared (docs/contract.md, "Hostile evidence").  The
+    line is a launch: launches.jsonl is read whole (exitedCleanly), the kill's pid is held (killEvidence) and its
+    SIGKILL end is the kill's (killDelivered).  A startTime below 0 or from the year 10 000 on is not of its
+    type: the line is not a launch.  startTime not written, or null, is as before (not compared)."""
+    start: dict[str, Any] = {"event": "start", "pid": 100, "at": rfc3339(KILL - 10), "resume": False}
+    if start_time is not None:
+        start["startTime"] = start_time
+    rows = [start, {"event": "end", "pid": 100, "at": rfc3339(KILL), "code": None, "signal": "SIGKILL"}]
+    write_lines(tmp_path / "launches.jsonl", rows)
+    cons = replay(load_launches(tmp_path))
+    assert cons.readable is holds, cons.reason
+    kd, ke = delivered(tmp_path, rows)
+    if holds:
+        assert cons.reason is None and pid_reasons(cons, 100) == [], cons.reason
+        assert kd == [] and ke == [], (kd, ke)
+    else:
+        assert "launches.jsonl line 1: not a launch: startTime is not a time" in (cons.reason or ""), cons.reason
+        fails = pid_reasons(cons, 100)
+        assert any("no start line of it before the kill is read" in why for why in fails), fails
+        assert any("launches.jsonl cannot be read" in why for why in kd), kd
+
+
+@pytest.mark.parametrize(
+    ("start_time", "alive_at", "said"),
+    [
+        # The start time not read: the process of pid 100 is neither held to pid 100's life (alive long after its
+        # end) nor a controller launches.jsonl does not name.
+        (0, KILL + 100, None),
+        (0.0, KILL - 5, None),
+        # Its start time read and the process's the same: held to its life.
+        (float(KILL - 10), KILL - 5, None),
+        (float(KILL - 10), KILL + 100, "alive outside its life"),
+        # Its start time read and the process's another: a controller launches.jsonl does not name.
+        (float(KILL - 50), KILL - 5, "does not name"),
+    ],
+)
+def test_a_start_time_of_0_is_not_compared_with_a_snapshot_s_process(
+    tmp_path: Path, start_time: float, alive_at: Fraction, said: str | None
+) -> None:
+    """machine.jsonl's heavy snapshots (exitedCleanly): a process of a controller's pid and start time is there
+    only while launches.jsonl says it runs.  A startTime written 0 is not compared: the process of its pid is
+    not identified by it, and exitedCleanly has nothing against it."""
+    argv = ["python3", "-m", "studymon.refstudy"]
+    rows = [
+        {"event": "start", "pid": 100, "at": rfc3339(KILL - 10), "resume": False, "startTime": start_time},
+        {"event": "end", "pid": 100, "at": rfc3339(KILL), "code": None, "signal": "SIGKILL"},
+    ]
+    rows[0]["argv"] = argv
+    write_lines(tmp_path / "launches.jsonl", rows)
+    cons = replay(load_launches(tmp_path))
+    assert cons.readable, cons.reason
+    process = {"pid": 100, "started": float(KILL - 10), "args": argv, "status": "running"}
+    t = Tally()
+    check_snapshot(t, cons, Snapshot("resume", alive_at, Fraction(0), [process]))
+    ec = t.fails.get(("study", "exitedCleanly"), [])
+    if said is None:
+        assert ec == [], ec
+    else:
+        assert any(said in why for why in ec), ec

@@ -73,14 +73,30 @@ def parse_time(value: Any) -> Fraction | None:
 
 
 def epoch(value: Any) -> Fraction | None:
-    """An epoch number of seconds (int or float, within a date's range), else None."""
+    """An epoch number of seconds (int or float), a time, else None.
+
+    docs/contract.md ("Hostile evidence"): "A time written as epoch seconds (`sinceEpoch`, `untilEpoch`,
+    `resultSeenEpoch`, an event's `time` and `timeNano`, ...) is a finite number greater than 0 and before the
+    year 10 000: 0 is no time (it is what a clock never read holds), and a field that holds it is not of its
+    type."  So 0 (0.0, -0.0), anything below it and anything from 10000-01-01T00:00:00Z on is None (README.md,
+    open question 82).  Where a field may hold a time not taken, its 0 is ``not_taken`` first."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     try:
         f = Fraction(value)
     except (ValueError, OverflowError):
         return None
-    return f if 0 <= f <= LAST else None
+    return f if 0 < f < LAST else None
+
+
+def not_taken(value: Any) -> bool:
+    """A number written 0 (0, 0.0, -0.0) in a field that holds a time that may not have been taken.
+
+    docs/contract.md ("Hostile evidence"): "Where a field holds a time that may not have been taken, 0 says so
+    and that time is not compared: `kill.json`'s `triggerSeenEpoch`, `frozenEpoch`, `killSentEpoch` and
+    `killReturnedEpoch` (below), and `launches.jsonl`'s `startTime`" (README.md, open question 82).  Such a 0 is
+    of its field's type, and is no time: the caller does not compare it."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and value == 0
 
 
 def event_time(event: dict[str, Any]) -> tuple[Fraction | None, Fraction | None, str | None]:
@@ -89,9 +105,12 @@ def event_time(event: dict[str, Any]) -> tuple[Fraction | None, Fraction | None,
     tn = event.get("timeNano")
     if t is None and tn is None:
         return None, None, "neither time nor timeNano"
-    if t is not None and not (is_int(t) and isinstance(t, int) and 0 <= t < LAST):
+    # Docker's time (epoch seconds) and timeNano (the same in nanoseconds) are times as epoch numbers too: 0 is
+    # no time, "a field that holds it is not of its type" (docs/contract.md, "Hostile evidence"; README.md, open
+    # question 82), and the line is not an event.
+    if t is not None and not (is_int(t) and isinstance(t, int) and 0 < t < LAST):
         return None, None, "time is not a date"
-    if tn is not None and not (is_int(tn) and isinstance(tn, int) and 0 <= tn < LAST * 10**9):
+    if tn is not None and not (is_int(tn) and isinstance(tn, int) and 0 < tn < LAST * 10**9):
         return None, None, "timeNano is not a date"
     if tn is not None:
         point = Fraction(tn, 10**9)

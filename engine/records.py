@@ -148,6 +148,9 @@ def parse_launch(value: Any) -> LaunchStart | LaunchEnd | str:
         if started is not None and not is_number(started):
             # The keeper's reading of the controller's start time (psutil's), where it has one: a number.
             return "a start line whose startTime is not a number"
+        if started is not None and started != 0 and epoch(started) is None:
+            # 0: a controller gone before its keeper read its start (a time not taken); else a time (§6.9).
+            return "a start line whose startTime is not a time"
         if "argv" in value:  # written by every keeper; null is written, and no list
             if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
                 return "a start line whose argv is not a list of strings"

@@ -588,3 +588,9 @@ def test_a_start_line_s_argv_and_start_time_are_of_their_types_where_written() -
     assert parse_launch({**start, "argv": None}) == "a start line whose argv is not a list of strings"
     for bad in ("1.5", True, [1]):
         assert parse_launch({**start, "startTime": bad}) == "a start line whose startTime is not a number", bad
+    # A time where written (greater than 0, before the year 10 000), or 0: a controller gone before its keeper
+    # read its start (docs/contract.md, "Hostile evidence").
+    for fine in (0, 0.0, 1796585823.28):
+        assert isinstance(parse_launch({**start, "startTime": fine}), LaunchStart), fine
+    for bad in (-1, -0.001, 253402300800, 1e308):
+        assert parse_launch({**start, "startTime": bad}) == "a start line whose startTime is not a time", bad

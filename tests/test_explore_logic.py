@@ -248,3 +248,29 @@ def test_the_matrix_marks_the_worst_of_a_class_and_a_class_missed_until_one_of_i
     assert rows["C"] == {"": "missed"}
     assert matrix({1: t(1, "D", DONE, None, c=None), 2: t(2, "D", DONE, True, c=True)})["rows"]["D"] == {
         "": "?", "c": "?"}
+
+
+def test_a_trial_that_raised_on_its_worker_could_not_run_and_one_whose_worker_died_names_that_worker(
+    tmp_path: Path,
+) -> None:
+    from distributed import KilledWorker
+
+    told: list[tuple[str, dict[str, Any]]] = []
+    e = explorer(tmp_path)
+    e.progress = lambda what, facts: told.append((what, facts))
+    a, b, c = list(e.trials.values())[:3]
+    assert e._ended(a, Ended(RuntimeError("the trial's own failure"))) is None
+    assert (a.state, a.detail) == (FAILED_TO_RUN, "RuntimeError: the trial's own failure")
+    assert told[-1] == ("error", {"n": a.n, "detail": "RuntimeError: the trial's own failure"})
+
+    class Worker:
+        address = "tcp://10.0.0.9:4242"
+
+    dead = KilledWorker("studymon-trial-t-2", Worker(), 0)  # type: ignore[arg-type]
+    assert e._ended(b, Ended(dead)) is None
+    assert b.state == LOST and b.worker == "tcp://10.0.0.9:4242", "the worker it was lost with, from the error"
+    # A result as an older worker wrote it: no failed or unknown lists, no detail.
+    assert e._ended(c, Ended({"state": DONE, "ok": True, "missed": [], "folder": b""})) is None
+    assert (c.state, c.failed, c.unknown) == (DONE, [], [])
+    d = list(e.trials.values())[3]
+    assert e._ended(d, Ended({"state": LOST, "worker": "w"})) is None and d.detail == ""

@@ -282,3 +282,30 @@ async def test_arming_is_written_and_said_point_by_point(tmp_path: Path) -> None
         assert status(controller.pid) not in ("stopped", "gone", "zombie")
     finally:
         await lab.close()
+
+
+async def test_an_armed_point_reached_fires_a_kill_stamped_with_when_its_record_was_seen(tmp_path: Path) -> None:
+    """The trigger: the point's record is the last one read, the controller runs: frozen, killed, its kill.json
+    naming the point, its record and the moment the record was seen; the point is fired, not waiting."""
+    lab = Lab(tmp_path, "drv-f-")
+    point = point_text("after:charge")
+    assert point is not None
+    lab.driver.arm(True, point)
+    first = await lab.start()
+    try:
+        records = write(lab.spec.ledger, ("runPlanned", {"run": "d1", "purpose": "diagnosis", "round": 1}),
+                        ("charge", {"run": "d1", "amount": 1}))
+        for r in records:
+            lab.accounts.add(r)
+        seen = 1_800_000_123.25
+        assert lab.driver.check_trigger(records, seen) is True
+        await lab.driver.see_through()
+        assert (await first.wait()).signal == "SIGKILL"
+        kill = json.loads((lab.out / "kills" / "1" / KillFolder.KILL).read_text())
+        assert (kill["trigger"], kill["point"], kill["triggerSeq"], kill["beforeKillSeq"]) == ("auto", "after:charge", 2, 2)
+        assert kill["triggerSeenEpoch"] == seen
+        arms = [json.loads(x) for x in EvidenceFolder(lab.out).arms.read_text().splitlines()]
+        assert [a["event"] for a in arms] == ["arm", "fired"] and arms[1]["kill"] == 1 and arms[1]["fromSeq"] == 0
+        assert lab.host.steps() == ["killed", "captured", "resumed"] and not lab.driver.armed
+    finally:
+        await lab.close()

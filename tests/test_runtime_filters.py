@@ -77,6 +77,9 @@ def test_a_filter_without_a_value_is_refused_as_docker_refuses_it() -> None:
 def test_an_event_s_image_is_its_attribute_or_its_from() -> None:
     keep = event_filter(read_filters(["image=only-from"]))
     assert keep({**EVENTS[3], "from": "only-from"}) and not keep(EVENTS[3])
+    attribute = event("start", "x", "ee11", image="only-attribute")
+    attribute["from"] = "something-else"
+    assert event_filter(read_filters(["image=only-attribute"]))(attribute)
 
 
 def event(action: str, name: str, cid: str, **attributes: str) -> dict[str, Any]:

@@ -15,6 +15,7 @@ launches and the lifecycle events (which need the accounts).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from array import array
 from collections.abc import Iterator
@@ -807,7 +808,10 @@ def read_ledger(
                 contract.nonfinite(line, seq)
             parser.nonfinite.clear()
             for r in records:
-                acc.add(r)
+                # A seq written again, or going back (ledgerWellFormed says so): the line was written where it
+                # stands, after every record before it; its seq places it nowhere earlier (a runStarted "at seq 3"
+                # on line 25 was not in the ledger at a kill at seq 7).
+                acc.add(dataclasses.replace(r, seq=acc.last_seq + 1) if r.seq <= acc.last_seq else r)
                 contract.add(r)
                 seen.add(r)
                 for c in comparers:

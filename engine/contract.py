@@ -382,6 +382,7 @@ class ContractWatch:
         self._balance: float | None = None  # the balance the last charge left (rule 15); None: the chain is lost
         self._nonfinite: set[int] = set()  # lines the reader found a non-finite number in, not added yet
         self.line_one = False  # a record stood on line 1 (rule 7 asks for studyOpen there)
+        self.starts = 0  # runStarted records: what rule 4 holds to the containers' names
 
     def container(self, run: str) -> str | None:
         if self.container_prefix is None or self.study is None:
@@ -390,6 +391,8 @@ class ContractWatch:
 
     def add(self, record: Record) -> None:
         self.lines += 1
+        if record.kind == START:
+            self.starts += 1
         if record.line == 1:
             self.line_one = True
         self._last_line = record.line

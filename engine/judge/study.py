@@ -89,8 +89,12 @@ def contract_kept(watch: ContractWatch, study: StudyFacts, ledger: LedgerFacts) 
             "rule 7: the ledger has no studyOpen on line 1",
             proof(Where(EvidenceFolder.LEDGER, 1), "no record", "rule 7: studyOpen is line 1 of every ledger"),
         )
-    if study.problem is not None:
+    # Rule 7 holds line 1's studyOpen to research.json's study, rule 4 each runStarted's container to its names: a
+    # research.json that cannot give them fails the rule that has something to hold, and only that one.
+    if study.problem is not None and study.name_prefix is None and watch.starts:
         v.fail(f"rule 4 cannot be checked: {study.problem}", _research(study.problem, "rule 4 names the containers"))
+    elif study.problem is not None and study.id is None and watch.line_one:
+        v.fail(f"rule 7 cannot be checked: {study.problem}", _research(study.problem, "rule 7 names the study"))
     return v.check(f"rules 1-9, 11 and 15 hold over {plural(watch.lines, 'record')}")
 
 

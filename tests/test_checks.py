@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 
 from studymon.engine.accounts import Accounts
+from studymon.engine.automata import Where
 from studymon.engine.folder import KillFolder
+from studymon.engine.judge.controllers import replay_controllers
 from studymon.engine.judge.events import EventTally, TargetWatch, planned_after
 from studymon.engine.judge.facts import Arming, Fired, KillEvidence, Launches, LedgerFacts, StudyFacts
 from studymon.engine.judge.kill import judged_targets, kill_checks, kill_delivered, kill_evidence
-from studymon.engine.judge.controllers import replay_controllers
 from studymon.engine.judge.read import take_arm
 from studymon.engine.judge.study import (
     charged_equals_starts,
@@ -29,7 +30,6 @@ from studymon.engine.judge.study import (
 from studymon.engine.judge.target import charged_once, result_settled_and_finished, same_container_no_rerun
 from studymon.engine.judge.text import free_text, name_text, short_id, time_text
 from studymon.engine.judge.verdict import WINDOW_OPEN, Check, Verdict, overall
-from tests.corpus import study_checks
 from studymon.engine.records import (
     ContainerEvent,
     KillRecord,
@@ -43,6 +43,7 @@ from studymon.engine.records import (
     parse_window,
 )
 from studymon.engine.records import time_epoch as rfc3339_epoch
+from tests.corpus import study_checks
 
 AFTER, AT_KILL, BEFORE, BEFORE_RESUME = KillFolder.AFTER, KillFolder.AT_KILL, KillFolder.BEFORE, KillFolder.BEFORE_RESUME
 KILL_JSON, LIVE, READBACK, WINDOW = KillFolder.KILL, KillFolder.LIVE, KillFolder.READBACK, KillFolder.WINDOW
@@ -2845,7 +2846,14 @@ def test_the_story_s_boundaries_and_its_texts() -> None:
     assert tally is not None
     tally.stray_disagree = 3  # events of no target: the recordings disagree all the same
     assert scnr(ev, acc).detail == "the recordings disagree: 3 events of other containers differ between the two files"
-    tally.stray_disagree = 0
+    # Where the two copies were read: the proof names both lines.
+    live, readback = Where("kills/1/container-events-live.jsonl", 4), Where("kills/1/container-events.jsonl", 9)
+    tally.stray_disagree_at = (live, readback)
+    check = scnr(ev, acc)
+    assert check.ok is False and any(
+        {(w.file, w.line) for w, _ in p.let} >= {(live.file, 4), (readback.file, 9)} for p in check.proofs
+    ), check.proofs
+    tally.stray_disagree, tally.stray_disagree_at = 0, None
     tally.unbooked = [("inforsi-s-d5", "create", 1500), ("inforsi-s-d6", "start", 1600)]
     tally.unbooked_count = 5
     made = ("create of inforsi-s-d5 at 1970-01-01T00:00:00.000Z in the window, and no runStarted names it; "

@@ -169,9 +169,11 @@ def canonical_json(value: Any) -> str:
     return "".join(out)
 
 
-def experiment_keys(value: Any) -> frozenset[Hashable] | None:
-    """The ids in a list of experiment ids, or None when it is not a list."""
-    if not isinstance(value, list):
+def experiment_keys(value: Any, *, ids_only: bool = True) -> frozenset[Hashable] | None:
+    """The ids in a list of experiment ids, or None when it is not one: an id is a string or an integer (a
+    ``null``, a boolean, a number with a fraction, a list or an object is no id; rule 5).  ``ids_only`` False:
+    whatever the list holds, each value for itself (the stories after a kill compare plans as written)."""
+    if not isinstance(value, list) or (ids_only and not all(isinstance(v, str) or is_int(v) for v in value)):
         return None
     return frozenset(key(v) for v in value)
 
@@ -217,7 +219,7 @@ def chosen_ids(content: dict[str, Any]) -> tuple[frozenset[Hashable] | None, str
     chosen = output.get("chosen") if isinstance(output, dict) else None
     ids = experiment_keys(chosen)
     if ids is None:
-        return None, "output.chosen is not a list"
+        return None, "output.chosen is not a list of ids"
     return ids, None
 
 
@@ -491,6 +493,8 @@ class ContractWatch:
     def _planned(self, r: Record, run: str, breaks: list[tuple[int, str]]) -> None:
         state = self._run(run)
         state.step(PLAN, run, breaks)
+        if experiment_keys(r.get("experiments")) is None:
+            breaks.append((5, f"runPlanned.experiments of run {run} is not a list of ids"))
         if state.plan_line is None:
             state.planned(r.line, r.get("experiments"), r.get("round"))
 
@@ -591,7 +595,10 @@ class ContractWatch:
             planned = named.planned_ids()
             if planned is None:
                 breaks.append(
-                    (5, f"runPlanned.experiments of run {run} is not a list, so no settlement can account for it")
+                    (
+                        5,
+                        f"runPlanned.experiments of run {run} is not a list of ids: no settlement can account for it",
+                    )
                 )
             else:
                 left = len(planned - accounted)

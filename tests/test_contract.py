@@ -326,10 +326,23 @@ def test_rule_5_chosen_and_experiments_shapes() -> None:
     e = sound()
     d = at(e, "decision")
     e[d][1]["output"] = {"chosen": "e1"}
-    assert broken(e) == (5, d + 1, "selectDiagnosis of round 1: output.chosen is not a list")
+    assert broken(e) == (5, d + 1, "selectDiagnosis of round 1: output.chosen is not a list of ids")
+    # An id is a string or an integer: a list holding anything else is no list of ids, at the record itself
+    # (whether or not a settlement comes to need it).
+    for bad in (None, True, 1.5, ["e1"], {"id": "e1"}):
+        e = sound()
+        e[d][1]["output"] = {"chosen": ["e1", bad]}
+        assert broken(e) == (5, d + 1, "selectDiagnosis of round 1: output.chosen is not a list of ids"), bad
     e = sound()
-    e[at(e, "runPlanned")][1]["experiments"] = "e1"
-    assert broken(e)[0::2] == (5, "runPlanned.experiments of run d1 is not a list, so no settlement can account for it")
+    p = at(e, "runPlanned")
+    e[p][1]["experiments"] = "e1"
+    assert broken(e) == (5, p + 1, "runPlanned.experiments of run d1 is not a list of ids")
+    e = sound()
+    e[p][1]["experiments"] = ["e1", None]
+    assert broken(e) == (5, p + 1, "runPlanned.experiments of run d1 is not a list of ids")
+    e = sound()
+    e[p][1]["experiments"] = ["e1", 2**70]  # an integer past 64 bits is an id: the plan holds; its settlement
+    assert broken(e)[1:] == (8, "diagnosisSettlement of round 1 leaves out 1 experiment of run d1")  # omits it
 
 
 # --- rule 6 ------------------------------------------------------------------------------
@@ -443,7 +456,9 @@ def test_experiment_keys_exactly() -> None:
 def test_experiment_keys_tell_types_apart() -> None:
     assert key(1) != key("1") and key(1) != key(True) and key(1) != key(1.5)
     assert key({"a": 1, "b": 2}) == key({"b": 2, "a": 1})
-    assert experiment_keys(["a", 1, ["x"]]) == frozenset({key("a"), key(1), key(["x"])})
+    assert experiment_keys(["a", 1, ["x"]], ids_only=False) == frozenset({key("a"), key(1), key(["x"])})
+    assert experiment_keys(["a", 1, ["x"]]) is None, "a list is no id"
+    assert experiment_keys(["a", 1, 2**70]) == frozenset({key("a"), key(1), key(2**70)})
     assert experiment_keys("a") is None and experiment_keys(None) is None
 
 
@@ -453,8 +468,8 @@ def test_settlement_and_choice_readers() -> None:
     assert settlement_accounted({"dropped": [], "judged": {"experiments": []}}) == (frozenset(), None)
     assert settlement_accounted({})[0] is None
     assert chosen_ids({"output": {"chosen": ["a"]}}) == (frozenset({key("a")}), None)
-    assert chosen_ids({"output": ["a"]}) == (None, "output.chosen is not a list")
-    assert chosen_ids({}) == (None, "output.chosen is not a list")
+    assert chosen_ids({"output": ["a"]}) == (None, "output.chosen is not a list of ids")
+    assert chosen_ids({}) == (None, "output.chosen is not a list of ids")
 
 
 # --- rules 7-11 (contract v3, §6.2) --------------------------------------------------------

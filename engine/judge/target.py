@@ -920,7 +920,7 @@ def _plan_key(plan: Record) -> tuple[Any, ...]:
 
 def _experiment_ids(value: Any) -> frozenset[Any]:
     """A plan's experiment ids as a set; a plan whose experiments are not a list stands for itself whole."""
-    ids = experiment_keys(value)
+    ids = experiment_keys(value, ids_only=False)
     return ids if ids is not None else frozenset({("whole", key(value))})
 
 
@@ -1109,7 +1109,7 @@ def _settled(
             ),
         )
     else:
-        planned = experiment_keys(plan.get("experiments"))
+        planned = experiment_keys(plan.get("experiments"), ids_only=False)
         if planned is None:
             v.fail(
                 f"runPlanned.experiments of {run} is not a list",

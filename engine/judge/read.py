@@ -15,7 +15,6 @@ launches and the lifecycle events (which need the accounts).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from array import array
 from collections.abc import Iterator
@@ -788,7 +787,6 @@ def read_ledger(
         except Unreadable as exc:
             ev.problems[KillFolder.AT_KILL] = f"{KillFolder.AT_KILL}: {exc.reason}"
     parser = LedgerParser(strict=True)
-    seqs: set[int] = set()  # every record's seq read so far (the ledger's cap bounds how many)
     counting = arming is not None and bool(arming.fired)
     seen = _Seen(out, kills, facts, launches)
     for ev in kills:
@@ -809,14 +807,7 @@ def read_ledger(
                 contract.nonfinite(line, seq)
             parser.nonfinite.clear()
             for r in records:
-                # A seq written again (ledgerWellFormed says so): the line is a record all the same, and it stands
-                # where it was written, after every record before it; its seq, another record's, places it nowhere
-                # (a runStarted written after a kill with the seq of a record before it was not there at the kill).
-                if r.seq in seqs:
-                    acc.add(dataclasses.replace(r, seq=acc.last_seq + 1))
-                else:
-                    seqs.add(r.seq)
-                    acc.add(r)
+                acc.add(r)
                 contract.add(r)
                 seen.add(r)
                 for c in comparers:

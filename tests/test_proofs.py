@@ -63,3 +63,31 @@ def test_every_failed_check_of_the_corpus_states_its_kept_proofs(tmp_path: Path)
     assert set(got) == set(kept), "corpus cases added or gone: write the file again (see the docstring)"
     for case in got:
         assert got[case] == kept[case], case
+
+
+def test_a_proof_in_report_json_lets_its_events_by_file_and_line_then_says_why() -> None:
+    """The whole proof as report.json writes it: ``let`` (each event's file, line and what it says), ``then``,
+    and the short ``text`` of the table's cell."""
+    from studymon.engine.automata import Proof, Where
+
+    p = Proof(((Where("study/ledger.jsonl", 7), "runStarted d1"), (Where("kills/1/kill.json", 0), "target d1")),
+              "a run in flight at the kill is a target")
+    body = p.as_json()
+    assert body["let"] == [{"file": "study/ledger.jsonl", "line": 7, "says": "runStarted d1"},
+                           {"file": "kills/1/kill.json", "line": 0, "says": "target d1"}]
+    assert body["then"] == "a run in flight at the kill is a target" and body["text"] == p.text
+
+
+def test_kill_json_s_moments_each_held_to_its_text() -> None:
+    """``triggerSeenAt``, ``frozenAt`` and ``at`` are their epochs to the millisecond: one a second off is said."""
+    from studymon.engine.clock import rfc3339_ms
+    from studymon.engine.judge.twice import kill_moment
+
+    t = 1_800_000_000.2345
+    obj = {"at": rfc3339_ms(t + 0.002), "killSentEpoch": t + 0.002, "frozenAt": rfc3339_ms(t + 0.001),
+           "frozenEpoch": t + 0.001, "triggerSeenAt": rfc3339_ms(t), "triggerSeenEpoch": t, "sinceEpoch": t + 0.0005,
+           "killReturnedEpoch": t + 0.003}
+    assert kill_moment(obj) == []
+    for text, number in (("at", "killSentEpoch"), ("frozenAt", "frozenEpoch"), ("triggerSeenAt", "triggerSeenEpoch")):
+        off = {**obj, number: obj[number] + 1}
+        assert any(f"{text} and {number} are not one time" in said for said in kill_moment(off)), (text, kill_moment(off))

@@ -2002,3 +2002,21 @@ def test_an_end_the_console_did_not_make_is_in_launches(tmp_path: Path) -> None:
     del launches[end]
     ok, detail = _checks(write(files, tmp_path / "gone"))[("kill 1", "killEvidence")]
     assert ok is False and f"kill.json says pid {kill['pid']} ended (crash), but launches.jsonl has no end of that pid" in detail
+
+
+def test_an_unsettled_target_s_event_the_two_recordings_tell_apart_fails_it(tmp_path: Path) -> None:
+    """The recordings agree on every event of the window they both hold, whatever the target's class: an unsettled
+    target's destroy, written with another name in the live recording, fails its sameContainerNoRerun."""
+    name = container("d1")
+    files = derive(_point("runResult"))
+    # Labelled as the study's run, as every runtime writes them: the copy renamed is still the target's event.
+    gone = event("destroy", name, in_window(files, 1, 0.5), **{"studymon.study": "s", "studymon.run": "d1"})
+    add_event(files, 1, gone)
+    out = write(files, tmp_path / "same")
+    assert _checks(out)[(D1, "sameContainerNoRerun")][0] is True, "its removal in the window is allowed"
+    files = derive(_point("runResult"))
+    add_event(files, 1, gone)
+    live = kill_events(files, 1)[0][-1]
+    live["Actor"] = {**live["Actor"], "Attributes": {**live["Actor"]["Attributes"], "name": name.upper()}}
+    assert _checks(write(files, tmp_path / "apart"))[(D1, "sameContainerNoRerun")] == (
+        False, f"the recordings disagree: 1 event of {name} differ between the two files")

@@ -121,6 +121,20 @@ class Lab:
         self.driver = KillDriver(self.host, self.reads, self.spec, prefix=prefix, runtime=self.runtime,
                                  recorder=self.recorder, accounts=self.accounts)
 
+    def arm(self, *points: str) -> None:
+        """Arm these points, in order, as the console's arm key does."""
+        for text in points:
+            point = point_text(text)
+            assert point is not None, text
+            self.driver.arm(True, point)
+
+    def wrote(self, *kinds_and_content: tuple[str, dict[str, Any]]) -> list[Record]:
+        """The study writes these records, and the pump has read them into the accounts."""
+        records = write(self.spec.ledger, *kinds_and_content)
+        for r in records:
+            self.accounts.add(r)
+        return records
+
     async def start(self) -> Controller:
         self.host.controller = await self.host.launch(False)
         self.driver.start_counting()
@@ -202,17 +216,13 @@ async def test_a_moment_passed_under_the_freeze_is_missed_and_the_controller_let
     """Armed at the first charge: the study wrote on before the freeze took hold (a record after the point, read
     under the freeze): the point is missed, nothing is killed, and the controller runs on (SIGCONT)."""
     lab = Lab(tmp_path, "drv-c-")
-    point = point_text("after:charge")
-    assert point is not None
-    lab.driver.arm(True, point)
+    lab.arm("after:charge")
     controller = await lab.start()
     try:
-        charge = write(lab.spec.ledger, ("runPlanned", {"run": "d1", "purpose": "diagnosis", "round": 1}),
-                       ("charge", {"run": "d1", "amount": 1}))
+        charge = lab.wrote(("runPlanned", {"run": "d1", "purpose": "diagnosis", "round": 1}),
+                           ("charge", {"run": "d1", "amount": 1}))
         # Between the read that saw the charge and the freeze, the study wrote one more record.
         lab.reads.while_frozen.append(lambda: write(lab.spec.ledger, ("runStarted", {"run": "d1"})))
-        for r in charge:
-            lab.accounts.add(r)
         assert lab.driver.check_trigger(charge, 0.0) is True, "the moment was seen: the freeze begins"
         await lab.driver.see_through()
         assert status(controller.pid) not in ("stopped", "gone", "zombie"), "let go: it runs on"
@@ -226,15 +236,11 @@ async def test_a_moment_passed_under_the_freeze_is_missed_and_the_controller_let
 
 async def test_a_moment_followed_in_the_same_read_is_missed_without_a_freeze(tmp_path: Path) -> None:
     lab = Lab(tmp_path, "drv-d-")
-    point = point_text("after:charge")
-    assert point is not None
-    lab.driver.arm(True, point)
+    lab.arm("after:charge")
     controller = await lab.start()
     try:
-        records = write(lab.spec.ledger, ("runPlanned", {"run": "d1", "purpose": "diagnosis", "round": 1}),
-                        ("charge", {"run": "d1", "amount": 1}), ("runStarted", {"run": "d1"}))
-        for r in records:
-            lab.accounts.add(r)
+        records = lab.wrote(("runPlanned", {"run": "d1", "purpose": "diagnosis", "round": 1}),
+                            ("charge", {"run": "d1", "amount": 1}), ("runStarted", {"run": "d1"}))
         os.kill(controller.pid, 0)
         assert lab.driver.check_trigger(records, 0.0) is False
         assert status(controller.pid) not in ("stopped", "gone", "zombie")
@@ -252,19 +258,14 @@ async def test_arming_is_written_and_said_point_by_point(tmp_path: Path) -> None
     from studymon.engine.events import ArmChanged
 
     lab = Lab(tmp_path, "drv-e-")
-    first, second = point_text("after:charge"), point_text("after:runStarted/diagnosis#2")
-    assert first is not None and second is not None
-    lab.driver.arm(True, first)
-    lab.driver.arm(True, second)
+    lab.arm("after:charge", "after:runStarted/diagnosis#2")
     controller = await lab.start()
     try:
         armed = [e for e in lab.host.events if isinstance(e, ArmChanged)]
         assert [(e.armed, e.point, e.waiting) for e in armed] == [
             (True, "after:charge", ()), (True, "after:charge", ("after:runStarted/diagnosis#2",))]
-        records = write(lab.spec.ledger, ("runPlanned", {"run": "d1", "purpose": "diagnosis", "round": 1}),
-                        ("charge", {"run": "d1", "amount": 1}), ("runStarted", {"run": "d1"}))
-        for r in records:
-            lab.accounts.add(r)
+        records = lab.wrote(("runPlanned", {"run": "d1", "purpose": "diagnosis", "round": 1}),
+                            ("charge", {"run": "d1", "amount": 1}), ("runStarted", {"run": "d1"}))
         assert lab.driver.check_trigger(records, 0.0) is False  # the charge was followed in the same read
         missed = [e for e in lab.host.events if isinstance(e, KillStep)]
         assert [(e.kill, e.step, e.point) for e in missed] == [(0, "missed", "after:charge")]
@@ -288,21 +289,18 @@ async def test_an_armed_point_reached_fires_a_kill_stamped_with_when_its_record_
     """The trigger: the point's record is the last one read, the controller runs: frozen, killed, its kill.json
     naming the point, its record and the moment the record was seen; the point is fired, not waiting."""
     lab = Lab(tmp_path, "drv-f-")
-    point = point_text("after:charge")
-    assert point is not None
-    lab.driver.arm(True, point)
+    lab.arm("after:charge")
     first = await lab.start()
     try:
-        records = write(lab.spec.ledger, ("runPlanned", {"run": "d1", "purpose": "diagnosis", "round": 1}),
-                        ("charge", {"run": "d1", "amount": 1}))
-        for r in records:
-            lab.accounts.add(r)
+        records = lab.wrote(("runPlanned", {"run": "d1", "purpose": "diagnosis", "round": 1}),
+                            ("charge", {"run": "d1", "amount": 1}))
         seen = 1_800_000_123.25
         assert lab.driver.check_trigger(records, seen) is True
         await lab.driver.see_through()
         assert (await first.wait()).signal == "SIGKILL"
         kill = json.loads((lab.out / "kills" / "1" / KillFolder.KILL).read_text())
-        assert (kill["trigger"], kill["point"], kill["triggerSeq"], kill["beforeKillSeq"]) == ("auto", "after:charge", 2, 2)
+        assert (kill["trigger"], kill["point"]) == ("auto", "after:charge")
+        assert (kill["triggerSeq"], kill["beforeKillSeq"]) == (2, 2)
         assert kill["triggerSeenEpoch"] == seen
         arms = [json.loads(x) for x in EvidenceFolder(lab.out).arms.read_text().splitlines()]
         assert [a["event"] for a in arms] == ["arm", "fired"] and arms[1]["kill"] == 1 and arms[1]["fromSeq"] == 0

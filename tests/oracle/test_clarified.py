@@ -1168,37 +1168,32 @@ SINCE_CASES = [
 ]
 
 
-def a_kill(since: dict[str, Any], window: dict[str, Any] | None = None) -> tuple[KillView, Tally]:
-    """An automatic kill at the seed's point (d1's runStarted, seq 4), its folder of its stage all there (the
-    window file ``window``, where given), kill.json's since/sinceEpoch ``since`` (NO: not written), judged
-    whole (judge_kill), and killTriggered judged of a fired line naming it."""
-    records = [
+def seed_records() -> list[Any]:
+    """The ledger to the seed's point: d1 planned, charged and started (seq 4)."""
+    return [
         record(1, 1, "studyOpen", -4.0),
         record(2, 2, "runPlanned", -3.0, run="d1", purpose="diagnosis", object="x", round=1, experiments=["e1"]),
         record(3, 3, "charge", -2.0, run="d1", amount=1, balance=9),
         record(4, 4, "runStarted", -1.0, run="d1", container=NAME),
     ]
-    f = facts(records)
-    f.finished = window is not None
-    kill: dict[str, Any] = {
-        "trigger": "auto",
-        "pid": 100,
-        "at": rfc3339(KILL),
-        "beforeKillSeq": 4,
-        "triggerSeq": 4,
-        "point": None,
-        "signalled": True,
-        "signal": "SIGKILL",
-        "captureError": None,
-        "targets": [],
-        **since_fields(SINCE),
-    }
-    kill.update(since)
-    kill = {k: v for k, v in kill.items() if v is not NO}
-    present = set(STAGE_FILES)
-    if window is not None:
-        present |= {"container-before-resume.json", "container-events.jsonl", "container-events-window.json"}
-    kf = KillFolder(1, "kills/1", present=present, kill=kill, window=window)
+
+
+# kill.json of an automatic kill at seq 4 (the seed's point), SIGKILL sent: the fields every such kill writes.
+AUTO_KILL: dict[str, Any] = {
+    "trigger": "auto",
+    "pid": 100,
+    "at": rfc3339(KILL),
+    "beforeKillSeq": 4,
+    "triggerSeq": 4,
+    "point": None,
+    "signalled": True,
+    "signal": "SIGKILL",
+    "captureError": None,
+}
+
+
+def judged_with_its_fired_line(f: Any, kf: KillFolder) -> tuple[KillView, Tally]:
+    """The kill judged whole (judge_kill), and killTriggered judged of a fired line naming it."""
     t = Tally()
     v = judge_kill(f, kf, t, {}, [100])
     arms = Arms(
@@ -1210,6 +1205,28 @@ def a_kill(since: dict[str, Any], window: dict[str, Any] | None = None) -> tuple
     )
     judge_kill_triggered(f, arms, [v], t)
     return v, t
+
+
+def a_kill(since: dict[str, Any], window: dict[str, Any] | None = None) -> tuple[KillView, Tally]:
+    """An automatic kill at the seed's point (d1's runStarted, seq 4), its folder of its stage all there (the
+    window file ``window``, where given), kill.json's since/sinceEpoch ``since`` (NO: not written), judged
+    whole (judge_kill), and killTriggered judged of a fired line naming it."""
+    records = [
+        *seed_records(),
+    ]
+    f = facts(records)
+    f.finished = window is not None
+    kill: dict[str, Any] = {
+        **AUTO_KILL,
+        "targets": [],
+        **since_fields(SINCE),
+    }
+    kill.update(since)
+    kill = {k: v for k, v in kill.items() if v is not NO}
+    present = set(STAGE_FILES)
+    if window is not None:
+        present |= {"container-before-resume.json", "container-events.jsonl", "container-events-window.json"}
+    return judged_with_its_fired_line(f, KillFolder(1, "kills/1", present=present, kill=kill, window=window))
 
 
 @pytest.mark.parametrize(("since", "why"), SINCE_CASES)
@@ -1338,10 +1355,7 @@ def a_window_kill(result_seen_epoch: Any) -> tuple[KillView, Tally]:
     resultSeenEpoch: result_seen_epoch}``, judged whole (judge_kill: killEvidence and d1's three checks) and
     killTriggered of a fired line naming it."""
     records = [
-        record(1, 1, "studyOpen", -4.0),
-        record(2, 2, "runPlanned", -3.0, run="d1", purpose="diagnosis", object="x", round=1, experiments=["e1"]),
-        record(3, 3, "charge", -2.0, run="d1", amount=1, balance=9),
-        record(4, 4, "runStarted", -1.0, run="d1", container=NAME),
+        *seed_records(),
         record(5, 5, "runResult", 3.0, run="d1", exitCode=0, outputs={"e1": 1}),
     ]
     seen = {r.seq: Seen(r.line, r.seq, r.kind, r.at, r.time) for r in records if r.time is not None}
@@ -1349,15 +1363,7 @@ def a_window_kill(result_seen_epoch: Any) -> tuple[KillView, Tally]:
     window = window_file(SINCE)
     window["targets"] = {"d1": {"resultSeq": 5, "resultSeenEpoch": result_seen_epoch}}
     kill: dict[str, Any] = {
-        "trigger": "auto",
-        "pid": 100,
-        "at": rfc3339(KILL),
-        "beforeKillSeq": 4,
-        "triggerSeq": 4,
-        "point": None,
-        "signalled": True,
-        "signal": "SIGKILL",
-        "captureError": None,
+        **AUTO_KILL,
         "targets": [
             {"run": "d1", "class": "inFlight", "cell": None, "round": 1, "planSeq": 2, "startSeq": 4, "container": NAME}
         ],
@@ -1368,18 +1374,7 @@ def a_window_kill(result_seen_epoch: Any) -> tuple[KillView, Tally]:
         "container-events.jsonl",
         "container-events-window.json",
     }
-    kf = KillFolder(1, "kills/1", present=present, kill=kill, window=window)
-    t = Tally()
-    v = judge_kill(f, kf, t, {}, [100])
-    arms = Arms(
-        present=True,
-        lines=[
-            ArmLine(1, "arm", KILL - 5, None, {"event": "arm", "point": None}),
-            ArmLine(2, "fired", KILL, None, {"event": "fired", "point": None, "kill": 1, "fromSeq": 0, "run": "d1"}),
-        ],
-    )
-    judge_kill_triggered(f, arms, [v], t)
-    return v, t
+    return judged_with_its_fired_line(f, KillFolder(1, "kills/1", present=present, kill=kill, window=window))
 
 
 @pytest.mark.parametrize(

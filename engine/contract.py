@@ -169,11 +169,16 @@ def canonical_json(value: Any) -> str:
     return "".join(out)
 
 
+def is_id_list(value: Any) -> bool:
+    """Whether ``value`` is a list of experiment ids: each a string or an integer (a ``null``, a boolean, a
+    number with a fraction, a list or an object is no id; rule 5)."""
+    return isinstance(value, list) and all(isinstance(v, str) or is_int(v) for v in value)
+
+
 def experiment_keys(value: Any, *, ids_only: bool = True) -> frozenset[Hashable] | None:
-    """The ids in a list of experiment ids, or None when it is not one: an id is a string or an integer (a
-    ``null``, a boolean, a number with a fraction, a list or an object is no id; rule 5).  ``ids_only`` False:
-    whatever the list holds, each value for itself (the stories after a kill compare plans as written)."""
-    if not isinstance(value, list) or (ids_only and not all(isinstance(v, str) or is_int(v) for v in value)):
+    """The ids in a list of experiment ids, or None when it is not one (:func:`is_id_list`).  ``ids_only``
+    False: whatever the list holds, each value for itself (the stories after a kill compare plans as written)."""
+    if not isinstance(value, list) or (ids_only and not is_id_list(value)):
         return None
     return frozenset(key(v) for v in value)
 
@@ -493,7 +498,7 @@ class ContractWatch:
     def _planned(self, r: Record, run: str, breaks: list[tuple[int, str]]) -> None:
         state = self._run(run)
         state.step(PLAN, run, breaks)
-        if experiment_keys(r.get("experiments")) is None:
+        if not is_id_list(r.get("experiments")):
             breaks.append((5, f"runPlanned.experiments of run {run} is not a list of ids"))
         if state.plan_line is None:
             state.planned(r.line, r.get("experiments"), r.get("round"))

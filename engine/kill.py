@@ -65,11 +65,15 @@ from studymon.engine.records import (
 from studymon.engine.runtimes import Runtime
 
 # The longest the controller stays frozen before SIGKILL, whatever happens.
-FREEZE_LIMIT = 0.45
+FREEZE_LIMIT = 2.5
 # Of that, what confirming the stop may use; the rest is for the inspects.  The
 # confirmation takes about 0.1 ms, but a stopped task only shows T once it is
-# scheduled, which on a starved machine was seen to take longer than 100 ms.
-CONFIRM_LIMIT = 0.3
+# scheduled, or once it is out of an uninterruptible wait (a page fault, an
+# exec): on a starved machine that was seen to take longer than 300 ms, and a
+# kill whose stop was never confirmed has evidence that cannot be trusted (a
+# sound study fails killEvidence).  So the wait is long; it is only ever used
+# up on such a machine.
+CONFIRM_LIMIT = 2.0
 # How long the wake-up that decided the kill waits for the strike thread before
 # it goes back to the loop.  The wait lets go of the GIL, so the thread inspects
 # and sends SIGKILL at once instead of contending with the loop's next slice.

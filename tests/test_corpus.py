@@ -2020,3 +2020,26 @@ def test_an_unsettled_target_s_event_the_two_recordings_tell_apart_fails_it(tmp_
     live["Actor"] = {**live["Actor"], "Attributes": {**live["Actor"]["Attributes"], "name": name.upper()}}
     assert _checks(write(files, tmp_path / "apart"))[(D1, "sameContainerNoRerun")] == (
         False, f"the recordings disagree: 1 event of {name} differ between the two files")
+
+
+@pytest.mark.parametrize("action", ["destroy", "oom"])
+@pytest.mark.parametrize("how", ["labelled", "same-name"])
+def test_an_in_flight_target_s_destroy_or_oom_of_another_container_is_outside_its_story(
+    tmp_path: Path, action: str, how: str
+) -> None:
+    """A destroy or an oom is allowed of the snapshots' Id only (docs/contract.md, the action table): one of another
+    container in the window, labelled as the study's run or under the target's name, is a second container of the
+    run, after the target's die as before it."""
+    files = derive(sound())
+    name = container("d1")
+    other = "e" * 64
+    when = in_window(files, 1, 0.9)
+    if how == "labelled":
+        e = _other(event(action, "elsewhere-d1", when, **{"studymon.study": "s", "studymon.run": "d1"}), other)
+    else:
+        e = _other(event(action, name, when), other)
+    add_event(files, 1, e)
+    assert _checks(write(files, tmp_path / "s"))[(D1, "sameContainerNoRerun")] == (
+        False,
+        f"{action} of container {short_id(other)} (not {name}'s Id) at {rfc3339_ms(when)} in its window",
+    )

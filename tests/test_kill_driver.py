@@ -15,6 +15,8 @@ import json
 import os
 import signal
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -307,3 +309,44 @@ async def test_an_armed_point_reached_fires_a_kill_stamped_with_when_its_record_
         assert lab.host.steps() == ["killed", "captured", "resumed"] and not lab.driver.armed
     finally:
         await lab.close()
+
+
+FREEZER = Path("/sys/fs/cgroup/freezer")
+
+
+async def test_a_group_slow_to_show_stopped_is_waited_for_and_its_kill_is_whole(tmp_path: Path) -> None:
+    """On a starved machine a stopped task can take hundreds of milliseconds to show T (it must be scheduled, or
+    leave an uninterruptible wait first).  The kernel's freezer makes such a task for real: frozen, the controller
+    shows D in ``__refrigerator``; SIGSTOP is pending until it is thawed, 0.8 s later.  The kill waits for it and
+    its evidence is whole: a shorter wait (0.3 s was the bound) gave up and wrote ``captureError``, which fails
+    ``killEvidence`` of a sound study."""
+    lab = Lab(tmp_path, "drv-f-")
+    first = await lab.start()
+    group = FREEZER / f"studymon-test-{os.getpid()}-{first.pid}"
+    group.mkdir()
+    try:
+        (group / "cgroup.procs").write_text(str(first.pid))
+        (group / "freezer.state").write_text("FROZEN")
+        # Frozen, the controller shows an uninterruptible wait that no SIGSTOP turns into T until it is thawed.
+        until_frozen = time.monotonic() + 10
+        while status(first.pid) != "disk-sleep" and time.monotonic() < until_frozen:
+            await asyncio.sleep(0.01)
+        assert status(first.pid) == "disk-sleep", status(first.pid)
+        thaw = threading.Timer(0.8, lambda: (group / "freezer.state").write_text("THAWED"))
+        thaw.start()
+        assert lab.driver.kill_now(auto_resume=False)
+        await lab.driver.see_through()
+        thaw.join()
+        kill = json.loads((lab.out / "kills" / "1" / KillFolder.KILL).read_text())
+        assert kill["captureError"] is None, kill["captureError"]
+        assert kill["groupStopped"] is True and kill["signalled"] is True, kill
+        assert kill["frozenMs"] >= 700, kill["frozenMs"]  # it waited for the thaw
+        assert (await first.wait()).signal == "SIGKILL"
+    finally:
+        with contextlib.suppress(OSError):
+            (group / "freezer.state").write_text("THAWED")
+        await lab.close()
+        until_empty = time.monotonic() + 10
+        while (group / "cgroup.procs").read_text().strip() and time.monotonic() < until_empty:
+            await asyncio.sleep(0.05)
+        group.rmdir()

@@ -107,6 +107,7 @@ class TargetWatch:
     # Where each kept event was read (the first copy), for the proofs: its forbidden events, its dies, the earliest
     # destroy and the latest oom, and the first event whose two copies differ (the first copy, then the other).
     forbidden_at: dict[Event, Where] = field(default_factory=dict)
+    forbidden_id: dict[Event, Any] = field(default_factory=dict)  # a kept destroy or oom of another container's Id
     die_at: dict[tuple[Any, ...], Where] = field(default_factory=dict)
     destroy_at: Where | None = None
     oom_at: Where | None = None
@@ -159,7 +160,11 @@ class TargetWatch:
                     if at is not None and (known is None or e.lo_ns < known):
                         self._destroyed_at[e.id] = at
                 return
-        if e.verb == "die":
+        if e.verb in ("destroy", "oom") and self.ids and e.id not in self.ids:
+            # Allowed only of the snapshots' Id (§6.4): one of another container labelled with the run, or of its
+            # name reused, is outside the story of one container.
+            self._outside(e, at, e.id)
+        elif e.verb == "die":
             if k not in self.dies and len(self.dies) < 3:
                 self.dies[k] = (e.id, e.exit_code, e.lo_ns)
                 if at is not None:
@@ -170,14 +175,23 @@ class TargetWatch:
         elif e.verb == "oom":
             if self.last_oom is None or e.hi_ns > self.last_oom:
                 self.last_oom, self.oom_at = e.hi_ns, at
-        elif e.verb not in PASSIVE and k not in self.seen:
-            if len(self.seen) < SEEN_KEPT:
-                self.seen.add(k)
-            self.forbidden_count += 1
-            if len(self.forbidden) < SHOWN:
-                self.forbidden.append((e.verb, e.lo_ns))
-                if at is not None:
-                    self.forbidden_at[(e.verb, e.lo_ns)] = at
+        elif e.verb not in PASSIVE:
+            self._outside(e, at)
+
+    def _outside(self, e: ContainerEvent, at: Where | None, other: Any = None) -> None:
+        """An action outside the story (each copy counted once); ``other``: the Id of another container it is of."""
+        k = e.key
+        if k in self.seen:
+            return
+        if len(self.seen) < SEEN_KEPT:
+            self.seen.add(k)
+        self.forbidden_count += 1
+        if len(self.forbidden) < SHOWN:
+            self.forbidden.append((e.verb, e.lo_ns))
+            if at is not None:
+                self.forbidden_at[(e.verb, e.lo_ns)] = at
+            if other is not None:
+                self.forbidden_id[(e.verb, e.lo_ns)] = other
 
     def story(self, start: str) -> ContainerStory:
         """The target's events replayed in time order through :data:`~.machines.CONTAINER`, from ``start``.
@@ -199,7 +213,8 @@ class TargetWatch:
         if self.last_oom is not None:
             events.append(StoryEvent(C_OOM, self.last_oom, self.last_oom - OOM_LEAD_NS, self.oom_at))
         for action, ns in self.forbidden:
-            events.append(StoryEvent(C_OTHER, ns, ns, self.forbidden_at.get((action, ns)), action=action))
+            at, other = self.forbidden_at.get((action, ns)), self.forbidden_id.get((action, ns))
+            events.append(StoryEvent(C_OTHER, ns, ns, at, other, action=action))
         events.sort(key=lambda e: (e.order, STORY_RANK[e.event]))
         told = ContainerStory(start, start)
         for e in events:

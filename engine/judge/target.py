@@ -10,7 +10,7 @@ from studymon.engine.automata import Proof, Row, Where, proof, unexpected
 from studymon.engine.contract import experiment_keys, is_int, key, plural, round_text, valid_id
 from studymon.engine.ends import FINISHED, PAUSED
 from studymon.engine.folder import EvidenceFolder, KillFolder
-from studymon.engine.judge.events import ContainerStory, TargetWatch
+from studymon.engine.judge.events import ContainerStory, StoryEvent, TargetWatch
 from studymon.engine.judge.facts import KillEvidence, LedgerFacts, StudyFacts, ledger_line
 from studymon.engine.judge.machines import (
     BOOKS,
@@ -84,13 +84,13 @@ def _forbidden(v: Verdict, ev: KillEvidence, name: str, watch: TargetWatch, stor
     # The watch counts the actions outside the story beyond those it kept; a waiting target's own start that the
     # replay found after its container's end is one more.
     total = watch.forbidden_count + sum(1 for e in shown if e.event == C_START)
-    v.listed(
-        [f"{action_text(e.action)} of {name} at {ns_text(e.ns)} in its window" for e in shown],
-        total,
-        "such event",
-        "such events",
-    )
-    v.proven(proof(*_event(ev, e.at, f"{action_text(e.action)} of {name} at {ns_text(e.ns)}"), then) for e in shown)
+
+    def said(e: StoryEvent) -> str:
+        of = name if e.id is None else f"container {short_id(e.id)} (not {name}'s Id)"
+        return f"{action_text(e.action)} of {of} at {ns_text(e.ns)}"
+
+    v.listed([f"{said(e)} in its window" for e in shown], total, "such event", "such events")
+    v.proven(proof(*_event(ev, e.at, said(e)), then) for e in shown)
     for state, e in story.unexpected:
         said = f"{e.action or e.event} of {name} at {ns_text(e.ns)}"
         v.fail(f"{said}: {unexpected(CONTAINER, state, e.event)}", proof(*_event(ev, e.at, said), then))

@@ -563,8 +563,10 @@ def parse_kill(obj: dict[str, Any], name_prefix: str | None) -> KillRecord:
         k.problems.append(f"kill.json triggerEvent is {type_name(event)}, not a container event")
     k.trigger_seen = epoch(obj.get("triggerSeenEpoch")) or 0.0  # 0: a moment nobody saw (a manual kill)
     tseq = obj.get("triggerSeq")
-    if is_int(tseq):
+    if is_int(tseq) and tseq >= 1:  # a record's seq: records are numbered from 1 (rule 1)
         k.trigger_seq = tseq
+    elif is_int(tseq):
+        k.problems.append(f"kill.json triggerSeq {tseq} is no record's seq (records are numbered from 1)")
     elif trigger == "auto" and not (on_event and tseq is None):
         k.problems.append(f"kill.json triggerSeq is {type_name(tseq)}, not a seq")
     signalled = obj.get("signalled")
@@ -576,6 +578,15 @@ def parse_kill(obj: dict[str, Any], name_prefix: str | None) -> KillRecord:
         k.delivery.append(f"kill.json signalled is {type_name(signalled)}, not a boolean")
     if "signal" in obj and obj.get("signal") != SIGKILL:
         k.delivery.append("kill.json signal is not SIGKILL")
+    if trigger in ENDS:
+        # The trigger and the delivery are one fact told twice (§6.9): an end the console did not make sent nothing,
+        # and says so with a null signal and signalled false.
+        said = [f"signal is {type_name(obj.get('signal'))}"] if obj.get("signal") is not None else []
+        said += ["signalled is true"] if signalled is True else []
+        if said:
+            k.problems.append(
+                f"kill.json: an end the console did not make ({trigger}) says a signal was sent: {', '.join(said)}"
+            )
     error = obj.get("captureError")
     if error is not None:
         k.problems.append(f"capture failed while the controller was frozen: {free_text(error)}")

@@ -1899,9 +1899,40 @@ def test_an_end_the_console_did_not_make_has_no_kill_delivered(tmp_path: Path) -
     """A crash the console saw (kill.json's trigger ``crash``): no SIGKILL was sent, so there is no killDelivered
     check for it."""
     files = derive(sound())
-    files["kills/1/kill.json"].update(trigger="crash", triggerSeq=None)
+    files["kills/1/kill.json"].update(trigger="crash", triggerSeq=None, signal=None, signalled=False)
     got = _checks(write(files, tmp_path / "s"))
     assert ("kill 1", "killEvidence") in got and ("kill 1", "killDelivered") not in got, got
+
+
+@pytest.mark.parametrize("trigger", ["crash", "stop"])
+@pytest.mark.parametrize("signal, signalled, said", [
+    (None, False, None),
+    (0, False, "signal is an integer"),
+    ("SIGKILL", False, "signal is a string"),
+    (None, True, "signalled is true"),
+    ("SIGKILL", True, "signal is a string, signalled is true"),
+])
+def test_an_end_the_console_did_not_make_says_nothing_was_sent(
+    tmp_path: Path, trigger: str, signal: Any, signalled: bool, said: str | None
+) -> None:
+    """The trigger and the delivery are one fact told twice: an end the console did not make sent nothing, and its
+    kill.json says so with a null signal and signalled false; any other delivery fails killEvidence."""
+    files = derive(sound())
+    files["kills/1/kill.json"].update(trigger=trigger, triggerSeq=None, signal=signal, signalled=signalled)
+    ok, detail = _checks(write(files, tmp_path / "s"))[("kill 1", "killEvidence")]
+    if said is None:
+        assert "signal" not in detail, detail
+    else:
+        assert ok is False and f"({trigger}) says a signal was sent: {said}" in detail, detail
+
+
+@pytest.mark.parametrize("seq", [0, -3])
+def test_an_automatic_kill_s_trigger_seq_is_a_record_s(tmp_path: Path, seq: int) -> None:
+    """Records are numbered from 1: a triggerSeq of 0 or below names no record, whatever else holds."""
+    files = derive(sound())
+    files["kills/1/kill.json"].update(triggerSeq=seq)
+    ok, detail = _checks(write(files, tmp_path / "s"))[("kill 1", "killEvidence")]
+    assert ok is False and f"kill.json triggerSeq {seq} is no record's seq" in detail, detail
 
 
 def test_runs_charged_and_not_started_in_an_unfinished_study_are_waited_for_and_named_as_the_contract_allows(
@@ -2043,3 +2074,20 @@ def test_an_in_flight_target_s_destroy_or_oom_of_another_container_is_outside_it
         False,
         f"{action} of container {short_id(other)} (not {name}'s Id) at {rfc3339_ms(when)} in its window",
     )
+
+
+@pytest.mark.parametrize("seq", [3, 7])
+def test_a_record_after_the_kill_that_repeats_an_earlier_seq_was_not_there_at_the_kill(tmp_path: Path, seq: int) -> None:
+    """The ledger as it stood at a kill is its lines up to beforeKillSeq's (what ledger-at-kill.json holds): a line
+    written after it that repeats an earlier seq breaks ledgerWellFormed, and does not put its run in flight at the
+    kill."""
+    files = derive(sound())
+    ledger = files["study/ledger.jsonl"]
+    before = files["kills/1/kill.json"]["beforeKillSeq"]
+    i = next(i for i, r in enumerate(ledger) if r["seq"] > before and r["kind"] == "runStarted")
+    run = ledger[i]["content"]["run"]
+    ledger[i]["seq"] = seq
+    got = _checks(write(files, tmp_path / "s"))
+    assert got[("study", "ledgerWellFormed")][0] is False
+    ok, detail = got[("kill 1", "killEvidence")]
+    assert f"omits run {run}" not in detail and ("kill 1 · " + run, "chargedOnce") not in got, detail

@@ -177,6 +177,9 @@ class KillEvidence:
     window: WindowRecord | None = None
     at_kill: str | None = None  # why ledger-at-kill.json is not the ledger as it stood (None: it is)
     at_kill_line: int = 0  # the ledger's line it differs at (0: none)
+    # The ledger's line of the first record whose seq is beforeKillSeq: the ledger as it stood at the kill is the
+    # lines up to it (what ledger-at-kill.json holds), whatever seq a later line repeats.
+    cut_line: int | None = None
     tally: EventTally | None = None  # None when the events could not be judged
     keeper_end: LaunchEnd | None = None  # the killed pid's first end at or after the kill
     keeper_end_where: Where | None = None  # the launches.jsonl line that says it, where known

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from studymon.engine.accounts import Accounts, RunAccount, round_key, story_end
+from studymon.engine.accounts import Accounts, RunAccount, Settlement, round_key, story_end
 from studymon.engine.automata import Proof, Where, proof
 from studymon.engine.contract import plural, valid_id
 from studymon.engine.folder import EvidenceFolder, KillFolder
@@ -14,6 +15,7 @@ from studymon.engine.judge.target import PlanIndex, target_checks
 from studymon.engine.judge.text import name_text, ns_text, run_text
 from studymon.engine.judge.timeline import ORDER_ROUNDING
 from studymon.engine.judge.verdict import SHOWN, WINDOW_OPEN, Check, Verdict
+from studymon.engine.ledger import Record
 from studymon.engine.records import (
     CHARGED,
     ENDS,
@@ -298,7 +300,7 @@ def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts, study: S
                 ),
             )
         listed = {t.run: t for t in k.targets}
-        left = left_at(acc, seq, ev.snapshots.get(KillFolder.BEFORE, {}), study_prefix)
+        left = left_at(acc, seq, ev.snapshots.get(KillFolder.BEFORE, {}), study_prefix, ev.cut_line)
         if ev.window is not None:
             _story_ends(v, ev, acc, left)
         for run in sorted(set(left) - set(listed)):
@@ -414,39 +416,47 @@ CLASS_TEXT = {
 }
 
 
-def left_at(acc: Accounts, seq: int, before: dict[str, Any], prefix: str | None) -> dict[str, KillTarget]:
+def left_at(
+    acc: Accounts, seq: int, before: dict[str, Any], prefix: str | None, cut_line: int | None = None
+) -> dict[str, KillTarget]:
     """What a kill at ``seq`` left unfinished, by run, as the ledger and the snapshot at the kill tell it (§7).
 
     Started without a result (in flight); a diagnosis run with its result but
     its round not settled; planned but not started, with its container
     started in ``container-before.json`` (unrecorded); charged but not
     started (charged).  In the accounts' order, which is the ledger's.
+    The ledger as it stood is its lines up to ``cut_line`` (beforeKillSeq's) where known: a line after it was
+    written after the kill whatever seq it claims (one that repeats an earlier seq breaks ledgerWellFormed).
     """
+
+    def stood(r: Record | Settlement) -> bool:
+        return r.line <= cut_line if cut_line is not None else r.seq <= seq
+
     out: dict[str, KillTarget] = {}
     for a in acc.runs.values():
         plan = a.plan
         plan_seq = plan.seq if plan is not None else None
-        start = next((r for r in a.starts if r.seq <= seq), None)
+        start = next((r for r in a.starts if stood(r)), None)
         if start is not None:
-            if not any(r.seq <= seq for r in a.results):
+            if not any(stood(r) for r in a.results):
                 kind = IN_FLIGHT
-            elif a.purpose == "diagnosis" and _unsettled_at(acc, a, seq):
+            elif a.purpose == "diagnosis" and _unsettled_at(acc, a, stood):
                 kind = UNSETTLED
             else:
                 continue
             out[a.run] = KillTarget(a.run, a.cell, a.round, plan_seq, start.seq, start.get("container"), kind)
-        elif plan_seq is not None and plan_seq <= seq and not any(r.seq <= seq for r in a.results):
+        elif plan is not None and stood(plan) and not any(stood(r) for r in a.results):
             name = prefix + a.run if prefix is not None else None
             if name is not None and started(before.get(name)):
                 out[a.run] = KillTarget(a.run, a.cell, a.round, plan_seq, None, name, UNRECORDED)
-            elif any(r.seq <= seq for r in a.charges):
+            elif any(stood(r) for r in a.charges):
                 out[a.run] = KillTarget(a.run, a.cell, a.round, plan_seq, None, None, CHARGED)
     return out
 
 
-def _unsettled_at(acc: Accounts, a: RunAccount, seq: int) -> bool:
+def _unsettled_at(acc: Accounts, a: RunAccount, stood: Callable[[Record | Settlement], bool]) -> bool:
     settled = acc.settlements.get(round_key(a.round))
-    return settled is None or settled.seq > seq
+    return settled is None or not stood(settled)
 
 
 def kill_checks(
@@ -496,7 +506,7 @@ def judged_targets(
         return k.targets[: min(LISTED_KEPT, most if most is not None else LISTED_KEPT)]
     listed = {t.run: t for t in k.targets}
     targets: list[KillTarget] = []
-    for run, known in left_at(acc, seq, ev.snapshots.get(KillFolder.BEFORE, {}), prefix).items():
+    for run, known in left_at(acc, seq, ev.snapshots.get(KillFolder.BEFORE, {}), prefix, ev.cut_line).items():
         if most is not None and len(targets) >= most:
             break
         if run in listed and listed[run].kind == known.kind:

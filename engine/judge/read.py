@@ -789,8 +789,11 @@ def read_ledger(
     parser = LedgerParser(strict=True)
     counting = arming is not None and bool(arming.fired)
     seen = _Seen(out, kills, facts, launches)
+    cuts: dict[int, list[KillEvidence]] = {}  # beforeKillSeq -> the kills whose line of it is not found yet
     for ev in kills:
         ev.timeline_problem = seen.problem
+        if ev.kill is not None and ev.kill.before_kill_seq is not None:
+            cuts.setdefault(ev.kill.before_kill_seq, []).append(ev)
 
     def note(issues: list[LedgerIssue]) -> None:
         facts.issue_count += len(issues)
@@ -812,6 +815,9 @@ def read_ledger(
                 seen.add(r)
                 for c in comparers:
                     c.add(r)
+                if r.seq in cuts:
+                    for ev in cuts.pop(r.seq):
+                        ev.cut_line = r.line
                 if counting:
                     run = r.content.get("run")
                     acct = acc.runs.get(run) if isinstance(run, str) else None

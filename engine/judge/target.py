@@ -85,12 +85,12 @@ def _forbidden(v: Verdict, ev: KillEvidence, name: str, watch: TargetWatch, stor
     # replay found after its container's end is one more.
     total = watch.forbidden_count + sum(1 for e in shown if e.event == C_START)
 
-    def said(e: StoryEvent) -> str:
+    def told(e: StoryEvent) -> str:
         of = name if e.id is None else f"container {short_id(e.id)} (not {name}'s Id)"
         return f"{action_text(e.action)} of {of} at {ns_text(e.ns)}"
 
-    v.listed([f"{said(e)} in its window" for e in shown], total, "such event", "such events")
-    v.proven(proof(*_event(ev, e.at, said(e)), then) for e in shown)
+    v.listed([f"{told(e)} in its window" for e in shown], total, "such event", "such events")
+    v.proven(proof(*_event(ev, e.at, told(e)), then) for e in shown)
     for state, e in story.unexpected:
         said = f"{e.action or e.event} of {name} at {ns_text(e.ns)}"
         v.fail(f"{said}: {unexpected(CONTAINER, state, e.event)}", proof(*_event(ev, e.at, said), then))

@@ -291,6 +291,8 @@ def derive(s: Scenario) -> Files:
             "triggerAt": rfc3339_ms(t(seq)), "signal": "SIGKILL", "signalled": True, "captureError": None,
             "prefix": f"{s.prefix}-{s.study}-", "since": rfc3339_ns(int(since * 1e9)), "sinceEpoch": since,
             "frozenEpoch": since, "killSentEpoch": kill_at, "killReturnedEpoch": kill_at + 0.001,
+            # Each moment's text beside its epoch, as the console writes them (§6.9: one moment told twice).
+            "frozenAt": rfc3339_ms(since), "killSentAt": rfc3339_ms(kill_at),
         }
         files[folder + "ledger-at-kill.json"] = copy.deepcopy(records[:seq])
         snapped = [(run, starts[run][1], t(starts[run][0]) - 0.5) for run in targets]
@@ -1434,11 +1436,14 @@ def _forget_d1(s: Scenario) -> None:
 # so kill 1's folder is complete for its stage (killEvidence and killTriggered hold); d1 has no die,
 # and once the study has finished nothing of a window is ?: sameContainerNoRerun ✗ too.
 case("v3-lost-target-result", "after its only kill the study forgets d1 (no result, no settlement of round 1), halts "
-     "and exits 0", F(ACCOUNTED, (D1, "resultSettledAndFinished"), (D1, "sameContainerNoRerun")), scenario=_forget_d1)
+     "and exits 0", F(ACCOUNTED, (D1, "resultSettledAndFinished"), (D1, "sameContainerNoRerun"), (D1, "chargedOnce")),
+     scenario=_forget_d1)
+# chargedOnce too: round 1 never settled, a1 (an ablation of d1's cell and round, with an experiment in common,
+# planned after the kill) came before its settlement, so it repeats d1's work whatever its purpose (§6.9).
 
 # Kill 2 (at d3's start) leaves d1 unsettled too (§7): its story there is settled once, which never comes.
 case("v3-target-round-never-settled", "d1 has its result but round 1 is never settled; the study exits 0",
-     F(ACCOUNTED, (D1, "resultSettledAndFinished"), ("kill 2 · d1", "resultSettledAndFinished")),
+     F(ACCOUNTED, (D1, "resultSettledAndFinished"), ("kill 2 · d1", "resultSettledAndFinished"), (D1, "chargedOnce")),
      scenario=lambda s: s.entries.pop(find(s, "diagnosisSettlement", round=1)))
 
 

@@ -1545,11 +1545,20 @@ def test_charged_once_repeat_after_the_kill() -> None:
         acc2 = copy.deepcopy(acc)
         acc2.add(Record(at_seq, "t", "runPlanned", dict(plan.content, run="d1b"), 99, 0))  # type: ignore[union-attr]
         assert (co(ev, acc2).ok is False) is repeats
-    for change in ({"purpose": "ablation"}, {"object": "c9"}, {"round": 2}, {"experiments": ["e9"]},
-                   {"experiments": []}):
+    for change in ({"object": "c9"}, {"round": 2}, {"experiments": ["e9"]}, {"experiments": []}):
         acc2 = copy.deepcopy(acc)
         acc2.add(Record(seq + 1, "t", "runPlanned", dict(plan.content, run="d1b", **change), 99, 0))  # type: ignore[union-attr]
         assert co(ev, acc2).ok is True, change
+    # A run of another purpose repeats it before its round is settled (§6.9), and is the round's next stage after.
+    settled = acc.settlements[1].seq
+    for at_seq, repeats in ((settled - 1, True), (settled + 1, False)):
+        acc2 = copy.deepcopy(acc)
+        acc2.add(Record(at_seq, "t", "runPlanned", dict(plan.content, run="d1b", purpose="ablation"), 99, 0))  # type: ignore[union-attr]
+        c = co(ev, acc2)
+        assert (c.ok is False) is repeats, at_seq
+        if repeats:
+            assert c.detail == (f"run d1b (planned at seq {at_seq}, after the kill) repeats it: same cell and round, "
+                                "before round 1 was settled, and an experiment in common"), c.detail
     # Twins (§6.4): the same purpose, cell and round and ANY experiment id in common.
     for experiments in (list(reversed(plan.get("experiments"))), ["e1a"], ["e1b", "e9"]):  # type: ignore[union-attr]
         acc2 = copy.deepcopy(acc)
@@ -2217,12 +2226,18 @@ def test_repeats_are_judged_on_exact_json() -> None:
         ({"experiments": [["e1a"]]}, False),
         ({"round": 1.0}, False),
         ({"object": True}, False),
-        ({"purpose": "diagnosis "}, False),
+        ({"purpose": "diagnosis "}, True),  # another purpose, before round 1 was settled: a twin whatever it is
         ({"experiments": ["e1b", "e1a"]}, True),
     ]:
         acc2 = copy.deepcopy(acc)
         acc2.add(Record(seq, "t", "runPlanned", dict(plan.content, run="d1b", **change), 99, 0))  # type: ignore[union-attr]
         assert (co(ev, acc2).ok is False) is repeats, change
+    # Once the round is settled only the same purpose repeats it, compared exactly.
+    after = acc.settlements[1].seq + 1
+    for purpose, repeats in (("diagnosis", True), ("diagnosis ", False), ("Diagnosis", False)):
+        acc2 = copy.deepcopy(acc)
+        acc2.add(Record(after, "t", "runPlanned", dict(plan.content, run="d1b", purpose=purpose), 99, 0))  # type: ignore[union-attr]
+        assert (co(ev, acc2).ok is False) is repeats, purpose
     # Objects and experiments that are JSON objects compare by content, whatever the key order.
     for field_, a, b in [("object", {"x": 1, "y": 2}, {"y": 2, "x": 1}), ("experiments", [{"p": 1, "q": 2}], [{"q": 2, "p": 1}]),
                          ("experiments", "e", "e")]:

@@ -755,12 +755,12 @@ def _own_events(
 
 
 class PlanIndex:
-    """Every planned run with what its work is (purpose, cell, round), worked out once per judgement."""
+    """Every planned run with what its work is (cell and round), worked out once per judgement."""
 
     def __init__(self, acc: Accounts) -> None:
-        # (key, plan seq, first start seq or None, the run)
+        # (work, plan seq, first start seq or None, the run)
         self.plans = [
-            (_plan_key(a.plan), a.plan.seq, min((st.seq for st in a.starts), default=None), a)
+            (_work_key(a.plan), a.plan.seq, min((st.seq for st in a.starts), default=None), a)
             for a in acc.runs.values()
             if a.plan is not None
         ]
@@ -774,50 +774,62 @@ class PlanIndex:
         looking for a target's repeat costs the same whatever the number of
         targets.
         """
-        out: dict[tuple[Any, ...], list[RunAccount]] = {}
+        out: dict[tuple[Any, ...], list[tuple[RunAccount, int]]] = {}
         for work, planned, started, a in self.plans:
-            if planned > seq or (started is not None and started > seq):
-                out.setdefault(work, []).append(a)
+            if planned > seq:
+                out.setdefault(work, []).append((a, planned))
+            elif started is not None and started > seq:
+                out.setdefault(work, []).append((a, started))
         return PlansAfter(out)
 
 
 class PlansAfter:
     """The runs that may start after a kill, by their work, and within a work by each experiment id.
 
-    A target's repeats are those of its work with any experiment id in
-    common: found through the ids, not by comparing every pair, so that
+    A target's repeats are those of its cell and round with any experiment id
+    in common, of its purpose, or of any purpose before its round was settled
+    (§6.9): found through the ids, not by comparing every pair, so that
     thousands of targets and twins cost what their ids cost.
     """
 
     # Repeats of one target found before the search stops: a repeat fails the check, the count is only said.
     FOUND = 64
 
-    def __init__(self, by_work: dict[tuple[Any, ...], list[RunAccount]]) -> None:
-        self.by_work = by_work
-        self._by_id: dict[tuple[Any, ...], dict[Any, list[RunAccount]]] = {}
+    def __init__(self, by_work: dict[tuple[Any, ...], list[tuple[RunAccount, int]]]) -> None:
+        self.by_work = by_work  # each run with the moment it came after the kill: its plan's seq, else its start's
+        self._by_id: dict[tuple[Any, ...], dict[Any, list[tuple[RunAccount, int]]]] = {}
 
-    def _ids(self, work: tuple[Any, ...]) -> dict[Any, list[RunAccount]]:
+    def _ids(self, work: tuple[Any, ...]) -> dict[Any, list[tuple[RunAccount, int]]]:
         index = self._by_id.get(work)
         if index is None:
             index = self._by_id[work] = {}
-            for a in self.by_work.get(work, []):
+            for a, moment in self.by_work.get(work, []):
                 for i in _experiment_ids(a.plan.get("experiments")):  # type: ignore[union-attr]
-                    index.setdefault(i, []).append(a)
+                    index.setdefault(i, []).append((a, moment))
         return index
 
-    def repeats(self, plan: Record, acct: RunAccount | None) -> tuple[list[RunAccount], bool]:
-        """The runs that repeat ``plan``'s work, in plan order (the first :attr:`FOUND`), and whether there are more."""
-        work = _plan_key(plan)
+    def repeats(
+        self, plan: Record, acct: RunAccount | None, settled: int | None = None
+    ) -> tuple[list[RunAccount], bool]:
+        """The runs that repeat ``plan``'s work, in plan order (the first :attr:`FOUND`), and whether there are more.
+
+        ``settled``: the seq of the settlement of the target's round (None: never settled), before which a run of
+        any purpose repeats it."""
+        work = _work_key(plan)
         if work not in self.by_work:
             return [], False
+        purpose = key(plan.get("purpose"))
         index = self._ids(work)
         found: dict[int, RunAccount] = {}
         for i in _experiment_ids(plan.get("experiments")):
-            for a in index.get(i, ()):
-                if a is not acct and id(a) not in found:
-                    if len(found) == self.FOUND:
-                        return _in_plan_order(found), True
-                    found[id(a)] = a
+            for a, moment in index.get(i, ()):
+                if a is acct or id(a) in found:
+                    continue
+                if key(a.plan.get("purpose")) != purpose and settled is not None and moment > settled:  # type: ignore[union-attr]
+                    continue  # another purpose's run, once the round was settled: the round's next stage
+                if len(found) == self.FOUND:
+                    return _in_plan_order(found), True
+                found[id(a)] = a
         return _in_plan_order(found), False
 
 
@@ -873,11 +885,18 @@ def charged_once(
     else:
         if plans is None:
             plans = plans_after(acc, seq)
-        repeats, more = plans.repeats(plan, acct)
+        settlement = acc.settlements.get(round_key(plan.get("round")))
+        repeats, more = plans.repeats(plan, acct, settlement.seq if settlement is not None else None)
+
+        def alike(a: RunAccount) -> str:
+            if key(a.plan.get("purpose")) == key(plan.get("purpose")):  # type: ignore[union-attr]
+                return "same purpose, cell and round"
+            return f"same cell and round, before round {round_text(plan.get('round'))} was settled"
+
         shown = [
             f"run {run_text(a.run)} (planned at seq {a.plan.seq}, "  # type: ignore[union-attr]
             f"{'after the kill' if a.plan.seq > seq else 'before the kill, started after it'}) repeats it: "  # type: ignore[union-attr]
-            "same purpose, cell and round, and an experiment in common"
+            f"{alike(a)}, and an experiment in common"
             for a in repeats[:SHOWN]
         ]
         v.listed(shown, len(repeats), "such run", "such runs", more=more)
@@ -885,8 +904,8 @@ def charged_once(
             proof(
                 ledger_line(a.plan),
                 f"runPlanned of {run_text(a.run)} (seq {a.plan.seq}), started after the kill",  # type: ignore[union-attr]
-                "no run planned or started after a kill does a target's work again: the same purpose, cell and round, "
-                "and an experiment in common",
+                "no run planned or started after a kill does a target's work again: the same cell and round, and an "
+                "experiment in common, of its purpose, or of any before its round is settled (§6.9)",
                 (ledger_line(plan), f"runPlanned of {t.run} (seq {plan.seq}), a target of the kill"),
                 _killed(ev, t),
             )
@@ -910,12 +929,13 @@ def _unmanned(v: Verdict, ev: KillEvidence, t: KillTarget, kinds: tuple[str, ...
             v.fail(why + ": written by something that outlived the kill", because)
 
 
-def _plan_key(plan: Record) -> tuple[Any, ...]:
-    """What makes two plans of the same work: purpose, cell and round (as JSON, so 1 is not 1.0).
+def _work_key(plan: Record) -> tuple[Any, ...]:
+    """What makes two plans of the same work: cell and round (as JSON, so 1 is not 1.0).
 
-    Twins also share an experiment (:func:`_experiment_ids`): any id in common repeats the work.
+    Twins also share an experiment (:func:`_experiment_ids`): any id in common repeats the work; and a purpose,
+    unless the other run came before the target's round was settled (:meth:`PlansAfter.repeats`).
     """
-    return (key(plan.get("purpose")), key(plan.get("object")), key(plan.get("round")))
+    return (key(plan.get("object")), key(plan.get("round")))
 
 
 def _experiment_ids(value: Any) -> frozenset[Any]:

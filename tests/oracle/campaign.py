@@ -10,13 +10,17 @@ The checks are docs/contract.md's ("Campaigns"), by their names:
   trial's points, each fired or missed in its turn, never disarmed), ``journalAgrees`` (each trial is
   what its folder says: done with its ``report.json``'s verdict and that verdict's exit status, missed
   with a point missed, lost without a folder; no folder of no trial; ``?`` for a planned trial whose
-  folder is there), ``summaryAgrees`` (``campaign.json``'s plan well formed, its ``version`` the integer
+  folder is there; ✗ when the journal could not be read to its end and not one trial was read from it,
+  folders or none), ``summaryAgrees`` (``campaign.json``'s plan well formed, its ``version`` the integer
   1 and each candidate's ``left`` exactly its four lists, its trials the journal's last line for each,
   its verdicts and matrix those judged now), ``trialsJudged`` (every trial folder examined within what
   one report reads: ``?`` past it), ``trialsRan`` (every point ran to a verdict:
   ``?`` for a trial lost, never run or unable to run whose points no later trial ran);
 * scope ``trial N``, for every trial judged (its folder examined and its own, not missed):
   ``trialHolds``, the oracle's own verdict of the folder (``judge_study``: ✓ status 0, ✗ 1, ? 3).
+
+A folder is a campaign when it has ``campaign.json`` or ``trials.jsonl``, of whatever kind; any other is
+judged as a study's (``judge_study``: status 2 and no check without ``launches.jsonl``).
 
 The oracle never writes: where the product would write ``campaign.json`` again (only verdicts or the
 matrix differ, everything else holds, no trial planned, every done trial judged), it takes the rewrite
@@ -39,6 +43,7 @@ from tests.oracle.reading import (
     decode,
     file_size,
     folder_identity,
+    has_entry,
     list_folder,
     list_folder_bounded,
     quote,
@@ -90,7 +95,19 @@ JUDGED_FILES = (
 )
 
 
+def is_campaign(folder: Path) -> bool:
+    """docs/contract.md ("Campaigns"): `studymon report CAMPAIGN` takes "a folder that has `campaign.json` or
+    `trials.jsonl`, of whatever kind": an entry of either name, a regular file or not (a link, a folder, a
+    FIFO), makes the folder a campaign; a `trials/` folder alone does not (README.md, open question 83)."""
+    return has_entry(folder, "campaign.json") or has_entry(folder, "trials.jsonl")
+
+
 def judge_campaign(folder: Path) -> OracleVerdict:
+    """A campaign's verdict; a folder that is no campaign (neither `campaign.json` nor `trials.jsonl`) is
+    judged as `studymon report` judges any other folder, as a study's: without `launches.jsonl` it is not a
+    studymon evidence folder (status 2, no check)."""
+    if not is_campaign(Path(folder)):
+        return judge_study(Path(folder))
     t = Tally()
     try:
         _judge(Path(folder), t)
@@ -112,6 +129,15 @@ class Plan:
 
 
 @dataclass
+class JournalRead:
+    """How far trials.jsonl was read: ``whole`` when to its end (a torn last line included), else ``why`` not
+    (refused: missing, not a regular file, past its cap; or stopped past the bounds)."""
+
+    whole: bool = False
+    why: str | None = None
+
+
+@dataclass
 class Judged:
     """One trial's folder as examined: what the campaign checks read of it, and the oracle's verdict."""
 
@@ -126,10 +152,11 @@ def _judge(folder: Path, t: Tally) -> None:
         t.add(C, name)
     plan = read_plan(folder, t)
     before: dict[int, dict[str, Any]] = {}
-    journal = read_journal(folder, plan.study, t, before)
+    read = JournalRead()
+    journal = read_journal(folder, plan.study, t, before, read)
     entries = trial_entries(folder, t)
     judged = examine(folder, t, plan, journal, entries)
-    journal_agrees(folder, t, journal, entries, judged)
+    journal_agrees(folder, t, journal, entries, judged, read)
     trials_ran(t, journal)
     for n in sorted(judged):
         j = judged[n]
@@ -293,17 +320,24 @@ def trial_problem(row: dict[str, Any], study: str | None) -> str | None:
 
 
 def read_journal(
-    folder: Path, study: str | None, t: Tally, before: dict[int, dict[str, Any]] | None = None
+    folder: Path,
+    study: str | None,
+    t: Tally,
+    before: dict[int, dict[str, Any]] | None = None,
+    read: JournalRead | None = None,
 ) -> dict[int, dict[str, Any]]:
     """Each trial's last line (its word on it), and in ``before`` the line before it for a trial with more
-    than one (``summaryAgrees``: campaign.json may lag by a line); what breaks the journal fails
-    journalWellFormed."""
+    than one (``summaryAgrees``: campaign.json may lag by a line); in ``read``, whether it was read to its
+    end; what breaks the journal fails journalWellFormed."""
     last: dict[int, dict[str, Any]] = {}
     first: dict[int, dict[str, Any]] = {}
+    if read is None:
+        read = JournalRead()
     try:
         data = read_bytes(folder, "trials.jsonl", CAPS["trials.jsonl"])
     except Refused as exc:
         t.fail(C, JW, str(exc))
+        read.why = str(exc)
         return last
     lines = split_lines(data)
     bad = 0
@@ -313,7 +347,8 @@ def read_journal(
         bad += 1
         t.fail(C, JW, why)
         if bad > MAX_BAD_LINES:
-            t.fail(C, JW, f"more than {MAX_BAD_LINES} lines that are not trials or break one's story: not read further")
+            read.why = f"more than {MAX_BAD_LINES} lines that are not trials or break one's story: not read further"
+            t.fail(C, JW, read.why)
             return True
         return False
 
@@ -342,7 +377,8 @@ def read_journal(
             elif state != "planned":
                 story = f"{where}: trial {n} {state} before it was planned"
             if len(first) >= MAX_TRIALS:
-                t.fail(C, JW, f"more than {MAX_TRIALS} trials: not read further")
+                read.why = f"more than {MAX_TRIALS} trials: not read further"
+                t.fail(C, JW, read.why)
                 break
             first[n] = row
         else:
@@ -359,6 +395,7 @@ def read_journal(
         if story is not None and broken(story):
             break
     else:
+        read.whole = True  # to its end: a torn last line is read, and is no trial
         # "every line of trials.jsonl is a trial": a last line without its end is not one.
         if lines.torn is not None:
             t.fail(C, JW, f"trials.jsonl line {lines.count + 1}: torn (no end of line), not a trial")
@@ -543,8 +580,20 @@ def journal_agrees(
     journal: dict[int, dict[str, Any]],
     entries: set[str] | None,
     judged: dict[int, Judged],
+    read: JournalRead | None = None,
 ) -> None:
     names = entries or set()
+    if read is not None and not read.whole and not journal:
+        # docs/contract.md (journalAgrees): "✗ when `trials.jsonl` could not be read to its end and not one
+        # trial was read from it (missing, not a regular file, or stopped): there is nothing to hold the
+        # folders to, folders or none" (README.md, open question 84). No folder is then one "of no trial".
+        t.fail(
+            C,
+            JA,
+            f"the journal cannot be read ({read.why}) and not one trial was read from it: "
+            "nothing to hold the folders to",
+        )
+        return
     for n in sorted(journal):
         row = journal[n]
         state, there = row["state"], str(n) in names

@@ -230,6 +230,22 @@ def folder_identity(root: Path, rel: str) -> tuple[int, int] | None:
         os.close(fd)
 
 
+def has_entry(root: Path, name: str) -> bool:
+    """Whether the folder holds an entry of that name, of whatever kind (a regular file, a folder, a FIFO, a
+    symbolic link, dangling or not): nothing is opened or followed but the folder itself."""
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return True
+
+
 def is_folder(root: Path, rel: str) -> bool:
     try:
         os.close(_open_below(root, rel, directory=True))

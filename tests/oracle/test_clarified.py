@@ -15,12 +15,15 @@ null), 80-81 (commit 5ef692c: beforeKillSeq seen by the kill's at whatever the t
 sinceEpoch that give no moment leave the folder incomplete, and the window opens at the window file's copy),
 and 82 (commit b4ebf47: a time written as epoch seconds is greater than 0 and before the year 10 000; 0 is no
 time, and a field that holds it is not of its type, but where the time may not have been taken, kill.json's four
-timing epochs and launches.jsonl's startTime, 0 says so and is not compared).
+timing epochs and launches.jsonl's startTime, 0 says so and is not compared), and 83-84 (commits 9123d31 and
+13c35f5: a folder with neither campaign.json nor trials.jsonl is no campaign; journalAgrees ✗ when the journal
+could not be read to its end and not one trial was read from it, folders or none).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from fractions import Fraction
 from pathlib import Path
@@ -29,7 +32,7 @@ from typing import Any
 import pytest
 
 from tests.oracle.arms import judge_kill_triggered, moment
-from tests.oracle.campaign import JW, SA, read_journal, read_plan
+from tests.oracle.campaign import JA, JW, SA, judge_campaign, read_journal, read_plan
 from tests.oracle.controllers import Controllers, replay
 from tests.oracle.evidence import (
     ArmLine,
@@ -70,7 +73,7 @@ from tests.oracle.ledger_checks import (
     judge_ledger_well_formed,
     runs_of,
 )
-from tests.oracle.study import check_snapshot, judge_ends_claimed, judge_records_dated
+from tests.oracle.study import check_snapshot, judge_ends_claimed, judge_records_dated, judge_study
 from tests.oracle.times import LAST, SEEN_SLACK, epoch, parse_time
 from tests.oracle.verdict import Tally
 
@@ -1540,3 +1543,144 @@ def test_a_start_time_of_0_is_not_compared_with_a_snapshot_s_process(
         assert ec == [], ec
     else:
         assert any(said in why for why in ec), ec
+
+
+# --- Z. what makes a folder a campaign; journalAgrees with no journal to hold the folders to (83, 84) --------
+
+
+def a_trial_folder(out: Path, n: int = 1) -> None:
+    """``trials/<n>/``, a trial's folder as far as its name goes (its research.json and arms.jsonl)."""
+    folder = out / "trials" / str(n)
+    folder.mkdir(parents=True)
+    (folder / "research.json").write_text(json.dumps({"study": f"c-{n}"}), encoding="utf-8")
+    write_lines(folder / "arms.jsonl", [{"event": "arm", "point": "after:studyOpen"}])
+
+
+def an_entry(path: Path, kind: str) -> None:
+    """An entry of that name and kind: a regular file, a folder, a FIFO, a link (dangling, or to a file)."""
+    if kind == "file":
+        path.write_text("{}\n", encoding="utf-8")  # a regular file, of nothing the explorer writes
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dangling link":
+        path.symlink_to("nowhere")
+    else:
+        (path.parent / "elsewhere").write_text("{}", encoding="utf-8")
+        path.symlink_to("elsewhere")
+
+
+@pytest.mark.parametrize("trials", [True, False])
+def test_a_folder_with_neither_campaign_json_nor_trials_jsonl_is_no_campaign(tmp_path: Path, trials: bool) -> None:
+    """docs/contract.md ("Campaigns"): `studymon report CAMPAIGN` takes "a folder that has `campaign.json` or
+    `trials.jsonl`, of whatever kind". The fuzz case campaign-without-summary-and-journal (the campaign seed's
+    trials.jsonl and campaign.json deleted): a folder with trials/ alone, or nothing, is no campaign, and
+    without launches.jsonl no studymon evidence folder: status 2, no check (as judge_study says). Before, the
+    oracle judged it a campaign (journalWellFormed, journalAgrees, summaryAgrees ✗: exit 1)."""
+    if trials:
+        a_trial_folder(tmp_path, 1)
+        a_trial_folder(tmp_path, 2)
+    v = judge_campaign(tmp_path)
+    assert v.status == 2 and v.checks == {}, (v.status, v.checks)
+    assert v == judge_study(tmp_path)
+    assert not any(scope == "campaign" for scope, _ in v.reasons), v.reasons
+
+
+def test_a_folder_with_neither_but_launches_jsonl_is_judged_as_a_study(tmp_path: Path) -> None:
+    """Not a campaign, but a study's folder (launches.jsonl there): judged as `studymon report` judges any other
+    folder, as a study's; no campaign check."""
+    a_trial_folder(tmp_path)
+    write_lines(tmp_path / "launches.jsonl", [])
+    v = judge_campaign(tmp_path)
+    assert v.status != 2 and v.checks, v.status
+    assert v == judge_study(tmp_path)
+    assert not any(scope == "campaign" for scope, _ in v.checks), v.checks
+
+
+@pytest.mark.parametrize("name", ["campaign.json", "trials.jsonl"])
+@pytest.mark.parametrize("kind", ["file", "folder", "fifo", "dangling link", "link"])
+def test_campaign_json_or_trials_jsonl_of_whatever_kind_makes_a_campaign(tmp_path: Path, name: str, kind: str) -> None:
+    """Either name, of whatever kind (a link, a folder, a FIFO: not the file the explorer writes, yet there),
+    makes the folder a campaign: its checks are given (and the file that is not one is ✗), never status 2."""
+    a_trial_folder(tmp_path)
+    an_entry(tmp_path / name, kind)
+    v = judge_campaign(tmp_path)
+    assert v.status == 1, (v.status, v.checks)
+    assert {JW, JA, SA} <= {check for scope, check in v.checks if scope == "campaign"}, v.checks
+    failing = JW if name == "trials.jsonl" else SA
+    assert v.checks[("campaign", failing)] is False, v.reasons
+
+
+NOTHING_TO_HOLD = "and not one trial was read from it: nothing to hold the folders to"
+
+
+def not_trials(count: int) -> list[dict[str, Any] | str]:
+    return [{"n": "x"}] * count
+
+
+@pytest.mark.parametrize("folders", [0, 2])
+@pytest.mark.parametrize(
+    ("journal", "why"),
+    [
+        (None, "trials.jsonl: missing"),
+        ("folder", "trials.jsonl: a folder, not a regular file"),
+        ("fifo", "trials.jsonl: a FIFO, not a regular file"),
+        ("link", "trials.jsonl: a symbolic link"),
+        # Stopped: more than 1000 lines that are not trials, and no trial before them.
+        (1001, "more than 1000 lines that are not trials or break one's story: not read further"),
+    ],
+)
+def test_a_journal_not_read_to_its_end_with_no_trial_read_fails_journal_agrees(
+    tmp_path: Path, folders: int, journal: str | int | None, why: str
+) -> None:
+    """docs/contract.md (journalAgrees): "✗ when `trials.jsonl` could not be read to its end and not one trial
+    was read from it (missing, not a regular file, or stopped): there is nothing to hold the folders to,
+    folders or none". The fuzz case campaign-without-trials-and-journal (trials/ and trials.jsonl deleted,
+    campaign.json there): ✗, where the oracle had ✓ (no folder, no trial: nothing disagreed). With folders
+    there, the one reason: no folder is "of no trial" of a journal that cannot be read."""
+    campaign_json(tmp_path, EMPTY_LEFT)
+    for n in range(1, folders + 1):
+        a_trial_folder(tmp_path, n)
+    if isinstance(journal, int):
+        write_lines(tmp_path / "trials.jsonl", not_trials(journal))
+    elif journal is not None:
+        an_entry(tmp_path / "trials.jsonl", journal)
+    v = judge_campaign(tmp_path)
+    key = ("campaign", JA)
+    assert v.checks[key] is False, v.reasons.get(key)
+    assert v.reasons[key] == f"the journal cannot be read ({why}) {NOTHING_TO_HOLD}", v.reasons[key]
+    assert v.checks[("campaign", JW)] is False and v.status == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",  # empty: read to its end, no trial in it
+        '{"n": "x"}\n' * 1000,  # 1000 lines that are not trials: read to its end
+        '{"n": 1',  # a torn last line alone: read to its end, and no trial
+    ],
+)
+def test_a_journal_read_to_its_end_holds_no_folder_it_does_not_name(tmp_path: Path, text: str) -> None:
+    """A journal read to its end (even with no trial in it) is something to hold the folders to: with none,
+    journalAgrees has nothing against it; a folder there is one of no trial (✗ for that, not for the
+    journal)."""
+    campaign_json(tmp_path, EMPTY_LEFT)
+    (tmp_path / "trials.jsonl").write_text(text, encoding="utf-8")
+    key = ("campaign", JA)
+    v = judge_campaign(tmp_path)
+    assert v.checks[key] is True, v.reasons.get(key)
+    a_trial_folder(tmp_path, 1)
+    v = judge_campaign(tmp_path)
+    assert v.checks[key] is False and v.reasons[key] == "trials/'1' is a folder of no trial of the journal", v.reasons
+
+
+def test_a_journal_cut_short_after_a_trial_holds_the_folders_to_it(tmp_path: Path) -> None:
+    """Stopped, but a trial read before it stopped: the rule does not apply; the folders are held to the trials
+    read (trial 1 planned, its folder there: ``?``; trials/2 a folder of no trial: ✗)."""
+    campaign_json(tmp_path, EMPTY_LEFT)
+    write_lines(tmp_path / "trials.jsonl", [trial(1, "planned", ["after:studyOpen"]), *not_trials(1001)])
+    a_trial_folder(tmp_path, 2)
+    v = judge_campaign(tmp_path)
+    key = ("campaign", JA)
+    assert v.checks[key] is False and v.reasons[key] == "trials/'2' is a folder of no trial of the journal", v.reasons

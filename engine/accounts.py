@@ -175,6 +175,10 @@ class Accounts:
     budget: float | None = None
     balance: float | None = None
     charged: float = 0.0
+    # The same sum of halves: finite wherever the amounts add up to what a finite budget and balance lost (at most
+    # twice the largest double), so that books of amounts near the largest double are still held (§6.2 rule 9 is
+    # of each number, not of their sum).
+    charged_half: float = 0.0
     round: Any = None
     stage: Any = None
     last_halt: Record | None = None
@@ -236,6 +240,7 @@ class Accounts:
             balance = record.content.get("balance")
             if is_number(amount):
                 self.charged += amount
+                self.charged_half += amount * 0.5
                 if self.max_amount is None or amount > self.max_amount:
                     self.max_amount = amount
             if is_number(balance):

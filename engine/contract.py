@@ -89,6 +89,21 @@ def valid_id(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and _ID.fullmatch(value) is not None
 
 
+def studys_container(name: Any, label: Any, container_prefix: str, study: str) -> bool:
+    """Whether a container is the study's (§6.1), by its name and its ``studymon.study`` label.
+
+    Labelled with the study's id, whatever its name; otherwise in the study's stem
+    (``<containerPrefix>-<ID>-``), unless its label is a valid id of another study
+    and its name is in that study's stem too (two ids whose stems extend one
+    another).  An empty or invalid label disowns nothing.
+    """
+    if label == study:
+        return True
+    if not isinstance(name, str) or not name.startswith(f"{container_prefix}-{study}-"):
+        return False
+    return not (valid_id(label) and name.startswith(f"{container_prefix}-{label}-"))
+
+
 def valid_container_name(value: Any) -> bool:
     return isinstance(value, str) and _CONTAINER_NAME.fullmatch(value) is not None
 

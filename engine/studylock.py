@@ -45,6 +45,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from studymon.engine.contract import studys_container
+
 LOCK_DIR_ENV = "STUDYMON_LOCK_DIR"
 # How long a relaunch waits for the study's own previous keeper to let go.
 OWN_KEEPER_WAIT = 10.0
@@ -353,9 +355,9 @@ def running_containers(runtime: Any, prefix: str, study_id: str) -> list[str]:
         name = str(found.get("Name", "")).lstrip("/")
         status = (found.get("State") or {}).get("Status")
         # An id may hold '-': "a" and "a-b" share the stem "p-a-".  A label that
-        # names another study settles it; an unlabelled container counts.
+        # names another study whose stem holds the name settles it (§6.1).
         label = ((found.get("Config") or {}).get("Labels") or {}).get("studymon.study")
-        if label not in (None, study_id):
+        if not studys_container(name, label, prefix, study_id):
             continue
         if name.startswith(mine) and status in ("running", "created", "restarting", "paused"):
             names.append(name)

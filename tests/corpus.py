@@ -1505,8 +1505,14 @@ def _labelled(n: int, name: str, study: str | None, run: str | None, actions: tu
 case("v3-neighbour-study-s-x", "study s-x (stem inforsi-s-x-) ran beside it; its labelled containers' events are "
      "in the recording: not this study's", {},
      files=_labelled(2, container("r1", study="s-x"), "s-x", "r1", ("create", "start", "die", "destroy")))
-case("v3-stem-name-labelled-other-study", "a container under this study's stem labelled as another study's: not "
-     "this study's", {}, files=_labelled(2, container("zz"), "other", "zz"))
+# §6.1 as contract v4 settles it: a label disowns a container of the stem only when its name is in the labelled
+# study's stem too (as v3-neighbour-study-s-x's is); inforsi-s-zz is not in study other's stem (inforsi-other-).
+case("v3-stem-name-labelled-other-study", "a container under this study's stem, labelled as study other's but not "
+     "named in its stem, made in kill 2's window: this study's, work off the books",
+     F((A2, "sameContainerNoRerun"), (D3, "sameContainerNoRerun")), files=_labelled(2, container("zz"), "other", "zz"))
+case("v4-stem-name-labelled-invalid-id", "a container under this study's stem labelled with no valid study id, "
+     "made in kill 2's window: an invalid label disowns nothing",
+     F((A2, "sameContainerNoRerun"), (D3, "sameContainerNoRerun")), files=_labelled(2, container("zz"), "no/id", "zz"))
 case("v3-labelled-ours-under-another-name", "a container named outside the stem but labelled with this study's id "
      "(run zz, never started in the ledger) starts in the window",
      F((A2, "sameContainerNoRerun"), (D3, "sameContainerNoRerun")), files=_labelled(2, "lab-zz", STUDY, "zz"))
@@ -1601,10 +1607,11 @@ def _overflow(s: Scenario) -> None:
     s.entries[0].content["budget"] = s.budget
 
 
-# Every number in every line is finite (rule 9 holds, docs/contract.md: "every number in the line"),
-# but the charges sum to infinity: the books cannot be shown to add up (v2 compared inf with inf).
-case("v3-rule9-charges-overflow", "two charges of 1e308 against a budget of 1e308: the amounts sum to infinity",
-     F((ST, "chargedEqualsStarts")), scenario=_overflow)
+# Every number in every line is finite (rule 9 holds, docs/contract.md: "every number in the line"), and the
+# charges sum past the largest double: the books are held all the same, in halves, and balance (v2 compared inf
+# with inf; a later judge failed a sound ledger for its float's range; the oracle adds them exactly).
+case("v3-rule9-charges-overflow", "two charges of 1e308 against a budget of 1e308: the amounts sum past the "
+     "largest double, and the books balance", {}, scenario=_overflow)
 
 
 # §6.2 rule 10: no object in a line repeats a key; lone surrogate escapes are valid JSON.

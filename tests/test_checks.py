@@ -828,8 +828,8 @@ def test_other_study_containers_in_the_window() -> None:
     t.add(ev_at("die", 1500, name="inforsi-s-zz", cid="C"), "x")  # not a create or start
     t.add(ev_at("create", 3001, name="inforsi-s-zz", cid="D"), "x")  # after the window
     t.add(ev_at("create", 999, name="inforsi-s-zz", cid="E"), "x")  # before it
-    # Under the stem but labelled as another study's: not this study's (§6.1).
-    t.add(ev_at("create", 1500, name="inforsi-s-zz", cid="H", **{"studymon.study": "s-2"}), "x")
+    # Under the stem but labelled as another study's, whose stem holds the name too: not this study's (§6.1).
+    t.add(ev_at("create", 1500, name="inforsi-s-2-zz", cid="H", **{"studymon.study": "s-2"}), "x")
     assert t.foreign_count == 0 and t.unbooked_count == 0
     t.add(ev_at("start", 3000, name="inforsi-s-zz", cid="F"), "x")
     t.add(ev_at("start", 3000, name="inforsi-s-zz", cid="F"), "x", live=False)
@@ -2959,7 +2959,8 @@ def test_launches_past_the_shown_are_counted_in_their_words(tmp_path: Path) -> N
 
 def test_amounts_past_a_double_fail_the_books() -> None:
     acc = Accounts().extend([rec(1, "studyOpen", budget=float("inf"), config={})])
-    assert charged_equals_starts(acc) == Check("chargedEqualsStarts", False, "the amounts do not add up to a finite number")
+    assert charged_equals_starts(acc) == Check(
+        "chargedEqualsStarts", False, "the amounts do not add up to what the budget lost, beyond a double's range")
 
 
 # --- what run 3's reading found unpinned in the kill's checks ------------------------------------------
@@ -3069,3 +3070,18 @@ def test_two_copies_of_an_event_of_no_target_that_differ_are_the_recordings_disa
     t.add(ev_at("die", 1700, exitCode="0"), "live")
     t.add(ev_at("die", 1700, exitCode="1"), "back", live=False)
     assert t.targets[0].disagree == 1 and t.stray_disagree == 1
+
+
+def test_books_near_the_largest_double_are_held_in_halves() -> None:
+    """Each number is finite (rule 9) but their sum is not a double: the books are held all the same, in halves,
+    and books that do not balance there fail (not a vacuous inf = inf)."""
+    def books(last_balance: float) -> Check:
+        return charged_equals_starts(Accounts().extend([
+            rec(1, "studyOpen", budget=1e308, config={}),
+            rec(2, "runPlanned", run="a"), rec(3, "charge", run="a", amount=1e308, balance=0.0), rec(4, "runStarted", run="a"),
+            rec(5, "runPlanned", run="b"), rec(6, "charge", run="b", amount=1e308, balance=last_balance),
+            rec(7, "runStarted", run="b"),
+        ]))
+    assert books(-1e308).ok is True
+    c = books(-0.5e308)
+    assert c.ok is False and c.detail == "the amounts do not add up to what the budget lost, beyond a double's range"

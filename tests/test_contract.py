@@ -727,3 +727,24 @@ def test_rule_11_an_experiment_is_judged_at_most_once_and_dropped_at_most_once()
     first = watch(e).first
     assert first is not None and (first.rule, first.detail) == (
         11, "diagnosisSettlement of round 1 drops an experiment twice")
+
+
+def test_whose_a_container_is_by_its_name_and_its_label() -> None:
+    """§6.1: the study's label claims a container whatever its name; the stem claims one unless its label is a valid
+    id of another study whose stem holds the name too; an empty or invalid label disowns nothing."""
+    from studymon.engine.contract import studys_container
+
+    cases = [
+        ("elsewhere-1", "s", True),  # labelled ours, named anywhere
+        ("inforsi-s-d1", None, True),  # in the stem, unlabelled
+        ("inforsi-s-d1", "", True),  # an empty label disowns nothing
+        ("inforsi-s-d1", "no/id", True),  # nor an invalid one
+        ("inforsi-s-d1", 7, True),
+        ("inforsi-s-zz", "other", True),  # another study's label, but not a name of its stem
+        ("inforsi-s-x-r1", "s-x", False),  # study s-x's stem (inforsi-s-x-) holds the name: its
+        ("inforsi-other-d1", None, False),  # outside the stem, unlabelled
+        ("inforsi-other-d1", "other", False),
+        (None, None, False),
+    ]
+    for name, label, ours in cases:
+        assert studys_container(name, label, "inforsi", "s") is ours, (name, label)

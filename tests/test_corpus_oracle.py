@@ -20,7 +20,16 @@ from tests.oracle.study import judge_study
 Key = tuple[str, str]
 
 # case name -> what differs, and what settling it asks.
-OPEN: dict[str, str] = {}
+OPEN: dict[str, str] = {
+    "v3-target-name-remade-after-its-result": "the oracle holds d3 (kill 2) to no work off the books for a2's name "
+    "made again in the window; docs/contract.md's work off the books is every target's: the oracle to follow",
+    "v3-rule9-1e400": "ledger-at-kill.json holding the ledger's 1e400 as the ledger does: the oracle finds the copy "
+    "unreadable; docs/contract.md now says the two agree (the fault is rule 9's): the oracle to follow",
+    "v3-a-record-nested-600-deep": "the oracle raises RecursionError: it must judge any folder",
+    "v3-rule9-an-integer-beyond-a-double": "the oracle raises OverflowError: it must judge any folder",
+    "v4-point-charged-started-before-the-kill": "the oracle classes d1 unrecorded from the events; docs/contract.md "
+    "classes it by container-before.json, which does not show it: charged. The oracle to follow",
+}
 
 
 def differences(case: Case, tmp: Path) -> dict[Key, tuple[bool | None, bool | None]]:

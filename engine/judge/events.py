@@ -8,7 +8,7 @@ from typing import Any
 
 from studymon.engine.accounts import Accounts
 from studymon.engine.automata import Proof, Row, Where, proof
-from studymon.engine.contract import plural
+from studymon.engine.contract import plural, studys_container
 from studymon.engine.judge.machines import C_DESTROY, C_DIE, C_OOM, C_OTHER, C_START, CONTAINER
 from studymon.engine.judge.verdict import SEEN_KEPT, SHOWN
 from studymon.engine.records import ContainerEvent, Gap, parse_event, time_epoch
@@ -253,8 +253,13 @@ class EventTally:
         targets: list[TargetWatch],
         study: str | None = None,
         unstarted: frozenset[str] = frozenset(),
+        container_prefix: str | None = None,
     ) -> None:
         self.since_ns = since_ns
+        if container_prefix is None and study is not None and name_prefix is not None:
+            stem_end = f"-{study}-"  # the stem is <containerPrefix>-<ID>-
+            container_prefix = name_prefix[: -len(stem_end)] if name_prefix.endswith(stem_end) else None
+        self.container_prefix = container_prefix
         self.until_ns = until_ns
         self.name_prefix = name_prefix
         self.study = study
@@ -289,6 +294,14 @@ class EventTally:
         self.stray_disagree = 0
         self.stray_disagree_at: tuple[Where, Where] | None = None
         self._copy_at: dict[tuple[Any, ...], Where] = {}  # key -> where its first copy was read
+
+    def _ours(self, e: ContainerEvent) -> bool:
+        """Whether the event's container is the study's (§6.1, :func:`~studymon.engine.contract.studys_container`)."""
+        if self.study is None or self.container_prefix is None:  # no stem of another study to hold a name to
+            if e.study is not None:
+                return e.study == self.study
+            return self.name_prefix is not None and (e.name or "").startswith(self.name_prefix)
+        return studys_container(e.name, e.study, self.container_prefix, self.study)
 
     def watch(self, run: str) -> TargetWatch | None:
         return self._by_run.get(run)
@@ -407,15 +420,11 @@ class EventTally:
                 self._disagree(concerned.values(), self._copy_at.get(e.key), at)
         else:
             self._stray_copy(e, at)
-        if e.study is not None and e.study != self.study and e.name not in self._target_names:
-            return  # labelled as another study's: not this study's, whatever its name (§6.1)
+        ours = self._ours(e)
+        if not ours and e.study is not None and e.study != self.study and e.name not in self._target_names:
+            return  # another study's (§6.1): its label names it, and its name is in that study's stem
         for t in concerned.values():
             t.note(e, at)
-        ours = e.name is not None and (
-            e.study == self.study
-            if e.study is not None
-            else self.name_prefix is not None and e.name.startswith(self.name_prefix)
-        )
         # Any container of the study made in the window, a target's own included: for every other
         # target it is work done again that its story leaves no room for.
         if (

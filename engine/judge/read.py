@@ -1002,7 +1002,7 @@ def read_events(out: Path, ev: KillEvidence, acc: Accounts, study: StudyFacts) -
         fresh = t.kind == CHARGED or (t.kind == UNRECORDED and isinstance(made, str))
         targets.append(TargetWatch(t.run, name, frozenset(ids), seen, fresh=fresh, made=made))
     until = window.until_ns if window is not None else None
-    tally = EventTally(since, until, study.name_prefix, allowed, targets, study.id, unstarted)
+    tally = EventTally(since, until, study.name_prefix, allowed, targets, study.id, unstarted, study.container_prefix)
     for file, live in ((KillFolder.LIVE, True), (KillFolder.READBACK, False)):
         if file in ev.missing:
             continue

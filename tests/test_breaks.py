@@ -2,7 +2,7 @@
 
 Each entry changes one place of the product the way a plausible mistake would (a filter that ignores its value,
 a kill that skips its identity check, a retry never made...) in a copy of the repository, and runs the one test
-that must catch it, under 30 seconds; the test must fail there.  Mutation testing covers the same ground by the
+that must catch it, in under a minute; the test must fail there.  Mutation testing covers the same ground by the
 thousand (docs/mutation.md); these are the breaks an audit made, kept so that none can come back unseen.
 """
 
@@ -143,4 +143,5 @@ def test_each_break_fails_its_fast_test(copy: Path, brk: Break) -> None:
     finally:
         path.write_text(text)
     assert proc.returncode == 1 and " failed" in proc.stdout, f"{brk.name} passed {brk.test}:\n{proc.stdout[-2000:]}"
-    assert took < 30, f"{brk.test} took {took:.0f} s to catch {brk.name}"
+    # A fast test: seconds on an idle machine; the bound leaves room for a CI machine running three workers.
+    assert took < 60, f"{brk.test} took {took:.0f} s to catch {brk.name}"

@@ -1638,8 +1638,13 @@ def test_settlement_clauses() -> None:
     assert rsf(ev, acc).detail == "the settlement of round 1 names d7, not d1"
     s.run = ["x"]
     assert rsf(ev, acc).detail == "the settlement of round 1 names another run, not d1"
-    s.run, s.seq = "d1", acc.runs["d1"].results[0].seq
+    result = acc.runs["d1"].results[0]
+    # One seq for both (ledgerWellFormed's fault): their lines say which came first.
+    s.run, s.seq, s.line = "d1", result.seq, result.line - 1
     assert rsf(ev, acc).detail == "the settlement (seq 8) comes before the result (seq 8)"
+    s.line = result.line + 1
+    assert "comes before the result" not in rsf(ev, acc).detail
+    s.line = result.line - 1
     s.seq = 9
     s.accounted, s.problem = None, "judged is not an object with a list of experiments"
     assert rsf(ev, acc).detail == "the settlement of round 1: judged is not an object with a list of experiments"

@@ -426,18 +426,22 @@ def test_a_sound_study_whose_runs_exit_at_once_passes_every_time(tmp_path: Path,
     t = tmp_path / "instant.json"
     t.write_text(json.dumps(data))
     ran: list[tuple[list[str], subprocess.CompletedProcess[str]]] = []
+    failed: list[str] = []
+    inside = 0  # studies whose d1 die fell inside the kill's window: the case this test is for
     n = 0
-    for size in INSTANT_GROUPS:
+    # On Docker the case this test is for is usual, not certain (a loaded machine may let every run's die land
+    # before its window): more groups are run, up to twice as many, until one has it.
+    groups = list(INSTANT_GROUPS) + (list(INSTANT_GROUPS) if backend == "docker" else [])
+    for g, size in enumerate(groups):
+        if g >= len(INSTANT_GROUPS) and inside >= 1:
+            break
         ids = [f"i{n + k}" for k in range(size)]
         n += size
         args = ["run", "--headless", "--template", str(t)]
         for sid in ids:
             args += ["--kill-after-first-diagnosis-start", sid]
-        ran.append((ids, studymon(*args, *[f"{sid}={sid}" for sid in ids], cwd=tmp_path)))
-
-    failed: list[str] = []
-    inside = 0  # studies whose d1 die fell inside the kill's window: the case this test is for
-    for ids, proc in ran:
+        proc = studymon(*args, *[f"{sid}={sid}" for sid in ids], cwd=tmp_path)
+        ran.append((ids, proc))
         for sid in ids:
             out = tmp_path / sid
             kill = kill_folder(out) / "kill.json"
@@ -460,9 +464,8 @@ def test_a_sound_study_whose_runs_exit_at_once_passes_every_time(tmp_path: Path,
                     f"{sid} ({how}):\n"
                     + "\n".join(f"    {c['scope']} {c['name']}: {c['ok']}: {c['detail']}" for c in bad)
                 )
-    studies = sum(INSTANT_GROUPS)
-    assert not failed, f"{len(failed)} of {studies} sound studies failed:\n" + "\n".join(failed)
+    assert not failed, f"{len(failed)} of {n} sound studies failed:\n" + "\n".join(failed)
     if backend == "docker":
         # Docker stamps the die after FinishedAt: some of them land inside the window, or nothing was tested.
-        assert inside >= 1, "no d1 die fell inside its kill's window"
+        assert inside >= 1, f"no d1 die fell inside its kill's window in {n} studies"
     assert all(proc.returncode == 0 for _, proc in ran), [proc.returncode for _, proc in ran]

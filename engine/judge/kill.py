@@ -425,12 +425,13 @@ def left_at(
     its round not settled; planned but not started, with its container
     started in ``container-before.json`` (unrecorded); charged but not
     started (charged).  In the accounts' order, which is the ledger's.
-    The ledger as it stood is its lines up to ``cut_line`` (beforeKillSeq's) where known: a line after it was
-    written after the kill whatever seq it claims (one that repeats an earlier seq breaks ledgerWellFormed).
+    A record stood at the kill when its seq is at most ``seq`` and its line is at most ``cut_line``
+    (beforeKillSeq's, where known): a line after the kill's was written after it whatever seq it claims, and a
+    seq after it names a later record wherever its line stands (either breaks ledgerWellFormed).
     """
 
     def stood(r: Record | Settlement) -> bool:
-        return r.line <= cut_line if cut_line is not None else r.seq <= seq
+        return r.seq <= seq and (cut_line is None or r.line <= cut_line)
 
     out: dict[str, KillTarget] = {}
     for a in acc.runs.values():

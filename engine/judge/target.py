@@ -1112,7 +1112,7 @@ def _settled(
                     *settled, "a round is settled on its run's result", (ledger_line(None), f"no runResult of {run}")
                 ),
             )
-    elif s.seq <= result.seq:
+    elif (s.seq, s.line) <= (result.seq, result.line):  # records of one seq (ledgerWellFormed ✗) by their lines
         v.fail(
             f"the settlement (seq {s.seq}) comes before the result (seq {result.seq})",
             proof(

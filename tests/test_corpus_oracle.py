@@ -21,14 +21,14 @@ Key = tuple[str, str]
 
 # case name -> what differs, and what settling it asks.
 OPEN: dict[str, str] = {
-    "v3-target-name-remade-after-its-result": "the oracle holds d3 (kill 2) to no work off the books for a2's name "
-    "made again in the window; docs/contract.md's work off the books is every target's: the oracle to follow",
-    "v3-rule9-1e400": "ledger-at-kill.json holding the ledger's 1e400 as the ledger does: the oracle finds the copy "
-    "unreadable; docs/contract.md now says the two agree (the fault is rule 9's): the oracle to follow",
-    "v3-a-record-nested-600-deep": "the oracle raises RecursionError: it must judge any folder",
-    "v3-rule9-an-integer-beyond-a-double": "the oracle raises OverflowError: it must judge any folder",
-    "v4-point-charged-started-before-the-kill": "the oracle classes d1 unrecorded from the events; docs/contract.md "
-    "classes it by container-before.json, which does not show it: charged. The oracle to follow",
+    "v3-rule9-an-integer-beyond-a-double": "a1's charge amount 10**400 written as digits: the case fails "
+    'haltedAtExport ("no dearest run to hold the full stop to", rule 13) and so every target\'s '
+    "resultSettledAndFinished; the oracle holds the full stop (balance 0 < the largest amount, 10**400): "
+    'docs/contract.md reads "integers are read exactly whatever their size (past 64 bits too), compared by '
+    'value" (Hostile evidence), rule 9 fails only a number that is not finite ("1e400 and -1e400 (too large: '
+    'read as infinity)"), and rule 13 fails only "a charge whose amount or balance is not a number". '
+    "contractKept (rule 15) and chargedEqualsStarts agree. The product or the case to follow, or the contract "
+    "to say an integer past a double is no number (tests/oracle/README.md, open question 88)",
 }
 
 

@@ -179,7 +179,11 @@ def moment(
     if not isinstance(event, dict):
         t.fail(S, KT, f"kill {v.n}: a container point without its triggerEvent")
         return
-    rec_ = parse_recording(json.dumps(event).encode() + b"\n", "readback", "triggerEvent")
+    try:
+        line = json.dumps(event).encode() + b"\n"
+    except RecursionError:  # nested deeper than the encoder recurses: no event (README.md, open question 87)
+        line = b"null\n"
+    rec_ = parse_recording(line, "readback", "triggerEvent")
     if rec_.bad or len(rec_.events) != 1:
         t.fail(S, KT, f"kill {v.n}: triggerEvent is not a container event")
         return

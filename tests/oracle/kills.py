@@ -100,10 +100,18 @@ def lookup(snap: dict[str, Any] | None, name: str) -> tuple[bool, Any]:
     return False, None
 
 
-def compute_targets(
-    f: StudyFacts, before_seq: int, before: dict[str, Any] | None, early_starts: set[str]
-) -> list[Target]:
-    """The runs a kill left unfinished at before_seq, in the order they were planned."""
+def compute_targets(f: StudyFacts, before_seq: int, before: dict[str, Any] | None) -> list[Target]:
+    """The runs a kill left unfinished at before_seq, in the order they were planned.
+
+    A run planned, not started and without a result by the ledger is ``unrecorded`` when container-before.json
+    shows its container started, else ``charged`` when it was charged: docs/contract.md (killEvidence):
+    "`unrecorded`: planned, not started and without a result by the ledger, its container
+    (`<containerPrefix>-<ID>-<run>`) shown started (running or exited, not only created) in
+    `container-before.json`"; "`charged`: planned and charged, not started and without a result, no started
+    container".  The recordings do not class it: a start of it before the window that the snapshot does not
+    show is a contradiction of the charged story ("The container's machine": "a container started before the
+    kill, which `container-before.json` did not show: the target was not charged"), sameContainerNoRerun's
+    (README.md, open question 89; it settles open question 16)."""
     stem = f.research.stem or ""
     upto = f.ledger.upto(before_seq)
     runs = runs_of(upto)
@@ -120,7 +128,7 @@ def compute_targets(
         elif not info.starts and not info.results:
             _, raw = lookup(before, name)
             ins, _ = parse_inspect(raw, name)
-            if started_snapshot(ins) or name in early_starts:
+            if started_snapshot(ins):
                 cls = "unrecorded"
             elif info.charges:
                 cls = "charged"
@@ -413,8 +421,7 @@ def judge_kill(
     # The snapshots, then the targets.
     for name in ("container-before.json", "container-after-kill.json", "container-before-resume.json"):
         v.snapshots[name] = kf.snapshots.get(name)
-    early = early_starts(f, v)
-    v.targets = compute_targets(f, v.before_seq, v.snapshots["container-before.json"], early)
+    v.targets = compute_targets(f, v.before_seq, v.snapshots["container-before.json"])
     v.window_due = window_due(f)
     v.incomplete = stage_incomplete(f, v)
     check_listed_targets(v, t)
@@ -584,18 +591,6 @@ def judge_delivered(f: StudyFacts, v: KillView, t: Tally, claimed: dict[tuple[in
     if key in claimed:
         t.fail(scope, name, f"kill {claimed[key]} already claims the same end of pid {c.pid}")
     claimed.setdefault(key, v.n)
-
-
-def early_starts(f: StudyFacts, v: KillView) -> set[str]:
-    """Container names a recording shows started before the kill's window opened."""
-    names: set[str] = set()
-    if v.since is None:
-        return names
-    for rec in (v.kf.live, v.kf.readback):
-        for e in rec.events if rec is not None else []:
-            if e.verb == "start" and e.end <= v.since and ours(e, f.research):
-                names.add(e.name)
-    return names
 
 
 def check_listed_targets(v: KillView, t: Tally) -> None:
@@ -1177,7 +1172,7 @@ def judge_container_story(f: StudyFacts, v: KillView, x: Target, t: Tally, scope
                 f"{x.container} exited, and the study finished with {len(results)} runResults of {x.run} "
                 "to hold its exit code to",
             )
-    off_the_books(f, v, t, scope)
+    off_the_books(f, v, x, t, scope)
     for why in v.recording_unknown:
         t.unknown(scope, SCN, why)
 
@@ -1444,24 +1439,38 @@ def story_unsettled(
         )
 
 
-def off_the_books(f: StudyFacts, v: KillView, t: Tally, scope: str) -> None:
+def off_the_books(f: StudyFacts, v: KillView, x: Target, t: Tally, scope: str) -> None:
     """docs/contract.md ("work off the books"): a container of the study created or started in the window is
     allowed only for a run waiting to start at the kill (planned after beforeKillSeq, or planned before and
     not started by then), and only when a runStarted (a record: §2a) names that container by the study's
-    end; else every target of the kill fails sameContainerNoRerun."""
+    end; else every target of the kill fails sameContainerNoRerun.  "A target's own name is never allowed":
+    this bullet is every target's, so another target's name made in the window (an ``inFlight`` or
+    ``unsettled`` target's: a run started at the kill, not waiting) fails x too, after that target's result as
+    before it (README.md, open question 85).  x's own name is its story's to judge (for a ``charged`` or
+    ``unrecorded`` target, a run waiting at the kill, its one start is the story); a waiting target's name is
+    held here as any waiting run's."""
     stem = f.research.stem
     if stem is None:
         t.fail(scope, SCN, "research.json's stem cannot be read: whose containers are whose cannot be told")
         return
     bks = v.before_seq or 0
     runs = f.runs
-    target_names = {y.container for y in v.targets}
+    targets = {y.container: y for y in v.targets}
     starts_by_run: dict[str, set[str]] = {}
     for e in v.events:
         if not in_window(v, e) or e.verb not in ("create", "start") or not ours(e, f.research):
             continue
-        if e.name in target_names:
-            continue  # a target's own name: its story judges it
+        if e.name == x.container:
+            continue  # its own name: its story judges it
+        other = targets.get(e.name)
+        if other is not None and other.cls in ("inFlight", "unsettled"):
+            t.fail(
+                scope,
+                SCN,
+                f"{quote(e.action, 20)} of {quote(e.name)}, target {other.run}'s own name, in the window: "
+                f"never allowed ({e.source} line {e.line})",
+            )
+            continue
         # A container is the study's by its studymon.study label whatever its name (docs/contract.md, §3):
         # one labelled with a target's run under another name is no target's container, and is judged here
         # like any other (README.md, open question 51).

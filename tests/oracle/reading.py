@@ -9,15 +9,21 @@ reason a human can read; nothing here raises on hostile input.
 
 JSON is parsed by the standard library with hooks that make it strict the
 way the contract asks: an object that repeats a key, ``NaN``/``Infinity``
-and a number too large to be finite are refused (or, for ledger lines,
-flagged: rule 9 is ``contractKept``'s, rule 10 ``ledgerWellFormed``'s), and
-integers are kept exactly, whatever their size.
+and a number too large to be finite are refused (or, for ledger lines and
+``ledger-at-kill.json``, flagged and kept as the value they read as, so that
+the two copies can be compared: rule 9 is ``contractKept``'s, rule 10
+``ledgerWellFormed``'s), and integers are kept exactly, whatever their size.
+JSON nested deeper than the standard library's recursive parser reaches is
+parsed again by an iterative one (``_parse_deep``): valid JSON is read at any
+depth, and nothing that compares values recurses (``strict_equal``).
 """
 
 from __future__ import annotations
 
 import errno
 import json
+import json.decoder
+import json.scanner
 import math
 import os
 import stat
@@ -272,15 +278,16 @@ class _Strict:
             out[key] = value
         return out
 
-    def constant(self, _name: str) -> float:
+    def constant(self, name: str) -> float:
+        # NaN, Infinity, -Infinity: kept as the value each reads as (the copies of a record are compared by
+        # value: README.md, open question 86).
         self.nonfinite = True
-        return math.nan
+        return float(name)
 
     def floating(self, text: str) -> float:
-        value = float(text)
+        value = float(text)  # 1e400 reads as infinity, -1e400 as its negative
         if not math.isfinite(value):
             self.nonfinite = True
-            return math.nan
         return value
 
     @staticmethod
@@ -301,20 +308,130 @@ class Parsed:
 def parse_json(text: str) -> Parsed:
     hooks = _Strict()
     try:
-        value = json.loads(
-            text,
-            object_pairs_hook=hooks.pairs,
-            parse_constant=hooks.constant,
-            parse_float=hooks.floating,
-            parse_int=hooks.integer,
-        )
-    except RecursionError:
-        return Parsed(error="nested too deeply")
+        try:
+            value = json.loads(
+                text,
+                object_pairs_hook=hooks.pairs,
+                parse_constant=hooks.constant,
+                parse_float=hooks.floating,
+                parse_int=hooks.integer,
+            )
+        except RecursionError:
+            # Deeper than the recursive parser reaches from here: valid JSON all the same (the contract bounds
+            # a file's size, never its depth), read by the iterative parser with the same hooks, afresh.
+            hooks = _Strict()
+            value = _parse_deep(text, hooks)
     except ValueError as exc:
         return Parsed(error=f"not JSON ({type(exc).__name__} at char {getattr(exc, 'pos', '?')})")
     if hooks.duplicate is not None:
         return Parsed(error=f"an object repeats the key {quote(hooks.duplicate)}")
     return Parsed(value=value, nonfinite=hooks.nonfinite)
+
+
+_WS = json.decoder.WHITESPACE
+_NUMBER = json.scanner.NUMBER_RE
+_scanstring = json.decoder.scanstring
+_LITERALS = (("null", None), ("true", True), ("false", False))
+_CONSTANTS = ("NaN", "Infinity", "-Infinity")
+
+
+def _parse_deep(s: str, hooks: _Strict) -> Any:
+    """``json.loads(s)`` with the strict hooks, without recursion: the same grammar as the standard library's
+    parser (its string scanner and number pattern), one explicit stack of the containers still open, so any
+    depth is read in bounded Python stack.  Raises ``json.JSONDecodeError`` (a ValueError) where it would."""
+
+    def fail(msg: str, at: int) -> json.JSONDecodeError:
+        return json.JSONDecodeError(msg, s, at)
+
+    def ws(at: int) -> int:
+        m = _WS.match(s, at)
+        return m.end() if m is not None else at
+
+    def key_at(at: int) -> tuple[str, int]:
+        if s[at : at + 1] != '"':
+            raise fail("Expecting property name enclosed in double quotes", at)
+        key, at = _scanstring(s, at + 1, True)
+        at = ws(at)
+        if s[at : at + 1] != ":":
+            raise fail("Expecting ':' delimiter", at)
+        return key, ws(at + 1)
+
+    # The containers still open, innermost last: a list being filled, or an object's pairs and the key whose
+    # value comes next.
+    stack: list[_Open] = []
+    at = ws(0)
+    while True:
+        # A value starts at `at`.
+        c = s[at : at + 1]
+        value: Any
+        if c == "{":
+            at = ws(at + 1)
+            if s[at : at + 1] == "}":
+                value, at = hooks.pairs([]), at + 1
+            else:
+                key, at = key_at(at)
+                stack.append(_Open([], key))
+                continue
+        elif c == "[":
+            at = ws(at + 1)
+            if s[at : at + 1] == "]":
+                value, at = [], at + 1
+            else:
+                stack.append(_Open([], None))
+                continue
+        elif c == '"':
+            value, at = _scanstring(s, at + 1, True)
+        else:
+            for word, literal in _LITERALS:
+                if s.startswith(word, at):
+                    value, at = literal, at + len(word)
+                    break
+            else:
+                m = _NUMBER.match(s, at)
+                if m is not None:
+                    integer, frac, exp = m.groups()
+                    value = (
+                        hooks.floating(integer + (frac or "") + (exp or "")) if frac or exp else hooks.integer(integer)
+                    )
+                    at = m.end()
+                else:
+                    word = next((w for w in _CONSTANTS if s.startswith(w, at)), None)
+                    if word is None:
+                        raise fail("Expecting value", at)
+                    value, at = hooks.constant(word), at + len(word)
+        # The value is whole: it goes into the innermost container open, closing each container it ends.
+        while True:
+            at = ws(at)
+            if not stack:
+                if at != len(s):
+                    raise fail("Extra data", at)
+                return value
+            top = stack[-1]
+            c = s[at : at + 1]
+            if top.key is None:  # a list
+                top.items.append(value)
+                close = "]"
+            else:
+                top.items.append((top.key, value))
+                close = "}"
+            if c == ",":
+                at = ws(at + 1)
+                if top.key is not None:
+                    top.key, at = key_at(at)
+                break
+            if c != close:
+                raise fail("Expecting ',' delimiter", at)
+            stack.pop()
+            value, at = (top.items if top.key is None else hooks.pairs(top.items)), at + 1
+
+
+@dataclass
+class _Open:
+    """A container ``_parse_deep`` has opened and not closed: a list's items (``key`` None), or an object's pairs
+    so far and the key whose value comes next."""
+
+    items: list[Any]
+    key: str | None
 
 
 def strict_json(text: str) -> Any:
@@ -391,20 +508,43 @@ def read_jsonl_objects(
 
 
 def quote(value: Any, limit: int = 40) -> str:
-    """A value from the folder as it may be shown: escaped, cut short."""
-    text = value if isinstance(value, str) else repr(value)
+    """A value from the folder as it may be shown: escaped, cut short.  A list or an object nested deeper than
+    repr recurses is shown by its type alone (README.md, open question 87)."""
+    if isinstance(value, str):
+        text = value
+    else:
+        try:
+            text = repr(value)
+        except RecursionError:
+            text = f"a {'list' if isinstance(value, list) else 'object' if isinstance(value, dict) else 'value'}"
     escaped = text.encode("unicode_escape", errors="backslashreplace").decode("ascii", errors="replace")
     return repr(escaped[:limit] + ("…" if len(escaped) > limit else ""))
 
 
 def strict_equal(a: Any, b: Any) -> bool:
-    """Equal values of equal types, all the way down: true, 1 and 1.0 differ."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(strict_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, float) and math.isnan(a):
-        return False
-    return bool(a == b)
+    """Equal values of equal types, all the way down: true, 1 and 1.0 differ.
+
+    Walked with a stack of its own, never by recursion: a value may nest as deep as its file's size allows
+    (README.md, open question 87).  A number that is not finite (only a ledger line or ``ledger-at-kill.json``
+    holds one) equals the same one: 1e400 and Infinity both read as infinity, NaN is NaN (docs/contract.md,
+    killEvidence: "a number that is not finite there as in the ledger (`1e400` in both) is the ledger's fault
+    (rule 9, `contractKept`), not the copy's: the two agree"; README.md, open question 86)."""
+    pending = [(a, b)]
+    while pending:
+        x, y = pending.pop()
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, dict):
+            if x.keys() != y.keys():
+                return False
+            pending.extend((x[k], y[k]) for k in x)
+        elif isinstance(x, list):
+            if len(x) != len(y):
+                return False
+            pending.extend(zip(x, y, strict=True))
+        elif isinstance(x, float) and math.isnan(x):
+            if not math.isnan(y):
+                return False
+        elif x != y:
+            return False
+    return True

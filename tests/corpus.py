@@ -2333,3 +2333,42 @@ case("v4-point-charged-started-before-the-kill", "killed after d1's charge; its 
      scenario=at_point("charge"), files=_charged_started_before)
 case("v3-point-charged-omitted", "killed after d1's charge; kill.json lists no target",
      F((K1, "killEvidence")), scenario=at_point("charge"), files=_omit_targets)
+
+
+# Failures whose proofs no case gave (docs/mutation.md, run 7's survivors): each a way of being wrong, with its
+# proof pinned by tests/test_proofs.py and its verdicts held to the oracle's by tests/test_corpus_oracle.py.
+
+def _kill_json(f: Files, n: int = 1) -> dict[str, Any]:
+    return f[f"kills/{n}/kill.json"]
+
+
+def _exit_shown(state: dict[str, Any], code: int, finished: str) -> None:
+    state.update(Running=False, Status="exited", ExitCode=code, FinishedAt=finished)
+
+
+def _exit_differs(f: Files) -> None:
+    _exit_shown(f["kills/1/container-after-kill.json"][D1_NAME]["State"], 0, "2026-11-30T00:53:27.200000000Z")
+    _exit_shown(f["kills/1/container-before-resume.json"][D1_NAME]["State"], 1, "2026-11-30T00:53:27.900000000Z")
+
+
+case("v4-kill-json-without-pid", "kill 1's kill.json gives no pid: nothing holds it to a controller",
+     F((K1, "killDelivered"), (K1, "killEvidence"), (ST, "exitedCleanly")),
+     files=lambda f: _kill_json(f).pop("pid"))
+case("v4-kill-json-target-s-cell-and-round-wrong", "kill 1's target d1 is given another cell and round than its "
+     "runPlanned's", F((K1, "killEvidence")), files=lambda f: _kill_json(f)["targets"][0].update(cell="zeta", round=9))
+case("v4-die-without-exit-code", "d1's die in kill 1's window has no exitCode",
+     F((D1, "sameContainerNoRerun")),
+     files=lambda f: edit_events(f, 1, "die", D1_NAME, lambda e: e["Actor"]["Attributes"].pop("exitCode", None)))
+case("v4-point-charged-given-a-container", "killed after d1's charge; kill.json gives d1, charged but not started, "
+     "its container", F((K1, "killEvidence"), (D1, "sameContainerNoRerun")), scenario=at_point("charge"),
+     files=lambda f: _kill_json(f)["targets"][0].update(container=D1_NAME))
+case("v4-outcome-missing", "the final controller exited 0 and outcome.json is not there",
+     F((ST, "exitedCleanly")), files=lambda f: f.pop("outcome.json"))
+case("v4-inspect-without-its-id", "container-before.json's entry for d1 has no Id",
+     F((D1, "sameContainerNoRerun")), files=lambda f: f["kills/1/container-before.json"][D1_NAME].pop("Id"))
+case("v4-snapshots-tell-two-exits", "the snapshot after the kill shows d1 exited 0, the one before the resume exited "
+     "1 later", F((D1, "sameContainerNoRerun")), files=_exit_differs)
+case("v4-snapshot-running-after-it-exited", "the snapshot after the kill shows d1 exited, the one before the resume "
+     "running again, with the same Id and StartedAt", F((D1, "sameContainerNoRerun")),
+     files=lambda f: _exit_shown(f["kills/1/container-after-kill.json"][D1_NAME]["State"], 0,
+                                 "2026-11-30T00:53:27.200000000Z"))

@@ -2372,3 +2372,17 @@ case("v4-snapshot-running-after-it-exited", "the snapshot after the kill shows d
      "running again, with the same Id and StartedAt", F((D1, "sameContainerNoRerun")),
      files=lambda f: _exit_shown(f["kills/1/container-after-kill.json"][D1_NAME]["State"], 0,
                                  "2026-11-30T00:53:27.200000000Z"))
+case("v4-arms-fired-twice", "arms.jsonl says kill 1 fired a second time, with no point armed",
+     F((ST, "killTriggered")), files=lambda f: f["arms.jsonl"].append(dict(f["arms.jsonl"][1],
+                                                                             at="2026-11-30T00:53:27.300Z")))
+case("v4-arms-back-in-time", "arms.jsonl's fired line is dated before its arm line", F((ST, "killTriggered")),
+     files=lambda f: f["arms.jsonl"][1].update(at="2026-11-30T00:53:19.000Z"))
+case("v4-result-seen-late-in-the-window-file", "container-events-window.json says d1's result was seen 1.4 s after "
+     "timeline.jsonl saw it, past the window's end", F((K1, "killEvidence")),
+     files=lambda f: f["kills/1/container-events-window.json"]["targets"]["d1"].update(resultSeenEpoch=1796000009.5))
+case("v4-in-flight-target-started-in-its-window", "d1, running at the kill, has a start of its container in the "
+     "window", F((D1, "sameContainerNoRerun")),
+     files=lambda f: add_event(f, 1, event("start", D1_NAME, in_window(f, 1, 0.3))))
+case("v4-point-charged-without-its-snapshot-after-the-kill", "killed after d1's charge; container-after-kill.json "
+     "is not there", F((K1, "killEvidence"), (D1, "sameContainerNoRerun")), scenario=at_point("charge"),
+     files=lambda f: f.pop("kills/1/container-after-kill.json"))

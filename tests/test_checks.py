@@ -3090,3 +3090,18 @@ def test_books_near_the_largest_double_are_held_in_halves() -> None:
     assert books(-1e308).ok is True
     c = books(-0.5e308)
     assert c.ok is False and c.detail == "the amounts do not add up to what the budget lost, beyond a double's range"
+
+
+def test_a_target_of_a_study_whose_ledger_is_not_written_yet_is_unknown_and_says_why() -> None:
+    """No ledger yet, and the study can still be resumed: nothing of a target's story can be told, each of its
+    checks is ? and says so (with the ledger's problem when it has one)."""
+    from studymon.engine.judge.target import TARGET_CHECKS, target_checks
+
+    ev, acc = evidence(one_kill())
+    assert ev.kill is not None
+    t = ev.kill.targets[0]
+    got = target_checks(ev, t, acc, STUDY, LedgerFacts(pending=True))
+    assert [(c.name, c.ok, c.detail) for c in got] == [
+        (name, None, "the ledger cannot be judged: not written yet") for name in TARGET_CHECKS]
+    got = target_checks(ev, t, acc, STUDY, LedgerFacts(pending=True, problem="study/ledger.jsonl: missing"))
+    assert {c.detail for c in got} == {"the ledger cannot be judged: study/ledger.jsonl: missing"}

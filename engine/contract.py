@@ -89,6 +89,11 @@ def valid_id(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and _ID.fullmatch(value) is not None
 
 
+def stem(container_prefix: str, study_id: str) -> str:
+    """What every run container of the study is named with: ``<containerPrefix>-<ID>-`` (§6.1)."""
+    return f"{container_prefix}-{study_id}-"
+
+
 def studys_container(name: Any, label: Any, container_prefix: str, study: str) -> bool:
     """Whether a container is the study's (§6.1), by its name and its ``studymon.study`` label.
 
@@ -99,9 +104,9 @@ def studys_container(name: Any, label: Any, container_prefix: str, study: str) -
     """
     if label == study:
         return True
-    if not isinstance(name, str) or not name.startswith(f"{container_prefix}-{study}-"):
+    if not isinstance(name, str) or not name.startswith(stem(container_prefix, study)):
         return False
-    return not (valid_id(label) and name.startswith(f"{container_prefix}-{label}-"))
+    return not (valid_id(label) and name.startswith(stem(container_prefix, label)))
 
 
 def valid_container_name(value: Any) -> bool:

@@ -200,7 +200,7 @@ class Explorer:
         template = self.folder.folder / ".template.json"
         template.write_text(json.dumps(o.template), encoding="utf-8")
         self.progress("trace", {"out": str(self.folder.trace)})
-        argv = [sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--trace", "--template", str(template)]
+        argv = [sys.executable, "-m", "studymon", "run", "--headless", "--trace", "--template", str(template)]
         argv.append(f"{o.study}={self.folder.trace}")
         proc = subprocess.run(
             argv,

@@ -31,6 +31,7 @@ from studymon.engine import kill as killproto
 from studymon.engine import studylock
 from studymon.engine.accounts import Accounts
 from studymon.engine.containers import ContainerWatch, close_runtime
+from studymon.engine.contract import stem
 from studymon.engine.events import (
     Problem,
     ProcessEnded,
@@ -61,7 +62,7 @@ from studymon.engine.recording import EventRecorder
 from studymon.engine.runtimes import Runtime, open_runtime
 from studymon.engine.runtimes.cli import study_environment
 from studymon.engine.sampler import heavy_snapshot
-from studymon.engine.spec import DEFAULT_PREFIX, StudySpec, controller_argv
+from studymon.engine.spec import StudySpec, container_prefix, controller_argv
 from studymon.engine.studyload import LoadMeter, load_line
 from studymon.engine.studylock import StudyLock
 
@@ -97,7 +98,7 @@ class StudySession:
         self.linger = linger  # keep watching after the controller ends (console), until closed
         self.research: dict[str, Any] = read_json(spec.out / EvidenceFolder.RESEARCH)
         self.backend: str = self.research.get("backend", "process")
-        self.prefix = f"{self.research.get('containerPrefix', DEFAULT_PREFIX)}-{spec.id}-"
+        self.prefix = stem(container_prefix(self.research), spec.id)
         self.runtime: Runtime = runtime if runtime is not None else open_runtime(self.backend)
         self._owns_runtime = runtime is None  # one given by the caller is the caller's to close
         self.recorder = EventRecorder(self.prefix, self.runtime.history, spec.id)
@@ -387,7 +388,7 @@ class StudySession:
         """
         if self.lock is None or not self.lock.held:
             identity = studylock.engine_identity(self.backend, self.runtime)
-            prefix = str(self.research.get("containerPrefix", DEFAULT_PREFIX))
+            prefix = container_prefix(self.research)
             self.lock = studylock.claim(
                 self.spec.id, self.spec.out, identity, prefix, wait_for_own=studylock.OWN_KEEPER_WAIT
             )

@@ -12,6 +12,7 @@ import re
 import shutil
 import stat
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -158,6 +159,11 @@ def load_template(path: Path) -> dict[str, Any]:
             + '): say what the study ends at, "halt" being the seed\'s "balance exhausted"'
         )
     return data
+
+
+def container_prefix(research: Mapping[str, Any]) -> str:
+    """The study's ``containerPrefix`` as its template or ``research.json`` gives it, else the default."""
+    return str(research.get("containerPrefix", DEFAULT_PREFIX))
 
 
 def materialise(template: dict[str, Any], study_id: str, backend: str) -> dict[str, Any]:

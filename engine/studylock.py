@@ -45,7 +45,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from studymon.engine.contract import studys_container
+from studymon.engine.contract import stem, studys_container
 
 LOCK_DIR_ENV = "STUDYMON_LOCK_DIR"
 # How long a relaunch waits for the study's own previous keeper to let go.
@@ -123,11 +123,6 @@ def engine_identity(backend: str, runtime: Any = None) -> str:
 
         root = default_root()
     return f"process:{Path(root).resolve()}"
-
-
-def stem(prefix: str, study_id: str) -> str:
-    """What every run container of the study is named with: ``<prefix>-<ID>-``."""
-    return f"{prefix}-{study_id}-"
 
 
 def neighbours(a: str, b: str) -> bool:

@@ -34,9 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from studymon.engine.campaign import trial_verdict
+from studymon.engine.contract import stem
 from studymon.engine.folder import EvidenceFolder
 from studymon.engine.judge.report import report_checks
-from studymon.engine.spec import DEFAULT_PREFIX
+from studymon.engine.spec import container_prefix
 
 TRIAL_TIMEOUT = 3600.0  # seconds a trial may take before it is given up (its scene kept in the folder shipped)
 OUTPUT_KEPT = 4000  # characters of the trial command's output kept, for a trial that could not run
@@ -97,14 +98,14 @@ def trial_outcome(out: Path, code: int | None, output: str) -> dict[str, Any]:
 
 def trial_command(task: dict[str, Any], template: Path, out: Path) -> list[str]:
     """The command a trial runs: its study with every one of its points armed, in order, under the guard."""
-    study = [sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--template", str(template)]
+    study = [sys.executable, "-m", "studymon", "run", "--headless", "--template", str(template)]
     for point in task["points"]:
         study += ["--kill", f"{task['id']}:{point}"]
     study.append(f"{task['id']}={out}")
     # The guard runs the study's command and, should this worker die, stops it and removes its containers.
-    stem = f"{task['template'].get('containerPrefix', DEFAULT_PREFIX)}-{task['id']}-"
+    names = stem(container_prefix(task["template"]), task["id"])
     backend = str(task["template"].get("backend", "process"))
-    return [sys.executable, "-m", "studymon.engine.trial", backend, stem, "--", *study]
+    return [sys.executable, "-m", "studymon.engine.trial", backend, names, "--", *study]
 
 
 def _work_folder(task: dict[str, Any]) -> Path:

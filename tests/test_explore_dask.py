@@ -37,7 +37,7 @@ def _address(scheduler_file: Path) -> str | None:
 def _trial_processes(worker: psutil.Process) -> list[psutil.Process]:
     """The trial commands a worker runs now (their `studymon run` under the guard)."""
     try:
-        return [p for p in worker.children(recursive=True) if "studymon.tui.cli" in " ".join(p.cmdline())]
+        return [p for p in worker.children(recursive=True) if "-m studymon run " in " ".join(p.cmdline())]
     except psutil.Error:
         return []
 

@@ -56,7 +56,7 @@ def test_a_trial_arms_every_one_of_its_points_in_order(tmp_path: Path) -> None:
     argv = trial_command(task, tmp_path / "t.json", tmp_path / "s-4")
     assert argv[:3] == [sys.executable, "-m", "studymon.engine.trial"]
     assert argv[3:6] == ["process", "inforsi-s-4-", "--"]
-    assert argv[6:13] == [sys.executable, "-m", "studymon.tui.cli", "run", "--headless", "--template",
+    assert argv[6:13] == [sys.executable, "-m", "studymon", "run", "--headless", "--template",
                           str(tmp_path / "t.json")]
     docker = trial_command({**task, "template": {"backend": "docker"}}, tmp_path / "t.json", tmp_path / "s-4")
     assert docker[3:5] == ["docker", "inforsi-s-4-"], "the template's backend, and the default prefix"

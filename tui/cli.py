@@ -50,11 +50,11 @@ from studymon.engine.quoting import DETAIL_LIMIT, json_text, shown
 from studymon.engine.runtimes.process import check_state_folder
 from studymon.engine.session import SessionResult
 from studymon.engine.spec import (
-    DEFAULT_PREFIX,
     BadInput,
     StudySpec,
     check_out_path,
     check_program,
+    container_prefix,
     load_template,
     parse_pair,
 )
@@ -321,13 +321,13 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         armed = armed_points(args.kills)
         specs = plan_resume(args.pairs, list(armed))
         research = {s.id: read_json(s.out / EvidenceFolder.RESEARCH) for s in specs}
-        prefixes = {sid: str(r.get("containerPrefix", DEFAULT_PREFIX)) for sid, r in research.items()}
+        prefixes = {sid: container_prefix(r) for sid, r in research.items()}
         backends = {sid: str(r.get("backend", "process")) for sid, r in research.items()}
     else:
         template_path = Path(args.template).resolve() if args.template else reference_template()
         armed = armed_points(args.kills)
         specs, template, backend = plan_fresh(args.pairs, template_path, list(armed))
-        prefixes = {s.id: str(template.get("containerPrefix", DEFAULT_PREFIX)) for s in specs}
+        prefixes = {s.id: container_prefix(template) for s in specs}
         backends = {s.id: backend for s in specs}
         fresh = template, backend
     if "process" in backends.values():
@@ -419,7 +419,7 @@ def run_console(
     planned = []
     for spec in specs:
         research = read_json(spec.out / EvidenceFolder.RESEARCH)
-        prefix = str(research.get("containerPrefix", DEFAULT_PREFIX))
+        prefix = container_prefix(research)
         planned.append(
             Planned(
                 spec,
@@ -754,7 +754,7 @@ def cmd_demo(args: argparse.Namespace, console: Console) -> int:
     specs, template, _ = plan_fresh(pairs, reference_template(), [DEMO_ARMED], backend, new_parent=base)
     if backend == "process":
         check_state_folder()
-    prefixes = {s.id: str(template.get("containerPrefix", DEFAULT_PREFIX)) for s in specs}
+    prefixes = {s.id: container_prefix(template) for s in specs}
 
     # The demo's ids are fixed: a demo already running holds them.  Claimed before anything is written, so
     # that a second demo refuses at once, rather than write three folders and end unknown.

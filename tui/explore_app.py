@@ -41,7 +41,7 @@ from studymon.engine.events import State, StateChanged, StudyEvent
 from studymon.engine.explorer import ExploreFailed, ExploreOptions, Explorer
 from studymon.engine.follow import FolderFollower
 from studymon.engine.judge.verdict import EXIT_UNKNOWN
-from studymon.engine.spec import DEFAULT_PREFIX
+from studymon.engine.spec import container_prefix
 from studymon.tui.explore_view import CampaignProgress, matrix_of
 from studymon.tui.feed import StudyFeed
 from studymon.widgets import keys
@@ -119,7 +119,7 @@ class ExploreApp(App[int]):
         self.status: int | None = None
         self.failure: str | None = None  # why the campaign could not go on
         template = options.template or {}
-        self.prefix = str(template.get("containerPrefix", DEFAULT_PREFIX))
+        self.prefix = container_prefix(template)
         self.followers: dict[str, FolderFollower] = {}  # trials followed in their folders, by id
         self.feeds: dict[str, StudyFeed] = {}
         self.ids: dict[int, str] = {}  # trial number -> its study id

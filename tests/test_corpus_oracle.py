@@ -21,9 +21,6 @@ Key = tuple[str, str]
 
 # case name -> what differs, and what settling it asks.
 OPEN: dict[str, str] = {
-    "v4-snapshot-running-after-it-exited": "the snapshot after the kill shows d1 exited, the one before the resume "
-    "running with the same StartedAt: docs/contract.md now says a later snapshot shows the same exit once one showed "
-    "it exited; the oracle to follow",
     "v3-rule9-an-integer-beyond-a-double": "a1's charge amount 10**400 written as digits: the case fails "
     'haltedAtExport ("no dearest run to hold the full stop to", rule 13) and so every target\'s '
     "resultSettledAndFinished; the oracle holds the full stop (balance 0 < the largest amount, 10**400): "

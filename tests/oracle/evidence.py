@@ -193,6 +193,15 @@ class Ledger:
     def upto(self, seq: int) -> list[Record]:
         return [r for r in self.records if isinstance(r.seq, int) and r.seq <= seq]
 
+    def at_kill(self, seq: int) -> list[Record]:
+        """The ledger as it stood at a kill whose beforeKillSeq is ``seq``: docs/contract.md (killEvidence), "its
+        records of a `seq` at most `beforeKillSeq` on lines up to the first line whose `seq` is `beforeKillSeq`
+        (...): a line after that one was written after the kill, whatever `seq` it claims, and a `seq` after
+        `beforeKillSeq` names a later record wherever its line stands".  Where no record has that seq, the seq
+        alone (README.md, open question 91)."""
+        kill_line = next((r.line for r in self.records if isinstance(r.seq, int) and r.seq == seq), None)
+        return [r for r in self.upto(seq) if kill_line is None or r.line <= kill_line]
+
     def after(self, seq: int) -> list[Record]:
         return [r for r in self.records if not (isinstance(r.seq, int) and r.seq <= seq)]
 

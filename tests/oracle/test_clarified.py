@@ -20,7 +20,8 @@ timing epochs and launches.jsonl's startTime, 0 says so and is not compared), an
 could not be read to its end and not one trial was read from it, folders or none), and 85-89 (the corpus's
 differences with the oracle, tests/test_corpus_oracle.py: work off the books is every target's; a number not finite
 in the ledger and ledger-at-kill.json alike; a record nested deep; an integer beyond a double; a target's class by
-container-before.json).
+container-before.json), and 90-91 (a later snapshot shows the exit an earlier one showed; the targets are those of
+the ledger as it stood at the kill, by seq and line).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ from tests.oracle.kills import (
     check_ledger_at_kill,
     check_listed_targets,
     check_window,
+    compute_targets,
     in_window,
     judge_container_story,
     judge_delivered,
@@ -2003,3 +2005,168 @@ def test_a_container_before_json_showing_it_started_makes_it_unrecorded() -> Non
     assert "kill.json's target d1: class, container not as the ledger has it (unrecorded)" in t.fails.get(
         ("kill 1", KE), []
     )
+
+
+# --- AB. a later snapshot shows the exit an earlier one showed; the ledger at the kill by seq and line (90, 91) ---
+
+EXITED_AT = KILL + Fraction(3, 10)  # d1's run exits on its own just after the kill
+
+
+def d1_shown(status: str, finished: Fraction = EXITED_AT, code: int = 0) -> dict[str, Any]:
+    """d1's container as a snapshot shows it: started before the kill, ``running`` or ``exited`` (with ``code``
+    at ``finished``)."""
+    exited = status == "exited"
+    return {
+        "Id": "c" * 64,
+        "Name": "/" + NAME,
+        "State": {
+            "Status": status,
+            "Running": not exited,
+            "StartedAt": rfc3339(KILL - 1),
+            "FinishedAt": rfc3339(finished) if exited else "0001-01-01T00:00:00Z",
+            "ExitCode": code if exited else 0,
+        },
+    }
+
+
+def snapshots_story(before_resume: dict[str, Any]) -> list[str]:
+    """d1 in flight at an automatic kill (beforeKillSeq 4, the seed's point): it exits on its own 0.3 s after the
+    kill (its die 10 ms later, in the window), container-before.json shows it running, container-after-kill.json
+    exited, container-before-resume.json as ``before_resume``; its runResult (exit 0) written and seen a second
+    after the kill.  sameContainerNoRerun's reasons against it (judge_container_story)."""
+    records = [*seed_records(), record(5, 5, "runResult", 1.0, run="d1", exitCode=0, outputs={"e1": 1})]
+    f = facts(records)
+    die = a_named_event("die", NAME, EXITED_AT + Fraction(1, 100), "c" * 64)
+    die["Actor"]["Attributes"]["exitCode"] = "0"
+    live = parse_recording(json.dumps(die).encode() + b"\n", "live", "kills/1/container-events-live.jsonl")
+    assert live.bad == [], live.bad
+    files = ("container-before.json", "container-after-kill.json", "container-before-resume.json")
+    shown = (d1_shown("running"), d1_shown("exited"), before_resume)
+    view = KillView(
+        1,
+        KillFolder(1, "kills/1", present=set(files), live=live),
+        "kill 1",
+        trigger="auto",
+        at=KILL,
+        before_seq=4,
+        since=SINCE,
+        until=KILL + 2,
+        window_closed=True,
+        events=live.events,
+        snapshots={file: {NAME: ins} for file, ins in zip(files, shown, strict=True)},
+        result_seq={"d1": 5},
+        result_seen={"d1": KILL + 1},
+    )
+    x = target(f, "d1", "inFlight")
+    view.targets = view.judged = [x]
+    t = Tally()
+    judge_container_story(f, view, x, t, "kill 1 · d1")
+    return t.fails.get(("kill 1 · d1", SCN), [])
+
+
+def test_a_later_snapshot_showing_the_same_exit_holds() -> None:
+    assert snapshots_story(d1_shown("exited")) == []
+
+
+@pytest.mark.parametrize(
+    ("before_resume", "said"),
+    [
+        (d1_shown("running"), "running again"),
+        # Another FinishedAt, still within a second of the one die (which alone the oracle compared it with).
+        (d1_shown("exited", finished=EXITED_AT + Fraction(1, 2)), "two exits"),
+    ],
+    ids=["running-again", "exited-otherwise"],
+)
+def test_once_a_snapshot_shows_it_exited_every_later_one_shows_that_same_exit(
+    before_resume: dict[str, Any], said: str
+) -> None:
+    """The corpus's v4-snapshot-running-after-it-exited.  docs/contract.md (sameContainerNoRerun, the snapshots):
+    "once one shows it exited, every later one shows that same exit (`ExitCode`, `FinishedAt`): a container that
+    exited never runs again under the same `StartedAt` (a restart is a new start), so a later snapshot showing it
+    running, or exited otherwise, did not see the container the earlier one saw (✗)".  The oracle held the
+    snapshots to one another only for a container that exited before the window, and each exit to the die alone;
+    d1 in flight, exited after the kill, shown running again (same Id and StartedAt) or exited at another time
+    before the resume now fails."""
+    fails = snapshots_story(before_resume)
+    assert any(said in why and "container-before-resume.json" in why for why in fails), fails
+
+
+def row(seq: int, kind: str, **content: Any) -> dict[str, Any]:
+    """A ledger line for ledger_file: ``kind`` and its content, written with ``seq`` whatever its line."""
+    return {"seq": seq, "kind": kind, **content}
+
+
+D1_PLAN = row(2, "runPlanned", run="d1", purpose="diagnosis", object="x", round=1, experiments=["e1"])
+A2_PLAN = row(4, "runPlanned", run="a2", purpose="baseline", object="y", round=1, experiments=["e2"])
+D1_ROWS = [
+    row(1, "studyOpen", study=STUDY, budget=10, config={}),
+    D1_PLAN,
+    row(3, "charge", run="d1", amount=1, balance=9),
+]
+
+
+def d1_start(seq: int) -> dict[str, Any]:
+    return row(seq, "runStarted", run="d1", container=NAME)
+
+
+AT_KILL_CASES = [
+    # d1's runStarted on line 5 claims seq 3, after line 4 (seq 4, beforeKillSeq): written after the kill.
+    ([*D1_ROWS, A2_PLAN, d1_start(3)], 4, "charged"),
+    # The same line before the kill's: d1 was started at it.
+    ([*D1_ROWS, d1_start(3), A2_PLAN], 4, "inFlight"),
+    # A seq after beforeKillSeq on a line before the kill's names a later record wherever its line stands.
+    ([*D1_ROWS, d1_start(7), A2_PLAN], 4, "charged"),
+    # No record of seq beforeKillSeq (5): the seq alone, so line 5's seq 3 stood at the kill.
+    ([*D1_ROWS, A2_PLAN, d1_start(3)], 5, "inFlight"),
+]
+
+
+@pytest.mark.parametrize(
+    ("rows", "before_kill_seq", "cls"), AT_KILL_CASES, ids=["late-line", "early", "late-seq", "no-kill-seq"]
+)
+def test_the_targets_are_those_of_the_ledger_as_it_stood_at_the_kill_by_seq_and_line(
+    tmp_path: Path, rows: list[dict[str, Any] | str], before_kill_seq: int, cls: str
+) -> None:
+    """docs/contract.md (killEvidence): "The ledger as it stood at the kill is its records of a `seq` at most
+    `beforeKillSeq` on lines up to the first line whose `seq` is `beforeKillSeq` (what `ledger-at-kill.json` holds
+    of a well-formed ledger): a line after that one was written after the kill, whatever `seq` it claims, and a
+    `seq` after `beforeKillSeq` names a later record wherever its line stands (either breaks `ledgerWellFormed`,
+    and puts no run in flight at the kill)".  The oracle found the targets by seq alone: d1's runStarted on the
+    line after the kill's, claiming seq 3, made d1 in flight; it is charged (no container shown started)."""
+    f = facts([])
+    f.ledger = ledger_file(tmp_path, rows)
+    assert f.ledger.readable and len(f.ledger.records) == 5, f.ledger
+    assert [(x.run, x.cls) for x in compute_targets(f, before_kill_seq, {})] == [("d1", cls)]
+
+
+def test_a_kill_json_listing_the_target_as_it_stood_at_the_kill_holds(tmp_path: Path) -> None:
+    """The kill judged whole (judge_kill) on the first case above: kill.json lists d1 ``charged`` (no start, no
+    container), and ledger-at-kill.json holds lines 1-4, as its own bullet says ("the ledger's first records,
+    ending at `beforeKillSeq`"): killEvidence names no class, no startSeq and no copy against it.  (The ledger
+    breaks ledgerWellFormed for line 5's seq: not judged here.)"""
+    rows = AT_KILL_CASES[0][0]
+    f = facts([])
+    f.ledger = ledger_file(tmp_path, rows)
+    f.finished = False
+    kill = {
+        **AUTO_KILL,
+        "targets": [
+            {"run": "d1", "class": "charged", "cell": "x", "round": 1, "planSeq": 2, "startSeq": None}
+            | {"container": None}
+        ],
+        **since_fields(SINCE),
+    }
+    kf = KillFolder(
+        1,
+        "kills/1",
+        present=set(STAGE_FILES),
+        kill=kill,
+        at_kill=[r.raw for r in f.ledger.records[:4]],
+        live=parse_recording(b"", "live", "kills/1/container-events-live.jsonl"),
+        snapshots={"container-before.json": {}, "container-after-kill.json": {}},
+    )
+    t = Tally()
+    v = judge_kill(f, kf, t, {}, [100])
+    assert [(x.run, x.cls) for x in v.targets] == [("d1", "charged")]
+    fails = t.fails.get(("kill 1", KE), [])
+    assert not any("kill.json's target d1" in why or "ledger-at-kill.json" in why for why in fails), fails

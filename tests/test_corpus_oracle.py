@@ -20,16 +20,7 @@ from tests.oracle.study import judge_study
 Key = tuple[str, str]
 
 # case name -> what differs, and what settling it asks.
-OPEN: dict[str, str] = {
-    "v3-rule9-an-integer-beyond-a-double": "a1's charge amount 10**400 written as digits: the case fails "
-    'haltedAtExport ("no dearest run to hold the full stop to", rule 13) and so every target\'s '
-    "resultSettledAndFinished; the oracle holds the full stop (balance 0 < the largest amount, 10**400): "
-    'docs/contract.md reads "integers are read exactly whatever their size (past 64 bits too), compared by '
-    'value" (Hostile evidence), rule 9 fails only a number that is not finite ("1e400 and -1e400 (too large: '
-    'read as infinity)"), and rule 13 fails only "a charge whose amount or balance is not a number". '
-    "contractKept (rule 15) and chargedEqualsStarts agree. The product or the case to follow, or the contract "
-    "to say an integer past a double is no number (tests/oracle/README.md, open question 88)",
-}
+OPEN: dict[str, str] = {}
 
 
 def differences(case: Case, tmp: Path) -> dict[Key, tuple[bool | None, bool | None]]:

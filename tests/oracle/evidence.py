@@ -153,6 +153,8 @@ class Record:
     content: dict[str, Any]
     raw: dict[str, Any]
     nonfinite: bool
+    # An integer beyond a double's range in the line (docs/contract.md, §2a rule 9; README.md, open question 93).
+    beyond_double: bool = False
 
     def get(self, key: str) -> Any:
         return self.content.get(key)
@@ -246,7 +248,9 @@ def load_ledger(out: Path) -> Ledger:
         # question 58).
         if seq.text.startswith("-") if isinstance(seq, BigInt) else seq < 1:
             continue
-        led.records.append(Record(number, seq, at, parse_time(at), kind, content, v, parsed.nonfinite))
+        led.records.append(
+            Record(number, seq, at, parse_time(at), kind, content, v, parsed.nonfinite, parsed.beyond_double)
+        )
     return led
 
 

@@ -13,7 +13,7 @@ from fractions import Fraction
 from typing import Any
 
 from tests.oracle.evidence import Ledger, Record, Research, Timeline, valid_id
-from tests.oracle.reading import BigInt, is_int, is_number, quote
+from tests.oracle.reading import BigInt, beyond_double, is_int, is_number, quote
 from tests.oracle.verdict import Tally
 
 RUN_KINDS = ("runPlanned", "charge", "runStarted", "runResult", "diagnosisSettlement")
@@ -43,15 +43,19 @@ def round_key(value: Any) -> str | None:
 
 
 def num(value: Any) -> Fraction | None:
-    if isinstance(value, bool) or not is_number(value) or isinstance(value, BigInt):
+    """A number of the books (`amount`, `balance`, `budget`), exactly; None for what is none.  An integer beyond a
+    double's range is none: docs/contract.md, §2a rule 9, "Such a number is no number to the other rules: an
+    `amount` or `balance` beyond a double's range is a charge without a numeric amount or balance (rule 13,
+    `chargedEqualsStarts`)" (README.md, open question 93)."""
+    if isinstance(value, bool) or not is_number(value) or beyond_double(value):
         return None
     return Fraction(value)
 
 
 def amount(value: Fraction) -> str:
-    """A sum of the ledger's numbers for a reason: as a float where one holds it; an integer past a double's range
-    (integers are read exactly whatever their size: docs/contract.md, "Hostile evidence") by its size, never
-    converted to a float (README.md, open question 88)."""
+    """A sum of the ledger's numbers for a reason: as a float where one holds it; a sum past a double's range
+    (numbers each within it, added exactly) by its size, never converted to a float (README.md, open question
+    88)."""
     try:
         return str(float(value))
     except OverflowError:
@@ -138,6 +142,20 @@ def settlement_parts(r: Record) -> tuple[list[str], list[str]] | None:
     return j_ids, d_ids
 
 
+def line_breaks(r: Record) -> list[tuple[int, int, str]]:
+    """Rules 8 and 9, which a line breaks whatever its kind."""
+    out: list[tuple[int, int, str]] = []
+    if r.time is None:
+        out.append((r.line, 8, f"at {quote(r.at)} is not an RFC 3339 UTC time"))
+    if r.nonfinite:
+        out.append((r.line, 9, "a number is not finite"))
+    if r.beyond_double:
+        # docs/contract.md, §2a rule 9: "an integer literal beyond ±1.797…e308 (read exactly, but no double holds
+        # it: the books are kept in doubles) ... break[s] it" (README.md, open question 93).
+        out.append((r.line, 9, "an integer beyond a double's range"))
+    return out
+
+
 def rule_breaks(ledger: Ledger, research: Research) -> list[tuple[int, int, str]]:
     """Every (line, rule, message) of §2a's rules 1-11 and rule 15 that the records break."""
     out: list[tuple[int, int, str]] = []
@@ -151,10 +169,7 @@ def rule_breaks(ledger: Ledger, research: Research) -> list[tuple[int, int, str]
     first_budget: Any = None
     for r in recs:
         c, line = r.content, r.line
-        if r.time is None:
-            out.append((line, 8, f"at {quote(r.at)} is not an RFC 3339 UTC time"))
-        if r.nonfinite:
-            out.append((line, 9, "a number is not finite"))
+        out.extend(line_breaks(r))
         if r.kind == "studyOpen":
             if line != 1:
                 out.append((line, 7, "studyOpen on a line other than the first"))
@@ -162,7 +177,7 @@ def rule_breaks(ledger: Ledger, research: Research) -> list[tuple[int, int, str]
                 out.append((line, 7, "research.json's study cannot be read to compare"))
             elif c.get("study") != research.study:
                 out.append((line, 7, "studyOpen's study is not research.json's"))
-            if not is_number(c.get("budget")):
+            if num(c.get("budget")) is None:  # a budget beyond a double's range is none (rule 9)
                 out.append((line, 6, "budget is not a number"))
             if not isinstance(c.get("config"), dict):
                 out.append((line, 6, "config is not an object"))

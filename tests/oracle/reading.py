@@ -12,7 +12,9 @@ way the contract asks: an object that repeats a key, ``NaN``/``Infinity``
 and a number too large to be finite are refused (or, for ledger lines and
 ``ledger-at-kill.json``, flagged and kept as the value they read as, so that
 the two copies can be compared: rule 9 is ``contractKept``'s, rule 10
-``ledgerWellFormed``'s), and integers are kept exactly, whatever their size.
+``ledgerWellFormed``'s), and integers are kept exactly, whatever their size
+(an integer beyond a double's range is flagged apart: it breaks rule 9 in a
+ledger line, and is an integer like any other in every other file).
 JSON nested deeper than the standard library's recursive parser reaches is
 parsed again by an iterative one (``_parse_deep``): valid JSON is read at any
 depth, and nothing that compares values recurses (``strict_equal``).
@@ -27,6 +29,7 @@ import json.scanner
 import math
 import os
 import stat
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,6 +70,10 @@ MAX_KILL_FOLDERS = 64
 # Integers longer than this are kept as their digits: Python refuses to convert longer
 # strings by default, and converting a 32 MiB number would take minutes.
 INT_DIGITS = 4000
+# The largest double, exactly (about 1.797e308): an integer beyond it, either way, is held by no double
+# (docs/contract.md, §2a rule 9: "an integer literal beyond ±1.797…e308 (read exactly, but no double holds it:
+# the books are kept in doubles)"; README.md, open question 93).
+DOUBLE_MAX = int(sys.float_info.max)
 
 
 class Refused(Exception):
@@ -86,6 +93,13 @@ def is_int(value: Any) -> bool:
 
 def is_number(value: Any) -> bool:
     return is_int(value) or (isinstance(value, float) and math.isfinite(value))
+
+
+def beyond_double(value: Any) -> bool:
+    """An integer no double holds: beyond ±1.797…e308 (every ``BigInt`` is, at more than 4000 digits)."""
+    if isinstance(value, BigInt):
+        return True
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) > DOUBLE_MAX
 
 
 def _open_below(root: Path, rel: str, directory: bool = False) -> int:
@@ -269,6 +283,7 @@ class _Strict:
     def __init__(self) -> None:
         self.duplicate: str | None = None
         self.nonfinite = False
+        self.beyond_double = False  # an integer beyond a double's range: rule 9's in a ledger line, else a value
 
     def pairs(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -290,12 +305,12 @@ class _Strict:
             self.nonfinite = True
         return value
 
-    @staticmethod
-    def integer(text: str) -> int | BigInt:
+    def integer(self, text: str) -> int | BigInt:
         digits = text.lstrip("-")
-        if len(digits) > INT_DIGITS:
-            return BigInt(text)
-        return int(text)
+        value: int | BigInt = BigInt(text) if len(digits) > INT_DIGITS else int(text)
+        if beyond_double(value):
+            self.beyond_double = True
+        return value
 
 
 @dataclass
@@ -303,6 +318,7 @@ class Parsed:
     value: Any = None
     error: str | None = None  # not JSON at all, or a repeated key: not a value
     nonfinite: bool = False  # NaN, Infinity or a number that overflows: a value, flagged
+    beyond_double: bool = False  # an integer beyond a double's range, kept exactly: flagged
 
 
 def parse_json(text: str) -> Parsed:
@@ -325,7 +341,7 @@ def parse_json(text: str) -> Parsed:
         return Parsed(error=f"not JSON ({type(exc).__name__} at char {getattr(exc, 'pos', '?')})")
     if hooks.duplicate is not None:
         return Parsed(error=f"an object repeats the key {quote(hooks.duplicate)}")
-    return Parsed(value=value, nonfinite=hooks.nonfinite)
+    return Parsed(value=value, nonfinite=hooks.nonfinite, beyond_double=hooks.beyond_double)
 
 
 _WS = json.decoder.WHITESPACE

@@ -21,13 +21,15 @@ could not be read to its end and not one trial was read from it, folders or none
 differences with the oracle, tests/test_corpus_oracle.py: work off the books is every target's; a number not finite
 in the ledger and ledger-at-kill.json alike; a record nested deep; an integer beyond a double; a target's class by
 container-before.json), and 90-91 (a later snapshot shows the exit an earlier one showed; the targets are those of
-the ledger as it stood at the kill, by seq and line).
+the ledger as it stood at the kill, by seq and line), and 93 (§2a rule 9 as reworded: an integer beyond a double's
+range breaks it, and is no number to the other rules).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from fractions import Fraction
 from pathlib import Path
@@ -79,9 +81,10 @@ from tests.oracle.ledger_checks import (
     judge_contract_kept,
     judge_halted_at_export,
     judge_ledger_well_formed,
+    rule_breaks,
     runs_of,
 )
-from tests.oracle.reading import parse_json, quote, strict_equal
+from tests.oracle.reading import parse_json, quote, strict_equal, strict_json
 from tests.oracle.study import check_snapshot, judge_ends_claimed, judge_records_dated, judge_study
 from tests.oracle.times import LAST, SEEN_SLACK, epoch, parse_time
 from tests.oracle.verdict import Tally
@@ -1915,32 +1918,6 @@ def test_deep_values_are_compared_and_shown_without_recursion() -> None:
     assert parse_json("[" * 100_000).error is not None  # never closed: not JSON, at any depth
 
 
-def test_an_integer_beyond_a_double_is_an_integer(tmp_path: Path) -> None:
-    """The corpus's v3-rule9-an-integer-beyond-a-double: a1's charge amount written as 401 digits.  The oracle
-    raised OverflowError (a float of the sum, for chargedEqualsStarts' reason).  docs/contract.md ("Hostile
-    evidence"): "integers are read exactly whatever their size (past 64 bits too), compared by value"; rule 9
-    fails "a number that is not finite" ("1e400 and -1e400 (too large: read as infinity)"): 10**400 written as
-    digits is an integer, finite.  So rule 15 (its balance is not the balance before minus it) and the sum
-    (chargedEqualsStarts) fail, rule 9 does not, and the full stop is held to it as the dearest run: balance 0
-    is below 10**400 (rule 13 holds: haltedAtExport ✓; the case expects ✗, README.md, open question 88)."""
-    rows = charged_run()
-    rows[2] = {"kind": "charge", "run": "d1", "amount": 10**400, "balance": 0}
-    rows.append({"kind": "halt", "reason": "balance exhausted"})
-    ledger = ledger_file(tmp_path, rows)
-    assert ledger.records[2].get("amount") == 10**400 and not ledger.records[2].nonfinite
-    t = Tally()
-    research = Research(study=STUDY, prefix=PREFIX, expect_end="halt")
-    judge_contract_kept(t, ledger, research, finished=True)
-    judge_charged_equals_starts(t, ledger, finished=True)
-    judge_halted_at_export(t, ledger, research, finished=True)
-    kept = t.fails[("study", "contractKept")]
-    assert any("rule 15, line 3" in why for why in kept) and not any("rule 9" in why for why in kept), kept
-    assert t.fails[("study", "chargedEqualsStarts")] == [
-        "the amounts sum to a number of about 401 digits, not the budget minus the last balance (10.0)"
-    ]
-    assert t.fails[("study", "haltedAtExport")] == [], t.fails[("study", "haltedAtExport")]
-
-
 def charged_at_the_kill(before: dict[str, Any]) -> KillView:
     """An automatic kill after d1's charge (seq 3), kill.json listing d1 as ``charged``; the live recording holds
     d1's container created and started just before the window opened (the freeze); container-before.json is
@@ -2170,3 +2147,127 @@ def test_a_kill_json_listing_the_target_as_it_stood_at_the_kill_holds(tmp_path: 
     assert [(x.run, x.cls) for x in v.targets] == [("d1", "charged")]
     fails = t.fails.get(("kill 1", KE), [])
     assert not any("kill.json's target d1" in why or "ledger-at-kill.json" in why for why in fails), fails
+
+
+# --- AC. an integer beyond a double's range breaks rule 9, and is no number to the other rules (question 93) -----
+
+DOUBLE_MAX = int(sys.float_info.max)  # 1.797…e308, exactly: the largest double
+
+
+def full_stop_after(charge: dict[str, Any]) -> list[dict[str, Any] | str]:
+    """charged_run with d1's charge as given, then the full stop: a "balance exhausted" halt."""
+    rows = charged_run()
+    rows[2] = {"kind": "charge", "run": "d1", **charge}
+    rows.append({"kind": "halt", "reason": "balance exhausted"})
+    return rows
+
+
+@pytest.mark.parametrize(
+    ("value", "breaks"),
+    [
+        (DOUBLE_MAX + 1, True),
+        (-(DOUBLE_MAX + 1), True),
+        (10**400, True),
+        (10**4001, True),  # kept as its digits (BigInt)
+        (DOUBLE_MAX, False),
+        (-DOUBLE_MAX, False),
+    ],
+    ids=["max+1", "-(max+1)", "10**400", "10**4001", "max", "-max"],
+)
+@pytest.mark.parametrize("where", ["amount", "balance", "outputs", "round"])
+def test_an_integer_beyond_a_double_breaks_rule_9(tmp_path: Path, value: int, breaks: bool, where: str) -> None:
+    """docs/contract.md, §2a rule 9: "Every number in the line is finite and within a double's range: `1e400` and
+    `-1e400` (too large: read as infinity), an integer literal beyond ±1.797…e308 (read exactly, but no double
+    holds it: the books are kept in doubles), `Infinity` and `NaN` break it."  An integer one past the largest
+    double breaks it wherever it stands in the line (a charge's amount or balance, a run's outputs, a round);
+    the largest double itself, written as an integer, does not.  The oracle broke rule 9 only for a number
+    read as infinity or NaN."""
+    rows = charged_run()
+    line = {"amount": 3, "balance": 3, "outputs": 5, "round": 2}[where]
+    row = rows[line - 1]
+    assert isinstance(row, dict)
+    if where == "outputs":
+        row["outputs"] = {"e1": value}
+    else:
+        row[where] = value
+    ledger = ledger_file(tmp_path, rows)
+    assert not ledger.records[line - 1].nonfinite  # read exactly, as no infinity
+    nines = [(n, why) for n, rule, why in rule_breaks(ledger, Research(study=STUDY, prefix=PREFIX)) if rule == 9]
+    assert nines == ([(line, "an integer beyond a double's range")] if breaks else []), nines
+
+
+def test_an_integer_beyond_a_double_is_an_integer_outside_the_ledger() -> None:
+    """docs/contract.md ("Hostile evidence"): "integers are read exactly whatever their size (past 64 bits too),
+    compared by value".  Rule 9 is the ledger's: every other file reads such an integer exactly, not refused."""
+    assert strict_json(f"[{DOUBLE_MAX + 1}, {-(10**400)}]") == [DOUBLE_MAX + 1, -(10**400)]
+    assert parse_json(f"{DOUBLE_MAX + 1}").beyond_double and not parse_json(f"{DOUBLE_MAX}").beyond_double
+
+
+@pytest.mark.parametrize(
+    "charge",
+    [
+        {"amount": DOUBLE_MAX + 1, "balance": 0},
+        {"amount": 10**400, "balance": 0},  # the corpus's v3-rule9-an-integer-beyond-a-double
+        {"amount": 10, "balance": -(DOUBLE_MAX + 1)},
+    ],
+    ids=["amount max+1", "amount 10**400", "balance -(max+1)"],
+)
+def test_a_charge_beyond_a_double_is_a_charge_without_a_numeric_amount(tmp_path: Path, charge: dict[str, Any]) -> None:
+    """docs/contract.md, §2a rule 9: "Such a number is no number to the other rules: an `amount` or `balance`
+    beyond a double's range is a charge without a numeric amount or balance (rule 13, `chargedEqualsStarts`)";
+    rule 13: "one with a `charge` whose `amount` or `balance` is not a number cannot be held to it, and fails it".
+    So the full stop after it fails haltedAtExport, the books (chargedEqualsStarts) fail for it, and contractKept
+    fails (rule 6 comes first: "`amount`, `balance`, `budget` are numbers"; rule 9 is among the breaks).  The
+    oracle held the full stop to 10**400 as the dearest run (haltedAtExport ✓)."""
+    ledger = ledger_file(tmp_path, full_stop_after(charge))
+    research = Research(study=STUDY, prefix=PREFIX, expect_end="halt")
+    t = Tally()
+    judge_contract_kept(t, ledger, research, finished=True)
+    judge_charged_equals_starts(t, ledger, finished=True)
+    judge_halted_at_export(t, ledger, research, finished=True)
+    assert t.fails[("study", "haltedAtExport")] == [
+        (
+            "rule 13: the 'balance exhausted' halt at line 6 cannot be held to it: the charge at line 3 has no "
+            "numeric amount and balance"
+        )
+    ]
+    assert t.fails[("study", "chargedEqualsStarts")] == ["a charge's amount or balance is not a number"]
+    assert t.fails[("study", "contractKept")] == ["rule 6, line 3: amount or balance is not a number"]
+    assert (3, 9, "an integer beyond a double's range") in rule_breaks(ledger, research)
+
+
+def test_a_charge_of_the_largest_double_is_a_number(tmp_path: Path) -> None:
+    """The largest double written as an integer is within a double's range: a number to every rule.  With the
+    budget that much, the books balance and the full stop (balance 0) is below the dearest run: every check
+    holds."""
+    rows = full_stop_after({"amount": DOUBLE_MAX, "balance": 0})
+    opened = rows[0]
+    assert isinstance(opened, dict)
+    opened["budget"] = DOUBLE_MAX
+    ledger = ledger_file(tmp_path, rows)
+    research = Research(study=STUDY, prefix=PREFIX, expect_end="halt")
+    t = Tally()
+    judge_contract_kept(t, ledger, research, finished=True)
+    judge_charged_equals_starts(t, ledger, finished=True)
+    judge_halted_at_export(t, ledger, research, finished=True)
+    assert not any(t.fails.get(("study", c)) for c in ("contractKept", "chargedEqualsStarts", "haltedAtExport")), (
+        t.fails
+    )
+
+
+def test_a_budget_beyond_a_double_is_no_budget(tmp_path: Path) -> None:
+    """The studyOpen's budget one past the largest double: rule 9 and rule 6 ("budget is not a number") on line 1,
+    and no budget to hold the charges to (chargedEqualsStarts ✗)."""
+    rows = charged_run()
+    opened = rows[0]
+    assert isinstance(opened, dict)
+    opened["budget"] = DOUBLE_MAX + 1
+    ledger = ledger_file(tmp_path, rows)
+    research = Research(study=STUDY, prefix=PREFIX)
+    breaks = rule_breaks(ledger, research)
+    assert (1, 9, "an integer beyond a double's range") in breaks and (1, 6, "budget is not a number") in breaks
+    t = Tally()
+    judge_charged_equals_starts(t, ledger, finished=True)
+    assert t.fails[("study", "chargedEqualsStarts")] == [
+        "no budget to compare the charges with (no studyOpen with a numeric budget on line 1)"
+    ]

@@ -15,11 +15,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from studymon.engine.contract import valid_id
 from studymon.engine.evidence import read_json, write_json
 from studymon.engine.folder import EvidenceFolder
 from studymon.engine.runtimes import docker_answers
 from studymon.engine.spec import (
-    ID_PATTERN,
     BadInput,
     StudySpec,
     check_out_path,
@@ -298,7 +298,7 @@ def plan_attach(outs: list[Path]) -> list[StudySpec]:
         if (out / EvidenceFolder.OUTCOME).exists():
             raise BadInput(f"{out} has finished (outcome.json exists); see: studymon report {out}")
         study = research.get("study")
-        if not isinstance(study, str) or not ID_PATTERN.fullmatch(study):
+        if not valid_id(study):
             raise BadInput(
                 f'{research_path} names no valid study id ("study": {study!r}): the folder is not a study\'s OUT'
             )

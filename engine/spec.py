@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from studymon.engine.contract import valid_id
 from studymon.engine.folder import EvidenceFolder
 
-ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9_.-]{0,62}")  # matched in full: no trailing newline slips through
 DEFAULT_PREFIX = "inforsi"
 # What a template may expect its study to end at (contract §6.7): the seed's halt, an export, either.
 EXPECT_ENDS = ("halt", "export", "any")
@@ -35,7 +35,7 @@ class BadInput(ValueError):
 
 
 def check_id(study_id: str) -> str:
-    if not ID_PATTERN.fullmatch(study_id):
+    if not valid_id(study_id):  # matched in full: no trailing newline slips through
         raise BadInput(
             f"bad study id {study_id!r}: use 1-63 characters of a-z, 0-9, '_', '.', '-', "
             "starting with a letter or digit"

@@ -316,6 +316,8 @@ def trial_problem(row: dict[str, Any], study: str | None) -> str | None:
         return "checks is not a verdict per check"
     if row.get("exit") is not None and not _int(row.get("exit")):
         return "exit is not a status"
+    if any(key in row and not (row[key] is None or isinstance(row[key], str)) for key in ("worker", "host")):
+        return "worker or host is neither a text nor null"
     return None
 
 

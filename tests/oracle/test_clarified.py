@@ -2271,3 +2271,37 @@ def test_a_budget_beyond_a_double_is_no_budget(tmp_path: Path) -> None:
     assert t.fails[("study", "chargedEqualsStarts")] == [
         "no budget to compare the charges with (no studyOpen with a numeric budget on line 1)"
     ]
+
+
+# --- question 94: a journal line's worker and host are each a text or null ---------------------------------
+
+
+@pytest.mark.parametrize(
+    "field, value, holds",
+    [
+        ("worker", 0, False),
+        ("host", 0, False),
+        ("worker", ["tcp://10.0.0.1:4000"], False),
+        ("worker", None, True),
+        ("worker", "tcp://10.0.0.1:4000", True),
+        ("host", "node-1", True),
+    ],
+)
+def test_a_journal_line_whose_worker_or_host_is_not_a_text_or_null_is_not_a_trial(
+    tmp_path: Path, field: str, value: Any, holds: bool
+) -> None:
+    """docs/contract.md (journalWellFormed): a trial's fields and their types include "`worker` and `host`,
+    each a text or null where written". The fuzz mutant setting trial 2's ``worker`` to 0 had ✓."""
+    campaign_json(tmp_path, EMPTY_LEFT)
+    write_lines(
+        tmp_path / "trials.jsonl",
+        [trial(1, "planned", ["after:studyOpen"]), {**trial(2, "planned", ["after:decision"]), field: value}],
+    )
+    v = judge_campaign(tmp_path)
+    key = ("campaign", JW)
+    if holds:
+        assert v.checks[key] is True, v.reasons.get(key)
+    else:
+        assert v.checks[key] is False
+        said = "trials.jsonl line 2: not a trial (worker or host is neither a text nor null)"
+        assert v.reasons[key] == said, v.reasons

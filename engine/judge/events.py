@@ -256,9 +256,6 @@ class EventTally:
         container_prefix: str | None = None,
     ) -> None:
         self.since_ns = since_ns
-        if container_prefix is None and study is not None and name_prefix is not None:
-            stem_end = f"-{study}-"  # the stem is <containerPrefix>-<ID>-
-            container_prefix = name_prefix[: -len(stem_end)] if name_prefix.endswith(stem_end) else None
         self.container_prefix = container_prefix
         self.until_ns = until_ns
         self.name_prefix = name_prefix

@@ -54,8 +54,8 @@ ROOT = BENCH.parent
 DOUBLE = ROOT / "tests" / "doubles" / "points_study.js"
 sys.path.insert(0, str(ROOT))
 
-from studymon.engine.crashpoints import classes  # noqa: E402
-from studymon.engine.explorer import read_trace  # noqa: E402
+from studymon.engine.explore.crashpoints import classes  # noqa: E402
+from studymon.engine.explore.explorer import read_trace  # noqa: E402
 
 SCHEDULER_DEADLINE = 60.0  # seconds the scheduler and its workers have to come up
 COMMAND_DEADLINE = 1800.0  # seconds one campaign or one trial may take

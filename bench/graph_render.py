@@ -62,8 +62,8 @@ from textual.widgets import Sparkline
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from studymon.engine.clock import rfc3339_ms  # noqa: E402
-from studymon.engine.ledger import Record  # noqa: E402
+from studymon.engine.contract.ledger import Record  # noqa: E402
+from studymon.engine.io.clock import rfc3339_ms  # noqa: E402
 from studymon.widgets.time_axis import TimeAxis  # noqa: E402
 from studymon.widgets.timeline import GUTTER, Timeline  # noqa: E402
 

@@ -39,14 +39,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import kill_reaction as kr  # puts the project root on sys.path, for the imports below
 
-import studymon.engine.kill as kill_mod
-import studymon.engine.killing as killing_mod
-import studymon.engine.launcher as launcher_mod
-import studymon.engine.ledger as ledger_mod
-import studymon.engine.notify as notify_mod
-import studymon.engine.pump as pump_mod
-import studymon.engine.session as session_mod
-import studymon.engine.supervisor as supervisor_mod
+import studymon.engine.contract.ledger as ledger_mod
+import studymon.engine.io.notify as notify_mod
+import studymon.engine.kill.driver as killing_mod
+import studymon.engine.kill.protocol as kill_mod
+import studymon.engine.launch.launcher as launcher_mod
+import studymon.engine.live.pump as pump_mod
+import studymon.engine.live.session as session_mod
+import studymon.engine.live.supervisor as supervisor_mod
 
 Marks = list[tuple[str, float]]
 MARKS: Marks = []

@@ -7,8 +7,8 @@ just before that one ``os.write``).  Two watchers take turns, one trigger
 each, so machine noise hits both alike:
 
 * **engine**: the real code path, no mocks.  A fresh ``OUT`` with its
-  ``research.json`` (``studymon.engine.prepare.create_fresh``), one armed
-  ``StudySession`` under an ``studymon.engine.supervisor.Supervisor`` (with its
+  ``research.json`` (``studymon.engine.launch.prepare.create_fresh``), one armed
+  ``StudySession`` under an ``studymon.engine.live.supervisor.Supervisor`` (with its
   sampler), its controller launched by the engine, the kill carried out by
   the kill protocol and the study resumed until it halts.  The reaction is
   ``killSentEpoch`` from ``OUT/kills/1/kill.json`` minus ``wroteAt``; it is
@@ -68,10 +68,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from studymon.engine.evidence import read_json, write_json  # noqa: E402
-from studymon.engine.prepare import create_fresh  # noqa: E402
-from studymon.engine.spec import StudySpec  # noqa: E402
-from studymon.engine.supervisor import Supervisor  # noqa: E402
+from studymon.engine.contract.spec import StudySpec  # noqa: E402
+from studymon.engine.evidence.writer import read_json, write_json  # noqa: E402
+from studymon.engine.launch.prepare import create_fresh  # noqa: E402
+from studymon.engine.live.supervisor import Supervisor  # noqa: E402
 
 MICROSTUDY = Path(__file__).resolve().parent / "microstudy.py"
 SHORT, LONG = 10, 100_000

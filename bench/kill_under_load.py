@@ -6,7 +6,7 @@ so a study that is busy reading holds up the kill of another.  This bench
 measures the armed study's reaction (ledger record written -> SIGKILL sent)
 in two modes that take turns, trigger by trigger:
 
-* **quiet**: one armed study under an ``studymon.engine.supervisor.Supervisor``, as in
+* **quiet**: one armed study under an ``studymon.engine.live.supervisor.Supervisor``, as in
   ``kill_reaction.py``.
 * **company**: the same armed study under one Supervisor with three more
   studies: two (``bench/streamstudy.py``) append 50 records a second each for
@@ -16,7 +16,7 @@ in two modes that take turns, trigger by trigger:
   engine is taking the burst in.
 
 Everything is the real engine (no mocks, no Textual): fresh ``OUT`` folders
-(``studymon.engine.prepare.create_fresh``, backend ``process``), controllers launched,
+(``studymon.engine.launch.prepare.create_fresh``, backend ``process``), controllers launched,
 frozen, killed and resumed by the engine.  The armed study is
 ``bench/microstudy.py``: a backlog of 10 or 100 000 lines, its first
 diagnosis ``runPlanned`` and ``charge``, a random pause, then ``runStarted``
@@ -64,13 +64,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kill_reaction as kr  # puts the project root on sys.path, for the imports below
 from streamstudy import tail_of
 
-import studymon.engine.ledger as ledger_mod
-import studymon.engine.pump as pump_mod
+import studymon.engine.contract.ledger as ledger_mod
+import studymon.engine.live.pump as pump_mod
+from studymon.engine.contract.spec import StudySpec
 from studymon.engine.events import KillStep, RecordsSeen, State, StateChanged, StudyEvent
-from studymon.engine.evidence import read_json
-from studymon.engine.prepare import create_fresh
-from studymon.engine.spec import StudySpec
-from studymon.engine.supervisor import Supervisor
+from studymon.engine.evidence.writer import read_json
+from studymon.engine.launch.prepare import create_fresh
+from studymon.engine.live.supervisor import Supervisor
 
 BENCH = Path(__file__).resolve().parent
 STREAMSTUDY = BENCH / "streamstudy.py"
@@ -307,7 +307,7 @@ def slicing() -> str:
     source = inspect.getsource(pump_mod)
     if "READ_SLICE" in source or "max_bytes" in source:
         return f"in slices of {getattr(pump_mod, 'READ_SLICE', ledger_mod.READ_SLICE)} bytes"
-    return "all at once (no bounded read in engine/pump.py)"
+    return "all at once (no bounded read in engine/live/pump.py)"
 
 
 async def run_all(

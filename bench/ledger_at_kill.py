@@ -44,9 +44,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import kill_reaction as kr  # puts the project root on sys.path, for the imports below
 
-from studymon.engine.evidence import write_json
-from studymon.engine.kill import write_ledger_at_kill
-from studymon.engine.ledger import read_ledger
+from studymon.engine.contract.ledger import read_ledger
+from studymon.engine.evidence.writer import write_json
+from studymon.engine.kill.protocol import write_ledger_at_kill
 
 
 def whole(folder: Path, ledger: Path) -> None:

@@ -1,15 +1,15 @@
 """Load sampling: what a sample of each study's own load costs; Docker runs read from cgroup files vs. the Engine API.
 
 The engine samples every study's load every 2.5 s, in the sampler's thread
-(``engine/studyload.py``).  Two things are measured here, in one run:
+(``engine/load/studyload.py``).  Two things are measured here, in one run:
 
 1. **The two ways to a Docker run's counters, side by side.**  ``--containers``
    run containers (default 6: three studies of two runs) are started on the
    Docker engine from the reference study's image, sleeping (``--busy`` of
    them compute instead).  Each round reads every container once the cgroup
-   way (``engine/cgroup.py``: ``cpuacct.usage`` or ``cpu.stat``, the memory
+   way (``engine/load/cgroup.py``: ``cpuacct.usage`` or ``cpu.stat``, the memory
    usage and ``memory.stat``) and once the API way
-   (``engine/dockerstats.py``: one ``/containers/<id>/stats?one-shot=true``
+   (``engine/load/dockerstats.py``: one ``/containers/<id>/stats?one-shot=true``
    request each, all at once from a few threads, as the engine asks), the order alternating from round to round, so machine
    noise hits both alike.  Rounds are ``--pace`` apart (1.1 s): Engine 20.10
    makes a stats request for a container asked less than about a second
@@ -72,10 +72,10 @@ if str(ROOT) not in sys.path:
 
 import psutil  # noqa: E402
 
-from studymon.engine.cgroup import CgroupFiles, locate, read_counters, read_mounts  # noqa: E402
-from studymon.engine.proctree import ProcessTable  # noqa: E402
-from studymon.engine.sampler import SAMPLE_EVERY, children_map, light_sample  # noqa: E402
-from studymon.engine.studyload import LoadMeter  # noqa: E402
+from studymon.engine.load.cgroup import CgroupFiles, locate, read_counters, read_mounts  # noqa: E402
+from studymon.engine.load.proctree import ProcessTable  # noqa: E402
+from studymon.engine.load.sampler import SAMPLE_EVERY, children_map, light_sample  # noqa: E402
+from studymon.engine.load.studyload import LoadMeter  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kill_reaction import percentile  # noqa: E402  (one definition of the percentiles for every bench)
@@ -162,7 +162,7 @@ def timed(cost: WayCost, daemons: list[int], sample: Callable[[], int]) -> None:
 # --- part 1: the two ways ------------------------------------------------------------------------
 def compare_ways(inspects: list[dict[str, Any]], rounds: int, pace: float) -> tuple[WayCost, WayCost] | str:
     """Both ways over the same containers, alternating; or why the cgroup way is not available here."""
-    from studymon.engine.dockerstats import DockerStats
+    from studymon.engine.load.dockerstats import DockerStats
 
     mounts = read_mounts()
     files: list[CgroupFiles] = []

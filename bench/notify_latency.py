@@ -1,7 +1,7 @@
 """Notice latency: from a line appended to a watched file to the waiting loop awake, per change source.
 
 The engine learns of ledger and journal writes from a :class:`Notifier`
-(``studymon.engine.notify``): inotify on Linux, watchfiles where inotify is
+(``studymon.engine.io.notify``): inotify on Linux, watchfiles where inotify is
 missing, timed wake-ups where neither is.  This bench runs the three side by
 side in one process, each following its own file the way the ledger pump
 does (``await wait_async(timeout)``, then a look at the file's size), and
@@ -59,8 +59,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from studymon.engine.notify import WATCHFILES_STEP_MS, Notifier  # noqa: E402
-from studymon.engine.pump import NO_NOTICE_POLL, SAFETY_WAKE  # noqa: E402  (the session's timeouts)
+from studymon.engine.io.notify import WATCHFILES_STEP_MS, Notifier  # noqa: E402
+from studymon.engine.live.pump import NO_NOTICE_POLL, SAFETY_WAKE  # noqa: E402  (the session's timeouts)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kill_reaction import stats  # noqa: E402  (one definition of the percentiles for every bench)

@@ -56,12 +56,12 @@ from bench.kill_reaction import (  # noqa: E402
     stats,
     trigger_wrote_at,
 )
-from studymon.engine.evidence import read_json  # noqa: E402
-from studymon.engine.killpoint import SEED, KillPoint  # noqa: E402
-from studymon.engine.prepare import create_fresh  # noqa: E402
+from studymon.engine.contract.killpoint import SEED, KillPoint  # noqa: E402
+from studymon.engine.contract.spec import StudySpec  # noqa: E402
+from studymon.engine.evidence.writer import read_json  # noqa: E402
+from studymon.engine.launch.prepare import create_fresh  # noqa: E402
+from studymon.engine.live.supervisor import Supervisor  # noqa: E402
 from studymon.engine.runtimes import open_runtime  # noqa: E402
-from studymon.engine.spec import StudySpec  # noqa: E402
-from studymon.engine.supervisor import Supervisor  # noqa: E402
 from studymon.refstudy.image import IMAGE  # noqa: E402
 
 CONTAINER_POINT = KillPoint.parse("container:start/diagnosis")

@@ -3,7 +3,7 @@
 The contract (docs, §6.5) says that any folder within the size caps is
 judged in under 10 s and 1 GiB on a 2-core machine, and that the report's
 size follows the ledger, not the attacker.  The caps are each file's own
-(``engine/folder.py``: ``EvidenceFolder.CAPS``, ``KillFolder.CAPS``);
+(``engine/contract/folder.py``: ``EvidenceFolder.CAPS``, ``KillFolder.CAPS``);
 ``KillFolder.BUDGET`` bounds what all kill folders together may hold (each
 counted as its known files' sizes, a file past its cap counting for
 nothing), and ``KillFolder.RECORDINGS_BUDGET`` what their event recordings
@@ -33,7 +33,7 @@ and so on) in a folder of their own, compiled once, and put first on
 else (the repository, its editable install) can be imported in their place.
 
 **The caps** are read in each judge's copy, in a process of its own
-(``PROBE``): safefile's generic caps, ``engine/folder.py``'s per-file caps,
+(``PROBE``): safefile's generic caps, ``engine/contract/folder.py``'s per-file caps,
 budget, recordings' budget and kill-folder limit when the copy has that
 file, and ``engine/judge/read.py``'s ``BAD_LINES`` when it has that one
 (only the copy's own: for a module the copy lacks, the repository's
@@ -164,7 +164,7 @@ current judge reads them (``ae54883`` has no campaigns), so each is measured
 with it alone, by the same MEASURE process, and shown in a table of its own
 (folder, MiB, trials in the journal, trial folders, journal lines, seconds,
 peak, output, exit, target), against the report's bounds of
-``engine/campaign.py`` (the journal's and campaign.json's caps, the trial
+``engine/explore/campaign.py`` (the journal's and campaign.json's caps, the trial
 limit, the bad lines, the trial folders' budget and weights), to which they
 are built.  A trial folder is the corpus's sound folder as study ``s-<n>``
 (its containers renamed, its auto kill at ``after:runStarted/diagnosis``
@@ -246,7 +246,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from studymon.engine.clock import parse_rfc3339, rfc3339_ms  # noqa: E402
+from studymon.engine.io.clock import parse_rfc3339, rfc3339_ms  # noqa: E402
 from tests import corpus  # noqa: E402
 
 MiB = 1 << 20
@@ -271,7 +271,7 @@ QUICK_BUDGET = (
 )  # the kills' budget with --quick (1.25 MiB): two kill folders of two 252 KiB files, and a third
 QUICK_RECORDINGS = QUICK_BYTES  # the recordings' budget with --quick: a recording's size, as 32 MiB is at full size
 CAP_NAMES = ("JSON_CAP", "JSONL_CAP", "LEDGER_CAP", "ARRAY_CAP", "LINE_CAP", "ELEMENT_CAP")
-KILL_NAME = re.compile(r"[1-9][0-9]{0,5}")  # a kill folder's name, as engine/folder.py takes it
+KILL_NAME = re.compile(r"[1-9][0-9]{0,5}")  # a kill folder's name, as engine/contract/folder.py takes it
 # What the judge reads with a cap, besides the ledger and ledger-at-kill.json (for a judge whose caps are
 # safefile's generic ones, by kind).
 GENERIC_READS = ("research.json", "launches.jsonl", "arms.jsonl", "ledger-watch.jsonl", "timeline.jsonl")
@@ -322,7 +322,7 @@ class Judge:
     changed: list[str]  # working tree only: package files that differ from HEAD (git status --porcelain)
     root: str  # the folder put first on PYTHONPATH (holds studymon/)
     caps: dict[str, int] = field(default_factory=dict)  # safefile's generic caps (CAP_NAMES)
-    # engine/folder.py's caps, each file's own: {"evidence": EvidenceFolder.CAPS, "kill": KillFolder.CAPS};
+    # engine/contract/folder.py's caps, each file's own: {"evidence": EvidenceFolder.CAPS, "kill": KillFolder.CAPS};
     # None for a judge without them (ae54883: every file has its kind's generic cap).
     file_caps: dict[str, dict[str, int]] | None = None
     budget: int | None = None  # KillFolder.BUDGET: what all kill folders together may hold; None: no bound
@@ -332,7 +332,7 @@ class Judge:
     limit: int | None = None  # KillFolder.LIMIT: how many kill folders are read (one stands for the rest); None: all
     bad_lines: int | None = None  # engine/judge/read.py's BAD_LINES: a file with more lines not its records is refused
     imported_from: str = ""
-    folder_module: str | None = None  # where engine/folder.py was imported from, when it has the caps
+    folder_module: str | None = None  # where engine/contract/folder.py was imported from, when it has the caps
     read_module: str | None = None  # where engine/judge/read.py was imported from, when the copy has it
 
     def cap_of(self, rel: str) -> int | None:
@@ -464,13 +464,13 @@ def make_judge(name: str, rev: str | None, work: Path) -> Judge:
     return judge
 
 
-# Run in each judge's copy: safefile's generic caps, engine/folder.py's per-file caps, kill budget, recordings'
+# Run in each judge's copy: safefile's generic caps, engine/contract/folder.py's per-file caps, kill budget, recordings'
 # budget and kill-folder limit when it has them (ae54883 has no folder.py: every file has its kind's generic cap
 # there, and every kill folder is read), and engine/judge/read.py's BAD_LINES when it has it.
 PROBE = r"""
 import json, sys
 import studymon, studymon.tui.cli
-from studymon.engine import safefile
+from studymon.engine.io import safefile
 import os
 from studymon import engine
 caps = {n: getattr(safefile, n) for n in json.loads(sys.argv[1])}
@@ -480,7 +480,7 @@ folder = read = None
 def own(*parts):
     return any(os.path.isfile(os.path.join(p, *parts)) for p in engine.__path__)
 if own("folder.py"):
-    from studymon.engine import folder
+    from studymon.engine.contract import folder
 if own("judge", "__init__.py") and own("judge", "read.py"):
     from studymon.engine.judge import read
 evidence = getattr(folder, "EvidenceFolder", None)
@@ -1769,7 +1769,7 @@ def kill_sizes(folder: Path, judge: Judge) -> list[tuple[int, int, int]]:
 
 # --- campaigns: studymon report CAMPAIGN ------------------------------------------------------------------------
 #
-# A campaign folder as studymon explore writes it (engine/campaign.py), built from the corpus's sound folder:
+# A campaign folder as studymon explore writes it (engine/explore/campaign.py), built from the corpus's sound folder:
 # trial n is that folder as study s-<n> (its containers renamed to match, its auto kill at CAMPAIGN_POINT and
 # armed there), with the report.json the current judge gives it; the journal and campaign.json as the explorer
 # writes them.  Only the current judge reads campaigns (ae54883 has none: it takes CAMPAIGN for an OUT), so each
@@ -1821,7 +1821,7 @@ class CampaignMaker:
 
     def verdict(self, n: int) -> dict[str, Any]:
         """Trial n's verdict as its report.json has it (the journal's and campaign.json's copy)."""
-        from studymon.engine.campaign import trial_verdict
+        from studymon.engine.explore.campaign import trial_verdict
         from studymon.engine.judge.report import report_checks
 
         report = self.reports.get(n, self.report)
@@ -1830,7 +1830,7 @@ class CampaignMaker:
 
     def line(self, n: int, state: str, detail: str = "") -> dict[str, Any]:
         """Trial n's journal line as the explorer writes it (Trial.as_json)."""
-        from studymon.engine.campaign import Trial
+        from studymon.engine.explore.campaign import Trial
 
         t = Trial(n, f"{CAMPAIGN_STUDY}-{n}", [CAMPAIGN_POINT], CAMPAIGN_CLASS, state=state, detail=detail)
         if state == "done":
@@ -1841,7 +1841,7 @@ class CampaignMaker:
 
     def summary(self, trials: list[dict[str, Any]]) -> dict[str, Any]:
         """campaign.json for these trials (each as its last journal line), as the explorer writes it."""
-        from studymon.engine.campaign import Trial, matrix, summary_body
+        from studymon.engine.explore.campaign import Trial, matrix, summary_body
 
         research = json.loads(self.template)["research.json"]
         plan = {
@@ -1886,7 +1886,7 @@ def campaign_of(camp: Path, maker: CampaignMaker, done: int) -> list[dict[str, A
 
 def _examined(camp: Path, folders: int) -> int:
     """How many of trials 1 to ``folders`` a report examines: those whose folders' weights fit the budget."""
-    from studymon.engine.campaign import TRIALS_BUDGET
+    from studymon.engine.explore.campaign import TRIALS_BUDGET
 
     spent = 0
     for n in range(1, folders + 1):
@@ -1897,7 +1897,7 @@ def _examined(camp: Path, folders: int) -> int:
 
 
 def _judged_weight(out: Path) -> int:
-    from studymon.engine.campaign import TRIALS_BUDGET, trial_weight
+    from studymon.engine.explore.campaign import TRIALS_BUDGET, trial_weight
 
     weight = trial_weight(str(out), True, TRIALS_BUDGET)
     if weight is None:
@@ -1932,7 +1932,7 @@ def build_campaign_lines(camp: Path, sizes: Sizes) -> dict[str, Any]:
 
 def build_campaign_budget(camp: Path, sizes: Sizes) -> dict[str, Any]:
     """As many sound trial folders as the trial folders' budget lets a report examine, and one more past it."""
-    from studymon.engine.campaign import TRIALS_BUDGET
+    from studymon.engine.explore.campaign import TRIALS_BUDGET
 
     del sizes
     maker = CampaignMaker()
@@ -1955,7 +1955,7 @@ def long_trial(camp: Path, maker: CampaignMaker, n: int, quick: bool) -> dict[st
     budget (with --quick, a ledger of QUICK_BYTES): its ledger the dearest bytes to judge.  Its research.json and
     arms.jsonl are the trial's, its kill 1 at the trial's point (its ledger keeps the study s's container names:
     its verdict is not the point here, what the judge reads is)."""
-    from studymon.engine.campaign import TRIALS_BUDGET
+    from studymon.engine.explore.campaign import TRIALS_BUDGET
 
     out = camp / "trials" / str(n)
     limit = QUICK_BYTES if quick else TRIALS_BUDGET // 2
@@ -2002,7 +2002,7 @@ def build_campaign_whole(camp: Path, sizes: Sizes) -> dict[str, Any]:
     budget, trial 2 a sound folder past it, the others lost (no folder); the journal up to its cap (the lost
     trials' details long), campaign.json up to its cap with every trial (their details shorter: it is not the
     journal's, which the report finds after reading both whole)."""
-    from studymon.engine.campaign import JOURNAL_CAP, SUMMARY_CAP, TRIALS_LIMIT
+    from studymon.engine.explore.campaign import JOURNAL_CAP, SUMMARY_CAP, TRIALS_LIMIT
 
     maker = CampaignMaker()
     corpus.write(corpus.derive(corpus.sound()), camp / "trace")
@@ -2050,7 +2050,7 @@ def build_campaign_whole(camp: Path, sizes: Sizes) -> dict[str, Any]:
 def build_campaign_objects(camp: Path, sizes: Sizes) -> dict[str, Any]:
     """The sound campaign, its campaign.json's points up to its cap of empty objects: the most objects a byte
     of JSON makes (its parse is the report's largest memory), refused at the first."""
-    from studymon.engine.campaign import SUMMARY_CAP
+    from studymon.engine.explore.campaign import SUMMARY_CAP
 
     campaign_of(camp, CampaignMaker(), 2)
     cap = (min(SUMMARY_CAP, QUICK_BYTES) if sizes.quick else SUMMARY_CAP) - SLACK
@@ -2124,8 +2124,8 @@ def campaign_table(results: list[dict[str, Any]]) -> list[str]:
 
 
 def campaign_bounds() -> dict[str, int]:
-    """What one campaign report reads at most (engine/campaign.py): the folders are built to these."""
-    from studymon.engine import campaign as c
+    """What one campaign report reads at most (engine/explore/campaign.py): the folders are built to these."""
+    from studymon.engine.explore import campaign as c
 
     names = (
         "JOURNAL_CAP",
@@ -2156,7 +2156,7 @@ def campaign_lines(results: list[dict[str, Any]], rounds: int) -> list[str]:
             f"studymon report CAMPAIGN on campaign folders within the report's bounds (the current judge only: "
             f"{BASELINE} has no campaigns); {rounds} round(s), medians"
         ),
-        f"bounds (engine/campaign.py): {said}",
+        f"bounds (engine/explore/campaign.py): {said}",
         "",
         *campaign_table(results),
         "",
@@ -2548,7 +2548,7 @@ def run(args: argparse.Namespace, all_cases: list[Case], work: Path, progress: C
     measured = judges["current"]
     if any(x is None for x in (measured.file_caps, measured.recordings_budget, measured.limit, measured.bad_lines)):
         raise BenchError(
-            f"the current judge ({measured.source}) has not every bound the folders are built to (engine/folder.py: "
+            f"the current judge ({measured.source}) has not every bound the folders are built to (engine/contract/folder.py: "
             "EvidenceFolder.CAPS, KillFolder.CAPS, KillFolder.BUDGET, KillFolder.RECORDINGS_BUDGET, KillFolder.LIMIT; "
             "engine/judge/read.py: BAD_LINES)"
         )
@@ -2691,10 +2691,10 @@ def cap_bytes(judge: Judge, sizes: Sizes, cap: str | None) -> int | None:
 
 
 def caps_line(judge: Judge) -> str:
-    """The caps a judge reads the folder with: engine/folder.py's per file and the kills' budget, or safefile's."""
+    """The caps a judge reads the folder with: engine/contract/folder.py's per file and the kills' budget, or safefile's."""
     if judge.file_caps is None:
         generic = ", ".join(f"{k} {v / MiB:g} MiB" for k, v in judge.caps.items())
-        return f"caps ({judge.name}: engine/safefile.py's, by kind of file; no bound on the kill folders): {generic}"
+        return f"caps ({judge.name}: engine/io/safefile.py's, by kind of file; no bound on the kill folders): {generic}"
     evidence = ", ".join(f"{k} {v / MiB:g} MiB" for k, v in judge.file_caps["evidence"].items())
     kill = ", ".join(f"{k} {v / MiB:g} MiB" for k, v in judge.file_caps["kill"].items())
     budget = "no bound" if judge.budget is None else f"{judge.budget / MiB:g} MiB"
@@ -2708,7 +2708,7 @@ def caps_line(judge: Judge) -> str:
         else f"a file with more than {judge.bad_lines} lines that are not its records refused"
     )
     return (
-        f"caps ({judge.name}: engine/folder.py's, each file's own): {evidence}; kills/<n>/: {kill}; "
+        f"caps ({judge.name}: engine/contract/folder.py's, each file's own): {evidence}; kills/<n>/: {kill}; "
         f"all kill folders {budget}{recordings}; {limit}; {lines}"
     )
 

@@ -21,7 +21,7 @@ every verdict with what the study really did:
   ``noresult``) mixed in unannounced in about half of the trials.
 
 The first console of a trial is either the engine in this process (an
-``studymon.engine.supervisor.Supervisor``, whose sessions take ``kill_now``,
+``studymon.engine.live.supervisor.Supervisor``, whose sessions take ``kill_now``,
 ``stop`` and ``close`` as a front end's buttons do), or one real
 ``studymon run --headless`` command per study, which the bench interrupts
 with signals.  Every later console is the real command:
@@ -81,12 +81,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from studymon.engine.contract.spec import StudySpec  # noqa: E402
 from studymon.engine.events import ArmChanged, ContainerChanged, KillStep, StudyEvent  # noqa: E402
-from studymon.engine.launcher import find_running  # noqa: E402
-from studymon.engine.notify import Notifier  # noqa: E402
-from studymon.engine.prepare import create_fresh  # noqa: E402
-from studymon.engine.spec import StudySpec  # noqa: E402
-from studymon.engine.supervisor import Supervisor  # noqa: E402
+from studymon.engine.io.notify import Notifier  # noqa: E402
+from studymon.engine.launch.launcher import find_running  # noqa: E402
+from studymon.engine.launch.prepare import create_fresh  # noqa: E402
+from studymon.engine.live.supervisor import Supervisor  # noqa: E402
 
 DOUBLES = ROOT / "tests" / "doubles"
 REFSTUDY_TEMPLATE = ROOT / "refstudy" / "research.json"

@@ -24,8 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from studymon.engine.evidence import read_json, read_jsonl
-from studymon.engine.prepare import create_fresh, plan_fresh, resolve
+from studymon.engine.evidence.writer import read_json, read_jsonl
+from studymon.engine.launch.prepare import create_fresh, plan_fresh, resolve
 from studymon.engine.runtimes import NoSuchContainer, open_runtime
 from studymon.refstudy import template as reference_template
 from studymon.tui.app import Planned, StudymonApp

@@ -10,8 +10,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from studymon.engine.contract.ledger import LedgerIssue, Record
 from studymon.engine.judge.verdict import Check
-from studymon.engine.ledger import LedgerIssue, Record
 
 
 class State(enum.Enum):

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from studymon.engine.clock import rfc3339_ms
+from studymon.engine.io.clock import rfc3339_ms
 
 LEDGER_NAME = "ledger.jsonl"
 

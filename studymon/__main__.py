@@ -6,7 +6,7 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["runtime"]:
         # A study calls this for every look at its runs ($STUDYMON_RUNTIME): the runtime's
         # command line alone is loaded, not the console's (half the start-up time).
-        from studymon.engine.runtimes.cli import main as runtime_main
+        from studymon.engine import runtime_main
 
         sys.exit(runtime_main(sys.argv[2:]))
     from studymon.tui.cli import main

@@ -52,8 +52,8 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Iterator
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 

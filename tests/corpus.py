@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from studymon.engine.clock import rfc3339_ms, rfc3339_ns
+from studymon.engine.io.clock import rfc3339_ms, rfc3339_ns
 
 T0 = 1_796_000_000.0
 STUDY = "s"
@@ -2192,8 +2192,10 @@ HOSTILE += [
 
 # --- the per-study checks over records given whole (no evidence folder) --------------------------
 
-from studymon.engine.accounts import Accounts  # noqa: E402
-from studymon.engine.contract import ContractWatch, is_int  # noqa: E402
+from studymon.engine.contract.accounts import Accounts  # noqa: E402
+from studymon.engine.contract.ledger import LedgerIssue, Record  # noqa: E402
+from studymon.engine.contract.rules import ContractWatch, is_int  # noqa: E402
+from studymon.engine.evidence.records import LaunchEnd, LaunchStart, signal_name  # noqa: E402
 from studymon.engine.judge.facts import Launches, LedgerFacts, StudyFacts  # noqa: E402
 from studymon.engine.judge.study import (  # noqa: E402
     charged_equals_starts,
@@ -2204,8 +2206,6 @@ from studymon.engine.judge.study import (  # noqa: E402
     results_accounted,
 )
 from studymon.engine.judge.verdict import SHOWN, Check  # noqa: E402
-from studymon.engine.ledger import LedgerIssue, Record  # noqa: E402
-from studymon.engine.records import LaunchEnd, LaunchStart, signal_name  # noqa: E402
 
 
 def study_checks(

@@ -44,7 +44,6 @@ import pytest
 
 from tests.waits import until
 
-
 # A crashed-and-restarted engine stops the containers it finds running, each
 # with its stop timeout (10 s): the restart takes that long.
 ANSWER_TIMEOUT = 60.0

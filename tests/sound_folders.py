@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 from studymon.engine.judge import judge
-from studymon.engine.judge.verdict import exit_status
+from studymon.engine.contract.exits import exit_status
 from tests.oracle.study import judge_study
 
 DEPTH = 5  # tmp_path/<campaign>/trials/<n> is three levels down; a demo's studies two

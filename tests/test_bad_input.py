@@ -24,8 +24,8 @@ from typing import Callable, Iterator
 
 import pytest
 
-from studymon.engine.prepare import MAX_STUDIES
-from studymon.engine.spec import MAX_TEMPLATE_BYTES
+from studymon.engine.contract.spec import MAX_TEMPLATE_BYTES
+from studymon.engine.launch.prepare import MAX_STUDIES
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = {"command": [sys.executable, str(ROOT / "tests" / "doubles" / "tiny_study.py")], "backend": "process"}

@@ -5,7 +5,7 @@ the figures are not held to them; but they must be what was measured.  The
 test keeps the bench's folder (``--keep``) and checks, with its own
 arithmetic: that today's judge is the baseline commit's code and the current
 one the working tree's, each imported from its own copy; that the caps and
-bounds the bench read are the current judge's (``engine/folder.py``: each
+bounds the bench read are the current judge's (``engine/contract/folder.py``: each
 file's own cap, the kill folders' budget, their event recordings' budget and
 the kill-folder limit; ``engine/judge/read.py``'s BAD_LINES) and today's
 ``safefile`` ones; that every folder was built within those caps and
@@ -35,9 +35,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from studymon.engine.folder import EvidenceFolder, KillFolder
+from studymon.engine.contract.folder import EvidenceFolder, KillFolder
+from studymon.engine.evidence.records import ContainerEvent, parse_event
 from studymon.engine.judge import read
-from studymon.engine.records import ContainerEvent, parse_event
 from tests.benches import NUMBER as N
 from tests.benches import assert_ratio, assert_shown, median, row, run_bench, run_bench_kept, shown
 
@@ -102,7 +102,7 @@ def _table_row(out: str, name: str) -> list[str]:
 
 
 def _cap_of(rel: str) -> int | None:
-    """The working tree's cap for ``OUT/rel`` (engine/folder.py), or None for a file the judge does not read."""
+    """The working tree's cap for ``OUT/rel`` (engine/contract/folder.py), or None for a file the judge does not read."""
     parts = rel.split("/")
     if len(parts) == 3 and parts[0] == "kills" and KILL_DIR.fullmatch(parts[1]):
         return KillFolder.CAPS.get(parts[2])
@@ -200,17 +200,17 @@ def test_report_hostile_quick_measures_every_folder_with_both_judges(tmp_path: P
     for judge in (today, current):
         assert Path(judge["imported_from"]).is_relative_to(kept / f"judge-{'today' if judge is today else 'current'}")
     baseline_safefile = subprocess.run(
-        [shutil.which("git") or "git", "show", f"{today['commit']}:engine/safefile.py"],
+        [shutil.which("git") or "git", "show", f"{today['commit']}:engine/io/safefile.py"],
         cwd=ROOT,
         check=True,
         capture_output=True,
         text=True,
     ).stdout
-    assert (kept / "judge-today/studymon/engine/safefile.py").read_text() == baseline_safefile
+    assert (kept / "judge-today/studymon/engine/io/safefile.py").read_text() == baseline_safefile
     assert (kept / "judge-today/studymon/__init__.py").is_file()
     assert f"today = ae54883 ({today['commit'][:7]}), current = the working tree (HEAD {current['commit'][:7]}" in out
 
-    # The caps: the current judge's are engine/folder.py's, each file's own, the kills' budget, their recordings'
+    # The caps: the current judge's are engine/contract/folder.py's, each file's own, the kills' budget, their recordings'
     # budget and the kill-folder limit, with engine/judge/read.py's BAD_LINES, as the working tree has them and as
     # its copy has them; today's (no folder.py, no judge/) safefile's, as its copy has them, and no other bound.
     own = {"evidence": dict(EvidenceFolder.CAPS), "kill": dict(KillFolder.CAPS)}
@@ -228,32 +228,32 @@ def test_report_hostile_quick_measures_every_folder_with_both_judges(tmp_path: P
     assert Path(current["read_module"]).is_relative_to(kept / "judge-current")
     copied = _probe(
         kept / "judge-current",
-        "import json; from studymon.engine.folder import EvidenceFolder as E, KillFolder as K; "
+        "import json; from studymon.engine.contract.folder import EvidenceFolder as E, KillFolder as K; "
         "from studymon.engine.judge.read import BAD_LINES; "
         "print(json.dumps([E.CAPS, K.CAPS, K.BUDGET, K.RECORDINGS_BUDGET, K.LIMIT, BAD_LINES]))",
     )
     assert copied == [own["evidence"], own["kill"], *bounds.values()], copied
-    assert not (kept / "judge-today/studymon/engine/folder.py").exists()
+    assert not (kept / "judge-today/studymon/engine/contract/folder.py").exists()
     assert not (kept / "judge-today/studymon/engine/judge").exists()
     assert today["file_caps"] is None and today["budget"] is None and today["folder_module"] is None, today
     assert today["recordings_budget"] is None and today["limit"] is None and today["bad_lines"] is None, today
     assert today["read_module"] is None, today
     generic = _probe(
         kept / "judge-today",
-        "import json; from studymon.engine import safefile as s; "
+        "import json; from studymon.engine.io import safefile as s; "
         f"print(json.dumps({{n: getattr(s, n) for n in {GENERIC!r}}}))",
     )
     assert today["caps"] == generic, (today["caps"], generic)
     caps_shown = ", ".join(f"{k} {v / MiB:g} MiB" for k, v in EvidenceFolder.CAPS.items())
     kill_shown = ", ".join(f"{k} {v / MiB:g} MiB" for k, v in KillFolder.CAPS.items())
     assert (
-        f"caps (current: engine/folder.py's, each file's own): {caps_shown}; kills/<n>/: {kill_shown}; "
+        f"caps (current: engine/contract/folder.py's, each file's own): {caps_shown}; kills/<n>/: {kill_shown}; "
         f"all kill folders {KillFolder.BUDGET / MiB:g} MiB, their event recordings "
         f"{KillFolder.RECORDINGS_BUDGET / MiB:g} MiB; the first {KillFolder.LIMIT} kill folders read; "
         f"a file with more than {read.BAD_LINES} lines that are not its records refused\n" in out
     )
     assert (
-        "caps (today: engine/safefile.py's, by kind of file; no bound on the kill folders): "
+        "caps (today: engine/io/safefile.py's, by kind of file; no bound on the kill folders): "
         + ", ".join(
             f"{k} {v / MiB:g} MiB"
             for k, v in generic.items()  # type: ignore[union-attr]
@@ -562,7 +562,7 @@ def _check_campaigns(out: str, doc: dict[str, Any], kept: Path) -> None:
     """The campaign folders: each built within the report's bounds (the journal, campaign.json, the trials, the
     trial folders' budget) as its case says, reported on once by the current judge alone, its table row those
     runs' figures, its exit the one its folder must get, and the checks its report shows those that say why."""
-    from studymon.engine import campaign as c
+    from studymon.engine.explore import campaign as c
 
     bounds = doc["campaignBounds"]
     assert bounds == {name: getattr(c, name) for name in bounds} and len(bounds) == 9, bounds

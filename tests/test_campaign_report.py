@@ -9,7 +9,7 @@ twice, 100 000 lines), then runs ``studymon report CAMPAIGN`` as an operator wou
 the exit status (1 for a ✗, 3 for a ?), the check that says so, no traceback, an answer in bounded time,
 nothing of the campaign changed (campaign.json is written again only with the verdicts judged now, when
 nothing else is wrong), and nothing read from a file printed raw.  The checks' details are read from the
-engine's own report of the same folder (:func:`studymon.engine.campaign.rejudge`).
+engine's own report of the same folder (:func:`studymon.engine.explore.campaign.rejudge`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 
-from studymon.engine import campaign as campaign_module
-from studymon.engine.campaign import TRIALS_LIMIT, CampaignReport, Trial, matrix, rejudge
+from studymon.engine.explore import campaign as campaign_module
+from studymon.engine.explore.campaign import TRIALS_LIMIT, CampaignReport, Trial, matrix, rejudge
 from tests.studies import jsonl, own_runtime_state, studymon
 
 pytestmark = pytest.mark.slow

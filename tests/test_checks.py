@@ -10,9 +10,22 @@ from typing import Any
 
 import pytest
 
-from studymon.engine.accounts import Accounts
-from studymon.engine.automata import Where
-from studymon.engine.folder import KillFolder
+from studymon.engine.contract.accounts import Accounts
+from studymon.engine.contract.automata import Where
+from studymon.engine.contract.folder import KillFolder
+from studymon.engine.evidence.records import (
+    ContainerEvent,
+    KillRecord,
+    KillTarget,
+    LaunchEnd,
+    LaunchStart,
+    epoch_ns,
+    parse_arm,
+    parse_event,
+    parse_kill,
+    parse_window,
+)
+from studymon.engine.evidence.records import time_epoch as rfc3339_epoch
 from studymon.engine.judge.controllers import replay_controllers
 from studymon.engine.judge.events import EventTally, TargetWatch, planned_after
 from studymon.engine.judge.facts import Arming, Fired, KillEvidence, Launches, LedgerFacts, StudyFacts
@@ -30,24 +43,11 @@ from studymon.engine.judge.study import (
 from studymon.engine.judge.target import charged_once, result_settled_and_finished, same_container_no_rerun
 from studymon.engine.judge.text import free_text, name_text, short_id, time_text
 from studymon.engine.judge.verdict import WINDOW_OPEN, Check, Verdict, overall
-from studymon.engine.records import (
-    ContainerEvent,
-    KillRecord,
-    KillTarget,
-    LaunchEnd,
-    LaunchStart,
-    epoch_ns,
-    parse_arm,
-    parse_event,
-    parse_kill,
-    parse_window,
-)
-from studymon.engine.records import time_epoch as rfc3339_epoch
 from tests.corpus import study_checks
 
 AFTER, AT_KILL, BEFORE, BEFORE_RESUME = KillFolder.AFTER, KillFolder.AT_KILL, KillFolder.BEFORE, KillFolder.BEFORE_RESUME
 KILL_JSON, LIVE, READBACK, WINDOW = KillFolder.KILL, KillFolder.LIVE, KillFolder.READBACK, KillFolder.WINDOW
-from studymon.engine.ledger import LedgerIssue, Record
+from studymon.engine.contract.ledger import LedgerIssue, Record
 from tests.corpus import build, container, container_id, derive, write
 
 STUDY = StudyFacts("s", "inforsi")
@@ -901,7 +901,7 @@ def test_kill_delivered() -> None:
 
 
 def _launch_at(files: dict[str, Any], i: int, at: float) -> None:
-    from studymon.engine.clock import rfc3339_ms
+    from studymon.engine.io.clock import rfc3339_ms
     files["launches.jsonl"][i]["at"] = rfc3339_ms(at)
 
 
@@ -1126,7 +1126,7 @@ def test_a_record_first_seen_between_two_resumed_controllers_is_not_judged_by_wh
     between two controllers, may be the earlier one's, seen at the next console's catch-up. Here the
     resumed controller (4243) ended before d1's result was seen and the next (4244) started only after it:
     that is no evidence of anything outliving the kill, and the study is sound."""
-    from studymon.engine.clock import rfc3339_ms
+    from studymon.engine.io.clock import rfc3339_ms
     from studymon.engine.judge import judge
     from tests.corpus import t as at_seq
     files = one_kill()
@@ -1193,7 +1193,7 @@ def exit_snapshots(
     ev: KillEvidence, at_ns: int, code: int = 0, files: tuple[str, ...] = (AFTER, BEFORE_RESUME)
 ) -> None:
     """The target's snapshots in ``files`` show it exited with ``code`` at ``at_ns``."""
-    from studymon.engine.clock import rfc3339_ns
+    from studymon.engine.io.clock import rfc3339_ns
     for file in files:
         state = ev.snapshots[file][NAME]["State"]
         state.update(Running=False, Status="exited", ExitCode=code, FinishedAt=rfc3339_ns(at_ns))
@@ -1353,7 +1353,7 @@ def test_what_may_come_with_the_die() -> None:
 
 def test_the_order_of_destroys_and_ooms_is_judged_whatever_their_number() -> None:
     """Many destroys after the die do not hide one before it, nor many ooms before it one long after it."""
-    from studymon.engine.records import parse_event
+    from studymon.engine.evidence.records import parse_event
 
     def e(action: str, ns: int) -> dict[str, Any]:
         return {"Type": "container", "Action": action, "timeNano": ns, "Actor": {"ID": "i", "Attributes": {"name": "n"}}}
@@ -2072,7 +2072,7 @@ def test_kill_triggered_at_a_record_that_names_no_run() -> None:
 
 # --- the accounts ---------------------------------------------------------------------------------
 
-from studymon.engine.accounts import KEPT, RunAccount, round_key  # noqa: E402
+from studymon.engine.contract.accounts import KEPT, RunAccount, round_key  # noqa: E402
 
 
 def test_trimmed_accounts_keep_what_the_checks_read() -> None:
@@ -2607,7 +2607,7 @@ import io  # noqa: E402
 from rich.console import Console  # noqa: E402
 
 from studymon.engine.judge.table import MARKS, check_table, summary_line, table_svg  # noqa: E402
-from studymon.engine.judge.verdict import EXIT_FAIL, EXIT_OK, EXIT_UNKNOWN, exit_status  # noqa: E402
+from studymon.engine.contract.exits import EXIT_FAIL, EXIT_OK, EXIT_UNKNOWN, exit_status
 
 
 def _rows() -> list[tuple[str, list[Check]]]:

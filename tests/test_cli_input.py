@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from studymon.engine.prepare import MAX_STUDIES, create_fresh, is_evidence_folder, plan_fresh, plan_resume
-from studymon.engine.spec import MAX_TEMPLATE_BYTES, BadInput, check_id, check_program, load_template
+from studymon.engine.contract.spec import MAX_TEMPLATE_BYTES, BadInput, check_id, check_program, load_template
+from studymon.engine.launch.prepare import MAX_STUDIES, create_fresh, is_evidence_folder, plan_fresh, plan_resume
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -26,17 +26,15 @@ from typing import Any
 import psutil
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Button
+from textual.widgets import Button, Input
 
-from studymon.engine.clock import parse_rfc3339
 from studymon.engine.events import State
-from studymon.engine.launcher import find_running
-from studymon.engine.prepare import create_fresh, plan_fresh
+from studymon.engine.io.clock import parse_rfc3339
+from studymon.engine.launch.launcher import find_running
+from studymon.engine.launch.prepare import create_fresh, plan_fresh
 from studymon.engine.runtimes import NoSuchContainer, open_runtime
 from studymon.tui.app import Planned, StudymonApp
 from studymon.tui.screens import TICK_SECONDS
-from textual.widgets import Input
-
 from studymon.widgets.dialogs import ArmScreen, ConfirmScreen, QuitScreen
 from tests.studies import BROKEN, assert_evidence_complete, report, template, verdicts
 from tests.waits import until_async

@@ -13,10 +13,10 @@ import itertools
 
 import pytest
 
-from studymon.engine.automata import Row
+from studymon.engine.contract.automata import Row
+from studymon.engine.evidence.records import ContainerEvent
 from studymon.engine.judge.events import ContainerStory, TargetWatch
 from studymon.engine.judge.machines import C_DESTROY, C_DIE, C_OOM, C_OTHER, C_START, CONTAINER, UNSTARTED
-from studymon.engine.records import ContainerEvent
 
 NAME = "inforsi-s-d1"
 CID = "c1" * 32

@@ -13,9 +13,9 @@ import contextvars
 import json
 from typing import Any
 
-from studymon.engine.containers import ContainerWatch
 from studymon.engine.events import ContainerChanged, Problem, StudyEvent
-from studymon.engine.recording import EventRecorder
+from studymon.engine.kill.recording import EventRecorder
+from studymon.engine.live.containers import ContainerWatch
 from studymon.engine.runtimes import open_runtime
 from tests.faulty_runtime import FaultyInspect
 from tests.waits import until_async
@@ -126,11 +126,11 @@ async def test_what_the_stream_reports_runs_in_the_context_the_watch_was_started
 
 def test_no_engine_module_calls_into_the_loop_from_a_thread_but_through_loopcall() -> None:
     """``call_soon_threadsafe`` runs its callback in the calling thread's context: every such call goes through
-    :class:`~studymon.engine.loopcall.LoopCall`, which runs it in the context the engine was started in."""
+    :class:`~studymon.engine.io.loopcall.LoopCall`, which runs it in the context the engine was started in."""
     from pathlib import Path
 
     engine = Path(__file__).resolve().parents[1] / "engine"
     callers = sorted(
         str(p.relative_to(engine)) for p in engine.rglob("*.py") if "call_soon_threadsafe" in p.read_text()
     )
-    assert callers == ["loopcall.py"], callers
+    assert callers == ["io/loopcall.py"], callers

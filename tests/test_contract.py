@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from studymon.engine.contract import (
+from studymon.engine.contract.ledger import DOUBLE_MAX, Record
+from studymon.engine.contract.rules import (
     ContractWatch,
     chosen_ids,
     experiment_keys,
@@ -23,7 +24,6 @@ from studymon.engine.contract import (
 from studymon.engine.judge.facts import LedgerFacts, StudyFacts
 from studymon.engine.judge.read import read_ledger
 from studymon.engine.judge.study import contract_kept
-from studymon.engine.ledger import DOUBLE_MAX, Record
 
 
 def rec(seq: int, kind: str, **content: Any) -> Record:
@@ -627,7 +627,7 @@ def test_rule_11_a_settlement_settles_its_run_of_its_round_once() -> None:
 def test_canonical_json_is_json_dumps_sorted_at_any_depth() -> None:
     import json
 
-    from studymon.engine.contract import canonical_json, key
+    from studymon.engine.contract.rules import canonical_json, key
 
     for v in ({}, [], {"b": [1, {"x": None, "a": "é"}], "a": 2.5}, [1, [2, [3]]], "x", {"k": "\ud83d"}, 10**30, True):
         assert canonical_json(v) == json.dumps(v, sort_keys=True, separators=(",", ":"))
@@ -732,7 +732,7 @@ def test_rule_11_an_experiment_is_judged_at_most_once_and_dropped_at_most_once()
 def test_whose_a_container_is_by_its_name_and_its_label() -> None:
     """§6.1: the study's label claims a container whatever its name; the stem claims one unless its label is a valid
     id of another study whose stem holds the name too; an empty or invalid label disowns nothing."""
-    from studymon.engine.contract import studys_container
+    from studymon.engine.contract.rules import studys_container
 
     cases = [
         ("elsewhere-1", "s", True),  # labelled ours, named anywhere

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from studymon.engine.clock import rfc3339_ms
+from studymon.engine.io.clock import rfc3339_ms
 from studymon.engine.judge import judge
 from tests.corpus import CORPUS, HOSTILE, MARKER, Case, Files, Hostile, at_point, derive, sound, write
 
@@ -116,7 +116,7 @@ def test_report_of_the_sound_folder_exits_0(tmp_path: Path) -> None:
 
 # --- what the judge reads, piece by piece ------------------------------------------------------
 
-from studymon.engine.folder import EvidenceFolder  # noqa: E402
+from studymon.engine.contract.folder import EvidenceFolder  # noqa: E402
 from studymon.engine.judge import NotEvidence  # noqa: E402
 from studymon.engine.judge.read import last_ending  # noqa: E402
 from tests.corpus import FIRST_PID, add_event, build, container, container_id, event, in_window, t  # noqa: E402
@@ -581,7 +581,7 @@ def _sparse(path: Path, size: int) -> None:
 
 
 def test_each_file_is_refused_past_its_own_cap(tmp_path: Path) -> None:
-    from studymon.engine.folder import EvidenceFolder, KillFolder
+    from studymon.engine.contract.folder import EvidenceFolder, KillFolder
 
     out = write(derive(sound()), tmp_path / "s")
     _sparse(out / "kills" / "1" / "kill.json", KillFolder.CAPS[KillFolder.KILL] + 1)
@@ -595,7 +595,7 @@ def test_each_file_is_refused_past_its_own_cap(tmp_path: Path) -> None:
 
 def test_the_kill_folders_together_keep_within_their_budget(tmp_path: Path) -> None:
     """A folder of many kills, each within its caps, is read only up to what all kills together may hold."""
-    from studymon.engine.folder import KillFolder
+    from studymon.engine.contract.folder import KillFolder
 
     out = write(derive(sound()), tmp_path / "s")
     each = KillFolder.CAPS[KillFolder.BEFORE]  # a sparse snapshot: its bytes are counted, not stored
@@ -619,7 +619,7 @@ def test_the_kill_folders_together_keep_within_their_budget(tmp_path: Path) -> N
 @pytest.mark.parametrize("name", ["container-events-live.jsonl", "container-events.jsonl"])
 def test_the_kills_event_recordings_together_keep_within_their_budget(tmp_path: Path, name: str) -> None:
     """The recordings, the dearest bytes to judge, have a budget of their own within the kills' budget."""
-    from studymon.engine.folder import KillFolder
+    from studymon.engine.contract.folder import KillFolder
 
     out = write(derive(sound()), tmp_path / "s")
     each = KillFolder.RECORDINGS_BUDGET // 4
@@ -640,7 +640,7 @@ def test_kill_folders_past_the_limit_are_one_unread_kill(tmp_path: Path) -> None
     """However many kill folders there are, the first LIMIT are judged and one stands for all the rest."""
     import shutil
 
-    from studymon.engine.folder import KillFolder
+    from studymon.engine.contract.folder import KillFolder
 
     out = write(derive(sound()), tmp_path / "s")
     last = 3 * KillFolder.LIMIT
@@ -666,7 +666,7 @@ def test_kill_folders_past_the_limit_are_one_unread_kill(tmp_path: Path) -> None
 def test_kill_folders_at_the_limit_are_all_read(tmp_path: Path) -> None:
     import shutil
 
-    from studymon.engine.folder import KillFolder
+    from studymon.engine.contract.folder import KillFolder
 
     out = write(derive(sound()), tmp_path / "s")
     for n in range(3, KillFolder.LIMIT + 1):
@@ -779,7 +779,7 @@ def test_a_judgement_leaves_the_collector_as_it_found_it(tmp_path: Path) -> None
 def _ledger_only(out: Path, records: list[tuple[str, dict[str, Any]]], kills: list[int]) -> Path:
     """A folder of a ledger (``records`` after studyOpen), research.json, one controller, and kill.json files
     (each killing that controller at a seq of ``kills``)."""
-    from studymon.engine.clock import rfc3339_ns
+    from studymon.engine.io.clock import rfc3339_ns
 
     at = rfc3339_ms(t(0))
     lines = [{"seq": 1, "at": at, "kind": "studyOpen", "content": {"study": "s", "budget": 0, "config": {}}}]
@@ -1001,7 +1001,7 @@ def test_a_target_s_own_record_written_while_no_controller_ran_fails_its_check(t
 # --- the reading's caps, bounds and boundaries, where run 3's survivors showed them unpinned ---------
 # (docs/mutation.md, "Run 3's survivors beyond the table": the read.py test gaps, each with its input.)
 
-from studymon.engine.folder import KillFolder  # noqa: E402
+from studymon.engine.contract.folder import KillFolder  # noqa: E402
 from studymon.engine.judge.read import FIRED_KEPT, MAX_SEEN  # noqa: E402
 from tests.corpus import kill_events  # noqa: E402
 
@@ -1879,7 +1879,7 @@ def test_a_kill_json_target_of_no_known_class_is_named_and_the_rest_still_read(t
 
 # --- run 6's survivors in the kill's checks, the study's and the assembling (docs/mutation.md) ---------------
 
-from studymon.engine.records import time_epoch  # noqa: E402
+from studymon.engine.evidence.records import time_epoch  # noqa: E402
 from tests.corpus import COST  # noqa: E402
 
 

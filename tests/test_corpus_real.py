@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from studymon.engine.clock import parse_rfc3339, rfc3339_ms
+from studymon.engine.io.clock import parse_rfc3339, rfc3339_ms
 from studymon.engine.judge import judge
 from studymon.engine.runtimes import open_runtime
 from tests.studies import KILL_FILES, own_runtime_state, studymon, template

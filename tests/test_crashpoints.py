@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from studymon.engine.clock import parse_rfc3339, rfc3339_ms
-from studymon.engine.crashpoints import Left, candidates, classes, steps_of
-from studymon.engine.killpoint import KillPoint
-from studymon.engine.ledger import Record
+from studymon.engine.contract.killpoint import KillPoint
+from studymon.engine.contract.ledger import Record
+from studymon.engine.explore.crashpoints import Left, candidates, classes, steps_of
+from studymon.engine.io.clock import parse_rfc3339, rfc3339_ms
 
 T0 = 1_800_000_000.0
 STEM = "inforsi-s-"
@@ -139,8 +139,8 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
-from studymon.engine.folder import EvidenceFolder  # noqa: E402
-from studymon.engine.recording import event_time  # noqa: E402
+from studymon.engine.contract.folder import EvidenceFolder  # noqa: E402
+from studymon.engine.kill.recording import event_time  # noqa: E402
 from tests.studies import jsonl, studymon, template  # noqa: E402
 
 
@@ -163,13 +163,13 @@ def test_a_traced_run_records_every_container_event_of_the_study(tmp_path: Path)
     # Without --trace, no such file.
     proc = studymon("run", "--headless", "--template", str(t), "plain=plain", cwd=tmp_path)
     assert proc.returncode == 0 and not (tmp_path / "plain" / EvidenceFolder.TRACE).exists()
-    from studymon.engine.crashpoints import candidates, classes, steps_of
-    from studymon.engine.ledger import Record
+    from studymon.engine.contract.ledger import Record
+    from studymon.engine.explore.crashpoints import candidates, classes, steps_of
 
     records = [Record(r["seq"], r["at"], r["kind"], r["content"], r["seq"], 0) for r in ledger]
 
     def epoch(value: object) -> float | None:
-        from studymon.engine.clock import parse_rfc3339
+        from studymon.engine.io.clock import parse_rfc3339
 
         return parse_rfc3339(value) if isinstance(value, str) else event_time(value)  # type: ignore[arg-type]
 

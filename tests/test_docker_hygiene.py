@@ -21,9 +21,9 @@ from urllib.parse import urlsplit
 import pytest
 
 from studymon.engine.events import StudyEvent
-from studymon.engine.prepare import create_fresh, plan_fresh
+from studymon.engine.launch.prepare import create_fresh, plan_fresh
+from studymon.engine.live.supervisor import Supervisor
 from studymon.engine.runtimes.docker import DockerRuntime
-from studymon.engine.supervisor import Supervisor
 from studymon.refstudy.image import IMAGE
 from tests.studies import template
 from tests.waits import until

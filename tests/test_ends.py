@@ -1,4 +1,4 @@
-"""The end of a study's timeline, row by row: each row of ``engine/ends.py`` taken by the records that reach its
+"""The end of a study's timeline, row by row: each row of ``engine/contract/ends.py`` taken by the records that reach its
 state and its event, through the accounts a judgement keeps, and its verdict seen in the check that is its view.
 
 A row added without a way to reach its state fails :func:`test_every_state_is_reached`; a verdict the view gives
@@ -11,9 +11,9 @@ from collections import deque
 
 import pytest
 
-from studymon.engine.accounts import Accounts
-from studymon.engine.automata import Machine, Row
-from studymon.engine.ends import (
+from studymon.engine.contract.accounts import Accounts
+from studymon.engine.contract.automata import Machine, Row
+from studymon.engine.contract.ends import (
     AFTER,
     ENDS,
     EXPORT,
@@ -29,9 +29,9 @@ from studymon.engine.ends import (
     TIMELINE_ENDS,
     WORK,
 )
+from studymon.engine.contract.ledger import Record
 from studymon.engine.judge.facts import LedgerFacts
 from studymon.engine.judge.study import halted_at_export, results_accounted
-from studymon.engine.ledger import Record
 
 # A record for each event of the study's end machines: the kinds a ledger writes.
 CONTENT = {

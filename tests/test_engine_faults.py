@@ -34,13 +34,13 @@ from typing import Any
 import psutil
 import pytest
 
-from studymon.engine.clock import rfc3339_ms
 from studymon.engine.events import KillStep, StudyEvent
+from studymon.engine.io.clock import rfc3339_ms
 from studymon.engine.judge import judge
-from studymon.engine.prepare import create_fresh, plan_fresh
-from studymon.engine.recording import EventRecorder
+from studymon.engine.kill.recording import EventRecorder
+from studymon.engine.launch.prepare import create_fresh, plan_fresh
+from studymon.engine.live.supervisor import Supervisor
 from studymon.engine.runtimes.docker import DockerRuntime, daemon_identity
-from studymon.engine.supervisor import Supervisor
 from studymon.refstudy.image import IMAGE
 from tests.docker_engine import Engine
 from tests.studies import ROOT, assert_evidence_complete, template

@@ -1,4 +1,4 @@
-"""The package's shape: one top-level name, an engine without Textual, no import cycle."""
+"""The package's shape: one top-level name, an engine without Textual, its rooms in one order, one face, no cycle."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ PARTS = {"studymon": "studymon", "studymon.engine": "engine", "studymon.tui": "t
          "studymon.widgets": "widgets", "studymon.refstudy": "refstudy"}
 
 ENGINE_MODULES = [
-    "studymon.engine", "studymon.engine.session", "studymon.engine.supervisor", "studymon.engine.kill",
-    "studymon.engine.judge", "studymon.engine.judge.report", "studymon.engine.folder", "studymon.engine.prepare", "studymon.engine.runtimes.docker",
-    "studymon.engine.runtimes.process", "studymon.engine.judge.table", "studymon.engine.sampler",
+    "studymon.engine", "studymon.engine.live.session", "studymon.engine.live.supervisor", "studymon.engine.kill.protocol",
+    "studymon.engine.judge", "studymon.engine.judge.report", "studymon.engine.contract.folder", "studymon.engine.launch.prepare", "studymon.engine.runtimes.docker",
+    "studymon.engine.runtimes.process", "studymon.engine.judge.table", "studymon.engine.load.sampler",
 ]
 
 
@@ -33,10 +33,10 @@ def test_engine_imports_no_textual() -> None:
 
 def test_the_kill_protocol_does_not_know_the_session() -> None:
     """The kill is given what it needs; it never reaches into the session that drives it."""
-    code = "import sys\nimport studymon.engine.kill\nprint('studymon.engine.session' in sys.modules)\n"
+    code = "import sys\nimport studymon.engine.kill.protocol\nprint('studymon.engine.live.session' in sys.modules)\n"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
-    source = (ROOT / "engine" / "kill.py").read_text()
+    source = (ROOT / "engine" / "kill" / "protocol.py").read_text()
     assert "engine.session" not in source and "StudySession" not in source
 
 
@@ -129,7 +129,8 @@ def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_import_cycle_among_the_modules() -> None:
     graph = import_graph()
-    assert len(graph) > 40 and "studymon.engine.session" in graph["studymon.tui.cli"]
+    assert len(graph) > 40 and "studymon.engine" in graph["studymon.tui.cli"]
+    assert "studymon.engine.live.session" in graph["studymon.engine"]  # the face's names, as mypy reads them
     cycles = [c for c in strongly_connected(graph) if len(c) > 1]
     assert cycles == []
 
@@ -153,7 +154,7 @@ def test_the_wheel_holds_one_top_level_name(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names}
     assert {t for t in tops if not t.endswith(".dist-info")} == {"studymon"}
-    for needed in ("studymon/__main__.py", "studymon/engine/kill.py", "studymon/engine/runtimes/process.py",
+    for needed in ("studymon/__main__.py", "studymon/engine/kill/protocol.py", "studymon/engine/runtimes/process.py",
                    "studymon/tui/app.tcss", "studymon/widgets/studymon.tcss", "studymon/refstudy/research.json",
                    "studymon/refstudy/payload.sh"):
         assert needed in names
@@ -168,3 +169,142 @@ def test_python_dash_m_studymon_runs_outside_the_repository(tmp_path: Path) -> N
     bare = subprocess.run([sys.executable, "-c", "import engine"], cwd=tmp_path, capture_output=True, text=True,
                           timeout=60)
     assert bare.returncode != 0 and "No module named 'engine'" in bare.stderr
+
+
+# The engine's rooms, bottom to top (docs/architecture.md): a module imports its own room and the rooms below
+# it, never one above.  ``events`` is a room of one module: the words a session and its front end share.
+ROOMS = ("io", "contract", "evidence", "runtimes", "judge", "events", "launch", "load", "kill", "live", "explore")
+ENGINE = "studymon.engine"
+
+
+def room_of(module: str) -> str | None:
+    """The room of an engine module (None for the engine's face, ``studymon.engine`` itself)."""
+    if module == ENGINE:
+        return None
+    return module.removeprefix(ENGINE + ".").split(".")[0]
+
+
+def upward(graph: dict[str, set[str]]) -> list[str]:
+    """Each import of ``graph`` from an engine room to a room above it (or into the face), as ``a -> b``."""
+    found = []
+    for name, targets in sorted(graph.items()):
+        if not name.startswith(ENGINE + "."):
+            continue
+        below = ROOMS.index(room_of(name) or "")
+        for target in sorted(targets):
+            if target.startswith(ENGINE) and (room_of(target) is None or ROOMS.index(room_of(target) or "") > below):
+                found.append(f"{name} -> {target}")
+    return found
+
+
+def test_every_engine_module_stands_in_a_room_of_the_order() -> None:
+    rooms = {room_of(name) for name in import_graph() if name.startswith(ENGINE + ".")}
+    assert rooms == set(ROOMS), "a new room is placed in ROOMS (and docs/architecture.md) before it is used"
+
+
+def test_the_engine_s_rooms_import_one_way_down() -> None:
+    assert upward(import_graph()) == []
+
+
+def test_an_import_up_or_into_the_face_is_found() -> None:
+    graph = {
+        "studymon.engine.io.clock": {"studymon.engine.io.safefile"},
+        "studymon.engine.contract.ledger": {"studymon.engine.io.safefile", "studymon.engine.live.pump"},
+        "studymon.engine.judge.read": {"studymon.engine.contract.ledger", "studymon.engine"},
+        "studymon.engine.explore.trial": {"studymon.engine.judge.report", "studymon.engine.events"},
+    }
+    assert upward(graph) == ["studymon.engine.contract.ledger -> studymon.engine.live.pump",
+                             "studymon.engine.judge.read -> studymon.engine"]
+
+
+def _strings(path: Path) -> list[tuple[int, str]]:
+    """The string constants of a module that are not docstrings, with their lines."""
+    tree = ast.parse(path.read_text(), str(path))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings]
+
+
+def test_no_engine_module_names_a_front_end_or_a_room_above_it_in_a_string() -> None:
+    """An import by name (``importlib``, ``python -m``) is an arrow no import statement shows: the engine starts
+    the command line as ``-m studymon``, and names no module of a front end or of a room above its own."""
+    import re
+
+    dotted = re.compile(r"studymon\.(tui|widgets)\b|studymon\.engine\.(\w+)")
+    found = []
+    for name, path in _modules().items():
+        if not name.startswith(ENGINE + "."):
+            continue
+        below = ROOMS.index(room_of(name) or "")
+        for line, text in _strings(path):
+            for m in dotted.finditer(text):
+                room = m.group(2)
+                if m.group(1) or (room in ROOMS and ROOMS.index(room) > below):
+                    found.append(f"{path.relative_to(ROOT)}:{line}: {text!r}")
+    assert found == []
+
+
+def _face() -> tuple[list[str], dict[str, tuple[str, str]], dict[str, tuple[str, str]]]:
+    """The face's ``__all__``, its table of names, and the names its ``TYPE_CHECKING`` block imports, as read."""
+    tree = ast.parse((ROOT / "engine" / "__init__.py").read_text())
+    exported: list[str] = []
+    table: dict[str, tuple[str, str]] = {}
+    typed: dict[str, tuple[str, str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == ["__all__"]:
+            exported = ast.literal_eval(node.value)
+        elif isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING":
+            for imp in node.body:
+                assert isinstance(imp, ast.ImportFrom) and imp.module
+                for a in imp.names:
+                    typed[a.asname or a.name] = (imp.module.removeprefix(ENGINE + "."), a.name)
+    import studymon.engine as face
+
+    table = dict(face._FACE)
+    return exported, table, typed
+
+
+def test_the_engine_s_face_exports_what_it_names_and_reads_nothing_until_asked() -> None:
+    exported, table, typed = _face()
+    assert len(set(exported)) == len(exported) and set(exported) == {*table, "judge"}
+    assert typed == table, "the TYPE_CHECKING imports are the face's table, name for name"
+    code = (
+        "import sys, studymon.engine as e\n"
+        "print(sorted(m for m in sys.modules if m.startswith('studymon.engine.')))\n"
+        "missing = [n for n in e.__all__ if getattr(e, n, None) is None]\n"
+        "print(missing)\n"
+        "from studymon.engine import judge, Check\n"
+        "print(judge.judge.__module__, Check.__module__, hasattr(e, 'no_such_name'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["[]", "[]", "studymon.engine.judge.report studymon.engine.judge.verdict False"]
+
+
+def front_end_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Each import of a front end (or of ``studymon`` itself) that goes past the engine's face (the judge is a room
+    the face hands on whole: ``judge.judge(out)``)."""
+    return [f"{name} -> {target}" for name, targets in sorted(graph.items())
+            if not name.startswith((ENGINE, "studymon.refstudy"))
+            for target in sorted(targets) if target.startswith(ENGINE + ".") and target != ENGINE + ".judge"]
+
+
+def test_the_front_ends_import_the_engine_s_face_alone() -> None:
+    graph = import_graph()
+    assert front_end_imports(graph) == []
+    exported, _, _ = _face()
+    for name, path in _modules().items():
+        if name.startswith(("studymon.tui", "studymon.widgets")) or name in ("studymon", "studymon.__main__"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ImportFrom) and node.module == ENGINE:
+                    assert {a.name for a in node.names} <= set(exported), (name, [a.name for a in node.names])
+
+
+def test_an_import_past_the_face_is_found() -> None:
+    graph = {"studymon.tui.cli": {"studymon.engine", "studymon.engine.live.session"}, "studymon.widgets.x": {"studymon.engine"},
+             "studymon.engine.live.session": {"studymon.engine.kill.driver"}}
+    assert front_end_imports(graph) == ["studymon.tui.cli -> studymon.engine.live.session"]

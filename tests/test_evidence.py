@@ -23,8 +23,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from studymon.engine import evidence
-from studymon.engine.evidence import (
+from studymon.engine.evidence import writer as evidence
+from studymon.engine.evidence.writer import (
     EvidenceExists,
     EvidenceWriteError,
     append_jsonl,
@@ -152,7 +152,7 @@ CHILD = textwrap.dedent(
     """
     import json, os, resource, signal, sys
     from pathlib import Path
-    from studymon.engine.evidence import EvidenceWriteError, append_jsonl, write_json
+    from studymon.engine.evidence.writer import EvidenceWriteError, append_jsonl, write_json
     folder = Path(sys.argv[1])
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of death past the limit
     resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))
@@ -373,7 +373,7 @@ def test_a_lone_surrogate_is_written_as_its_json_escape(tmp_path: Path) -> None:
     """A study's ledger may hold a lone surrogate (valid JSON): every evidence writer writes it, and it reads back."""
     import json
 
-    from studymon.engine.evidence import append_jsonl, write_json, write_json_list, write_text
+    from studymon.engine.evidence.writer import append_jsonl, write_json, write_json_list, write_text
 
     value = [{"note": "cut \ud83d", "é": "ü", "k\udc00": 1}]
     write_json_list(tmp_path / "a.json", value)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from studymon.engine.campaign import (
+from studymon.engine.explore.campaign import (
     DONE,
     FAILED_TO_RUN,
     LOST,
@@ -18,19 +18,19 @@ from studymon.engine.campaign import (
     PLANNED,
     CampaignFolder,
     Trial,
-    exit_status,
+    campaign_status,
     matrix,
     to_resume,
 )
-from studymon.engine.explorer import plan_trials
-from studymon.engine.trial import unpack
+from studymon.engine.explore.explorer import plan_trials
+from studymon.engine.explore.trial import unpack
 from studymon.tui.explore_view import CampaignProgress
 from tests.studies import jsonl, studymon
 from tests.test_crashpoints import study
 
 
 def test_a_trial_per_class_its_first_candidate_and_with_depth_2_a_second_kill_after_the_resume() -> None:
-    from studymon.engine.crashpoints import candidates, classes
+    from studymon.engine.explore.crashpoints import candidates, classes
 
     found = candidates(study(3).steps())
     by_class = classes(found)
@@ -74,18 +74,18 @@ def test_the_matrix_a_row_per_class_a_column_per_check_and_the_first_point_that_
     ([(DONE, True), (PLANNED, None)], 3),
     ([(LOST, None), (DONE, False)], 1),
 ])
-def test_the_campaign_s_exit_status(states: list[tuple[str, bool | None]], status: int) -> None:
+def test_the_campaign_s_campaign_status(states: list[tuple[str, bool | None]], status: int) -> None:
     trials = {n: _t(n, f"c{n}", state=s, ok=ok) for n, (s, ok) in enumerate(states, 1)}
-    assert exit_status(trials) == status
+    assert campaign_status(trials) == status
 
 
 def test_a_lost_trial_run_again_is_settled_by_its_new_run() -> None:
     trials = {1: _t(1, "A"), 2: _t(2, "B", state=LOST, ok=None)}
-    assert exit_status(trials) == 3
+    assert campaign_status(trials) == 3
     trials[3] = Trial(3, "s-3", list(trials[2].points), "B", state=DONE, ok=True)
-    assert exit_status(trials) == 0
+    assert campaign_status(trials) == 0
     trials[4] = _t(4, "C", state=LOST, ok=None)
-    assert exit_status(trials) == 3, "another point lost, not run again"
+    assert campaign_status(trials) == 3, "another point lost, not run again"
 
 
 def test_resume_runs_each_lost_or_unrun_point_once_however_often_it_was_lost() -> None:
@@ -124,11 +124,11 @@ def test_a_campaign_s_progress_counts_each_trial_once_and_tells_the_time_to_go()
 
 def test_a_missed_point_is_no_verdict_and_its_class_is_listed_as_missed() -> None:
     trials = {1: _t(1, "A"), 2: _t(2, "B", state=MISSED, ok=None)}
-    assert exit_status(trials) == 0, "no trial failed, none lost: the missed class is listed, not failed"
+    assert campaign_status(trials) == 0, "no trial failed, none lost: the missed class is listed, not failed"
     assert matrix(trials)["rows"]["B"] == {"": "missed"}
     trials[3] = _t(3, "B", chargedOnce=True)  # its next candidate, hit
     assert matrix(trials)["rows"]["B"] == {"chargedOnce": "✓", "": "✓"}
-    assert exit_status({2: _t(2, "B", state=MISSED, ok=None)}) == 3, "nothing ran: nothing holds"
+    assert campaign_status({2: _t(2, "B", state=MISSED, ok=None)}) == 3, "nothing ran: nothing holds"
 
 
 def test_the_journal_s_last_line_for_a_trial_is_what_it_is(tmp_path: Path) -> None:
@@ -237,7 +237,7 @@ def test_a_point_no_kill_can_land_at_is_tried_again_up_to_the_limit_and_its_clas
     end at a result, so every ``after:runResult`` candidate is missed.  Each such class is tried at its next
     candidates up to the limit (or as many as it has), its row says missed, and the campaign, where nothing
     failed and nothing was lost, exits 0; every other class holds."""
-    from studymon.engine.explorer import MISSED_TRIES
+    from studymon.engine.explore.explorer import MISSED_TRIES
 
     template = _double(tmp_path, "one-write")
     proc = studymon("explore", "--headless", "--template", str(template), "--workers", "2", "ow=camp",

@@ -23,14 +23,14 @@ from typing import Any
 
 import pytest
 
-from studymon.engine.killpoint import SEED
+from studymon.engine.contract.killpoint import SEED
 from tests.studies import FAST, REFSTUDY_TEMPLATE, ROOT
 from tests.test_kill_points import MISTAKES
 
 pytestmark = pytest.mark.slow
 DOUBLE = ROOT / "tests" / "doubles" / "points_study.js"
 WORKERS = "2"
-# What the kill driver says of a point whose moment had passed (engine/killing.py): the only reasons a trial
+# What the kill driver says of a point whose moment had passed (engine/kill/driver.py): the only reasons a trial
 # of a sound study may be missed.
 MOMENT_PASSED = re.compile(
     r"followed by seq \d+ before it was seen|written after seq \d+ before|was written before the freeze"

@@ -13,9 +13,9 @@ from typing import Any
 import psutil
 import pytest
 
-from studymon.engine.campaign import CampaignFolder, to_resume
 from studymon.engine.events import State
-from studymon.engine.explorer import ExploreOptions
+from studymon.engine.explore.campaign import CampaignFolder, to_resume
+from studymon.engine.explore.explorer import ExploreOptions
 from studymon.tui.explore_app import ExploreApp, TrialScreen
 from tests.test_console import wait_until
 from tests.test_explore import _double
@@ -106,7 +106,7 @@ def _trial_processes(study: str) -> list[psutil.Process]:
     found = []
     for p in psutil.process_iter(["cmdline"]):
         line = " ".join(p.info["cmdline"] or [])
-        if ("studymon.engine.trial" in line or "points_study.js" in line) and trial.search(line):
+        if ("studymon.engine.explore.trial" in line or "points_study.js" in line) and trial.search(line):
             found.append(p)
     return found
 

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from studymon.engine.campaign import DONE, FAILED_TO_RUN, LOST, MISSED, Trial
-from studymon.engine.crashpoints import candidates, classes
-from studymon.engine.evidence import append_jsonl
-from studymon.engine.explorer import MISSED_TRIES, ExploreOptions, Explorer, plan_trials
-from studymon.engine.folder import EvidenceFolder
-from studymon.engine.records import ArmLine
-from studymon.engine.trial import missed_points, trial_command, trial_outcome
+from studymon.engine.contract.folder import EvidenceFolder
+from studymon.engine.evidence.records import ArmLine
+from studymon.engine.evidence.writer import append_jsonl
+from studymon.engine.explore.campaign import DONE, FAILED_TO_RUN, LOST, MISSED, Trial
+from studymon.engine.explore.crashpoints import candidates, classes
+from studymon.engine.explore.explorer import MISSED_TRIES, ExploreOptions, Explorer, plan_trials
+from studymon.engine.explore.trial import missed_points, trial_command, trial_outcome
 from studymon.tui.cli import build_parser, explore_options
 from tests.test_crashpoints import study
 
@@ -54,7 +54,7 @@ def test_a_trial_arms_every_one_of_its_points_in_order(tmp_path: Path) -> None:
     task = {"n": 4, "id": "s-4", "points": ["after:charge/diagnosis", "after:charge/diagnosis#1"],
             "template": {"containerPrefix": "inforsi", "backend": "process"}}
     argv = trial_command(task, tmp_path / "t.json", tmp_path / "s-4")
-    assert argv[:3] == [sys.executable, "-m", "studymon.engine.trial"]
+    assert argv[:3] == [sys.executable, "-m", "studymon.engine.explore.trial"]
     assert argv[3:6] == ["process", "inforsi-s-4-", "--"]
     assert argv[6:13] == [sys.executable, "-m", "studymon", "run", "--headless", "--template",
                           str(tmp_path / "t.json")]
@@ -225,7 +225,7 @@ def test_a_trial_s_journal_line_reads_back_as_itself() -> None:
 
 
 def test_a_trial_s_verdict_is_by_check_name_over_its_scopes() -> None:
-    from studymon.engine.campaign import trial_verdict
+    from studymon.engine.explore.campaign import trial_verdict
     from studymon.engine.judge.verdict import Check
 
     got = trial_verdict([Check("chargedOnce", True, "", "kill 1 · d1"), Check("chargedOnce", False, "", "kill 1 · a1"),
@@ -235,7 +235,7 @@ def test_a_trial_s_verdict_is_by_check_name_over_its_scopes() -> None:
 
 
 def test_the_matrix_marks_the_worst_of_a_class_and_a_class_missed_until_one_of_its_trials_ran() -> None:
-    from studymon.engine.campaign import matrix
+    from studymon.engine.explore.campaign import matrix
 
     def t(n: int, cls: str, state: str, ok: bool | None, **checks: bool | None) -> Trial:
         return Trial(n, f"s-{n}", [f"after:x#{n}"], cls, state=state, ok=ok, checks=dict(checks))

@@ -2,7 +2,7 @@
 
 The study is real (the reference study on the process runtime); the fault is
 a full disk at the moment one report is published, injected at the evidence
-writer the session's finish calls (:mod:`studymon.engine.finish`).
+writer the session's finish calls (:mod:`studymon.engine.live.finish`).
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-import studymon.engine.finish as finish_mod
-from studymon.engine.evidence import EvidenceWriteError
-from studymon.engine.prepare import create_fresh, plan_fresh
-from studymon.engine.supervisor import Supervisor
+import studymon.engine.live.finish as finish_mod
+from studymon.engine.evidence.writer import EvidenceWriteError
+from studymon.engine.launch.prepare import create_fresh, plan_fresh
+from studymon.engine.live.supervisor import Supervisor
 from tests.studies import studymon, template
 
 pytestmark = pytest.mark.slow

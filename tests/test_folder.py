@@ -1,4 +1,4 @@
-"""The evidence folder is spelled once (engine/folder.py): its names, its kill folders, and no name written elsewhere."""
+"""The evidence folder is spelled once (engine/contract/folder.py): its names, its kill folders, and no name written elsewhere."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import ast
 import os
 from pathlib import Path
 
-from studymon.engine.folder import EvidenceFolder, KillFolder
+from studymon.engine.contract.folder import EvidenceFolder, KillFolder
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,12 +27,12 @@ def test_every_file_of_the_folder_has_one_name() -> None:
 
 
 def test_no_evidence_file_is_named_anywhere_else_in_the_product() -> None:
-    """A string literal naming an evidence file, outside engine/folder.py, is a path built by hand."""
+    """A string literal naming an evidence file, outside engine/contract/folder.py, is a path built by hand."""
     names = _names()
     found = []
     for folder in ("engine", "tui", "widgets"):
         for path in sorted((ROOT / folder).rglob("*.py")):
-            if path.name == "folder.py" and path.parent.name == "engine":
+            if path.name == "folder.py" and path.parent.name == "contract":
                 continue
             tree = ast.parse(path.read_text(), str(path))
             docstrings = {

@@ -26,7 +26,7 @@ from studymon.engine.events import (
     StudyEvent,
     Verdicts,
 )
-from studymon.engine.follow import FolderFollower
+from studymon.engine.explore.follow import FolderFollower
 from tests.studies import jsonl, own_runtime_state, studymon
 from tests.test_explore import _double
 

@@ -1,6 +1,6 @@
 """The facts an evidence folder holds twice (contract §6.9), held against what the console writes.
 
-``engine/heldtwice.py`` lists every fact the folder holds more than once
+``engine/evidence/heldtwice.py`` lists every fact the folder holds more than once
 and every other field the console writes.  Real studies are run here, once
 for the module: the reference study with the short configuration of
 ``tests/studies.py`` on the process runtime and on Docker (unkilled, killed
@@ -36,20 +36,20 @@ from typing import Any
 
 import pytest
 
-from studymon.engine import heldtwice as ht
-from studymon.engine.campaign import CAMPAIGN, JOURNAL, TRACE, TRIALS, Trial, matrix
-from studymon.engine.clock import parse_rfc3339, rfc3339_ms
-from studymon.engine.folder import EvidenceFolder, KillFolder
-from studymon.engine.kill import seen_in_timeline
-from studymon.engine.killpoint import SEED, KillPoint
-from studymon.engine.spec import PYTHONS
+from studymon.engine.contract.folder import CAMPAIGN, JOURNAL, TRACE, TRIALS, EvidenceFolder, KillFolder
+from studymon.engine.contract.killpoint import SEED, KillPoint
+from studymon.engine.contract.spec import PYTHONS
+from studymon.engine.evidence import heldtwice as ht
+from studymon.engine.explore.campaign import Trial, matrix
+from studymon.engine.io.clock import parse_rfc3339, rfc3339_ms
+from studymon.engine.kill.protocol import seen_in_timeline
 from tests.studies import FAST, REFSTUDY_TEMPLATE, ROOT, own_runtime_state, studymon
 
 pytestmark = pytest.mark.slow
 
 DOUBLE = ROOT / "tests" / "doubles" / "points_study.js"
 DOCS = ROOT / "docs" / "evidence.md"
-HERE = "engine/heldtwice.py"
+HERE = "engine/evidence/heldtwice.py"
 SECOND = "container:create/diagnosis"  # the second point: the resumed controller's next run, as its container is made
 
 
@@ -404,7 +404,7 @@ def _walk_out(out: Path, seen: Seen, unknown: list[str], prefix: str = "") -> No
             continue  # OUT/study is the study's own
         name = prefix + ht.file_pattern(rel)
         if name not in ht.files():
-            unknown.append(f"{name} ({path}): a file neither list of {HERE} names; name it in engine/folder.py, "
+            unknown.append(f"{name} ({path}): a file neither list of {HERE} names; name it in engine/contract/folder.py, "
                            "and list its fields")  # fmt: skip
             continue
         for keys, empty in _file_fields(path):
@@ -1304,5 +1304,5 @@ def test_docs_show_the_table_the_module_holds() -> None:
     assert found is not None, f"docs/evidence.md has no table between {ht.DOC_BEGIN} and {ht.DOC_END}"
     assert found.group(0) == ht.markdown(), (
         "docs/evidence.md's table is not the module's: paste "
-        "`python3 -c 'from studymon.engine.heldtwice import markdown; print(markdown())'` in its place"
+        "`python3 -c 'from studymon.engine.evidence.heldtwice import markdown; print(markdown())'` in its place"
     )

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from studymon.engine.clock import rfc3339_ms
-from studymon.engine.heldtwice import HELD_TWICE
+from studymon.engine.evidence.heldtwice import HELD_TWICE
+from studymon.engine.evidence.records import KillRecord
+from studymon.engine.io.clock import rfc3339_ms
 from studymon.engine.judge import judge
 from studymon.engine.judge.twice import COMPARED, NOT_YET, kill_moment
-from studymon.engine.records import KillRecord
 from tests.corpus import derive, sound, write
 
 Files = dict[str, Any]
@@ -99,7 +99,7 @@ def test_the_console_s_own_kill_json_agrees_with_itself() -> None:
 
 
 def test_every_fact_held_twice_is_compared_by_the_judge_or_said_not_yet() -> None:
-    """engine/heldtwice.py lists the facts; engine/judge/twice.py says where each is compared, or why not yet.
+    """engine/evidence/heldtwice.py lists the facts; engine/judge/twice.py says where each is compared, or why not yet.
     A row added to the table without either fails here."""
     rows = {row.name for row in HELD_TWICE}
     assert set(COMPARED) & set(NOT_YET) == set()

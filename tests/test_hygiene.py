@@ -17,11 +17,11 @@ from typing import Any, Callable
 
 import pytest
 
-from studymon.engine import kill as killproto
-from studymon.engine.prepare import create_fresh, plan_fresh
-from studymon.engine.session import SessionResult
-from studymon.engine.spec import StudySpec
-from studymon.engine.supervisor import Supervisor
+from studymon.engine.contract.spec import StudySpec
+from studymon.engine.kill import protocol as killproto
+from studymon.engine.launch.prepare import create_fresh, plan_fresh
+from studymon.engine.live.session import SessionResult
+from studymon.engine.live.supervisor import Supervisor
 from tests.studies import template
 from tests.waits import until, until_async
 

@@ -205,7 +205,7 @@ def _hold():
     with open(os.environ["STUDYMON_TEST_HOLD"], "rb") as fifo:
         fifo.read(1)
 with open("/proc/self/cmdline", "rb") as _f:
-    _keeper = b"studymon.engine.keeper" in _f.read()
+    _keeper = b"studymon.engine.launch.keeper" in _f.read()
 if _keeper and os.environ.get("STUDYMON_TEST_HOLD_AT") == "start":
     _hold()
 elif _keeper:

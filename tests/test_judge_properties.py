@@ -31,8 +31,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from studymon.engine.clock import rfc3339_ms
-from studymon.engine.contract import ROUND_KINDS, RUN_KINDS
+from studymon.engine.contract.rules import ROUND_KINDS, RUN_KINDS
+from studymon.engine.io.clock import rfc3339_ms
 from studymon.engine.judge import judge
 from tests.corpus import (
     Entry,

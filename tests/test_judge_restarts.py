@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from studymon.engine.clock import rfc3339_ms
+from studymon.engine.io.clock import rfc3339_ms
 from studymon.engine.judge import judge
 from tests.corpus import D1, add_event, container, derive, event, in_window, sound, window, write
 

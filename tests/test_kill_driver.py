@@ -22,17 +22,17 @@ from typing import Any
 
 import psutil
 
-from studymon.engine.accounts import Accounts
-from studymon.engine.clock import rfc3339_ms
+from studymon.engine.contract.accounts import Accounts
+from studymon.engine.contract.folder import EvidenceFolder, KillFolder
+from studymon.engine.contract.killpoint import point_text
+from studymon.engine.contract.ledger import Record, read_ledger
+from studymon.engine.contract.spec import StudySpec
 from studymon.engine.events import KillStep, State, StudyEvent
-from studymon.engine.folder import EvidenceFolder, KillFolder
-from studymon.engine.killing import KillDriver
-from studymon.engine.killpoint import point_text
-from studymon.engine.launcher import Controller
-from studymon.engine.ledger import Record, read_ledger
-from studymon.engine.recording import EventRecorder
+from studymon.engine.io.clock import rfc3339_ms
+from studymon.engine.kill.driver import KillDriver
+from studymon.engine.kill.recording import EventRecorder
+from studymon.engine.launch.launcher import Controller
 from studymon.engine.runtimes import open_runtime
-from studymon.engine.spec import StudySpec
 
 SLEEPER = [sys.executable, "-c", "import time\nwhile True: time.sleep(0.05)"]
 

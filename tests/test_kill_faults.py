@@ -20,15 +20,15 @@ from typing import Any
 import psutil
 import pytest
 
-from studymon.engine.accounts import Accounts
+from studymon.engine.contract.accounts import Accounts
 from studymon.engine.events import KillStep, StudyEvent
 from studymon.engine.judge import judge
-from studymon.engine.kill import FREEZE_LIMIT, Kill, KillAbandoned
-from studymon.engine.launcher import Controller, process_start_time
-from studymon.engine.prepare import create_fresh, plan_fresh
-from studymon.engine.recording import EventRecorder
+from studymon.engine.kill.protocol import FREEZE_LIMIT, Kill, KillAbandoned
+from studymon.engine.kill.recording import EventRecorder
+from studymon.engine.launch.launcher import Controller, process_start_time
+from studymon.engine.launch.prepare import create_fresh, plan_fresh
+from studymon.engine.live.supervisor import Supervisor
 from studymon.engine.runtimes import open_runtime
-from studymon.engine.supervisor import Supervisor
 from tests.faulty_runtime import FaultyInspect
 from tests.studies import ROOT, launches, studymon, template
 from tests.waits import until, until_async
@@ -183,7 +183,7 @@ def test_a_window_left_open_by_a_stop_is_unknown_then_closed_by_resume(tmp_path:
 
 def test_a_capture_cut_short_is_completed_by_the_resume(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The console died after kill.json: the resume records the ledger at the kill and the containers after it."""
-    import studymon.engine.kill as kill_mod
+    import studymon.engine.kill.protocol as kill_mod
 
     async def cut_short(self: Kill, _read_ledger: Any, _ledger: Path) -> None:
         self.folder.mkdir(parents=True, exist_ok=False)
@@ -219,7 +219,7 @@ def test_a_point_the_study_reaches_before_its_pid_is_handed_over_waits_for_it(
     """The study writes its first record at once, and its keeper hands over the pid on a pipe the loop may read
     after the ledger's wake-up (on a loaded machine it does): a point at that record (``after:studyOpen``) waits
     for the pid, then fires at it, never "seen while no controller ran"."""
-    from studymon.engine.killpoint import KillPoint
+    from studymon.engine.contract.killpoint import KillPoint
 
     double = ROOT / "tests" / "doubles" / "points_study.js"
     t = tmp_path / "research.json"

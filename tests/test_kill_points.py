@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from studymon.engine.killpoint import SEED
+from studymon.engine.contract.killpoint import SEED
 from studymon.engine.runtimes import open_runtime
-from tests.studies import ROOT, REFSTUDY_TEMPLATE, FAST, studymon
+from tests.studies import FAST, REFSTUDY_TEMPLATE, ROOT, studymon
 from tests.waits import until
 
 pytestmark = pytest.mark.slow

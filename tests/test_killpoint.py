@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from studymon.engine.contract import KINDS, RUN_KINDS
-from studymon.engine.killpoint import ACTIONS, GRAMMAR, SEED, BadPoint, KillPoint, parse_kill_option
+from studymon.engine.contract.killpoint import ACTIONS, GRAMMAR, SEED, BadPoint, KillPoint, parse_kill_option
+from studymon.engine.contract.rules import KINDS, RUN_KINDS
 
 
 @pytest.mark.parametrize(
@@ -109,7 +109,7 @@ def test_the_kill_option_splits_the_study_from_its_point() -> None:
 
 def test_an_armed_point_counts_its_moments_from_when_it_became_current_to_its_nth() -> None:
     """``#3``: the third matching moment after the point became the current one, whatever came before it."""
-    from studymon.engine.killpoint import ArmedPoint
+    from studymon.engine.contract.killpoint import ArmedPoint
 
     armed = ArmedPoint(KillPoint.parse("after:charge/diagnosis#3"))
     assert not armed.current and not armed.count("charge", "diagnosis", seq=50), "waiting behind another: no count"
@@ -124,7 +124,7 @@ def test_an_armed_point_counts_its_moments_from_when_it_became_current_to_its_nt
 
 
 def test_an_armed_container_point_counts_events_from_the_runtime_time_it_became_current() -> None:
-    from studymon.engine.killpoint import ArmedPoint
+    from studymon.engine.contract.killpoint import ArmedPoint
 
     armed = ArmedPoint(KillPoint.parse("container:die#2"))
     armed.begin(from_seq=0, from_time=1000.0)
@@ -134,7 +134,7 @@ def test_an_armed_container_point_counts_events_from_the_runtime_time_it_became_
 
 
 def test_the_first_occurrence_may_be_written_out_and_a_moment_at_the_very_start_counts() -> None:
-    from studymon.engine.killpoint import ArmedPoint
+    from studymon.engine.contract.killpoint import ArmedPoint
 
     assert KillPoint.parse("after:charge#1") == KillPoint.parse("after:charge")
     armed = ArmedPoint(KillPoint.parse("container:start"))

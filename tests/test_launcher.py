@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from studymon.engine.launcher import Controller, find_running, first_start
+from studymon.engine.launch.launcher import Controller, find_running, first_start
 from tests.waits import until, until_async
 
 # Controllers that say "up" on their output (study.log) once their SIGINT handling is in place.
@@ -279,7 +279,7 @@ def test_a_group_caught_in_a_vfork_is_seen_stopped(tmp_path: Path) -> None:
     """A controller in the middle of starting a process (vfork) is stopped in effect: the confirmation must say so."""
     import asyncio
 
-    from studymon.engine.launcher import Controller
+    from studymon.engine.launch.launcher import Controller
 
     code = "import subprocess\nwhile True:\n    subprocess.Popen(['true']).wait()\n"
 

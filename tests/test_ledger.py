@@ -10,9 +10,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from studymon.engine.evidence import read_json
-from studymon.engine.kill import write_ledger_at_kill
-from studymon.engine.ledger import READ_SLICE, LedgerParser, LedgerTail, iter_records, read_ledger
+from studymon.engine.contract.ledger import READ_SLICE, LedgerParser, LedgerTail, iter_records, read_ledger
+from studymon.engine.evidence.writer import read_json
+from studymon.engine.kill.protocol import write_ledger_at_kill
 
 
 def line(seq: int, kind: str = "charge", **content: object) -> bytes:
@@ -327,7 +327,7 @@ def test_ledger_at_kill_is_every_record_read_ledger_gives_across_chunks_and_faul
 def test_the_judges_parser_refuses_a_repeated_key_at_any_level_and_takes_what_json_allows() -> None:
     """Contract v3 rule 10: a line whose objects repeat a key is no record; a lone surrogate and a number
     beyond a double are valid JSON (the second then breaks rule 9); a line that is no object is malformed."""
-    from studymon.engine.ledger import LedgerParser
+    from studymon.engine.contract.ledger import LedgerParser
 
     def rec(seq: int, content: str) -> bytes:
         return b'{"seq": %d, "at": "2026-12-01T00:00:00.000Z", "kind": "k", "content": %s}\n' % (seq, content.encode())
@@ -352,7 +352,7 @@ def test_the_judges_parser_refuses_a_repeated_key_at_any_level_and_takes_what_js
 def test_a_seq_below_1_is_no_record() -> None:
     """A ledger counts its records from 1 (§2): a line whose seq is 0 or negative is not a record, so no run it names
     counts as started or charged (a run started at seq -34 is not in flight at seq 6)."""
-    from studymon.engine.ledger import LedgerParser
+    from studymon.engine.contract.ledger import LedgerParser
 
     parser = LedgerParser()
     lines = [

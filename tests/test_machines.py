@@ -15,9 +15,11 @@ from typing import Any
 
 import pytest
 
-from studymon.engine.automata import Machine, Row
-from studymon.engine.clock import rfc3339_ms
-from studymon.engine.contract import RESULTED_STATES, RUN, ContractWatch
+from studymon.engine.contract.automata import Machine, Row
+from studymon.engine.contract.ledger import Record
+from studymon.engine.contract.rules import RESULTED_STATES, RUN, ContractWatch
+from studymon.engine.evidence.records import KillRecord
+from studymon.engine.io.clock import rfc3339_ms
 from studymon.engine.judge.controllers import ControllerReplay
 from studymon.engine.judge.facts import KillEvidence
 from studymon.engine.judge.machines import (
@@ -35,8 +37,6 @@ from studymon.engine.judge.machines import (
     STARTS,
 )
 from studymon.engine.judge.timeline import END, KILL, SEEN, START
-from studymon.engine.ledger import Record
-from studymon.engine.records import KillRecord
 
 T0 = 1_780_000_000.0
 
@@ -250,7 +250,7 @@ def test_a_long_launches_file_is_replayed_in_linear_time(tmp_path: Path) -> None
     import gc
     import time
 
-    from studymon.engine.clock import rfc3339_ms
+    from studymon.engine.io.clock import rfc3339_ms
     from studymon.engine.judge.controllers import replay_controllers
 
     def folder(n: int) -> Path:

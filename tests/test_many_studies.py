@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from studymon.engine.prepare import MAX_STUDIES
+from studymon.engine.launch.prepare import MAX_STUDIES
 from tests.studies import ROOT, studymon
 
 pytestmark = pytest.mark.slow
@@ -52,7 +52,7 @@ def test_the_live_block_of_many_studies_is_a_line_each() -> None:
 
     from rich.console import Console
 
-    from studymon.engine.events import KillStep, Progress, StateChanged, State
+    from studymon.engine.events import KillStep, Progress, State, StateChanged
     from studymon.engine.judge.table import MANY_STUDIES
     from studymon.tui.headless import HeadlessView
 

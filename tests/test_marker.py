@@ -1,6 +1,6 @@
 """No text from an evidence folder, or from a study, reaches a terminal raw (contract §6.9's last point, §4's end).
 
-Every string shown passes the one quoting function (``engine/quoting.py``).
+Every string shown passes the one quoting function (``engine/io/quoting.py``).
 The folders are studymon's own: the reference study run on the process
 runtime and killed at its first diagnosis run's start, and a small campaign
 (``studymon explore --headless --max-trials 2``).  Then every string of
@@ -30,7 +30,7 @@ markers in its records (a stage, a halt's reason, a service error, a run id,
 a kind, a key) and its log, run headless through a pipe, crashed, in a
 terminal (the live block), in the console, and as a campaign in the
 explorer's console, which shows its trials through the follower of a folder
-(``engine/follow.py``); the follower's own events, from a marked folder,
+(``engine/explore/follow.py``); the follower's own events, from a marked folder,
 carry only quoted words.
 """
 
@@ -52,7 +52,7 @@ from typing import Any
 import pytest
 
 from studymon.engine.events import ArmChanged, KillStep, StudyEvent, Verdicts
-from studymon.engine.follow import FolderFollower
+from studymon.engine.explore.follow import FolderFollower
 from tests.studies import own_runtime_state, template
 from tests.waits import until
 
@@ -619,7 +619,7 @@ def _followed(out: Path) -> list[StudyEvent]:
 
 
 def test_the_follower_tells_a_marked_folder_in_quoted_words(reference: Path, tmp_path: Path) -> None:
-    """engine/follow.py turns a folder's text into events (a missed point's detail, a kill's trigger and point,
+    """engine/explore/follow.py turns a folder's text into events (a missed point's detail, a kill's trigger and point,
     report.json's checks): quoted, whatever the folder says."""
     marks = Marks()
     for keys in (False, True):

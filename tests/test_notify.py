@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from studymon.engine import notify
-from studymon.engine.clock import parse_rfc3339
-from studymon.engine.notify import (
+from studymon.engine.io import notify
+from studymon.engine.io.clock import parse_rfc3339
+from studymon.engine.io.notify import (
     BACKEND_ENV,
     IN_CREATE,
     IN_MOVED_TO,
@@ -24,8 +24,8 @@ from studymon.engine.notify import (
     chosen_backend,
     inotify_available,
 )
-from studymon.engine.prepare import create_fresh, plan_fresh
-from studymon.engine.supervisor import Supervisor
+from studymon.engine.launch.prepare import create_fresh, plan_fresh
+from studymon.engine.live.supervisor import Supervisor
 from tests.studies import template
 from tests.waits import until
 

@@ -16,7 +16,8 @@ import pytest
 from rich.console import Console
 from textual.strip import Strip
 
-from studymon.engine.clock import rfc3339_ms
+from studymon.engine.contract.ledger import Record
+from studymon.engine.contract.spec import StudySpec
 from studymon.engine.events import (
     ArmChanged,
     ContainerChanged,
@@ -26,22 +27,21 @@ from studymon.engine.events import (
     Progress,
     RecordsSeen,
     Sample,
-    StateChanged,
     State,
+    StateChanged,
     StudyEvent,
     StudyLoad,
     Verdicts,
 )
-from studymon.engine.finish import SessionResult
+from studymon.engine.io.clock import rfc3339_ms
 from studymon.engine.judge.report import Judgement
 from studymon.engine.judge.table import MANY_STUDIES, checks_report
 from studymon.engine.judge.verdict import Check
-from studymon.engine.ledger import Record
-from studymon.engine.spec import StudySpec
+from studymon.engine.live.finish import SessionResult
 from studymon.tui.app import Planned, StudymonApp
 from studymon.tui.feed import StudyFeed
 from studymon.tui.screens import SIDE_BY_SIDE, OpenedStudyScreen
-from studymon.widgets.overview import Overview, OverviewRows, bar
+from studymon.widgets.overview import OverviewRows, bar
 from studymon.widgets.study_pane import StudyPane
 from studymon.widgets.summary import QUERY_FIELDS, BadQuery, Query, StudySummary, age_text, sort_key
 
@@ -750,8 +750,8 @@ async def test_a_row_whose_age_alone_moved_is_its_old_line_with_the_new_age_and_
 async def test_container_events_from_the_engine_s_thread_leave_a_console_that_quits_clean(tmp_path: Path) -> None:
     """A container's events and problems reach the overview from the watch's thread; the timers its rows set then
     run in the app's context, so that ``q`` at the end quits with no traceback (once it ended in a LookupError, exit 1)."""
-    from studymon.engine.containers import ContainerWatch
-    from studymon.engine.recording import EventRecorder
+    from studymon.engine.kill.recording import EventRecorder
+    from studymon.engine.live.containers import ContainerWatch
     from studymon.engine.runtimes import open_runtime
     from tests.faulty_runtime import FaultyInspect
 

@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from studymon.engine.accounts import Accounts
-from studymon.engine.automata import Row
-from studymon.engine.ends import FINISHED, PAUSED
+from studymon.engine.contract.accounts import Accounts
+from studymon.engine.contract.automata import Row
+from studymon.engine.contract.ends import FINISHED, PAUSED
+from studymon.engine.evidence.records import parse_arm
 from studymon.engine.judge.facts import Arming, LedgerFacts
 from studymon.engine.judge.machines import ARM, DISARM, FIRE, MISS, POINT
 from studymon.engine.judge.read import take_arm
 from studymon.engine.judge.study import kill_triggered
-from studymon.engine.records import parse_arm
 
 AT = "2026-12-06T00:00:00.000Z"
 A = {"event": "arm", "point": "after:charge"}

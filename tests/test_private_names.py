@@ -283,7 +283,7 @@ def _reads_not_self_owned(paths: tuple[Path, ...], names: frozenset[str]) -> lis
 # said here with the class of ours that defines it, which a test checks.
 OURS_READ_OUTSIDE = {
     "_strips": ("studymon.widgets.timeline", "Timeline", "its drawn rows, compared by the timeline's tests"),
-    "_signal": ("studymon.engine.notify", "_WatchfilesThread", "wrapped by a test to count the wake-ups"),
+    "_signal": ("studymon.engine.io.notify", "_WatchfilesThread", "wrapped by a test to count the wake-ups"),
     "_base": ("studymon.widgets.overview", "OverviewRows", "a row's style, drawn by a test at a narrow width"),
 }
 

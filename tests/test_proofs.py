@@ -68,7 +68,7 @@ def test_every_failed_check_of_the_corpus_states_its_kept_proofs(tmp_path: Path)
 def test_a_proof_in_report_json_lets_its_events_by_file_and_line_then_says_why() -> None:
     """The whole proof as report.json writes it: ``let`` (each event's file, line and what it says), ``then``,
     and the short ``text`` of the table's cell."""
-    from studymon.engine.automata import Proof, Where
+    from studymon.engine.contract.automata import Proof, Where
 
     p = Proof(((Where("study/ledger.jsonl", 7), "runStarted d1"), (Where("kills/1/kill.json", 0), "target d1")),
               "a run in flight at the kill is a target")
@@ -80,7 +80,7 @@ def test_a_proof_in_report_json_lets_its_events_by_file_and_line_then_says_why()
 
 def test_kill_json_s_moments_each_held_to_its_text() -> None:
     """``triggerSeenAt``, ``frozenAt`` and ``at`` are their epochs to the millisecond: one a second off is said."""
-    from studymon.engine.clock import rfc3339_ms
+    from studymon.engine.io.clock import rfc3339_ms
     from studymon.engine.judge.twice import kill_moment
 
     t = 1_800_000_000.2345

@@ -1,6 +1,6 @@
 """What keeps a record's way to the screen short: a slow study's records go through at once, a busy one's are batched.
 
-The pace (:mod:`studymon.engine.pace`) is pure logic, tested with a clock
+The pace (:mod:`studymon.engine.io.pace`) is pure logic, tested with a clock
 the test moves.  The ledger pump follows a real ledger file through real
 inotify, with its gathering made 30 s long, so a record that waited for it
 would plainly miss the test's generous deadline.  The stream view and the
@@ -24,13 +24,13 @@ from textual.app import App, ComposeResult
 from textual.types import CSSPathType
 from textual.widget import Widget
 
-import studymon.engine.pump as pump_module
-from studymon.engine.accounts import Accounts
+import studymon.engine.live.pump as pump_module
+from studymon.engine.contract.accounts import Accounts
+from studymon.engine.contract.ledger import Record
+from studymon.engine.contract.spec import StudySpec
 from studymon.engine.events import Progress, RecordsSeen, StudyEvent
-from studymon.engine.ledger import Record
-from studymon.engine.pace import Pace
-from studymon.engine.pump import READ_AT_ONCE_PER_SECOND, LedgerPump
-from studymon.engine.spec import StudySpec
+from studymon.engine.io.pace import Pace
+from studymon.engine.live.pump import READ_AT_ONCE_PER_SECOND, LedgerPump
 from studymon.tui.app import Planned, StudymonApp
 from studymon.widgets.ledger_stream import SHOWN_AT_ONCE_PER_SECOND, LedgerStream
 from studymon.widgets.study_pane import TCSS_PATH, StudyPane

@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from studymon.engine.records import (
+from studymon.engine.evidence.records import (
     ArmLine,
     ContainerEvent,
     Gap,
@@ -490,7 +490,7 @@ def test_utc_epoch_is_datetime_s_reading_of_any_time(y: int, mo: int, d: int, h:
     """The arithmetic reading (with its days kept per date) gives what datetime gives, and refuses what it refuses."""
     from datetime import UTC, datetime
 
-    from studymon.engine.clock import utc_epoch
+    from studymon.engine.io.clock import utc_epoch
 
     text = f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}{frac}{zone}"
     try:
@@ -509,7 +509,7 @@ def test_utc_epoch_is_datetime_s_reading_of_any_time(y: int, mo: int, d: int, h:
 
 
 def test_utc_epoch_keeps_a_bounded_number_of_dates() -> None:
-    from studymon.engine import clock
+    from studymon.engine.io import clock
 
     for n in range(3 * clock._DAYS_KEPT):
         day = 1 + n % 28
@@ -532,7 +532,7 @@ _VALUES = st.recursive(
 @given(_VALUES, _VALUES, st.booleans())
 def test_same_json_s_fast_path_says_what_the_level_by_level_comparison_says(a: Any, b: Any, copy: bool) -> None:
     """The C fast path (equality and orjson's text) never calls equal what the types or values tell apart."""
-    from studymon.engine.records import _same_json
+    from studymon.engine.evidence.records import _same_json
 
     if copy:
         b = json.loads(json.dumps(a))  # an equal copy, as ledger-at-kill.json holds: nan and inf come back as such
@@ -548,7 +548,7 @@ def test_same_json_in_the_cases_the_fast_path_cannot_take() -> None:
 
 
 def test_an_event_time_is_a_date_from_its_first_second_to_the_year_9999() -> None:
-    from studymon.engine.records import LAST_DATE
+    from studymon.engine.evidence.records import LAST_DATE
 
     def ev(**times: Any) -> Any:
         return parse_event({"Type": "container", "Action": "die", "Actor": {"ID": "i", "Attributes": {"name": "n"}}, **times})

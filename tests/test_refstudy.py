@@ -18,8 +18,8 @@ from typing import Any, Callable
 
 import pytest
 
-from studymon.refstudy.controller import ModelService, parse_outputs, settings_from, ConfigError
-from studymon.refstudy.ledger import Journal, Ledger, LedgerError, ReplayMismatch, TornLedger, read_ledger, Record
+from studymon.refstudy.controller import ConfigError, ModelService, parse_outputs, settings_from
+from studymon.refstudy.ledger import Journal, Ledger, LedgerError, Record, ReplayMismatch, TornLedger, read_ledger
 from tests.waits import until
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -141,9 +141,9 @@ def assert_contract(recs: list[Record]) -> None:
 
 def assert_engine_agrees(out: Path) -> None:
     """The console's own per-study checks pass on this ledger."""
-    from studymon.engine.accounts import Accounts
+    from studymon.engine.contract.accounts import Accounts
+    from studymon.engine.contract.ledger import read_ledger as engine_read
     from tests.corpus import study_checks
-    from studymon.engine.ledger import read_ledger as engine_read
 
     recs, issues = engine_read(out / "study" / "ledger.jsonl")
     verdicts = study_checks(recs, issues, Accounts().extend(recs), 0, None, True)

@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from studymon.engine.records import time_epoch
+from studymon.engine.evidence.records import time_epoch
 from studymon.engine.runtimes.cli import prefix, study_environment
 from studymon.engine.runtimes.process import ProcessRuntime
 from studymon.refstudy.image import IMAGE

@@ -25,7 +25,7 @@ from typing import Any, Iterator
 import psutil
 import pytest
 
-from studymon.engine.clock import parse_rfc3339
+from studymon.engine.io.clock import parse_rfc3339
 from studymon.engine.runtimes.base import ContainerConflict, NoSuchContainer, Runtime, RuntimeUnavailable
 from studymon.engine.runtimes.process import ProcessRuntime
 from studymon.refstudy.image import IMAGE

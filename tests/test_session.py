@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from studymon.engine.clock import parse_rfc3339
+from studymon.engine.contract.spec import StudySpec
 from studymon.engine.events import KillStep, ProcessEnded, RecordsSeen, StudyEvent
-from studymon.engine.evidence import append_jsonl, write_json
-from studymon.engine.prepare import create_fresh, plan_fresh
-from studymon.engine.pump import SHOWN_ON_CATCH_UP
-from studymon.engine.spec import StudySpec
-from studymon.engine.supervisor import Supervisor
+from studymon.engine.evidence.writer import append_jsonl, write_json
+from studymon.engine.io.clock import parse_rfc3339
+from studymon.engine.launch.prepare import create_fresh, plan_fresh
+from studymon.engine.live.pump import SHOWN_ON_CATCH_UP
+from studymon.engine.live.supervisor import Supervisor
 from tests.studies import launches, template
 from tests.waits import until_async
 
@@ -30,7 +30,7 @@ def test_a_resume_asked_while_the_kill_is_still_capturing_is_kept(
     The capture is held (its ledger-at-kill write waits at a gate) until the
     resume has been asked, so the resume comes while it is still capturing.
     """
-    import studymon.engine.kill as kill_mod
+    import studymon.engine.kill.protocol as kill_mod
 
     write_ledger_at_kill = kill_mod.write_ledger_at_kill
     capturing, go_on = threading.Event(), threading.Event()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import psutil
 
-from studymon.engine.sampler import process_snapshot
+from studymon.engine.load.sampler import process_snapshot
 from tests.waits import until
 
 SECRET = "--token=s3cr3t-not-for-the-evidence"  # noqa: S105 - a made-up token: the text that must not leak

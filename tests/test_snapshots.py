@@ -26,7 +26,8 @@ from typing import Any
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from studymon.engine.clock import rfc3339_ms, rfc3339_ns
+from studymon.engine.contract.ledger import Record
+from studymon.engine.contract.spec import StudySpec
 from studymon.engine.events import (
     ArmChanged,
     ContainerChanged,
@@ -41,10 +42,9 @@ from studymon.engine.events import (
     StudyLoad,
     Verdicts,
 )
-from studymon.engine.finish import SessionResult
+from studymon.engine.io.clock import rfc3339_ms, rfc3339_ns
 from studymon.engine.judge.verdict import Check
-from studymon.engine.ledger import Record
-from studymon.engine.spec import StudySpec
+from studymon.engine.live.finish import SessionResult
 from studymon.tui.app import Planned, StudymonApp
 from studymon.widgets.dialogs import QuitScreen
 

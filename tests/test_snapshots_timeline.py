@@ -27,9 +27,9 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 
-from studymon.engine.clock import rfc3339_ms
+from studymon.engine.contract.ledger import Record
 from studymon.engine.events import KillStep, RecordsSeen, StudyEvent, StudyLoad
-from studymon.engine.ledger import Record
+from studymon.engine.io.clock import rfc3339_ms
 from studymon.widgets.run_lanes import BAR_GLYPHS
 from studymon.widgets.study_pane import TCSS_PATH
 from studymon.widgets.time_axis import TimeAxis

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from studymon.engine.automata import Where, proof
+from studymon.engine.contract.automata import Where, proof
 from studymon.engine.judge import judge
 from studymon.engine.judge.verdict import PROOFS_KEPT, Check, Verdict
 from tests.corpus import CORPUS, HOSTILE, Case, Hostile, derive, sound, write
@@ -187,8 +187,8 @@ def test_a_torn_last_line_of_the_timeline_is_a_record_not_seen(tmp_path: Path) -
 def test_integers_past_64_bits_are_read_exactly_and_compared_by_value(tmp_path: Path) -> None:
     """Two experiment ids past 2^64 that differ by one stay two (orjson alone reads both as one float), and
     ledger-at-kill.json, read by another parser, still equals the ledger."""
-    from studymon.engine import safefile
-    from studymon.engine.ledger import LedgerParser
+    from studymon.engine.contract.ledger import LedgerParser
+    from studymon.engine.io import safefile
 
     big = 2**64
     line = {"seq": 1, "at": "2026-12-01T00:00:00.000Z", "kind": "x", "content": {"ids": [big, big + 1]}}
@@ -322,8 +322,8 @@ def _swap(rel: str, i: int, j: int) -> object:
 
 def _final_end_early(seconds: float) -> object:
     """The final controller's end dated ``seconds`` after its start: its last records come after its end."""
-    from studymon.engine.clock import rfc3339_ms
-    from studymon.engine.records import time_epoch
+    from studymon.engine.evidence.records import time_epoch
+    from studymon.engine.io.clock import rfc3339_ms
 
     def edit(out: Path) -> None:
         lines = [json.loads(x) for x in _lines_of(out, "launches.jsonl")]
@@ -504,8 +504,8 @@ def test_every_failure_of_a_hostile_folder_is_proven(tmp_path: Path, hostile: Ho
 def test_a_die_is_held_to_the_earlier_copy_of_when_its_result_was_seen(tmp_path: Path) -> None:
     """The window's resultSeenEpoch and the timeline's seenAt say when the console saw a target's result: the die
     must come before the earlier of the two (within a second), whichever copy was moved."""
-    from studymon.engine.clock import rfc3339_ms
-    from studymon.engine.records import time_epoch
+    from studymon.engine.evidence.records import time_epoch
+    from studymon.engine.io.clock import rfc3339_ms
 
     files = derive(sound())
     seq = files["kills/1/container-events-window.json"]["targets"]["d1"]["resultSeq"]
@@ -536,9 +536,8 @@ def test_a_killed_controller_without_its_end_yet_is_unknown_while_the_study_can_
 def test_an_automatic_kill_s_trigger_was_seen_when_the_timeline_saw_its_record(tmp_path: Path) -> None:
     """kill.json's triggerSeenEpoch and timeline.jsonl's seenAt of triggerSeq are one moment, stamped by one console:
     moved apart (both of kill.json's copies together, so that the file agrees with itself), killEvidence fails."""
-    from studymon.engine.clock import rfc3339_ms
-
-    from studymon.engine.records import time_epoch
+    from studymon.engine.evidence.records import time_epoch
+    from studymon.engine.io.clock import rfc3339_ms
 
     files = derive(sound())
     auto = [n for n in (1, 2) if files[f"kills/{n}/kill.json"].get("trigger") == "auto"

@@ -22,19 +22,19 @@ from typing import Any
 
 import pytest
 
-from studymon.engine import cgroup, studyload
-from studymon.engine.cgroup import CgroupFiles, locate, parse_mountinfo, read_counters, read_mounts
-from studymon.engine.clock import parse_rfc3339, rfc3339_ns
-from studymon.engine.dockerstats import counters_of
+from studymon.engine.contract.spec import StudySpec
 from studymon.engine.events import StudyEvent, StudyLoad
-from studymon.engine.evidence import write_json
-from studymon.engine.loadrate import LoadRates, Reading
-from studymon.engine.prepare import create_fresh, plan_fresh
-from studymon.engine.proctree import ProcessTable, read_process
-from studymon.engine.session import StudySession
-from studymon.engine.spec import StudySpec
-from studymon.engine.studyload import LoadMeter, load_line
-from studymon.engine.supervisor import Supervisor
+from studymon.engine.evidence.writer import write_json
+from studymon.engine.io.clock import parse_rfc3339, rfc3339_ns
+from studymon.engine.launch.prepare import create_fresh, plan_fresh
+from studymon.engine.live.session import StudySession
+from studymon.engine.live.supervisor import Supervisor
+from studymon.engine.load import cgroup, studyload
+from studymon.engine.load.cgroup import CgroupFiles, locate, parse_mountinfo, read_counters, read_mounts
+from studymon.engine.load.dockerstats import counters_of
+from studymon.engine.load.loadrate import LoadRates, Reading
+from studymon.engine.load.proctree import ProcessTable, read_process
+from studymon.engine.load.studyload import LoadMeter, load_line
 from tests.waits import until, until_async
 
 ROOT = Path(__file__).resolve().parent.parent

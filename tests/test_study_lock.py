@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from studymon.engine import studylock
-from studymon.engine.clock import parse_rfc3339
-from studymon.engine.spec import BadInput, StudySpec
-from studymon.engine.studylock import LockFolderUnsafe, StudyInUse, claim, claim_for_command, holder_of
+from studymon.engine.contract.spec import BadInput, StudySpec
+from studymon.engine.io.clock import parse_rfc3339
+from studymon.engine.launch import lock as studylock
+from studymon.engine.launch.lock import LockFolderUnsafe, StudyInUse, claim, claim_for_command, holder_of
 from tests.waits import until, until_async
 
 IDENT = "process:/tmp/test-runtime"
@@ -23,7 +23,7 @@ HOLD = """
 import sys, time
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
-from studymon.engine.studylock import claim
+from studymon.engine.launch.lock import claim
 lock = claim("alpha", Path(sys.argv[2]), sys.argv[3], "inforsi")
 print("held", flush=True)
 time.sleep(60)  # stands in for a study's own work, the lock held meanwhile
@@ -171,8 +171,8 @@ def test_the_study_stays_locked_through_its_kill_and_resume_and_is_free_at_its_e
     """Polled every few milliseconds from the first launch to the end: never free in between (kill, resume)."""
     import asyncio
 
-    from studymon.engine.prepare import create_fresh, plan_fresh
-    from studymon.engine.supervisor import Supervisor
+    from studymon.engine.launch.prepare import create_fresh, plan_fresh
+    from studymon.engine.live.supervisor import Supervisor
     from tests.studies import template
 
     t = template(tmp_path, backend="process", budget=20, diagnosisSeconds=1)
@@ -269,7 +269,7 @@ HOLD_AS = """
 import sys
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
-from studymon.engine.studylock import claim
+from studymon.engine.launch.lock import claim
 study_id, out, identity, prefix = sys.argv[2:6]
 lock = claim(study_id, Path(out), identity, prefix)
 print("held", flush=True)
@@ -351,7 +351,7 @@ RACER = """
 import os, sys
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
-from studymon.engine.studylock import StudyInUse, claim
+from studymon.engine.launch.lock import StudyInUse, claim
 study_id, out = sys.argv[2], sys.argv[3]
 for n, gate in enumerate(int(g) for g in sys.argv[4:]):
     print("ready", flush=True)
@@ -444,7 +444,7 @@ def test_a_command_beside_a_running_neighbour_is_refused_naming_it_and_writes_no
     tmp_path: Path, study_lock_dir: Path
 ) -> None:
     """A real study ``exp`` runs; a second command with ``exp-2`` (fresh or resumed) is refused, others are not."""
-    from studymon.engine.prepare import create_fresh, plan_fresh
+    from studymon.engine.launch.prepare import create_fresh, plan_fresh
     from tests.studies import ROOT, studymon, template
 
     tiny = [sys.executable, str(ROOT / "tests" / "doubles" / "tiny_study.py")]

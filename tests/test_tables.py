@@ -1,7 +1,7 @@
 """The machines' tables are what their builders build, and a machine refuses a table that is not one.
 
-The tables are built once, when their module is imported (``engine/contract.py``'s ``RUN``,
-``engine/ends.py``'s ``ENDS``, ``AFTER`` and ``RESULT``, ``engine/judge/machines.py``'s ``BOOKS``), and
+The tables are built once, when their module is imported (``engine/contract/rules.py``'s ``RUN``,
+``engine/contract/ends.py``'s ``ENDS``, ``AFTER`` and ``RESULT``, ``engine/judge/machines.py``'s ``BOOKS``), and
 the row-by-row tests judge with them as built then.  Building each again here, through the same
 functions, holds those functions themselves: a change to one that changes a row fails this file
 (mutation testing switches a change on only after the import, so only a second build can see it).
@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import pytest
 
-from studymon.engine import contract, ends
-from studymon.engine.automata import Machine, Row
+from studymon.engine.contract import ends
+from studymon.engine.contract import rules as contract
+from studymon.engine.contract.automata import Machine, Row
+from studymon.engine.contract.spec import EXPECT_ENDS
 from studymon.engine.judge import machines
-from studymon.engine.spec import EXPECT_ENDS
 
 
 def test_the_run_machine_is_what_its_builder_builds() -> None:

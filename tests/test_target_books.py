@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from studymon.engine.accounts import RunAccount
-from studymon.engine.automata import Row
-from studymon.engine.ends import FINISHED, PAUSED
+from studymon.engine.contract.accounts import RunAccount
+from studymon.engine.contract.automata import Row
+from studymon.engine.contract.ends import FINISHED
+from studymon.engine.contract.ledger import Record
 from studymon.engine.judge.machines import BOOKS, C_CHARGE, C_STARTED, books_state
 from studymon.engine.judge.target import _books_story
-from studymon.engine.ledger import Record
 
 
 def account(kinds: list[str]) -> RunAccount:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import pytest
 
-from studymon.engine.automata import Row
-from studymon.engine.ends import FINISHED, PAUSED
+from studymon.engine.contract.automata import Row
+from studymon.engine.contract.ends import FINISHED, PAUSED
+from studymon.engine.contract.ledger import Record
+from studymon.engine.contract.targets import IN_FLIGHT, UNSETTLED
+from studymon.engine.evidence.records import KillRecord, KillTarget
 from studymon.engine.judge.facts import KillEvidence
 from studymon.engine.judge.machines import R_AFTER, R_BEFORE, R_UNPLACED, RESULTS
 from studymon.engine.judge.target import _results_story
-from studymon.engine.ledger import Record
-from studymon.engine.records import CHARGED, IN_FLIGHT, UNSETTLED, KillRecord, KillTarget
 
 K = 10  # beforeKillSeq
 B, A = 5, 11  # a result's seq before the kill, and after it

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from studymon.engine.ends import FINISHED, PAUSED
+from studymon.engine.contract.ends import FINISHED, PAUSED
 from studymon.engine.judge.machines import OPENED, ROUND, SETTLED
 from studymon.engine.judge.target import _round_story
 

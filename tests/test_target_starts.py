@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import pytest
 
-from studymon.engine.accounts import RunAccount
-from studymon.engine.automata import Row
-from studymon.engine.ends import FINISHED, PAUSED
+from studymon.engine.contract.accounts import RunAccount
+from studymon.engine.contract.automata import Row
+from studymon.engine.contract.ends import FINISHED, PAUSED
+from studymon.engine.contract.ledger import Record
+from studymon.engine.contract.targets import CHARGED, IN_FLIGHT, UNRECORDED, UNSETTLED
+from studymon.engine.evidence.records import KillRecord, KillTarget
 from studymon.engine.judge.facts import KillEvidence
 from studymon.engine.judge.machines import STARTS, T_START
 from studymon.engine.judge.target import _starts, _starts_story
 from studymon.engine.judge.verdict import Verdict
-from studymon.engine.ledger import Record
-from studymon.engine.records import CHARGED, IN_FLIGHT, UNRECORDED, UNSETTLED, KillRecord, KillTarget
 
 KILLED_AT = 10  # beforeKillSeq: the starts after it are the target's starts after the kill
 NAME = "inforsi-s-d1"

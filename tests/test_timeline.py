@@ -20,8 +20,8 @@ from rich.style import Style
 from textual.app import App, ComposeResult
 from textual.geometry import Region
 
-from studymon.engine.clock import rfc3339_ms
-from studymon.engine.ledger import Record
+from studymon.engine.contract.ledger import Record
+from studymon.engine.io.clock import rfc3339_ms
 from studymon.widgets import load_history, run_lanes
 from studymon.widgets.load_history import LoadHistory
 from studymon.widgets.run_lanes import FAILED_END, GLYPHS, MAX_RUNS, RunLanes, RunState

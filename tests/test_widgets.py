@@ -20,6 +20,7 @@ from textual.types import CSSPathType
 from textual.widget import Widget
 from textual.widgets import Button, Label, Static
 
+from studymon.engine.contract.ledger import LedgerIssue, Record
 from studymon.engine.events import (
     ArmChanged,
     ContainerChanged,
@@ -36,7 +37,6 @@ from studymon.engine.events import (
     Verdicts,
 )
 from studymon.engine.judge.verdict import Check
-from studymon.engine.ledger import LedgerIssue, Record
 from studymon.widgets.containers_table import ContainersTable
 from studymon.widgets.controls import Controls
 from studymon.widgets.dialogs import ConfirmScreen, HelpScreen, QuitScreen, RecordScreen
@@ -394,7 +394,7 @@ async def test_containers_update_in_place() -> None:
         assert table.get_row(name)[0].plain == "d1"
         assert table.get_row(name)[1].plain == "diagnosis"
         table.apply(ContainerChanged("s1", name, "start", _inspect("running"), "running"))
-        from studymon.engine.clock import parse_rfc3339
+        from studymon.engine.io.clock import parse_rfc3339
 
         table.tick(parse_rfc3339("2026-11-30T05:03:07Z"))
         await pilot.pause()
@@ -763,7 +763,7 @@ def test_one_table_makes_the_bindings_the_help_the_buttons_and_the_palette() -> 
 async def test_the_palette_lists_every_action_before_anything_is_typed() -> None:
     from textual.command import CommandList, CommandPalette
 
-    from studymon.engine.spec import StudySpec
+    from studymon.engine.contract.spec import StudySpec
     from studymon.tui.app import Planned, StudymonApp
     from studymon.widgets import keys
 
@@ -814,9 +814,9 @@ async def test_a_fresh_diagnosis_start_lights_its_pane_up_for_a_while_and_rings_
     and the keys, the bell (with --bell); then all goes back, the earlier note too, after a few
     seconds, at the run's result, or when the controller is gone.  A start read late (a catch-up)
     or of a run of another purpose does not flash."""
-    from studymon.engine.clock import rfc3339_ms
+    from studymon.engine.contract.spec import StudySpec
     from studymon.engine.events import KillStep, RecordsSeen
-    from studymon.engine.spec import StudySpec
+    from studymon.engine.io.clock import rfc3339_ms
     from studymon.tui.app import Planned, StudymonApp
     from studymon.widgets import study_pane
 
@@ -878,7 +878,7 @@ async def test_an_exported_screenshot_keeps_words_apart_from_their_neighbours() 
     holds a word may start or end with a space."""
     import re
 
-    from studymon.engine.spec import StudySpec
+    from studymon.engine.contract.spec import StudySpec
     from studymon.tui.app import Planned, StudymonApp
 
     nowhere = Path("/nonexistent/studymon-svg")
@@ -902,7 +902,7 @@ async def test_an_exported_screenshot_keeps_words_apart_from_their_neighbours() 
 async def test_panes_sit_side_by_side_from_150_columns_and_stack_below() -> None:
     """Three panes fit side by side in 150 columns and more; below, they stack at full width, each with
     its stream, containers, timeline and one row of controls, and the screen scrolls."""
-    from studymon.engine.spec import StudySpec
+    from studymon.engine.contract.spec import StudySpec
     from studymon.tui.app import Planned, StudymonApp
 
     nowhere = Path("/nonexistent/studymon-layout")

@@ -1,6 +1,6 @@
 """The operator console: the engine and one screen of panes, in one event loop.
 
-The app owns the engine: its :class:`~studymon.engine.supervisor.Supervisor`
+The app owns the engine: its :class:`~studymon.engine.live.supervisor.Supervisor`
 runs as an async worker inside the app's own loop, and its events are handed
 to the main screen (:class:`~studymon.tui.screens.MainScreen`), which posts
 each to the pane of its study.  The screen owns the panes, the keys and the
@@ -27,12 +27,7 @@ from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
 from textual.types import CSSPathType
 
-from studymon.engine.events import StudyEvent
-from studymon.engine.killpoint import KillPoint
-from studymon.engine.session import SessionResult
-from studymon.engine.spec import StudySpec
-from studymon.engine.studylock import StudyLock
-from studymon.engine.supervisor import Supervisor, exit_status
+from studymon.engine import KillPoint, SessionResult, StudyEvent, StudyLock, StudySpec, Supervisor, worst
 from studymon.tui.screens import MainScreen
 from studymon.widgets import keys
 from studymon.widgets.keys import Scope
@@ -137,7 +132,7 @@ class StudymonApp(App[int]):
     @work(exclusive=True, group="engine")
     async def _supervise(self) -> None:
         self.results = await self.supervisor.run()
-        self.status = exit_status(self.results)
+        self.status = worst(r.exit_status for r in self.results)
         if self.exit_when_done or self._leaving:
             self._leave_with_status()
         else:

@@ -38,32 +38,45 @@ from rich.console import Console
 from rich.text import Text
 
 from studymon import __version__
-from studymon.engine.events import ProcessStarted, StudyEvent
-from studymon.engine.evidence import read_json
-from studymon.engine.finish import resume_command
-from studymon.engine.folder import EvidenceFolder
-from studymon.engine.judge.verdict import EXIT_UNKNOWN, Check
-from studymon.engine.judge.verdict import exit_status as judge_exit_status
-from studymon.engine.killpoint import SEED, BadPoint, KillPoint, parse_kill_option
-from studymon.engine.prepare import create_fresh, plan_attach, plan_fresh, plan_resume, resolve
-from studymon.engine.quoting import DETAIL_LIMIT, json_text, shown
-from studymon.engine.runtimes.process import check_state_folder
-from studymon.engine.session import SessionResult
-from studymon.engine.spec import (
+from studymon.engine import (
+    DETAIL_LIMIT,
+    EXIT_UNKNOWN,
+    SEED,
     BadInput,
+    BadPoint,
+    Check,
+    EvidenceFolder,
+    KillPoint,
+    ProcessStarted,
+    SessionResult,
+    StudyEvent,
+    StudyLock,
     StudySpec,
+    Supervisor,
     check_out_path,
     check_program,
+    check_state_folder,
+    claim_for_command,
     container_prefix,
+    create_fresh,
+    exit_status,
+    json_text,
     load_template,
+    parse_kill_option,
     parse_pair,
+    plan_attach,
+    plan_fresh,
+    plan_resume,
+    read_json,
+    resolve,
+    resume_command,
+    shown,
+    worst,
 )
-from studymon.engine.studylock import StudyLock, claim_for_command
-from studymon.engine.supervisor import Supervisor, exit_status
 from studymon.refstudy import template as reference_template
 
 if TYPE_CHECKING:
-    from studymon.engine.explorer import ExploreOptions
+    from studymon.engine import ExploreOptions
     from studymon.tui.headless import HeadlessView
 
 EXIT_USAGE = 2  # bad input: nothing was written
@@ -234,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["runtime"]:
         # Its own command line, docker's subset (run -d, inspect, wait, ...), with docker's exit statuses.
-        from studymon.engine.runtimes.cli import main as runtime_main
+        from studymon.engine import runtime_main
 
         return runtime_main(argv[1:])
     args = build_parser().parse_args(argv)
@@ -563,7 +576,7 @@ def left_running(supervisor: Supervisor, view: HeadlessView, console: Console, i
 
 
 def finish(results: list[SessionResult], console: Console, hint: str | None) -> int:
-    from studymon.engine.judge.table import checks_report  # the judge is read when needed, not at start
+    from studymon.engine import checks_report
 
     rows: list[tuple[str, list[Check]]] = []
     for r in results:
@@ -579,7 +592,7 @@ def finish(results: list[SessionResult], console: Console, hint: str | None) -> 
     for r in results:
         if r.finished:
             console.print(Text(f"{r.study}: evidence in {r.out}", style="dim"), highlight=False)
-    status = exit_status(results)
+    status = worst(r.exit_status for r in results)
     if hint:
         console.print(
             Text.assemble(
@@ -606,7 +619,7 @@ def _positive(text: str) -> int:
 
 def explore_options(args: argparse.Namespace) -> ExploreOptions:
     """The campaign ``studymon explore`` asks for, its input checked (BadInput) before anything is written."""
-    from studymon.engine.explorer import ExploreOptions
+    from studymon.engine import ExploreOptions
 
     if args.resume:
         if args.template is not None:
@@ -634,8 +647,7 @@ def explore_options(args: argparse.Namespace) -> ExploreOptions:
 
 
 def cmd_explore(args: argparse.Namespace, console: Console) -> int:
-    from studymon.engine.campaign import CampaignFolder, to_resume
-    from studymon.engine.explorer import ExploreFailed, Explorer
+    from studymon.engine import CampaignFolder, ExploreFailed, Explorer, to_resume
     from studymon.tui.explore_view import ExploreView
 
     options = explore_options(args)
@@ -672,8 +684,7 @@ def report_campaigns(folders: list[Path], console: Console) -> int:
     """Each campaign judged offline from its trial folders alone (contract §8a): its checks (the journal and
     campaign.json held to the folders, one row per trial judged), its matrix, and whether campaign.json was
     written again with the verdicts judged now; the exit status of every check (1 a ✗, 3 a ?, else 0)."""
-    from studymon.engine.campaign import rejudge
-    from studymon.engine.judge.table import checks_report
+    from studymon.engine import checks_report, rejudge
     from studymon.tui.explore_view import matrix_of
 
     reports = [rejudge(folder) for folder in folders]
@@ -683,22 +694,21 @@ def report_campaigns(folders: list[Path], console: Console) -> int:
         console.print(matrix_of(r.study or "campaign", r.matrix))
         if r.written is not None:
             console.print(shown(r.written, DETAIL_LIMIT), highlight=False, soft_wrap=True)
-    return judge_exit_status(c.ok for r in reports for c in r.checks)
+    return exit_status(c.ok for r in reports for c in r.checks)
 
 
 # --- report ---------------------------------------------------------------------
 
 
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
-    from studymon.engine.campaign import is_campaign
+    from studymon.engine import is_campaign
 
     campaigns = [out.resolve() for out in args.outs if is_campaign(out.resolve())]
     if campaigns:
         if len(campaigns) != len(args.outs) or args.json:
             raise BadInput("give campaign folders alone, without --json: studymon report CAMPAIGN [CAMPAIGN ...]")
         return report_campaigns(campaigns, console)
-    from studymon.engine.judge import NotEvidence, judge
-    from studymon.engine.judge.table import checks_report
+    from studymon.engine import checks_report, judge
 
     judgements = []
     for out in args.outs:
@@ -706,8 +716,8 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
         if not path.is_dir():
             raise BadInput(f"{path} is not a folder: give the OUT of a study")
         try:
-            judgements.append(judge(path))
-        except NotEvidence as exc:
+            judgements.append(judge.judge(path))
+        except judge.NotEvidence as exc:
             raise BadInput(str(exc)) from None
     if args.json:
         print(json_text([j.report_json() for j in judgements]))  # no raw control or bidi character from a folder
@@ -727,7 +737,7 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
         for part in checks_report(rows):
             console.print(part)
     # §6.6: a check that failed beats one that may still change (an unfinished study has one: exitedCleanly).
-    return judge_exit_status([j.ok for j in judgements])
+    return exit_status([j.ok for j in judgements])
 
 
 # --- demo -----------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The explorer's console: a campaign's trials as the overview's rows, its progress, and its matrix filling in.
 
 ``studymon explore`` without ``--headless``.  The campaign runs as the
-headless one does (:class:`~studymon.engine.explorer.Explorer`, in a thread
+headless one does (:class:`~studymon.engine.explore.explorer.Explorer`, in a thread
 of its own: Dask's client blocks); each of its steps comes here as it
 happens.  On screen:
 
@@ -13,7 +13,7 @@ happens.  On screen:
 * the matrix, a row per class and a column per check, filling in as trials end.
 
 A trial that runs on this machine (the local cluster) is followed in its
-folder as it grows (:class:`~studymon.engine.follow.FolderFollower`); one
+folder as it grows (:class:`~studymon.engine.explore.follow.FolderFollower`); one
 that ran elsewhere, once its folder is back.  Enter opens the selected
 trial's pane, full screen, as a study's; Escape comes back.  A trial is run
 by its worker: its kills are its points, so the pane's study actions only
@@ -37,11 +37,17 @@ from textual.screen import Screen
 from textual.types import CSSPathType
 from textual.widgets import Footer, Static
 
-from studymon.engine.events import State, StateChanged, StudyEvent
-from studymon.engine.explorer import ExploreFailed, ExploreOptions, Explorer
-from studymon.engine.follow import FolderFollower
-from studymon.engine.judge.verdict import EXIT_UNKNOWN
-from studymon.engine.spec import container_prefix
+from studymon.engine import (
+    EXIT_UNKNOWN,
+    ExploreFailed,
+    ExploreOptions,
+    Explorer,
+    FolderFollower,
+    State,
+    StateChanged,
+    StudyEvent,
+    container_prefix,
+)
 from studymon.tui.explore_view import CampaignProgress, matrix_of
 from studymon.tui.feed import StudyFeed
 from studymon.widgets import keys
@@ -160,7 +166,7 @@ class ExploreApp(App[int]):
         self.call_from_thread(self.take, what, facts)
 
     def take(self, what: str, facts: dict[str, Any]) -> None:
-        """One step of the campaign (:class:`~studymon.engine.explorer.Explorer`'s progress)."""
+        """One step of the campaign (:class:`~studymon.engine.explore.explorer.Explorer`'s progress)."""
         self.campaign.take(what, facts)
         if what == "trace":
             traced = self.options.study or str(self.explorer.plan.get("study", "trace"))

@@ -21,9 +21,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from studymon.engine import safefile
-from studymon.engine.judge.table import MARKS
-from studymon.engine.quoting import DETAIL_LIMIT, free_text, shown
+from studymon.engine import DETAIL_LIMIT, MARKS, free_text, saved_matrix, shown
 from studymon.widgets.containers_table import format_duration
 
 _CELL = {"✓": "bold green", "✗": "bold red", "?": "bold yellow", "missed": "yellow"}
@@ -180,12 +178,7 @@ class ExploreView:
 
 def matrix_table(folder: Path) -> Table:
     """The matrix of a campaign folder: a row per class, a column per check, the first failing point per check."""
-    try:
-        body = safefile.read_object(folder, "campaign.json")
-    except safefile.Unreadable:
-        body = {}  # a table with no rows rather than a traceback: the explorer's own lines said why
-    study = body.get("study")
-    return matrix_of(study if isinstance(study, str) else "", body.get("matrix"))
+    return matrix_of(*saved_matrix(folder))  # a table with no rows when it cannot be read, not a traceback
 
 
 def _mark(value: Any) -> Text:
@@ -195,7 +188,7 @@ def _mark(value: Any) -> Text:
 
 
 def matrix_of(study: str, m: Any) -> Table:
-    """The matrix (:func:`studymon.engine.campaign.matrix`) as a table.
+    """The matrix (:func:`studymon.engine.explore.campaign.matrix`) as a table.
 
     The matrix may come from a campaign folder (``campaign.json``) or be built from one: each class, check
     and point is quoted and shown as ``Text`` (a ``str`` would be read as markup); anything not of the shape

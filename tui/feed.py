@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import OrderedDict, deque
 from collections.abc import Iterator
 
-from studymon.engine.events import (
+from studymon.engine import (
     ArmChanged,
     ContainerChanged,
     KillStep,

@@ -22,7 +22,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from studymon.engine.events import (
+from studymon.engine import (
+    DETAIL_LIMIT,
+    MANY_STUDIES,
     ArmChanged,
     ContainerChanged,
     KillStep,
@@ -34,9 +36,9 @@ from studymon.engine.events import (
     StateChanged,
     StudyEvent,
     Verdicts,
+    free_text,
+    shown,
 )
-from studymon.engine.judge.table import MANY_STUDIES
-from studymon.engine.quoting import DETAIL_LIMIT, free_text, shown
 from studymon.widgets.states import state_label
 
 LAST_KINDS = 6

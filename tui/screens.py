@@ -36,12 +36,17 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
-from studymon.engine.events import Sample, StudyEvent
-from studymon.engine.evidence import EvidenceExists, write_text
-from studymon.engine.finish import SessionResult
-from studymon.engine.killpoint import SEED, KillPoint
-from studymon.engine.session import StudySession
-from studymon.engine.supervisor import Supervisor
+from studymon.engine import (
+    SEED,
+    EvidenceExists,
+    KillPoint,
+    Sample,
+    SessionResult,
+    StudyEvent,
+    StudySession,
+    Supervisor,
+    write_text,
+)
 from studymon.tui.feed import StudyFeed
 from studymon.widgets import keys
 from studymon.widgets.dialogs import ArmScreen, ConfirmScreen, HelpScreen, QuitScreen, RecordScreen

@@ -16,9 +16,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widgets import DataTable
 
-from studymon.engine.clock import parse_rfc3339
-from studymon.engine.events import ContainerChanged
-from studymon.engine.quoting import free_text
+from studymon.engine import ContainerChanged, free_text, parse_rfc3339
 
 # No name column: every name is ``<prefix>-<study>-<run>`` and a pane is ~50 columns wide, so the
 # name would be cut where the run is.  The run has its column, and the short Id tells a container

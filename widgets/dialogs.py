@@ -21,9 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from studymon.engine.killpoint import GRAMMAR, BadPoint, KillPoint
-from studymon.engine.ledger import Record
-from studymon.engine.quoting import free_text, json_text
+from studymon.engine import GRAMMAR, BadPoint, KillPoint, Record, free_text, json_text
 
 KEY_COLUMN = 9  # the help's key column at most (its descriptions then fit the dialog's width)
 

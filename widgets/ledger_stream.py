@@ -48,10 +48,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Input
 
-from studymon.engine.contract import KINDS
-from studymon.engine.ledger import Record
-from studymon.engine.pace import Pace
-from studymon.engine.quoting import free_text
+from studymon.engine import KINDS, Pace, Record, free_text
 from studymon.widgets import keys
 from studymon.widgets.keys import Scope
 
@@ -141,7 +138,7 @@ def _summary_of(kind: str, c: dict[str, Any]) -> str:
 def summarize(record: Record) -> str:
     """A one-line summary of a record's content; never raises, whatever the study wrote.
 
-    Quoted (:func:`~studymon.engine.quoting.free_text`): the ledger is the study's, and a control character
+    Quoted (:func:`~studymon.engine.io.quoting.free_text`): the ledger is the study's, and a control character
     in it (an escape sequence) would otherwise reach the terminal; newlines read as spaces first."""
     try:
         said = _summary_of(record.kind, record.content)

@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 
 from textual.message import Message
 
-from studymon.engine.events import (
+from studymon.engine import (
     ArmChanged,
     ContainerChanged,
     KillStep,

@@ -42,8 +42,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Input
 
-from studymon.engine.events import State, StudyEvent
-from studymon.engine.quoting import free_text
+from studymon.engine import State, StudyEvent, free_text
 from studymon.widgets import keys
 from studymon.widgets.keys import Scope
 from studymon.widgets.summary import (

@@ -19,8 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from studymon.engine.clock import parse_rfc3339
-from studymon.engine.ledger import Record
+from studymon.engine import Record, parse_rfc3339
 
 PURPOSES = ("diagnosis", "ablation", "proposal", "export")
 OTHER = "other"

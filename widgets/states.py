@@ -7,7 +7,7 @@ printer uses it too.
 
 from __future__ import annotations
 
-from studymon.engine.events import State
+from studymon.engine import State
 
 LABELS = {
     State.STARTING: "starting",

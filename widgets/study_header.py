@@ -22,8 +22,7 @@ from textual.reactive import reactive, var
 from textual.widget import Widget
 from textual.widgets import Label
 
-from studymon.engine.events import Progress, State
-from studymon.engine.quoting import DETAIL_LIMIT, free_text
+from studymon.engine import DETAIL_LIMIT, Progress, State, free_text
 from studymon.widgets.states import CLOCK_STOPPED, state_class, state_label
 
 NOTE_KINDS = ("info", "kill", "problem", "alert")

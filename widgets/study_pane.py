@@ -25,10 +25,7 @@ from textual.message import Message
 from textual.reactive import var
 from textual.timer import Timer
 
-from studymon.engine.clock import parse_rfc3339
-from studymon.engine.events import KillStep, Progress, State, StudyEvent
-from studymon.engine.judge.verdict import Check
-from studymon.engine.ledger import Record
+from studymon.engine import Check, KillStep, Progress, Record, State, StudyEvent, parse_rfc3339
 from studymon.widgets import keys
 from studymon.widgets.containers_table import ContainersTable
 from studymon.widgets.controls import Controls

@@ -19,8 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from studymon.engine.clock import parse_rfc3339, utc_epoch
-from studymon.engine.events import (
+from studymon.engine import (
     ArmChanged,
     KillStep,
     Problem,
@@ -30,6 +29,8 @@ from studymon.engine.events import (
     StateChanged,
     StudyEvent,
     Verdicts,
+    parse_rfc3339,
+    utc_epoch,
 )
 from studymon.widgets.states import state_label
 

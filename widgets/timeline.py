@@ -59,8 +59,7 @@ from rich.text import Text
 from textual.strip import Strip
 from textual.widget import Widget
 
-from studymon.engine.ledger import Record
-from studymon.engine.quoting import free_text
+from studymon.engine import Record, free_text
 from studymon.widgets.load_history import LoadHistory
 from studymon.widgets.run_lanes import EARLIEST, FUTURE_SLACK, RUN_ID_CHARS, Run, RunLanes, RunState, lane_cells
 from studymon.widgets.time_axis import TimeAxis

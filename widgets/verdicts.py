@@ -17,8 +17,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from studymon.engine.judge.verdict import Check
-from studymon.engine.quoting import DETAIL_LIMIT, free_text
+from studymon.engine import DETAIL_LIMIT, Check, free_text
 
 MARKS = {True: "✓", False: "✗", None: "?"}
 STYLES = {True: "verdict--ok", False: "verdict--fail", None: "verdict--unknown"}

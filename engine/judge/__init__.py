@@ -2,8 +2,8 @@
 
 The modules, in the order a judgement runs:
 
-* :mod:`.read` reads ``OUT`` through :mod:`studymon.engine.folder` and
-  :mod:`studymon.engine.safefile` into the facts of :mod:`.facts` (the
+* :mod:`.read` reads ``OUT`` through :mod:`studymon.engine.contract.folder` and
+  :mod:`studymon.engine.io.safefile` into the facts of :mod:`.facts` (the
   container events into the tally of :mod:`.events`);
 * :mod:`.study`, :mod:`.kill` and :mod:`.target` hold the checks, each a
   function of facts already read (nothing there touches a file), giving a

@@ -17,8 +17,10 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studymon.engine.automata import Machine, Row, Where, proof, unexpected
-from studymon.engine.folder import EvidenceFolder
+from studymon.engine.contract.automata import Machine, Row, Where, proof, unexpected
+from studymon.engine.contract.exits import STOPPED
+from studymon.engine.contract.folder import EvidenceFolder
+from studymon.engine.evidence.records import LaunchEnd, LaunchStart
 from studymon.engine.judge.facts import KillEvidence, Launches
 from studymon.engine.judge.machines import (
     CONTROLLER,
@@ -42,7 +44,6 @@ from studymon.engine.judge.timeline import (
     launch_events,
     merged,
 )
-from studymon.engine.records import LaunchEnd, LaunchStart
 
 
 @dataclass
@@ -56,8 +57,6 @@ class _Controller:
     end_where: Where | None = None
     overlapped_at: float | None = None  # when a later controller was started while this one ran
 
-
-STOPPED = 130  # the exit status of a study stopped by SIGINT (§1)
 
 # Ends other than exit 0 followed one by one for the kill folders that claim them: a study crashes a few times.
 UNCLEAN_KEPT = 64

@@ -6,13 +6,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from studymon.engine.accounts import Accounts
-from studymon.engine.automata import Proof, Row, Where, proof
-from studymon.engine.contract import plural, studys_container
+from studymon.engine.contract.accounts import Accounts
+from studymon.engine.contract.automata import Proof, Row, Where, proof
+from studymon.engine.contract.rules import plural, studys_container
+from studymon.engine.evidence.records import ContainerEvent, Gap, parse_event, time_epoch
+from studymon.engine.io.safefile import type_name
 from studymon.engine.judge.machines import C_DESTROY, C_DIE, C_OOM, C_OTHER, C_START, CONTAINER
 from studymon.engine.judge.verdict import SEEN_KEPT, SHOWN
-from studymon.engine.records import ContainerEvent, Gap, parse_event, time_epoch
-from studymon.engine.safefile import type_name
 
 RUNTIME_NAMES = {"docker": "the Docker engine", "process": "the process runtime"}
 
@@ -293,7 +293,7 @@ class EventTally:
         self._copy_at: dict[tuple[Any, ...], Where] = {}  # key -> where its first copy was read
 
     def _ours(self, e: ContainerEvent) -> bool:
-        """Whether the event's container is the study's (§6.1, :func:`~studymon.engine.contract.studys_container`)."""
+        """Whether the event's container is the study's (§6.1, ``rules.studys_container``)."""
         if self.study is None or self.container_prefix is None:  # no stem of another study to hold a name to
             if e.study is not None:
                 return e.study == self.study

@@ -11,15 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from studymon.engine.automata import Proof, Row, Where, proof
-from studymon.engine.contract import is_int
-from studymon.engine.ends import FINISHED, PAUSED
-from studymon.engine.folder import EvidenceFolder, KillFolder
+from studymon.engine.contract.automata import Proof, Row, Where, proof
+from studymon.engine.contract.ends import FINISHED, PAUSED
+from studymon.engine.contract.folder import EvidenceFolder, KillFolder
+from studymon.engine.contract.killpoint import SEED, ArmedPoint, KillPoint, point_text
+from studymon.engine.contract.ledger import LedgerIssue, Record
+from studymon.engine.contract.rules import is_int
+from studymon.engine.evidence.records import KillRecord, KillTarget, LaunchEnd, LaunchStart, WindowRecord, no_since
 from studymon.engine.judge.machines import ARM, DISARM, POINT
 from studymon.engine.judge.verdict import PROOFS_KEPT, SHOWN, Verdict
-from studymon.engine.killpoint import SEED, ArmedPoint, KillPoint, point_text
-from studymon.engine.ledger import LedgerIssue, Record
-from studymon.engine.records import KillRecord, KillTarget, LaunchEnd, LaunchStart, WindowRecord, no_since
 
 if TYPE_CHECKING:
     from studymon.engine.judge.events import EventTally

@@ -6,28 +6,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from studymon.engine.accounts import Accounts, RunAccount, Settlement, round_key, story_end
-from studymon.engine.automata import Proof, Where, proof
-from studymon.engine.contract import plural, valid_id
-from studymon.engine.folder import EvidenceFolder, KillFolder
+from studymon.engine.contract.accounts import Accounts, RunAccount, Settlement, round_key, story_end
+from studymon.engine.contract.automata import Proof, Where, proof
+from studymon.engine.contract.folder import EvidenceFolder, KillFolder
+from studymon.engine.contract.ledger import Record
+from studymon.engine.contract.rules import plural, valid_id
+from studymon.engine.contract.targets import CHARGED, IN_FLIGHT, UNRECORDED, UNSETTLED
+from studymon.engine.evidence.records import ENDS, SIGKILL, KillRecord, KillTarget, same_json, started
 from studymon.engine.judge.facts import KillEvidence, LedgerFacts, StudyFacts, ledger_line
 from studymon.engine.judge.target import PlanIndex, target_checks
 from studymon.engine.judge.text import name_text, ns_text, run_text
 from studymon.engine.judge.timeline import ORDER_ROUNDING
 from studymon.engine.judge.verdict import SHOWN, WINDOW_OPEN, Check, Verdict
-from studymon.engine.ledger import Record
-from studymon.engine.records import (
-    CHARGED,
-    ENDS,
-    IN_FLIGHT,
-    SIGKILL,
-    UNRECORDED,
-    UNSETTLED,
-    KillRecord,
-    KillTarget,
-    same_json,
-    started,
-)
 
 # Listed targets judged when the ledger cannot say which runs were in flight.
 LISTED_KEPT = 16

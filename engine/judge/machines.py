@@ -14,8 +14,8 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
-from studymon.engine.automata import Machine, Row
-from studymon.engine.ends import FINISHED, PAUSED
+from studymon.engine.contract.automata import Machine, Row
+from studymon.engine.contract.ends import FINISHED, PAUSED
 from studymon.engine.judge.timeline import END, KILL, SEEN, START
 
 GONE = "gone"  # the kill's controller did not run at the kill

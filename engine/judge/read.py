@@ -1,6 +1,6 @@
 """Reading an evidence folder into the facts the checks are given.
 
-Every file is read through :mod:`studymon.engine.safefile` (inside ``OUT``
+Every file is read through :mod:`studymon.engine.io.safefile` (inside ``OUT``
 only, regular files only, capped in size, never echoed), and a file that
 cannot be used becomes the reason of the checks that need it; nothing here
 raises on bad evidence.
@@ -21,11 +21,26 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from studymon.engine import safefile
-from studymon.engine.accounts import Accounts
-from studymon.engine.automata import Proof, Where, proof
-from studymon.engine.contract import KNOWN_KINDS, ContractWatch, is_int, plural, valid_id
-from studymon.engine.folder import EvidenceFolder, KillFolder
+from studymon.engine.contract.accounts import Accounts
+from studymon.engine.contract.automata import Proof, Where, proof
+from studymon.engine.contract.folder import EvidenceFolder, KillFolder
+from studymon.engine.contract.killpoint import SEED, point_text
+from studymon.engine.contract.ledger import LedgerIssue, LedgerParser, Record
+from studymon.engine.contract.rules import KNOWN_KINDS, ContractWatch, is_int, plural, valid_id
+from studymon.engine.contract.spec import DEFAULT_PREFIX, EXPECT_ENDS
+from studymon.engine.contract.targets import CHARGED, UNRECORDED
+from studymon.engine.evidence.records import (
+    WRITTEN_MS,
+    ArmLine,
+    parse_arm,
+    parse_kill,
+    parse_research,
+    parse_window,
+    same_json,
+    time_epoch,
+)
+from studymon.engine.io import safefile
+from studymon.engine.io.safefile import JsonArray, JsonlFile, Unreadable, type_name
 from studymon.engine.judge.controllers import replay_controllers
 from studymon.engine.judge.events import EventTally, TargetWatch, planned_after
 from studymon.engine.judge.facts import (
@@ -50,22 +65,6 @@ from studymon.engine.judge.timeline import (
 )
 from studymon.engine.judge.twice import kill_moment
 from studymon.engine.judge.verdict import PROOFS_KEPT, SHOWN
-from studymon.engine.killpoint import SEED, point_text
-from studymon.engine.ledger import LedgerIssue, LedgerParser, Record
-from studymon.engine.records import (
-    CHARGED,
-    UNRECORDED,
-    WRITTEN_MS,
-    ArmLine,
-    parse_arm,
-    parse_kill,
-    parse_research,
-    parse_window,
-    same_json,
-    time_epoch,
-)
-from studymon.engine.safefile import JsonArray, JsonlFile, Unreadable, type_name
-from studymon.engine.spec import DEFAULT_PREFIX, EXPECT_ENDS
 
 # A ledger with this many issues is garbage: reading stops, so a file of a
 # billion empty lines costs seconds, not an hour.

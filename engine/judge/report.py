@@ -15,9 +15,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from studymon.engine import safefile
-from studymon.engine.contract import valid_container_name
-from studymon.engine.folder import EvidenceFolder, KillFolder
+from studymon.engine.contract.folder import EvidenceFolder, KillFolder
+from studymon.engine.contract.rules import valid_container_name
+from studymon.engine.io import safefile
 from studymon.engine.judge.controllers import replay_controllers
 from studymon.engine.judge.facts import KillEvidence
 from studymon.engine.judge.kill import judge_targets, kill_checks

@@ -8,19 +8,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from studymon.engine.accounts import Accounts, RunAccount, round_key
-from studymon.engine.automata import Proof, Row, Where, proof
-from studymon.engine.contract import ContractWatch, is_int, plural, round_text, valid_id
-from studymon.engine.ends import ENDS, FULL_STOP, HALT, STOP, broken, result_end
-from studymon.engine.folder import EvidenceFolder, KillFolder
+from studymon.engine.contract.accounts import Accounts, RunAccount, round_key
+from studymon.engine.contract.automata import Proof, Row, Where, proof
+from studymon.engine.contract.ends import ENDS, FULL_STOP, HALT, STOP, broken, result_end
+from studymon.engine.contract.folder import EvidenceFolder, KillFolder
+from studymon.engine.contract.ledger import Record
+from studymon.engine.contract.rules import ContractWatch, is_int, plural, round_text, valid_id
+from studymon.engine.contract.spec import EXPECT_ENDS
+from studymon.engine.contract.targets import IN_FLIGHT
+from studymon.engine.evidence.records import ContainerEvent, parse_event
+from studymon.engine.io.safefile import type_name
 from studymon.engine.judge.facts import Arming, Fired, KillEvidence, Launches, LedgerFacts, StudyFacts, ledger_line
 from studymon.engine.judge.machines import FIRE, MISS, POINT
 from studymon.engine.judge.text import free_text, name_text, run_text, time_text
 from studymon.engine.judge.verdict import RESUME_HINT, SHOWN, Check, Verdict
-from studymon.engine.ledger import Record
-from studymon.engine.records import IN_FLIGHT, ContainerEvent, parse_event
-from studymon.engine.safefile import type_name
-from studymon.engine.spec import EXPECT_ENDS
 
 # research.json could not be read: the end the study expects (§6.7) is not known.
 UNKNOWN_END = "unknown"
@@ -143,7 +144,7 @@ def halted_at_export(
     v = Verdict("haltedAtExport", "study")
     expects = f"a study whose template expects {expect!r} ends so (§6.7), with nothing after that end (rule 12)"
     end, what = _end_record(acc, expect)
-    # The rows the timeline's end took in the study's end machines (``engine/ends.py``): the check is their view.
+    # The rows the timeline's end took in the study's end machines (``contract/ends.py``): the check is their view.
     for row in broken(acc.end.end(expect, finished)):
         words = {
             "halt": getattr(acc.last_halt, "seq", None),
@@ -241,7 +242,7 @@ def results_accounted(acc: Accounts, ledger: LedgerFacts, finished: bool) -> Che
     # A record whose run is no run id is no record of a run (rule 1, contractKept's): it starts, ends or settles
     # nothing here.
     runs = [a for a in acc.runs.values() if valid_id(a.run)]
-    # The rows the timeline's end takes in each run's result machine (``engine/ends.py``): a run started without its
+    # The rows the timeline's end takes in each run's result machine (``contract/ends.py``): a run started without its
     # result breaks rule 14 (✗ once finished, ``?`` while a resume may still write it).
     lost = [(a, row) for a in runs for row in broken([result_end(a.result, finished)])]
     unsettled = [

@@ -14,8 +14,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from studymon.engine.io.quoting import DETAIL_LIMIT, LIMIT, free_text, shown
 from studymon.engine.judge.verdict import Check, overall
-from studymon.engine.quoting import DETAIL_LIMIT, LIMIT, free_text, shown
 
 MARKS = {True: ("✓", "bold green"), False: ("✗", "bold red"), None: ("?", "bold yellow")}
 

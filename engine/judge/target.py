@@ -5,11 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from studymon.engine.accounts import Accounts, RunAccount, round_key
-from studymon.engine.automata import Proof, Row, Where, proof, unexpected
-from studymon.engine.contract import experiment_keys, is_int, key, plural, round_text, valid_id
-from studymon.engine.ends import FINISHED, PAUSED
-from studymon.engine.folder import EvidenceFolder, KillFolder
+from studymon.engine.contract.accounts import Accounts, RunAccount, round_key
+from studymon.engine.contract.automata import Proof, Row, Where, proof, unexpected
+from studymon.engine.contract.ends import FINISHED, PAUSED
+from studymon.engine.contract.folder import EvidenceFolder, KillFolder
+from studymon.engine.contract.ledger import Record
+from studymon.engine.contract.rules import experiment_keys, is_int, key, plural, round_text, valid_id
+from studymon.engine.contract.targets import CHARGED, UNRECORDED, UNSETTLED
+from studymon.engine.evidence.records import KillTarget, Snapshot, inspect_problem, parse_snapshot
+from studymon.engine.io.safefile import type_name
 from studymon.engine.judge.events import ContainerStory, StoryEvent, TargetWatch
 from studymon.engine.judge.facts import KillEvidence, LedgerFacts, StudyFacts, ledger_line
 from studymon.engine.judge.machines import (
@@ -38,17 +42,6 @@ from studymon.engine.judge.machines import (
 )
 from studymon.engine.judge.text import action_text, name_text, ns_text, run_text, short_id, time_text
 from studymon.engine.judge.verdict import SHOWN, WINDOW_OPEN, Check, Verdict
-from studymon.engine.ledger import Record
-from studymon.engine.records import (
-    CHARGED,
-    UNRECORDED,
-    UNSETTLED,
-    KillTarget,
-    Snapshot,
-    inspect_problem,
-    parse_snapshot,
-)
-from studymon.engine.safefile import type_name
 
 FINISHED_OPEN = "the study finished with the window still open"
 TARGET_CHECKS = ("sameContainerNoRerun", "chargedOnce", "resultSettledAndFinished")

@@ -3,7 +3,7 @@
 The evidence may have been written by an adversary; a detail quotes a value
 only once it was validated (run ids and container names that match their
 patterns, integers, times), and any other text passes the one quoting
-function, :func:`studymon.engine.quoting.free_text` (cut short, each
+function, :func:`studymon.engine.io.quoting.free_text` (cut short, each
 character that is not printable shown as ``?``).
 """
 
@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from studymon.engine.clock import rfc3339_ms
-from studymon.engine.contract import valid_container_name, valid_id
-from studymon.engine.quoting import free_text
+from studymon.engine.contract.rules import valid_container_name, valid_id
+from studymon.engine.io.clock import rfc3339_ms
+from studymon.engine.io.quoting import free_text
 
-# free_text is the one quoting function (engine/quoting.py); the judge's modules take it from here.
+# free_text is the one quoting function (engine/io/quoting.py); the judge's modules take it from here.
 __all__ = ["action_text", "free_text", "name_text", "ns_text", "run_text", "short_id", "time_text"]
 
 # --- showing values from files --------------------------------------------------

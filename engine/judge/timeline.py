@@ -34,11 +34,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from studymon.engine import safefile
-from studymon.engine.automata import Proof, Where, proof
-from studymon.engine.folder import EvidenceFolder, KillFolder
-from studymon.engine.records import KillRecord, LaunchEnd, LaunchStart, TimelineLine, parse_launch, parse_timeline
-from studymon.engine.safefile import TORN, JsonlFile, Unreadable
+from studymon.engine.contract.automata import Proof, Where, proof
+from studymon.engine.contract.folder import EvidenceFolder, KillFolder
+from studymon.engine.evidence.records import (
+    KillRecord,
+    LaunchEnd,
+    LaunchStart,
+    TimelineLine,
+    parse_launch,
+    parse_timeline,
+)
+from studymon.engine.io import safefile
+from studymon.engine.io.safefile import TORN, JsonlFile, Unreadable
 
 KEEPER_SLACK = 0.001
 # Two times to the millisecond read as floats: a millisecond apart may read as a hair more.

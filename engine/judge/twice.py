@@ -1,4 +1,4 @@
-"""The facts a folder holds twice, compared (contract §6.9): the judge's side of :mod:`studymon.engine.heldtwice`.
+"""The facts a folder holds twice, compared (contract §6.9): the judge's side of ``evidence/heldtwice.py``.
 
 :data:`COMPARED` names, for each row of the evidence module's table, where
 the judge compares its copies; a disagreement is ✗ of the check named there,
@@ -6,7 +6,7 @@ whichever copy looks sound alone.  ``tests/test_held_twice_judged.py`` holds
 the two against each other: a row the judge does not compare fails it.
 
 The comparisons of a kill's own moment live here (:func:`kill_moment`): they
-read ``kill.json`` as written, before :func:`~studymon.engine.records.parse_kill`
+read ``kill.json`` as written, before :func:`~studymon.engine.evidence.records.parse_kill`
 keeps only what the other checks need.
 """
 
@@ -16,13 +16,13 @@ import itertools
 import math
 from typing import Any
 
-from studymon.engine.folder import KillFolder
-from studymon.engine.records import WRITTEN_MS, epoch, time_epoch
+from studymon.engine.contract.folder import KillFolder
+from studymon.engine.evidence.records import WRITTEN_MS, epoch, time_epoch
 
 # A float of today's epoch, and a text to the millisecond, round: a little more than their resolution.
 SLACK = 1e-6
 
-# Where each row of the evidence module's table (engine/heldtwice.py) is compared, and the check it fails.
+# Where each row of the evidence module's table (engine/evidence/heldtwice.py) is compared, and the check it fails.
 COMPARED: dict[str, str] = {
     "timeline-is-the-ledger": "read._Seen (ledgerWellFormed)",
     "ledger-at-kill": "read._AtKill (killEvidence)",
@@ -51,7 +51,7 @@ COMPARED: dict[str, str] = {
     "final-ending": "read.read_outcome (exitedCleanly; not report.json)",
     "targets-from-ledger": "kill.kill_evidence (killEvidence)",
     "targets-in-window": "kill.kill_evidence (killEvidence)",
-    # A campaign's facts are compared by report CAMPAIGN (engine/campaign.py), each a check of scope campaign.
+    # A campaign's facts are compared by report CAMPAIGN (engine/explore/campaign.py), each a check of scope campaign.
     "trial-identity": "campaign: journalWellFormed (id <ID>-<n>, out trials/<n>), trialFolders (research.json's study)",
     "trial-points": "campaign: journalWellFormed (a trial's points kept), trialFolders (arms.jsonl armed at them)",
     "trial-class": "campaign: journalWellFormed (its class kept), summaryAgrees (its first point's class in the plan)",

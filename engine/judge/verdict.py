@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from studymon.engine.automata import Proof
+from studymon.engine.contract.automata import Proof
 
 STUDY_CHECKS = (
     "ledgerWellFormed",
@@ -53,20 +53,6 @@ class Check:
         if self.proofs:
             doc["proofs"] = [p.as_json() for p in self.proofs]
         return doc
-
-
-# The exit status of `studymon run` and `studymon report` (§6.6): a check failed beats one that may still change.
-EXIT_OK, EXIT_FAIL, EXIT_UNKNOWN = 0, 1, 3
-
-
-def exit_status(verdicts: Iterable[bool | None]) -> int:
-    """1 when any verdict is ✗, else 3 when any is ?, else 0."""
-    seen = list(verdicts)
-    if any(ok is False for ok in seen):
-        return EXIT_FAIL
-    if any(ok is None for ok in seen):
-        return EXIT_UNKNOWN
-    return EXIT_OK
 
 
 def overall(checks: Iterable[Check]) -> bool | None:

@@ -5,6 +5,8 @@ checks are one piece of code for both."""
 
 from __future__ import annotations
 
+import contextlib
+
 from studymon.engine.runtimes.base import ContainerConflict, NoSuchContainer, Runtime, RuntimeUnavailable
 
 
@@ -19,6 +21,14 @@ def open_runtime(backend: str) -> Runtime:
 
         return ProcessRuntime()
     raise ValueError(f"unknown backend {backend!r}: use docker or process")
+
+
+def close_runtime(runtime: Runtime) -> None:
+    """Let go of a runtime's connections (a Docker client's sockets); runtimes without any have no ``close``."""
+    close = getattr(runtime, "close", None)
+    if close is not None:
+        with contextlib.suppress(Exception):
+            close()
 
 
 def docker_answers(timeout: float = 3.0) -> bool:
@@ -40,6 +50,7 @@ __all__ = [
     "NoSuchContainer",
     "Runtime",
     "RuntimeUnavailable",
+    "close_runtime",
     "docker_answers",
     "open_runtime",
     "resolve_backend",

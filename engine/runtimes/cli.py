@@ -63,6 +63,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from studymon.engine.contract.spec import BadInput
 from studymon.engine.runtimes.base import ContainerConflict, Event, Inspect, NoSuchContainer, Runtime
 from studymon.engine.runtimes.process import NAME_RE, ROOT_ENV, ProcessRuntime, default_root
 from studymon.engine.runtimes.shapes import (
@@ -83,7 +84,6 @@ from studymon.engine.runtimes.shapes import (
     read_filters,
     read_time,
 )
-from studymon.engine.spec import BadInput
 
 # The environment variable that names the runtime to a study (contract §3).
 ENV = "STUDYMON_RUNTIME"

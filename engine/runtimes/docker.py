@@ -45,7 +45,7 @@ import docker.errors
 import requests.exceptions
 import urllib3.exceptions
 
-from studymon.engine.clock import parse_rfc3339
+from studymon.engine.io.clock import parse_rfc3339
 from studymon.engine.runtimes.base import ContainerConflict, Event, Inspect, NoSuchContainer, RuntimeUnavailable
 
 if TYPE_CHECKING:

@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from studymon.engine.evidence import append_line_fd
+from studymon.engine.evidence.writer import append_line_fd
 from studymon.engine.runtimes.base import Event
 from studymon.engine.runtimes.statedir import StateDir
 

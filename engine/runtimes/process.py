@@ -53,8 +53,8 @@ from typing import Any
 
 import psutil
 
-from studymon.engine.clock import parse_rfc3339, rfc3339_ns
-from studymon.engine.notify import DEFAULT_MASK, IN_DONT_FOLLOW, Notifier
+from studymon.engine.io.clock import parse_rfc3339, rfc3339_ns
+from studymon.engine.io.notify import DEFAULT_MASK, IN_DONT_FOLLOW, Notifier
 from studymon.engine.runtimes.base import ContainerConflict, Event, Inspect, NoSuchContainer
 from studymon.engine.runtimes.journal import KEEP_SEGMENTS, SEGMENT_BYTES, Journal, event_ns
 from studymon.engine.runtimes.statedir import StateDir
@@ -379,7 +379,7 @@ class ProcessRuntime:
     ) -> None:
         """Tail the journal from its end until ``stop`` is set, following its rotations.
 
-        A watch (:mod:`studymon.engine.notify`) on the journal's folder wakes
+        A watch (:mod:`studymon.engine.io.notify`) on the journal's folder wakes
         the loop when a segment grows or a new one begins, and a helper makes
         ``stop`` wake it too, so it returns at once (the helper is joined
         before it does).  Lines lost to a segment truncated, or dropped before

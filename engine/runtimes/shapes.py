@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from studymon.engine.clock import parse_rfc3339
+from studymon.engine.io.clock import parse_rfc3339
 from studymon.engine.runtimes.base import Event, Inspect
 from studymon.engine.runtimes.process import ZERO_TIME
 

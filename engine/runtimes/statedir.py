@@ -29,8 +29,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from studymon.engine.contract.spec import BadInput
 from studymon.engine.runtimes.base import RuntimeUnavailable
-from studymon.engine.spec import BadInput
 
 # Folders under the root, and the files in them, are the runtime's user's only.
 DIR_MODE = 0o700

@@ -11,7 +11,7 @@ process and starts another.
 The product is judged as ``studymon report`` does: a study by
 ``studymon.engine.judge.judge`` and ``exit_status``, a folder that is not
 evidence as exit 2; a campaign as ``studymon report CAMPAIGN`` does, by
-``studymon.engine.campaign.rejudge`` (its checks, and the exit status they
+``studymon.engine.explore.campaign.rejudge`` (its checks, and the exit status they
 make; it judges every trial folder again and may write ``campaign.json``
 anew).
 """
@@ -32,12 +32,12 @@ MEMORY_GUARD = 4 << 30  # address space: a runaway judge fails here instead of t
 
 def product(kind: str, path: Path) -> dict[str, Any]:
     from studymon.engine.judge import NotEvidence, judge
-    from studymon.engine.judge.verdict import exit_status
+    from studymon.engine.contract.exits import exit_status
 
     if kind == "campaign":
         # As `studymon report CAMPAIGN` does (tui/cli.py's cmd_report): a folder that is a campaign's is judged
         # by its campaign report; any other, as a study's (a folder without its journal and campaign.json).
-        from studymon.engine import campaign
+        from studymon.engine.explore import campaign
 
         if campaign.is_campaign(path.resolve()):
             report = campaign.rejudge(path.resolve())

@@ -1,0 +1,103 @@
+"""The keeper: the small parent that starts a study controller and records how it ended.
+
+Only a parent can learn a process's exit status.  If the console were the
+controller's parent, a console that detaches or crashes would lose it, and
+``launches.jsonl`` would never say how the study ended.  So the console starts
+this keeper (in its own session), the keeper starts the controller (in a
+session of its own, so that its process group is the controller's alone),
+writes the ``start`` line, tells the console the pid on standard output,
+waits, and writes the ``end`` line with the exact code or signal.  The console
+may come and go meanwhile; ``studymon attach`` finds the controller again
+from the ``start`` line.
+
+    python -m studymon.engine.launch.keeper OUT RESUME(0|1) -- ARGV...
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from studymon.engine.contract.folder import EvidenceFolder
+from studymon.engine.evidence.records import NOT_STARTED, LaunchEnd, LaunchStart
+from studymon.engine.evidence.writer import append_jsonl
+
+
+def _start_time(pid: int) -> float | None:
+    import psutil
+
+    try:
+        return psutil.Process(pid).create_time()
+    except psutil.Error:
+        return None
+
+
+def _ignore(_signum: int, _frame: object) -> None:
+    return None
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 4 or argv[2] != "--":
+        print("usage: python -m studymon.engine.launch.keeper OUT RESUME -- ARGV...", file=sys.stderr)
+        return 2
+    out = Path(argv[0])
+    resume = argv[1] == "1"
+    command = argv[3:]
+    # The terminal's signals are for the console, not for the study's keeper.  A
+    # handler, not SIG_IGN: an ignored signal stays ignored across exec, and the
+    # controller must get SIGINT's default (Python's KeyboardInterrupt) back.
+    signal.signal(signal.SIGINT, _ignore)
+    signal.signal(signal.SIGHUP, _ignore)
+    log = os.open(out / EvidenceFolder.LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    # Stamped before the spawn: the controller's first record is never seen before its start (§6.3).
+    started = time.time()
+    try:
+        proc = subprocess.Popen(
+            command,
+            cwd=out,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            restore_signals=True,
+        )
+    except OSError as exc:
+        os.write(log, f"studymon: cannot start the controller: {exc}\n".encode())
+        failed = LaunchStart(None, started, resume).to_json()
+        append_jsonl(out / EvidenceFolder.LAUNCHES, {**failed, "argv": command, "error": str(exc)})
+        append_jsonl(out / EvidenceFolder.LAUNCHES, LaunchEnd(None, time.time(), NOT_STARTED, None).to_json())
+        print(json.dumps({"pid": None, "error": str(exc)}), flush=True)
+        return 1
+    finally:
+        os.close(log)
+    start_time = _start_time(proc.pid)
+    append_jsonl(
+        out / EvidenceFolder.LAUNCHES,
+        {
+            **LaunchStart(proc.pid, started, resume).to_json(),
+            "startTime": start_time,
+            "keeper": os.getpid(),
+            "argv": command,
+        },
+    )
+    try:
+        print(json.dumps({"pid": proc.pid, "startTime": start_time}), flush=True)
+        sys.stdout.close()
+    except OSError:
+        pass  # the console is gone already; the study goes on
+    # Standard output no longer goes anywhere useful.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    rc = proc.wait()
+    code, sig = (None, signal.Signals(-rc).name) if rc < 0 else (rc, None)
+    append_jsonl(out / EvidenceFolder.LAUNCHES, LaunchEnd(proc.pid, time.time(), code, sig).to_json())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

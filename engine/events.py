@@ -69,7 +69,7 @@ class Progress(StudyEvent):
 
 
 @dataclass(frozen=True)
-class ProcessStarted(StudyEvent):
+class ControllerStarted(StudyEvent):
     """A controller started (or was found running, when attaching).
 
     ``first_start`` is when the study's first controller started (epoch
@@ -83,7 +83,7 @@ class ProcessStarted(StudyEvent):
 
 
 @dataclass(frozen=True)
-class ProcessEnded(StudyEvent):
+class ControllerEnded(StudyEvent):
     pid: int
     code: int | None
     signal: str | None

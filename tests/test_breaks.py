@@ -109,8 +109,9 @@ def copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tests, and the commands they start with the copy on ``PYTHONPATH``, import the copy."""
     repo = tmp_path_factory.mktemp("breaks") / "repo"
     ignore = shutil.ignore_patterns("__pycache__")
-    for part in (*PARTS, "tests", "bench", "studymon"):
+    for part in (*PARTS, "tests", "bench"):
         shutil.copytree(ROOT / part, repo / part, ignore=ignore)
+    shutil.copytree(ROOT / "studymon", repo / "studymon", ignore=shutil.ignore_patterns("__pycache__", *PARTS))
     shutil.copy(ROOT / "pyproject.toml", repo / "pyproject.toml")
     for part in PARTS:
         (repo / "studymon" / part).symlink_to(repo / part)

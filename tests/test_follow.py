@@ -17,8 +17,8 @@ import pytest
 from studymon.engine.events import (
     ArmChanged,
     KillStep,
-    ProcessEnded,
-    ProcessStarted,
+    ControllerEnded,
+    ControllerStarted,
     Progress,
     RecordsSeen,
     State,
@@ -60,8 +60,8 @@ def test_a_whole_folder_tells_its_story_once(killed: Path) -> None:
     events = _all(follower)
     ledger = jsonl(killed / "study" / "ledger.jsonl")
     assert _records(events) == [r["seq"] for r in ledger], "every record, once, in order"
-    starts = [e for e in events if isinstance(e, ProcessStarted)]
-    ends = [e for e in events if isinstance(e, ProcessEnded)]
+    starts = [e for e in events if isinstance(e, ControllerStarted)]
+    ends = [e for e in events if isinstance(e, ControllerEnded)]
     assert [s.resume for s in starts] == [False, True], starts
     assert ends[0].signal == "SIGKILL" and ends[-1].code == 0, ends
     kills = [e for e in events if isinstance(e, KillStep)]
@@ -109,7 +109,7 @@ def test_a_folder_that_grows_is_told_as_it_grows_and_a_copy_is_read_on_from_wher
     follower.relocate(killed)  # the finished copy: read on from the same offsets
     rest = _all(follower)
     assert _records(first + second + rest) == [r["seq"] for r in jsonl(killed / "study" / "ledger.jsonl")]
-    assert sum(isinstance(e, ProcessStarted) for e in first + second + rest) == 2, "no start told twice"
+    assert sum(isinstance(e, ControllerStarted) for e in first + second + rest) == 2, "no start told twice"
     assert any(isinstance(e, Verdicts) for e in rest)
     assert [(e.armed, e.point) for e in rest if isinstance(e, ArmChanged)] == [(False, None)], "then it fired"
     follower.close()
@@ -131,5 +131,5 @@ def test_a_hostile_folder_is_read_as_the_judge_reads_one(killed: Path, tmp_path:
         f.write(b'{"event": "start", "pid": "me", "at": "now"}\n' + b"x" * (1 << 17) + b"\n")
     events = _all(FolderFollower("fw", out))
     assert not any(isinstance(e, (Verdicts, KillStep)) for e in events), events
-    assert sum(isinstance(e, ProcessStarted) for e in events) == 2
+    assert sum(isinstance(e, ControllerStarted) for e in events) == 2
     assert _records(events) == [r["seq"] for r in jsonl(killed / "study" / "ledger.jsonl")]

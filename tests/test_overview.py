@@ -23,7 +23,7 @@ from studymon.engine.events import (
     ContainerChanged,
     KillStep,
     Problem,
-    ProcessStarted,
+    ControllerStarted,
     Progress,
     RecordsSeen,
     Sample,
@@ -264,7 +264,7 @@ def test_a_feed_keeps_the_last_records_and_says_how_many_it_let_go_of() -> None:
 def test_a_feed_keeps_what_a_newer_event_replaces_once_and_the_rest_in_order() -> None:
     feed = StudyFeed("a")
     events: list[StudyEvent] = [
-        ProcessStarted("a", 10, False, first_start=NOW - 100),
+        ControllerStarted("a", 10, False, first_start=NOW - 100),
         StateChanged("a", State.RUNNING),
         Progress("a", 1, "diagnosis", 90.0, 100.0, ()),
         ContainerChanged("a", "x-a-d1", "create", None, "created"),
@@ -272,7 +272,7 @@ def test_a_feed_keeps_what_a_newer_event_replaces_once_and_the_rest_in_order() -
         ContainerChanged("a", "x-a-d1", "start", None, "running"),
         KillStep("a", 1, "killed"),
         StateChanged("a", State.KILLED),
-        ProcessStarted("a", 11, True),
+        ControllerStarted("a", 11, True),
         Progress("a", 1, "diagnosis", 80.0, 100.0, ()),
         StudyLoad("a", NOW, 5.0, 1000),
         StateChanged("a", State.RUNNING),
@@ -310,7 +310,7 @@ IDS = [f"s{i:02d}" for i in range(12)]
 def running(study: str, n: int, *, budget: float = 100.0) -> list[StudyEvent]:
     return [
         StateChanged(study, State.RUNNING),
-        ProcessStarted(study, 1000 + n, False, first_start=NOW - 60),
+        ControllerStarted(study, 1000 + n, False, first_start=NOW - 60),
         RecordsSeen(study, (rec(1, "studyOpen", NOW - 100, budget=budget), rec(2, "note", NOW - 60 - n))),
         Progress(study, 1, "diagnosis", budget - 5 * n, budget, (("d1", None),)),
     ]

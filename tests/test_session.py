@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from studymon.engine.contract.spec import StudySpec
-from studymon.engine.events import KillStep, ProcessEnded, RecordsSeen, StudyEvent
+from studymon.engine.events import KillStep, ControllerEnded, RecordsSeen, StudyEvent
 from studymon.engine.evidence.writer import append_jsonl, write_json
 from studymon.engine.io.clock import parse_rfc3339
 from studymon.engine.launch.prepare import create_fresh, plan_fresh
@@ -65,7 +65,7 @@ def test_a_resume_asked_while_the_kill_is_still_capturing_is_kept(
     assert results[0].finished and results[0].judgement is not None and results[0].judgement.ok is True
     steps = [e.step for e in events if isinstance(e, KillStep)]
     assert "resumed" in steps and "settled" in steps
-    ended = [(e.code, e.signal) for e in events if isinstance(e, ProcessEnded)]
+    ended = [(e.code, e.signal) for e in events if isinstance(e, ControllerEnded)]
     assert ended == [(None, "SIGKILL"), (0, None)]
     # The resume was kept, and made once the capture was whole.
     starts = [line for line in launches(out) if line["event"] == "start"]

@@ -32,7 +32,7 @@ from studymon.engine.events import (
     ArmChanged,
     ContainerChanged,
     KillStep,
-    ProcessStarted,
+    ControllerStarted,
     Progress,
     RecordsSeen,
     Sample,
@@ -188,10 +188,10 @@ def recorded_run() -> list[Step]:
 
     # --- the start: three controllers, beta armed before its first run -------------
     steps.append((0.0, [
-        ProcessStarted("alpha", 41017, False), StateChanged("alpha", State.RUNNING, "pid 41017"),
-        ProcessStarted("beta", 41018, False), StateChanged("beta", State.RUNNING, "pid 41018"),
+        ControllerStarted("alpha", 41017, False), StateChanged("alpha", State.RUNNING, "pid 41017"),
+        ControllerStarted("beta", 41018, False), StateChanged("beta", State.RUNNING, "pid 41018"),
         ArmChanged("beta", True),
-        ProcessStarted("gamma", 41019, False), StateChanged("gamma", State.RUNNING, "pid 41019"),
+        ControllerStarted("gamma", 41019, False), StateChanged("gamma", State.RUNNING, "pid 41019"),
     ]))
     for led in (alpha, beta, gamma):
         led.open(60, [("e1", 0.412), ("e2", 2.731), ("e3", 1.204), ("e4", -0.35)])
@@ -215,7 +215,7 @@ def recorded_run() -> list[Step]:
     samples_until(4)
     steps.append((4.0, [
         KillStep("beta", 1, "captured", "container after the kill, machine snapshot"),
-        ProcessStarted("beta", 41090, True), StateChanged("beta", State.RESUMING, "pid 41090"),
+        ControllerStarted("beta", 41090, True), StateChanged("beta", State.RESUMING, "pid 41090"),
         KillStep("beta", 1, "resumed", "pid 41090", T0 + 4.0),
     ]))
 

@@ -26,8 +26,8 @@ from studymon.engine.events import (
     ContainerChanged,
     KillStep,
     Problem,
-    ProcessEnded,
-    ProcessStarted,
+    ControllerEnded,
+    ControllerStarted,
     Progress,
     RecordsSeen,
     Sample,
@@ -605,7 +605,7 @@ async def test_pane_routes_every_event() -> None:
     async with app.run_test(size=(60, 48)) as pilot:
         pane = app.query_one(StudyPane)
         assert pane.id == pane_id("s1")
-        pane.post_event(ProcessStarted("s1", 4242, False))
+        pane.post_event(ControllerStarted("s1", 4242, False))
         pane.post_event(StateChanged("s1", State.RUNNING, "pid 4242"))
         pane.post_event(RecordsSeen("s1", tuple(make_records(8)), (LedgerIssue("gap", 9, "seq 11 follows 9"),)))
         pane.post_event(Progress("s1", 1, "diagnosis", 50.0, 60.0, (("d1", "inforsi-s1-d1"),)))
@@ -626,12 +626,12 @@ async def test_pane_routes_every_event() -> None:
         assert label_text(pane.header.query_one("#header-note", Label)) == "kill 1: frozen — targets: ['d1']"
         pane.post_event(StateChanged("s1", State.KILLED, "kill 1 (auto)"))
         pane.post_event(KillStep("s1", 1, "killed", "SIGKILL to pid 4242"))
-        pane.post_event(ProcessEnded("s1", 4242, None, "SIGKILL"))
+        pane.post_event(ControllerEnded("s1", 4242, None, "SIGKILL"))
         await pilot.pause()
         assert pane.header.note.text == "kill 1: killed — SIGKILL to pid 4242"
         assert not pane.running and not pane.controls.button("resume").disabled
         assert "pid 4242 (SIGKILL)" in label_text(pane.header.query_one("#header-progress", Label))
-        pane.post_event(ProcessStarted("s1", 4243, True))
+        pane.post_event(ControllerStarted("s1", 4243, True))
         pane.post_event(KillStep("s1", 1, "resumed", "pid 4243", wall - 0.5))
         await pilot.pause()
         assert [(at, kind) for at, kind in pane.timeline.marks] == [(wall, "kill"), (wall - 0.5, "resume")]
@@ -643,7 +643,7 @@ async def test_pane_routes_every_event() -> None:
         await pilot.pause()
         assert pane.header.note.text.startswith("⚠ container event stream stopped")
         assert pane.header.query_one("#header-note").has_class("-problem")
-        pane.post_event(ProcessEnded("s1", 4243, 0, None))
+        pane.post_event(ControllerEnded("s1", 4243, 0, None))
         pane.post_event(StateChanged("s1", State.FINISHED_OK))
         pane.post_event(Verdicts("s1", (Check("ledgerWellFormed", True, "ok"),), True, True))
         await pilot.pause()
@@ -653,12 +653,12 @@ async def test_pane_routes_every_event() -> None:
 
 
 async def test_pane_sees_the_controller_gone_from_the_state_alone() -> None:
-    # A kill or a stop may be reported by its state only, with no ProcessEnded.
+    # A kill or a stop may be reported by its state only, with no ControllerEnded.
     app = Harness(lambda: StudyPane("s1", "inforsi", clock=lambda: 0.0, wall_clock=lambda: 0.0))
     async with app.run_test(size=(60, 48)) as pilot:
         pane = app.query_one(StudyPane)
         for gone in (State.KILLED, State.STOPPED, State.CRASHED, State.SERVICE_ERROR):
-            pane.post_event(ProcessStarted("s1", 7, gone != State.KILLED))
+            pane.post_event(ControllerStarted("s1", 7, gone != State.KILLED))
             pane.post_event(StateChanged("s1", State.RUNNING, "pid 7"))
             await pilot.pause()
             assert pane.controls.button("resume").disabled and not pane.controls.button("kill").disabled
@@ -674,7 +674,7 @@ async def test_pane_asks_the_app_for_actions() -> None:
     async with app.run_test(size=(60, 48)) as pilot:
         pane = app.query_one(StudyPane)
         assert pane.id == "pane-s_1"
-        pane.post_event(ProcessStarted("s.1", 7, False))
+        pane.post_event(ControllerStarted("s.1", 7, False))
         pane.post_event(StateChanged("s.1", State.RUNNING))
         await pilot.pause()
         await pilot.click("#kill")
@@ -862,7 +862,7 @@ async def test_a_fresh_diagnosis_start_lights_its_pane_up_for_a_while_and_rings_
         assert pane.timeline.highlights["d3"] <= now, "its lane is lit no more"
         assert pane.note.text.startswith("kill 1: settled")
         # A controller that ends (here: its study finished) takes the alert with it: nothing to kill now.
-        await app.feed([ProcessStarted("a", 4242, False), StateChanged("a", State.RUNNING, "pid 4242"),
+        await app.feed([ControllerStarted("a", 4242, False), StateChanged("a", State.RUNNING, "pid 4242"),
                         records((11, "runPlanned", now - 0.3, {"run": "d4", "purpose": "diagnosis"}),
                                 (12, "runStarted", now - 0.2, {"run": "d4"}))])
         assert pane.has_class("-alert")
@@ -885,7 +885,7 @@ async def test_an_exported_screenshot_keeps_words_apart_from_their_neighbours() 
     app = StudymonApp([Planned(StudySpec(s, nowhere / s), "inforsi") for s in ("alpha", "gamma")], start_engine=False)
     async with app.run_test(size=(160, 48)) as pilot:
         await app.feed([
-            ProcessStarted("gamma", 4242, False), StateChanged("gamma", State.RUNNING, ""), ArmChanged("gamma", True),
+            ControllerStarted("gamma", 4242, False), StateChanged("gamma", State.RUNNING, ""), ArmChanged("gamma", True),
             Sample("gamma", {"load": [1.0, 0.5, 0.2], "cpu": 12.0, "memory": {"percent": 40.0, "used": 1, "total": 2}},
                    1.0),
         ])

@@ -45,9 +45,9 @@ from studymon.engine import (
     BadInput,
     BadPoint,
     Check,
+    ControllerStarted,
     EvidenceFolder,
     KillPoint,
-    ProcessStarted,
     SessionResult,
     StudyEvent,
     StudyLock,
@@ -473,7 +473,7 @@ class Interrupts:
     stop_late: Callable[[str], None] | None = None
 
     def seen(self, event: StudyEvent) -> None:
-        if self.count and isinstance(event, ProcessStarted) and self.stop_late is not None:
+        if self.count and isinstance(event, ControllerStarted) and self.stop_late is not None:
             self.stop_late(event.study)
 
 

@@ -23,10 +23,10 @@ from collections.abc import Iterator
 from studymon.engine import (
     ArmChanged,
     ContainerChanged,
+    ControllerEnded,
+    ControllerStarted,
     KillStep,
     Problem,
-    ProcessEnded,
-    ProcessStarted,
     Progress,
     RecordsSeen,
     StateChanged,
@@ -43,7 +43,7 @@ PROBLEMS_KEPT = 8
 PURPOSES_KEPT = 4096  # runs whose purpose is kept once their plans have gone
 
 # Kinds of which only the newest matters to a pane.
-_LATEST = (StateChanged, Progress, ArmChanged, Verdicts, ProcessEnded)
+_LATEST = (StateChanged, Progress, ArmChanged, Verdicts, ControllerEnded)
 
 
 class StudyFeed:
@@ -62,8 +62,8 @@ class StudyFeed:
         self._steps: deque[tuple[int, KillStep]] = deque(maxlen=STEPS_KEPT)
         self._problems: deque[tuple[int, Problem]] = deque(maxlen=PROBLEMS_KEPT)
         self._latest: dict[type[StudyEvent], tuple[int, StudyEvent]] = {}
-        self._first_start: tuple[int, ProcessStarted] | None = None
-        self._last_start: tuple[int, ProcessStarted] | None = None
+        self._first_start: tuple[int, ControllerStarted] | None = None
+        self._last_start: tuple[int, ControllerStarted] | None = None
 
     def add(self, event: StudyEvent) -> None:
         """Keep ``event`` as far as a pane needs it."""
@@ -82,7 +82,7 @@ class StudyFeed:
             self._steps.append((n, event))
         elif isinstance(event, Problem):
             self._problems.append((n, event))
-        elif isinstance(event, ProcessStarted):
+        elif isinstance(event, ControllerStarted):
             if self._first_start is None:
                 self._first_start = (n, event)
             else:

@@ -27,10 +27,10 @@ from studymon.engine import (
     MANY_STUDIES,
     ArmChanged,
     ContainerChanged,
+    ControllerEnded,
+    ControllerStarted,
     KillStep,
     Problem,
-    ProcessEnded,
-    ProcessStarted,
     Progress,
     RecordsSeen,
     StateChanged,
@@ -104,9 +104,9 @@ class HeadlessView:
         elif isinstance(event, StateChanged):
             view.state = state_label(event.state)
             line = view.state + (f" — {event.detail}" if event.detail else "")
-        elif isinstance(event, ProcessStarted):
+        elif isinstance(event, ControllerStarted):
             view.pid = event.pid
-        elif isinstance(event, ProcessEnded):
+        elif isinstance(event, ControllerEnded):
             line = f"controller {event.pid} ended: code {event.code} signal {event.signal}"
             view.ended = f"exit {event.code}" if event.signal is None else f"killed by {event.signal}"
         elif isinstance(event, ContainerChanged):

@@ -1,8 +1,9 @@
 """Engine events as Textual messages: how an engine event reaches the pane of its study.
 
 The engine's events (:mod:`studymon.engine.events`) are small immutable
-values; each kind has a message class here that carries one, addressed to
-one :class:`~studymon.widgets.study_pane.StudyPane` (they do not bubble).
+values; each kind has a message class here, of the same name, that carries
+one, addressed to one :class:`~studymon.widgets.study_pane.StudyPane` (they
+do not bubble): ``messages.KillStep`` carries an ``engine.KillStep``.
 The pane has a handler per class, so Textual's dispatch does the routing.
 
 Where only the latest value matters, a message may replace the one queued
@@ -19,20 +20,8 @@ from typing import Any, Generic, TypeVar
 
 from textual.message import Message
 
-from studymon.engine import (
-    ArmChanged,
-    ContainerChanged,
-    KillStep,
-    Problem,
-    ProcessEnded,
-    ProcessStarted,
-    Progress,
-    RecordsSeen,
-    StateChanged,
-    StudyEvent,
-    StudyLoad,
-    Verdicts,
-)
+from studymon import engine
+from studymon.engine import StudyEvent
 
 E = TypeVar("E", bound=StudyEvent)
 
@@ -45,66 +34,66 @@ class StudyMessage(Message, Generic[E], bubble=False):
         self.event = event
 
 
-class RecordsArrived(StudyMessage[RecordsSeen], bubble=False):
+class RecordsSeen(StudyMessage[engine.RecordsSeen], bubble=False):
     """New ledger records, with the issues found reading them."""
 
 
-class ProgressMoved(StudyMessage[Progress], bubble=False):
+class Progress(StudyMessage[engine.Progress], bubble=False):
     """The study's round, stage and balance after a batch of records; only the newest counts."""
 
     def can_replace(self, message: Message) -> bool:
-        return isinstance(message, ProgressMoved) and message.event.study == self.event.study
+        return isinstance(message, Progress) and message.event.study == self.event.study
 
 
-class StateMoved(StudyMessage[StateChanged], bubble=False):
+class StateChanged(StudyMessage[engine.StateChanged], bubble=False):
     """The study's state changed (or its detail did)."""
 
 
-class ControllerStarted(StudyMessage[ProcessStarted], bubble=False):
+class ControllerStarted(StudyMessage[engine.ControllerStarted], bubble=False):
     """The study's controller started (or was found running)."""
 
 
-class ControllerEnded(StudyMessage[ProcessEnded], bubble=False):
+class ControllerEnded(StudyMessage[engine.ControllerEnded], bubble=False):
     """A controller of the study ended."""
 
 
-class ContainerMoved(StudyMessage[ContainerChanged], bubble=False):
+class ContainerChanged(StudyMessage[engine.ContainerChanged], bubble=False):
     """A lifecycle event of one of the study's containers."""
 
 
-class ArmingChanged(StudyMessage[ArmChanged], bubble=False):
+class ArmChanged(StudyMessage[engine.ArmChanged], bubble=False):
     """The study was armed or disarmed."""
 
 
-class KillStepped(StudyMessage[KillStep], bubble=False):
+class KillStep(StudyMessage[engine.KillStep], bubble=False):
     """A step of a kill of the study."""
 
 
-class LoadMeasured(StudyMessage[StudyLoad], bubble=False):
+class StudyLoad(StudyMessage[engine.StudyLoad], bubble=False):
     """The study's own load (its controller's tree and its runs): a point of its graph."""
 
 
-class VerdictsGiven(StudyMessage[Verdicts], bubble=False):
+class Verdicts(StudyMessage[engine.Verdicts], bubble=False):
     """The study's verdicts, so far or final."""
 
 
-class ProblemSeen(StudyMessage[Problem], bubble=False):
+class Problem(StudyMessage[engine.Problem], bubble=False):
     """Something went wrong in the engine or the study."""
 
 
 # One message class per engine event class: a lookup, not a chain of isinstance.
 MESSAGES: dict[type[StudyEvent], type[StudyMessage[Any]]] = {
-    RecordsSeen: RecordsArrived,
-    Progress: ProgressMoved,
-    StateChanged: StateMoved,
-    ProcessStarted: ControllerStarted,
-    ProcessEnded: ControllerEnded,
-    ContainerChanged: ContainerMoved,
-    ArmChanged: ArmingChanged,
-    KillStep: KillStepped,
-    StudyLoad: LoadMeasured,
-    Verdicts: VerdictsGiven,
-    Problem: ProblemSeen,
+    engine.RecordsSeen: RecordsSeen,
+    engine.Progress: Progress,
+    engine.StateChanged: StateChanged,
+    engine.ControllerStarted: ControllerStarted,
+    engine.ControllerEnded: ControllerEnded,
+    engine.ContainerChanged: ContainerChanged,
+    engine.ArmChanged: ArmChanged,
+    engine.KillStep: KillStep,
+    engine.StudyLoad: StudyLoad,
+    engine.Verdicts: Verdicts,
+    engine.Problem: Problem,
 }
 
 

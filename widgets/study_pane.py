@@ -26,24 +26,11 @@ from textual.reactive import var
 from textual.timer import Timer
 
 from studymon.engine import Check, KillStep, Progress, Record, State, StudyEvent, parse_rfc3339
-from studymon.widgets import keys
+from studymon.widgets import keys, messages
 from studymon.widgets.containers_table import ContainersTable
 from studymon.widgets.controls import Controls
 from studymon.widgets.ledger_stream import DEFAULT_MAX_RECORDS, DEFAULT_REFRESH_INTERVAL, LedgerStream
-from studymon.widgets.messages import (
-    ArmingChanged,
-    ContainerMoved,
-    ControllerEnded,
-    ControllerStarted,
-    KillStepped,
-    LoadMeasured,
-    ProblemSeen,
-    ProgressMoved,
-    RecordsArrived,
-    StateMoved,
-    VerdictsGiven,
-    message_for,
-)
+from studymon.widgets.messages import message_for
 from studymon.widgets.study_header import Checks, Note, StudyHeader
 from studymon.widgets.timeline import Timeline
 from studymon.widgets.verdicts import VerdictPanel
@@ -59,7 +46,7 @@ TCSS_PATH = Path(__file__).with_name("studymon.tcss")
 
 FINISHED = (State.FINISHED_OK, State.FINISHED_FAIL)
 # States a study enters only once its controller is gone (or SIGKILLed).  The
-# engine reports an end through these states, with or without a ProcessEnded,
+# engine reports an end through these states, with or without a ControllerEnded,
 # so the buttons follow them too: Resume must light up after a kill or a stop.
 CONTROLLER_GONE = (State.KILLED, State.STOPPED, State.CRASHED, State.SERVICE_ERROR, *FINISHED)
 # Kill steps that mean something went wrong: the note says so in the problem colour.
@@ -194,8 +181,7 @@ class StudyPane(Vertical):
         message = message_for(event) if event.study == self.study_id else None
         return message is not None and self.post_message(message)
 
-    @on(RecordsArrived)
-    def _records(self, message: RecordsArrived) -> None:
+    def on_records_seen(self, message: messages.RecordsSeen) -> None:
         event = message.event
         self.stream.add_records(event.records, skipped=event.skipped)
         self.timeline.set_purposes(event.purposes)
@@ -218,12 +204,10 @@ class StudyPane(Vertical):
             more = f" (+{len(event.issues) - 1} more)" if len(event.issues) > 1 else ""
             self.note = Note(f"⚠ ledger line {last.line}: {last.kind} — {last.detail}{more}", "problem")
 
-    @on(ProgressMoved)
-    def _progress_moved(self, message: ProgressMoved) -> None:
+    def on_progress(self, message: messages.Progress) -> None:
         self._show_progress(message.event)
 
-    @on(StateMoved)
-    def _state_moved(self, message: StateMoved) -> None:
+    def on_state_changed(self, message: messages.StateChanged) -> None:
         event = message.event
         if event.state in FINISHED:
             self.finished = True
@@ -232,8 +216,7 @@ class StudyPane(Vertical):
         self.state_detail = event.detail
         self.state = event.state
 
-    @on(ControllerStarted)
-    def _controller_started(self, message: ControllerStarted) -> None:
+    def on_controller_started(self, message: messages.ControllerStarted) -> None:
         event = message.event
         self.pid = event.pid
         self.controller = (event.pid, None)
@@ -243,26 +226,22 @@ class StudyPane(Vertical):
             self.header.set_started(self.clock() - max(0.0, self.wall_clock() - event.first_start))
         self.header.process_started()
 
-    @on(ControllerEnded)
-    def _controller_ended(self, message: ControllerEnded) -> None:
+    def on_controller_ended(self, message: messages.ControllerEnded) -> None:
         event = message.event
         if event.pid == self.pid:
             self.running = False
         self.controller = (event.pid, event.signal or f"exit {event.code}")
 
-    @on(ContainerMoved)
-    def _container_moved(self, message: ContainerMoved) -> None:
+    def on_container_changed(self, message: messages.ContainerChanged) -> None:
         self.containers.apply(message.event)
 
-    @on(ArmingChanged)
-    def _arming_changed(self, message: ArmingChanged) -> None:
+    def on_arm_changed(self, message: messages.ArmChanged) -> None:
         event = message.event
         waiting = f" +{len(event.waiting)}" if event.waiting else ""
         self.armed_point = f"{event.point}{waiting}" if event.armed and event.point else ""
         self.armed = event.armed
 
-    @on(KillStepped)
-    def _kill_stepped(self, message: KillStepped) -> None:
+    def on_kill_step(self, message: messages.KillStep) -> None:
         event: KillStep = message.event
         at = event.at if event.at is not None else self.wall_clock()
         if event.step == "killed":
@@ -277,13 +256,11 @@ class StudyPane(Vertical):
         kind = "problem" if event.step in KILL_PROBLEMS else "kill"
         self.note = Note(f"{prefix}{event.step}" + (f" — {event.detail}" if event.detail else ""), kind)
 
-    @on(LoadMeasured)
-    def _load_measured(self, message: LoadMeasured) -> None:
+    def on_study_load(self, message: messages.StudyLoad) -> None:
         event = message.event
         self.timeline.add_load(event.at, event.cpu, event.memory)
 
-    @on(VerdictsGiven)
-    def _verdicts_given(self, message: VerdictsGiven) -> None:
+    def on_verdicts(self, message: messages.Verdicts) -> None:
         event = message.event
         if event.finished:
             self.finished = True
@@ -349,8 +326,7 @@ class StudyPane(Vertical):
             self.timeline.highlight(self._alert_run, 0.0)  # its lane goes back too
             self.timeline.tick()
 
-    @on(ProblemSeen)
-    def _problem_seen(self, message: ProblemSeen) -> None:
+    def on_problem(self, message: messages.Problem) -> None:
         event = message.event
         self.note = Note(f"⚠ {event.message}" + (f" — {event.hint}" if event.hint else ""), "problem")
 
@@ -360,7 +336,7 @@ class StudyPane(Vertical):
         # shown move costs a frame.  So, with the stream (in the frame of its records):
         # at once while it is slow or after a quiet spell, else on the refresh grid (one
         # frame per interval for every pane together).
-        # Queued progress messages merge before this (ProgressMoved.can_replace).
+        # Queued progress messages merge before this (messages.Progress.can_replace).
         self._progress = event
         now = time.monotonic()
         if not self.is_mounted or not self.stream.busy or now - self._progress_at >= self.refresh_interval:

@@ -37,9 +37,9 @@ from studymon.engine.contract.killpoint import SEED
 from studymon.engine.contract.ledger import LedgerTail
 from studymon.engine.events import (
     ArmChanged,
+    ControllerEnded,
+    ControllerStarted,
     KillStep,
-    ProcessEnded,
-    ProcessStarted,
     Progress,
     RecordsSeen,
     State,
@@ -162,11 +162,11 @@ class FolderFollower:
                 if self.first_start is None:
                     self.first_start = line.at
                 self.running = line.pid
-                events.append(ProcessStarted(self.study, line.pid, line.resume, self.first_start))
+                events.append(ControllerStarted(self.study, line.pid, line.resume, self.first_start))
             elif isinstance(line, LaunchEnd) and line.pid is not None:
                 if self.running == line.pid:
                     self.running = None
-                events.append(ProcessEnded(self.study, line.pid, line.code, line.signal))
+                events.append(ControllerEnded(self.study, line.pid, line.code, line.signal))
 
     def _read_arms(self, events: list[StudyEvent]) -> None:
         before = list(self.armed)

@@ -33,9 +33,9 @@ from studymon.engine.contract.killpoint import KillPoint
 from studymon.engine.contract.rules import stem
 from studymon.engine.contract.spec import StudySpec, container_prefix, controller_argv
 from studymon.engine.events import (
+    ControllerEnded,
+    ControllerStarted,
     Problem,
-    ProcessEnded,
-    ProcessStarted,
     Sample,
     State,
     StateChanged,
@@ -300,7 +300,7 @@ class StudySession:
             # A console died between freeze and kill: let the study go on.
             self.controller.thaw()
             self.emit(Problem(self.spec.id, "the controller was found stopped (SIGSTOP); sent SIGCONT"))
-        self.emit(ProcessStarted(self.spec.id, self.controller.pid, False, first_start(self.spec.out)))
+        self.emit(ControllerStarted(self.spec.id, self.controller.pid, False, first_start(self.spec.out)))
         self._report_end(self.controller)
         self.set_state(State.RUNNING, f"attached to pid {self.controller.pid}")
 
@@ -345,12 +345,12 @@ class StudySession:
         return None
 
     def _report_end(self, controller: Controller) -> None:
-        """Emit ProcessEnded when ``controller`` ends, whoever is waiting for it."""
+        """Emit ControllerEnded when ``controller`` ends, whoever is waiting for it."""
 
         def done(task: asyncio.Task[Ending]) -> None:
             if not task.cancelled() and task.exception() is None:
                 ending = task.result()
-                self.emit(ProcessEnded(self.spec.id, controller.pid, ending.code, ending.signal))
+                self.emit(ControllerEnded(self.spec.id, controller.pid, ending.code, ending.signal))
 
         task = asyncio.ensure_future(controller.wait())
         task.add_done_callback(done)
@@ -373,7 +373,7 @@ class StudySession:
             self.controller = await Controller.launch(argv, self.spec.out, env, resume, keep_fds=(lock.fileno(),))
         finally:
             self.launching = False
-        self.emit(ProcessStarted(self.spec.id, self.controller.pid, resume, first_start(self.spec.out)))
+        self.emit(ControllerStarted(self.spec.id, self.controller.pid, resume, first_start(self.spec.out)))
         self._report_end(self.controller)
         self.set_state(State.RESUMING if resume else State.RUNNING, f"pid {self.controller.pid}")
         self.pump.watch_folders()

@@ -240,7 +240,7 @@ async def engine_trigger(work: Path, lines: int, index: int, filler: Path, child
     if not kill_path.is_file():
         raise TriggerFailed(f"engine trigger {out.name}: no kill recorded ({results[0].message or 'see study.log'})")
     kill = read_json(kill_path)
-    wrote = trigger_wrote_at(spec.ledger)
+    wrote = trigger_wrote_at(spec.folder.ledger)
     sent, seen = float(kill["killSentEpoch"]), float(kill["triggerSeenEpoch"])
     return Sample(
         "engine",

@@ -138,7 +138,7 @@ async def trigger(work: Path, backend: str, point: KillPoint, index: int, childr
         began = int(kill["triggerEvent"]["timeNano"]) / 1e9
         name = str(kill["triggerEvent"]["Actor"]["Attributes"]["name"]).lstrip("/")
     else:
-        began, name = trigger_wrote_at(spec.ledger), ""
+        began, name = trigger_wrote_at(spec.folder.ledger), ""
     return {"point": kind, "reaction": (sent - began) * 1e3, "notice": (seen - began) * 1e3,
             "act": (sent - seen) * 1e3, "name": name}
 

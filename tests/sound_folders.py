@@ -16,8 +16,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from studymon.engine.judge import judge
 from studymon.engine.contract.exits import exit_status
+from studymon.engine.judge import judge
 from tests.oracle.study import judge_study
 
 DEPTH = 5  # tmp_path/<campaign>/trials/<n> is three levels down; a demo's studies two

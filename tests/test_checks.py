@@ -2606,8 +2606,8 @@ import io  # noqa: E402
 
 from rich.console import Console  # noqa: E402
 
-from studymon.engine.judge.table import MARKS, check_table, summary_line, table_svg  # noqa: E402
 from studymon.engine.contract.exits import EXIT_FAIL, EXIT_OK, EXIT_UNKNOWN, exit_status
+from studymon.engine.judge.table import MARKS, check_table, summary_line, table_svg  # noqa: E402
 
 
 def _rows() -> list[tuple[str, list[Check]]]:

@@ -13,6 +13,7 @@ import contextvars
 import json
 from typing import Any
 
+from studymon.engine.contract.folder import KillFolder
 from studymon.engine.events import ContainerChanged, Problem, StudyEvent
 from studymon.engine.kill.recording import EventRecorder
 from studymon.engine.live.containers import ContainerWatch
@@ -80,10 +81,10 @@ def test_the_recording_takes_a_container_labelled_as_the_studys_whatever_its_nam
     """§6.1: labels decide whose a container is; a run of the study under another name is recorded in its window."""
     runtime = open_runtime("process")
     recorder = EventRecorder(PREFIX, runtime.history, "s")
-    folder = tmp_path / "kills" / "1"
+    folder = KillFolder(tmp_path, 1).path
     folder.mkdir(parents=True)
     recorder.on_live(runtime.now())
-    recorder.open(1, folder, runtime.now() - 1, set(), runtime.now())
+    recorder.open(1, KillFolder(tmp_path, 1), runtime.now() - 1, set(), runtime.now())
 
     def event(name: str, **labels: str) -> dict[str, Any]:
         return {"Type": "container", "Action": "start", "id": name, "timeNano": int(runtime.now() * 1e9),

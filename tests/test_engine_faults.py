@@ -34,6 +34,7 @@ from typing import Any
 import psutil
 import pytest
 
+from studymon.engine.contract.folder import KillFolder
 from studymon.engine.events import KillStep, StudyEvent
 from studymon.engine.io.clock import rfc3339_ms
 from studymon.engine.judge import judge
@@ -96,9 +97,9 @@ def test_the_recorder_writes_a_restart_beside_its_gap_also_for_a_window_opened_a
     recorder.on_live(now - 10)
     restart = {"runtime": "docker", "before": {"pid": 1, "started": 5}, "after": {"pid": 2, "started": 9}}
     recorder.on_gap(now - 5, now - 4, restart)  # before any window: remembered
-    first = tmp_path / "1"
-    first.mkdir()
-    recorder.open(1, first, now - 6, set(), now)
+    first = KillFolder(tmp_path, 1).path
+    first.mkdir(parents=True)
+    recorder.open(1, KillFolder(tmp_path, 1), now - 6, set(), now)
     recorder.on_gap(now - 2, now - 1)  # a gap with no known cause: no restart line
     recorder.on_gap(now - 1, now, restart)
     gaps = [line["gap"] for line in read_lines(first / LIVE_FILE) if "gap" in line]
@@ -108,9 +109,9 @@ def test_the_recorder_writes_a_restart_beside_its_gap_also_for_a_window_opened_a
                                                       (rfc3339_ms(now - 1), rfc3339_ms(now))]
     assert all(r["runtime"] == "docker" and r["before"]["pid"] == 1 and r["after"]["pid"] == 2 for r in restarts)
     # A window opened after the restart's stretch does not get it.
-    later = tmp_path / "2"
-    later.mkdir()
-    recorder.open(2, later, now + 1, set(), now + 2)
+    later = KillFolder(tmp_path, 2).path
+    later.mkdir(parents=True)
+    recorder.open(2, KillFolder(tmp_path, 2), now + 1, set(), now + 2)
     assert not (later / RESTARTS_FILE).exists()
 
 

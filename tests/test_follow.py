@@ -16,9 +16,9 @@ import pytest
 
 from studymon.engine.events import (
     ArmChanged,
-    KillStep,
     ControllerEnded,
     ControllerStarted,
+    KillStep,
     Progress,
     RecordsSeen,
     State,

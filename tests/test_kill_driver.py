@@ -114,12 +114,12 @@ class Lab:
         self.out = tmp / "s"
         (self.out / EvidenceFolder.STUDY).mkdir(parents=True)
         self.spec = StudySpec("s", self.out)
-        self.spec.ledger.touch()
+        self.spec.folder.ledger.touch()
         self.runtime = open_runtime("process")
         self.recorder = EventRecorder(prefix, self.runtime.history)
         self.accounts = Accounts()
         self.host = Host(self.out)
-        self.reads = Reads(self.spec.ledger, self.accounts)
+        self.reads = Reads(self.spec.folder.ledger, self.accounts)
         self.driver = KillDriver(self.host, self.reads, self.spec, prefix=prefix, runtime=self.runtime,
                                  recorder=self.recorder, accounts=self.accounts)
 
@@ -132,7 +132,7 @@ class Lab:
 
     def wrote(self, *kinds_and_content: tuple[str, dict[str, Any]]) -> list[Record]:
         """The study writes these records, and the pump has read them into the accounts."""
-        records = write(self.spec.ledger, *kinds_and_content)
+        records = write(self.spec.folder.ledger, *kinds_and_content)
         for r in records:
             self.accounts.add(r)
         return records
@@ -169,7 +169,7 @@ async def test_a_manual_kill_freezes_reads_snapshots_then_kills_and_resumes(tmp_
     seen_at: dict[str, str] = {}
     try:
         lab.runtime.run(box, ["sleep", "30"])
-        write(lab.spec.ledger, ("runPlanned", {"run": "d1", "purpose": "diagnosis", "round": 1}),
+        write(lab.spec.folder.ledger, ("runPlanned", {"run": "d1", "purpose": "diagnosis", "round": 1}),
               ("charge", {"run": "d1", "amount": 1}), ("runStarted", {"run": "d1", "container": box}))
         lab.reads.drain()
         lab.reads.while_frozen.append(lambda: seen_at.setdefault("read", status(first.pid)))
@@ -224,7 +224,7 @@ async def test_a_moment_passed_under_the_freeze_is_missed_and_the_controller_let
         charge = lab.wrote(("runPlanned", {"run": "d1", "purpose": "diagnosis", "round": 1}),
                            ("charge", {"run": "d1", "amount": 1}))
         # Between the read that saw the charge and the freeze, the study wrote one more record.
-        lab.reads.while_frozen.append(lambda: write(lab.spec.ledger, ("runStarted", {"run": "d1"})))
+        lab.reads.while_frozen.append(lambda: write(lab.spec.folder.ledger, ("runStarted", {"run": "d1"})))
         assert lab.driver.check_trigger(charge, 0.0) is True, "the moment was seen: the freeze begins"
         await lab.driver.see_through()
         assert status(controller.pid) not in ("stopped", "gone", "zombie"), "let go: it runs on"

@@ -21,6 +21,7 @@ import psutil
 import pytest
 
 from studymon.engine.contract.accounts import Accounts
+from studymon.engine.contract.folder import KillFolder
 from studymon.engine.events import KillStep, StudyEvent
 from studymon.engine.judge import judge
 from studymon.engine.kill.protocol import FREEZE_LIMIT, Kill, KillAbandoned
@@ -101,7 +102,7 @@ def test_a_kill_abandoned_before_its_targets_are_known_lets_the_controller_go(tm
     proc, controller = _group_leader(tmp_path)
     try:
         runtime = open_runtime("process")
-        kill = Kill(1, tmp_path / "kills" / "1", "manual", "p-x-", runtime, EventRecorder("p-x-", runtime.history),
+        kill = Kill(1, KillFolder(tmp_path, 1), "manual", "p-x-", runtime, EventRecorder("p-x-", runtime.history),
                     controller=controller)
 
         def broken_read() -> None:
@@ -186,9 +187,9 @@ def test_a_capture_cut_short_is_completed_by_the_resume(tmp_path: Path, monkeypa
     import studymon.engine.kill.protocol as kill_mod
 
     async def cut_short(self: Kill, _read_ledger: Any, _ledger: Path) -> None:
-        self.folder.mkdir(parents=True, exist_ok=False)
-        kill_mod.write_json(self.folder / "kill.json", self.kill_json())
-        kill_mod.write_json(self.folder / "container-before.json", self.before)
+        self.folder.path.mkdir(parents=True, exist_ok=False)
+        kill_mod.write_json(self.folder.path / "kill.json", self.kill_json())
+        kill_mod.write_json(self.folder.path / "container-before.json", self.before)
         ids = {str(s.get("Id")) for s in self.before.values() if isinstance(s, dict) and s.get("Id")}
         await asyncio.to_thread(self.recorder.open, self.number, self.folder, self.since, ids, self.runtime.now())
         assert self.controller is not None

@@ -10,6 +10,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from studymon.engine.contract.folder import KillFolder
 from studymon.engine.contract.ledger import READ_SLICE, LedgerParser, LedgerTail, iter_records, read_ledger
 from studymon.engine.evidence.writer import read_json
 from studymon.engine.kill.protocol import write_ledger_at_kill
@@ -318,9 +319,9 @@ def test_ledger_at_kill_is_every_record_read_ledger_gives_across_chunks_and_faul
     records, issues = read_ledger(path)
     assert issues and len(records) == 4997
     assert [r.seq for r in iter_records(path)] == [r.seq for r in records]
-    folder = tmp_path / "kills" / "1"
+    folder = KillFolder(tmp_path, 1)
     write_ledger_at_kill(folder, path)
-    assert read_json(folder / "ledger-at-kill.json") == [r.as_json() for r in records]
+    assert read_json(folder.path / "ledger-at-kill.json") == [r.as_json() for r in records]
     assert not [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
 
 

@@ -21,9 +21,9 @@ from studymon.engine.contract.spec import StudySpec
 from studymon.engine.events import (
     ArmChanged,
     ContainerChanged,
+    ControllerStarted,
     KillStep,
     Problem,
-    ControllerStarted,
     Progress,
     RecordsSeen,
     Sample,

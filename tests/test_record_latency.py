@@ -80,8 +80,8 @@ async def test_pump_reads_a_slow_ledger_at_each_append_and_gathers_a_busy_one(
 ) -> None:
     monkeypatch.setattr(pump_module, "GATHER", 30.0)
     spec = StudySpec("s1", tmp_path / "s1")
-    spec.study_dir.mkdir(parents=True)
-    ledger = spec.ledger
+    spec.folder.study.mkdir(parents=True)
+    ledger = spec.folder.ledger
     ledger.write_bytes(b"")
     seen: list[int] = []
     arrived = asyncio.Event()

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
+from studymon.engine.contract.folder import KillFolder
 from studymon.engine.contract.spec import StudySpec
-from studymon.engine.events import KillStep, ControllerEnded, RecordsSeen, StudyEvent
+from studymon.engine.events import ControllerEnded, KillStep, RecordsSeen, StudyEvent
 from studymon.engine.evidence.writer import append_jsonl, write_json
 from studymon.engine.io.clock import parse_rfc3339
 from studymon.engine.launch.prepare import create_fresh, plan_fresh
@@ -35,7 +36,7 @@ def test_a_resume_asked_while_the_kill_is_still_capturing_is_kept(
     write_ledger_at_kill = kill_mod.write_ledger_at_kill
     capturing, go_on = threading.Event(), threading.Event()
 
-    def held(folder: Path, ledger: Path) -> None:
+    def held(folder: KillFolder, ledger: Path) -> None:
         capturing.set()
         assert go_on.wait(60), "the test never let the capture go on"
         write_ledger_at_kill(folder, ledger)

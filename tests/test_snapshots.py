@@ -31,8 +31,8 @@ from studymon.engine.contract.spec import StudySpec
 from studymon.engine.events import (
     ArmChanged,
     ContainerChanged,
-    KillStep,
     ControllerStarted,
+    KillStep,
     Progress,
     RecordsSeen,
     Sample,

@@ -24,10 +24,10 @@ from studymon.engine.contract.ledger import LedgerIssue, Record
 from studymon.engine.events import (
     ArmChanged,
     ContainerChanged,
-    KillStep,
-    Problem,
     ControllerEnded,
     ControllerStarted,
+    KillStep,
+    Problem,
     Progress,
     RecordsSeen,
     Sample,

@@ -46,7 +46,6 @@ from studymon.engine import (
     BadPoint,
     Check,
     ControllerStarted,
-    EvidenceFolder,
     KillPoint,
     SessionResult,
     StudyEvent,
@@ -333,7 +332,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
             raise BadInput("--template is for a fresh start; a resumed study keeps its research.json")
         armed = armed_points(args.kills)
         specs = plan_resume(args.pairs, list(armed))
-        research = {s.id: read_json(s.out / EvidenceFolder.RESEARCH) for s in specs}
+        research = {s.id: read_json(s.folder.research) for s in specs}
         prefixes = {sid: container_prefix(r) for sid, r in research.items()}
         backends = {sid: str(r.get("backend", "process")) for sid, r in research.items()}
     else:
@@ -431,7 +430,7 @@ def run_console(
 
     planned = []
     for spec in specs:
-        research = read_json(spec.out / EvidenceFolder.RESEARCH)
+        research = read_json(spec.folder.research)
         prefix = container_prefix(research)
         planned.append(
             Planned(

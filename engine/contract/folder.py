@@ -121,6 +121,18 @@ class KillFolder:
         return self.file(self.KILL)
 
     @property
+    def before(self) -> Path:
+        return self.file(self.BEFORE)
+
+    @property
+    def after(self) -> Path:
+        return self.file(self.AFTER)
+
+    @property
+    def before_resume(self) -> Path:
+        return self.file(self.BEFORE_RESUME)
+
+    @property
     def at_kill(self) -> Path:
         return self.file(self.AT_KILL)
 
@@ -235,6 +247,10 @@ class EvidenceFolder:
     @property
     def report(self) -> Path:
         return self.out / self.REPORT
+
+    @property
+    def trace(self) -> Path:
+        return self.out / self.TRACE
 
     def kill(self, number: int) -> KillFolder:
         return KillFolder(self.out, number)

@@ -233,7 +233,7 @@ def controller_argv(research: dict[str, Any], out: Path, resume: bool) -> list[s
     command = list(research["command"])
     if command and command[0] in PYTHONS:
         command[0] = sys.executable
-    argv = [*command, "--config", str(out / EvidenceFolder.RESEARCH), "--dir", str(out / EvidenceFolder.STUDY)]
+    argv = [*command, "--config", str(EvidenceFolder(out).research), "--dir", str(EvidenceFolder(out).study)]
     if resume:
         argv.append("--resume")
     return argv
@@ -247,9 +247,6 @@ class StudySpec:
     out: Path
 
     @property
-    def study_dir(self) -> Path:
-        return self.out / EvidenceFolder.STUDY
-
-    @property
-    def ledger(self) -> Path:
-        return self.out / EvidenceFolder.LEDGER
+    def folder(self) -> EvidenceFolder:
+        """The study's evidence folder, ``OUT``: every file of it by name."""
+        return EvidenceFolder(self.out)

@@ -89,15 +89,15 @@ class ExploreFailed(RuntimeError):
 
 def read_trace(trace: Path) -> tuple[str, list[Candidate]]:
     """The traced study's id and its candidates, from its evidence folder."""
-    research = json.loads((trace / EvidenceFolder.RESEARCH).read_text(encoding="utf-8"))
+    research = json.loads(EvidenceFolder(trace).research.read_text(encoding="utf-8"))
     study = str(research.get("study"))
     stem = f"{research.get('containerPrefix', 'inforsi')}-{study}-"
     parser = LedgerParser()
     records: list[Record] = []
-    with open(trace / EvidenceFolder.LEDGER, "rb") as f:
+    with open(EvidenceFolder(trace).ledger, "rb") as f:
         while chunk := f.read(1 << 20):
             records += parser.feed(chunk)[0]
-    events = [e for e in read_jsonl(trace / EvidenceFolder.TRACE) if isinstance(e, dict) and "gap" not in e]
+    events = [e for e in read_jsonl(EvidenceFolder(trace).trace) if isinstance(e, dict) and "gap" not in e]
 
     def epoch(value: Any) -> float | None:
         try:
@@ -210,7 +210,7 @@ class Explorer:
             timeout=TRACE_TIMEOUT,
             env={**os.environ, **o.env, "COLUMNS": "200"},
         )
-        report = self.folder.trace / EvidenceFolder.REPORT
+        report = EvidenceFolder(self.folder.trace).report
         if not report.is_file():
             raise ExploreFailed(
                 f"the trace run did not finish (exit {proc.returncode}): {proc.stdout[-500:]}{proc.stderr[-500:]}"

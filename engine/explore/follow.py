@@ -101,7 +101,7 @@ class FolderFollower:
     def __init__(self, study: str, out: Path) -> None:
         self.study = study
         self.out = Path(out)
-        self.ledger = LedgerTail(self.out / EvidenceFolder.LEDGER)
+        self.ledger = LedgerTail(EvidenceFolder(self.out).ledger)
         self.accounts = Accounts()
         self.launches = _Appended(self.out, EvidenceFolder.LAUNCHES)
         self.arms = _Appended(self.out, EvidenceFolder.ARMS)
@@ -128,7 +128,7 @@ class FolderFollower:
     def relocate(self, out: Path) -> None:
         """Read on in ``out``, a copy of the folder followed so far (a trial's folder shipped back whole once its
         worker removed the one it ran in): from the same offsets, so that nothing is told twice."""
-        tail = LedgerTail(Path(out) / EvidenceFolder.LEDGER)
+        tail = LedgerTail(EvidenceFolder(out).ledger)
         tail.offset, tail.parser = self.ledger.offset, self.ledger.parser
         self.ledger.close()
         self.out, self.ledger = Path(out), tail

@@ -87,7 +87,7 @@ def run_trial(task: dict[str, Any]) -> dict[str, Any]:
 def trial_outcome(out: Path, code: int | None, output: str) -> dict[str, Any]:
     """What a trial's study left in ``out`` says: its verdict and the points it missed, or that it could not run."""
     result: dict[str, Any] = {"state": "done", "exit": code, "output": output[-OUTPUT_KEPT:]}
-    report = out / EvidenceFolder.REPORT
+    report = EvidenceFolder(out).report
     if report.is_file():
         result.update(trial_verdict(report_checks(json.loads(report.read_text(encoding="utf-8")))))
         result["missed"] = missed_points(out)
@@ -133,7 +133,7 @@ def _stop_with_parent() -> None:
 
 def missed_points(out: Path) -> list[str]:
     """The points the trial's ``arms.jsonl`` says were missed, each with why (a missed trial is no verdict)."""
-    arms = out / EvidenceFolder.ARMS
+    arms = EvidenceFolder(out).arms
     if not arms.is_file():
         return []
     missed = []

@@ -23,7 +23,6 @@ from typing import Any, Protocol
 
 from studymon.engine.contract.accounts import Accounts
 from studymon.engine.contract.exits import STOPPED
-from studymon.engine.contract.folder import EvidenceFolder, KillFolder
 from studymon.engine.contract.killpoint import ACTIONS, AFTER, CONTAINER, SEED, ArmedPoint, KillPoint, point_text
 from studymon.engine.contract.ledger import Record
 from studymon.engine.contract.rules import RUN_KINDS
@@ -125,7 +124,7 @@ class KillDriver:
         Recorded in ``arms.jsonl``.  A point counts its moments from when it
         becomes the current one: now, or once the points before it fired.
         """
-        folder = EvidenceFolder(self.spec.out)
+        folder = self.spec.folder
         if not on:
             if not self.points:
                 return
@@ -147,7 +146,7 @@ class KillDriver:
         reading live.
         """
         points: list[KillPoint] = []
-        for line in read_jsonl(EvidenceFolder(self.spec.out).arms):
+        for line in read_jsonl(self.spec.folder.arms):
             event = line.get("event")
             if event == "arm":
                 named = point_text(line.get("point"))
@@ -180,7 +179,7 @@ class KillDriver:
         entry = self.points.pop(0)
         line = ArmLine(event, time.time(), kill=kill, run=run, detail=detail, point=str(entry.point))
         line = dataclasses.replace(line, from_seq=entry.from_seq)
-        append_jsonl(EvidenceFolder(self.spec.out).arms, line.to_json())
+        append_jsonl(self.spec.folder.arms, line.to_json())
         self._begin_counting()
         self._announce_arming()
 
@@ -346,10 +345,10 @@ class KillDriver:
         why the point's moment has passed (the kill is then missed and the
         controller let go); ``run`` is the run the point's moment belongs to.
         """
-        folder = EvidenceFolder(self.spec.out).next_kill()
+        folder = self.spec.folder.next_kill()
         kill = killproto.Kill(
             number=folder.number,
-            folder=folder.path,
+            folder=folder,
             trigger=trigger,
             prefix=self.prefix,
             runtime=self.runtime,
@@ -396,7 +395,7 @@ class KillDriver:
                 return
             self._announce(kill, run)
             self.reader.record_frozen()
-            await kill.capture(self.reader.drain, self.spec.ledger)
+            await kill.capture(self.reader.drain, self.spec.folder.ledger)
             self.windows[n] = kill
             await host.heavy_snapshot("after-kill")
             self._step(n, "captured", "container after the kill, machine snapshot")
@@ -491,7 +490,7 @@ class KillDriver:
 
     async def continue_windows(self, resuming: bool) -> None:
         """Take over the kill windows an earlier console left open (``resuming``: before a resume, else attached)."""
-        folders = [k.path for k in EvidenceFolder(self.spec.out).open_windows()]
+        folders = self.spec.folder.open_windows()
         if not folders:
             return
         await asyncio.to_thread(self.recorder.wait_live, 10.0)
@@ -500,12 +499,12 @@ class KillDriver:
                 kill = killproto.Kill.reopen(folder, self.prefix, self.runtime, self.recorder)
                 if resuming:
                     # Nothing of the study runs yet, so a capture cut short is finished truly now.
-                    written = await kill.complete_capture(self.spec.ledger)
+                    written = await kill.complete_capture(self.spec.folder.ledger)
                     if written:
                         self._step(kill.number, "captured", f"completed before the resume: {', '.join(written)}")
                 await asyncio.to_thread(kill.continue_recording)
             except Exception as exc:  # noqa: BLE001 - that kill's checks will say what is missing
-                self.host.emit(Problem(self.spec.id, f"kill {folder.name}: cannot continue its window: {exc}"))
+                self.host.emit(Problem(self.spec.id, f"kill {folder.number}: cannot continue its window: {exc}"))
                 continue
             self.windows[kill.number] = kill
             self._step(kill.number, "continued", "window still open: recording its container events again")
@@ -514,7 +513,7 @@ class KillDriver:
     async def before_resume(self) -> None:
         """Record the containers of every open window just before the controller is resumed (once a window)."""
         for kill in self.windows.values():
-            if not (kill.folder / KillFolder.BEFORE_RESUME).exists():
+            if not kill.folder.before_resume.exists():
                 await kill.before_resume()
 
     # --- ends the console did not make ----------------------------------------------
@@ -528,19 +527,19 @@ class KillDriver:
         if controller is None or ending.code == 0 or controller.pid in self._killed:
             return
         trigger = "stop" if stopping or ending.code == STOPPED else "crash"
-        folder = EvidenceFolder(self.spec.out).next_kill()
+        folder = self.spec.folder.next_kill()
         how = f"exit {ending.code}" if ending.signal is None else f"killed by {ending.signal}"
         try:
             kill = await killproto.after_end(
                 folder.number,
-                folder.path,
+                folder,
                 trigger,
                 self.prefix,
                 self.runtime,
                 self.recorder,
                 controller,
                 self.accounts,
-                self.spec.ledger,
+                self.spec.folder.ledger,
             )
         except Exception as exc:  # noqa: BLE001 - said; the study is resumed as any unfinished one
             self.host.emit(

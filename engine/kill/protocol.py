@@ -124,7 +124,7 @@ class Kill:
     """One kill, from the freeze until its window closes."""
 
     number: int
-    folder: Path
+    folder: KillFolder
     trigger: str  # "auto" or "manual"
     prefix: str
     runtime: Runtime
@@ -335,9 +335,9 @@ class Kill:
 
     async def capture(self, read_ledger: Callable[[], None], ledger: Path) -> None:
         """Write what the strike saw, start recording, and record the scene after the kill."""
-        self.folder.mkdir(parents=True, exist_ok=False)
-        write_json(self.folder / KillFolder.KILL, self.kill_json())
-        write_json(self.folder / KillFolder.BEFORE, self.before)
+        self.folder.path.mkdir(parents=True, exist_ok=False)
+        write_json(self.folder.kill_json, self.kill_json())
+        write_json(self.folder.before, self.before)
         ids = {str(s.get("Id")) for s in self.before.values() if isinstance(s, dict) and s.get("Id")}
         await asyncio.to_thread(self.recorder.open, self.number, self.folder, self.since, ids, self.runtime.now())
         assert self.controller is not None
@@ -349,10 +349,10 @@ class Kill:
             )
         read_ledger()
         await asyncio.to_thread(write_ledger_at_kill, self.folder, ledger)
-        write_json(self.folder / KillFolder.AFTER, await self._inspect())
+        write_json(self.folder.after, await self._inspect())
 
     async def before_resume(self) -> None:
-        write_json(self.folder / KillFolder.BEFORE_RESUME, await self._inspect())
+        write_json(self.folder.before_resume, await self._inspect())
 
     async def _inspect(self) -> dict[str, Any]:
         names = [t.container for t in self.targets if t.container]
@@ -387,7 +387,7 @@ class Kill:
     @property
     def timeline(self) -> Path:
         """``OUT/timeline.jsonl`` (the kill's folder is ``OUT/kills/<n>``)."""
-        return EvidenceFolder(self.folder.parent.parent).timeline
+        return EvidenceFolder(self.folder.out).timeline
 
     @property
     def complete(self) -> bool:
@@ -400,9 +400,9 @@ class Kill:
             events = await asyncio.to_thread(self.runtime.events, self.since, until)
         finally:
             self.recorder.close(self.number)
-        write_text(self.folder / KillFolder.READBACK, "".join(_line(e) for e in events))
+        write_text(self.folder.readback, "".join(_line(e) for e in events))
         results = {t.run: self.results.get(t.run, {"resultSeq": None, "resultSeenEpoch": None}) for t in self.targets}
-        write_json(self.folder / KillFolder.WINDOW, WindowRecord(self.since, until, results).to_json())
+        write_json(self.folder.window, WindowRecord(self.since, until, results).to_json())
         self.closed = True
 
     def leave(self) -> None:
@@ -410,17 +410,17 @@ class Kill:
         self.recorder.close(self.number)
 
     @classmethod
-    def reopen(cls, folder: Path, prefix: str, runtime: Runtime, recorder: EventRecorder) -> Kill:
+    def reopen(cls, folder: KillFolder, prefix: str, runtime: Runtime, recorder: EventRecorder) -> Kill:
         """The kill of an open window in ``folder``, as an earlier console left it."""
-        data = read_json(folder / KillFolder.KILL)
+        data = read_json(folder.kill_json)
         if not isinstance(data, dict):
-            raise ValueError(f"{folder / KillFolder.KILL} is not a JSON object")  # noqa: TRY004 - bad content, not a bad argument
+            raise ValueError(f"{folder.kill_json} is not a JSON object")  # noqa: TRY004 - bad content, not a bad argument
         record = parse_kill(data, prefix)
-        kill = cls(int(folder.name), folder, str(record.trigger), prefix, runtime, recorder)
+        kill = cls(folder.number, folder, str(record.trigger), prefix, runtime, recorder)
         kill.since = record.since_epoch or 0.0
         kill.before_kill_seq = record.before_kill_seq or 0
         kill.targets = record.targets
-        before_file = folder / KillFolder.BEFORE
+        before_file = folder.before
         before = read_json(before_file) if before_file.is_file() else {}
         kill.before = before if isinstance(before, dict) else {}
         kill.killed_pid = record.pid
@@ -444,17 +444,17 @@ class Kill:
             else:
                 return []  # the killed group is still there: its scene is not settled
         written = []
-        if not (self.folder / KillFolder.AT_KILL).exists():
+        if not self.folder.at_kill.exists():
             await asyncio.to_thread(write_ledger_at_kill, self.folder, ledger)
             written.append(KillFolder.AT_KILL)
-        if not (self.folder / KillFolder.AFTER).exists():
-            write_json(self.folder / KillFolder.AFTER, await self._inspect())
+        if not self.folder.after.exists():
+            write_json(self.folder.after, await self._inspect())
             written.append(KillFolder.AFTER)
         return written
 
     def continue_recording(self) -> None:
         """Continue an open window's recording from where the last console stopped (in a thread)."""
-        last = last_seen(self.folder / KillFolder.LIVE)
+        last = last_seen(self.folder.live)
         start = self.since if last is None else max(self.since, last - SEAM)
         ids = {str(s.get("Id")) for s in self.before.values() if isinstance(s, dict) and s.get("Id")}
         self.recorder.open(self.number, self.folder, start, ids, self.runtime.now())
@@ -462,7 +462,7 @@ class Kill:
 
 async def after_end(
     number: int,
-    folder: Path,
+    folder: KillFolder,
     trigger: str,
     prefix: str,
     runtime: Runtime,
@@ -493,13 +493,13 @@ async def after_end(
     await kill._look_at_waiting()
     if not kill.targets:
         return None
-    await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=False)
-    write_json(folder / KillFolder.KILL, kill.kill_json())
-    write_json(folder / KillFolder.BEFORE, kill.before)
+    await asyncio.to_thread(folder.path.mkdir, parents=True, exist_ok=False)
+    write_json(folder.kill_json, kill.kill_json())
+    write_json(folder.before, kill.before)
     ids = {str(s.get("Id")) for s in kill.before.values() if isinstance(s, dict) and s.get("Id")}
     await asyncio.to_thread(recorder.open, number, folder, kill.since, ids, runtime.now())
     await asyncio.to_thread(write_ledger_at_kill, folder, ledger)
-    write_json(folder / KillFolder.AFTER, await kill._inspect())
+    write_json(folder.after, await kill._inspect())
     return kill
 
 
@@ -646,7 +646,7 @@ def _inspect_many(runtime: Runtime, names: list[str]) -> dict[str, Any]:
     return {name: runtime.inspect(name) for name in names}
 
 
-def write_ledger_at_kill(folder: Path, ledger: Path) -> None:
+def write_ledger_at_kill(folder: KillFolder, ledger: Path) -> None:
     """``ledger-at-kill.json``: every record of ``ledger`` as it stands, published whole.
 
     Written record by record, in a thread: a long ledger built as one list
@@ -654,7 +654,7 @@ def write_ledger_at_kill(folder: Path, ledger: Path) -> None:
     its objects set off held the event loop (measured: 279 000 tracked objects
     for 100 000 records, full collections of 50-125 ms).
     """
-    write_json_list(folder / KillFolder.AT_KILL, (r.as_json() for r in iter_records(ledger)))
+    write_json_list(folder.at_kill, (r.as_json() for r in iter_records(ledger)))
 
 
 def _line(event: dict[str, Any]) -> str:

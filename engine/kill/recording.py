@@ -89,12 +89,16 @@ def _names(event: dict[str, Any]) -> tuple[str, str]:
 @dataclass
 class _Recording:
     number: int
-    path: Path
+    folder: KillFolder
     ids: set[str]
     keys: set[tuple[Any, ...]] = field(default_factory=set)
     ready: bool = False  # False while its beginning is being written: live events wait in ``pending``
     pending: list[dict[str, Any]] = field(default_factory=list)
     pending_restarts: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def path(self) -> Path:
+        return self.folder.live
 
 
 class EventRecorder:
@@ -137,7 +141,7 @@ class EventRecorder:
                 if rec.ready:
                     append_jsonl(rec.path, line)
                     if why is not None:
-                        append_jsonl(rec.path.parent / KillFolder.RESTARTS, why)
+                        append_jsonl(rec.folder.restarts, why)
                 else:
                     rec.pending.append(line)
                     if why is not None:
@@ -198,7 +202,7 @@ class EventRecorder:
     def live(self) -> bool:
         return self._live.is_set()
 
-    def open(self, number: int, folder: Path, since: float, ids: set[str], now: float) -> None:
+    def open(self, number: int, folder: KillFolder, since: float, ids: set[str], now: float) -> None:
         """Record kill ``number`` into ``folder`` from runtime time ``since`` on, until :meth:`close`.
 
         ``since`` lies before the kill (a new window) or is where an earlier
@@ -206,8 +210,8 @@ class EventRecorder:
         target containers' Ids, followed whatever their name becomes.  It may
         read the runtime's history: call it from a thread.
         """
-        path = folder / KillFolder.LIVE
-        rec = _Recording(number, path, set(ids))
+        path = folder.live
+        rec = _Recording(number, folder, set(ids))
         rec.keys.update(_recorded_keys(path))
         with self._lock:
             self._open[number] = rec
@@ -249,7 +253,7 @@ class EventRecorder:
             for line in lines + rec.pending:
                 append_jsonl(path, line)
             for line in restarts + rec.pending_restarts:
-                append_jsonl(folder / KillFolder.RESTARTS, line)
+                append_jsonl(folder.restarts, line)
             rec.pending.clear()
             rec.pending_restarts.clear()
             rec.ready = True

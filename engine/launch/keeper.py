@@ -53,7 +53,7 @@ def main(argv: list[str]) -> int:
     # controller must get SIGINT's default (Python's KeyboardInterrupt) back.
     signal.signal(signal.SIGINT, _ignore)
     signal.signal(signal.SIGHUP, _ignore)
-    log = os.open(out / EvidenceFolder.LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    log = os.open(EvidenceFolder(out).log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     # Stamped before the spawn: the controller's first record is never seen before its start (§6.3).
     started = time.time()
     try:
@@ -69,15 +69,15 @@ def main(argv: list[str]) -> int:
     except OSError as exc:
         os.write(log, f"studymon: cannot start the controller: {exc}\n".encode())
         failed = LaunchStart(None, started, resume).to_json()
-        append_jsonl(out / EvidenceFolder.LAUNCHES, {**failed, "argv": command, "error": str(exc)})
-        append_jsonl(out / EvidenceFolder.LAUNCHES, LaunchEnd(None, time.time(), NOT_STARTED, None).to_json())
+        append_jsonl(EvidenceFolder(out).launches, {**failed, "argv": command, "error": str(exc)})
+        append_jsonl(EvidenceFolder(out).launches, LaunchEnd(None, time.time(), NOT_STARTED, None).to_json())
         print(json.dumps({"pid": None, "error": str(exc)}), flush=True)
         return 1
     finally:
         os.close(log)
     start_time = _start_time(proc.pid)
     append_jsonl(
-        out / EvidenceFolder.LAUNCHES,
+        EvidenceFolder(out).launches,
         {
             **LaunchStart(proc.pid, started, resume).to_json(),
             "startTime": start_time,
@@ -95,7 +95,7 @@ def main(argv: list[str]) -> int:
     os.dup2(devnull, 1)
     rc = proc.wait()
     code, sig = (None, signal.Signals(-rc).name) if rc < 0 else (rc, None)
-    append_jsonl(out / EvidenceFolder.LAUNCHES, LaunchEnd(proc.pid, time.time(), code, sig).to_json())
+    append_jsonl(EvidenceFolder(out).launches, LaunchEnd(proc.pid, time.time(), code, sig).to_json())
     return 0
 
 

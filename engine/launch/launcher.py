@@ -42,7 +42,7 @@ class LaunchError(RuntimeError):
 def find_running(out: Path) -> Controller | None:
     """The controller of ``out`` that is still running, from its last ``start`` line."""
     last_start = None
-    for line in read_jsonl(out / EvidenceFolder.LAUNCHES):
+    for line in read_jsonl(EvidenceFolder(out).launches):
         if line.get("event") == "start":
             last_start = line
         elif line.get("event") == "end" and last_start is not None and line.get("pid") == last_start.get("pid"):
@@ -55,7 +55,7 @@ def find_running(out: Path) -> Controller | None:
 def first_start(out: Path) -> float | None:
     """When the study's first controller started (epoch seconds), from the first ``start`` line
     of ``launches.jsonl``; None when there is none or its time cannot be read."""
-    for line in read_jsonl(out / EvidenceFolder.LAUNCHES):
+    for line in read_jsonl(EvidenceFolder(out).launches):
         if isinstance(line, dict) and line.get("event") == "start":
             at = line.get("at")
             try:
@@ -116,7 +116,7 @@ class Controller:
         ``keep_fds`` are inherited by the keeper and held open for its life
         (the study's lock); the controller it starts does not get them.
         """
-        log = os.open(out / EvidenceFolder.LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        log = os.open(EvidenceFolder(out).log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
             keeper = await asyncio.create_subprocess_exec(
                 sys.executable,
@@ -143,7 +143,7 @@ class Controller:
             info = {"pid": None, "error": None}
         if not info.get("pid"):
             status = await keeper.wait()
-            error = info.get("error") or _keeper_failure(out / EvidenceFolder.LOG, status)
+            error = info.get("error") or _keeper_failure(EvidenceFolder(out).log, status)
             raise LaunchError(f"cannot start the controller {argv[0]}: {error}")
         return cls(info["pid"], info.get("startTime") or time.time(), out, keeper)
 
@@ -307,7 +307,7 @@ class Controller:
 
     def _recorded_ending(self) -> Ending | None:
         found = None
-        for line in read_jsonl(self.out / EvidenceFolder.LAUNCHES):
+        for line in read_jsonl(EvidenceFolder(self.out).launches):
             if line.get("event") == "end" and line.get("pid") == self.pid:
                 found = Ending(line.get("code"), line.get("signal"))
         return found
@@ -315,7 +315,7 @@ class Controller:
     def _record_lost_ending(self) -> Ending:
         # The keeper died with the controller (killed by hand): the status is lost; say so.
         append_jsonl(
-            self.out / EvidenceFolder.LAUNCHES,
+            EvidenceFolder(self.out).launches,
             {**LaunchEnd(self.pid, time.time(), None, None).to_json(), "note": "exit status lost: its keeper is gone"},
         )
         return Ending(None, None)

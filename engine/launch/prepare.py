@@ -114,7 +114,7 @@ def is_evidence_folder(folder: Path) -> bool:
     Right after it is made, an OUT holds only research.json: then the copy
     itself, naming its study, tells.
     """
-    research = folder / EvidenceFolder.RESEARCH
+    research = EvidenceFolder(folder).research
     if not research.is_file():
         return False
     return any(os.path.lexists(folder / mark) for mark in EVIDENCE_MARKS) or _names_a_study(research)
@@ -151,7 +151,7 @@ def _writable_out(out: Path, command: str) -> None:
     fix = f"make it writable (or remount it read-write), then run {command} again"
     if not os.access(out, os.W_OK | os.X_OK):
         raise BadInput(f"{out} is read-only, and the study's evidence is appended there: {fix}")
-    study = out / EvidenceFolder.STUDY
+    study = EvidenceFolder(out).study
     if study.is_dir() and not os.access(study, os.W_OK | os.X_OK):
         raise BadInput(f"{study} is read-only, and the study appends its ledger there: {fix}")
     for name in APPENDED:
@@ -222,7 +222,7 @@ def create_fresh(
             os.mkdir(s.out)  # FileExistsError if it appeared since the check: nothing is overwritten
             made.append(s.out)
             own = {**template, **(overrides or {}).get(s.id, {})}
-            write_json(s.out / EvidenceFolder.RESEARCH, materialise(own, s.id, backend))
+            write_json(s.folder.research, materialise(own, s.id, backend))
     except OSError as exc:
         for out in made:
             shutil.rmtree(out, ignore_errors=True)
@@ -238,7 +238,7 @@ def plan_resume(pairs: list[str], armed_ids: list[str]) -> list[StudySpec]:
     for s in specs:
         if not os.path.lexists(s.out):
             raise BadInput(f"{s.out} does not exist (moved or deleted?): give the folder the study was started in")
-        research_path = s.out / EvidenceFolder.RESEARCH
+        research_path = s.folder.research
         if not research_path.is_file():
             raise BadInput(f"{s.out} holds no study (no research.json): check the path, or start it without --resume")
         try:
@@ -255,7 +255,7 @@ def plan_resume(pairs: list[str], armed_ids: list[str]) -> list[StudySpec]:
             raise BadInput(
                 f"{s.out} holds study {research.get('study')!r}, not {s.id!r}: give the id it was started with"
             )
-        if (s.out / EvidenceFolder.REPORT).exists():
+        if s.folder.report.exists():
             raise BadInput(
                 f"{s.id} has finished (report.json exists); there is nothing to resume. See: studymon report {s.out}"
             )
@@ -282,8 +282,8 @@ def plan_attach(outs: list[Path]) -> list[StudySpec]:
         out = check_out_path(given)
         if not os.path.lexists(out):
             raise BadInput(f"{out} does not exist (moved or deleted?): give the folder the study was started in")
-        research_path = out / EvidenceFolder.RESEARCH
-        if not research_path.is_file() or not (out / EvidenceFolder.LAUNCHES).is_file():
+        research_path = EvidenceFolder(out).research
+        if not research_path.is_file() or not EvidenceFolder(out).launches.is_file():
             raise BadInput(f"{out} is not a studymon evidence folder (no research.json or launches.jsonl)")
         try:
             research = read_json(research_path)
@@ -295,7 +295,7 @@ def plan_attach(outs: list[Path]) -> list[StudySpec]:
             ) from None
         if not isinstance(research, dict):
             raise BadInput(f"{research_path} is not a JSON object")
-        if (out / EvidenceFolder.OUTCOME).exists():
+        if EvidenceFolder(out).outcome.exists():
             raise BadInput(f"{out} has finished (outcome.json exists); see: studymon report {out}")
         study = research.get("study")
         if not valid_id(study):

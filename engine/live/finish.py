@@ -72,9 +72,9 @@ async def finish(host: FinishHost, spec: StudySpec, ending: Ending | None, kill_
     out = spec.out
     # Each file is written only if it is not there yet: a finish that failed half way
     # (a full disk) is completed by ``--resume`` without touching what it wrote.
-    if finished and not (out / EvidenceFolder.OUTCOME).exists():
+    if finished and not EvidenceFolder(out).outcome.exists():
         assert ending is not None
-        write_json(out / EvidenceFolder.OUTCOME, ending.as_json())
+        write_json(EvidenceFolder(out).outcome, ending.as_json())
         await host.heavy_snapshot("end")
     judgement = await asyncio.to_thread(judge, out)
     if finished:
@@ -146,7 +146,7 @@ def unfinished_message(ending: Ending | None, out: Path) -> str:
         return "exit 130: stopped on SIGINT"
     if ending.signal:
         return f"killed by {ending.signal}"
-    return f"crashed with exit {ending.code} ({last_log_line(out / EvidenceFolder.LOG)})"
+    return f"crashed with exit {ending.code} ({last_log_line(EvidenceFolder(out).log)})"
 
 
 def unfinished_state(ending: Ending | None, out: Path) -> tuple[State, str]:

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Protocol
 
 from studymon.engine.contract.accounts import Accounts
-from studymon.engine.contract.folder import EvidenceFolder
 from studymon.engine.contract.ledger import READ_SLICE, LedgerIssue, LedgerTail, Record, read_last_records
 from studymon.engine.contract.spec import StudySpec
 from studymon.engine.events import Progress, RecordsSeen, StudyEvent
@@ -130,7 +129,7 @@ class LedgerPump:
         self.on_records = on_records
         self.on_write_error = on_write_error
         self.kill: KillWatch = _NoKill()
-        self.tail = LedgerTail(spec.ledger)
+        self.tail = LedgerTail(spec.folder.ledger)
         self.notifier = Notifier()
         self.pace = Pace(READ_AT_ONCE_PER_SECOND)
         self.issues: list[LedgerIssue] = []
@@ -139,7 +138,7 @@ class LedgerPump:
         self._frozen_reads: list[Read] = []
         self._pumping = True
         self._timeline_fd = -1
-        self._timeline_path = spec.out / EvidenceFolder.TIMELINE
+        self._timeline_path = spec.folder.timeline
 
     # --- opening and closing --------------------------------------------------
     def open(self) -> None:
@@ -151,7 +150,7 @@ class LedgerPump:
         # OUT is watched only for OUT/study to appear: the engine's own writes
         # there (timeline, kills) must not wake the ledger reader.
         self.notifier.watch(self.spec.out, IN_CREATE | IN_MOVED_TO)
-        self.notifier.watch(self.spec.study_dir)
+        self.notifier.watch(self.spec.folder.study)
 
     def stop(self) -> None:
         """Let the pump's loop end at its next wake-up."""
@@ -267,11 +266,11 @@ class LedgerPump:
         preview: list[Record] = []
         preview_end = 0
         try:
-            size = self.spec.ledger.stat().st_size
+            size = self.spec.folder.ledger.stat().st_size
         except FileNotFoundError:
             size = 0
         if size > 4 * PREVIEW_BYTES:
-            preview, preview_end = await asyncio.to_thread(read_last_records, self.spec.ledger, PREVIEW_BYTES)
+            preview, preview_end = await asyncio.to_thread(read_last_records, self.spec.folder.ledger, PREVIEW_BYTES)
             if preview:
                 self.emit(RecordsSeen(self.study, tuple(preview), skipped=max(0, preview[0].seq - 1)))
         shown, issues, total = await asyncio.to_thread(self._catch_up_work)
@@ -340,7 +339,7 @@ class LedgerPump:
         while self._watch_faults_recorded < len(faults):
             line = dict(faults[self._watch_faults_recorded])
             line["at"] = rfc3339_ms()
-            append_jsonl(self.spec.out / EvidenceFolder.LEDGER_WATCH, line)
+            append_jsonl(self.spec.folder.ledger_watch, line)
             self._watch_faults_recorded += 1
 
     def progress(self) -> None:

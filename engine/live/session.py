@@ -28,7 +28,6 @@ from collections.abc import Callable
 from typing import Any
 
 from studymon.engine.contract.accounts import Accounts
-from studymon.engine.contract.folder import EvidenceFolder
 from studymon.engine.contract.killpoint import KillPoint
 from studymon.engine.contract.rules import stem
 from studymon.engine.contract.spec import StudySpec, container_prefix, controller_argv
@@ -96,14 +95,14 @@ class StudySession:
         self.sink = sink
         self.resume_at_start = resume
         self.linger = linger  # keep watching after the controller ends (console), until closed
-        self.research: dict[str, Any] = read_json(spec.out / EvidenceFolder.RESEARCH)
+        self.research: dict[str, Any] = read_json(spec.folder.research)
         self.backend: str = self.research.get("backend", "process")
         self.prefix = stem(container_prefix(self.research), spec.id)
         self.runtime: Runtime = runtime if runtime is not None else open_runtime(self.backend)
         self._owns_runtime = runtime is None  # one given by the caller is the caller's to close
         self.recorder = EventRecorder(self.prefix, self.runtime.history, spec.id)
         if trace:
-            self.recorder.trace = spec.out / EvidenceFolder.TRACE
+            self.recorder.trace = spec.folder.trace
         self.accounts = Accounts()
         self.controller: Controller | None = None
         self.launching = False  # a controller is being started, its pid not handed over yet
@@ -414,7 +413,7 @@ class StudySession:
             snap = await asyncio.to_thread(heavy_snapshot, label, containers, own)
         except Exception as exc:  # noqa: BLE001 - a snapshot that failed is recorded as such, never fatal
             snap = {"label": label, "containers": containers, "error": f"{type(exc).__name__}: {exc}"}
-        append_jsonl(self.spec.out / EvidenceFolder.MACHINE, snap)
+        append_jsonl(self.spec.folder.machine, snap)
 
     def measure_load(self, table: ProcessTable) -> tuple[StudyLoad | None, float]:
         """The study's load now, and its controller tree's CPU (called from the sampler's thread).
@@ -432,7 +431,7 @@ class StudySession:
         """A sample of the study's own load: a line of ``load.jsonl`` and the event."""
         if self._write_error is None:
             try:
-                append_jsonl(self.spec.out / EvidenceFolder.LOAD, load_line(load))
+                append_jsonl(self.spec.folder.load, load_line(load))
             except EvidenceWriteError as exc:
                 self._note_write_error(exc)
         self.emit(load)
@@ -442,7 +441,7 @@ class StudySession:
         ``machine.jsonl`` too (encoded once for every study)."""
         if record is not None and self._write_error is None:
             try:
-                append_line(self.spec.out / EvidenceFolder.MACHINE, record)
+                append_line(self.spec.folder.machine, record)
             except EvidenceWriteError as exc:
                 self._note_write_error(exc)
         self.emit(Sample(self.spec.id, sample, tree_cpu))

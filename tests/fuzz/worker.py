@@ -31,8 +31,8 @@ MEMORY_GUARD = 4 << 30  # address space: a runaway judge fails here instead of t
 
 
 def product(kind: str, path: Path) -> dict[str, Any]:
-    from studymon.engine.judge import NotEvidence, judge
     from studymon.engine.contract.exits import exit_status
+    from studymon.engine.judge import NotEvidence, judge
 
     if kind == "campaign":
         # As `studymon report CAMPAIGN` does (tui/cli.py's cmd_report): a folder that is a campaign's is judged

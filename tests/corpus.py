@@ -2194,7 +2194,7 @@ HOSTILE += [
 
 from studymon.engine.contract.accounts import Accounts  # noqa: E402
 from studymon.engine.contract.ledger import LedgerIssue, Record  # noqa: E402
-from studymon.engine.contract.rules import ContractWatch, is_int  # noqa: E402
+from studymon.engine.contract.rules import RuleTally, is_int  # noqa: E402
 from studymon.engine.evidence.records import LaunchEnd, LaunchStart, signal_name  # noqa: E402
 from studymon.engine.judge.facts import Launches, LedgerFacts, StudyFacts  # noqa: E402
 from studymon.engine.judge.study import (  # noqa: E402
@@ -2215,7 +2215,7 @@ def study_checks(
     code: Any,
     signal: Any,
     ended: bool,
-    contract: ContractWatch | None = None,
+    contract: RuleTally | None = None,
     study: StudyFacts | None = None,
     ledger: LedgerFacts | None = None,
 ) -> list[Check]:
@@ -2229,7 +2229,7 @@ def study_checks(
     if study is None:
         study = StudyFacts(None, None)
     if contract is None:
-        contract = ContractWatch(study.container_prefix, study.id)
+        contract = RuleTally(study.container_prefix, study.id)
         for r in records:
             contract.add(r)
     launches = one_controller(code, signal, ended)

@@ -27,7 +27,7 @@ from studymon.engine.evidence.records import (
 )
 from studymon.engine.evidence.records import time_epoch as rfc3339_epoch
 from studymon.engine.judge.controllers import replay_controllers
-from studymon.engine.judge.events import EventTally, TargetWatch, planned_after
+from studymon.engine.judge.events import EventTally, TargetTally, planned_after
 from studymon.engine.judge.facts import Arming, Fired, KillEvidence, Launches, LedgerFacts, StudyFacts
 from studymon.engine.judge.kill import judged_targets, kill_checks, kill_delivered, kill_evidence
 from studymon.engine.judge.read import take_arm
@@ -99,7 +99,7 @@ def evidence(files: dict[str, Any], n: int = 1, study: StudyFacts = STUDY) -> tu
         name = container(t.run)
         ids = frozenset(e["Id"] for snaps in ev.snapshots.values() if isinstance(e := snaps.get(name), dict)
                         and isinstance(e.get("Id"), str))
-        targets.append(TargetWatch(t.run, name, ids, ev.window.seen_ns(t.run) if ev.window else None))
+        targets.append(TargetTally(t.run, name, ids, ev.window.seen_ns(t.run) if ev.window else None))
     allowed, unstarted = planned_after(acc, study.name_prefix, seq)
     ev.tally = EventTally(since, ev.window.until_ns if ev.window else None, study.name_prefix, allowed, targets,
                           study.id, unstarted)
@@ -683,7 +683,7 @@ def test_parse_window() -> None:
 def tally(until: int | None = 2000, allowed: frozenset[str] = frozenset(), window_until: int | None = 3000,
           unstarted: frozenset[str] = frozenset()) -> EventTally:
     """A window from 1000 to ``window_until`` ns (None: still open), d1's result seen at ``until``."""
-    return EventTally(1000, window_until, "inforsi-s-", allowed, [TargetWatch("d1", NAME, frozenset({"ID1"}), until)],
+    return EventTally(1000, window_until, "inforsi-s-", allowed, [TargetTally("d1", NAME, frozenset({"ID1"}), until)],
                       "s", unstarted)
 
 
@@ -821,7 +821,7 @@ def test_a_gap_line_needs_two_times_in_order(gap: dict[str, Any]) -> None:
 
 
 def test_other_study_containers_in_the_window() -> None:
-    t = EventTally(1000, 3000, "inforsi-s-", frozenset({"inforsi-s-d2"}), [TargetWatch("d1", NAME, frozenset(), 2000)],
+    t = EventTally(1000, 3000, "inforsi-s-", frozenset({"inforsi-s-d2"}), [TargetTally("d1", NAME, frozenset(), 2000)],
                    "s", frozenset({"inforsi-s-d5"}))
     t.add(ev_at("create", 1500, name="inforsi-s-d2", cid="A"), "x")  # planned after the kill, started on the books
     t.add(ev_at("create", 1500, name="inforsi-t-d9", cid="B"), "x")  # another study
@@ -1363,7 +1363,7 @@ def test_the_order_of_destroys_and_ooms_is_judged_whatever_their_number() -> Non
         times = [base + 10 + i for i in range(5)] if name == "first_destroy" else [base - 10 - i for i in range(5)]
         odd = base - 1 if name == "first_destroy" else base + 2_000_000_000
         for odd_first in (False, True):  # the one out of order last in the files, or first
-            w = TargetWatch("d1", "n", frozenset({"i"}), None)
+            w = TargetTally("d1", "n", frozenset({"i"}), None)
             if odd_first:
                 w.note(parse_event(e(early, odd)))  # type: ignore[arg-type]
             for action, ns in zip(late, times, strict=True):
@@ -2380,8 +2380,8 @@ def test_tally_details() -> None:
 
 
 def test_an_event_reaches_every_target_it_concerns() -> None:
-    a = TargetWatch("a", "inforsi-s-a", frozenset({"SAME"}), 2000)
-    b = TargetWatch("b", "inforsi-s-b", frozenset({"SAME"}), 5000)
+    a = TargetTally("a", "inforsi-s-a", frozenset({"SAME"}), 2000)
+    b = TargetTally("b", "inforsi-s-b", frozenset({"SAME"}), 5000)
     t = EventTally(1000, 6000, "inforsi-s-", frozenset(), [a, b], "s")
     t.add(ev_at("stop", 1500, name="x", cid="SAME"), "1")
     assert a.forbidden_count == 1 and b.forbidden_count == 1

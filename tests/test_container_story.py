@@ -15,7 +15,7 @@ import pytest
 
 from studymon.engine.contract.automata import Row
 from studymon.engine.evidence.records import ContainerEvent
-from studymon.engine.judge.events import ContainerStory, TargetWatch
+from studymon.engine.judge.events import ContainerStory, TargetTally
 from studymon.engine.judge.machines import C_DESTROY, C_DIE, C_OOM, C_OTHER, C_START, CONTAINER, UNSTARTED
 
 NAME = "inforsi-s-d1"
@@ -37,7 +37,7 @@ def replay(start: str, events: list[tuple[str, float]], fresh: bool = False) -> 
     """The story of a target given ``events`` in file order; a waiting or unmade (or ``fresh``) one is unrecorded or
     charged, its container known by Id and started in the window."""
     fresh = fresh or start in ("waiting", "unmade")
-    watch = TargetWatch("d1", NAME, frozenset({CID}), None, fresh=fresh, made=CID)
+    watch = TargetTally("d1", NAME, frozenset({CID}), None, fresh=fresh, made=CID)
     for action, at in events:
         watch.note(event(action, at))
     return watch.story(start)

@@ -10,7 +10,7 @@ import pytest
 
 from studymon.engine.contract.ledger import DOUBLE_MAX, Record
 from studymon.engine.contract.rules import (
-    ContractWatch,
+    RuleTally,
     chosen_ids,
     experiment_keys,
     is_int,
@@ -52,8 +52,8 @@ def sound() -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def watch(entries: list[tuple[str, dict[str, Any]]], prefix: str | None = "inforsi", study: str | None = "s") -> ContractWatch:
-    w = ContractWatch(prefix, study)
+def watch(entries: list[tuple[str, dict[str, Any]]], prefix: str | None = "inforsi", study: str | None = "s") -> RuleTally:
+    w = RuleTally(prefix, study)
     for i, (kind, content) in enumerate(entries, 1):
         w.add(rec(i, kind, **content))
     return w
@@ -177,7 +177,7 @@ def breaks_by_line(entries: list[tuple[str, dict[str, Any]]]) -> list[tuple[int,
 def _last_break(entries: list[tuple[str, dict[str, Any]]]) -> tuple[int, str]:
     """The rule and detail of the last line's break: the watch keeps its state but forgets earlier breaks."""
     before = watch(entries[:-1])
-    w = ContractWatch("inforsi", "s")
+    w = RuleTally("inforsi", "s")
     for i, (kind, content) in enumerate(entries, 1):
         w.add(rec(i, kind, **content))
         if i == len(entries) - 1:
@@ -425,7 +425,7 @@ def test_a_settlement_with_a_bad_run_id_still_counts_for_its_round() -> None:
 
 
 def test_contract_kept_fails_on_an_unusable_ledger() -> None:
-    check = contract_kept(ContractWatch("inforsi", "s"), StudyFacts("s", "inforsi"), LedgerFacts(problem="gone"))
+    check = contract_kept(RuleTally("inforsi", "s"), StudyFacts("s", "inforsi"), LedgerFacts(problem="gone"))
     assert check.ok is False and check.detail == "the ledger cannot be judged: gone"
 
 
@@ -491,8 +491,8 @@ def test_rule_7_study_open_is_line_1_and_names_the_study() -> None:
     assert "somethingNew" not in detail
 
 
-def _at_watch(value: Any) -> ContractWatch:
-    w = ContractWatch("inforsi", "s")
+def _at_watch(value: Any) -> RuleTally:
+    w = RuleTally("inforsi", "s")
     for i, (kind, content) in enumerate(sound(), 1):
         w.add(Record(i, value if i == 2 else f"2026-11-30T00:00:{i:02d}.000Z", kind, content, i, 0))
     return w
@@ -659,7 +659,7 @@ def test_a_plan_that_comes_after_its_run_s_records_is_the_one_its_settlement_is_
 def test_a_line_the_reader_found_not_finite_is_broken_once_when_told_before_its_record() -> None:
     """The judge tells the watch of a non-finite number before the record is added: rule 9 at that line, counted once."""
     e = sound()
-    w = ContractWatch("inforsi", "s")
+    w = RuleTally("inforsi", "s")
     w.nonfinite(3, 3)  # line 3, not added yet
     w.nonfinite(5, 5)
     for i, (kind, content) in enumerate(e, 1):
@@ -671,7 +671,7 @@ def test_a_line_the_reader_found_not_finite_is_broken_once_when_told_before_its_
     e = sound()
     c = at(e, "charge")
     e[c][1]["run"] = "nobody"  # rule 2 on the same line
-    w = ContractWatch("inforsi", "s")
+    w = RuleTally("inforsi", "s")
     w.nonfinite(c + 1, c + 1)
     for i, (kind, content) in enumerate(e, 1):
         w.add(rec(i, kind, **content))

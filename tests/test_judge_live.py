@@ -67,7 +67,7 @@ EXEC_RERUN = DOUBLES / "exec_rerun_study.py"
 FORGETFUL = DOUBLES / "forgetful_study.py"
 INSTANT = DOUBLES / "instant_study.json"
 INSTANT_STUDY = DOUBLES / "instant_study.py"
-PROCESS_CLI = [sys.executable, "-m", "studymon.engine.runtimes.process"]
+PROCESS_CLI = [sys.executable, "-m", "studymon", "runtime"]
 # §6.4: what a target may have in its kill window besides its one die (and a destroy after it).
 PASSIVE = ("destroy", "oom", "attach", "detach", "resize", "top", "archive-path", "export", "commit")
 # What would re-run or restart work inside, or under the name of, an existing container.
@@ -215,8 +215,8 @@ def test_the_process_runtime_has_no_exec_like_operation() -> None:
         refused = subprocess.run(
             [*PROCESS_CLI, verb, name, "--", "true"], capture_output=True, text=True, env=cli_env(), check=False
         )
-        assert refused.returncode == 2, (verb, refused.returncode, refused.stderr)
-        assert f"invalid choice: '{verb}'" in refused.stderr, refused.stderr
+        assert refused.returncode == 1, (verb, refused.returncode, refused.stderr)
+        assert f"unknown command: studymon runtime {verb}" in refused.stderr, refused.stderr
     for attribute in EXEC_LIKE:
         assert not hasattr(Runtime, attribute), attribute
         assert not hasattr(ProcessRuntime, attribute), attribute
@@ -259,8 +259,8 @@ def test_the_exec_double_is_refused_and_honest_on_the_process_runtime(tmp_path: 
     folder = kill_folder(out)
     assert (folder / "kill.json").is_file(), explain(proc)
     log = study_log(out)
-    assert "[fault exec] the process runtime has no exec (exit 2:" in log, log
-    assert "invalid choice: 'exec'" in log, log
+    assert "[fault exec] the process runtime has no exec (exit 1:" in log, log
+    assert "unknown command: studymon runtime exec" in log, log
     live = read_lines(folder / LIVE_FILE)
     assert not [e for e in live if "gap" not in e and event_action(e).startswith("exec")], live
     assert proc.returncode == 0, explain(proc)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from studymon.engine.judge import judge
-from studymon.engine.judge.events import EventTally, TargetWatch
+from studymon.engine.judge.events import EventTally, TargetTally
 from studymon.engine.judge.facts import LedgerFacts
 from studymon.engine.judge.kill import kill_checks
 from tests.corpus import COST, derive, experiments, find, run_entries, sound, write
@@ -109,7 +109,7 @@ def test_only_dockers_leading_slash_is_dropped_from_a_name() -> None:
     Kills ``engine.checks.xǁEventTallyǁadd__mutmut_118`` (``name.lstrip("XX/XX")``) and ``_129`` (the same on ``oldName``).
     """
     name = "Xp-s-d1"
-    t = EventTally(1000, 3000, "Xp-s-", frozenset(), [TargetWatch("d1", name, frozenset({"ID1"}), 2000)])
+    t = EventTally(1000, 3000, "Xp-s-", frozenset(), [TargetTally("d1", name, frozenset({"ID1"}), 2000)])
     t.add(ev_at("stop", 1100, name="/" + name, cid="ID9"), "x")  # by name, Docker's slash dropped
     t.add(ev_at("rename", 1200, name="Xp-s-new", cid="ID9", oldName="/" + name), "x")  # renamed away from its name
     t.add(ev_at("create", 1300, name="Xp-s-zz", cid="ID8"), "x")  # another container of the study

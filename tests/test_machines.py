@@ -17,7 +17,7 @@ import pytest
 
 from studymon.engine.contract.automata import Machine, Row
 from studymon.engine.contract.ledger import Record
-from studymon.engine.contract.rules import RESULTED_STATES, RUN, ContractWatch
+from studymon.engine.contract.rules import RESULTED_STATES, RUN, RuleTally
 from studymon.engine.evidence.records import KillRecord
 from studymon.engine.io.clock import rfc3339_ms
 from studymon.engine.judge.controllers import ControllerReplay
@@ -208,7 +208,7 @@ def _reaching(state: str) -> list[str]:
 def test_each_run_row_is_taken_by_its_record_after_its_state(taken: Row) -> None:
     kinds = _reaching(taken.state)
     *before, last = _run_records([*kinds, taken.event])
-    watch = ContractWatch("inforsi", "s")
+    watch = RuleTally("inforsi", "s")
     for r in before:
         watch.add(r)
     assert watch._runs["d1"].state == taken.state if kinds else "d1" not in watch._runs

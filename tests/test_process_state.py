@@ -101,7 +101,7 @@ def test_the_cli_refuses_an_unsafe_root_in_one_line(tmp_path: Path) -> None:
     root.mkdir()
     os.chmod(root, 0o777)
     env = dict(os.environ, STUDYMON_PROCESS_RUNTIME=str(root), PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-m", "studymon.engine.runtimes.process", "ps"], env=env,
+    proc = subprocess.run([sys.executable, "-m", "studymon", "runtime", "ps"], env=env,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert proc.stderr.count("\n") == 1 and f"chmod 700 {root}" in proc.stderr

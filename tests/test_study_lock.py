@@ -146,9 +146,10 @@ def test_a_resume_of_a_study_whose_keeper_still_runs_is_sent_to_attach(tmp_path:
 
 def test_a_fresh_study_is_refused_when_its_containers_already_run(tmp_path: Path) -> None:
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
-    run = [sys.executable, "-m", "studymon.engine.runtimes.process", "run", "--name"]
-    subprocess.run([*run, "inforsi-alpha-r1", "--", "sleep", "30"], env=env, check=True, capture_output=True)
-    subprocess.run([*run, "inforsi-alpha-b-r1", "--label", "studymon.study=alpha-b", "--", "sleep", "30"],
+    runtime = [sys.executable, "-m", "studymon", "runtime"]
+    run = [*runtime, "run", "-d", "--name"]
+    subprocess.run([*run, "inforsi-alpha-r1", "-", "sleep", "30"], env=env, check=True, capture_output=True)
+    subprocess.run([*run, "inforsi-alpha-b-r1", "-l", "studymon.study=alpha-b", "-", "sleep", "30"],
                    env=env, check=True, capture_output=True)
     try:
         with pytest.raises(BadInput, match=r"'alpha' already has running containers .*inforsi-alpha-r1"):
@@ -157,14 +158,12 @@ def test_a_fresh_study_is_refused_when_its_containers_already_run(tmp_path: Path
         claim("alpha", tmp_path / "a", "process:" + str(Path(os.environ["STUDYMON_PROCESS_RUNTIME"]).resolve()),
               "inforsi").release()
         # A container labelled for another study ("alpha-b" shares the stem) does not count.
-        subprocess.run([sys.executable, "-m", "studymon.engine.runtimes.process", "rm", "-f", "inforsi-alpha-r1"],
-                       env=env, check=True, capture_output=True)
+        subprocess.run([*runtime, "rm", "-f", "inforsi-alpha-r1"], env=env, check=True, capture_output=True)
         locks = claim_for_command([StudySpec("alpha", tmp_path / "a")], {"alpha": "inforsi"}, {"alpha": "process"}, True)
         locks["alpha"].release()
     finally:
         for name in ("inforsi-alpha-r1", "inforsi-alpha-b-r1"):
-            subprocess.run([sys.executable, "-m", "studymon.engine.runtimes.process", "rm", "-f", name], env=env,
-                           capture_output=True)
+            subprocess.run([*runtime, "rm", "-f", name], env=env, capture_output=True)
 
 
 def test_the_study_stays_locked_through_its_kill_and_resume_and_is_free_at_its_end(tmp_path: Path) -> None:

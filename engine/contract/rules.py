@@ -1,6 +1,6 @@
 """The rules a ledger must keep (contract v2, §2a), checked record by record.
 
-:class:`ContractWatch` takes the ledger's records in order and remembers the
+:class:`RuleTally` takes the ledger's records in order and remembers the
 first line that breaks a rule (and how many lines do).  A run's records go
 through :data:`RUN`, rules 2 and 3 written as a machine (a table of the
 run's state, its record, the state after and the rule that record breaks);
@@ -389,7 +389,7 @@ class _Round:
             self.chosen = self.accounted = None
 
 
-class ContractWatch:
+class RuleTally:
     """The rules of §2a over a ledger, one record at a time.
 
     ``container_prefix`` and ``study`` give rule 4 its names; when either is

@@ -88,7 +88,7 @@ class ContainerStory:
 
 
 @dataclass
-class TargetWatch:
+class TargetTally:
     """The lifecycle events that concern one target in its kill's window: its story as the events tell it."""
 
     run: str
@@ -250,7 +250,7 @@ class EventTally:
         until_ns: int | None,
         name_prefix: str | None,
         allowed: frozenset[str],
-        targets: list[TargetWatch],
+        targets: list[TargetTally],
         study: str | None = None,
         unstarted: frozenset[str] = frozenset(),
         container_prefix: str | None = None,
@@ -266,8 +266,8 @@ class EventTally:
         self._target_names = frozenset(t.name for t in targets)
         # Targets by name, by Id and by run: an event finds its targets at once, however many there are.
         self._by_run = {t.run: t for t in targets}
-        self._by_name: dict[str, list[TargetWatch]] = {}
-        self._by_id: dict[str, list[TargetWatch]] = {}
+        self._by_name: dict[str, list[TargetTally]] = {}
+        self._by_id: dict[str, list[TargetTally]] = {}
         for t in targets:
             self._by_name.setdefault(t.name, []).append(t)
             for i in t.ids:
@@ -300,7 +300,7 @@ class EventTally:
             return self.name_prefix is not None and (e.name or "").startswith(self.name_prefix)
         return studys_container(e.name, e.study, self.container_prefix, self.study)
 
-    def watch(self, run: str) -> TargetWatch | None:
+    def target(self, run: str) -> TargetTally | None:
         return self._by_run.get(run)
 
     def _stray_copy(self, e: ContainerEvent, at: Where | None) -> None:
@@ -321,7 +321,7 @@ class EventTally:
                 self.stray_disagree_at = (known[1], at)
 
     @staticmethod
-    def _disagree(targets: Iterable[TargetWatch], first: Where | None, at: Where | None) -> None:
+    def _disagree(targets: Iterable[TargetTally], first: Where | None, at: Where | None) -> None:
         for t in targets:
             t.disagree += 1
             if t.disagree_at is None and first is not None and at is not None:

@@ -26,7 +26,7 @@ from studymon.engine.contract.automata import Proof, Where, proof
 from studymon.engine.contract.folder import EvidenceFolder, KillFolder
 from studymon.engine.contract.killpoint import SEED, point_text
 from studymon.engine.contract.ledger import LedgerIssue, LedgerParser, Record
-from studymon.engine.contract.rules import KNOWN_KINDS, ContractWatch, is_int, plural, valid_id
+from studymon.engine.contract.rules import KNOWN_KINDS, RuleTally, is_int, plural, valid_id
 from studymon.engine.contract.spec import DEFAULT_PREFIX, EXPECT_ENDS
 from studymon.engine.contract.targets import CHARGED, UNRECORDED
 from studymon.engine.evidence.records import (
@@ -42,7 +42,7 @@ from studymon.engine.evidence.records import (
 from studymon.engine.io import safefile
 from studymon.engine.io.safefile import JsonArray, JsonlFile, Unreadable, type_name
 from studymon.engine.judge.controllers import replay_controllers
-from studymon.engine.judge.events import EventTally, TargetWatch, planned_after
+from studymon.engine.judge.events import EventTally, TargetTally, planned_after
 from studymon.engine.judge.facts import (
     Arming,
     Fired,
@@ -768,11 +768,11 @@ def read_ledger(
     kills: list[KillEvidence],
     arming: Arming | None = None,
     launches: Launches | None = None,
-) -> tuple[Accounts, ContractWatch, LedgerFacts, list[LedgerIssue]]:
+) -> tuple[Accounts, RuleTally, LedgerFacts, list[LedgerIssue]]:
     """The ledger read once, in order: the accounts, the contract's rules, the timeline's seen times, each kill's
     ledger-at-kill compared, and the moments of the fired ``after:`` points (``arming``)."""
     acc = Accounts(trim=True)
-    contract = ContractWatch(study.container_prefix, study.id)
+    contract = RuleTally(study.container_prefix, study.id)
     facts = LedgerFacts()
     kept: list[LedgerIssue] = []
     comparers: list[_AtKill] = []
@@ -999,7 +999,7 @@ def read_events(out: Path, ev: KillEvidence, acc: Accounts, study: StudyFacts) -
         before = ev.snapshots.get(KillFolder.BEFORE, {}).get(name)
         made = before.get("Id") if t.kind == UNRECORDED and isinstance(before, dict) else None
         fresh = t.kind == CHARGED or (t.kind == UNRECORDED and isinstance(made, str))
-        targets.append(TargetWatch(t.run, name, frozenset(ids), seen, fresh=fresh, made=made))
+        targets.append(TargetTally(t.run, name, frozenset(ids), seen, fresh=fresh, made=made))
     until = window.until_ns if window is not None else None
     tally = EventTally(since, until, study.name_prefix, allowed, targets, study.id, unstarted, study.container_prefix)
     for file, live in ((KillFolder.LIVE, True), (KillFolder.READBACK, False)):

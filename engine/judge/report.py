@@ -104,17 +104,17 @@ def _kill_report(ev: KillEvidence, checks: list[Check]) -> dict[str, Any]:
     targets = []
     for t in ev.targets:
         mine = by_scope.get(f"{ev.scope} · {t.run}", [])
-        watch = ev.tally.watch(t.run) if ev.tally else None
+        counted = ev.tally.target(t.run) if ev.tally else None
         targets.append(
             {
                 "run": t.run,
                 "container": t.container if valid_container_name(t.container) else None,
                 "resultSeq": (ev.window.results.get(t.run) or {}).get("resultSeq") if ev.window else None,
                 "events": None
-                if watch is None
+                if counted is None
                 else {
-                    "forbidden": [{"action": action_text(a), "timeNano": ns} for a, ns in watch.forbidden],
-                    "dies": [{"Id": i, "exitCode": code, "timeNano": ns} for i, code, ns in watch.dies.values()],
+                    "forbidden": [{"action": action_text(a), "timeNano": ns} for a, ns in counted.forbidden],
+                    "dies": [{"Id": i, "exitCode": code, "timeNano": ns} for i, code, ns in counted.dies.values()],
                 },
                 "checks": {c.name: c.ok for c in mine},
                 "details": {c.name: c.detail for c in mine},

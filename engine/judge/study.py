@@ -13,7 +13,7 @@ from studymon.engine.contract.automata import Proof, Row, Where, proof
 from studymon.engine.contract.ends import ENDS, FULL_STOP, HALT, STOP, broken, result_end
 from studymon.engine.contract.folder import EvidenceFolder, KillFolder
 from studymon.engine.contract.ledger import Record
-from studymon.engine.contract.rules import ContractWatch, is_int, plural, round_text, valid_id
+from studymon.engine.contract.rules import RuleTally, is_int, plural, round_text, valid_id
 from studymon.engine.contract.spec import EXPECT_ENDS
 from studymon.engine.contract.targets import IN_FLIGHT
 from studymon.engine.evidence.records import ContainerEvent, parse_event
@@ -73,18 +73,18 @@ def fault_text(line: Any) -> str:
     return f"the ledger was {what} while watched at {time_text(line.get('at'))}"
 
 
-def contract_kept(watch: ContractWatch, study: StudyFacts, ledger: LedgerFacts) -> Check:
+def contract_kept(rules: RuleTally, study: StudyFacts, ledger: LedgerFacts) -> Check:
     v = Verdict("contractKept", "study")
     if ledger.problem is not None:
         ledger.say(v)
-    if watch.first is not None:
-        more = watch.broken_lines - 1
-        first = watch.first
+    if rules.first is not None:
+        more = rules.broken_lines - 1
+        first = rules.first
         v.fail(
             first.text + (f" ({more} more {'line breaks' if more == 1 else 'lines break'} a rule)" if more else ""),
             proof(Where(EvidenceFolder.LEDGER, first.line), f"seq {first.seq}", f"rule {first.rule}: {first.detail}"),
         )
-    if not watch.line_one and not ledger.pending and ledger.problem is None:
+    if not rules.line_one and not ledger.pending and ledger.problem is None:
         # No record on line 1 (no line at all, or one that is not a record): no studyOpen opened the study.
         v.fail(
             "rule 7: the ledger has no studyOpen on line 1",
@@ -92,11 +92,11 @@ def contract_kept(watch: ContractWatch, study: StudyFacts, ledger: LedgerFacts) 
         )
     # Rule 7 holds line 1's studyOpen to research.json's study, rule 4 each runStarted's container to its names: a
     # research.json that cannot give them fails the rule that has something to hold, and only that one.
-    if study.problem is not None and study.name_prefix is None and watch.starts:
+    if study.problem is not None and study.name_prefix is None and rules.starts:
         v.fail(f"rule 4 cannot be checked: {study.problem}", _research(study.problem, "rule 4 names the containers"))
-    elif study.problem is not None and study.id is None and watch.line_one:
+    elif study.problem is not None and study.id is None and rules.line_one:
         v.fail(f"rule 7 cannot be checked: {study.problem}", _research(study.problem, "rule 7 names the study"))
-    return v.check(f"rules 1-9, 11 and 15 hold over {plural(watch.lines, 'record')}")
+    return v.check(f"rules 1-9, 11 and 15 hold over {plural(rules.lines, 'record')}")
 
 
 def _research(problem: str, why: str) -> Proof:

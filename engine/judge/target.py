@@ -14,7 +14,7 @@ from studymon.engine.contract.rules import experiment_keys, is_int, key, plural,
 from studymon.engine.contract.targets import CHARGED, UNRECORDED, UNSETTLED
 from studymon.engine.evidence.records import KillTarget, Snapshot, inspect_problem, parse_snapshot
 from studymon.engine.io.safefile import type_name
-from studymon.engine.judge.events import ContainerStory, StoryEvent, TargetWatch
+from studymon.engine.judge.events import ContainerStory, StoryEvent, TargetTally
 from studymon.engine.judge.facts import KillEvidence, LedgerFacts, StudyFacts, ledger_line
 from studymon.engine.judge.machines import (
     BOOKS,
@@ -71,12 +71,12 @@ def _event(ev: KillEvidence, at: Where | None, said: str) -> tuple[Where, str]:
     return (at or ev.at(KillFolder.LIVE)), said
 
 
-def _forbidden(v: Verdict, ev: KillEvidence, name: str, watch: TargetWatch, story: ContainerStory, then: str) -> None:
+def _forbidden(v: Verdict, ev: KillEvidence, name: str, counted: TargetTally, story: ContainerStory, then: str) -> None:
     """The target's events its story leaves no room for (the rows of the replay that say so), each with its line."""
     shown = story.breaking(FORBIDDEN)
-    # The watch counts the actions outside the story beyond those it kept; a waiting target's own start that the
+    # The tally counts the actions outside the story beyond those it kept; a waiting target's own start that the
     # replay found after its container's end is one more.
-    total = watch.forbidden_count + sum(1 for e in shown if e.event == C_START)
+    total = counted.forbidden_count + sum(1 for e in shown if e.event == C_START)
 
     def told(e: StoryEvent) -> str:
         of = name if e.id is None else f"container {short_id(e.id)} (not {name}'s Id)"
@@ -89,9 +89,9 @@ def _forbidden(v: Verdict, ev: KillEvidence, name: str, watch: TargetWatch, stor
         v.fail(f"{said}: {unexpected(CONTAINER, state, e.event)}", proof(*_event(ev, e.at, said), then))
 
 
-def _destroy(ev: KillEvidence, name: str, watch: TargetWatch) -> tuple[Where, str]:
+def _destroy(ev: KillEvidence, name: str, counted: TargetTally) -> tuple[Where, str]:
     """The earliest destroy of the target's own container, as a proof names it."""
-    return _event(ev, watch.story_destroy_at, f"destroy of {name} at {ns_text(watch.story_destroy or 0)}")
+    return _event(ev, counted.story_destroy_at, f"destroy of {name} at {ns_text(counted.story_destroy or 0)}")
 
 
 # --- per target ------------------------------------------------------------------------------
@@ -182,10 +182,10 @@ def same_container_no_rerun(
     _named(v, ev, t, name)
     box = _snapshots(v, ev, name)
     _window_entry(v, ev, t)
-    watch = _study_events(v, ev, t, name)
-    if watch is not None:
-        _own_events(v, ev, name, watch, box, acct)
-    n_dies = len(watch.dies) if watch else 0
+    counted = _study_events(v, ev, t, name)
+    if counted is not None:
+        _own_events(v, ev, name, counted, box, acct)
+    n_dies = len(counted.dies) if counted else 0
     _starts(v, ev, t, acct, name)  # in flight: no row of its starts says anything here (chargedOnce counts them)
     adopted = ""
     if t.kind == UNRECORDED:
@@ -299,27 +299,27 @@ def _started_once(v: Verdict, ev: KillEvidence, t: KillTarget, acct: RunAccount 
         )
     _starts(v, ev, t, acct, name)
     _window_entry(v, ev, t)
-    watch = _study_events(v, ev, t, name)
-    if watch is not None:
+    counted = _study_events(v, ev, t, name)
+    if counted is not None:
         box = _Container()
-        _own_events(v, ev, name, watch, box, acct, made=watch.made, charged=True)
+        _own_events(v, ev, name, counted, box, acct, made=counted.made, charged=True)
     return v.check(
         f"{name}: started once after the kill, one container made in its window, its one die as runResult; "
         "no other container of the study made in the window"
     )
 
 
-def _recordings_agree(v: Verdict, ev: KillEvidence, name: str, watch: TargetWatch) -> None:
+def _recordings_agree(v: Verdict, ev: KillEvidence, name: str, counted: TargetTally) -> None:
     """The two recordings hold each event of the target's in the window alike, whatever its class (§6.9)."""
-    if not watch.disagree:
+    if not counted.disagree:
         return
     lets = (
-        ((watch.disagree_at[0], f"an event of {name}"), (watch.disagree_at[1], "the same event, otherwise"))
-        if watch.disagree_at is not None
+        ((counted.disagree_at[0], f"an event of {name}"), (counted.disagree_at[1], "the same event, otherwise"))
+        if counted.disagree_at is not None
         else ((ev.at(KillFolder.LIVE), f"an event of {name}"), (ev.at(KillFolder.READBACK), "it, otherwise"))
     )
     v.fail(
-        f"the recordings disagree: {plural(watch.disagree, 'event')} of {name} differ between the two files",
+        f"the recordings disagree: {plural(counted.disagree, 'event')} of {name} differ between the two files",
         Proof(lets, "the live recording and the read-back hold each event of the window alike (§6.4)"),
     )
 
@@ -328,19 +328,19 @@ def _not_run_again(v: Verdict, ev: KillEvidence, t: KillTarget, acct: RunAccount
     """A target with its result but not settled at the kill: the resume settles it and never runs it again."""
     _starts(v, ev, t, acct, name)
     _window_entry(v, ev, t)
-    watch = _study_events(v, ev, t, name)
-    if watch is not None:
+    counted = _study_events(v, ev, t, name)
+    if counted is not None:
         # Its container exited before the kill: from there, anything but its die reported late and its removal
         # is the run done again.
         _forbidden(
             v,
             ev,
             name,
-            watch,
-            watch.story("exited"),
+            counted,
+            counted.story("exited"),
             "a run with its result is never run again: nothing of its container happens",
         )
-        _recordings_agree(v, ev, name, watch)
+        _recordings_agree(v, ev, name, counted)
     return v.check(f"{name}: had its result before the kill; not started again, nothing of it made in the window")
 
 
@@ -514,7 +514,7 @@ def _window_problem(ev: KillEvidence) -> Proof:
     return ev.missing_proof(KillFolder.WINDOW, "the window file is read as the console writes it (§6.9)")
 
 
-def _study_events(v: Verdict, ev: KillEvidence, t: KillTarget, own: str) -> TargetWatch | None:
+def _study_events(v: Verdict, ev: KillEvidence, t: KillTarget, own: str) -> TargetTally | None:
     """What the recordings say of the study in the window: readable, no gap, nothing made off the books."""
     for file in (KillFolder.LIVE, KillFolder.READBACK):
         problem = ev.problem(file)
@@ -524,7 +524,7 @@ def _study_events(v: Verdict, ev: KillEvidence, t: KillTarget, own: str) -> Targ
     if tally is None:
         v.unknown("the lifecycle events were not judged")  # never a pass without them
         return None
-    watch = tally.watch(t.run)
+    counted = tally.target(t.run)
     for file, why in tally.stopped:
         said = f"{file}: {why}"
         v.fail(said, proof(ev.at(file), said, "a recording holds the runtime's events, each line one (§6.9)"))
@@ -584,14 +584,14 @@ def _study_events(v: Verdict, ev: KillEvidence, t: KillTarget, own: str) -> Targ
         v.unknown(f"the live recording has {plural(tally.gaps, 'gap')} in the window")
     for restart in tally.restarts_said():
         v.explain(restart)
-    return watch
+    return counted
 
 
 def _own_events(
     v: Verdict,
     ev: KillEvidence,
     name: str,
-    watch: TargetWatch,
+    counted: TargetTally,
     box: _Container,
     acct: RunAccount | None,
     made: str | None = None,
@@ -601,8 +601,8 @@ def _own_events(
 
     A ``charged`` target's story starts before anything of its container happened (``unmade``)."""
     fresh = "unmade" if charged else "waiting"
-    story = watch.story("exited" if box.exited_before else fresh if watch.fresh else "running")
-    _forbidden(v, ev, name, watch, story, ONE_CONTAINER_ONLY)
+    story = counted.story("exited" if box.exited_before else fresh if counted.fresh else "running")
+    _forbidden(v, ev, name, counted, story, ONE_CONTAINER_ONLY)
     for e in story.breaking(UNSTARTED):
         said = f"{action_text(e.action or e.event)} of {name} at {ns_text(e.ns)}"
         v.fail(
@@ -615,7 +615,7 @@ def _own_events(
                 (ev.at(KillFolder.BEFORE), f"no started {name} at the kill"),
             ),
         )
-    _recordings_agree(v, ev, name, watch)
+    _recordings_agree(v, ev, name, counted)
     dies = story.dies
     died = [
         _event(ev, d.at, f"die of {name} ({short_id(d.id)}, exit {_code(d.code)}) at {ns_text(d.ns)}") for d in dies
@@ -670,16 +670,16 @@ def _own_events(
         # The result is the run's end as the study waited for it: its container died before the console
         # saw it.  Both on the runtime's clock; Docker stamps a die 10-25 ms after the exit, which a
         # study's wait may already see, so within a second is the die the result waited for.
-        if watch.until_ns is not None and die.ns > watch.until_ns + 1_000_000_000:
+        if counted.until_ns is not None and die.ns > counted.until_ns + 1_000_000_000:
             v.fail(
                 f"the die of {name} comes after its result was seen: the study did not wait for its run",
                 proof(
                     *first,
                     "a run's result is written once its container died: the study waits for its run",
-                    (ev.at(KillFolder.WINDOW), f"its result was seen at {ns_text(watch.until_ns)}"),
+                    (ev.at(KillFolder.WINDOW), f"its result was seen at {ns_text(counted.until_ns)}"),
                 ),
             )
-    destroy = _destroy(ev, name, watch)
+    destroy = _destroy(ev, name, counted)
     if story.breaking(DESTROY_FIRST) and dies:
         v.fail(
             f"a destroy of {name} comes before its die",
@@ -694,7 +694,7 @@ def _own_events(
                 (ev.at(KillFolder.LIVE), f"no die of {name} in the window"),
             ),
         )
-    oom = _event(ev, watch.oom_at, f"oom of {name} at {ns_text(watch.last_oom or 0)}")
+    oom = _event(ev, counted.oom_at, f"oom of {name} at {ns_text(counted.last_oom or 0)}")
     if story.breaking(OOM_LATE):
         v.fail(
             f"an oom of {name} comes after its die",

@@ -2,7 +2,7 @@
 without a Docker engine.
 
 A *container* here is a detached process tree that outlives whoever started
-it: ``run`` launches a small *shim* (this module, hidden ``_shim`` command),
+it: ``run`` launches a small *shim* (:mod:`.shim`),
 double-forked into its own session so it is reparented away from the caller;
 the shim starts the command in its own process group, records its start, waits
 for it, and records its exit.  The controller that called ``run`` may be
@@ -23,19 +23,16 @@ An event is always appended *before* the state that it announces is written,
 so whoever reads ``exited`` in a state can rely on the ``die`` being in the
 journal already (the kill checks read the events after the result).
 
-The module is also a small CLI (``python -m studymon.engine.runtimes.process
-ps|inspect|events|logs|rm|run|wait``, its own shapes; the shim is started through
-it).  Studies call ``studymon runtime`` instead (:mod:`.cli`), which answers in
-docker's shapes and is what ``$STUDYMON_RUNTIME`` names.
+The shim is :mod:`.shim`; the command line is ``studymon runtime``
+(:mod:`.cli`), which answers in docker's shapes and is what
+``$STUDYMON_RUNTIME`` names.
 """
 
 from __future__ import annotations
 
-import argparse
 import builtins
 import contextlib
 import errno
-import json
 import os
 import re
 import secrets
@@ -53,7 +50,7 @@ from typing import Any
 
 import psutil
 
-from studymon.engine.io.clock import parse_rfc3339, rfc3339_ns
+from studymon.engine.io.clock import rfc3339_ns
 from studymon.engine.io.notify import DEFAULT_MASK, IN_DONT_FOLLOW, Notifier
 from studymon.engine.runtimes.base import ContainerConflict, Event, Inspect, NoSuchContainer
 from studymon.engine.runtimes.journal import KEEP_SEGMENTS, SEGMENT_BYTES, Journal, event_ns
@@ -94,7 +91,7 @@ _WATCH_MASK = DEFAULT_MASK | IN_DONT_FOLLOW
 
 # The shim runs from the installed package, with no working folder on its import path.
 # (Imported rather than run with ``-m``: the module is then loaded once, under its own name.)
-_SHIM = ("-P", "-c", "import sys; from studymon.engine.runtimes.process import main; sys.exit(main(sys.argv[1:]))")
+_SHIM = ("-P", "-c", "import sys; from studymon.engine.runtimes.shim import main; sys.exit(main(sys.argv[1:]))")
 
 
 def default_root() -> Path:
@@ -130,12 +127,12 @@ def _process_alive(pid: int, start_time: float) -> bool:
         return True  # someone else's live process: it exists
 
 
-def _exit_code(returncode: int) -> int:
+def exit_code(returncode: int) -> int:
     """Docker's convention: a command killed by signal N exits 128 + N."""
     return 128 - returncode if returncode < 0 else returncode
 
 
-def _event(action: str, state: Inspect, ns: int, **extra: str) -> Event:
+def lifecycle_event(action: str, state: Inspect, ns: int, **extra: str) -> Event:
     """A lifecycle event shaped like Docker's ``/events`` objects."""
     cid = state["Id"]
     image = state["Config"]["Image"]
@@ -442,7 +439,7 @@ class ProcessRuntime:
                     self.state.write_json(dir_fd, "state.json", state)
                     self._claim(containers_fd, unborn, name)
                     claimed = True
-                    self._append_event(_event("create", state, ns))
+                    self._append_event(lifecycle_event("create", state, ns))
                 except BaseException:
                     os.close(dir_fd)
                     raise
@@ -533,7 +530,7 @@ class ProcessRuntime:
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, GROUP_SIGNALS)
         try:
             intermediate = subprocess.Popen(
-                [sys.executable, *_SHIM, "_shim", "--detach", str(self.root), name],
+                [sys.executable, *_SHIM, "--detach", str(self.root), name],
                 stdin=subprocess.DEVNULL,
                 stdout=log_fd,
                 stderr=log_fd,
@@ -667,7 +664,7 @@ class ProcessRuntime:
         pid = int(shim.get("CommandPid", 0))
         if not _process_alive(pid, float(shim.get("CommandStartTime", 0))):
             return False
-        self._append_event(_event("kill", state, time.time_ns(), signal=str(int(signal.SIGKILL))))
+        self._append_event(lifecycle_event("kill", state, time.time_ns(), signal=str(int(signal.SIGKILL))))
         try:
             os.killpg(pid, signal.SIGKILL)  # the command leads its own group
         except ProcessLookupError:
@@ -688,7 +685,7 @@ class ProcessRuntime:
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"the command of {state['Name']!r} did not die within {_SHIM_DEADLINE:g} s")
                 time.sleep(0.01)
-            self._append_event(_event("die", state, time.time_ns(), exitCode=str(_EXIT_KILLED)))
+            self._append_event(lifecycle_event("die", state, time.time_ns(), exitCode=str(_EXIT_KILLED)))
 
     def _destroy(self, name: str, state: Inspect) -> None:
         """Free the name atomically (rename away), record ``destroy``, then delete the files."""
@@ -702,247 +699,10 @@ class ProcessRuntime:
                         os.rename(name, grave, src_dir_fd=containers_fd, dst_dir_fd=trash_fd)
                     except FileNotFoundError as exc:
                         raise NoSuchContainer(name) from exc
-                    self._append_event(_event("destroy", state, time.time_ns()))
+                    self._append_event(lifecycle_event("destroy", state, time.time_ns()))
                     # Through the trash's descriptor: rmtree never follows a link it meets.
                     shutil.rmtree(grave, dir_fd=trash_fd, ignore_errors=True)
                 finally:
                     os.close(trash_fd)
             finally:
                 os.close(containers_fd)
-
-
-# --- the shim ------------------------------------------------------------------
-def _shim(root: Path, name: str) -> int:
-    """Start the command of ``name``, record its start, wait, record its exit."""
-    runtime = ProcessRuntime(root)
-    with runtime._container(name) as dir_fd:
-        state = runtime._read(dir_fd, name, "state.json")
-        if state is None:
-            raise RuntimeError(f"{runtime.containers / name / 'state.json'} is missing or not JSON")
-        me = {"Pid": os.getpid(), "StartTime": psutil.Process().create_time()}
-        runtime.state.write_json(dir_fd, "shim.json", me)
-        config = state["Config"]
-        child = _start_command(runtime, dir_fd, name, config)
-        if isinstance(child, OSError):
-            _record_start_failure(runtime, dir_fd, state, child)
-            return 0
-        me.update(CommandPid=child.pid, CommandStartTime=_start_time_of(child.pid))
-        runtime.state.write_json(dir_fd, "shim.json", me)
-        _record_start(runtime, dir_fd, state, child.pid)
-        _forward_termination(child)
-        code = _exit_code(child.wait())
-        _record_exit(runtime, dir_fd, state, code)
-    return 0
-
-
-def _start_time_of(pid: int) -> float:
-    try:
-        return psutil.Process(pid).create_time()
-    except psutil.Error:
-        return 0.0  # already gone: nothing will ever need to kill it
-
-
-def _start_command(
-    runtime: ProcessRuntime, dir_fd: int, name: str, config: dict[str, Any]
-) -> subprocess.Popen[bytes] | OSError:
-    env = dict(os.environ)
-    env.update(item.split("=", 1) for item in config.get("Env") or [] if "=" in item)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
-    # Never through a link: a root run must not append to a file someone pointed these names at.
-    out = runtime.state.open_file(dir_fd, "stdout.log", flags, runtime.containers / name / "stdout.log")
-    try:
-        err = runtime.state.open_file(dir_fd, "stderr.log", flags, runtime.containers / name / "stderr.log")
-    except BaseException:
-        os.close(out)
-        raise
-    try:
-        return subprocess.Popen(
-            config["Cmd"],
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
-            env=env,
-            cwd=config.get("WorkingDir") or None,
-            process_group=0,  # its own group: ``remove`` kills the whole tree at once
-            close_fds=True,
-        )
-    except OSError as exc:
-        return exc
-    finally:
-        os.close(out)
-        os.close(err)
-
-
-def _record_start_failure(runtime: ProcessRuntime, dir_fd: int, state: Inspect, exc: OSError) -> None:
-    # Docker leaves such a container "created" with 127 (not found) or 126 (not executable).
-    code = 127 if isinstance(exc, FileNotFoundError) else 126
-    state["State"].update(ExitCode=code, Error=f"cannot start {state['Config']['Cmd'][0]!r}: {exc.strerror or exc}")
-    runtime.state.write_json(dir_fd, "state.json", state)
-
-
-def _record_start(runtime: ProcessRuntime, dir_fd: int, state: Inspect, pid: int) -> None:
-    # The state first, then the event, as Docker does: whoever saw the event and inspects then sees it started.
-    # Stamped before the state is written: the creator returns once it reads the state, and the study records its
-    # run's start then, so the start is never dated after that record (Docker logs it before its start call returns).
-    ns = time.time_ns()
-    state["State"].update(Status="running", Running=True, Pid=pid, StartedAt=rfc3339_ns(ns))
-    runtime.state.write_json(dir_fd, "state.json", state)
-    runtime._append_event(_event("start", state, ns))
-
-
-def _record_exit(runtime: ProcessRuntime, dir_fd: int, state: Inspect, code: int) -> None:
-    # The die first, then the state: whoever waits for the exit (a study, then the console closing a window at its
-    # result) finds the die recorded by then.
-    ns = time.time_ns()
-    runtime._append_event(_event("die", state, ns, exitCode=str(code)))
-    state["State"].update(Status="exited", Running=False, Pid=0, ExitCode=code, FinishedAt=rfc3339_ns(ns))
-    runtime.state.write_json(dir_fd, "state.json", state)
-
-
-def _forward_termination(child: subprocess.Popen[bytes]) -> None:
-    """SIGTERM to the shim stops the container the way ``docker stop`` does: the group gets it."""
-
-    def forward(signum: int, _frame: object) -> None:
-        with contextlib.suppress(ProcessLookupError):  # the group has ended already
-            os.killpg(child.pid, signum)
-
-    signal.signal(signal.SIGTERM, forward)
-
-
-def discard_group_signals() -> None:
-    """Drop what was sent to the creator's process group before this process had a session of its own.
-
-    The creator blocks :data:`GROUP_SIGNALS` around the fork, so such a signal is pending here, not acted on;
-    ignoring a pending signal discards it.  Then the usual dispositions, unblocked.
-    """
-    for sig in GROUP_SIGNALS:
-        signal.signal(sig, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, GROUP_SIGNALS)
-    for sig in GROUP_SIGNALS:
-        signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
-
-
-def _detach_and_shim(root: Path, name: str) -> int:
-    """The second fork: the parent (child of ``run``) exits now, the shim is reparented."""
-    if os.fork() != 0:
-        os._exit(0)
-    try:
-        code = _shim(root, name)
-    except BaseException as exc:  # noqa: BLE001 - the shim has nobody to raise to: say it in shim.log
-        print(f"shim of {name!r} failed: {exc!r}", file=sys.stderr, flush=True)
-        code = 1
-    sys.stdout.flush()
-    os._exit(code)
-
-
-# --- the command line ------------------------------------------------------------
-def _time_arg(text: str) -> float:
-    """Epoch seconds, or an RFC 3339 time."""
-    try:
-        return float(text)
-    except ValueError:
-        return parse_rfc3339(text)
-
-
-def _pairs(items: list[str] | None) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise SystemExit(f"expected KEY=VALUE, got {item!r}")
-        out[key] = value
-    return out
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m studymon.engine.runtimes.process",
-        description=f"studymon's process container runtime (state in ${ROOT_ENV}, default {default_root()}).",
-    )
-    sub = parser.add_subparsers(dest="cmd", required=True)
-    ps = sub.add_parser("ps", help="list containers")
-    ps.add_argument("--prefix", default="", help="only names starting with this")
-    ps.add_argument("--json", action="store_true", help="print the inspects as a JSON list")
-    sub.add_parser("inspect", help="print a container's inspect (JSON)").add_argument("name")
-    ev = sub.add_parser("events", help="print lifecycle events in a window, one JSON per line")
-    ev.add_argument("--since", type=_time_arg, default=0.0, help="epoch seconds or RFC 3339 (default: the beginning)")
-    ev.add_argument("--until", type=_time_arg, default=None, help="epoch seconds or RFC 3339 (default: now)")
-    sub.add_parser("logs", help="print a container's standard output").add_argument("name")
-    rm = sub.add_parser("rm", help="remove a container")
-    rm.add_argument("-f", "--force", action="store_true", help="kill it first when it runs")
-    rm.add_argument("name")
-    run = sub.add_parser("run", help="start a detached container; prints its inspect")
-    run.add_argument("--name", required=True)
-    run.add_argument("--image", default=None, help="recorded only")
-    run.add_argument("-e", "--env", action="append", help="KEY=VALUE added to the environment")
-    run.add_argument("-l", "--label", action="append", help="KEY=VALUE label")
-    run.add_argument("command", nargs=argparse.REMAINDER, help="the command (after --)")
-    wait = sub.add_parser("wait", help="wait for a container to exit; prints its exit code")
-    wait.add_argument("--timeout", type=float, default=None)
-    wait.add_argument("name")
-    shim = sub.add_parser("_shim", help=argparse.SUPPRESS)
-    shim.add_argument("--detach", action="store_true")
-    shim.add_argument("root")
-    shim.add_argument("name")
-    return parser
-
-
-def _print_ps(items: list[Inspect]) -> None:
-    print(f"{'NAME':40} {'STATUS':8} {'EXIT':>4}  {'STARTED':30} ID")
-    for item in items:
-        st = item["State"]
-        name = item["Name"].lstrip("/")
-        print(f"{name:40} {st['Status']:8} {st['ExitCode']:>4}  {st['StartedAt']:30} {item['Id'][:12]}")
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    if args.cmd == "_shim":
-        if args.detach:
-            discard_group_signals()
-            return _detach_and_shim(Path(args.root), args.name)
-        return _shim(Path(args.root), args.name)
-    try:
-        return _command(ProcessRuntime(), args)
-    except (NoSuchContainer, ContainerConflict, ValueError, RuntimeError) as exc:
-        message = f"No such container: {exc}" if isinstance(exc, NoSuchContainer) else str(exc)
-        print(f"Error: {message}", file=sys.stderr)
-        return 1
-
-
-def _command(rt: ProcessRuntime, args: argparse.Namespace) -> int:
-    if args.cmd == "ps":
-        items = rt.list(args.prefix)
-        if args.json:
-            print(json.dumps(items, indent=1))
-        else:
-            _print_ps(items)
-    elif args.cmd == "inspect":
-        found = rt.inspect(args.name)
-        if found is None:
-            raise NoSuchContainer(args.name)
-        print(json.dumps(found, indent=1))
-    elif args.cmd == "events":
-        until = rt.now() if args.until is None else args.until
-        for event in rt.events(args.since, until):
-            print(json.dumps(event))
-    elif args.cmd == "logs":
-        sys.stdout.write(rt.logs(args.name))
-    elif args.cmd == "rm":
-        rt.remove(args.name, force=args.force)
-        print(args.name)
-    elif args.cmd == "run":
-        command = args.command[1:] if args.command[:1] == ["--"] else args.command
-        found = rt.run(args.name, command, image=args.image, env=_pairs(args.env), labels=_pairs(args.label))
-        print(json.dumps(found, indent=1))
-    elif args.cmd == "wait":
-        code = rt.wait(args.name, args.timeout)
-        if code is None:
-            print("timeout", file=sys.stderr)
-            return 1
-        print(code)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

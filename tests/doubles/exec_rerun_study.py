@@ -38,7 +38,7 @@ from studymon.engine.runtimes.docker import DockerRuntime  # noqa: E402
 from studymon.refstudy.controller import RunPlan, Study, main, parse_outputs, say  # noqa: E402
 from studymon.refstudy.ledger import Content  # noqa: E402
 
-PROCESS_RUNTIME_CLI = [sys.executable, "-m", "studymon.engine.runtimes.process"]
+PROCESS_RUNTIME_CLI = [sys.executable, "-m", "studymon", "runtime"]
 
 
 class ExecRerunStudy(Study):
@@ -71,7 +71,7 @@ class ExecRerunStudy(Study):
         proc = subprocess.run(
             [*PROCESS_RUNTIME_CLI, "exec", name, "--", *command], capture_output=True, text=True, check=False
         )
-        refusal = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+        refusal = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[0]
         say(
             f"[fault exec] the process runtime has no exec (exit {proc.returncode}: {refusal}); "
             f"waiting for {name} as the reference study does"

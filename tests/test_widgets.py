@@ -40,13 +40,9 @@ from studymon.engine.judge.verdict import Check
 from studymon.widgets.containers_table import ContainersTable
 from studymon.widgets.controls import Controls
 from studymon.widgets.dialogs import ConfirmScreen, HelpScreen, QuitScreen, RecordScreen
-from studymon.widgets.ledger_stream import (
-    SHOWN_AT_ONCE_PER_SECOND,
-    LedgerScrollBar,
-    LedgerStream,
-    plain_line,
-    summarize,
-)
+from studymon.widgets.ledger_lines import LedgerScrollBar
+from studymon.widgets.ledger_store import plain_line, summarize
+from studymon.widgets.ledger_stream import SHOWN_AT_ONCE_PER_SECOND, LedgerStream
 from studymon.widgets.machine_bar import MachineBar
 from studymon.widgets.study_header import StudyHeader
 from studymon.widgets.study_pane import TCSS_PATH, StudyPane, pane_id

@@ -29,7 +29,8 @@ from studymon.engine import Check, KillStep, Progress, Record, State, StudyEvent
 from studymon.widgets import keys, messages
 from studymon.widgets.containers_table import ContainersTable
 from studymon.widgets.controls import Controls
-from studymon.widgets.ledger_stream import DEFAULT_MAX_RECORDS, DEFAULT_REFRESH_INTERVAL, LedgerStream
+from studymon.widgets.ledger_store import DEFAULT_MAX_RECORDS
+from studymon.widgets.ledger_stream import DEFAULT_REFRESH_INTERVAL, LedgerStream
 from studymon.widgets.messages import message_for
 from studymon.widgets.study_header import Checks, Note, StudyHeader
 from studymon.widgets.timeline import Timeline

@@ -79,7 +79,7 @@ def evidence(files: dict[str, Any], n: int = 1, study: StudyFacts = STUDY) -> tu
     for file in (KILL_JSON, AT_KILL, BEFORE, AFTER, BEFORE_RESUME, READBACK, LIVE, WINDOW):
         if base + file not in files:
             ev.missing.add(file)
-    ev.kill = parse_kill(files[base + KILL_JSON], study.name_prefix)
+    ev.kill = parse_kill(files[base + KILL_JSON], study.stem)
     for file in (BEFORE, AFTER, BEFORE_RESUME):
         if base + file in files:
             ev.snapshots[file] = files[base + file]
@@ -100,8 +100,8 @@ def evidence(files: dict[str, Any], n: int = 1, study: StudyFacts = STUDY) -> tu
         ids = frozenset(e["Id"] for snaps in ev.snapshots.values() if isinstance(e := snaps.get(name), dict)
                         and isinstance(e.get("Id"), str))
         targets.append(TargetTally(t.run, name, ids, ev.window.seen_ns(t.run) if ev.window else None))
-    allowed, unstarted = planned_after(acc, study.name_prefix, seq)
-    ev.tally = EventTally(since, ev.window.until_ns if ev.window else None, study.name_prefix, allowed, targets,
+    allowed, unstarted = planned_after(acc, study.stem, seq)
+    ev.tally = EventTally(since, ev.window.until_ns if ev.window else None, study.stem, allowed, targets,
                           study.id, unstarted)
     for file, live in ((LIVE, True), (READBACK, False)):
         for i, e in enumerate(files.get(base + file, []), 1):
@@ -566,7 +566,7 @@ def test_results_accounted() -> None:
 
 
 def test_parse_kill_sound() -> None:
-    k = parse_kill(one_kill()["kills/1/kill.json"], STUDY.name_prefix)
+    k = parse_kill(one_kill()["kills/1/kill.json"], STUDY.stem)
     assert (k.trigger, k.pid, k.before_kill_seq, k.trigger_seq, k.signalled) == ("auto", 4242, 7, 7, True)
     assert [t.run for t in k.targets] == ["d1"] and not k.problems and not k.delivery
     assert k.since_ns is not None and k.at_epoch is not None
@@ -599,7 +599,7 @@ WRITTEN = {"cell": "c", "round": 1, "planSeq": 2, "startSeq": None, "container":
 def test_parse_kill_fields(change: dict[str, Any], where: str, reason: str) -> None:
     obj = one_kill()["kills/1/kill.json"]
     obj.update(change)
-    k = parse_kill(obj, STUDY.name_prefix)
+    k = parse_kill(obj, STUDY.stem)
     assert getattr(k, where) == [reason]
     other = "delivery" if where == "problems" else "problems"
     assert getattr(k, other) == []
@@ -612,18 +612,18 @@ def test_parse_kill_tolerates_what_v2_leaves_optional_but_needs_since() -> None:
     for key in ("signal", "captureError", "prefix"):
         del obj[key]
     obj["trigger"], obj["triggerSeq"] = "manual", None
-    k = parse_kill(obj, STUDY.name_prefix)
+    k = parse_kill(obj, STUDY.stem)
     assert not k.problems and not k.delivery and k.trigger_seq is None
     assert k.since_ns == round(obj["sinceEpoch"] * 1e9)
     no_since = "kill.json has no since and sinceEpoch, two times, to open the window at"
     for missing in (("sinceEpoch",), ("since",), ("since", "sinceEpoch")):
-        k = parse_kill({key: v for key, v in obj.items() if key not in missing}, STUDY.name_prefix)
+        k = parse_kill({key: v for key, v in obj.items() if key not in missing}, STUDY.stem)
         assert k.problems == [no_since] and not k.delivery, missing
     # Without sinceEpoch nothing opens the window; since alone is not taken for it.
-    assert parse_kill({key: v for key, v in obj.items() if key != "sinceEpoch"}, STUDY.name_prefix).since_ns is None
+    assert parse_kill({key: v for key, v in obj.items() if key != "sinceEpoch"}, STUDY.stem).since_ns is None
     for bad in ("1", True, 0, -1.0, float("nan"), 1e300):
-        assert parse_kill(dict(obj, sinceEpoch=bad), STUDY.name_prefix).problems == [no_since], bad
-    assert parse_kill(dict(obj, since="yesterday"), STUDY.name_prefix).problems == [no_since]
+        assert parse_kill(dict(obj, sinceEpoch=bad), STUDY.stem).problems == [no_since], bad
+    assert parse_kill(dict(obj, since="yesterday"), STUDY.stem).problems == [no_since]
 
 
 def test_parse_kill_since_and_since_epoch_agree() -> None:
@@ -631,11 +631,11 @@ def test_parse_kill_since_and_since_epoch_agree() -> None:
     obj = one_kill()["kills/1/kill.json"]
     since = obj["sinceEpoch"]
     disagree = "kill.json: since and sinceEpoch are not the same time"
-    assert parse_kill(dict(obj, sinceEpoch=since + 0.000001), STUDY.name_prefix).problems == []
-    k = parse_kill(dict(obj, sinceEpoch=since + 0.0009), STUDY.name_prefix)
+    assert parse_kill(dict(obj, sinceEpoch=since + 0.000001), STUDY.stem).problems == []
+    k = parse_kill(dict(obj, sinceEpoch=since + 0.0009), STUDY.stem)
     # Two copies that disagree give no moment: the window opens at the window file's copy (held to these).
     assert k.problems == [disagree] and k.since_ns is None
-    assert parse_kill(dict(obj, sinceEpoch=since - 3600), STUDY.name_prefix).problems == [disagree]
+    assert parse_kill(dict(obj, sinceEpoch=since - 3600), STUDY.stem).problems == [disagree]
 
 
 def test_parse_window() -> None:
@@ -2014,7 +2014,7 @@ def test_kill_triggered_container_point_not_of_a_run_container_of_the_study() ->
         assert c is not None and c.ok is False and c.detail.startswith("kill 1's triggerEvent is not a container event"), event
     for event in (
         _die_of("d1", name=container("d1", study="t")),  # another study's d1
-        _die_of("d1", name=STUDY.name_prefix),  # the prefix, and no run after it
+        _die_of("d1", name=STUDY.stem),  # the prefix, and no run after it
     ):
         _at_container(ev, line, "container:die/diagnosis", event)
         assert kill_triggered(armed(files), [ev], acc, LedgerFacts(), True, STUDY) == said, event
@@ -2203,16 +2203,16 @@ def test_planned_after_is_strictly_after() -> None:
                              rec(6, "runStarted", run="a", container="inforsi-s-a")])
     # (on the books: its runStarted came; off them so far: no runStarted yet)
     none = frozenset()  # type: frozenset[str]
-    assert planned_after(acc, STUDY.name_prefix, 6) == (none, frozenset({"inforsi-s-b"})), \
+    assert planned_after(acc, STUDY.stem, 6) == (none, frozenset({"inforsi-s-b"})), \
         "started before the kill: never again"
-    assert planned_after(acc, STUDY.name_prefix, 5) == (frozenset({"inforsi-s-a"}), frozenset({"inforsi-s-b"})), \
+    assert planned_after(acc, STUDY.stem, 5) == (frozenset({"inforsi-s-a"}), frozenset({"inforsi-s-b"})), \
         "not started yet: §1 starts it"
-    assert planned_after(acc, STUDY.name_prefix, 3) == (frozenset({"inforsi-s-a"}), frozenset({"inforsi-s-b"}))
-    assert planned_after(acc, STUDY.name_prefix, None) == (none, none)
-    assert planned_after(acc, StudyFacts(None, "inforsi", "x").name_prefix, 0) == (none, none)
+    assert planned_after(acc, STUDY.stem, 3) == (frozenset({"inforsi-s-a"}), frozenset({"inforsi-s-b"}))
+    assert planned_after(acc, STUDY.stem, None) == (none, none)
+    assert planned_after(acc, StudyFacts(None, "inforsi", "x").stem, 0) == (none, none)
     acc.add(rec(7, "runPlanned", run="c"))
     acc.add(rec(8, "runStarted", run="c", container="inforsi-s-c"))
-    assert planned_after(acc, STUDY.name_prefix, 6) == (frozenset({"inforsi-s-c"}), frozenset({"inforsi-s-b"}))
+    assert planned_after(acc, STUDY.stem, 6) == (frozenset({"inforsi-s-c"}), frozenset({"inforsi-s-b"}))
 
 
 def test_ns_text() -> None:
@@ -2450,21 +2450,21 @@ def test_exit_code_attribute(code: Any, read: int | None) -> None:
 
 def test_parse_kill_boundaries() -> None:
     obj = one_kill()["kills/1/kill.json"]
-    assert parse_kill(dict(obj, pid=1), STUDY.name_prefix).pid == 1
-    assert parse_kill(dict(obj, beforeKillSeq=0), STUDY.name_prefix).before_kill_seq == 0
-    assert parse_kill(dict(obj, triggerSeq="7"), STUDY.name_prefix).problems == [
+    assert parse_kill(dict(obj, pid=1), STUDY.stem).pid == 1
+    assert parse_kill(dict(obj, beforeKillSeq=0), STUDY.stem).before_kill_seq == 0
+    assert parse_kill(dict(obj, triggerSeq="7"), STUDY.stem).problems == [
         "kill.json triggerSeq is a string, not a seq"]
     # The window opens at sinceEpoch; since, its text, must say the same time.
-    k = parse_kill(dict(obj, sinceEpoch=1.5, since="1970-01-01T00:00:01.500Z"), STUDY.name_prefix)
+    k = parse_kill(dict(obj, sinceEpoch=1.5, since="1970-01-01T00:00:01.500Z"), STUDY.stem)
     assert k.since_ns == 1_500_000_000 and k.problems == []
-    k = parse_kill(dict(obj, sinceEpoch=1.5, since="1970-01-01T00:00:09.000Z"), STUDY.name_prefix)
+    k = parse_kill(dict(obj, sinceEpoch=1.5, since="1970-01-01T00:00:09.000Z"), STUDY.stem)
     assert k.since_ns is None and k.problems == ["kill.json: since and sinceEpoch are not the same time"]
     without = {key: v for key, v in obj.items() if key != "sinceEpoch"} | {"since": "1970-01-01T00:00:02.250Z"}
-    k = parse_kill(without, STUDY.name_prefix)
+    k = parse_kill(without, STUDY.stem)
     assert k.since_ns is None
     assert k.problems == ["kill.json has no since and sinceEpoch, two times, to open the window at"]
     targets = [1, {"run": "D1"}, {"run": "d1", **WRITTEN}, {"run": "d1", **WRITTEN}, {"run": "d2", **WRITTEN}]
-    k = parse_kill(dict(obj, targets=targets), STUDY.name_prefix)
+    k = parse_kill(dict(obj, targets=targets), STUDY.stem)
     assert [t.run for t in k.targets] == ["d1", "d2"]
     assert k.problems == ["kill.json target 1 is an integer, not an object", "kill.json target 2 has no valid run id",
                           "kill.json lists run d1 twice"]
@@ -2978,15 +2978,15 @@ def test_a_run_planned_at_the_kill_after_its_start_is_not_waiting() -> None:
     at its seq is not waiting to start, so its container in the window is not allowed."""
     acc = Accounts().extend([rec(5, "runStarted", run="e", container="inforsi-s-e"), rec(7, "runPlanned", run="e")])
     none = frozenset()  # type: frozenset[str]
-    assert planned_after(acc, STUDY.name_prefix, 7) == (none, none)
-    assert planned_after(acc, STUDY.name_prefix, 6) == (frozenset({"inforsi-s-e"}), none)
+    assert planned_after(acc, STUDY.stem, 7) == (none, none)
+    assert planned_after(acc, STUDY.stem, 6) == (frozenset({"inforsi-s-e"}), none)
 
 
 def test_a_run_started_without_a_plan_is_in_flight_with_no_plan_seq() -> None:
     """A run whose runStarted has no runPlanned before it is still what the kill left in flight (planSeq None),
     and the judged targets take it without a crash when kill.json does not list it."""
     acc = Accounts().extend([rec(5, "runStarted", run="d9", container=container("d9"))])
-    left = left_at(acc, 6, {}, STUDY.name_prefix)
+    left = left_at(acc, 6, {}, STUDY.stem)
     assert list(left) == ["d9"]
     assert (left["d9"].plan_seq, left["d9"].start_seq, left["d9"].kind) == (None, 5, "inFlight")
     ev, _ = evidence(one_kill())

@@ -120,7 +120,7 @@ class Lab:
         self.accounts = Accounts()
         self.host = Host(self.out)
         self.reads = Reads(self.spec.folder.ledger, self.accounts)
-        self.driver = KillDriver(self.host, self.reads, self.spec, prefix=prefix, runtime=self.runtime,
+        self.driver = KillDriver(self.host, self.reads, self.spec, stem=prefix, runtime=self.runtime,
                                  recorder=self.recorder, accounts=self.accounts)
 
     def arm(self, *points: str) -> None:

@@ -520,8 +520,8 @@ def _since(obj: dict[str, Any], file: str) -> tuple[float | None, str | None]:
     return since, None
 
 
-def parse_kill(obj: dict[str, Any], name_prefix: str | None) -> KillRecord:
-    """kill.json as the judge reads it; ``name_prefix`` is the study's container stem (None: unknown)."""
+def parse_kill(obj: dict[str, Any], stem: str | None) -> KillRecord:
+    """kill.json as the judge reads it; ``stem`` is the study's container stem (None: unknown)."""
     k = KillRecord()
     trigger = obj.get("trigger")
     if trigger in TRIGGERS:
@@ -584,11 +584,11 @@ def parse_kill(obj: dict[str, Any], name_prefix: str | None) -> KillRecord:
     error = obj.get("captureError")
     if error is not None:
         k.problems.append(f"capture failed while the controller was frozen: {free_text(error)}")
-    if "prefix" in obj and name_prefix is None:
+    if "prefix" in obj and stem is None:
         # A fact held twice with one copy gone cannot be held to the other: unverified is not a pass (§6.9).
         k.problems.append("kill.json prefix cannot be held to the study's stem: research.json does not give it")
-    elif "prefix" in obj and obj.get("prefix") != name_prefix:
-        k.problems.append(f"kill.json prefix is not the study's {name_prefix}")
+    elif "prefix" in obj and obj.get("prefix") != stem:
+        k.problems.append(f"kill.json prefix is not the study's {stem}")
     k.since_epoch, why = _since(obj, KillFolder.KILL)
     if why is not None:
         k.problems.append(why)

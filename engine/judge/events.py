@@ -248,7 +248,7 @@ class EventTally:
         self,
         since_ns: int | None,
         until_ns: int | None,
-        name_prefix: str | None,
+        stem: str | None,
         allowed: frozenset[str],
         targets: list[TargetTally],
         study: str | None = None,
@@ -258,7 +258,7 @@ class EventTally:
         self.since_ns = since_ns
         self.container_prefix = container_prefix
         self.until_ns = until_ns
-        self.name_prefix = name_prefix
+        self.stem = stem
         self.study = study
         self.allowed = allowed
         self.unstarted = unstarted
@@ -297,7 +297,7 @@ class EventTally:
         if self.study is None or self.container_prefix is None:  # no stem of another study to hold a name to
             if e.study is not None:
                 return e.study == self.study
-            return self.name_prefix is not None and (e.name or "").startswith(self.name_prefix)
+            return self.stem is not None and (e.name or "").startswith(self.stem)
         return studys_container(e.name, e.study, self.container_prefix, self.study)
 
     def target(self, run: str) -> TargetTally | None:
@@ -446,7 +446,7 @@ class EventTally:
                         self.at[(e.name, e.verb, e.lo_ns)] = at
 
 
-def planned_after(acc: Accounts, prefix: str | None, seq: int | None) -> tuple[frozenset[str], frozenset[str]]:
+def planned_after(acc: Accounts, stem: str | None, seq: int | None) -> tuple[frozenset[str], frozenset[str]]:
     """Container names the study may create in a kill's window: runs not yet started at ``seq``.
 
     A run planned after the kill, and also one planned (and perhaps charged)
@@ -456,15 +456,15 @@ def planned_after(acc: Accounts, prefix: str | None, seq: int | None) -> tuple[f
     ``container`` is that name exactly); the second: those without one yet
     (off the books, unless it still comes).
     """
-    if prefix is None or seq is None:
+    if stem is None or seq is None:
         return frozenset(), frozenset()
     waiting = [
         a
         for a in acc.runs.values()
         if a.plan is not None and (a.plan.seq > seq or not any(st.seq <= seq for st in a.starts))
     ]
-    booked = {a.run for a in waiting if any(st.get("container") == prefix + a.run for st in a.starts)}
+    booked = {a.run for a in waiting if any(st.get("container") == stem + a.run for st in a.starts)}
     return (
-        frozenset(prefix + a.run for a in waiting if a.run in booked),
-        frozenset(prefix + a.run for a in waiting if a.run not in booked),
+        frozenset(stem + a.run for a in waiting if a.run in booked),
+        frozenset(stem + a.run for a in waiting if a.run not in booked),
     )

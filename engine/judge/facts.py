@@ -44,15 +44,15 @@ class StudyFacts:
     expect_end: str = "halt"  # research.json's expectEnd (§6.7)
 
     @property
-    def name_prefix(self) -> str | None:
+    def stem(self) -> str | None:
         """``<containerPrefix>-<ID>-``: every container of the study starts so."""
         if self.id is None or self.container_prefix is None:
             return None
         return f"{self.container_prefix}-{self.id}-"
 
     def container(self, run: str) -> str | None:
-        prefix = self.name_prefix
-        return None if prefix is None else prefix + run
+        stem = self.stem
+        return None if stem is None else stem + run
 
 
 @dataclass

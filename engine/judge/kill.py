@@ -118,7 +118,7 @@ def _delivery(v: Verdict, ev: KillEvidence, k: KillRecord) -> None:
 
 def kill_evidence(ev: KillEvidence, acc: Accounts, ledger: LedgerFacts, study: StudyFacts | None = None) -> Check:
     v = Verdict("killEvidence", ev.scope)
-    study_prefix = study.name_prefix if study is not None else None
+    study_prefix = study.stem if study is not None else None
     if ev.unjudged and ev.kill is not None:  # said first: the kill's judgement is not whole
         v.fail(
             f"more runs in flight at seq {ev.kill.before_kill_seq} than the judge follows one by one (the first "
@@ -407,7 +407,7 @@ CLASS_TEXT = {
 
 
 def left_at(
-    acc: Accounts, seq: int, before: dict[str, Any], prefix: str | None, cut_line: int | None = None
+    acc: Accounts, seq: int, before: dict[str, Any], stem: str | None, cut_line: int | None = None
 ) -> dict[str, KillTarget]:
     """What a kill at ``seq`` left unfinished, by run, as the ledger and the snapshot at the kill tell it (§7).
 
@@ -437,7 +437,7 @@ def left_at(
                 continue
             out[a.run] = KillTarget(a.run, a.cell, a.round, plan_seq, start.seq, start.get("container"), kind)
         elif plan is not None and stood(plan) and not any(stood(r) for r in a.results):
-            name = prefix + a.run if prefix is not None else None
+            name = stem + a.run if stem is not None else None
             if name is not None and started(before.get(name)):
                 out[a.run] = KillTarget(a.run, a.cell, a.round, plan_seq, None, name, UNRECORDED)
             elif any(stood(r) for r in a.charges):
@@ -472,15 +472,15 @@ def judge_targets(
     are counted (``killEvidence`` fails on them)."""
     left = TARGETS_IN_ALL
     for ev in kills:
-        prefix = study.name_prefix if study is not None else None
-        targets = judged_targets(ev, acc, ledger, min(TARGETS_PER_KILL, left) + 1, prefix)
+        stem = study.stem if study is not None else None
+        targets = judged_targets(ev, acc, ledger, min(TARGETS_PER_KILL, left) + 1, stem)
         judged = min(len(targets), TARGETS_PER_KILL, left)
         ev.targets, ev.unjudged = targets[:judged], len(targets) > judged
         left -= judged
 
 
 def judged_targets(
-    ev: KillEvidence, acc: Accounts, ledger: LedgerFacts, most: int | None = None, prefix: str | None = None
+    ev: KillEvidence, acc: Accounts, ledger: LedgerFacts, most: int | None = None, stem: str | None = None
 ) -> list[KillTarget]:
     """The runs whose story the kill's checks tell: those the kill left unfinished at ``beforeKillSeq``
     (:func:`left_at`; the first ``most``).
@@ -497,7 +497,7 @@ def judged_targets(
         return k.targets[: min(LISTED_KEPT, most if most is not None else LISTED_KEPT)]
     listed = {t.run: t for t in k.targets}
     targets: list[KillTarget] = []
-    for run, known in left_at(acc, seq, ev.snapshots.get(KillFolder.BEFORE, {}), prefix, ev.cut_line).items():
+    for run, known in left_at(acc, seq, ev.snapshots.get(KillFolder.BEFORE, {}), stem, ev.cut_line).items():
         if most is not None and len(targets) >= most:
             break
         if run in listed and listed[run].kind == known.kind:

@@ -283,7 +283,7 @@ def read_kill(folder: KillFolder, study: StudyFacts) -> KillEvidence:
     if KillFolder.KILL not in ev.missing:
         try:
             obj = safefile.read_object(out, folder.rel(KillFolder.KILL), KillFolder.CAPS[KillFolder.KILL])
-            ev.kill = parse_kill(obj, study.name_prefix)
+            ev.kill = parse_kill(obj, study.stem)
             ev.kill.problems.extend(kill_moment(obj))
         except Unreadable as exc:
             ev.problems[KillFolder.KILL] = f"{KillFolder.KILL}: {exc.reason}"
@@ -978,7 +978,7 @@ def read_events(out: Path, ev: KillEvidence, acc: Accounts, study: StudyFacts) -
     since = ev.opens_ns  # it ends where the window file says
     if since is None or (window is None and KillFolder.WINDOW not in ev.missing):
         return  # no window start known (or the window file is unusable): the checks say so
-    allowed, unstarted = planned_after(acc, study.name_prefix, k.before_kill_seq)
+    allowed, unstarted = planned_after(acc, study.stem, k.before_kill_seq)
     targets = []
     for t in ev.targets:
         name = study.container(t.run)
@@ -1001,7 +1001,7 @@ def read_events(out: Path, ev: KillEvidence, acc: Accounts, study: StudyFacts) -
         fresh = t.kind == CHARGED or (t.kind == UNRECORDED and isinstance(made, str))
         targets.append(TargetTally(t.run, name, frozenset(ids), seen, fresh=fresh, made=made))
     until = window.until_ns if window is not None else None
-    tally = EventTally(since, until, study.name_prefix, allowed, targets, study.id, unstarted, study.container_prefix)
+    tally = EventTally(since, until, study.stem, allowed, targets, study.id, unstarted, study.container_prefix)
     for file, live in ((KillFolder.LIVE, True), (KillFolder.READBACK, False)):
         if file in ev.missing:
             continue

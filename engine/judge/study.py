@@ -92,7 +92,7 @@ def contract_kept(rules: RuleTally, study: StudyFacts, ledger: LedgerFacts) -> C
         )
     # Rule 7 holds line 1's studyOpen to research.json's study, rule 4 each runStarted's container to its names: a
     # research.json that cannot give them fails the rule that has something to hold, and only that one.
-    if study.problem is not None and study.name_prefix is None and rules.starts:
+    if study.problem is not None and study.stem is None and rules.starts:
         v.fail(f"rule 4 cannot be checked: {study.problem}", _research(study.problem, "rule 4 names the containers"))
     elif study.problem is not None and study.id is None and rules.line_one:
         v.fail(f"rule 7 cannot be checked: {study.problem}", _research(study.problem, "rule 7 names the study"))
@@ -768,7 +768,7 @@ def _container_point(
                 fired,
             ),
         )
-    stem = study.name_prefix if study is not None else None
+    stem = study.stem if study is not None else None
     run = name[len(stem) :] if name is not None and stem is not None and name.startswith(stem) else None
     if run is None or not valid_id(run):
         v.fail(

@@ -77,7 +77,7 @@ class KillDriver:
         reader: FrozenReads,
         spec: StudySpec,
         *,
-        prefix: str,
+        stem: str,
         runtime: Runtime,
         recorder: EventRecorder,
         accounts: Accounts,
@@ -85,7 +85,7 @@ class KillDriver:
         self.host = host
         self.reader = reader
         self.spec = spec
-        self.prefix = prefix
+        self.stem = stem
         self.runtime = runtime
         self.recorder = recorder
         self.accounts = accounts
@@ -268,7 +268,7 @@ class KillDriver:
             return
         if len(self._moments) < MOMENTS_KEPT:
             name = event_name(event)
-            self._loop.soon(self._moment, CONTAINER, action, name[len(self.prefix) :])
+            self._loop.soon(self._moment, CONTAINER, action, name[len(self.stem) :])
         if not self.points or self.points[0].point.on_record:
             return
         self._loop.soon(self._container_moment, event, seen)
@@ -284,7 +284,7 @@ class KillDriver:
         if self._busy():
             return
         name = event_name(event)
-        run = name[len(self.prefix) :] if name.startswith(self.prefix) else None
+        run = name[len(self.stem) :] if name.startswith(self.stem) else None
         action = str(event.get("Action") or event.get("status"))
         if not entry.count(action, self._purpose(run), at=event_time(event)):
             return
@@ -350,7 +350,7 @@ class KillDriver:
             number=folder.number,
             folder=folder,
             trigger=trigger,
-            prefix=self.prefix,
+            stem=self.stem,
             runtime=self.runtime,
             recorder=self.recorder,
             controller=self.host.controller,
@@ -496,7 +496,7 @@ class KillDriver:
         await asyncio.to_thread(self.recorder.wait_live, 10.0)
         for folder in folders:
             try:
-                kill = killproto.Kill.reopen(folder, self.prefix, self.runtime, self.recorder)
+                kill = killproto.Kill.reopen(folder, self.stem, self.runtime, self.recorder)
                 if resuming:
                     # Nothing of the study runs yet, so a capture cut short is finished truly now.
                     written = await kill.complete_capture(self.spec.folder.ledger)
@@ -534,7 +534,7 @@ class KillDriver:
                 folder.number,
                 folder,
                 trigger,
-                self.prefix,
+                self.stem,
                 self.runtime,
                 self.recorder,
                 controller,

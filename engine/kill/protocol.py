@@ -126,7 +126,7 @@ class Kill:
     number: int
     folder: KillFolder
     trigger: str  # "auto" or "manual"
-    prefix: str
+    stem: str
     runtime: Runtime
     recorder: EventRecorder
     controller: Controller | None = None
@@ -286,7 +286,7 @@ class Kill:
         charged one when it was charged; the snapshot of an unrecorded one joins the others."""
         more: list[KillTarget] = []
         for a in waiting:
-            name = self.prefix + a.run
+            name = self.stem + a.run
             try:
                 snap = self.runtime.inspect(name)
             except Exception as exc:  # noqa: BLE001 - recorded: the judge then cannot tell
@@ -322,7 +322,7 @@ class Kill:
             trigger_seq=self.trigger_seq,
             signalled=self.signalled,
             since_epoch=self.since,
-            prefix=self.prefix,
+            prefix=self.stem,  # kill.json names the stem "prefix"
             capture_error=self.capture_error,
             group_stopped=self.stopped_confirmed,
             trigger_at=self.trigger_at,
@@ -410,13 +410,13 @@ class Kill:
         self.recorder.close(self.number)
 
     @classmethod
-    def reopen(cls, folder: KillFolder, prefix: str, runtime: Runtime, recorder: EventRecorder) -> Kill:
+    def reopen(cls, folder: KillFolder, stem: str, runtime: Runtime, recorder: EventRecorder) -> Kill:
         """The kill of an open window in ``folder``, as an earlier console left it."""
         data = read_json(folder.kill_json)
         if not isinstance(data, dict):
             raise ValueError(f"{folder.kill_json} is not a JSON object")  # noqa: TRY004 - bad content, not a bad argument
-        record = parse_kill(data, prefix)
-        kill = cls(folder.number, folder, str(record.trigger), prefix, runtime, recorder)
+        record = parse_kill(data, stem)
+        kill = cls(folder.number, folder, str(record.trigger), stem, runtime, recorder)
         kill.since = record.since_epoch or 0.0
         kill.before_kill_seq = record.before_kill_seq or 0
         kill.targets = record.targets
@@ -464,7 +464,7 @@ async def after_end(
     number: int,
     folder: KillFolder,
     trigger: str,
-    prefix: str,
+    stem: str,
     runtime: Runtime,
     recorder: EventRecorder,
     controller: Controller,
@@ -480,7 +480,7 @@ async def after_end(
     waits, as a kill's does, for the resume.  None when nothing was left
     unfinished: there is nothing to judge.
     """
-    kill = Kill(number, folder, trigger, prefix, runtime, recorder, controller=controller)
+    kill = Kill(number, folder, trigger, stem, runtime, recorder, controller=controller)
     # In the order of a kill's own times (§6.9): the end was seen, the window opens, then the one moment that
     # stands for the freeze and the kill.
     kill.trigger_seen = time.time()

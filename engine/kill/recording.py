@@ -104,8 +104,8 @@ class _Recording:
 class EventRecorder:
     """Keeps a study's recent container events and writes the open kill windows' recordings."""
 
-    def __init__(self, prefix: str, history: History, study: str | None = None) -> None:
-        self.prefix = prefix
+    def __init__(self, stem: str, history: History, study: str | None = None) -> None:
+        self.stem = stem
         self.study = study  # events of containers labelled with this study id are its too
         self._history = history
         self._lock = threading.Lock()
@@ -162,7 +162,7 @@ class EventRecorder:
         actor_id = actor.get("ID") or event.get("id")
         labelled = self.study is not None and (actor.get("Attributes") or {}).get(STUDY_LABEL) == self.study
         with self._lock:
-            ours = name.startswith(self.prefix) or old.startswith(self.prefix) or labelled
+            ours = name.startswith(self.stem) or old.startswith(self.stem) or labelled
             if not ours and not any(actor_id in rec.ids for rec in self._open.values()):
                 return False
             seen_epoch = time.time()
@@ -264,7 +264,7 @@ class EventRecorder:
         actor_id = actor.get("ID") or event.get("id")
         # Labelled as this study's, whatever its name (contract §6.1).
         labelled = self.study is not None and (actor.get("Attributes") or {}).get(STUDY_LABEL) == self.study
-        return name.startswith(self.prefix) or old.startswith(self.prefix) or actor_id in rec.ids or labelled
+        return name.startswith(self.stem) or old.startswith(self.stem) or actor_id in rec.ids or labelled
 
     def close(self, number: int) -> None:
         """Stop recording kill ``number`` (its window closed, or the console is leaving)."""

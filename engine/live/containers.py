@@ -36,13 +36,13 @@ _FOLLOWED = ("create", "start", "die", "destroy", "kill", "stop", "pause", "unpa
 
 
 class ContainerWatch:
-    """Follows the containers named ``prefix``... in a thread; reports their changes on the loop."""
+    """Follows the containers named ``stem``... in a thread; reports their changes on the loop."""
 
     def __init__(
         self,
         study: str,
         backend: str,
-        prefix: str,
+        stem: str,
         recorder: EventRecorder,
         emit: Callable[[StudyEvent], None],
         *,
@@ -52,7 +52,7 @@ class ContainerWatch:
         self.study = study
         self.backend = backend
         self.open_stream_runtime = open_stream_runtime
-        self.prefix = prefix
+        self.stem = stem
         self.recorder = recorder
         self.emit = emit
         self.containers: dict[str, dict[str, Any]] = {}
@@ -81,7 +81,7 @@ class ContainerWatch:
     def _stream(self) -> None:
         try:
             runtime = self.open_stream_runtime(self.backend)
-            for inspect in runtime.list(self.prefix):
+            for inspect in runtime.list(self.stem):
                 name = str(inspect.get("Name", "")).lstrip("/")
                 state = inspect.get("State") or {}
                 code = state.get("ExitCode") if state.get("Status") in ("exited", "dead") else None
@@ -103,7 +103,7 @@ class ContainerWatch:
         self.recorder.on_event(event)
         attributes: dict[str, Any] = (event.get("Actor") or {}).get("Attributes") or {}
         name = str(attributes.get("name", "")).lstrip("/")
-        if not name.startswith(self.prefix):
+        if not name.startswith(self.stem):
             return
         action = str(event.get("Action") or event.get("status") or "").split(":", 1)[0]
         if action not in _FOLLOWED:

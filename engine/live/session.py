@@ -97,10 +97,10 @@ class StudySession:
         self.linger = linger  # keep watching after the controller ends (console), until closed
         self.research: dict[str, Any] = read_json(spec.folder.research)
         self.backend: str = self.research.get("backend", "process")
-        self.prefix = stem(container_prefix(self.research), spec.id)
+        self.stem = stem(container_prefix(self.research), spec.id)
         self.runtime: Runtime = runtime if runtime is not None else open_runtime(self.backend)
         self._owns_runtime = runtime is None  # one given by the caller is the caller's to close
-        self.recorder = EventRecorder(self.prefix, self.runtime.history, spec.id)
+        self.recorder = EventRecorder(self.stem, self.runtime.history, spec.id)
         if trace:
             self.recorder.trace = spec.folder.trace
         self.accounts = Accounts()
@@ -114,13 +114,13 @@ class StudySession:
             self,
             self.pump,
             spec,
-            prefix=self.prefix,
+            stem=self.stem,
             runtime=self.runtime,
             recorder=self.recorder,
             accounts=self.accounts,
         )
         self.pump.kill = self.kills  # every read asks the kill first, before anything is recorded
-        self.watch = ContainerWatch(spec.id, self.backend, self.prefix, self.recorder, self.emit)
+        self.watch = ContainerWatch(spec.id, self.backend, self.stem, self.recorder, self.emit)
         self._resume_event = asyncio.Event()
         self._close_event = asyncio.Event()
         self._stopping = False
@@ -406,7 +406,7 @@ class StudySession:
 
     # --- the machine -----------------------------------------------------------
     async def heavy_snapshot(self, label: str) -> None:
-        containers = await asyncio.to_thread(self.runtime.list, self.prefix)
+        containers = await asyncio.to_thread(self.runtime.list, self.stem)
         controller = self.controller
         own = controller.pid if controller is not None and controller.ending is None else None
         try:

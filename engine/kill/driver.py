@@ -34,7 +34,7 @@ from studymon.engine.io.loopcall import LoopCall
 from studymon.engine.kill import protocol as killproto
 from studymon.engine.kill.protocol import Passed
 from studymon.engine.kill.recording import EventRecorder, event_name, event_time
-from studymon.engine.launch.launcher import Controller, Ending
+from studymon.engine.launch.launcher import Controller, ControllerEnd
 from studymon.engine.runtimes import Runtime
 
 # The distinct moments (kind or action, and purpose) a study's console offers as points, at most.
@@ -517,7 +517,7 @@ class KillDriver:
                 await kill.before_resume()
 
     # --- ends the console did not make ----------------------------------------------
-    async def after_end(self, ending: Ending, stopping: bool) -> None:
+    async def after_end(self, ending: ControllerEnd, stopping: bool) -> None:
         """The controller ended on its own (a crash, a signal from elsewhere, exit 75) or as asked (a stop):
         what it left unfinished is judged as a kill's (contract §7), in a window that waits for the resume.
 

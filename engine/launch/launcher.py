@@ -69,8 +69,11 @@ GRACE_SECONDS = 10.0  # the contract gives a study 10 s to stop on SIGINT
 
 
 @dataclass
-class Ending:
-    """How a controller ended: exit ``code`` or the ``signal`` that killed it."""
+class ControllerEnd:
+    """How a controller ended: exit ``code`` or the ``signal`` that killed it (``outcome.json``'s ``ending``).
+
+    Its line in ``launches.jsonl`` is a :class:`~studymon.engine.evidence.records.LaunchEnd` (with the pid and
+    the time), and a front end is told of it by a ``ControllerEnded`` event."""
 
     code: int | None
     signal: str | None
@@ -95,7 +98,7 @@ class Controller:
         self.start_time = start_time
         self.out = out
         self._proc = proc
-        self.ending: Ending | None = None
+        self.ending: ControllerEnd | None = None
         # A pidfd names this very process: checking it before a signal is one
         # syscall, and it can never point at a recycled pid.
         self._pidfd = -1
@@ -274,7 +277,7 @@ class Controller:
     def interrupt(self) -> bool:
         return self.signal_group(signal.SIGINT)
 
-    async def wait(self) -> Ending:
+    async def wait(self) -> ControllerEnd:
         """Wait for the end; its code and signal come from the keeper's ``end`` line.
 
         The pidfd is released at the end, and also when a wait is given up
@@ -305,20 +308,20 @@ class Controller:
         if fd >= 0:
             os.close(fd)
 
-    def _recorded_ending(self) -> Ending | None:
+    def _recorded_ending(self) -> ControllerEnd | None:
         found = None
         for line in read_jsonl(EvidenceFolder(self.out).launches):
             if line.get("event") == "end" and line.get("pid") == self.pid:
-                found = Ending(line.get("code"), line.get("signal"))
+                found = ControllerEnd(line.get("code"), line.get("signal"))
         return found
 
-    def _record_lost_ending(self) -> Ending:
+    def _record_lost_ending(self) -> ControllerEnd:
         # The keeper died with the controller (killed by hand): the status is lost; say so.
         append_jsonl(
             EvidenceFolder(self.out).launches,
             {**LaunchEnd(self.pid, time.time(), None, None).to_json(), "note": "exit status lost: its keeper is gone"},
         )
-        return Ending(None, None)
+        return ControllerEnd(None, None)
 
     async def _wait_foreign(self) -> None:
         # Not our child: watch the pid, then give its keeper a moment to write the end line.
@@ -334,7 +337,7 @@ class Controller:
                 return
             await asyncio.sleep(0.1)
 
-    async def stop(self, grace: float = GRACE_SECONDS) -> Ending:
+    async def stop(self, grace: float = GRACE_SECONDS) -> ControllerEnd:
         """SIGINT, then SIGKILL if the controller is still there after ``grace`` seconds."""
         self.thaw()
         self.interrupt()

@@ -23,7 +23,7 @@ from studymon.engine.contract.folder import EvidenceFolder
 from studymon.engine.contract.spec import StudySpec
 from studymon.engine.events import Problem, State, StudyEvent, Verdicts
 from studymon.engine.evidence.writer import EvidenceWriteError, write_json, write_text
-from studymon.engine.launch.launcher import Controller, Ending, last_log_line
+from studymon.engine.launch.launcher import Controller, ControllerEnd, last_log_line
 
 if TYPE_CHECKING:
     from studymon.engine.judge import Judgement
@@ -37,7 +37,7 @@ class SessionResult:
     out: Path
     finished: bool
     judgement: Judgement | None
-    ending: Ending | None
+    ending: ControllerEnd | None
     message: str = ""
     detached: bool = False
 
@@ -63,7 +63,9 @@ class FinishHost(Protocol):
     async def heavy_snapshot(self, label: str) -> None: ...
 
 
-async def finish(host: FinishHost, spec: StudySpec, ending: Ending | None, kill_error: str | None) -> SessionResult:
+async def finish(
+    host: FinishHost, spec: StudySpec, ending: ControllerEnd | None, kill_error: str | None
+) -> SessionResult:
     """Judge the study; publish its reports if it finished (exit 0); emit the verdicts."""
     from studymon.engine.judge import judge  # read at the end, not before a console's first frame
     from studymon.engine.judge.table import table_svg
@@ -99,7 +101,11 @@ async def finish(host: FinishHost, spec: StudySpec, ending: Ending | None, kill_
 
 
 async def stop_for_write(
-    host: FinishHost, spec: StudySpec, error: EvidenceWriteError, controller: Controller | None, ending: Ending | None
+    host: FinishHost,
+    spec: StudySpec,
+    error: EvidenceWriteError,
+    controller: Controller | None,
+    ending: ControllerEnd | None,
 ) -> SessionResult:
     """An evidence file could not be written: stop the study (SIGINT, then SIGKILL), keep the scene, say how to go on.
 
@@ -120,14 +126,14 @@ async def stop_for_write(
     return SessionResult(spec.id, spec.out, False, None, ending, message)
 
 
-def recorded_ending(out: Path) -> Ending | None:
+def recorded_ending(out: Path) -> ControllerEnd | None:
     """How the study's last controller ended, as its keeper recorded it; None if it has not ended."""
     from studymon.engine.judge.read import last_ending
 
     ending, ended = last_ending(out)
     if not ended or ending is None:
         return None
-    return Ending(ending.get("code"), ending.get("signal"))
+    return ControllerEnd(ending.get("code"), ending.get("signal"))
 
 
 def ended_cleanly(out: Path) -> bool:
@@ -136,7 +142,7 @@ def ended_cleanly(out: Path) -> bool:
     return ending is not None and ending.code == 0
 
 
-def unfinished_message(ending: Ending | None, out: Path) -> str:
+def unfinished_message(ending: ControllerEnd | None, out: Path) -> str:
     """Why a study whose controller ended with ``ending`` is not finished, in the operator's words."""
     if ending is None:
         return "the controller did not end"
@@ -149,7 +155,7 @@ def unfinished_message(ending: Ending | None, out: Path) -> str:
     return f"crashed with exit {ending.code} ({last_log_line(EvidenceFolder(out).log)})"
 
 
-def unfinished_state(ending: Ending | None, out: Path) -> tuple[State, str]:
+def unfinished_state(ending: ControllerEnd | None, out: Path) -> tuple[State, str]:
     """The state, and its detail, of a study whose controller ended with ``ending`` before it finished."""
     if ending is None:
         return State.STOPPED, "not running"

@@ -46,7 +46,7 @@ from studymon.engine.kill import protocol as killproto
 from studymon.engine.kill.driver import KillDriver
 from studymon.engine.kill.recording import EventRecorder
 from studymon.engine.launch import lock as studylock
-from studymon.engine.launch.launcher import Controller, Ending, find_running, first_start
+from studymon.engine.launch.launcher import Controller, ControllerEnd, find_running, first_start
 from studymon.engine.launch.lock import StudyLock
 from studymon.engine.live.containers import ContainerWatch
 from studymon.engine.live.finish import (
@@ -124,8 +124,8 @@ class StudySession:
         self._resume_event = asyncio.Event()
         self._close_event = asyncio.Event()
         self._stopping = False
-        self._stopper: asyncio.Future[Ending] | None = None
-        self._end_watchers: set[asyncio.Task[Ending]] = set()
+        self._stopper: asyncio.Future[ControllerEnd] | None = None
+        self._end_watchers: set[asyncio.Task[ControllerEnd]] = set()
         self.load = LoadMeter(spec.id, self.backend)
         # The first evidence write that failed (disk full, I/O error): the session
         # then stops the study, so that nothing happens that is not recorded.
@@ -216,7 +216,7 @@ class StudySession:
         self.pump.open()
         self.watch.start()
         pump: asyncio.Task[None] | None = None
-        ending: Ending | None = None
+        ending: ControllerEnd | None = None
         try:
             if self.attach_at_start or self.resume_at_start:
                 self.kills.restore_arming()
@@ -322,7 +322,7 @@ class StudySession:
             close_runtime(self.runtime)
         self.load.close()
 
-    async def _wait_end(self) -> Ending | None:
+    async def _wait_end(self) -> ControllerEnd | None:
         """The controller's end, or None when the session was closed (detached) first."""
         assert self.controller is not None
         ender = asyncio.ensure_future(self.controller.wait())
@@ -346,7 +346,7 @@ class StudySession:
     def _report_end(self, controller: Controller) -> None:
         """Emit ControllerEnded when ``controller`` ends, whoever is waiting for it."""
 
-        def done(task: asyncio.Task[Ending]) -> None:
+        def done(task: asyncio.Task[ControllerEnd]) -> None:
             if not task.cancelled() and task.exception() is None:
                 ending = task.result()
                 self.emit(ControllerEnded(self.spec.id, controller.pid, ending.code, ending.signal))

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from studymon.engine.contract.automata import Machine, Row
 from studymon.engine.contract.ends import FINISHED, PAUSED
+from studymon.engine.contract.targets import CHARGED, IN_FLIGHT, UNRECORDED, UNSETTLED
 from studymon.engine.judge.timeline import END, KILL, SEEN, START
 
 GONE = "gone"  # the kill's controller did not run at the kill
@@ -206,24 +207,24 @@ NEVER_AGAIN = "a run with its result is never run again (§7)"
 _CHECK = "sameContainerNoRerun"
 STARTS = Machine(
     "target's starts",
-    ("inFlight", "unrecorded", "adopted", "adopted again", "charged", "started", "started again", "unsettled", "rerun"),
+    (IN_FLIGHT, UNRECORDED, "adopted", "adopted again", CHARGED, "started", "started again", UNSETTLED, "rerun"),
     (
-        Row("inFlight", T_START, "inFlight"),
-        Row("unrecorded", T_START, "adopted"),
+        Row(IN_FLIGHT, T_START, IN_FLIGHT),
+        Row(UNRECORDED, T_START, "adopted"),
         Row("adopted", T_START, "adopted again", _CHECK, STARTED_AGAIN, then=ADOPT_ONCE),
         Row("adopted again", T_START, "adopted again", _CHECK, STARTED_AGAIN, then=ADOPT_ONCE),
-        Row("charged", T_START, "started"),
+        Row(CHARGED, T_START, "started"),
         Row("started", T_START, "started again", _CHECK, STARTED_AGAIN, then=START_ONCE),
         Row("started again", T_START, "started again", _CHECK, STARTED_AGAIN, then=START_ONCE),
-        Row("unsettled", T_START, "rerun", _CHECK, RUN_AGAIN, then=NEVER_AGAIN),
+        Row(UNSETTLED, T_START, "rerun", _CHECK, RUN_AGAIN, then=NEVER_AGAIN),
         Row("rerun", T_START, "rerun", _CHECK, RUN_AGAIN, then=NEVER_AGAIN),
-        Row("unrecorded", FINISHED, "unrecorded", _CHECK, NOT_ADOPTED, then=ADOPT),
-        Row("unrecorded", PAUSED, "unrecorded", _CHECK, NOT_ADOPTED, unknown=True, then=ADOPT),
-        Row("charged", FINISHED, "charged", _CHECK, NOT_STARTED, then=START),
-        Row("charged", PAUSED, "charged", _CHECK, NOT_STARTED_YET, unknown=True, then=START),
+        Row(UNRECORDED, FINISHED, UNRECORDED, _CHECK, NOT_ADOPTED, then=ADOPT),
+        Row(UNRECORDED, PAUSED, UNRECORDED, _CHECK, NOT_ADOPTED, unknown=True, then=ADOPT),
+        Row(CHARGED, FINISHED, CHARGED, _CHECK, NOT_STARTED, then=START),
+        Row(CHARGED, PAUSED, CHARGED, _CHECK, NOT_STARTED_YET, unknown=True, then=START),
         *(
             Row(state, end, state)
-            for state in ("inFlight", "adopted", "adopted again", "started", "started again", "unsettled", "rerun")
+            for state in (IN_FLIGHT, "adopted", "adopted again", "started", "started again", UNSETTLED, "rerun")
             for end in (FINISHED, PAUSED)
         ),
     ),

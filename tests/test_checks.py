@@ -2388,7 +2388,7 @@ def test_an_event_reaches_every_target_it_concerns() -> None:
     t.add(ev_at("stop", 3000, name="x", cid="SAME"), "2")  # after a's result, before b's: the window is both stories
     assert a.forbidden_count == 2 and b.forbidden_count == 2
     t.add(ev_at("rename", 3100, name="x", cid="OTHER", oldName="/inforsi-s-b"), "3")
-    assert a.forbidden_count == 2 and b.forbidden_count == 3 and t.watch("b") is b and t.watch("c") is None
+    assert a.forbidden_count == 2 and b.forbidden_count == 3 and t.target("b") is b and t.target("c") is None
     t.add(ev_at("stop", 6001, name="x", cid="SAME"), "4")  # after the window
     assert a.forbidden_count == 2 and b.forbidden_count == 3
 

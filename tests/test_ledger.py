@@ -322,7 +322,7 @@ def test_ledger_at_kill_is_every_record_read_ledger_gives_across_chunks_and_faul
     folder = KillFolder(tmp_path, 1)
     write_ledger_at_kill(folder, path)
     assert read_json(folder.path / "ledger-at-kill.json") == [r.as_json() for r in records]
-    assert not [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
+    assert not [p.name for p in folder.path.iterdir() if p.name.endswith(".tmp")]
 
 
 def test_the_judges_parser_refuses_a_repeated_key_at_any_level_and_takes_what_json_allows() -> None:

@@ -34,7 +34,7 @@ _FACE: dict[str, tuple[str, str]] = {
     "EvidenceFolder": ("contract.folder", "EvidenceFolder"),
     **{n: ("contract.killpoint", n) for n in ("BadPoint", "GRAMMAR", "KillPoint", "SEED", "parse_kill_option")},
     "Record": ("contract.ledger", "Record"),
-    "KINDS": ("contract.rules", "KINDS"),
+    **{n: ("contract.rules", n) for n in ("KINDS", "stem")},
     **{
         n: ("contract.spec", n)
         for n in (
@@ -161,6 +161,7 @@ __all__ = [
     "runtime_main",
     "saved_matrix",
     "shown",
+    "stem",
     "to_resume",
     "utc_epoch",
     "worst",
@@ -172,7 +173,7 @@ if TYPE_CHECKING:
     from studymon.engine.contract.folder import EvidenceFolder
     from studymon.engine.contract.killpoint import GRAMMAR, SEED, BadPoint, KillPoint, parse_kill_option
     from studymon.engine.contract.ledger import Record
-    from studymon.engine.contract.rules import KINDS
+    from studymon.engine.contract.rules import KINDS, stem
     from studymon.engine.contract.spec import (
         BadInput,
         StudySpec,

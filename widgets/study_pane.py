@@ -25,7 +25,7 @@ from textual.message import Message
 from textual.reactive import var
 from textual.timer import Timer
 
-from studymon.engine import Check, KillStep, Progress, Record, State, StudyEvent, parse_rfc3339
+from studymon.engine import Check, KillStep, Progress, Record, State, StudyEvent, parse_rfc3339, stem
 from studymon.widgets import keys, messages
 from studymon.widgets.containers_table import ContainersTable
 from studymon.widgets.controls import Controls
@@ -107,7 +107,7 @@ class StudyPane(Vertical):
         self.wall_clock = wall_clock
         self.header = StudyHeader(study_id, clock, id="study-header")
         self.stream = LedgerStream(max_records, refresh_interval=refresh_interval, id="ledger")
-        self.containers = ContainersTable(f"{container_prefix}-{study_id}-", id="containers")
+        self.containers = ContainersTable(stem(container_prefix, study_id), id="containers")
         # The study's own load and its runs on one time axis, in wall-clock time (records and samples carry it).
         self.timeline = Timeline(clock=wall_clock, id="timeline")
         self.controls = Controls(id="controls")

@@ -16,7 +16,7 @@ from studymon.engine.contract.ends import FINISHED, PAUSED
 from studymon.engine.contract.folder import EvidenceFolder, KillFolder
 from studymon.engine.contract.killpoint import SEED, ArmedPoint, KillPoint, point_text
 from studymon.engine.contract.ledger import LedgerIssue, Record
-from studymon.engine.contract.rules import is_int
+from studymon.engine.contract.rules import is_int, stem
 from studymon.engine.evidence.records import KillRecord, KillTarget, LaunchEnd, LaunchStart, WindowRecord, no_since
 from studymon.engine.judge.machines import ARM, DISARM, POINT
 from studymon.engine.judge.verdict import PROOFS_KEPT, SHOWN, Verdict
@@ -48,7 +48,7 @@ class StudyFacts:
         """``<containerPrefix>-<ID>-``: every container of the study starts so."""
         if self.id is None or self.container_prefix is None:
             return None
-        return f"{self.container_prefix}-{self.id}-"
+        return stem(self.container_prefix, self.id)
 
     def container(self, run: str) -> str | None:
         stem = self.stem

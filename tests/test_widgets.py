@@ -8,7 +8,7 @@ import random
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 from textual import on
@@ -16,7 +16,6 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.scrollbar import ScrollBar
-from textual.types import CSSPathType
 from textual.widget import Widget
 from textual.widgets import Button, Label, Static
 
@@ -45,7 +44,7 @@ from studymon.widgets.ledger_store import plain_line, summarize
 from studymon.widgets.ledger_stream import SHOWN_AT_ONCE_PER_SECOND, LedgerStream
 from studymon.widgets.machine_bar import MachineBar
 from studymon.widgets.study_header import StudyHeader
-from studymon.widgets.study_pane import TCSS_PATH, StudyPane, pane_id
+from studymon.widgets.study_pane import StudyPane, pane_id
 from tests.waits import until_async
 
 WIDGETS = Path(__file__).resolve().parent.parent / "widgets"
@@ -89,8 +88,6 @@ def label_text(label: Label) -> str:
 class Harness(App[None]):
     """A tiny app around one widget; it keeps every message the widgets post for the app."""
 
-    CSS_PATH: ClassVar[CSSPathType | None] = [TCSS_PATH]
-
     def __init__(self, make: Callable[[], Widget]) -> None:
         super().__init__()
         self.make = make
@@ -129,10 +126,6 @@ def test_widgets_touch_no_files_processes_or_docker() -> None:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 assert node.func.id != "open", f"{path.name} opens a file"
         assert ast.get_docstring(tree), f"{path.name} has no module docstring"
-    css = (WIDGETS / "studymon.tcss").read_text()
-    assert "StudyPane:focus-within" in css
-    for path in WIDGETS.glob("*.py"):
-        assert "DEFAULT_CSS" not in path.read_text(), f"{path.name} has inline CSS"
 
 
 # --- ledger stream -----------------------------------------------------------
@@ -687,8 +680,6 @@ async def test_pane_asks_the_app_for_actions() -> None:
 
 
 class ThreePanes(App[None]):
-    CSS_PATH: ClassVar[CSSPathType | None] = [TCSS_PATH]
-
     def compose(self) -> ComposeResult:
         yield MachineBar()
         with Horizontal():

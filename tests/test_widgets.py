@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import importlib
+import inspect
 import random
 import time
 from collections.abc import Callable
@@ -36,6 +38,8 @@ from studymon.engine.events import (
     Verdicts,
 )
 from studymon.engine.judge.verdict import Check
+from studymon.tui.app import StudymonApp
+from studymon.tui.explore_app import ExploreApp
 from studymon.widgets.containers_table import ContainersTable
 from studymon.widgets.controls import Controls
 from studymon.widgets.dialogs import ConfirmScreen, HelpScreen, QuitScreen, RecordScreen
@@ -47,7 +51,8 @@ from studymon.widgets.study_header import StudyHeader
 from studymon.widgets.study_pane import StudyPane, pane_id
 from tests.waits import until_async
 
-WIDGETS = Path(__file__).resolve().parent.parent / "widgets"
+ROOT = Path(__file__).resolve().parent.parent
+WIDGETS = ROOT / "widgets"
 
 # A diagnosis round as the contract writes it, then a few others, cycled.
 CONTENTS: list[tuple[str, dict[str, Any]]] = [
@@ -126,6 +131,44 @@ def test_widgets_touch_no_files_processes_or_docker() -> None:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 assert node.func.id != "open", f"{path.name} opens a file"
         assert ast.get_docstring(tree), f"{path.name} has no module docstring"
+
+
+# Every widget class of widgets/ that has a style, and the module that holds it.
+STYLED = {
+    "study_pane": ["StudyPane"],
+    "study_header": ["StudyHeader", "BalanceBar"],
+    "ledger_stream": ["LedgerStream", "LedgerStatus"],
+    "ledger_lines": ["LedgerLines"],
+    "containers_table": ["ContainersTable"],
+    "timeline": ["Timeline"],
+    "controls": ["Controls"],
+    "machine_bar": ["MachineBar"],
+    "verdicts": ["VerdictPanel"],
+    "overview": ["Overview", "OverviewHeader", "OverviewRows"],
+    "dialogs": ["Dialog"],
+}
+
+
+def test_widgets_carry_their_style() -> None:
+    """Each widget's style is its own DEFAULT_CSS, as toolong's are: no sheet of widgets/, none loaded by name.
+
+    The apps' sheet (tui/app.tcss) holds only where the widgets go; a widget
+    test mounts a widget and sees it styled, with no sheet at all.
+    """
+    assert not sorted(WIDGETS.glob("*.tcss")), "widgets/ has a style sheet: its rules belong in DEFAULT_CSS"
+    for path in sorted(WIDGETS.glob("*.py")):
+        text = path.read_text()
+        for name in (".tcss", "CSS_PATH"):
+            assert name not in text, f"{path.name} names {name}: a widget's style is its DEFAULT_CSS"
+    for module, names in STYLED.items():
+        loaded = importlib.import_module(f"studymon.widgets.{module}")
+        for name in names:
+            css = vars(getattr(loaded, name)).get("DEFAULT_CSS", "")  # its own, not a base's
+            assert name in css and "{" in css, f"{module}.{name} has no DEFAULT_CSS of its own"
+    for app in (StudymonApp, ExploreApp):
+        paths = [app.CSS_PATH] if isinstance(app.CSS_PATH, (str, Path)) else list(app.CSS_PATH or [])
+        where = Path(inspect.getfile(app)).resolve().parent
+        assert [(where / path).resolve() for path in paths] == [ROOT / "tui" / "app.tcss"], app.__name__
 
 
 # --- ledger stream -----------------------------------------------------------

@@ -277,7 +277,6 @@ class Bench(App[None]):
     """Every candidate in three panes side by side, one candidate under another."""
 
     CSS = "Vertical { height: auto; } Horizontal { height: auto; } Horizontal > * { margin: 0; }"
-    CSS_PATH = str(ROOT / "widgets" / "studymon.tcss")  # the timeline's styles, as the console has them
 
     def __init__(self, entries: list[Candidate], clock: Clock, width: int) -> None:
         super().__init__()

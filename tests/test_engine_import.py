@@ -155,7 +155,7 @@ def test_the_wheel_holds_one_top_level_name(tmp_path: Path) -> None:
     tops = {n.split("/")[0] for n in names}
     assert {t for t in tops if not t.endswith(".dist-info")} == {"studymon"}
     for needed in ("studymon/__main__.py", "studymon/engine/kill/protocol.py", "studymon/engine/runtimes/process.py",
-                   "studymon/tui/app.tcss", "studymon/widgets/studymon.tcss", "studymon/refstudy/research.json",
+                   "studymon/tui/app.tcss", "studymon/widgets/study_pane.py", "studymon/refstudy/research.json",
                    "studymon/refstudy/payload.sh"):
         assert needed in names
     (top_level,) = [n for n in names if n.endswith(".dist-info/top_level.txt")]

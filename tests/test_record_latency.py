@@ -17,11 +17,9 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 from textual.app import App, ComposeResult
-from textual.types import CSSPathType
 from textual.widget import Widget
 
 import studymon.engine.live.pump as pump_module
@@ -33,7 +31,7 @@ from studymon.engine.io.pace import Pace
 from studymon.engine.live.pump import READ_AT_ONCE_PER_SECOND, LedgerPump
 from studymon.tui.app import Planned, StudymonApp
 from studymon.widgets.ledger_stream import SHOWN_AT_ONCE_PER_SECOND, LedgerStream
-from studymon.widgets.study_pane import TCSS_PATH, StudyPane
+from studymon.widgets.study_pane import StudyPane
 from tests.waits import until_async
 
 DEADLINE = 5.0  # seconds: generous, and still far below the 30 s gathering and 60 s refresh interval
@@ -163,8 +161,6 @@ async def test_pump_reads_a_slow_ledger_at_each_append_and_gathers_a_busy_one(
 
 # --- the stream view and the pane ---------------------------------------------------
 class Harness(App[None]):
-    CSS_PATH: ClassVar[CSSPathType | None] = [TCSS_PATH]
-
     def __init__(self, make: Callable[[], Widget]) -> None:
         super().__init__()
         self.make = make

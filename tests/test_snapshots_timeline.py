@@ -31,7 +31,6 @@ from studymon.engine.contract.ledger import Record
 from studymon.engine.events import KillStep, RecordsSeen, StudyEvent, StudyLoad
 from studymon.engine.io.clock import rfc3339_ms
 from studymon.widgets.run_lanes import BAR_GLYPHS
-from studymon.widgets.study_pane import TCSS_PATH
 from studymon.widgets.time_axis import TimeAxis
 from studymon.widgets.timeline import GUTTER, Timeline
 
@@ -116,7 +115,6 @@ def feed(timeline: Timeline, events: list[StudyEvent]) -> None:
 
 
 class TimelineApp(App[None]):
-    CSS_PATH = TCSS_PATH  # the widget's styles, as the console has them
     CSS = f"Timeline {{ height: {HEIGHT}; }}"
 
     def compose(self) -> ComposeResult:

@@ -25,7 +25,6 @@ from studymon.engine.io.clock import rfc3339_ms
 from studymon.widgets import load_history, run_lanes
 from studymon.widgets.load_history import LoadHistory
 from studymon.widgets.run_lanes import FAILED_END, GLYPHS, MAX_RUNS, RunLanes, RunState
-from studymon.widgets.study_pane import TCSS_PATH
 from studymon.widgets.time_axis import LINEAR_SPAN, OLD_SPANS, STEPS, TimeAxis, age_text
 from studymon.widgets.timeline import (
     GRAPH_ROWS,
@@ -549,7 +548,6 @@ async def test_hostile_input_does_not_crash_the_widget() -> None:
     assert len(timeline.marks) == 64
 
     class Host(App[None]):
-        CSS_PATH = TCSS_PATH
         def compose(self) -> ComposeResult:
             yield timeline
 
@@ -579,7 +577,6 @@ class CountingTimeline(Timeline):
 
 
 class TimelineApp(App[None]):
-    CSS_PATH = TCSS_PATH  # the widget's styles, as the console has them
     CSS = "Timeline { height: 12; }"
 
     def __init__(self, timeline: Timeline) -> None:

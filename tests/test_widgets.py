@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import importlib
+import inspect
 import random
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 from textual import on
@@ -16,7 +18,6 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.scrollbar import ScrollBar
-from textual.types import CSSPathType
 from textual.widget import Widget
 from textual.widgets import Button, Label, Static
 
@@ -37,6 +38,8 @@ from studymon.engine.events import (
     Verdicts,
 )
 from studymon.engine.judge.verdict import Check
+from studymon.tui.app import StudymonApp
+from studymon.tui.explore_app import ExploreApp
 from studymon.widgets.containers_table import ContainersTable
 from studymon.widgets.controls import Controls
 from studymon.widgets.dialogs import ConfirmScreen, HelpScreen, QuitScreen, RecordScreen
@@ -45,10 +48,11 @@ from studymon.widgets.ledger_store import plain_line, summarize
 from studymon.widgets.ledger_stream import SHOWN_AT_ONCE_PER_SECOND, LedgerStream
 from studymon.widgets.machine_bar import MachineBar
 from studymon.widgets.study_header import StudyHeader
-from studymon.widgets.study_pane import TCSS_PATH, StudyPane, pane_id
+from studymon.widgets.study_pane import StudyPane, pane_id
 from tests.waits import until_async
 
-WIDGETS = Path(__file__).resolve().parent.parent / "widgets"
+ROOT = Path(__file__).resolve().parent.parent
+WIDGETS = ROOT / "widgets"
 
 # A diagnosis round as the contract writes it, then a few others, cycled.
 CONTENTS: list[tuple[str, dict[str, Any]]] = [
@@ -89,8 +93,6 @@ def label_text(label: Label) -> str:
 class Harness(App[None]):
     """A tiny app around one widget; it keeps every message the widgets post for the app."""
 
-    CSS_PATH: ClassVar[CSSPathType | None] = [TCSS_PATH]
-
     def __init__(self, make: Callable[[], Widget]) -> None:
         super().__init__()
         self.make = make
@@ -129,10 +131,44 @@ def test_widgets_touch_no_files_processes_or_docker() -> None:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 assert node.func.id != "open", f"{path.name} opens a file"
         assert ast.get_docstring(tree), f"{path.name} has no module docstring"
-    css = (WIDGETS / "studymon.tcss").read_text()
-    assert "StudyPane:focus-within" in css
-    for path in WIDGETS.glob("*.py"):
-        assert "DEFAULT_CSS" not in path.read_text(), f"{path.name} has inline CSS"
+
+
+# Every widget class of widgets/ that has a style, and the module that holds it.
+STYLED = {
+    "study_pane": ["StudyPane"],
+    "study_header": ["StudyHeader", "BalanceBar"],
+    "ledger_stream": ["LedgerStream", "LedgerStatus"],
+    "ledger_lines": ["LedgerLines"],
+    "containers_table": ["ContainersTable"],
+    "timeline": ["Timeline"],
+    "controls": ["Controls"],
+    "machine_bar": ["MachineBar"],
+    "verdicts": ["VerdictPanel"],
+    "overview": ["Overview", "OverviewHeader", "OverviewRows"],
+    "dialogs": ["Dialog"],
+}
+
+
+def test_widgets_carry_their_style() -> None:
+    """Each widget's style is its own DEFAULT_CSS, as toolong's are: no sheet of widgets/, none loaded by name.
+
+    The apps' sheet (tui/app.tcss) holds only where the widgets go; a widget
+    test mounts a widget and sees it styled, with no sheet at all.
+    """
+    assert not sorted(WIDGETS.glob("*.tcss")), "widgets/ has a style sheet: its rules belong in DEFAULT_CSS"
+    for path in sorted(WIDGETS.glob("*.py")):
+        text = path.read_text()
+        for name in (".tcss", "CSS_PATH"):
+            assert name not in text, f"{path.name} names {name}: a widget's style is its DEFAULT_CSS"
+    for module, names in STYLED.items():
+        loaded = importlib.import_module(f"studymon.widgets.{module}")
+        for name in names:
+            css = vars(getattr(loaded, name)).get("DEFAULT_CSS", "")  # its own, not a base's
+            assert name in css and "{" in css, f"{module}.{name} has no DEFAULT_CSS of its own"
+    for app in (StudymonApp, ExploreApp):
+        paths = [app.CSS_PATH] if isinstance(app.CSS_PATH, (str, Path)) else list(app.CSS_PATH or [])
+        where = Path(inspect.getfile(app)).resolve().parent
+        assert [(where / path).resolve() for path in paths] == [ROOT / "tui" / "app.tcss"], app.__name__
 
 
 # --- ledger stream -----------------------------------------------------------
@@ -687,8 +723,6 @@ async def test_pane_asks_the_app_for_actions() -> None:
 
 
 class ThreePanes(App[None]):
-    CSS_PATH: ClassVar[CSSPathType | None] = [TCSS_PATH]
-
     def compose(self) -> ComposeResult:
         yield MachineBar()
         with Horizontal():

@@ -51,7 +51,7 @@ class StudymonApp(App[int]):
     """The engine and the main screen; exits with the headless run's status."""
 
     TITLE = "studymon"
-    CSS_PATH: ClassVar[CSSPathType | None] = ["../widgets/studymon.tcss", "app.tcss"]
+    CSS_PATH: ClassVar[CSSPathType | None] = "app.tcss"  # the widgets carry their own style (DEFAULT_CSS)
     BINDINGS: ClassVar[list[BindingType]] = keys.bindings(Scope.APP)
 
     main: MainScreen  # the screen of panes, from get_default_screen

@@ -98,7 +98,7 @@ class ExploreApp(App[int]):
     """A campaign, run and shown; exits with the campaign's status."""
 
     TITLE = "studymon explore"
-    CSS_PATH: ClassVar[CSSPathType | None] = ["../widgets/studymon.tcss", "app.tcss"]
+    CSS_PATH: ClassVar[CSSPathType | None] = "app.tcss"  # the widgets carry their own style (DEFAULT_CSS)
     BINDINGS: ClassVar[list[BindingType]] = keys.bindings(Scope.APP, Scope.EXPLORE)
 
     def __init__(

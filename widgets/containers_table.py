@@ -84,6 +84,22 @@ class ContainersTable(DataTable[Text]):
     ``prefix`` is ``f"{containerPrefix}-{study}-"``: the run is the name without it.
     """
 
+    DEFAULT_CSS = """
+    ContainersTable {
+        height: 6;  /* a rule, the column labels, four rows */
+        scrollbar-size-vertical: 1;
+        scrollbar-size-horizontal: 0;
+        border-top: hkey $panel-lighten-1;
+    }
+
+    ContainersTable > .containers--running { color: $text-success; }
+    ContainersTable > .containers--created { color: $text-muted; }
+    ContainersTable > .containers--ok      { color: $text-success; }
+    ContainersTable > .containers--failed  { color: $text-error; text-style: bold; }
+    ContainersTable > .containers--removed { color: $text-disabled; }
+    ContainersTable > .containers--other   { color: $text-warning; }
+    """
+
     COMPONENT_CLASSES = DataTable.COMPONENT_CLASSES | {
         "containers--running",
         "containers--created",

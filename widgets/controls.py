@@ -26,6 +26,29 @@ VARIANTS = {"kill": "error", "arm": "default", "resume": "primary", "stop": "war
 class Controls(Horizontal):
     """A button per study action, with the action's verb as its id (``#kill``, ``#arm``, ``#resume``, ``#stop``)."""
 
+    DEFAULT_CSS = """
+    Controls {
+        height: 1;
+        width: 1fr;
+    }
+
+    /* One row of compact buttons: the rows go to the stream and the graph. */
+    Controls Button {
+        width: 1fr;
+        min-width: 6;
+        height: 1;
+        margin: 0 0 0 1;
+    }
+
+    Controls Button:first-child {
+        margin: 0;
+    }
+
+    Controls #arm.-armed {
+        text-style: bold reverse;
+    }
+    """
+
     armed: var[bool] = var(False)
     running: var[bool] = var(False)
     finished: var[bool] = var(False)

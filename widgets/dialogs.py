@@ -7,7 +7,7 @@ Enter does nothing harmful; Escape is always the safe way out.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from rich.console import Group
 from rich.highlighter import JSONHighlighter
@@ -25,13 +25,76 @@ from studymon.engine import GRAMMAR, BadPoint, KillPoint, Record, free_text, jso
 
 KEY_COLUMN = 9  # the help's key column at most (its descriptions then fit the dialog's width)
 
+R = TypeVar("R")  # what a dialog is dismissed with
+
 _MOVE_BINDINGS: list[BindingType] = [
     Binding("left", "app.focus_previous", "Previous", show=False),
     Binding("right", "app.focus_next", "Next", show=False),
 ]
 
 
-class ConfirmScreen(ModalScreen[bool]):
+class Dialog(ModalScreen[R]):
+    """A modal box in the middle of the screen: a title, the question or the text, a row of buttons.
+
+    Every dialog below is one; its style is here, for all of them.
+    """
+
+    # Textual scopes only the last selector of a comma list to the widget: so every selector here names Dialog.
+    DEFAULT_CSS = """
+    Dialog {
+        align: center middle;
+        background: $background 60%;
+    }
+
+    Dialog #dialog {
+        width: 64;
+        max-width: 90%;
+        height: auto;
+        max-height: 90%;
+        border: thick $accent;
+        background: $surface;
+        padding: 1 2;
+    }
+
+    Dialog #dialog-title {
+        width: 1fr;
+        text-style: bold;
+        color: $text-accent;
+        margin-bottom: 1;
+    }
+
+    Dialog #dialog-question {
+        margin-bottom: 1;
+    }
+
+    Dialog #dialog-buttons {
+        height: 3;
+        align-horizontal: right;
+    }
+
+    Dialog #dialog-buttons Button {
+        margin-left: 1;
+    }
+
+    Dialog #record-body, Dialog #help-body {
+        height: auto;
+        max-height: 30;
+        background: $boost;
+        padding: 0 1;
+        margin-bottom: 1;
+    }
+
+    Dialog #help-body {
+        max-height: 32;  /* the text and every key, unscrolled, in a 48-row terminal */
+    }
+
+    Dialog #help-text {
+        margin-bottom: 1;
+    }
+    """
+
+
+class ConfirmScreen(Dialog[bool]):
     """Ask once; True only when the confirm button is pressed, or ``confirm_key`` is.  Cancel has the focus.
 
     ``confirm_key`` lets the key that asked confirm by being pressed again
@@ -50,7 +113,7 @@ class ConfirmScreen(ModalScreen[bool]):
         variant: str = "error",
         confirm_key: str | None = None,
     ) -> None:
-        super().__init__(classes="dialog")
+        super().__init__()
         self.title_text = title
         self.question = question
         self.confirm_label = confirm
@@ -81,7 +144,7 @@ class ConfirmScreen(ModalScreen[bool]):
         self.dismiss(False)
 
 
-class ArmScreen(ModalScreen[str]):
+class ArmScreen(Dialog[str]):
     """Where to kill: a list of points, the seed's first, then those the study has shown so far, and a field
     to type any point.  Dismissed with the point's text, or None (Escape).
 
@@ -94,7 +157,7 @@ class ArmScreen(ModalScreen[str]):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, study: str, points: Sequence[tuple[str, str]]) -> None:
-        super().__init__(classes="dialog")
+        super().__init__()
         self.study = study
         self.points = list(points)  # (point, what it is)
 
@@ -128,7 +191,7 @@ class ArmScreen(ModalScreen[str]):
         self.dismiss(None)
 
 
-class QuitScreen(ModalScreen[str]):
+class QuitScreen(Dialog[str]):
     """Quitting with studies running: ``"stop"`` them, ``"detach"`` from them, or ``"cancel"`` (focused)."""
 
     AUTO_FOCUS = "#cancel"
@@ -136,7 +199,7 @@ class QuitScreen(ModalScreen[str]):
 
     def __init__(self, running: Sequence[str] | int = ()) -> None:
         """``running``: the ids of the studies still running, or just how many there are."""
-        super().__init__(classes="dialog")
+        super().__init__()
         self.running = running if isinstance(running, int) else list(running)
 
     def _who(self) -> str:
@@ -169,7 +232,7 @@ class QuitScreen(ModalScreen[str]):
         self.dismiss("cancel")
 
 
-class RecordScreen(ModalScreen[None]):
+class RecordScreen(Dialog[None]):
     """One ledger record, whole and pretty; Escape closes."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -178,7 +241,7 @@ class RecordScreen(ModalScreen[None]):
     ]
 
     def __init__(self, record: Record | dict[str, Any], title: str | None = None) -> None:
-        super().__init__(classes="dialog")
+        super().__init__()
         self.record_data = record.as_json() if isinstance(record, Record) else dict(record)
         if title is None:
             title = f"record {self.record_data.get('seq', '?')} · {self.record_data.get('kind', '?')}"
@@ -208,7 +271,7 @@ class RecordScreen(ModalScreen[None]):
         self.dismiss(None)
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(Dialog[None]):
     """The keys, by where they apply, and a short text; Escape or ``?`` closes.
 
     ``sections`` are (title, [(keys, what they do), ...]), as
@@ -221,7 +284,7 @@ class HelpScreen(ModalScreen[None]):
     ]
 
     def __init__(self, sections: Sequence[tuple[str, Sequence[tuple[str, str]]]], text: str = "") -> None:
-        super().__init__(classes="dialog")
+        super().__init__()
         self.sections = [(title, list(rows)) for title, rows in sections]
         self.help_text = text
 

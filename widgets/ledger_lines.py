@@ -94,6 +94,35 @@ class LedgerLines(ScrollView, can_focus=True, inherit_bindings=False):
     bindings of its own, not even the scroll keys it would inherit).
     """
 
+    DEFAULT_CSS = """
+    LedgerLines {
+        height: 1fr;
+        overflow-x: hidden;
+        overflow-y: auto;
+        scrollbar-size-vertical: 1;
+        background: $surface;
+    }
+
+    LedgerLines > .ledger--seq    { color: $text-muted; }
+    LedgerLines > .ledger--time   { color: $text-muted; }
+    LedgerLines > .ledger--cursor { background: $accent 35%; }
+    LedgerLines:focus > .ledger--cursor { background: $accent 60%; }
+    LedgerLines > .ledger--failed { color: $text-error; }
+
+    LedgerLines > .ledger--kind-studyopen          { color: $text-primary; text-style: bold; }
+    LedgerLines > .ledger--kind-stageopen          { color: $text-accent; text-style: bold; }
+    LedgerLines > .ledger--kind-decision           { color: $text-secondary; }
+    LedgerLines > .ledger--kind-runplanned         { color: $text-primary; }
+    LedgerLines > .ledger--kind-charge             { color: $text-warning; }
+    LedgerLines > .ledger--kind-runstarted         { color: $text-accent; }
+    LedgerLines > .ledger--kind-runresult          { color: $text-success; }
+    LedgerLines > .ledger--kind-diagnosissettlement { color: $text-success; text-style: bold; }
+    LedgerLines > .ledger--kind-serviceerror       { color: $text-error; text-style: bold; }
+    LedgerLines > .ledger--kind-halt               { color: $text-warning; text-style: bold; }
+    LedgerLines > .ledger--kind-export             { color: $text-primary; text-style: bold; }
+    LedgerLines > .ledger--kind-other              { color: $text-muted; }
+    """
+
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "ledger--seq",
         "ledger--time",

@@ -27,7 +27,7 @@ SUMMARY_LIMIT = 1000  # characters of a summary: wider than any terminal, so a h
 
 
 def kind_class(kind: str) -> str:
-    # The contract's kinds have a colour of their own (a component class each in studymon.tcss).
+    # The contract's kinds have a colour of their own (a component class each, styled in LedgerLines.DEFAULT_CSS).
     return f"ledger--kind-{kind.lower()}" if kind in KINDS else "ledger--kind-other"
 
 

@@ -61,6 +61,19 @@ FOLLOW_KEY = keys.shown_key("follow")  # the status line names it while paused
 class LedgerStatus(Widget):
     """One line above the stream: what is kept and filtered, and whether it follows."""
 
+    DEFAULT_CSS = """
+    LedgerStatus {
+        height: 1;
+        width: 1fr;
+        padding: 0 1;
+        background: $boost;
+    }
+
+    LedgerStatus > .status--info      { color: $text-muted; }
+    LedgerStatus > .status--following { color: $text-success; }
+    LedgerStatus > .status--paused    { color: $text-warning; text-style: bold; }
+    """
+
     COMPONENT_CLASSES: ClassVar[set[str]] = {"status--paused", "status--following", "status--info"}
 
     following: reactive[bool] = reactive(True)  # bound from the stream; a change repaints the line
@@ -121,6 +134,29 @@ class LedgerStream(Vertical):
     again; Enter posts :class:`OpenRecord`; ``/`` opens the filter (Enter
     keeps it, Escape clears it); ``c`` copies the cursor record's JSON; ``w``
     posts :class:`SaveRequested` with the visible lines.
+    """
+
+    DEFAULT_CSS = """
+    LedgerStream {
+        height: 1fr;
+        min-height: 5;
+    }
+
+    LedgerStream.-paused LedgerStatus {
+        background: $warning-muted;
+    }
+
+    #ledger-filter {
+        height: 1;
+        border: none;
+        padding: 0 1;
+        background: $boost;
+    }
+
+    #ledger-filter:focus {
+        border: none;
+        background: $accent 20%;
+    }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = keys.bindings(Scope.LEDGER)

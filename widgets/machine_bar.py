@@ -63,6 +63,21 @@ SHOW_EVERY = 4.9
 class MachineBar(Widget):
     """The machine's load in one line, from the newest light sample."""
 
+    DEFAULT_CSS = """
+    MachineBar {
+        height: 1;
+        width: 1fr;
+        padding: 0 1;
+        background: $panel;
+    }
+
+    MachineBar > .machine--label   { color: $text-accent; text-style: bold; }
+    MachineBar > .machine--figures { color: $text; }
+    MachineBar > .machine--ok      { background: $success; color: $text; text-style: bold; }
+    MachineBar > .machine--fail    { background: $error; color: $text; text-style: bold; }
+    MachineBar > .machine--unknown { background: $warning; color: $text; text-style: bold; }
+    """
+
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "machine--label",
         "machine--figures",

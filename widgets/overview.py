@@ -107,6 +107,27 @@ def _number(value: float) -> str:
 class OverviewRows(ScrollView, can_focus=True, inherit_bindings=False):
     """The rows, one line each, with the selection; drawn line by line and kept while unchanged."""
 
+    DEFAULT_CSS = """
+    OverviewRows {
+        height: 1fr;
+        padding: 0 0 0 1;
+    }
+
+    OverviewRows > .overview--cursor   { background: $primary 45%; }
+    OverviewRows > .overview--alert    { background: $warning 30%; text-style: bold; }
+    OverviewRows > .overview--id       { text-style: bold; }
+    OverviewRows > .overview--dim      { color: $text-muted; }
+    OverviewRows > .overview--bar      { color: $secondary; }
+    OverviewRows > .overview--armed    { color: $error; text-style: bold; }
+    OverviewRows > .overview--kill     { color: $accent; }
+    OverviewRows > .overview--running  { color: $success; }
+    OverviewRows > .overview--waiting  { color: $warning; }
+    OverviewRows > .overview--killed   { color: $error; text-style: bold; }
+    OverviewRows > .overview--ok       { color: $success; }
+    OverviewRows > .overview--fail     { color: $error; text-style: bold; }
+    OverviewRows > .overview--unknown  { color: $warning; }
+    """
+
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "overview--cursor",
         "overview--alert",
@@ -301,6 +322,17 @@ class OverviewRows(ScrollView, can_focus=True, inherit_bindings=False):
 class OverviewHeader(Widget):
     """The columns' titles, and what the rows are: how many, sorted by what, filtered, paused."""
 
+    DEFAULT_CSS = """
+    OverviewHeader {
+        height: 2;
+        padding: 0 0 0 1;
+        color: $text-muted;
+        text-style: bold;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
+    """
+
     def __init__(self, overview: Overview, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.overview = overview
@@ -320,6 +352,30 @@ class OverviewHeader(Widget):
 
 class Overview(Vertical):
     """Every study as one row: state, round, stage, budget, runs in flight, last record, point or kill, verdict."""
+
+    DEFAULT_CSS = """
+    Overview {
+        height: 1fr;
+        border: round $panel-lighten-2;
+    }
+
+    Overview:focus-within {
+        border: heavy $accent;
+    }
+
+    Overview.-paused {
+        border: heavy $warning;
+    }
+
+    #overview-filter {
+        dock: bottom;
+        height: 3;
+    }
+
+    #overview-filter.-bad {
+        border: tall $error;
+    }
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = keys.bindings(Scope.OVERVIEW)
 

@@ -3,10 +3,11 @@
 Three rows.  What they show is the pane's state, bound to the header's
 reactives (``state``, ``armed``, ``controller``, ``progress``, ``checks``, ``note``
 ...); a watcher per reactive redraws the part that shows it, and nothing
-else decides anything here.  Every colour comes from ``studymon.tcss``: the
-state badge carries a ``state-<id>`` class (``state-running``,
-``state-finished-ok``, ...).  The running time reads an injectable clock so
-that snapshots are deterministic; it is redrawn only when its text changes.
+else decides anything here.  Every colour comes from the header's own
+``DEFAULT_CSS``: the state badge carries a ``state-<id>`` class
+(``state-running``, ``state-finished-ok``, ...).  The running time reads an
+injectable clock so that snapshots are deterministic; it is redrawn only
+when its text changes.
 """
 
 from __future__ import annotations
@@ -95,6 +96,12 @@ class Elapsed(Widget):
 class BalanceBar(Widget):
     """Spent of budget as a drawn bar: ``████░░ 40/60``."""
 
+    DEFAULT_CSS = """
+    BalanceBar > .balance--spent { color: $warning; }
+    BalanceBar > .balance--left  { color: $panel-lighten-2; }
+    BalanceBar > .balance--text  { color: $text-muted; }
+    """
+
     COMPONENT_CLASSES: ClassVar[set[str]] = {"balance--spent", "balance--left", "balance--text"}
 
     # (spent, budget): one value, so that a change repaints once.
@@ -126,6 +133,101 @@ class BalanceBar(Widget):
 
 class StudyHeader(Vertical):
     """Three rows about one study; the pane binds its state here, the header only shows it."""
+
+    DEFAULT_CSS = """
+    StudyHeader {
+        height: 3;
+        padding: 0 1;
+    }
+
+    StudyHeader Horizontal {
+        height: 1;
+    }
+
+    #study-id {
+        max-width: 20;
+        text-overflow: ellipsis;
+        text-wrap: nowrap;
+        text-style: bold;
+        color: $text;
+        margin-right: 1;
+    }
+
+    #state-badge {
+        padding: 0 1;
+        text-style: bold;
+        background: $panel;
+        color: $text;
+    }
+
+    #state-badge.state-starting      { background: $primary-muted;   color: $text-primary; }
+    #state-badge.state-running       { background: $success;         color: $text; }
+    #state-badge.state-killed        { background: $error;           color: $text; }
+    #state-badge.state-resuming      { background: $accent;          color: $text; }
+    #state-badge.state-stopping      { background: $warning-muted;   color: $text-warning; }
+    #state-badge.state-stopped       { background: $warning;         color: $text; }
+    #state-badge.state-finished-ok   { background: $success-darken-2; color: $text; }
+    #state-badge.state-finished-fail { background: $error-darken-2;  color: $text; }
+    #state-badge.state-service-error { background: $warning-darken-2; color: $text; }
+    #state-badge.state-crashed       { background: $error-darken-1;  color: $text; }
+    #state-badge.state-detached      { background: $secondary-muted; color: $text-secondary; }
+    #state-badge.state-error         { background: $error;           color: $text; text-style: bold reverse; }
+
+    #armed-badge {
+        margin-left: 1;
+        padding: 0 1;
+        background: $error;
+        color: $text;
+        text-style: bold;
+    }
+
+    #checks-badge {
+        margin-left: 1;
+        padding: 0 1;
+        background: $panel;
+    }
+
+    #checks-badge.-ok      { color: $text-success; }
+    #checks-badge.-fail    { color: $text-error; text-style: bold; }
+    #checks-badge.-unknown { color: $text-warning; }
+
+    #header-spacer {
+        width: 1fr;
+        height: 1;
+    }
+
+    #elapsed {
+        width: 8;
+        height: 1;
+        color: $text-muted;
+    }
+
+    #header-progress {
+        width: 34;
+        text-overflow: ellipsis;
+        text-wrap: nowrap;
+        color: $text-muted;
+        margin-right: 1;
+    }
+
+    #balance {
+        width: 1fr;
+        min-width: 12;
+        height: 1;
+    }
+
+    #header-note {
+        width: 1fr;
+        height: 1;
+        color: $text-muted;
+        text-overflow: ellipsis;
+        text-wrap: nowrap;
+    }
+
+    #header-note.-kill    { color: $text-accent; }
+    #header-note.-problem { color: $text-error; text-style: bold; }
+    #header-note.-alert   { color: $text-warning; text-style: bold; }
+    """
 
     state: var[State] = var(State.STARTING)
     state_detail: var[str] = var("")

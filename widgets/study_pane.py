@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from textual import on
 from textual.app import ComposeResult
@@ -42,9 +41,6 @@ ALERT_SECONDS = 5.0  # how long a diagnosis start draws the eye
 # attach), not news: it does not flash.
 FRESH_SECONDS = 10.0
 
-# The app adds this to its CSS_PATH: every widget's style lives there.
-TCSS_PATH = Path(__file__).with_name("studymon.tcss")
-
 FINISHED = (State.FINISHED_OK, State.FINISHED_FAIL)
 # States a study enters only once its controller is gone (or SIGKILLed).  The
 # engine reports an end through these states, with or without a ControllerEnded,
@@ -61,6 +57,28 @@ def pane_id(study_id: str) -> str:
 
 class StudyPane(Vertical):
     """Everything about one study.  ``container_prefix`` is the template's ``containerPrefix``."""
+
+    DEFAULT_CSS = """
+    /* Sized for three panes side by side in 160x48: a pane is ~53 columns; of 46
+     * rows under the app's header and footer, the pane's border takes 2, the header
+     * 3, containers 6, the load graph 5, the controls 3, and the stream the rest.
+     */
+    StudyPane {
+        width: 1fr;
+        height: 1fr;
+        min-width: 40;
+        border: round $panel-lighten-2;
+        padding: 0;
+    }
+
+    StudyPane:focus-within {
+        border: heavy $accent;
+    }
+
+    /* A diagnosis run just started: the pane draws the eye for a few seconds. */
+    StudyPane.-alert { border: heavy $warning; }
+    StudyPane.-alert StudyHeader { background: $warning 25%; }
+    """
 
     # The study as the pane knows it.  ``state`` updates on every report, even of the same
     # state: the header stops its clock on a report, and a detail may come with the same state.

@@ -147,6 +147,29 @@ def _but_samples(key: tuple[Any, ...]) -> tuple[Any, ...]:
 class Timeline(Widget):
     """A study's load graph and run lanes on one time axis; see the module's docstring."""
 
+    DEFAULT_CSS = """
+    Timeline {
+        height: 12;  /* four CPU rows, memory, the axis, six lanes */
+        width: 1fr;
+    }
+    Timeline > .timeline--scale { color: $text-muted; }
+    Timeline > .timeline--axis { color: $text-muted; }
+    Timeline > .timeline--cpu { color: $primary; }
+    Timeline > .timeline--mem { color: $foreground-muted; }
+    Timeline > .timeline--kill { color: $error; text-style: bold; }
+    Timeline > .timeline--resume { color: $success; text-style: bold; }
+    Timeline > .timeline--crash { color: $warning; text-style: bold; }
+    Timeline > .timeline--stop { color: $warning; text-style: bold; }
+    Timeline > .timeline--lane { color: $text-muted; }
+    Timeline > .timeline--diagnosis { color: $warning; }
+    Timeline > .timeline--ablation { color: $text-primary; }
+    Timeline > .timeline--proposal { color: $text-accent; }
+    Timeline > .timeline--export { color: $text-secondary; }
+    Timeline > .timeline--other { color: $foreground-muted; }
+    Timeline > .timeline--failed { color: $error; text-style: bold; }
+    Timeline > .timeline--highlight { background: $warning 40%; color: $text; text-style: bold; }
+    """
+
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "timeline--scale",
         "timeline--axis",

@@ -46,6 +46,28 @@ def summary(checks: Sequence[Check], ok: bool | None) -> str:
 class VerdictPanel(VerticalScroll):
     """The checks of one ended study; ``show`` fills it, and it shows itself."""
 
+    DEFAULT_CSS = """
+    VerdictPanel {
+        height: auto;
+        max-height: 14;
+        padding: 0 1;
+        border-top: solid $panel-lighten-2;
+        scrollbar-size-vertical: 1;
+    }
+
+    VerdictPanel.-ok      { border-top: solid $success; }
+    VerdictPanel.-fail    { border-top: heavy $error; }
+    VerdictPanel.-unknown { border-top: solid $warning; }
+
+    #verdict-body { height: auto; }
+
+    VerdictPanel > .verdict--title   { text-style: bold; }
+    VerdictPanel > .verdict--ok      { color: $text-success; }
+    VerdictPanel > .verdict--fail    { color: $text-error; text-style: bold; }
+    VerdictPanel > .verdict--unknown { color: $text-warning; }
+    VerdictPanel > .verdict--detail  { color: $text-muted; }
+    """
+
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "verdict--ok",
         "verdict--fail",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from studymon.engine.judge import judge
 from studymon.engine.judge.facts import LedgerFacts
@@ -29,7 +30,18 @@ CONTAINER_POINTS = {
     "a run of another purpose": ("container:die/ablation", _die_of("d1"), "d1"),
     "the point had passed": ("container:start", _die_of("d1", action="start"), "d1"),
     "no such event": ("container:die", {"Type": "container", "Action": "die"}, "d1"),
+    "a run the ledger holds no record of": ("container:die", _die_of("zz9"), "zz9"),
+    "a run the ledger never planned, at a point of a purpose": ("container:die/diagnosis", _die_of("d1"), "d1"),
 }
+# The ledger a point is judged against, where it is not one_kill()'s own.
+UNPLANNED = {"a run the ledger never planned, at a point of a purpose"}
+
+
+def _without_d1_s_plan(files: dict[str, Any]) -> dict[str, Any]:
+    files["study/ledger.jsonl"] = [
+        r for r in files["study/ledger.jsonl"] if not (r["kind"] == "runPlanned" and r["content"].get("run") == "d1")
+    ]
+    return files
 
 KEPT = Path(__file__).with_name("corpus_proofs.json")
 
@@ -43,7 +55,7 @@ def proofs(tmp: Path) -> dict[str, dict[str, list[str]]]:
             f"{c.scope} · {c.name}": [p.text for p in c.proofs] for c in judge(out).checks if c.ok is False
         }
     for name, (point, event, run) in CONTAINER_POINTS.items():
-        files = one_kill()
+        files = _without_d1_s_plan(one_kill()) if name in UNPLANNED else one_kill()
         ev, acc = evidence(files)
         _at_container(ev, fired_line(files), point, event, run)
         c = kill_triggered(armed(files), [ev], acc, LedgerFacts(), True, STUDY)

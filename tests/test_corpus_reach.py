@@ -1,0 +1,162 @@
+"""Every way the judge can fail or doubt a check is a way some corpus case takes.
+
+A ✗ (or ``?``) that no case takes has a proof no test reads and words no test
+pins: mutation testing found such paths surviving by the dozen (docs/mutation.md,
+runs 7 and 8).  So the corpus (tests/corpus.py, and the container points of
+tests/test_proofs.py) is judged here under coverage, and every call of the
+judge's ``v.fail`` and ``v.unknown`` is named by its file, its function and its
+place among that function's calls.  :data:`NOT_YET` lists those no case takes
+yet; the list may only shrink: a new ✗ path comes with its corpus case, and a
+case that takes a listed path takes it off the list.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import coverage
+
+ROOT = Path(__file__).resolve().parent.parent
+JUDGE = ROOT / "engine" / "judge"
+
+# The paths to a ✗ or ? no corpus case takes yet, as file:function#n (the n-th fail or unknown call written in that
+# function, from 1).  Each wants a case; none may be added.
+NOT_YET: set[str] = {
+    "facts.py:say#1",
+    "kill.py:_delivery#2",
+    "kill.py:_delivery#4",
+    "kill.py:_not_in_launches#1",
+    "kill.py:kill_delivered#1",
+    "kill.py:kill_evidence#1",
+    "kill.py:kill_evidence#13",
+    "kill.py:kill_evidence#14",
+    "kill.py:kill_evidence#3",
+    "kill.py:kill_evidence#9",
+    "study.py:_after_point#1",
+    "study.py:_after_point#2",
+    "study.py:_after_point#4",
+    "study.py:_after_point#6",
+    "study.py:_rule_13#1",
+    "study.py:charged_equals_starts#1",
+    "study.py:charged_equals_starts#5",
+    "study.py:charged_equals_starts#6",
+    "study.py:contract_kept#2",
+    "study.py:contract_kept#3",
+    "study.py:contract_kept#4",
+    "study.py:exited_cleanly#1",
+    "study.py:kill_triggered#1",
+    "study.py:kill_triggered#10",
+    "study.py:kill_triggered#12",
+    "study.py:kill_triggered#13",
+    "study.py:kill_triggered#14",
+    "study.py:kill_triggered#17",
+    "study.py:kill_triggered#2",
+    "study.py:kill_triggered#3",
+    "study.py:kill_triggered#6",
+    "study.py:kill_triggered#9",
+    "study.py:ledger_well_formed#1",
+    "study.py:ledger_well_formed#2",
+    "target.py:_forbidden#1",
+    "target.py:_named#1",
+    "target.py:_own_events#10",
+    "target.py:_own_events#12",
+    "target.py:_own_events#15",
+    "target.py:_own_events#3",
+    "target.py:_settled#1",
+    "target.py:_settled#11",
+    "target.py:_settled#4",
+    "target.py:_settled#6",
+    "target.py:_settled#8",
+    "target.py:_settled#9",
+    "target.py:_snapshots#3",
+    "target.py:_snapshots#7",
+    "target.py:_snapshots#8",
+    "target.py:_starts#1",
+    "target.py:_study_events#2",
+    "target.py:_study_events#3",
+    "target.py:_study_events#4",
+    "target.py:_study_events#5",
+    "target.py:_window_entry#1",
+    "target.py:_window_entry#2",
+    "target.py:charged_once#2",
+    "target.py:charged_once#3",
+    "target.py:result_settled_and_finished#2",
+    "target.py:result_settled_and_finished#3",
+    "target.py:same_container_no_rerun#1",
+}
+
+
+def sites() -> dict[str, tuple[Path, int]]:
+    """Every ``v.fail(...)`` and ``v.unknown(...)`` of the judge (and ``(v.unknown if ... else v.fail)(...)``), by name,
+    with its file and line."""
+    found: dict[str, tuple[Path, int]] = {}
+    for path in sorted(JUDGE.glob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            calls = sorted(
+                (node for node in ast.walk(fn) if isinstance(node, ast.Call) and _says(node.func)),
+                key=lambda node: (node.lineno, node.col_offset),
+            )
+            for n, node in enumerate(calls, 1):
+                found.setdefault(f"{path.name}:{fn.name}#{n}", (path, node.lineno))
+    return found
+
+
+def _says(func: ast.expr) -> bool:
+    """Whether a call's function is ``v.fail`` or ``v.unknown`` (or a choice between them)."""
+    if isinstance(func, ast.Attribute):
+        return func.attr in ("fail", "unknown") and isinstance(func.value, ast.Name) and func.value.id == "v"
+    if isinstance(func, ast.IfExp):
+        return _says(func.body) or _says(func.orelse)
+    return False
+
+
+def reached(tmp: Path) -> set[int | tuple[str, int]]:
+    """The (file, line) pairs of the judge the corpus runs."""
+    cov = coverage.Coverage(data_file=None, include=[str(JUDGE / "*.py")])
+    cov.start()
+    try:
+        from studymon.engine.judge import judge
+        from tests.corpus import CORPUS, write
+        from tests.test_proofs import proofs
+
+        for n, case in enumerate(CORPUS):
+            judge(write(case.build(), tmp / f"c{n}"))
+        proofs(tmp / "proofs")
+    finally:
+        cov.stop()
+    data = cov.get_data()
+    lines: set[tuple[str, int]] = set()
+    for measured in data.measured_files():
+        lines.update((Path(measured).name, line) for line in data.lines(measured) or [])
+    return lines  # type: ignore[return-value]
+
+
+def test_every_way_to_fail_a_check_is_taken_by_a_corpus_case(tmp_path: Path) -> None:
+    ran = reached(tmp_path)
+    untaken = {name for name, (path, line) in sites().items() if (path.name, line) not in ran}
+    assert untaken - NOT_YET == set(), "a ✗ or ? path no corpus case takes: give it a case (tests/corpus.py)"
+    assert NOT_YET - untaken == set(), "a case takes these now: take them off NOT_YET"
+
+
+def test_the_sites_are_found_and_a_site_a_case_does_not_take_is_seen(tmp_path: Path) -> None:
+    found = sites()
+    assert len(found) > 100 and all(line > 0 for _, line in found.values())
+    assert "study.py:kill_triggered#1" in found and "target.py:charged_once#1" in found
+    # The corpus's sound case alone takes none of the ways to fail that the whole corpus takes.
+    from studymon.engine.judge import judge
+    from tests.corpus import derive, sound, write
+
+    cov = coverage.Coverage(data_file=None, include=[str(JUDGE / "*.py")])
+    cov.start()
+    try:
+        judge(write(derive(sound()), tmp_path / "sound"))
+    finally:
+        cov.stop()
+    data = cov.get_data()
+    ran = {(Path(f).name, line) for f in data.measured_files() for line in data.lines(f) or []}
+    untaken = {name for name, (path, line) in found.items() if (path.name, line) not in ran}
+    assert len(untaken) > len(NOT_YET) + 50, "a sound folder fails nothing: most ways to fail are untaken by it"

@@ -2386,3 +2386,36 @@ case("v4-in-flight-target-started-in-its-window", "d1, running at the kill, has 
 case("v4-point-charged-without-its-snapshot-after-the-kill", "killed after d1's charge; container-after-kill.json "
      "is not there", F((K1, "killEvidence"), (D1, "sameContainerNoRerun")), scenario=at_point("charge"),
      files=lambda f: f.pop("kills/1/container-after-kill.json"))
+
+
+# Ways to fail a check that no case took (tests/test_corpus_reach.py lists those still untaken; docs/mutation.md,
+# run 8): each a way of being wrong, its proof pinned by tests/test_proofs.py and its verdicts held to the oracle's.
+
+def _kill_json_set(n: int, **values: Any) -> Callable[[Files], None]:
+    return lambda f: f[f"kills/{n}/kill.json"].update(values)
+
+
+case("v4-launches-line-not-json", "launches.jsonl ends with a line that is not JSON",
+     F((ST, "exitedCleanly"), (K1, "killDelivered"), (K2, "killDelivered")),
+     files=lambda f: f["launches.jsonl"].append("not json"))
+case("v4-launches-empty", "launches.jsonl holds no line: no controller is known to have started or ended",
+     F((ST, "exitedCleanly"), (K1, "killDelivered"), (K1, "killEvidence"), (D1, "resultSettledAndFinished"),
+       (K2, "killDelivered"), (K2, "killEvidence"), (A2, "resultSettledAndFinished"), (D3, "resultSettledAndFinished")),
+     files=lambda f: f["launches.jsonl"].clear())
+case("v4-research-container-prefix-not-a-text", "research.json's containerPrefix is a number: the study's containers "
+     "cannot be named", F((ST, "contractKept"), (K1, "killEvidence"), (D1, "sameContainerNoRerun"), (K2, "killEvidence"),
+                          (A2, "sameContainerNoRerun"), (D3, "sameContainerNoRerun")),
+     files=lambda f: f["research.json"].update(containerPrefix=5))
+case("v4-research-without-study-id", "research.json names no study", F(
+     (ST, "contractKept"), (K1, "killEvidence"), (D1, "sameContainerNoRerun"), (K2, "killEvidence"),
+     (A2, "sameContainerNoRerun"), (D3, "sameContainerNoRerun")), files=lambda f: f["research.json"].pop("study"))
+case("v4-before-kill-seq-past-the-ledger", "kill 1's beforeKillSeq is past the ledger's last seq",
+     F((ST, "killTriggered"), (K1, "killEvidence")), files=_kill_json_set(1, beforeKillSeq=10_000))
+case("v4-trigger-seq-after-before-kill-seq", "kill 1's triggerSeq comes after its beforeKillSeq",
+     F((ST, "killTriggered"), (K1, "killEvidence")),
+     files=lambda f: _kill_json_set(1, triggerSeq=f["kills/1/kill.json"]["beforeKillSeq"] + 1)(f))
+case("v4-timeline-line-not-json", "timeline.jsonl ends with a line that is not JSON",
+     F((ST, "ledgerWellFormed"), (K1, "killEvidence"), (K2, "killEvidence")),
+     files=lambda f: f["timeline.jsonl"].append("{oops"))
+case("v4-fired-from-seq-not-a-seq", "arms.jsonl's fired line gives fromSeq as a text", F((ST, "killTriggered")),
+     files=lambda f: f["arms.jsonl"][1].update(fromSeq="x"))

@@ -24,15 +24,10 @@ JUDGE = ROOT / "engine" / "judge"
 # function, from 1).  Each wants a case; none may be added.
 NOT_YET: set[str] = {
     "facts.py:say#1",
-    "kill.py:_delivery#2",
     "kill.py:_delivery#4",
-    "kill.py:_not_in_launches#1",
     "kill.py:kill_delivered#1",
     "kill.py:kill_evidence#1",
-    "kill.py:kill_evidence#13",
-    "kill.py:kill_evidence#14",
     "kill.py:kill_evidence#3",
-    "kill.py:kill_evidence#9",
     "study.py:_after_point#1",
     "study.py:_after_point#2",
     "study.py:_after_point#4",
@@ -42,17 +37,13 @@ NOT_YET: set[str] = {
     "study.py:charged_equals_starts#5",
     "study.py:charged_equals_starts#6",
     "study.py:contract_kept#2",
-    "study.py:contract_kept#3",
     "study.py:contract_kept#4",
-    "study.py:exited_cleanly#1",
     "study.py:kill_triggered#1",
     "study.py:kill_triggered#10",
     "study.py:kill_triggered#12",
     "study.py:kill_triggered#13",
     "study.py:kill_triggered#14",
-    "study.py:kill_triggered#17",
     "study.py:kill_triggered#2",
-    "study.py:kill_triggered#3",
     "study.py:kill_triggered#6",
     "study.py:kill_triggered#9",
     "study.py:ledger_well_formed#1",
@@ -83,7 +74,6 @@ NOT_YET: set[str] = {
     "target.py:charged_once#3",
     "target.py:result_settled_and_finished#2",
     "target.py:result_settled_and_finished#3",
-    "target.py:same_container_no_rerun#1",
 }
 
 

@@ -2419,3 +2419,42 @@ case("v4-timeline-line-not-json", "timeline.jsonl ends with a line that is not J
      files=lambda f: f["timeline.jsonl"].append("{oops"))
 case("v4-fired-from-seq-not-a-seq", "arms.jsonl's fired line gives fromSeq as a text", F((ST, "killTriggered")),
      files=lambda f: f["arms.jsonl"][1].update(fromSeq="x"))
+
+
+def _plan_of(f: Files, run: str) -> dict[str, Any]:
+    return next(r["content"] for r in f["study/ledger.jsonl"] if r["kind"] == "runPlanned" and r["content"]["run"] == run)
+
+
+def _d1_state(f: Files, file: str) -> dict[str, Any]:
+    return f[f"kills/1/{file}"][D1_NAME]["State"]
+
+
+case("v4-kill-json-missing", "kills/1/ holds no kill.json", F((ST, "exitedCleanly"), (ST, "killTriggered"),
+     (K1, "killDelivered"), (K1, "killEvidence")), files=lambda f: f.pop("kills/1/kill.json"))
+case("v4-arms-missing", "arms.jsonl is not there, and kill 1 was automatic", F((ST, "killTriggered")),
+     files=lambda f: f.pop("arms.jsonl"))
+case("v4-fired-kill-a-text", "arms.jsonl's fired line names its kill by a text", F((ST, "killTriggered")),
+     files=lambda f: f["arms.jsonl"][1].update(kill="one"))
+case("v4-fired-point-not-a-point", "arms.jsonl's fired line names no kill point", F((ST, "killTriggered")),
+     files=lambda f: f["arms.jsonl"][1].update(point="nowhere:at-all"))
+case("v4-ledger-empty", "the ledger holds no record", F(
+     (ST, "ledgerWellFormed"), (ST, "contractKept"), (ST, "haltedAtExport"), (ST, "chargedEqualsStarts"),
+     (ST, "killTriggered"), (K1, "killEvidence"), (K2, "killEvidence")), files=lambda f: f["study/ledger.jsonl"].clear())
+case("v4-snapshot-without-started-at", "container-before.json's d1 has no StartedAt", F((D1, "sameContainerNoRerun")),
+     files=lambda f: _d1_state(f, "container-before.json").pop("StartedAt"))
+case("v4-in-flight-target-not-running-at-the-kill", "container-before.json shows d1, in flight, created and not "
+     "running", F((D1, "sameContainerNoRerun")),
+     files=lambda f: _d1_state(f, "container-before.json").update(Running=False, Status="created"))
+case("v4-target-s-container-another", "kill.json gives d1 another container than the study's name for it",
+     F((K1, "killEvidence"), (D1, "sameContainerNoRerun")),
+     files=lambda f: f["kills/1/kill.json"]["targets"][0].update(container="inforsi-s-zz"))
+case("v4-round-a-text", "d1's runPlanned gives its round as a text", F(
+     (ST, "contractKept"), (ST, "resultsAccounted"), (K1, "killEvidence"), (D1, "resultSettledAndFinished"),
+     (K2, "killEvidence"), ("kill 2 · d1", "sameContainerNoRerun"), ("kill 2 · d1", "resultSettledAndFinished")),
+     files=lambda f: _plan_of(f, "d1").update(round="one"))
+case("v4-experiments-not-a-list", "d1's runPlanned gives its experiments as a text", F(
+     (ST, "contractKept"), (K1, "killEvidence"), (D1, "resultSettledAndFinished"), (K2, "killEvidence")),
+     files=lambda f: _plan_of(f, "d1").update(experiments="e1a"))
+case("v4-window-targets-a-number", "container-events-window.json's targets is a number", F(
+     (ST, "killTriggered"), (K1, "killEvidence"), (D1, "sameContainerNoRerun"), (D1, "resultSettledAndFinished")),
+     files=lambda f: f["kills/1/container-events-window.json"].update(targets=5))

@@ -2458,3 +2458,59 @@ case("v4-experiments-not-a-list", "d1's runPlanned gives its experiments as a te
 case("v4-window-targets-a-number", "container-events-window.json's targets is a number", F(
      (ST, "killTriggered"), (K1, "killEvidence"), (D1, "sameContainerNoRerun"), (D1, "resultSettledAndFinished")),
      files=lambda f: f["kills/1/container-events-window.json"].update(targets=5))
+
+
+def _ledger_record(f: Files, kind: str, **match: Any) -> dict[str, Any]:
+    return next(r for r in f["study/ledger.jsonl"]
+                if r["kind"] == kind and all(r["content"].get(k) == v for k, v in match.items()))
+
+
+def _destroyed_undied(f: Files) -> None:
+    drop_events(f, 1, "die", D1_NAME)
+    add_event(f, 1, event("destroy", D1_NAME, in_window(f, 1, 0.5)))
+
+
+def _result_twice(f: Files) -> None:
+    ledger = f["study/ledger.jsonl"]
+    r = _ledger_record(f, "runResult", run="d1")
+    ledger.insert(ledger.index(r) + 1, copy.deepcopy(r))
+
+
+def _started_in_another(f: Files) -> None:
+    starts = [r for r in f["study/ledger.jsonl"] if r["kind"] == "runStarted" and r["content"]["run"] == "d1"]
+    starts[-1]["content"]["container"] = "inforsi-s-zz"
+
+
+case("v4-launches-no-end-of-the-killed-controller", "launches.jsonl has no end line for the controller kill 1 killed",
+     F((ST, "exitedCleanly"), (K1, "killDelivered")), files=lambda f: f["launches.jsonl"].pop(1))
+case("v4-before-kill-seq-before-the-point-s-moment", "kill 1's beforeKillSeq is 6, before its point's moment (seq 7)",
+     F((ST, "killTriggered"), (K1, "killEvidence"), (D1, "chargedOnce")),
+     files=lambda f: f["kills/1/kill.json"].update(beforeKillSeq=6))
+case("v4-fired-run-not-an-id", "arms.jsonl's fired line names a run that is no run id", F((ST, "killTriggered")),
+     files=lambda f: f["arms.jsonl"][1].update(run="Not An Id"))
+case("v4-ledger-watch-past-its-cap", "ledger-watch.jsonl holds a line of 2 MiB, past what the console writes",
+     F((ST, "ledgerWellFormed")), files=lambda f: f.update({"ledger-watch.jsonl": ["x" * (2 << 20)]}))
+case("v4-paused-in-its-window", "d1 is paused in kill 1's window", F((D1, "sameContainerNoRerun")),
+     files=lambda f: add_event(f, 1, event("pause", D1_NAME, in_window(f, 1, 0.2))))
+case("v4-destroyed-without-its-die", "d1's die is not in kill 1's window, its destroy is", F((D1, "sameContainerNoRerun")),
+     files=_destroyed_undied)
+case("v4-another-container-s-create-in-one-recording", "a create of another container of the study is in the live "
+     "recording of kill 1 and not in the one read back", F((D1, "sameContainerNoRerun")),
+     files=lambda f: add_event(f, 1, event("create", container("x9"), in_window(f, 1, 0.4)), readback=False))
+case("v4-result-twice", "d1's runResult is written twice", F(
+     (ST, "ledgerWellFormed"), (ST, "contractKept"), (ST, "resultsAccounted"), (D1, "sameContainerNoRerun"),
+     (D1, "resultSettledAndFinished"), (K2, "killEvidence")), files=_result_twice)
+case("v4-result-missing", "d1 has no runResult", F(
+     (ST, "ledgerWellFormed"), (ST, "contractKept"), (ST, "resultsAccounted"), (K1, "killEvidence"),
+     (D1, "sameContainerNoRerun"), (D1, "resultSettledAndFinished"), (K2, "killEvidence"),
+     ("kill 2 · d1", "sameContainerNoRerun"), ("kill 2 · d1", "resultSettledAndFinished")),
+     files=lambda f: f["study/ledger.jsonl"].remove(_ledger_record(f, "runResult", run="d1")))
+case("v4-select-diagnosis-output-a-number", "round 1's selectDiagnosis gives its output as a number", F(
+     (ST, "contractKept"), (K1, "killEvidence"), (D1, "resultSettledAndFinished"), (K2, "killEvidence")),
+     files=lambda f: _ledger_record(f, "decision", name="selectDiagnosis", round=1)["content"].update(output=5))
+case("v4-settlement-judged-a-number", "round 1's settlement gives judged as a number", F(
+     (ST, "contractKept"), (D1, "resultSettledAndFinished"), (K2, "killEvidence")),
+     files=lambda f: _ledger_record(f, "diagnosisSettlement", round=1)["content"].update(judged=5))
+case("v4-point-charged-started-in-another-container", "killed after d1's charge; its runStarted after the kill names "
+     "another container", F((ST, "contractKept"), (D1, "sameContainerNoRerun")), scenario=at_point("charge"),
+     files=_started_in_another)

@@ -2514,3 +2514,16 @@ case("v4-settlement-judged-a-number", "round 1's settlement gives judged as a nu
 case("v4-point-charged-started-in-another-container", "killed after d1's charge; its runStarted after the kill names "
      "another container", F((ST, "contractKept"), (D1, "sameContainerNoRerun")), scenario=at_point("charge"),
      files=_started_in_another)
+
+
+def _running_with_kill_2_s_window_open(f: Files) -> None:
+    f["launches.jsonl"].pop()  # the last controller runs still: no end line, no outcome
+    f.pop("outcome.json")
+    f.pop("kills/2/container-events-window.json")
+
+
+case("v4-running-with-a-window-open", "the last controller runs still, and kill 2's window is open (no window file "
+     "yet): what the study may still write is not judged", U(
+         (ST, "exitedCleanly"), (D1, "resultSettledAndFinished"), (A2, "sameContainerNoRerun"),
+         (A2, "resultSettledAndFinished"), (D3, "sameContainerNoRerun"), (D3, "resultSettledAndFinished")),
+     files=_running_with_kill_2_s_window_open)

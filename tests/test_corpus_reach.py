@@ -45,10 +45,8 @@ NOT_YET: set[str] = {
     "target.py:_study_events#3",
     "target.py:_study_events#4",
     "target.py:_study_events#5",
-    "target.py:_window_entry#2",
     "target.py:charged_once#2",
     "target.py:charged_once#3",
-    "target.py:result_settled_and_finished#3",
 }
 
 

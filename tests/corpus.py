@@ -2527,3 +2527,15 @@ case("v4-running-with-a-window-open", "the last controller runs still, and kill 
          (ST, "exitedCleanly"), (D1, "resultSettledAndFinished"), (A2, "sameContainerNoRerun"),
          (A2, "resultSettledAndFinished"), (D3, "sameContainerNoRerun"), (D3, "resultSettledAndFinished")),
      files=_running_with_kill_2_s_window_open)
+
+
+def _timeline_line_again(f: Files, **changed: Any) -> None:
+    f["timeline.jsonl"].insert(3, dict(copy.deepcopy(f["timeline.jsonl"][2]), **changed))
+
+
+case("v4-seen-before-any-controller-started", "timeline.jsonl saw seq 1 before launches.jsonl's first start",
+     F((ST, "ledgerWellFormed")), files=lambda f: f["timeline.jsonl"][0].update(seenAt="2026-11-30T00:53:19.000Z"))
+case("v4-seen-twice", "timeline.jsonl has seq 3's line twice", F((ST, "ledgerWellFormed")),
+     files=_timeline_line_again)
+case("v4-seen-as-another-record", "timeline.jsonl saw seq 3 a second time, as a charge", F((ST, "ledgerWellFormed")),
+     files=lambda f: _timeline_line_again(f, kind="charge"))

@@ -2539,3 +2539,26 @@ case("v4-seen-twice", "timeline.jsonl has seq 3's line twice", F((ST, "ledgerWel
      files=_timeline_line_again)
 case("v4-seen-as-another-record", "timeline.jsonl saw seq 3 a second time, as a charge", F((ST, "ledgerWellFormed")),
      files=lambda f: _timeline_line_again(f, kind="charge"))
+
+
+def _launch_line_again(f: Files, i: int, at: int, **changed: Any) -> None:
+    f["launches.jsonl"].insert(at, dict(copy.deepcopy(f["launches.jsonl"][i]), **changed))
+
+
+def _timeline_swapped(f: Files) -> None:
+    t = f["timeline.jsonl"]
+    t[3], t[4] = t[4], t[3]
+
+
+case("v4-launches-start-twice", "launches.jsonl starts the first controller twice", F((ST, "exitedCleanly")),
+     files=lambda f: _launch_line_again(f, 0, 1))
+case("v4-launches-end-of-a-pid-never-started", "launches.jsonl ends a pid it never started", F((ST, "exitedCleanly")),
+     files=lambda f: _launch_line_again(f, 1, 2, pid=999))
+case("v4-machine-missing", "machine.jsonl is not there, though controllers started", F((ST, "exitedCleanly")),
+     files=lambda f: f.pop("machine.jsonl"))
+case("v4-outcome-not-json", "outcome.json is not JSON", F((ST, "exitedCleanly")),
+     files=lambda f: f.update({"outcome.json": b"{x"}))
+case("v4-timeline-out-of-order", "timeline.jsonl has seqs 4 and 5 the other way round", F(
+     (ST, "ledgerWellFormed"), (K1, "killEvidence"), (K2, "killEvidence")), files=_timeline_swapped)
+case("v4-ledger-at-kill-not-json", "kill 1's ledger-at-kill.json is not JSON", F((ST, "killTriggered"), (K1, "killEvidence")),
+     files=lambda f: f.update({"kills/1/ledger-at-kill.json": b"[{"}))

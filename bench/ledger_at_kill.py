@@ -44,18 +44,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import kill_reaction as kr  # puts the project root on sys.path, for the imports below
 
+from studymon.engine.contract.folder import KillFolder
 from studymon.engine.contract.ledger import read_ledger
 from studymon.engine.evidence.writer import write_json
 from studymon.engine.kill.protocol import write_ledger_at_kill
 
 
-def whole(folder: Path, ledger: Path) -> None:
+def whole(folder: KillFolder, ledger: Path) -> None:
     """The baseline: the whole ledger as one list of dicts, dumped at once."""
     records, _ = read_ledger(ledger)
-    write_json(folder / "ledger-at-kill.json", [r.as_json() for r in records])
+    write_json(folder.at_kill, [r.as_json() for r in records])
 
 
-DESIGNS: dict[str, Callable[[Path, Path], None]] = {"streamed": write_ledger_at_kill, "whole": whole}
+DESIGNS: dict[str, Callable[[KillFolder, Path], None]] = {"streamed": write_ledger_at_kill, "whole": whole}
 
 
 class Collections:
@@ -72,8 +73,9 @@ class Collections:
             self.spans.append((self._start[0], time.perf_counter() - self._start[1]))
 
 
-def measure(fn: Callable[[Path, Path], None], ledger: Path, work: Path) -> dict[str, float]:
-    folder = Path(tempfile.mkdtemp(dir=work))
+def measure(fn: Callable[[KillFolder, Path], None], ledger: Path, work: Path) -> dict[str, float]:
+    folder = KillFolder(Path(tempfile.mkdtemp(dir=work)), 1)  # OUT/kills/1/, as a kill writes it
+    folder.path.mkdir(parents=True)
     spans = Collections()
     gc.collect()
     gc.callbacks.append(spans)
@@ -84,7 +86,8 @@ def measure(fn: Callable[[Path, Path], None], ledger: Path, work: Path) -> dict[
         took = time.perf_counter() - began
         gc.callbacks.remove(spans)
     full = [s for g, s in spans.spans if g == 2]
-    traced = Path(tempfile.mkdtemp(dir=work))
+    traced = KillFolder(Path(tempfile.mkdtemp(dir=work)), 1)
+    traced.path.mkdir(parents=True)
     gc.collect()
     tracemalloc.start()
     try:
@@ -98,7 +101,7 @@ def measure(fn: Callable[[Path, Path], None], ledger: Path, work: Path) -> dict[
         "gcMs": 1e3 * sum(s for _, s in spans.spans),
         "longestFullMs": 1e3 * max(full, default=0.0),
         "peakMB": peak / 1e6,
-        "bytes": (folder / "ledger-at-kill.json").read_bytes(),
+        "bytes": folder.at_kill.read_bytes(),
     }
 
 

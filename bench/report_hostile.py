@@ -470,17 +470,23 @@ def make_judge(name: str, rev: str | None, work: Path) -> Judge:
 PROBE = r"""
 import json, sys
 import studymon, studymon.tui.cli
-from studymon.engine.io import safefile
 import os
 from studymon import engine
-caps = {n: getattr(safefile, n) for n in json.loads(sys.argv[1])}
-folder = read = None
 # Only the copy's own modules: the repository's editable install would find the working tree's for a judge
-# that has none (its finder comes after the copy's, for a module the copy lacks).
+# that has none (its finder comes after the copy's, for a module the copy lacks).  A judge before the engine's
+# rooms keeps them flat (engine/safefile.py, engine/folder.py).
 def own(*parts):
     return any(os.path.isfile(os.path.join(p, *parts)) for p in engine.__path__)
-if own("folder.py"):
+if own("io", "safefile.py"):
+    from studymon.engine.io import safefile
+else:
+    from studymon.engine import safefile
+caps = {n: getattr(safefile, n) for n in json.loads(sys.argv[1])}
+folder = read = None
+if own("contract", "folder.py"):
     from studymon.engine.contract import folder
+elif own("folder.py"):
+    from studymon.engine import folder
 if own("judge", "__init__.py") and own("judge", "read.py"):
     from studymon.engine.judge import read
 evidence = getattr(folder, "EvidenceFolder", None)
@@ -2694,7 +2700,7 @@ def caps_line(judge: Judge) -> str:
     """The caps a judge reads the folder with: engine/contract/folder.py's per file and the kills' budget, or safefile's."""
     if judge.file_caps is None:
         generic = ", ".join(f"{k} {v / MiB:g} MiB" for k, v in judge.caps.items())
-        return f"caps ({judge.name}: engine/io/safefile.py's, by kind of file; no bound on the kill folders): {generic}"
+        return f"caps ({judge.name}: engine/safefile.py's, by kind of file; no bound on the kill folders): {generic}"
     evidence = ", ".join(f"{k} {v / MiB:g} MiB" for k, v in judge.file_caps["evidence"].items())
     kill = ", ".join(f"{k} {v / MiB:g} MiB" for k, v in judge.file_caps["kill"].items())
     budget = "no bound" if judge.budget is None else f"{judge.budget / MiB:g} MiB"

@@ -200,13 +200,13 @@ def test_report_hostile_quick_measures_every_folder_with_both_judges(tmp_path: P
     for judge in (today, current):
         assert Path(judge["imported_from"]).is_relative_to(kept / f"judge-{'today' if judge is today else 'current'}")
     baseline_safefile = subprocess.run(
-        [shutil.which("git") or "git", "show", f"{today['commit']}:engine/io/safefile.py"],
+        [shutil.which("git") or "git", "show", f"{today['commit']}:engine/safefile.py"],
         cwd=ROOT,
         check=True,
         capture_output=True,
         text=True,
     ).stdout
-    assert (kept / "judge-today/studymon/engine/io/safefile.py").read_text() == baseline_safefile
+    assert (kept / "judge-today/studymon/engine/safefile.py").read_text() == baseline_safefile
     assert (kept / "judge-today/studymon/__init__.py").is_file()
     assert f"today = ae54883 ({today['commit'][:7]}), current = the working tree (HEAD {current['commit'][:7]}" in out
 
@@ -233,14 +233,14 @@ def test_report_hostile_quick_measures_every_folder_with_both_judges(tmp_path: P
         "print(json.dumps([E.CAPS, K.CAPS, K.BUDGET, K.RECORDINGS_BUDGET, K.LIMIT, BAD_LINES]))",
     )
     assert copied == [own["evidence"], own["kill"], *bounds.values()], copied
-    assert not (kept / "judge-today/studymon/engine/contract/folder.py").exists()
+    assert not (kept / "judge-today/studymon/engine/folder.py").exists()
     assert not (kept / "judge-today/studymon/engine/judge").exists()
     assert today["file_caps"] is None and today["budget"] is None and today["folder_module"] is None, today
     assert today["recordings_budget"] is None and today["limit"] is None and today["bad_lines"] is None, today
     assert today["read_module"] is None, today
     generic = _probe(
         kept / "judge-today",
-        "import json; from studymon.engine.io import safefile as s; "
+        "import json; from studymon.engine import safefile as s; "
         f"print(json.dumps({{n: getattr(s, n) for n in {GENERIC!r}}}))",
     )
     assert today["caps"] == generic, (today["caps"], generic)
@@ -253,7 +253,7 @@ def test_report_hostile_quick_measures_every_folder_with_both_judges(tmp_path: P
         f"a file with more than {read.BAD_LINES} lines that are not its records refused\n" in out
     )
     assert (
-        "caps (today: engine/io/safefile.py's, by kind of file; no bound on the kill folders): "
+        "caps (today: engine/safefile.py's, by kind of file; no bound on the kill folders): "
         + ", ".join(
             f"{k} {v / MiB:g} MiB"
             for k, v in generic.items()  # type: ignore[union-attr]

@@ -402,7 +402,7 @@ def test_process_start_is_recorded_after_its_state_and_die_before_its_state(proc
     inspects it after the event, and the other order let it see the container still created (the target was taken
     for a run charged but not started).  Whoever saw it exited finds its die recorded: a study waits for its run,
     and the console closes a window at the result it then writes."""
-    from studymon.engine.runtimes.process import _record_exit, _record_start
+    from studymon.engine.runtimes.shim import _record_exit, _record_start
 
     rt = ProcessRuntime()
     name = f"smtest-{uuid.uuid4().hex[:8]}-order"
@@ -466,28 +466,3 @@ def test_process_root_defaults_to_xdg_state(monkeypatch: pytest.MonkeyPatch, tmp
     monkeypatch.delenv("STUDYMON_PROCESS_RUNTIME")
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
     assert ProcessRuntime().root == tmp_path / "studymon" / "process-runtime"
-
-
-def test_process_cli(process_runtime_root: Path) -> None:
-    rt = ProcessRuntime()
-    name = f"smtest-{uuid.uuid4().hex[:8]}-cli"
-
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "studymon.engine.runtimes.process", *args], cwd=ROOT, capture_output=True, text=True, timeout=60
-        )
-
-    since = rt.now()
-    ran = cli("run", "--name", name, "-l", "k=v", "--", "sh", "-c", "echo hi")
-    assert ran.returncode == 0, ran.stderr
-    assert json.loads(ran.stdout)["Config"]["Labels"] == {"k": "v"}
-    assert cli("wait", name).stdout.strip() == "0"
-    assert json.loads(cli("inspect", name).stdout)["State"]["Status"] == "exited"
-    assert name in cli("ps").stdout
-    assert cli("logs", name).stdout == "hi\n"
-    lines = cli("events", "--since", repr(since), "--until", repr(rt.now())).stdout.splitlines()
-    assert [json.loads(line)["Action"] for line in lines] == ["create", "start", "die"]
-    missing = cli("inspect", "smtest-nothing")
-    assert missing.returncode == 1 and "No such container" in missing.stderr
-    assert cli("rm", "-f", name).returncode == 0
-    assert rt.inspect(name) is None

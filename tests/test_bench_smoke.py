@@ -143,10 +143,10 @@ def test_ledger_at_kill_quick_writes_the_same_bytes_both_ways(tmp_path: Path) ->
     # What was written: the whole ledger, record by record, in both designs.
     records = jsonl(kept / "ledger.jsonl")
     assert len(records) == 5000
-    written = [json.loads(p.read_bytes()) for p in sorted(kept.glob("*/ledger-at-kill.json"))]
+    written = [json.loads(p.read_bytes()) for p in sorted(kept.glob("*/kills/1/ledger-at-kill.json"))]
     assert len(written) == 2 * 2  # two designs, one round, a timed and a traced pass each
     assert all(w == records for w in written)
-    size = (next(kept.glob("*/ledger-at-kill.json"))).stat().st_size
+    size = (next(kept.glob("*/kills/1/ledger-at-kill.json"))).stat().st_size
     header = row(
         out, rf"^ledger-at-kill.json of a (\d+)-line ledger \(ledger.jsonl, ({N}) MB written\); (\d+) rounds; "
     )

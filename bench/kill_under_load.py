@@ -279,7 +279,7 @@ async def trigger(
     if not kill_path.is_file():
         raise kr.TriggerFailed(f"{base.name}: no kill recorded ({results[0].message or 'see armed/study.log'})")
     kill = read_json(kill_path)
-    wrote = kr.trigger_wrote_at(armed.ledger)
+    wrote = kr.trigger_wrote_at(armed.folder.ledger)
     sent, seen = float(kill["killSentEpoch"]), float(kill["triggerSeenEpoch"])
     frozen = kill.get("frozenEpoch")
     overlapping = gcs.within(wrote, sent)
@@ -291,7 +291,7 @@ async def trigger(
         len(overlapping), sum(b - a for a, b in overlapping) * 1e3,
     )
     if company:
-        sample.burst_wrote_at = burst_wrote_at(company[-1].ledger)
+        sample.burst_wrote_at = burst_wrote_at(company[-1].folder.ledger)
         sample.burst_done_at = watch.burst_done
         sample.burst_drains_ms = drains
         if sample.burst_wrote_at is None:
@@ -452,7 +452,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--burst", type=int, default=None,
                    help=f"lines of the company's burst (default {BURST}; {QUICK_BURST} with --quick)")
     p.add_argument("--slice", type=int, default=None,
-                   help="bytes per bounded ledger read, instead of engine.ledger.READ_SLICE")
+                   help="bytes per bounded ledger read, instead of engine.contract.ledger.READ_SLICE")
     p.add_argument("--json", type=Path, help="save every sample and the summary to this file")
     p.add_argument("--keep", action="store_true", help="keep the temporary folder (its path is printed)")
     p.add_argument("--require-target", action="store_true", help="exit 1 when a p99 misses its target")
@@ -485,7 +485,7 @@ async def amain(args: argparse.Namespace, work: Path, children: kr.Children, flo
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.slice is not None:
-        # The ledger pump takes READ_SLICE from engine.ledger by name, so both are set.
+        # The ledger pump takes READ_SLICE from engine.contract.ledger by name, so both are set.
         ledger_mod.READ_SLICE = args.slice
         if hasattr(pump_mod, "READ_SLICE"):
             pump_mod.READ_SLICE = args.slice

@@ -2562,3 +2562,5 @@ case("v4-timeline-out-of-order", "timeline.jsonl has seqs 4 and 5 the other way 
      (ST, "ledgerWellFormed"), (K1, "killEvidence"), (K2, "killEvidence")), files=_timeline_swapped)
 case("v4-ledger-at-kill-not-json", "kill 1's ledger-at-kill.json is not JSON", F((ST, "killTriggered"), (K1, "killEvidence")),
      files=lambda f: f.update({"kills/1/ledger-at-kill.json": b"[{"}))
+case("v4-seen-study-open-at-another-time", "timeline.jsonl saw seq 1 with another time than the ledger's studyOpen has",
+     F((ST, "ledgerWellFormed")), files=lambda f: f["timeline.jsonl"][0].update(at="2026-11-30T00:53:20.900Z"))

@@ -18,8 +18,10 @@ from pathlib import Path
 
 import coverage
 
-ROOT = Path(__file__).resolve().parent.parent
-JUDGE = ROOT / "engine" / "judge"
+import studymon.engine.judge
+
+# The judge as imported: the files whose lines coverage sees run (an editable install may point elsewhere).
+JUDGE = Path(studymon.engine.judge.__file__).resolve().parent
 
 # The paths to a ✗ or ? no corpus case takes yet, as file:function#n (the n-th fail or unknown call written in that
 # function, from 1).  Each wants a case; none may be added.

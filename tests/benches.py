@@ -115,8 +115,12 @@ def assert_ratio(printed: float, top: float, bottom: float, decimals: int, what:
     assert bottom > 0, f"{what}: {top} / {bottom}"
     ratio = top / bottom
     half = 0.5 * 10.0**-given
-    slack = 0.5 * 10.0**-decimals + ratio * (half / max(top, half) + half / bottom) + 1e-9
-    assert abs(printed - ratio) <= slack, f"{what}: printed x{printed}, {top} / {bottom} = {ratio:.4f}"
+    # The figures as measured lie within half a last digit of the printed ones, so the ratio lies between the
+    # ratios of those bounds (exactly: a small bottom's rounding moves the ratio more than a linear bound says).
+    low = max(top - half, 0.0) / (bottom + half)
+    high = (top + half) / (bottom - half) if bottom > half else float("inf")
+    shown = 0.5 * 10.0**-decimals + 1e-9
+    assert low - shown <= printed <= high + shown, f"{what}: printed x{printed}, {top} / {bottom} = {ratio:.4f}"
 
 
 def varied(values: Sequence[float]) -> bool:

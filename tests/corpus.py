@@ -2564,3 +2564,8 @@ case("v4-ledger-at-kill-not-json", "kill 1's ledger-at-kill.json is not JSON", F
      files=lambda f: f.update({"kills/1/ledger-at-kill.json": b"[{"}))
 case("v4-seen-study-open-at-another-time", "timeline.jsonl saw seq 1 with another time than the ledger's studyOpen has",
      F((ST, "ledgerWellFormed")), files=lambda f: f["timeline.jsonl"][0].update(at="2026-11-30T00:53:20.900Z"))
+case("v4-ledger-missing", "the study finished, and study/ledger.jsonl is not there", F(
+     (ST, "ledgerWellFormed"), (ST, "contractKept"), (ST, "haltedAtExport"), (ST, "chargedEqualsStarts"),
+     (ST, "resultsAccounted"), (ST, "killTriggered"), (K1, "killEvidence"),
+     *((scope, check) for scope in (D1, A2, D3) for check in ("sameContainerNoRerun", "chargedOnce", "resultSettledAndFinished")),
+     (K2, "killEvidence")), files=lambda f: f.pop("study/ledger.jsonl"))

@@ -2391,8 +2391,9 @@ case("v4-point-charged-without-its-snapshot-after-the-kill", "killed after d1's 
 # Ways to fail a check that no case took (tests/test_corpus_reach.py lists those still untaken; docs/mutation.md,
 # run 8): each a way of being wrong, its proof pinned by tests/test_proofs.py and its verdicts held to the oracle's.
 
-def _kill_json_set(n: int, **values: Any) -> Callable[[Files], None]:
-    return lambda f: f[f"kills/{n}/kill.json"].update(values)
+def _ledger_record(f: Files, kind: str, **match: Any) -> dict[str, Any]:
+    return next(r for r in f["study/ledger.jsonl"]
+                if r["kind"] == kind and all(r["content"].get(k) == v for k, v in match.items()))
 
 
 case("v4-launches-line-not-json", "launches.jsonl ends with a line that is not JSON",
@@ -2410,19 +2411,15 @@ case("v4-research-without-study-id", "research.json names no study", F(
      (ST, "contractKept"), (K1, "killEvidence"), (D1, "sameContainerNoRerun"), (K2, "killEvidence"),
      (A2, "sameContainerNoRerun"), (D3, "sameContainerNoRerun")), files=lambda f: f["research.json"].pop("study"))
 case("v4-before-kill-seq-past-the-ledger", "kill 1's beforeKillSeq is past the ledger's last seq",
-     F((ST, "killTriggered"), (K1, "killEvidence")), files=_kill_json_set(1, beforeKillSeq=10_000))
+     F((ST, "killTriggered"), (K1, "killEvidence")), files=lambda f: _kill_json(f).update(beforeKillSeq=10_000))
 case("v4-trigger-seq-after-before-kill-seq", "kill 1's triggerSeq comes after its beforeKillSeq",
      F((ST, "killTriggered"), (K1, "killEvidence")),
-     files=lambda f: _kill_json_set(1, triggerSeq=f["kills/1/kill.json"]["beforeKillSeq"] + 1)(f))
+     files=lambda f: _kill_json(f).update(triggerSeq=_kill_json(f)["beforeKillSeq"] + 1))
 case("v4-timeline-line-not-json", "timeline.jsonl ends with a line that is not JSON",
      F((ST, "ledgerWellFormed"), (K1, "killEvidence"), (K2, "killEvidence")),
      files=lambda f: f["timeline.jsonl"].append("{oops"))
 case("v4-fired-from-seq-not-a-seq", "arms.jsonl's fired line gives fromSeq as a text", F((ST, "killTriggered")),
      files=lambda f: f["arms.jsonl"][1].update(fromSeq="x"))
-
-
-def _plan_of(f: Files, run: str) -> dict[str, Any]:
-    return next(r["content"] for r in f["study/ledger.jsonl"] if r["kind"] == "runPlanned" and r["content"]["run"] == run)
 
 
 def _d1_state(f: Files, file: str) -> dict[str, Any]:
@@ -2451,18 +2448,13 @@ case("v4-target-s-container-another", "kill.json gives d1 another container than
 case("v4-round-a-text", "d1's runPlanned gives its round as a text", F(
      (ST, "contractKept"), (ST, "resultsAccounted"), (K1, "killEvidence"), (D1, "resultSettledAndFinished"),
      (K2, "killEvidence"), ("kill 2 · d1", "sameContainerNoRerun"), ("kill 2 · d1", "resultSettledAndFinished")),
-     files=lambda f: _plan_of(f, "d1").update(round="one"))
+     files=lambda f: _ledger_record(f, "runPlanned", run="d1")["content"].update(round="one"))
 case("v4-experiments-not-a-list", "d1's runPlanned gives its experiments as a text", F(
      (ST, "contractKept"), (K1, "killEvidence"), (D1, "resultSettledAndFinished"), (K2, "killEvidence")),
-     files=lambda f: _plan_of(f, "d1").update(experiments="e1a"))
+     files=lambda f: _ledger_record(f, "runPlanned", run="d1")["content"].update(experiments="e1a"))
 case("v4-window-targets-a-number", "container-events-window.json's targets is a number", F(
      (ST, "killTriggered"), (K1, "killEvidence"), (D1, "sameContainerNoRerun"), (D1, "resultSettledAndFinished")),
      files=lambda f: f["kills/1/container-events-window.json"].update(targets=5))
-
-
-def _ledger_record(f: Files, kind: str, **match: Any) -> dict[str, Any]:
-    return next(r for r in f["study/ledger.jsonl"]
-                if r["kind"] == kind and all(r["content"].get(k) == v for k, v in match.items()))
 
 
 def _destroyed_undied(f: Files) -> None:

@@ -14,6 +14,7 @@ case that takes a listed path takes it off the list.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
 
 import coverage
@@ -89,32 +90,41 @@ def _says(func: ast.expr) -> bool:
     return False
 
 
-def reached(tmp: Path) -> set[int | tuple[str, int]]:
-    """The (file, line) pairs of the judge the corpus runs."""
+def ran(work: Callable[[], object]) -> set[tuple[str, int]]:
+    """The (file, line) pairs of the judge that ``work`` runs."""
     cov = coverage.Coverage(data_file=None, include=[str(JUDGE / "*.py")])
     cov.start()
     try:
-        from studymon.engine.judge import judge
-        from tests.corpus import CORPUS, write
-        from tests.test_proofs import proofs
-
-        for n, case in enumerate(CORPUS):
-            judge(write(case.build(), tmp / f"c{n}"))
-        proofs(tmp / "proofs")
+        work()
     finally:
         cov.stop()
     data = cov.get_data()
-    lines: set[tuple[str, int]] = set()
-    for measured in data.measured_files():
-        lines.update((Path(measured).name, line) for line in data.lines(measured) or [])
-    return lines  # type: ignore[return-value]
+    return {(Path(f).name, line) for f in data.measured_files() for line in data.lines(f) or []}
+
+
+def untaken(lines: set[tuple[str, int]]) -> set[str]:
+    """The sites that ``lines`` does not reach."""
+    return {name for name, (path, line) in sites().items() if (path.name, line) not in lines}
+
+
+def reached(tmp: Path) -> set[tuple[str, int]]:
+    """The (file, line) pairs of the judge the corpus runs: every case, and the container points."""
+    from studymon.engine.judge import judge
+    from tests.corpus import CORPUS, write
+    from tests.test_proofs import proofs
+
+    def corpus() -> None:
+        for n, case in enumerate(CORPUS):
+            judge(write(case.build(), tmp / f"c{n}"))
+        proofs(tmp / "proofs")
+
+    return ran(corpus)
 
 
 def test_every_way_to_fail_a_check_is_taken_by_a_corpus_case(tmp_path: Path) -> None:
-    ran = reached(tmp_path)
-    untaken = {name for name, (path, line) in sites().items() if (path.name, line) not in ran}
-    assert untaken - NOT_YET == set(), "a ✗ or ? path no corpus case takes: give it a case (tests/corpus.py)"
-    assert NOT_YET - untaken == set(), "a case takes these now: take them off NOT_YET"
+    left = untaken(reached(tmp_path))
+    assert left - NOT_YET == set(), "a ✗ or ? path no corpus case takes: give it a case (tests/corpus.py)"
+    assert NOT_YET - left == set(), "a case takes these now: take them off NOT_YET"
 
 
 def test_the_sites_are_found_and_a_site_a_case_does_not_take_is_seen(tmp_path: Path) -> None:
@@ -125,13 +135,5 @@ def test_the_sites_are_found_and_a_site_a_case_does_not_take_is_seen(tmp_path: P
     from studymon.engine.judge import judge
     from tests.corpus import derive, sound, write
 
-    cov = coverage.Coverage(data_file=None, include=[str(JUDGE / "*.py")])
-    cov.start()
-    try:
-        judge(write(derive(sound()), tmp_path / "sound"))
-    finally:
-        cov.stop()
-    data = cov.get_data()
-    ran = {(Path(f).name, line) for f in data.measured_files() for line in data.lines(f) or []}
-    untaken = {name for name, (path, line) in found.items() if (path.name, line) not in ran}
-    assert len(untaken) > len(NOT_YET) + 50, "a sound folder fails nothing: most ways to fail are untaken by it"
+    left = untaken(ran(lambda: judge(write(derive(sound()), tmp_path / "sound"))))
+    assert len(left) > len(NOT_YET) + 50, "a sound folder fails nothing: most ways to fail are untaken by it"

@@ -217,9 +217,9 @@ def test_an_import_up_or_into_the_face_is_found() -> None:
                              "studymon.engine.judge.read -> studymon.engine"]
 
 
-def _strings(path: Path) -> list[tuple[int, str]]:
-    """The string constants of a module that are not docstrings, with their lines."""
-    tree = ast.parse(path.read_text(), str(path))
+def code_strings(source: str) -> list[tuple[int, str]]:
+    """The string constants of a module's source that are not docstrings, with their lines."""
+    tree = ast.parse(source)
     docstrings = {
         id(node.body[0].value)
         for node in ast.walk(tree)
@@ -241,7 +241,7 @@ def test_no_engine_module_names_a_front_end_or_a_room_above_it_in_a_string() -> 
         if not name.startswith(ENGINE + "."):
             continue
         below = ROOMS.index(room_of(name) or "")
-        for line, text in _strings(path):
+        for line, text in code_strings(path.read_text()):
             for m in dotted.finditer(text):
                 room = m.group(2)
                 if m.group(1) or (room in ROOMS and ROOMS.index(room) > below):

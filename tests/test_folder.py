@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import ast
 import os
 from pathlib import Path
 
 from studymon.engine.contract.folder import EvidenceFolder, KillFolder
+from tests.test_engine_import import code_strings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -34,31 +34,17 @@ def test_no_evidence_file_is_named_anywhere_else_in_the_product() -> None:
         for path in sorted((ROOT / folder).rglob("*.py")):
             if path.name == "folder.py" and path.parent.name == "contract":
                 continue
-            tree = ast.parse(path.read_text(), str(path))
-            docstrings = {
-                id(node.body[0].value)
-                for node in ast.walk(tree)
-                if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                and node.body
-                and isinstance(node.body[0], ast.Expr)
-                and isinstance(node.body[0].value, ast.Constant)
-            }
-            for node in ast.walk(tree):
-                if (
-                    isinstance(node, ast.Constant)
-                    and isinstance(node.value, str)
-                    and node.value in names
-                    and id(node) not in docstrings
-                ):
-                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
+            for line, text in code_strings(path.read_text()):
+                if text in names:
+                    found.append(f"{path.relative_to(ROOT)}:{line}: {text!r}")
     assert found == []
 
 
 def test_the_scan_sees_a_name_written_by_hand(tmp_path: Path) -> None:
     """The scan above is not blind: the same walk finds a literal in a module."""
     source = 'PATH = out / "launches.jsonl"\n'
-    tree = ast.parse(source)
-    hits = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value in _names()]
+    docstring = '"""launches.jsonl, in a docstring, is a word, not a path."""\n'
+    hits = [text for _, text in code_strings(docstring + source) if text in _names()]
     assert hits == ["launches.jsonl"]
 
 

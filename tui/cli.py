@@ -41,6 +41,7 @@ from studymon import __version__
 from studymon.engine import (
     DETAIL_LIMIT,
     EXIT_UNKNOWN,
+    EXIT_USAGE,
     SEED,
     BadInput,
     BadPoint,
@@ -78,7 +79,6 @@ if TYPE_CHECKING:
     from studymon.engine import ExploreOptions
     from studymon.tui.headless import HeadlessView
 
-EXIT_USAGE = 2  # bad input: nothing was written
 # After a second signal the sessions get this long to let go of their files
 # (a cancelled wait unwinds in milliseconds); the studies are not waited for.
 LEAVE_WAIT = 5.0

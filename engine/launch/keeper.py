@@ -23,6 +23,7 @@ import sys
 import time
 from pathlib import Path
 
+from studymon.engine.contract.exits import EXIT_USAGE
 from studymon.engine.contract.folder import EvidenceFolder
 from studymon.engine.evidence.records import NOT_STARTED, LaunchEnd, LaunchStart
 from studymon.engine.evidence.writer import append_jsonl
@@ -44,7 +45,7 @@ def _ignore(_signum: int, _frame: object) -> None:
 def main(argv: list[str]) -> int:
     if len(argv) < 4 or argv[2] != "--":
         print("usage: python -m studymon.engine.launch.keeper OUT RESUME -- ARGV...", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     out = Path(argv[0])
     resume = argv[1] == "1"
     command = argv[3:]

@@ -2561,3 +2561,72 @@ case("v4-ledger-missing", "the study finished, and study/ledger.jsonl is not the
      (ST, "resultsAccounted"), (ST, "killTriggered"), (K1, "killEvidence"),
      *((scope, check) for scope in (D1, A2, D3) for check in ("sameContainerNoRerun", "chargedOnce", "resultSettledAndFinished")),
      (K2, "killEvidence")), files=lambda f: f.pop("study/ledger.jsonl"))
+
+
+def _points_named(f: Files, kill_json_point: str = "after:runStarted/diagnosis") -> None:
+    """arms.jsonl as today's console writes it: each line names its point, the fired one counts from seq 0; and
+    kill.json names the point it fired at (``kill_json_point``)."""
+    for line in f["arms.jsonl"]:
+        line["point"] = "after:runStarted/diagnosis"
+    f["arms.jsonl"][1]["fromSeq"] = 0
+    f["kills/1/kill.json"]["point"] = kill_json_point
+
+
+def _running(f: Files) -> None:
+    f["launches.jsonl"].pop()  # the last controller runs still: no end line, no outcome
+    f.pop("outcome.json")
+
+
+def _running_cut_after(kind: str, **match: Any) -> Callable[[Files], None]:
+    """The study runs still, and has written its ledger up to the first ``kind`` record matching ``match``."""
+    def cut(f: Files) -> None:
+        _running(f)
+        ledger = f["study/ledger.jsonl"]
+        last = ledger.index(_ledger_record(f, kind, **match))
+        del ledger[last + 1:], f["timeline.jsonl"][last + 1:]
+    return cut
+
+
+def _no_kill(s: Scenario) -> None:
+    s.kills = []
+
+
+def _many_in_flight(s: Scenario) -> None:
+    """70 ablation runs started before d1, each with its result after it: more in flight at the kill than the judge
+    follows one by one (TARGETS_PER_KILL)."""
+    runs = [run_entries(f"x{n}", "ablation", "c9", 1, ["e1a"]) for n in range(70)]
+    i = find(s, "runStarted", run="d1")
+    s.entries[i:i] = [r[part] for r in runs for part in ("plan", "charge", "start")]
+    j = find(s, "runResult", run="d1")
+    s.entries[j + 1:j + 1] = [r["result"] for r in runs]
+    s.budget += 70 * COST
+    s.entries[0].content["budget"] = s.budget
+    s.kills = [KillSpec("d1", "manual")]
+
+
+case("v4-kill-json-without-before-kill-seq", "kill 1's kill.json gives no beforeKillSeq: its point's moment is not held "
+     "to it, and no target is told of", F((ST, "killTriggered"), (K1, "killEvidence")),
+     files=lambda f: _kill_json(f).pop("beforeKillSeq"))
+case("v4-kill-json-names-another-point", "kill.json names after:charge, arms.jsonl fired at after:runStarted/diagnosis",
+     F((ST, "killTriggered")), files=lambda f: _points_named(f, "after:charge"))
+case("v4-resumed-as-a-fresh-start", "launches.jsonl's second controller starts with resume false, after one had run",
+     F((ST, "exitedCleanly")), files=lambda f: f["launches.jsonl"][2].update(resume=False))
+case("v4-outcome-says-the-final-controller-failed", "outcome.json says code 1, though it is written only for an exit 0",
+     F((ST, "exitedCleanly")), files=lambda f: f.update({"outcome.json": {"code": 1, "signal": None}}))
+case("v4-outcome-written-for-a-failed-controller", "the final controller exited 1, and outcome.json says 0",
+     F((ST, "exitedCleanly")), files=lambda f: (f["launches.jsonl"][-1].update(code=1),
+                                               f.update({"outcome.json": {"code": 0, "signal": None}})))
+case("v4-machine-line-not-a-snapshot", "machine.jsonl's line is not a snapshot of the machine", F((ST, "exitedCleanly")),
+     files=lambda f: f.update({"machine.jsonl": [{"pid": "x"}]}))
+case("v4-oom-without-its-die", "d1 has an oom in kill 1's window and no die", F((D1, "sameContainerNoRerun")),
+     files=lambda f: (drop_events(f, 1, "die", D1_NAME), add_event(f, 1, event("oom", D1_NAME, in_window(f, 1, 0.3)))))
+case("v4-running-charged-not-started", "a study never killed runs still, d1 charged and not started yet: what it may "
+     "still write is not judged", U((ST, "haltedAtExport"), (ST, "chargedEqualsStarts"), (ST, "exitedCleanly")),
+     scenario=_no_kill, files=_running_cut_after("charge", run="d1"))
+case("v4-more-in-flight-than-followed", "70 runs in flight at kill 1, more than the judge follows one by one",
+     F((K1, "killEvidence")), scenario=_many_in_flight)
+
+HOSTILE += [
+    Hostile("timeline-fifo", _fifo("timeline.jsonl"), {(ST, "ledgerWellFormed"), (K1, "killEvidence")}),
+    Hostile("machine-fifo", _fifo("machine.jsonl"), {(ST, "exitedCleanly")}),
+]

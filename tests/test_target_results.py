@@ -15,15 +15,14 @@ from studymon.engine.contract.ledger import Record
 from studymon.engine.contract.targets import IN_FLIGHT, UNSETTLED
 from studymon.engine.evidence.records import KillRecord, KillTarget
 from studymon.engine.judge.facts import KillEvidence
-from studymon.engine.judge.machines import R_AFTER, R_BEFORE, R_UNPLACED, RESULTS
+from studymon.engine.judge.machines import R_AFTER, R_BEFORE, RESULTS
 from studymon.engine.judge.target import _results_story
 
 K = 10  # beforeKillSeq
 B, A = 5, 11  # a result's seq before the kill, and after it
 
 # (class, the results' seqs, beforeKillSeq, finished) that take the row, and that do not.
-Scene = tuple[str, tuple[int, ...], int | None, bool]
-PLACED = (R_BEFORE, R_AFTER)
+Scene = tuple[str, tuple[int, ...], int, bool]
 # How each state is reached: the class, and the results' placings before the row's own event.
 REACHED: dict[str, tuple[str, tuple[str, ...]]] = {
     "open": (IN_FLIGHT, ()),
@@ -31,23 +30,16 @@ REACHED: dict[str, tuple[str, tuple[str, ...]]] = {
     "resulted": (IN_FLIGHT, (R_AFTER,)),
     "early": (IN_FLIGHT, (R_BEFORE,)),
     "late": (UNSETTLED, (R_AFTER,)),
-    "unplaced": (IN_FLIGHT, (R_UNPLACED,)),
     "twice": (IN_FLIGHT, (R_AFTER, R_AFTER)),
-}
-# One beforeKillSeq places every result of a run, or none: a placed result and an unplaced one never meet.
-UNREACHABLE = {
-    *((state, R_UNPLACED) for state in ("resulted", "early", "late")),
-    *(("unplaced", event) for event in PLACED),
 }
 
 
 def scene(cls: str, events: tuple[str, ...], finished: bool = True) -> Scene:
     """The results whose placings are ``events``, in order: before the kill at seqs 1, 2, ..., after it from 11."""
-    unplaced = R_UNPLACED in events
     befores = iter(range(1, K + 1))
     afters = iter(range(K + 1, 100))
-    seqs = tuple(next(afters) if e in (R_AFTER, R_UNPLACED) else next(befores) for e in events)
-    return (cls, seqs, None if unplaced else K, finished)
+    seqs = tuple(next(afters) if e == R_AFTER else next(befores) for e in events)
+    return (cls, seqs, K, finished)
 
 
 def case(state: str, event: str) -> tuple[Scene, Scene]:
@@ -59,12 +51,11 @@ def case(state: str, event: str) -> tuple[Scene, Scene]:
         not_takes = other or scene(cls, before[:-1], finished)
         return takes, not_takes
     if state == "twice":
-        placed = (R_UNPLACED,) * 2 if event == R_UNPLACED else before
-        return scene(cls, (*placed, event)), scene(cls, placed)
+        return scene(cls, (*before, event)), scene(cls, before)
     return scene(cls, (*before, event)), scene(cls, before)
 
 
-CASES = {(r.state, r.event): case(r.state, r.event) for r in RESULTS.rows if (r.state, r.event) not in UNREACHABLE}
+CASES = {(r.state, r.event): case(r.state, r.event) for r in RESULTS.rows}
 
 
 def story(s: Scene) -> list[Row]:
@@ -80,9 +71,7 @@ def story(s: Scene) -> list[Row]:
 def test_every_row_has_its_case() -> None:
     rows = {(r.state, r.event) for r in RESULTS.rows}
     assert rows == {(s, e) for s in RESULTS.states for e in RESULTS.events}, "a state meets every event"
-    assert rows == set(CASES) | UNREACHABLE
-    # What no evidence reaches is a contradiction all the same: a second result, whatever its placing.
-    assert all(RESULTS.step(*key).next == "twice" for key in UNREACHABLE)  # type: ignore[union-attr]
+    assert rows == set(CASES)
 
 
 @pytest.mark.parametrize("key", sorted(CASES), ids=lambda k: f"{k[0]}-{k[1]}")
@@ -111,5 +100,3 @@ def test_what_a_target_s_results_say() -> None:
         rows = [r for r in story((cls, seqs, K, finished)) if r.breaks is not None]
         assert [r.says for r in rows] == words, (cls, seqs, finished)
         assert all(r.unknown == (r.says == "no runResult for {run} yet") for r in rows)
-    unplaced = [r for r in story((IN_FLIGHT, (A,), None, True)) if r.breaks is not None]
-    assert [r.says for r in unplaced] == ["kill.json has no beforeKillSeq to place the result after"]

@@ -457,9 +457,9 @@ def kill_checks(
     three per target."""
     made = ev.kill is None or ev.kill.trigger not in ENDS
     checks = ([kill_delivered(ev)] if made else []) + [kill_evidence(ev, acc, ledger, study)]
-    if ev.kill is not None and ev.targets:
-        seq = ev.kill.before_kill_seq
-        plans = (index or PlanIndex(acc)).after(seq) if seq is not None else None
+    seq = ev.kill.before_kill_seq if ev.kill is not None else None
+    if seq is not None and ev.targets:  # without a seq there are no targets to tell of (judged_targets)
+        plans = (index or PlanIndex(acc)).after(seq)
         for t in ev.targets:
             checks += target_checks(ev, t, acc, study, ledger, plans)
     return checks
@@ -487,13 +487,15 @@ def judged_targets(
 
     kill.json's list is compared with them (``killEvidence``) but does not
     add to them: a run it lists that was not in flight gets no checks of its
-    own.  Without a ledger or a seq to go by, the first of the listed.
+    own.  Without a ledger to go by, the first of the listed; without a seq,
+    none: what a kill left unfinished is told from its moment, and
+    ``killEvidence`` fails on a kill.json that does not give it.
     """
     k = ev.kill
-    if k is None:
+    if k is None or k.before_kill_seq is None:
         return []
     seq = k.before_kill_seq
-    if seq is None or ledger.problem is not None:
+    if ledger.problem is not None:
         return k.targets[: min(LISTED_KEPT, most if most is not None else LISTED_KEPT)]
     listed = {t.run: t for t in k.targets}
     targets: list[KillTarget] = []

@@ -234,19 +234,17 @@ STARTS = Machine(
 # the kill left unfinished (in flight, unrecorded, charged: "open") has its one result after the kill, one with its
 # result ("unsettled") had it by then.  Where it stands is judged at the timeline's end, once its one result is known:
 # a run with two has no one result to place.
-R_BEFORE, R_AFTER, R_UNPLACED = "runResult before the kill", "runResult after the kill", "runResult, unplaced"
+R_BEFORE, R_AFTER = "runResult before the kill", "runResult after the kill"
 RESULTS_TWICE = "{count} runResult for {run}"
 LOST = "the study finished without {run}'s result"
 NO_RESULT_YET = "no runResult for {run} yet"
 NOT_AFTER = "the result (seq {seq}) is not after the kill (seq {kill})"
 NOT_BEFORE = "the result (seq {seq}) is not before the kill (seq {kill}), as kill.json says"
-UNPLACED = "kill.json has no beforeKillSeq to place the result after"
 ONE_RESULT = "a run has one result (rule 14)"
 HAS_RESULT = "each target has its one result by the study's end (rule 14)"
 AFTER_THE_KILL = "a target the kill left unfinished has its result after the kill"
 BY_THE_KILL = "a target with its result but not settled had its result by beforeKillSeq"
-KILL_SAYS = "kill.json says the last record before the kill"
-_RESULTED = ("resulted", "early", "late", "unplaced", "twice")
+_RESULTED = ("resulted", "early", "late", "twice")
 _R = "resultSettledAndFinished"
 RESULTS = Machine(
     "target's result",
@@ -254,21 +252,14 @@ RESULTS = Machine(
     (
         Row("open", R_AFTER, "resulted"),
         Row("open", R_BEFORE, "early"),
-        Row("open", R_UNPLACED, "unplaced"),
         Row("done", R_BEFORE, "resulted"),
         Row("done", R_AFTER, "late"),
-        Row("done", R_UNPLACED, "unplaced"),
-        *(
-            Row(s, e, "twice", _R, RESULTS_TWICE, then=ONE_RESULT)
-            for s in _RESULTED
-            for e in (R_BEFORE, R_AFTER, R_UNPLACED)
-        ),
+        *(Row(s, e, "twice", _R, RESULTS_TWICE, then=ONE_RESULT) for s in _RESULTED for e in (R_BEFORE, R_AFTER)),
         *(Row(s, FINISHED, s, _R, LOST, then=HAS_RESULT) for s in ("open", "done")),
         *(Row(s, PAUSED, s, _R, NO_RESULT_YET, unknown=True, then=HAS_RESULT) for s in ("open", "done")),
         # Its one result, where it stands: what happened is ✗ whether or not a resume may still come.
         *(Row("early", e, "early", _R, NOT_AFTER, then=AFTER_THE_KILL) for e in (FINISHED, PAUSED)),
         *(Row("late", e, "late", _R, NOT_BEFORE, then=BY_THE_KILL) for e in (FINISHED, PAUSED)),
-        *(Row("unplaced", e, "unplaced", _R, UNPLACED, then=KILL_SAYS) for e in (FINISHED, PAUSED)),
         *(Row(s, e, s) for s in ("resulted", "twice") for e in (FINISHED, PAUSED)),
     ),
 )

@@ -28,7 +28,6 @@ from studymon.engine.judge.machines import (
     OPENED,
     R_AFTER,
     R_BEFORE,
-    R_UNPLACED,
     RESULTS,
     RESULTS_TWICE,
     ROUND,
@@ -37,7 +36,6 @@ from studymon.engine.judge.machines import (
     STARTS,
     T_START,
     TWO_DIES,
-    UNPLACED,
     UNSTARTED,
 )
 from studymon.engine.judge.text import action_text, name_text, ns_text, run_text, short_id, time_text
@@ -51,10 +49,15 @@ ONE_CONTAINER_ONLY = "in its window a target's container does nothing but die on
 NOT_AGAIN = "nothing of the study's work is done again after a kill: no container of the study is made in its window"
 
 
+def kill_seq(ev: KillEvidence) -> int:
+    """The kill's beforeKillSeq: a kill without one has no targets (kill.judged_targets), so a target's kill has it."""
+    assert ev.kill is not None and ev.kill.before_kill_seq is not None, "a target of a kill without its seq"
+    return ev.kill.before_kill_seq
+
+
 def _killed(ev: KillEvidence, t: KillTarget) -> tuple[Where, str]:
     """kill.json's own words of the target, for a proof."""
-    seq = ev.kill.before_kill_seq if ev.kill is not None else None
-    return ev.at(KillFolder.KILL), f"beforeKillSeq {seq}, target {t.run}"
+    return ev.at(KillFolder.KILL), f"beforeKillSeq {kill_seq(ev)}, target {t.run}"
 
 
 def _finished_open(ev: KillEvidence) -> Proof:
@@ -210,10 +213,10 @@ def _named(v: Verdict, ev: KillEvidence, t: KillTarget, name: str) -> None:
         )
 
 
-def _starts_after(ev: KillEvidence, acct: RunAccount | None) -> tuple[list[Record], int | None]:
-    seq = ev.kill.before_kill_seq if ev.kill else None
+def _starts_after(ev: KillEvidence, acct: RunAccount | None) -> tuple[list[Record], int]:
+    seq = kill_seq(ev)
     starts = acct.starts if acct is not None else []
-    return ([r for r in starts if r.seq > seq] if seq is not None else []), seq
+    return [r for r in starts if r.seq > seq], seq
 
 
 def _starts_story(
@@ -861,14 +864,9 @@ def charged_once(
             Proof(tuple(lets) or ((ledger_line(None), f"no charge and no runStarted of {t.run}"),), row.then),
         )
     _unmanned(v, ev, t, ("runPlanned", "charge", "runStarted"))
-    seq = ev.kill.before_kill_seq if ev.kill else None
+    seq = kill_seq(ev)
     plan = acct.plan if acct else None
-    if seq is None:
-        v.fail(
-            "kill.json has no beforeKillSeq: a repeat after the kill cannot be looked for",
-            proof(ev.at(KillFolder.KILL), "no beforeKillSeq", "kill.json says the last record before the kill"),
-        )
-    elif plan is None:
+    if plan is None:
         v.fail(
             f"run {t.run} has no runPlanned",
             proof(
@@ -946,7 +944,7 @@ def result_settled_and_finished(
     # finished, it is lost: the rows of the timeline's end say which (RESULTS, ROUND).
     if ledger.problem is not None:
         ledger.say(v)
-    seq = ev.kill.before_kill_seq if ev.kill else None
+    seq = kill_seq(ev)
     results = acct.results if acct else []
     result = results[0] if len(results) == 1 else None
     # The rows its results and the timeline's end took in the target's result machine (machines.RESULTS).
@@ -960,8 +958,6 @@ def result_settled_and_finished(
             )
         elif result is None:  # no result at all
             why = proof(*_killed(ev, t), row.then, (ledger_line(None), f"no runResult of {t.run}"), ev.finished_at())
-        elif row.says == UNPLACED:
-            why = proof(ev.at(KillFolder.KILL), "no beforeKillSeq", row.then)
         else:
             left = "with its result, unsettled" if t.kind == UNSETTLED else "left unfinished"
             why = proof(
@@ -1033,10 +1029,10 @@ def result_settled_and_finished(
     return v.check(f"one result at {where}, {when}{settled}; halted at export")
 
 
-def _results_story(ev: KillEvidence, t: KillTarget, results: list[Record], seq: int | None) -> list[Row]:
+def _results_story(ev: KillEvidence, t: KillTarget, results: list[Record], seq: int) -> list[Row]:
     """The target's results replayed through :data:`RESULTS` from its class, each placed by ``seq``
     (beforeKillSeq), then the timeline's end: the rows taken, each once, in order."""
-    events = [R_UNPLACED if seq is None else R_BEFORE if r.seq <= seq else R_AFTER for r in results]
+    events = [R_BEFORE if r.seq <= seq else R_AFTER for r in results]
     rows = RESULTS.replay(events, FINISHED if ev.finished else PAUSED, "done" if t.kind == UNSETTLED else "open")
     return list(dict.fromkeys(rows))
 

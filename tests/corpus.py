@@ -2630,3 +2630,50 @@ HOSTILE += [
     Hostile("timeline-fifo", _fifo("timeline.jsonl"), {(ST, "ledgerWellFormed"), (K1, "killEvidence")}),
     Hostile("machine-fifo", _fifo("machine.jsonl"), {(ST, "exitedCleanly")}),
 ]
+
+
+def _awaiting_resume(n: int) -> Callable[[Files], None]:
+    """The study killed by kill ``n`` and not resumed yet: the ledger as it stood at the kill, no controller after
+    it, kill ``n``'s window open (its recording up to the kill) and no later kill."""
+    def cut(f: Files) -> None:
+        folder = f"kills/{n}/"
+        kill = f[folder + "kill.json"]
+        seq = kill["beforeKillSeq"]
+        del f["study/ledger.jsonl"][seq:], f["timeline.jsonl"][seq:], f["launches.jsonl"][2 * n:]
+        f.pop("outcome.json")
+        for later in [rel for rel in f if rel.startswith("kills/") and int(rel.split("/")[1]) > n]:
+            f.pop(later)
+        if "arms.jsonl" in f:
+            f["arms.jsonl"] = [a for a in f["arms.jsonl"] if a.get("kill", 0) <= n]
+        for name in ("container-before-resume.json", "container-events.jsonl", "container-events-window.json"):
+            f.pop(folder + name)
+        live = folder + "container-events-live.jsonl"
+        f[live] = [e for e in f[live] if ev_time(e) <= kill["killSentEpoch"] + 0.05]
+    return cut
+
+
+def _only_opened(s: Scenario) -> None:
+    s.kills = []
+    del s.entries[2:]
+
+
+def _halted_unheld(s: Scenario) -> None:
+    s.entries[0].content.pop("budget")
+    s.entries.insert(1, Entry("halt", {"reason": "balance exhausted"}))
+
+
+case("v4-killed-not-resumed-yet", "killed at kill 2 and not resumed yet: what the resume may still write is not judged",
+     U((ST, "haltedAtExport"), (ST, "exitedCleanly"), (ST, "resultsAccounted"), (D1, "resultSettledAndFinished"),
+       (A2, "sameContainerNoRerun"), (A2, "resultSettledAndFinished"), (D3, "sameContainerNoRerun"),
+       (D3, "resultSettledAndFinished")), files=_awaiting_resume(2))
+case("v4-killed-at-its-point-not-resumed-yet", "killed automatically at kill 1 and not resumed yet",
+     U((ST, "haltedAtExport"), (ST, "exitedCleanly"), (ST, "resultsAccounted"), (D1, "sameContainerNoRerun"),
+       (D1, "resultSettledAndFinished")), files=_awaiting_resume(1))
+case("v4-fired-without-from-seq", "arms.jsonl's fired line names its point and gives no fromSeq to count it from",
+     F((ST, "killTriggered")), files=lambda f: (_points_named(f), f["arms.jsonl"][1].pop("fromSeq")))
+case("v4-halt-first-without-a-budget", "a full stop right after a studyOpen that gives no budget: rule 13 cannot be "
+     "held", F((ST, "contractKept"), (ST, "haltedAtExport"), (ST, "chargedEqualsStarts"), (D1, "resultSettledAndFinished"),
+               (A2, "resultSettledAndFinished"), (D3, "resultSettledAndFinished")), scenario=_halted_unheld)
+case("v4-no-study-id-and-no-run", "research.json names no study, and the ledger holds no run: rule 7 cannot be checked",
+     F((ST, "contractKept"), (ST, "haltedAtExport")), scenario=_only_opened,
+     files=lambda f: f["research.json"].pop("study"))

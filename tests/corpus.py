@@ -2677,3 +2677,23 @@ case("v4-halt-first-without-a-budget", "a full stop right after a studyOpen that
 case("v4-no-study-id-and-no-run", "research.json names no study, and the ledger holds no run: rule 7 cannot be checked",
      F((ST, "contractKept"), (ST, "haltedAtExport")), scenario=_only_opened,
      files=lambda f: f["research.json"].pop("study"))
+
+
+def _capture_left_out(n: int) -> Callable[[Files], None]:
+    """:func:`_awaiting_resume`, with the console dead in the middle of kill ``n``'s capture: no ledger-at-kill.json
+    and no container-after-kill.json yet (the resume writes them before it starts the controller)."""
+    def cut(f: Files) -> None:
+        _awaiting_resume(n)(f)
+        f.pop(f"kills/{n}/ledger-at-kill.json")
+        f.pop(f"kills/{n}/container-after-kill.json")
+    return cut
+
+
+case("v4-just-started", "a study never killed, just started: its ledger is empty, nothing is judged yet", U(
+     (ST, "ledgerWellFormed"), (ST, "haltedAtExport"), (ST, "chargedEqualsStarts"), (ST, "exitedCleanly")),
+     scenario=_no_kill, files=lambda f: (_running(f), f["study/ledger.jsonl"].clear(), f["timeline.jsonl"].clear()))
+case("v4-capture-left-out-not-resumed-yet", "killed at kill 1, the console died in the middle of its capture, and the "
+     "study is not resumed yet: the resume writes what is missing", U(
+         (ST, "haltedAtExport"), (ST, "exitedCleanly"), (ST, "resultsAccounted"), (ST, "killTriggered"),
+         (K1, "killEvidence"), (D1, "sameContainerNoRerun"), (D1, "resultSettledAndFinished")),
+     files=_capture_left_out(1))

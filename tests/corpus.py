@@ -2697,3 +2697,17 @@ case("v4-capture-left-out-not-resumed-yet", "killed at kill 1, the console died 
          (ST, "haltedAtExport"), (ST, "exitedCleanly"), (ST, "resultsAccounted"), (ST, "killTriggered"),
          (K1, "killEvidence"), (D1, "sameContainerNoRerun"), (D1, "resultSettledAndFinished")),
      files=_capture_left_out(1))
+
+
+def _stray_told_two_ways(f: Files) -> None:
+    """A die of another container of the study in kill 1's window, with exit code 1 live and 2 read back."""
+    at = in_window(f, 1, 0.3)
+    add_event(f, 1, event("die", container("x9"), at, exitCode="1"), live=True, readback=False)
+    add_event(f, 1, event("die", container("x9"), at, exitCode="2"), live=False, readback=True)
+
+
+case("v4-another-container-s-die-told-two-ways", "the recordings of kill 1 disagree on another container's exit code",
+     F((D1, "sameContainerNoRerun")), files=_stray_told_two_ways)
+case("v4-live-recording-past-its-bad-lines", "kill 1's live recording holds 10 001 lines that are not events: it is "
+     "read in part", F((D1, "sameContainerNoRerun")),
+     files=lambda f: f["kills/1/container-events-live.jsonl"].extend(["x"] * 10_001))

@@ -308,3 +308,87 @@ def test_an_import_past_the_face_is_found() -> None:
     graph = {"studymon.tui.cli": {"studymon.engine", "studymon.engine.live.session"}, "studymon.widgets.x": {"studymon.engine"},
              "studymon.engine.live.session": {"studymon.engine.kill.driver"}}
     assert front_end_imports(graph) == ["studymon.tui.cli -> studymon.engine.live.session"]
+
+
+# --- parts handed over at construction --------------------------------------------------------------
+
+ENGINE_DIR = ROOT / "engine"
+
+
+def wirings(source: str, parts: set[str]) -> list[str]:
+    """Assignments that hand one object a collaborator after it was made: ``other.attr = self`` (or a method of the
+    class it is written in, or an attribute the class sets to a new object of one of ``parts``, the engine's classes:
+    ``self.kills = KillDriver(...)``), where ``other`` is not ``self``.  A part takes its collaborators in its constructor instead, so that the order in which
+    they are made, and which one calls which, is read from the constructor alone."""
+    found = []
+    for cls in (n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ClassDef)):
+        methods = {f.name for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        made = {
+            t.attr
+            for node in ast.walk(cls)
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name) and node.value.func.id in parts
+            for t in node.targets
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+        }
+        for node in ast.walk(cls):
+            if not isinstance(node, ast.Assign):
+                continue
+            value = node.value
+            handed = (isinstance(value, ast.Name) and value.id == "self") or (
+                isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self"
+                and (value.attr in methods or value.attr in made)
+            )
+            onto_other = any(
+                isinstance(t, ast.Attribute) and not (isinstance(t.value, ast.Name) and t.value.id == "self")
+                for t in node.targets
+            )
+            if handed and onto_other:
+                found.append(f"{cls.name} line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_no_engine_part_is_wired_after_construction() -> None:
+    """The pump is given the kill driver and the ledger reads it shares with it; the driver makes its own event
+    recorder, told of each event: nothing sets a collaborator on another part afterwards (``pump.kill = ...``)."""
+    sources = {path: path.read_text() for path in sorted(ENGINE_DIR.rglob("*.py"))}
+    parts = {n.name for text in sources.values() for n in ast.walk(ast.parse(text)) if isinstance(n, ast.ClassDef)}
+    assert {"KillDriver", "LedgerPump", "LedgerReads", "EventRecorder"} <= parts
+    found = [f"{path.relative_to(ENGINE_DIR)}: {w}" for path, text in sources.items() for w in wirings(text, parts)]
+    assert found == []
+
+
+def test_a_wiring_after_construction_is_found() -> None:
+    """The wirings the session and the driver once made are found, and handing over data is not a wiring."""
+    source = '''
+class Session:
+    def __init__(self, spec):
+        self.pump = LedgerPump(spec)
+        self.kills = KillDriver(self.pump)
+        self.pump.kill = self.kills
+        self.out = spec.out
+        self.pump.out = self.out
+
+class Driver:
+    def __init__(self, recorder):
+        recorder.listener = self.event_seen
+
+    def event_seen(self, event):
+        pass
+'''
+    assert wirings(source, {"LedgerPump", "KillDriver"}) == [
+        "Session line 6: self.pump.kill = self.kills",
+        "Driver line 12: recorder.listener = self.event_seen",
+    ]
+
+
+def test_the_kill_driver_never_names_the_pump() -> None:
+    """Data goes one way: the pump asks the driver of each batch it read; the kill room names no pump in its code."""
+    named = [
+        f"{path.name} line {node.lineno}: {name}"
+        for path in sorted((ENGINE_DIR / "kill").glob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        for name in ([node.id] if isinstance(node, ast.Name) else [node.attr] if isinstance(node, ast.Attribute) else [])
+        if "pump" in name.lower()
+    ]
+    assert named == []

@@ -30,7 +30,6 @@ from studymon.engine.contract.spec import StudySpec
 from studymon.engine.events import KillStep, State, StudyEvent
 from studymon.engine.io.clock import rfc3339_ms
 from studymon.engine.kill.driver import KillDriver
-from studymon.engine.kill.recording import EventRecorder
 from studymon.engine.launch.launcher import Controller
 from studymon.engine.runtimes import open_runtime
 
@@ -86,12 +85,18 @@ class Reads:
             if r.seq > self.accounts.last_seq:
                 self.accounts.add(r)
 
+    def read_aside(self, trigger: Any) -> None:  # noqa: ARG002 - what the driver reads is not counted here
+        self.drain()
+
+    def freeze(self) -> None:
+        return None
+
     def read_frozen(self) -> None:
         for look in self.while_frozen:
             look()
         self.drain()
 
-    def record_frozen(self) -> None:
+    def thaw(self) -> None:
         return None
 
 
@@ -116,12 +121,12 @@ class Lab:
         self.spec = StudySpec("s", self.out)
         self.spec.folder.ledger.touch()
         self.runtime = open_runtime("process")
-        self.recorder = EventRecorder(prefix, self.runtime.history)
         self.accounts = Accounts()
         self.host = Host(self.out)
         self.reads = Reads(self.spec.folder.ledger, self.accounts)
-        self.driver = KillDriver(self.host, self.reads, self.spec, stem=prefix, runtime=self.runtime,
-                                 recorder=self.recorder, accounts=self.accounts)
+        self.driver = KillDriver(self.host, self.reads, self.spec, stem=prefix,  # type: ignore[arg-type]
+                                 runtime=self.runtime)
+        self.recorder = self.driver.recorder
 
     def arm(self, *points: str) -> None:
         """Arm these points, in order, as the console's arm key does."""

@@ -28,6 +28,7 @@ from studymon.engine.contract.ledger import Record
 from studymon.engine.contract.spec import StudySpec
 from studymon.engine.events import Progress, RecordsSeen, StudyEvent
 from studymon.engine.io.pace import Pace
+from studymon.engine.kill.reads import LedgerReads
 from studymon.engine.live.pump import READ_AT_ONCE_PER_SECOND, LedgerPump
 from studymon.tui.app import Planned, StudymonApp
 from studymon.widgets.ledger_stream import SHOWN_AT_ONCE_PER_SECOND, LedgerStream
@@ -89,7 +90,8 @@ async def test_pump_reads_a_slow_ledger_at_each_append_and_gathers_a_busy_one(
             seen.extend(r.seq for r in event.records)
             arrived.set()
 
-    pump = LedgerPump(spec, Accounts(), emit, on_records=lambda: None, on_write_error=lambda _: None)
+    reads = LedgerReads(spec.folder.ledger, Accounts())
+    pump = LedgerPump(spec, reads, emit, on_records=lambda: None, on_write_error=lambda _: None)
     clock = Clock()
     pump.pace = Pace(READ_AT_ONCE_PER_SECOND, clock)
     pump.open()

@@ -52,6 +52,7 @@ import os
 import select
 import struct
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -146,11 +147,14 @@ class Notifier:
     watch from their own offsets, so spurious and merged wake-ups are harmless.
     ``fileno`` is a descriptor that is readable while a notice is pending (-1
     with timed wake-ups), for callers that select on it with others; they
-    call ``drain`` after it was readable.
+    call ``drain`` after it was readable.  ``poke`` wakes ``wait_async`` as a
+    change would, for a reader whose work was handed to it from elsewhere.
     """
 
     def __init__(self, backend: str | None = None, *, step_ms: int = WATCHFILES_STEP_MS) -> None:
         self._fd = -1
+        self._poked = False
+        self._settle: Callable[[bool], None] | None = None  # the wait_async under way
         self._watches: dict[str, int] = {}
         self._watcher: _WatchfilesThread | None = None
         self.backend: Backend = chosen_backend(backend)
@@ -228,10 +232,10 @@ class Notifier:
         return False
 
     async def wait_async(self, timeout: float) -> bool:
-        """Like :meth:`wait`, inside the asyncio loop (the descriptor is added to it)."""
-        if self._fd < 0:
-            await asyncio.sleep(timeout)
-            return False
+        """Like :meth:`wait`, inside the asyncio loop (the descriptor is added to it); a :meth:`poke` wakes it too."""
+        if self._poked:
+            self._poked = False
+            return True
         fd = self._fd
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[bool] = loop.create_future()
@@ -243,16 +247,27 @@ class Notifier:
         # A plain future with a timer rather than asyncio.wait_for: on 3.11,
         # wait_for can swallow a cancellation that races a wake-up, and the
         # caller's task would then never end.
-        loop.add_reader(fd, settle, True)
+        if fd >= 0:
+            loop.add_reader(fd, settle, True)
         timer = loop.call_later(timeout, settle, False)
+        self._settle = settle
         try:
             got = await fut
         finally:
+            self._settle = None
             timer.cancel()
-            loop.remove_reader(fd)
+            if fd >= 0:
+                loop.remove_reader(fd)
+        self._poked = False
         if got and self._fd >= 0:
             self.drain()
         return got
+
+    def poke(self) -> None:
+        """Wake the :meth:`wait_async` under way (or the next one) now, as a change would; from the loop's thread."""
+        self._poked = True
+        if self._settle is not None:
+            self._settle(True)
 
     def close(self) -> None:
         """Stop watching; the watchfiles thread, if any, is stopped and joined."""

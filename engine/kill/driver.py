@@ -33,6 +33,7 @@ from studymon.engine.evidence.writer import append_jsonl, read_jsonl
 from studymon.engine.io.loopcall import LoopCall
 from studymon.engine.kill import protocol as killproto
 from studymon.engine.kill.protocol import Passed
+from studymon.engine.kill.reads import LedgerReads
 from studymon.engine.kill.recording import EventRecorder, event_name, event_time
 from studymon.engine.launch.launcher import Controller, ControllerEnd
 from studymon.engine.runtimes import Runtime
@@ -58,37 +59,30 @@ class KillHost(Protocol):
     async def resume_requested(self) -> bool: ...
 
 
-class FrozenReads(Protocol):
-    """The ledger reads a kill makes (a :class:`~studymon.engine.live.pump.LedgerPump` makes them)."""
-
-    def drain(self, max_bytes: int | None = None) -> None: ...
-
-    def read_frozen(self) -> None: ...
-
-    def record_frozen(self) -> None: ...
-
-
 class KillDriver:
     """One study's arming and kills, from the trigger to each kill's closed window."""
 
     def __init__(
         self,
         host: KillHost,
-        reader: FrozenReads,
+        reads: LedgerReads,
         spec: StudySpec,
         *,
         stem: str,
         runtime: Runtime,
-        recorder: EventRecorder,
-        accounts: Accounts,
+        trace: bool = False,
     ) -> None:
+        """The driver records the study's container events (:attr:`recorder`, told of each as it arrives; with
+        ``trace``, every one in the folder's trace as well)."""
         self.host = host
-        self.reader = reader
+        self.reads = reads
         self.spec = spec
         self.stem = stem
         self.runtime = runtime
-        self.recorder = recorder
-        self.accounts = accounts
+        self.recorder = EventRecorder(
+            stem, runtime.history, spec.id, listener=self.event_seen, trace=spec.folder.trace if trace else None
+        )
+        self.accounts: Accounts = reads.accounts
         self.points: list[ArmedPoint] = []  # armed, in order; the first counts its moments
         self._live = False  # the session reads the ledger live: the first point counts
         self._loop: LoopCall | None = None
@@ -97,7 +91,6 @@ class KillDriver:
         # The moments the study has shown so far, as points (the console offers them to arm): kinds of record with
         # their purpose, and container actions.  Bounded: a study has a few kinds and purposes.
         self._moments: dict[str, None] = {}
-        recorder.listener = self.event_seen
         self.killing: killproto.Kill | None = None  # from the freeze until the kill has been seen through
         self.error: str | None = None  # a kill that could not be seen through: the session stops
         self.windows: dict[int, killproto.Kill] = {}  # kills whose window is open
@@ -280,7 +273,7 @@ class KillDriver:
         if not entry.current or entry.point.on_record:
             return
         # What the study wrote before the event was seen is read first: the run's plan (its purpose) among it.
-        self.reader.drain()
+        self.reads.read_aside(self.check_trigger)
         if self._busy():
             return
         name = event_name(event)
@@ -320,7 +313,7 @@ class KillDriver:
         controller = self.host.controller
         if self._busy() or controller is None or controller.ending is not None:
             return False
-        self.reader.drain()
+        self.reads.read_aside(self.check_trigger)
         if self._busy():  # the armed trigger was among what was just read: that kill goes first
             return False
         return self._begin("manual", None, None, time.time(), auto_resume)
@@ -361,13 +354,14 @@ class KillDriver:
         )
         if not kill.freeze(seen):
             return False
+        self.reads.freeze()
         self.killing = kill
         if kill.controller is not None:
             self._killed.add(kill.controller.pid)
         # A failure here is seen through by the task's strike (or lets the controller go).  A plain
         # try, not contextlib.suppress: this runs between the freeze and SIGKILL.
         try:  # noqa: SIM105
-            kill.decide_now(self.reader.read_frozen, self.accounts, passed)
+            kill.decide_now(self.reads.read_frozen, self.accounts, passed)
         except Exception:  # noqa: BLE001, S110
             pass
         self._task = asyncio.ensure_future(self._run(kill, run, auto_resume, passed))
@@ -379,10 +373,10 @@ class KillDriver:
         host = self.host
         try:
             try:
-                struck = await kill.strike(self.reader.read_frozen, self.accounts, passed)
+                struck = await kill.strike(self.reads.read_frozen, self.accounts, passed)
             except killproto.KillAbandoned as exc:
                 self.killing = None
-                self.reader.record_frozen()
+                self.reads.thaw()
                 if kill.trigger == "auto":
                     self._missed(run, f"kill abandoned before SIGKILL: {exc}; the controller was let go")
                 else:
@@ -390,12 +384,12 @@ class KillDriver:
                 return
             if not struck:
                 self.killing = None
-                self.reader.record_frozen()
+                self.reads.thaw()
                 self._missed(run, f"{kill.missed or 'the moment passed'}; the controller was let go")
                 return
             self._announce(kill, run)
-            self.reader.record_frozen()
-            await kill.capture(self.reader.drain, self.spec.folder.ledger)
+            self.reads.thaw()
+            await kill.capture(lambda: self.reads.read_aside(self.check_trigger), self.spec.folder.ledger)
             self.windows[n] = kill
             await host.heavy_snapshot("after-kill")
             self._step(n, "captured", "container after the kill, machine snapshot")

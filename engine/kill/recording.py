@@ -104,7 +104,15 @@ class _Recording:
 class EventRecorder:
     """Keeps a study's recent container events and writes the open kill windows' recordings."""
 
-    def __init__(self, stem: str, history: History, study: str | None = None) -> None:
+    def __init__(
+        self,
+        stem: str,
+        history: History,
+        study: str | None = None,
+        *,
+        listener: Callable[[dict[str, Any], float], None] | None = None,
+        trace: Path | None = None,
+    ) -> None:
         self.stem = stem
         self.study = study  # events of containers labelled with this study id are its too
         self._history = history
@@ -117,9 +125,9 @@ class EventRecorder:
         self._open: dict[int, _Recording] = {}
         # Told of each of the study's own events as it arrives (a container point's moment), in the stream's thread,
         # with the time it was seen: the one its lines' seenAt says.
-        self.listener: Callable[[dict[str, Any], float], None] | None = None
+        self.listener = listener
         # With a trace: every event of the study appended there as it arrives, and every gap (the explorer's trace).
-        self.trace: Path | None = None
+        self.trace = trace
 
     # --- from the stream's thread ------------------------------------------
     def on_live(self, at: float) -> None:

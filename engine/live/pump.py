@@ -9,10 +9,12 @@ asks the kill whether its trigger is among it, and only then writes each
 record's ``timeline.jsonl`` line and reports it (:class:`~studymon.engine.events.RecordsSeen`, ``Progress``).  On
 resume and attach it first takes in the ledger that is already there.
 
-The pump knows nothing of the kill beyond the three questions of
-:class:`KillWatch`; while a kill holds the controller frozen, the reads it
-makes through :meth:`LedgerPump.read_frozen` are accounted at once and
-reported once SIGKILL is sent (:meth:`LedgerPump.record_frozen`).
+The pump knows nothing of the kill beyond the questions of
+:class:`KillWatch`, asked of each batch; it reads through the
+:class:`~studymon.engine.kill.reads.LedgerReads` it shares with the kill
+driver, and records every read, its own and those the driver made (held
+while a kill has the controller frozen, until SIGKILL is sent), in the order
+they were read.
 """
 
 from __future__ import annotations
@@ -28,14 +30,15 @@ from pathlib import Path
 from typing import Protocol
 
 from studymon.engine.contract.accounts import Accounts
-from studymon.engine.contract.ledger import READ_SLICE, LedgerIssue, LedgerTail, Record, read_last_records
+from studymon.engine.contract.ledger import READ_SLICE, LedgerIssue, Record, read_last_records
 from studymon.engine.contract.spec import StudySpec
 from studymon.engine.events import Progress, RecordsSeen, StudyEvent
 from studymon.engine.evidence.records import TimelineLine
 from studymon.engine.evidence.writer import EvidenceWriteError, append_jsonl, append_line_fd
 from studymon.engine.io.clock import rfc3339_ms
-from studymon.engine.io.notify import IN_CREATE, IN_MOVED_TO, Notifier
+from studymon.engine.io.notify import IN_CREATE, IN_MOVED_TO
 from studymon.engine.io.pace import Pace
+from studymon.engine.kill.reads import LedgerReads
 
 # With a notice source a wake-up comes soon after a write (inotify: within a
 # millisecond); the timeout is only a safety net for file systems that drop
@@ -51,8 +54,6 @@ READ_AT_ONCE_PER_SECOND = 8
 MAX_ISSUES_KEPT = 1000
 SHOWN_ON_CATCH_UP = 10_000  # records of a long backlog handed to the front end for display
 PREVIEW_BYTES = 256 * 1024  # the end of a long ledger, shown before it is read through
-
-Read = tuple[list[Record], list[LedgerIssue], float]  # records, issues, and when they were seen
 
 
 def last_timeline_seq(path: Path) -> int:
@@ -107,35 +108,37 @@ class _NoKill:
 class LedgerPump:
     """Reads one study's ledger as it grows: accounts, the kill's trigger, timeline, reports.
 
-    ``on_records`` is called when a read that brings records is recorded,
-    before they are reported; ``on_write_error`` gets an evidence write that
-    failed in the pump's own task (the session then stops the study).
-    :attr:`kill` is set by the owner once its kill driver exists.
+    ``reads`` is the ledger as read live, shared with ``kill`` (the kill
+    driver, asked of each batch); ``on_records`` is called when a read that
+    brings records is recorded, before they are reported; ``on_write_error``
+    gets an evidence write that failed in the pump's own task (the session
+    then stops the study).
     """
 
     def __init__(
         self,
         spec: StudySpec,
-        accounts: Accounts,
+        reads: LedgerReads,
         emit: Callable[[StudyEvent], None],
         *,
+        kill: KillWatch | None = None,
         on_records: Callable[[], None],
         on_write_error: Callable[[EvidenceWriteError], None],
     ) -> None:
         self.spec = spec
         self.study = spec.id
-        self.accounts = accounts
+        self.reads = reads
+        self.accounts: Accounts = reads.accounts
+        self.tail = reads.tail
+        self.notifier = reads.notifier
         self.emit = emit
         self.on_records = on_records
         self.on_write_error = on_write_error
-        self.kill: KillWatch = _NoKill()
-        self.tail = LedgerTail(spec.folder.ledger)
-        self.notifier = Notifier()
+        self.kill: KillWatch = kill if kill is not None else _NoKill()
         self.pace = Pace(READ_AT_ONCE_PER_SECOND)
         self.issues: list[LedgerIssue] = []
         self.issue_count = 0
         self._watch_faults_recorded = 0  # of the tail's faults, how many are in ledger-watch.jsonl
-        self._frozen_reads: list[Read] = []
         self._pumping = True
         self._timeline_fd = -1
         self._timeline_path = spec.folder.timeline
@@ -160,11 +163,11 @@ class LedgerPump:
         if self._timeline_fd >= 0:
             os.close(self._timeline_fd)
             self._timeline_fd = -1
-        self.notifier.close()
-        self.tail.close()
+        self.reads.close()
 
     def finish(self) -> None:
         """The ledger's last, unterminated line (if any) becomes an issue: the study has ended."""
+        self.record_ready()
         tail_issues = self.tail.finish()
         if tail_issues:
             self.note_issues(tail_issues)
@@ -205,19 +208,16 @@ class LedgerPump:
         when its group is already stopped (the usual case), the ledger is read
         to its end and the thread that inspects and sends SIGKILL started.
         """
-        records, issues = self.tail.read_new(max_bytes)
-        if not records and not issues:
-            return
-        self.pace.note(len(records))
-        seen = time.time()
-        for r in records:
-            self.accounts.add(r)
-        if self.kill.check_trigger(records, seen):
-            # Reported once SIGKILL is sent: until then the loop stays idle, so the
-            # inspecting thread has the interpreter to itself.
-            self._frozen_reads.insert(0, (records, issues, seen))
-            return
-        self._record(records, issues, seen)
+        # A read that begins a kill is held (reported once SIGKILL is sent: until then the loop stays idle, so
+        # the inspecting thread has the interpreter to itself); what the driver read meanwhile is recorded first.
+        self.reads.read(self.kill.check_trigger, max_bytes)
+        self.record_ready()
+
+    def record_ready(self) -> None:
+        """Record and report the reads no kill holds, in the order they were read."""
+        for records, issues, seen in self.reads.take_ready():
+            self.pace.note(len(records))
+            self._record(records, issues, seen)
 
     async def drain_all(self) -> None:
         """Read the ledger to its end, a slice per wake-up (a study may end in the middle of a burst)."""
@@ -225,20 +225,6 @@ class LedgerPump:
         while self.tail.behind:
             await asyncio.sleep(1e-6)
             self.drain(READ_SLICE)
-
-    def read_frozen(self) -> None:
-        """The last read before SIGKILL: records are accounted now and reported once the signal is sent."""
-        records, issues = self.tail.read_new()
-        for r in records:
-            self.accounts.add(r)
-        if records or issues:
-            self._frozen_reads.append((records, issues, time.time()))
-
-    def record_frozen(self) -> None:
-        """Record and report the reads held back while the controller was frozen."""
-        reads, self._frozen_reads = self._frozen_reads, []
-        for records, issues, seen in reads:
-            self._record(records, issues, seen)
 
     def _record(self, records: list[Record], issues: list[LedgerIssue], seen: float) -> None:
         self._write_timeline(records, seen)

@@ -44,7 +44,7 @@ from studymon.engine.events import (
 from studymon.engine.evidence.writer import EvidenceWriteError, append_jsonl, append_line, read_json
 from studymon.engine.kill import protocol as killproto
 from studymon.engine.kill.driver import KillDriver
-from studymon.engine.kill.recording import EventRecorder
+from studymon.engine.kill.reads import LedgerReads
 from studymon.engine.launch import lock as studylock
 from studymon.engine.launch.launcher import Controller, ControllerEnd, find_running, first_start
 from studymon.engine.launch.lock import StudyLock
@@ -100,26 +100,29 @@ class StudySession:
         self.stem = stem(container_prefix(self.research), spec.id)
         self.runtime: Runtime = runtime if runtime is not None else open_runtime(self.backend)
         self._owns_runtime = runtime is None  # one given by the caller is the caller's to close
-        self.recorder = EventRecorder(self.stem, self.runtime.history, spec.id)
-        if trace:
-            self.recorder.trace = spec.folder.trace
         self.accounts = Accounts()
         self.controller: Controller | None = None
         self.launching = False  # a controller is being started, its pid not handed over yet
         self.state = State.STARTING
-        self.pump = LedgerPump(
-            spec, self.accounts, self.emit, on_records=self._records_arrived, on_write_error=self._note_write_error
-        )
+        reads = LedgerReads(spec.folder.ledger, self.accounts)
         self.kills = KillDriver(
             self,
-            self.pump,
+            reads,
             spec,
             stem=self.stem,
             runtime=self.runtime,
-            recorder=self.recorder,
-            accounts=self.accounts,
+            trace=trace,
         )
-        self.pump.kill = self.kills  # every read asks the kill first, before anything is recorded
+        self.recorder = self.kills.recorder
+        # Every read asks the kill first, before anything is recorded.
+        self.pump = LedgerPump(
+            spec,
+            reads,
+            self.emit,
+            kill=self.kills,
+            on_records=self._records_arrived,
+            on_write_error=self._note_write_error,
+        )
         self.watch = ContainerWatch(spec.id, self.backend, self.stem, self.recorder, self.emit)
         self._resume_event = asyncio.Event()
         self._close_event = asyncio.Event()

@@ -10,7 +10,7 @@ record's ``timeline.jsonl`` line and reports it (:class:`~studymon.engine.events
 resume and attach it first takes in the ledger that is already there.
 
 The pump knows nothing of the kill beyond the questions of
-:class:`KillWatch`, asked of each batch; it reads through the
+:class:`KillTrigger`, asked of each batch; it reads through the
 :class:`~studymon.engine.kill.reads.LedgerReads` it shares with the kill
 driver, and records every read, its own and those the driver made (held
 while a kill has the controller frozen, until SIGKILL is sent), in the order
@@ -76,7 +76,7 @@ def last_timeline_seq(path: Path) -> int:
     return best
 
 
-class KillWatch(Protocol):
+class KillTrigger(Protocol):
     """What the kill asks of each read (a :class:`~studymon.engine.kill.driver.KillDriver` answers)."""
 
     def reads_at_once(self) -> bool:
@@ -98,7 +98,7 @@ class _NoKill:
     def reads_at_once(self) -> bool:
         return False
 
-    def check_trigger(self, records: list[Record], seen: float) -> bool:  # noqa: ARG002 - the KillWatch signature
+    def check_trigger(self, records: list[Record], seen: float) -> bool:  # noqa: ARG002 - the KillTrigger signature
         return False
 
     def records_recorded(self, records: list[Record]) -> None:
@@ -121,7 +121,7 @@ class LedgerPump:
         reads: LedgerReads,
         emit: Callable[[StudyEvent], None],
         *,
-        kill: KillWatch | None = None,
+        kill: KillTrigger | None = None,
         on_records: Callable[[], None],
         on_write_error: Callable[[EvidenceWriteError], None],
     ) -> None:
@@ -134,7 +134,7 @@ class LedgerPump:
         self.emit = emit
         self.on_records = on_records
         self.on_write_error = on_write_error
-        self.kill: KillWatch = kill if kill is not None else _NoKill()
+        self.kill: KillTrigger = kill if kill is not None else _NoKill()
         self.pace = Pace(READ_AT_ONCE_PER_SECOND)
         self.issues: list[LedgerIssue] = []
         self.issue_count = 0

@@ -87,7 +87,7 @@ from studymon.engine.runtimes.shapes import (
 
 # The environment variable that names the runtime to a study (contract §3).
 ENV = "STUDYMON_RUNTIME"
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 128 + signal.SIGINT  # docker's, as a shell's: the signal's number past 128
 EXIT_PIPE = 128 + signal.SIGPIPE
 _HEX = re.compile(r"[0-9a-f]{1,64}")
 

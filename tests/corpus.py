@@ -2689,6 +2689,14 @@ def _capture_left_out(n: int) -> Callable[[Files], None]:
     return cut
 
 
+
+
+def _capture_left_out_resumed(f: Files) -> None:
+    """Killed at kill 1 with its capture left out, and a controller started since without writing it: it runs still."""
+    _capture_left_out(1)(f)
+    f["launches.jsonl"].append({"event": "start", "pid": FIRST_PID + 1, "at": rfc3339_ms(t(7) + 0.3), "resume": True})
+
+
 case("v4-just-started", "a study never killed, just started: its ledger is empty, nothing is judged yet", U(
      (ST, "ledgerWellFormed"), (ST, "haltedAtExport"), (ST, "chargedEqualsStarts"), (ST, "exitedCleanly")),
      scenario=_no_kill, files=lambda f: (_running(f), f["study/ledger.jsonl"].clear(), f["timeline.jsonl"].clear()))
@@ -2711,3 +2719,8 @@ case("v4-another-container-s-die-told-two-ways", "the recordings of kill 1 disag
 case("v4-live-recording-past-its-bad-lines", "kill 1's live recording holds 10 001 lines that are not events: it is "
      "read in part", F((D1, "sameContainerNoRerun")),
      files=lambda f: f["kills/1/container-events-live.jsonl"].extend(["x"] * 10_001))
+case("v4-capture-left-out-resumed", "killed at kill 1 with its capture left out, and resumed without it: the resume "
+     "that writes what is missing has passed", {**F((ST, "killTriggered"), (K1, "killEvidence"), (D1, "sameContainerNoRerun")),
+                                                 **U((ST, "haltedAtExport"), (ST, "exitedCleanly"), (ST, "resultsAccounted"),
+                                                     (D1, "resultSettledAndFinished"))},
+     files=_capture_left_out_resumed)

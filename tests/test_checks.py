@@ -2916,9 +2916,18 @@ def test_an_unfinished_study_s_kill_folder_missing_what_its_resume_writes_is_unk
     ev.window = None
     for file in (WINDOW, READBACK, BEFORE_RESUME, AFTER, AT_KILL):
         ev.missing.add(file)
+    assert kill_evidence(ev, acc, LedgerFacts()).ok is False, "a controller started since: the resume has passed"
+    _not_resumed_yet(ev)
     c = kill_evidence(ev, acc, LedgerFacts())
     assert c.ok is None, c
     assert c.detail.startswith(f"missing: {AT_KILL}, {AFTER}; `studymon run --resume` writes it before it resumes"), c
+
+
+def _not_resumed_yet(ev: KillEvidence) -> None:
+    """The kill's story as it stands before a controller started after it."""
+    assert ev.story is not None
+    ev.story.states = [(at, state) for at, state in ev.story.states if state != "resumed"]
+    ev.story._times = [at for at, _ in ev.story.states]
 
 
 def test_counts_past_the_shown_reasons_are_said_in_their_words() -> None:
@@ -3035,6 +3044,7 @@ def test_a_fired_kill_whose_resume_has_not_written_its_files_yet_is_unknown() ->
     ev, acc = evidence(files)
     ev.missing |= {AT_KILL, AFTER}
     assert not ev.finished
+    _not_resumed_yet(ev)
     c = kill_triggered(armed(files), [ev], acc, LedgerFacts(), False)
     assert c is not None and c.ok is None, c
     assert f"kills/1/ is not complete yet: the resume writes {AT_KILL}, {AFTER}" in c.detail.split("; "), c.detail

@@ -20,11 +20,7 @@ from tests.oracle.study import judge_study
 Key = tuple[str, str]
 
 # case name -> what differs, and what settling it asks.
-OPEN: dict[str, str] = {
-    "v4-just-started": "oracle question 95: a running study's empty ledger breaks no rule and has no budget yet (?)",
-    "v4-capture-left-out-not-resumed-yet": "oracle question 96: ledger-at-kill.json and container-after-kill.json "
-    "missing while the study can be resumed are ?, the resume writes them",
-}
+OPEN: dict[str, str] = {}
 
 
 def differences(case: Case, tmp: Path) -> dict[Key, tuple[bool | None, bool | None]]:

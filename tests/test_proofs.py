@@ -1,10 +1,11 @@
-"""Every ✗ of every corpus case states its proofs, and they are the ones kept in ``tests/corpus_proofs.json``.
+"""Every ✗ of every corpus case states its proofs, and they are the ones kept in ``tests/corpus_proofs.json``;
+every check of a case that does not hold says the details kept in ``tests/corpus_details.json``.
 
 A proof is what a reader of the report is given to see why a check failed (§6.8.3: each contradicting
-event with its file and line, "Let … Then … a contradiction"): its words are output, held here as the
-details are held by the corpus test.  A change to a proof's words, or to the lines it names, fails this
+event with its file and line, "Let … Then … a contradiction"), and a detail is what the table's cell says:
+their words are output.  A change to a proof's or a detail's words, or to the lines they name, fails this
 test; when the change is meant, ``STUDYMON_WRITE_PROOFS=1 python3 -m pytest tests/test_proofs.py`` writes
-the file again, and its diff is the change to read.
+the files again, and their diff is the change to read.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 from studymon.engine.judge import judge
 from studymon.engine.judge.facts import LedgerFacts
 from studymon.engine.judge.study import kill_triggered
-from tests.corpus import CORPUS, write
+from tests.corpus import CORPUS, derive, sound, write
 from tests.test_checks import STUDY, _at_container, _die_of, armed, evidence, fired_line, one_kill
 
 # A kill at a container point, each way it can be wrong (tests/test_checks.py holds their details): the proofs
@@ -44,6 +45,7 @@ def _without_d1_s_plan(files: dict[str, Any]) -> dict[str, Any]:
     return files
 
 KEPT = Path(__file__).with_name("corpus_proofs.json")
+KEPT_DETAILS = Path(__file__).with_name("corpus_details.json")
 
 
 def proofs(tmp: Path) -> dict[str, dict[str, list[str]]]:
@@ -72,6 +74,25 @@ def test_every_failed_check_of_the_corpus_states_its_kept_proofs(tmp_path: Path)
     # Every ✗ is proven (a check that fails says why, with the lines), and as kept.
     unproven = [(case, check) for case, checks in got.items() for check, texts in checks.items() if not texts]
     assert not unproven, f"checks that fail without a proof: {unproven[:10]}"
+    assert set(got) == set(kept), "corpus cases added or gone: write the file again (see the docstring)"
+    for case in got:
+        assert got[case] == kept[case], case
+
+
+def details(tmp: Path) -> dict[str, dict[str, str]]:
+    """Per corpus case, the detail of each check that does not hold (✗ or ?); and of every check of the sound folder."""
+    said = {"the sound folder": {f"{c.scope} · {c.name}": c.detail for c in judge(write(derive(sound()), tmp / "s")).checks}}
+    for n, case in enumerate(CORPUS):
+        checks = judge(write(case.build(), tmp / f"c{n}")).checks
+        said[case.name] = {f"{c.scope} · {c.name}": c.detail for c in checks if c.ok is not True}
+    return said
+
+
+def test_every_check_of_the_corpus_that_does_not_hold_says_its_kept_detail(tmp_path: Path) -> None:
+    got = details(tmp_path)
+    if os.environ.get("STUDYMON_WRITE_PROOFS") == "1":
+        KEPT_DETAILS.write_text(json.dumps(got, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+    kept = json.loads(KEPT_DETAILS.read_text(encoding="utf-8"))
     assert set(got) == set(kept), "corpus cases added or gone: write the file again (see the docstring)"
     for case in got:
         assert got[case] == kept[case], case

@@ -18,7 +18,7 @@ from studymon.engine.contract.killpoint import SEED, ArmedPoint, KillPoint, poin
 from studymon.engine.contract.ledger import LedgerIssue, Record
 from studymon.engine.contract.rules import is_int, stem
 from studymon.engine.evidence.records import KillRecord, KillTarget, LaunchEnd, LaunchStart, WindowRecord, no_since
-from studymon.engine.judge.machines import ARM, DISARM, POINT
+from studymon.engine.judge.machines import ARM, DISARM, POINT, RESUMED
 from studymon.engine.judge.verdict import PROOFS_KEPT, SHOWN, Verdict
 
 if TYPE_CHECKING:
@@ -265,8 +265,9 @@ class KillEvidence:
     COMPLETED_BY_RESUME = (KillFolder.AT_KILL, KillFolder.AFTER)
 
     def to_come(self) -> list[str]:
-        """Capture files missing that a resume still writes, while the study can be resumed."""
-        if self.finished:
+        """Capture files missing that the resume still writes before it starts the controller: while the study can
+        be resumed and no controller has started since the kill."""
+        if self.finished or (self.story is not None and self.story.state == RESUMED):
             return []
         return [f for f in self.COMPLETED_BY_RESUME if f in self.missing]
 

@@ -78,9 +78,10 @@ CONTROLLERS = Machine(
     ),
 )
 
+RESUMED = "resumed"  # a kill's state once a controller started after it
 KILL_MACHINE = Machine(
     "kill",
-    ("unmade", "made", "ended", "resumed"),
+    ("unmade", "made", "ended", RESUMED),
     (
         Row("unmade", START, "unmade"),  # a controller before the kill is not the kill's business
         Row("unmade", KILL, "made"),
@@ -88,12 +89,12 @@ KILL_MACHINE = Machine(
         # No controller of the killed pid ran at the kill (an end the console did not make was already over, or
         # kill.json names a pid that had ended): there is no end to wait for, the next start resumes the study.
         Row("made", GONE, "ended"),
-        Row("ended", START, "resumed"),  # the first controller started after it
+        Row("ended", START, RESUMED),  # the first controller started after it
         # Started over the killed controller: the start is wrong, but what that controller writes is a resume's.
-        Row("made", START, "resumed", "killDelivered", RESUMED_OVER_SAYS),
-        Row("resumed", START, "resumed"),
-        Row("resumed", END, "resumed"),  # the killed controller's end after a start over it (that start failed)
-        Row("resumed", SEEN, "resumed"),
+        Row("made", START, RESUMED, "killDelivered", RESUMED_OVER_SAYS),
+        Row(RESUMED, START, RESUMED),
+        Row(RESUMED, END, RESUMED),  # the killed controller's end after a start over it (that start failed)
+        Row(RESUMED, SEEN, RESUMED),
         # A record after the kill's beforeKillSeq seen before a controller started after the kill: written by
         # something that outlived the kill (or the kill came after it, and beforeKillSeq is wrong).
         Row("unmade", SEEN, "unmade", "killEvidence", UNMANNED_SAYS),

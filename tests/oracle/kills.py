@@ -184,6 +184,9 @@ class KillView:
     window_bad: list[str] = field(default_factory=list)
     window_bad_run: dict[str, list[str]] = field(default_factory=dict)
     incomplete: list[str] = field(default_factory=list)  # the stage's files missing or unreadable: why
+    # The capture's files a console that died in the middle of it left out and the resume still writes
+    # (capture_to_come): `?`, not incomplete (README.md, open question 96).
+    to_come: list[str] = field(default_factory=list)
     targets: list[Target] = field(default_factory=list)
     judged: list[Target] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
@@ -200,6 +203,8 @@ class KillView:
     # The snapshots' defects (a file of the stage missing or unreadable, an inspect of the wrong shape):
     # every target's sameContainerNoRerun (docs/contract.md, "Which check a file fails").
     snapshot_fail: list[str] = field(default_factory=list)
+    # A snapshot of the capture still to come (capture_to_come): every target's sameContainerNoRerun `?`.
+    snapshot_unknown: list[str] = field(default_factory=list)
     # The kill's own rule for the records after it (check_records_after): the first start after the kill.
     resume_at: Fraction | None = None
 
@@ -635,7 +640,9 @@ def check_ledger_at_kill(f: StudyFacts, v: KillView, t: Tally) -> None:
     scope, ev = v.scope, "killEvidence"
     lak = v.kf.at_kill
     if lak is None:
-        if "ledger-at-kill.json" not in v.kf.problems:
+        if "ledger-at-kill.json" in v.to_come:
+            t.unknown(scope, ev, f"{v.kf.rel}/ledger-at-kill.json: missing; {TO_COME}")
+        elif "ledger-at-kill.json" not in v.kf.problems:
             t.fail(scope, ev, f"{v.kf.rel}/ledger-at-kill.json: missing")
         return
     assert v.before_seq is not None
@@ -670,6 +677,22 @@ STAGE_FILES = (
     "container-after-kill.json",
     "container-events-live.jsonl",
 )
+# The capture's files that `studymon run --resume` writes when a console died in the middle of it.
+CAPTURE_LATE = ("ledger-at-kill.json", "container-after-kill.json")
+TO_COME = "`studymon run --resume` writes it before it starts the controller"
+
+
+def capture_to_come(f: StudyFacts, v: KillView) -> list[str]:
+    """The capture's files missing that the resume still writes: docs/contract.md (killEvidence): "a console that
+    died in the middle of the capture leaves out `ledger-at-kill.json` or `container-after-kill.json`, and
+    `studymon run --resume` writes them before it starts the controller, while nothing has changed them: missing
+    while the study can still be resumed, they are `?`".  Only those two, only missing (one there and unreadable
+    is written wrongly), only while the study has not finished (a finished one is resumed no more: ✗ as before),
+    and only while no controller has started after the kill: the resume writes them before it starts one, and a
+    later resume cannot write them "while nothing has changed them" (README.md, open question 96)."""
+    if f.finished or v.resume is not None:
+        return []
+    return [name for name in CAPTURE_LATE if name not in v.kf.present]
 
 
 def story_end(f: StudyFacts, x: Target) -> Record | None:
@@ -741,7 +764,10 @@ def stage_incomplete(f: StudyFacts, v: KillView) -> list[str]:
     # "What the console writes"), for killTriggered's "complete for its stage" too (README.md, open question 81).
     if v.since_bad is not None:
         why.append(v.since_bad)
+    v.to_come = capture_to_come(f, v)
     for name in stage_files(f, v):
+        if name in v.to_come:
+            continue  # still to come: `?` (killEvidence, killTriggered), not incomplete
         if name not in kf.present:
             why.append(f"{name} missing" + (f" ({WINDOW_CLOSING})" if name == WINDOW else ""))
         elif name in kf.unreadable:
@@ -758,7 +784,9 @@ def check_files(f: StudyFacts, v: KillView, t: Tally) -> None:
     kf = v.kf
     need = stage_files(f, v)
     for name in need:
-        if name not in kf.present:
+        if name in v.to_come:
+            t.unknown(scope, ev, f"{kf.rel}/{name}: missing; {TO_COME}")
+        elif name not in kf.present:
             t.fail(scope, ev, f"{kf.rel}/{name}: missing" + (f" ({WINDOW_CLOSING})" if name == WINDOW else ""))
             if name == WINDOW:
                 v.window_bad.insert(0, f"{kf.rel}/{name}: missing ({WINDOW_CLOSING})")
@@ -769,7 +797,9 @@ def check_files(f: StudyFacts, v: KillView, t: Tally) -> None:
     # target's sameContainerNoRerun; so does an entry filed under another name than its Name.
     # killEvidence asks of a snapshot only that it is there and readable (above, and kill_view).
     for name in ("container-before.json", "container-after-kill.json", "container-before-resume.json"):
-        if name in need and name not in kf.present:
+        if name in v.to_come:
+            v.snapshot_unknown.append(f"{kf.rel}/{name}: missing; {TO_COME}")
+        elif name in need and name not in kf.present:
             v.snapshot_fail.append(f"{kf.rel}/{name}: missing")
         elif name in kf.problems:
             v.snapshot_fail.append(kf.problems[name])
@@ -1137,6 +1167,8 @@ def judge_container_story(f: StudyFacts, v: KillView, x: Target, t: Tally, scope
                 and not f.finished
             ):
                 continue
+            if file in v.to_come:
+                continue  # the snapshot after the kill still to come: v.snapshot_unknown says so
             if not filed or ins is None:
                 t.fail(scope, SCN, f"{file} does not show {x.container}")
     ids = {ins.id for ins in snaps.values() if ins is not None}
@@ -1173,7 +1205,7 @@ def judge_container_story(f: StudyFacts, v: KillView, x: Target, t: Tally, scope
                 "to hold its exit code to",
             )
     off_the_books(f, v, x, t, scope)
-    for why in v.recording_unknown:
+    for why in v.recording_unknown + v.snapshot_unknown:
         t.unknown(scope, SCN, why)
 
 

@@ -22,7 +22,9 @@ differences with the oracle, tests/test_corpus_oracle.py: work off the books is 
 in the ledger and ledger-at-kill.json alike; a record nested deep; an integer beyond a double; a target's class by
 container-before.json), and 90-91 (a later snapshot shows the exit an earlier one showed; the targets are those of
 the ledger as it stood at the kill, by seq and line), and 93 (§2a rule 9 as reworded: an integer beyond a double's
-range breaks it, and is no number to the other rules).
+range breaks it, and is no number to the other rules), and 95-96 (the corpus's v4-just-started and
+v4-capture-left-out-not-resumed-yet: a running study's empty ledger breaks no rule and has no budget yet; the
+capture's ledger-at-kill.json and container-after-kill.json left out are `?` while the resume may still write them).
 """
 
 from __future__ import annotations
@@ -2305,3 +2307,164 @@ def test_a_journal_line_whose_worker_or_host_is_not_a_text_or_null_is_not_a_tria
         assert v.checks[key] is False
         said = "trials.jsonl line 2: not a trial (worker or host is neither a text nor null)"
         assert v.reasons[key] == said, v.reasons
+
+
+# --- AD. a running study's empty ledger breaks no rule, and has no budget yet (question 95) ----------------
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", b'{"seq": 1, "at": "2027-01-15T08:00:00.000Z", "kind": "studyO'],
+    ids=["empty", "its first line torn"],
+)
+@pytest.mark.parametrize("finished", [False, True], ids=["running", "finished"])
+def test_a_ledger_not_written_yet_breaks_no_rule_and_has_no_budget_yet(
+    tmp_path: Path, data: bytes, finished: bool
+) -> None:
+    """The corpus's v4-just-started.  docs/contract.md, §2a: the rules are "Checked record by record, by
+    `contractKept` ... the first line that breaks a rule is named": a ledger with no line yet has none that
+    breaks rule 7, and its studyOpen not written yet is ledgerWellFormed's ("an empty or missing ledger is ✗,
+    `?` while the study may still write its first").  §4: "a study that has not finished ... leaves `?` what it
+    has not done yet": chargedEqualsStarts' budget ("the `studyOpen`'s on line 1") not written yet is `?`.  The
+    oracle failed both (contractKept "rule 7: the ledger has no studyOpen", chargedEqualsStarts "no budget").
+    Once the study has finished ("nothing it lacks is `?`") both fail as before."""
+    (tmp_path / "study").mkdir()
+    (tmp_path / "study" / "ledger.jsonl").write_bytes(data)
+    ledger = load_ledger(tmp_path)
+    assert ledger.readable and ledger.records == [] and ledger.lines == 0, ledger
+    t = Tally()
+    judge_contract_kept(t, ledger, Research(study=STUDY, prefix=PREFIX), finished)
+    judge_charged_equals_starts(t, ledger, finished)
+    kept, books = ("study", "contractKept"), ("study", "chargedEqualsStarts")
+    if finished:
+        assert t.fails[kept] == ["rule 7: the ledger has no studyOpen"], t.fails
+        assert t.fails[books] == [
+            "no budget to compare the charges with (no studyOpen with a numeric budget on line 1)"
+        ], t.fails
+    else:
+        assert t.fails[kept] == [] and t.unknowns[kept] == [], (t.fails, t.unknowns)
+        assert t.fails[books] == [], t.fails
+        assert t.unknowns[books] == [
+            "no budget yet: the study may still write its studyOpen (the ledger holds no record)"
+        ], t.unknowns
+
+
+@pytest.mark.parametrize("finished", [False, True], ids=["running", "finished"])
+def test_a_ledger_whose_one_whole_line_is_no_record_has_written_line_1_wrongly(tmp_path: Path, finished: bool) -> None:
+    """A line there and not a record (not JSON) is line 1 written, wrongly: no studyOpen on line 1 (open question
+    41) and no budget, ✗ at once, whether or not the study has finished ("What happened wrongly is ✗ at
+    once")."""
+    (tmp_path / "study").mkdir()
+    (tmp_path / "study" / "ledger.jsonl").write_bytes(b"{not json\n")
+    ledger = load_ledger(tmp_path)
+    assert ledger.readable and ledger.records == [] and ledger.lines == 1, ledger
+    t = Tally()
+    judge_contract_kept(t, ledger, Research(study=STUDY, prefix=PREFIX), finished)
+    judge_charged_equals_starts(t, ledger, finished)
+    assert t.fails[("study", "contractKept")] == ["rule 7: the ledger has no studyOpen"], t.fails
+    assert t.fails[("study", "chargedEqualsStarts")] == [
+        "no budget to compare the charges with (no studyOpen with a numeric budget on line 1)"
+    ], t.fails
+
+
+# --- AE. the capture's files a console that died in it left out, while the study can be resumed (question 96) ---
+
+CAPTURE_LATE_FILES = ("ledger-at-kill.json", "container-after-kill.json")
+
+
+def capture_left_out(tmp_path: Path, missing: tuple[str, ...], stage: str) -> tuple[KillView, Tally]:
+    """An automatic kill at the seed's point (d1 in flight, seq 4), pid 100 SIGKILLed at it, the console dead in
+    the middle of its capture: ``missing`` not written.  ``stage``: ``not resumed yet`` (no controller after the
+    kill, the study not finished), ``resumed`` (pid 200 started after the kill and runs still, with its snapshot
+    before the resume) or ``finished`` (pid 200 then ended exit 0).  Judged whole (judge_kill), and killTriggered
+    of a fired line naming it."""
+    rows: list[dict[str, Any] | str] = [
+        {"event": "start", "pid": 100, "at": rfc3339(KILL - 10), "resume": False},
+        {"event": "end", "pid": 100, "at": rfc3339(KILL), "code": None, "signal": "SIGKILL"},
+    ]
+    if stage != "not resumed yet":
+        rows.append({"event": "start", "pid": 200, "at": rfc3339(KILL + 2), "resume": True})
+    if stage == "finished":
+        rows.append({"event": "end", "pid": 200, "at": rfc3339(KILL + 9), "code": 0, "signal": None})
+    write_lines(tmp_path / "launches.jsonl", rows)
+    f = facts(seed_records(), controllers=replay(load_launches(tmp_path)))
+    f.finished = stage == "finished"
+    f.halted = True if f.finished else None
+    listed = {"run": "d1", "class": "inFlight", "cell": "x", "round": 1, "planSeq": 2, "startSeq": 4}
+    kill = {**AUTO_KILL, "targets": [listed | {"container": NAME}], **since_fields(SINCE)}
+    snapshots = {"container-before.json": {NAME: d1_shown("running")}}
+    present = set(STAGE_FILES) - set(missing)
+    if "container-after-kill.json" in present:
+        snapshots["container-after-kill.json"] = {NAME: d1_shown("running")}
+    if stage != "not resumed yet":
+        present.add("container-before-resume.json")
+        snapshots["container-before-resume.json"] = {NAME: d1_shown("running")}
+    kf = KillFolder(
+        1,
+        "kills/1",
+        present=present,
+        kill=kill,
+        at_kill=None if "ledger-at-kill.json" in missing else [r.raw for r in f.ledger.records],
+        live=parse_recording(b"", "live", "kills/1/container-events-live.jsonl"),
+        snapshots=snapshots,
+    )
+    return judged_with_its_fired_line(f, kf)
+
+
+@pytest.mark.parametrize(
+    "missing",
+    [CAPTURE_LATE_FILES[:1], CAPTURE_LATE_FILES[1:], CAPTURE_LATE_FILES],
+    ids=["ledger-at-kill", "container-after-kill", "both"],
+)
+@pytest.mark.parametrize("stage", ["not resumed yet", "resumed", "finished"])
+def test_the_capture_left_out_is_unknown_while_the_resume_may_still_write_it(
+    tmp_path: Path, missing: tuple[str, ...], stage: str
+) -> None:
+    """The corpus's v4-capture-left-out-not-resumed-yet.  docs/contract.md (killEvidence): "a console that died in
+    the middle of the capture leaves out `ledger-at-kill.json` or `container-after-kill.json`, and `studymon run
+    --resume` writes them before it starts the controller, while nothing has changed them: missing while the
+    study can still be resumed, they are `?`".  Not resumed yet: killEvidence, killTriggered ("complete for its
+    stage") and d1's sameContainerNoRerun (the snapshot after the kill) are `?` for them, never ✗; the oracle
+    failed all three.  Once a controller started after the kill (the resume wrote them before it, or never
+    will) or the study finished, they are missing: ✗ as before."""
+    v, t = capture_left_out(tmp_path, missing, stage)
+    ke, kt, scn = ("kill 1", KE), ("study", KT), ("kill 1 · d1", SCN)
+    reasons = {key: (t.fails.get(key, []), t.unknowns.get(key, [])) for key in (ke, kt, scn)}
+    if stage == "not resumed yet":
+        # Nothing against the kill, its point or d1's container: what is missing is still to come.
+        assert t.fails[ke] == [] and t.fails[kt] == [] and t.fails[scn] == [], reasons
+        assert v.to_come == list(missing) and v.incomplete == [], (v.to_come, v.incomplete)
+        for name in missing:
+            assert (
+                f"kills/1/{name}: missing; `studymon run --resume` writes it before it starts the controller"
+                in (t.unknowns[ke])
+            ), reasons
+        assert any("kill 1's folder is not complete yet" in why for why in t.unknowns[kt]), reasons
+        after_kill = "kills/1/container-after-kill.json: missing; `studymon run --resume` writes it"
+        assert any(after_kill in why for why in t.unknowns[scn]) is ("container-after-kill.json" in missing), reasons
+    else:
+        assert v.to_come == [] and all(f"{name} missing" in v.incomplete for name in missing), v.incomplete
+        for name in missing:
+            assert f"kills/1/{name}: missing" in t.fails[ke], reasons
+        assert any("not complete for its stage" in why for why in t.fails[kt]), reasons
+        if "container-after-kill.json" in missing:
+            assert "kills/1/container-after-kill.json: missing" in t.fails[scn], reasons
+            assert f"container-after-kill.json does not show {NAME}" in t.fails[scn], reasons
+        assert not any("`studymon run --resume` writes it" in why for key in (ke, scn) for why in t.unknowns[key])
+
+
+def test_a_capture_file_there_and_unreadable_is_not_still_to_come(tmp_path: Path) -> None:
+    """Only a file left out is still to come: ledger-at-kill.json there and refused (not JSON) was written, wrongly:
+    ✗ at once, as before."""
+    kills = tmp_path / "kills" / "1"
+    kills.mkdir(parents=True)
+    (kills / "ledger-at-kill.json").write_bytes(b"{not json")
+    kf = load_kill_folder(tmp_path, 1)
+    assert "ledger-at-kill.json" in kf.present and "ledger-at-kill.json" in kf.problems, kf
+    f = facts(seed_records())
+    f.finished = False
+    kf.kill = {**AUTO_KILL, "targets": [], **since_fields(SINCE)}
+    t = Tally()
+    v = judge_kill(f, kf, t, {}, [100])
+    assert "ledger-at-kill.json" not in v.to_come and "container-after-kill.json" in v.to_come, v.to_come
+    assert any("ledger-at-kill.json" in why for why in t.fails[("kill 1", KE)]), t.fails

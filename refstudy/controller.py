@@ -117,6 +117,7 @@ class Settings:
     seed: int
     runtime_outage_seconds: float
     step_seconds: float  # a pause after each write of the ledger (0: none), so that a kill can land between any two
+    durable: bool  # each write of the ledger fsynced before the step it records is taken (§9.2); false: the old way
     effective: dict[str, Any] = field(compare=False)
 
 
@@ -158,6 +159,9 @@ def settings_from(config: dict[str, Any], study_env: str | None = None) -> Setti
     # study resumed from an older ledger.  A research.json may still set it.
     outage = _number(effective, "runtimeOutageSeconds", 0) if "runtimeOutageSeconds" in effective else RUNTIME_OUTAGE
     step = _number(effective, "stepSeconds", 0) if "stepSeconds" in effective else 0.0
+    durable = effective.get("fsync", True)
+    if not isinstance(durable, bool):
+        raise ConfigError(f"fsync must be true or false, not {durable!r}")
     return Settings(
         study=study,
         backend=backend,
@@ -178,6 +182,7 @@ def settings_from(config: dict[str, Any], study_env: str | None = None) -> Setti
         seed=_number(effective, "seed", 0, integer=True),
         runtime_outage_seconds=outage,
         step_seconds=step,
+        durable=durable,
         effective=effective,
     )
 
@@ -657,17 +662,21 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def open_journal(
-    directory: Path, resume: bool, pause: float = 0.0, wait: Callable[[float], object] = time.sleep
+    directory: Path,
+    resume: bool,
+    pause: float = 0.0,
+    wait: Callable[[float], object] = time.sleep,
+    durable: bool = True,
 ) -> Journal:
     """The journal over the study's ledger; refuses a fresh start over an existing one.  ``pause``: seconds
-    ``wait``ed after each write."""
+    ``wait``ed after each write; ``durable``: each write fsynced (and the folder, once the ledger is made)."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / LEDGER_NAME
     existed = path.exists() and path.stat().st_size > 0
     if existed and not resume:
         raise LedgerError(f"{path} exists: resume it with --resume, or start the study in a new directory")
     # Lock before reading, so that no other writer can add a line in between.
-    ledger = Ledger(path)
+    ledger = Ledger(path, durable=durable)
     try:
         history = read_ledger(path) if resume else []
     except LedgerError:
@@ -691,7 +700,7 @@ def main(argv: Sequence[str] | None = None, study_class: type[Study] = Study) ->
         say(f"cannot start: {exc}")
         return EXIT_CONFIG
     try:
-        journal = open_journal(args.dir, args.resume, settings.step_seconds, stop.wait)
+        journal = open_journal(args.dir, args.resume, settings.step_seconds, stop.wait, settings.durable)
         if args.resume and not journal.live:
             say(f"resuming study {settings.study} from its ledger")
         return study_class(settings, args.dir, journal, stop).run()

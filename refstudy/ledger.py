@@ -104,11 +104,19 @@ def read_ledger(path: Path) -> list[Record]:
 
 
 class Ledger:
-    """The append-only writer.  One per study directory; holds an exclusive lock."""
+    """The append-only writer.  One per study directory; holds an exclusive lock.
 
-    def __init__(self, path: Path, next_seq: int = 1) -> None:
+    ``durable`` (the default, contract §9.2): each write is fsynced before
+    :meth:`append_many` returns, so the step a record announces is taken only
+    once the record would survive a power loss; the folder is fsynced once the
+    ledger is made, so the file itself survives too.
+    """
+
+    def __init__(self, path: Path, next_seq: int = 1, durable: bool = True) -> None:
         self.path = Path(path)
         self.next_seq = next_seq
+        self.durable = durable
+        made = not self.path.exists()
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             # Two controllers appending to one ledger would repeat seq numbers.
@@ -117,6 +125,8 @@ class Ledger:
         except BlockingIOError as exc:
             os.close(self._fd)
             raise LedgerBusy(f"{self.path}: another controller is writing this study; stop it first") from exc
+        if made and durable:
+            _sync_folder(self.path.parent)
 
     def append(self, kind: str, content: Content) -> Record:
         """Write one record; returns it."""
@@ -147,6 +157,12 @@ class Ledger:
             raise LedgerError(
                 f"{self.path}: short write ({written} of {len(data)} bytes), cut back; the disk may be full"
             )
+        if self.durable:
+            try:
+                os.fsync(self._fd)
+            except OSError as exc:
+                # Not durable, so the step it announces is not taken; the record stays (a reader may have seen it).
+                raise LedgerError(f"{self.path}: cannot make the record durable ({exc.strerror})") from exc
         self.next_seq += len(records)
         return records
 
@@ -162,6 +178,15 @@ class Ledger:
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+
+def _sync_folder(folder: Path) -> None:
+    """fsync a folder: the names it holds (a file just made in it) survive a power loss."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _normal(content: Content) -> Content:

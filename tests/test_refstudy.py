@@ -207,6 +207,47 @@ def test_ledger_lines_follow_the_contract(tmp_path: Path) -> None:
     assert [r.seq for r in read_ledger(path)] == [1, 2, 3]
 
 
+def _synced(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """What is fsynced from now on, by kind (``file`` or ``folder``): the real fsync, noted."""
+    import stat
+
+    synced: list[str] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append("folder" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file")
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    return synced
+
+
+def test_a_durable_ledger_fsyncs_each_write_and_its_folder_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """§9.2: each record durable before the step it announces (one fsync a write, a batch's records in one), and
+    the folder once the ledger is made; ``durable=False`` (the template's ``"fsync": false``), neither."""
+    synced = _synced(monkeypatch)
+    with Ledger(tmp_path / "ledger.jsonl") as ledger:
+        assert synced == ["folder"]
+        ledger.append("studyOpen", {"study": "s"})
+        ledger.append_many([("decision", {"name": "a"}), ("decision", {"name": "b"})])
+        assert synced == ["folder", "file", "file"]
+    with Ledger(tmp_path / "ledger.jsonl", next_seq=4) as ledger:  # made already: its folder is not synced again
+        ledger.append("halt", {"reason": "x"})
+    assert synced == ["folder", "file", "file", "file"]
+    synced.clear()
+    with Ledger(tmp_path / "other.jsonl", durable=False) as ledger:
+        ledger.append("studyOpen", {"study": "s"})
+    assert synced == []
+    assert [r.seq for r in read_ledger(tmp_path / "ledger.jsonl")] == [1, 2, 3, 4]
+
+
+def test_the_fsync_key_is_a_boolean_and_durable_by_default() -> None:
+    assert settings_from({"study": "ok", "backend": "process"}).durable is True
+    assert settings_from({"study": "ok", "backend": "process", "fsync": False}).durable is False
+    with pytest.raises(ConfigError, match="fsync must be true or false"):
+        settings_from({"study": "ok", "backend": "process", "fsync": "no"})
+
+
 def test_reader_refuses_a_torn_line_and_a_gap(tmp_path: Path) -> None:
     path = tmp_path / "ledger.jsonl"
     path.write_text('{"seq": 1, "at": "2026-01-01T00:00:00.000Z", "kind": "halt", "content": {}}\n{"seq": 2, "at"')

@@ -2724,3 +2724,21 @@ case("v4-capture-left-out-resumed", "killed at kill 1 with its capture left out,
                                                  **U((ST, "haltedAtExport"), (ST, "exitedCleanly"), (ST, "resultsAccounted"),
                                                      (D1, "resultSettledAndFinished"))},
      files=_capture_left_out_resumed)
+
+
+def _books_past_a_double(s: Scenario) -> None:
+    """Never killed; d1 and a1 each charge 1e308 of a 1e308 budget, and a1's balance is not what is left: the
+    amounts and what the budget lost overflow a double, and do not add up in halves either."""
+    s.kills = []
+    s.budget = 1e308
+    s.entries[0].content["budget"] = s.budget
+    s.entries[find(s, "charge", run="d1")].content.update(amount=1e308, balance=0.0)
+    a1 = find(s, "charge", run="a1")
+    s.entries[a1].content.update(amount=1e308, balance=-1.2e308)
+    for e in s.entries[a1 + 1:]:
+        if e.kind == "charge":
+            e.content.update(balance=-1.2e308 - 30)
+
+
+case("v4-books-past-a-double", "the charges and what the budget lost are past a double's range, and differ",
+     F((ST, "contractKept"), (ST, "chargedEqualsStarts")), scenario=_books_past_a_double)

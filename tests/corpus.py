@@ -2742,3 +2742,26 @@ def _books_past_a_double(s: Scenario) -> None:
 
 case("v4-books-past-a-double", "the charges and what the budget lost are past a double's range, and differ",
      F((ST, "contractKept"), (ST, "chargedEqualsStarts")), scenario=_books_past_a_double)
+
+
+def _two_points(s: Scenario) -> None:
+    s.kills = [KillSpec("d1", "auto"), KillSpec("d3", "auto")]
+
+
+def _two_points_named(second_from: int) -> Callable[[Files], None]:
+    """Both kills fired at their points, named as today's console names them: the first diagnosis start, then the
+    second counted from ``second_from`` (kill 1's beforeKillSeq, 7, in a sound folder: d3's start is its #2)."""
+    def name(f: Files) -> None:
+        first, second = "after:runStarted/diagnosis", "after:runStarted/diagnosis#2"
+        arms = f["arms.jsonl"]
+        arms[0]["point"], arms[1]["point"] = first, second
+        arms[2].update(point=first, fromSeq=0)
+        arms[3].update(point=second, fromSeq=second_from, run="d3")
+        f["kills/1/kill.json"]["point"], f["kills/2/kill.json"]["point"] = first, second
+    return name
+
+
+case("v4-two-points-sound", "two kills at two points, the second counted from the first's kill: sound", {},
+     scenario=_two_points, files=_two_points_named(7))
+case("v4-second-point-counted-from-before-the-first-kill", "the second point counts from seq 3, before kill 1 (seq 7)",
+     F((ST, "killTriggered")), scenario=_two_points, files=_two_points_named(3))

@@ -27,7 +27,6 @@ JUDGE = Path(studymon.engine.judge.__file__).resolve().parent
 # The paths to a ✗ or ? no corpus case takes yet, as file:function#n (the n-th fail or unknown call written in that
 # function, from 1).  Each wants a case; none may be added.
 NOT_YET: set[str] = {
-    "study.py:kill_triggered#10",
     "target.py:_forbidden#1",
     "target.py:_settled#4",
     "target.py:_study_events#4",

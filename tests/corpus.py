@@ -2765,3 +2765,45 @@ case("v4-two-points-sound", "two kills at two points, the second counted from th
      scenario=_two_points, files=_two_points_named(7))
 case("v4-second-point-counted-from-before-the-first-kill", "the second point counts from seq 3, before kill 1 (seq 7)",
      F((ST, "killTriggered")), scenario=_two_points, files=_two_points_named(3))
+
+
+def _two_waiting(s: Scenario) -> None:
+    """Killed just after d1's charge, with x1 (an ablation of another cell) planned and charged before d1: two runs
+    waiting to start at the kill, each a target."""
+    s.kills = [KillSpec("d1", "manual", "charge")]
+    x1 = run_entries("x1", "ablation", "c9", 1, ["e1a"])
+    at = find(s, "runPlanned", run="d1")
+    s.entries[at:at] = [x1["plan"], x1["charge"]]
+    s.budget += COST
+    s.entries[0].content["budget"] = s.budget
+
+
+def _resumed_making_x1(before_resume: bool = True) -> Callable[[Files], None]:
+    """The resumed controller runs still: it has made x1's container and written nothing yet (its window open)."""
+    def cut(f: Files) -> None:
+        kill = f["kills/1/kill.json"]
+        seq = kill["beforeKillSeq"]
+        del f["study/ledger.jsonl"][seq:], f["timeline.jsonl"][seq:], f["launches.jsonl"][3:]
+        f.pop("outcome.json")
+        for name in ("container-events.jsonl", "container-events-window.json"):
+            f.pop(f"kills/1/{name}")
+        if not before_resume:
+            f.pop("kills/1/container-before-resume.json")
+        live = "kills/1/container-events-live.jsonl"
+        f[live] = [e for e in f[live] if ev_time(e) <= kill["killSentEpoch"] + 0.05]
+        at = kill["killSentEpoch"] + 0.5
+        f[live].append(dict(event("create", container("x1"), at), seenAt=rfc3339_ms(at + 0.002)))
+    return cut
+
+
+_X1 = "kill 1 · x1"
+_WAITING = ((ST, "haltedAtExport"), (ST, "chargedEqualsStarts"), (ST, "exitedCleanly"),
+            *((scope, check) for scope in (_X1, D1) for check in ("sameContainerNoRerun", "chargedOnce",
+                                                                  "resultSettledAndFinished")))
+case("v4-resumed-making-a-waiting-run-s-container", "two runs waiting at the kill; the resume has made x1's container "
+     "and not written its runStarted yet: nothing is judged of what it may still write", U(*_WAITING),
+     scenario=_two_waiting, files=_resumed_making_x1())
+case("v4-resumed-without-the-snapshot-before-it", "as above, and kills/1/ holds no container-before-resume.json though "
+     "a controller started after the kill", {**U(*_WAITING), **F((K1, "killEvidence"), (_X1, "sameContainerNoRerun"),
+                                                                  (D1, "sameContainerNoRerun"))},
+     scenario=_two_waiting, files=_resumed_making_x1(before_resume=False))

@@ -1093,14 +1093,17 @@ def test_kill_evidence_files_and_stage() -> None:
     ev.missing.add(AFTER)
     ev.problems[BEFORE] = f"{BEFORE}: not a regular file (a FIFO)"
     assert kill_evidence(ev, acc, LedgerFacts()).detail == f"missing: {AFTER}; {BEFORE}: not a regular file (a FIFO)"
-    # An open window needs only what is written by the resume, while the study can still be resumed.
+    # An open window needs only what the capture and the resume wrote, while the study can still be resumed.
     files = resumable(one_kill())
-    for file in (WINDOW, READBACK, BEFORE_RESUME):
+    for file in (WINDOW, READBACK):
         files.pop(f"kills/1/{file}")
     ev, acc = evidence(files)
     assert not ev.finished
     c = kill_evidence(ev, acc, LedgerFacts())
     assert c.ok is True and c.detail.endswith(WINDOW_OPEN)
+    ev.missing.add(BEFORE_RESUME)  # a controller started after the kill: the resume wrote it first
+    assert kill_evidence(ev, acc, LedgerFacts()).detail == f"missing: {BEFORE_RESUME}"
+    ev.missing.discard(BEFORE_RESUME)
     ev.missing_kills = [1]
     ev.at_kill = "ledger-at-kill.json differs"
     ev.kill.problems.append("kill.json at is not an RFC 3339 time")  # type: ignore[union-attr]
@@ -1115,9 +1118,12 @@ def test_kill_evidence_files_and_stage() -> None:
     assert ev.finished and ev.all_results
     assert kill_evidence(ev, acc, LedgerFacts()) == Check(
         "killEvidence", False, f"missing: {BEFORE_RESUME}, {READBACK}, {WINDOW}", "kill 1")
-    # Finished with a target's result lost: the window stays open for good; the folder is complete for its stage.
+    # Finished with a target's result lost: the window stays open for good; the folder is complete for its stage,
+    # the resume's snapshot before it included.
     acc.runs["d1"].results.clear()
     ev.all_results = False
+    assert kill_evidence(ev, acc, LedgerFacts()).detail == f"missing: {BEFORE_RESUME}"
+    ev.missing.discard(BEFORE_RESUME)
     assert kill_evidence(ev, acc, LedgerFacts()).ok is True
 
 
@@ -1152,7 +1158,7 @@ def test_a_record_first_seen_between_two_resumed_controllers_is_not_judged_by_wh
 def test_kill_evidence_a_finished_study_is_not_told_to_resume() -> None:
     """§6.4 lost is lost: once the study has finished, nothing tells the operator to resume it."""
     files = one_kill()
-    for file in (WINDOW, READBACK, BEFORE_RESUME):
+    for file in (WINDOW, READBACK):
         files.pop(f"kills/1/{file}")
     ev, acc = evidence(files)
     acc.runs["d1"].results.clear()
@@ -1469,15 +1475,18 @@ def test_same_container_gaps_are_unknown_and_false_beats_them() -> None:
     assert scnr(ev, acc).ok is False
 
 
-def open_window(files: dict[str, Any]) -> dict[str, Any]:
-    """Kill 1's window not closed yet: no window file, no read-back, no snapshot before a resume."""
-    for file in (WINDOW, READBACK, BEFORE_RESUME):
+def open_window(files: dict[str, Any], before_resume: bool = False) -> dict[str, Any]:
+    """Kill 1's window not closed yet: no window file, no read-back, and no snapshot before a resume unless
+    ``before_resume``."""
+    for file in (WINDOW, READBACK) if before_resume else (WINDOW, READBACK, BEFORE_RESUME):
         files.pop(f"kills/1/{file}")
     return files
 
 
 def test_same_container_open_window() -> None:
     ev, acc = evidence(open_window(resumable(one_kill())))
+    assert scnr(ev, acc).detail == f"{BEFORE_RESUME}: missing", "resumed: the snapshot before it is there"
+    ev, acc = evidence(open_window(resumable(one_kill()), before_resume=True))
     assert scnr(ev, acc) == Check("sameContainerNoRerun", None, WINDOW_OPEN, SCOPE)
     ev.tally.targets[0].dies.clear()  # type: ignore[union-attr]
     assert scnr(ev, acc).detail == f"{WINDOW_OPEN}; no die of {NAME} yet"

@@ -58,7 +58,7 @@ def test_an_open_window_without_any_start_leaves_the_events_unjudged(tmp_path: P
     """
     # The study may still be resumed (its last controller was killed): an open window is not lost yet (§6.6).
     files = resumable(_without_since(one_kill()))
-    for file in ("container-events-window.json", "container-events.jsonl", "container-before-resume.json"):
+    for file in ("container-events-window.json", "container-events.jsonl"):
         del files[f"kills/1/{file}"]
     ok, detail = _target_checks(write(files, tmp_path / "s"))["sameContainerNoRerun"]
     assert ok is None, detail

@@ -251,15 +251,25 @@ class KillEvidence:
         return self.window_open and not self.finished
 
     def required(self) -> tuple[str, ...]:
-        """The files the folder must hold: all of them once the window has closed, or should have.
+        """The files the folder must hold: those of the capture, and the snapshot before the resume once a
+        controller started after the kill; all of them once the window has closed, or should have.
 
         A window stays open while a target lacks its result; a finished study
         that lost one leaves it open for good (its checks say the result is
         lost), but one whose targets all have their results should have closed it.
         """
         if self.window_open and (not self.finished or not self.all_results):
+            if self.resumed:
+                return tuple(
+                    f for f in KillFolder.FILES if f in KillFolder.AT_KILL_FILES or f == KillFolder.BEFORE_RESUME
+                )
             return KillFolder.AT_KILL_FILES
         return KillFolder.FILES
+
+    @property
+    def resumed(self) -> bool:
+        """Whether a controller started after the kill (the kill's replayed story says so)."""
+        return self.story is not None and self.story.state == RESUMED
 
     # What a resume writes when a console went away in the middle of the capture (kill.complete_capture).
     COMPLETED_BY_RESUME = (KillFolder.AT_KILL, KillFolder.AFTER)
@@ -267,7 +277,7 @@ class KillEvidence:
     def to_come(self) -> list[str]:
         """Capture files missing that the resume still writes before it starts the controller: while the study can
         be resumed and no controller has started since the kill."""
-        if self.finished or (self.story is not None and self.story.state == RESUMED):
+        if self.finished or self.resumed:
             return []
         return [f for f in self.COMPLETED_BY_RESUME if f in self.missing]
 

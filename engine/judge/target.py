@@ -351,7 +351,7 @@ def _snapshot_files(v: Verdict, ev: KillEvidence) -> None:
     """Each snapshot file the kill's stage asks for is there and readable (``?`` for one a resume still writes), and
     holds inspect objects only."""
     for file in KillFolder.SNAPSHOTS:
-        if file == KillFolder.BEFORE_RESUME and ev.may_continue and file in ev.missing:
+        if file == KillFolder.BEFORE_RESUME and ev.may_continue and not ev.resumed and file in ev.missing:
             continue  # not resumed yet
         why = ev.problem(file)
         if why is not None:
@@ -395,7 +395,7 @@ def _snapshots(v: Verdict, ev: KillEvidence, name: str) -> _Container:
     box = _Container()
     since = ev.opens_ns
     for file in KillFolder.SNAPSHOTS:
-        if file == KillFolder.BEFORE_RESUME and ev.may_continue and file in ev.missing:
+        if file == KillFolder.BEFORE_RESUME and ev.may_continue and not ev.resumed and file in ev.missing:
             continue  # not resumed yet
         snap, why = snapshot_entry(ev, file, name)
         at = ev.at(file)

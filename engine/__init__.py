@@ -10,6 +10,7 @@ those below it (``docs/architecture.md``):
 * :mod:`.contract`: the spec, the ledger and its rules, accounts, kill
   points, the evidence folder's names, exit statuses;
 * :mod:`.evidence`: the evidence writer and its typed records;
+* :mod:`.fs`: the pass-through mount under a study, and what it was given;
 * :mod:`.runtimes` and :mod:`.judge`: the container runtimes; the checks;
 * :mod:`.events`: what a session tells its front end;
 * :mod:`.launch`, :mod:`.load`, :mod:`.kill`, :mod:`.live`: a study launched,
@@ -84,6 +85,7 @@ _FACE: dict[str, tuple[str, str]] = {
     "StudySession": ("live.session", "StudySession"),
     "Supervisor": ("live.supervisor", "Supervisor"),
     "runtime_main": ("runtimes.cli", "main"),
+    "fs_main": ("fs.server", "main"),
     "check_state_folder": ("runtimes.process", "check_state_folder"),
 }
 
@@ -144,6 +146,7 @@ __all__ = [
     "create_fresh",
     "exit_status",
     "free_text",
+    "fs_main",
     "is_campaign",
     "json_text",
     "judge",
@@ -210,6 +213,7 @@ if TYPE_CHECKING:
     )
     from studymon.engine.explore.explorer import ExploreFailed, ExploreOptions, Explorer
     from studymon.engine.explore.follow import FolderFollower
+    from studymon.engine.fs.server import main as fs_main
     from studymon.engine.io.clock import parse_rfc3339, utc_epoch
     from studymon.engine.io.pace import Pace
     from studymon.engine.io.quoting import DETAIL_LIMIT, free_text, json_text, shown

@@ -173,7 +173,7 @@ def test_python_dash_m_studymon_runs_outside_the_repository(tmp_path: Path) -> N
 
 # The engine's rooms, bottom to top (docs/architecture.md): a module imports its own room and the rooms below
 # it, never one above.  ``events`` is a room of one module: the words a session and its front end share.
-ROOMS = ("io", "contract", "evidence", "runtimes", "judge", "events", "launch", "load", "kill", "live", "explore")
+ROOMS = ("io", "contract", "evidence", "fs", "runtimes", "judge", "events", "launch", "load", "kill", "live", "explore")
 ENGINE = "studymon.engine"
 
 

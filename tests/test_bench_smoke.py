@@ -466,3 +466,32 @@ def test_point_reaction_quick_shows_what_its_kills_measured(tmp_path: Path) -> N
     # The reaction is notice and act: no part is longer than the whole.
     for whole, notice, act in zip(samples["container"], samples["container.notice"], samples["container.act"]):
         assert abs(whole - (notice + act)) < 1e-6 and notice > 0 and act > 0
+
+
+def test_fs_append_quick_prints_what_its_samples_give(tmp_path: Path) -> None:
+    """Every append it was asked for, through the mount and straight to a folder, each a line of its file; the table
+    and the ratios are those of the samples; and the mount is gone."""
+    out, kept = run_bench_kept("fs_append.py", "--quick", "--json", str(tmp_path / "fs.json"), into=tmp_path)
+    result = json.loads((tmp_path / "fs.json").read_text())
+    table = {}
+    for kind, label, count in (("append", "", 500), ("fsync", "+fsync", 100)):
+        for design, folder in (("direct", "direct"), ("mount", "mounted")):
+            samples = result[kind][design]
+            assert len(samples) == count and all(s > 0 for s in samples), (kind, design)
+            lines = (kept / folder / f"ledger-{int(kind == 'fsync')}.jsonl").read_bytes().splitlines()
+            assert [json.loads(x)["seq"] for x in lines] == list(range(1, count + 1)), "each append whole, in order"
+            printed = row(out, rf"^{re.escape(design + label)}\s+(\d+)\s+({N})\s+({N})$")
+            assert printed[0] == count
+            assert_ordered(*printed[1:], what=design + label)
+            assert_shown(printed[1:], [percentile(samples, 50), percentile(samples, 99)], 1, design + label)
+            table[design + label] = printed
+    for label in ("", "+fsync"):
+        ratio = row(out, rf"^ratio mount/direct{re.escape(label)}: p50 x({N}), p99 x({N})$")
+        assert_ratio(ratio[0], table["mount" + label][1], table["direct" + label][1], 1, "p50" + label, given=1)
+        assert_ratio(ratio[1], table["mount" + label][2], table["direct" + label][2], 1, "p99" + label, given=1)
+    met = row(out, rf"^target: an append through the mount at p99 <= 50 us: ({N}) us, (?:met|not met)$")
+    assert met == [table["mount"][2]]
+    assert f"{'met' if table['mount'][2] <= 50 else 'not met'}\n" in out
+    from studymon.engine.fs.mount import mounted
+
+    assert not mounted(kept / "mounted")

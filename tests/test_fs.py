@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import signal
 import subprocess
@@ -126,3 +127,99 @@ def test_the_writes_kept_since_a_fsync_are_bounded() -> None:
     assert log.as_json() == {"files": {"/old.jsonl": {"size": (WRITES_KEPT + 10) * 10, "synced": (WRITES_KEPT + 10) * 10,
                                                        "fsyncs": 1, "writesSinceSync": 0, "writes": []}},
                              "unsyncedNames": []}
+
+
+# --- an after: point held in the ledger's writes (§9.1) --------------------------------------------------
+
+WRITER = """
+import json, os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+for burst in json.loads(sys.argv[2]):
+    data = b"".join(json.dumps(r).encode() + b"\\n" for r in burst)
+    assert os.write(fd, data) == len(data), "a short write"
+print("done", flush=True)
+"""
+
+
+def _record(seq: int, kind: str, **content: object) -> dict[str, object]:
+    return {"seq": seq, "at": "2026-12-07T00:00:00.000Z", "kind": kind, "content": content}
+
+
+def _seqs(ledger: Path) -> list[int]:
+    return [json.loads(x)["seq"] for x in ledger.read_bytes().splitlines()]
+
+
+BURSTS = [
+    [_record(1, "studyOpen", study="s", budget=10)],
+    [_record(2, "decision", name="a", round=0)],
+    [_record(seq, "decision", name="b", round=seq) for seq in (3, 4, 5, 6)],  # one write, microseconds apart
+    [_record(7, "halt", reason="done")],
+]
+
+
+def _writer(ledger: Path, bursts: list[list[dict[str, object]]]) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-c", WRITER, str(ledger), json.dumps(bursts)], stdout=subprocess.PIPE,
+                            text=True, start_new_session=True)
+
+
+def test_a_point_inside_one_write_is_held_exactly_at_its_record(study: Path) -> None:
+    """The third decision (seq 4) is in the middle of one write of four records: the file system lands the write up
+    to seq 4's end and holds it; the study is killed there, and the ledger ends at seq 4, exactly."""
+    ledger = study / "ledger.jsonl"
+    with StudyMount.start(study) as mount:
+        assert mount.ask("hold", point="after:decision#3", fromSeq=0) == {"armed": True}
+        writer = _writer(ledger, BURSTS)
+        hit = mount.ask("held", wait=20, timeout=30)
+        assert hit["held"] and hit["seq"] == 4 and hit["kind"] == "decision" and hit["pid"] == writer.pid, hit
+        assert _seqs(ledger) == [1, 2, 3, 4], "landed to the point's record, nothing past it"
+        os.killpg(writer.pid, signal.SIGKILL)  # pending until the reply: the writer takes no step past seq 4
+        assert mount.ask("release", landRest=False) == {"released": True}
+        assert writer.wait(20) == -signal.SIGKILL
+        assert writer.stdout is not None and writer.stdout.read() == ""
+        ledger_said = mount.writes()["files"]["/ledger.jsonl"]
+        assert ledger_said["size"] == ledger.stat().st_size
+    assert _seqs(ledger) == [1, 2, 3, 4]
+
+
+def test_a_held_write_let_go_lands_whole_and_the_study_goes_on(study: Path) -> None:
+    ledger = study / "ledger.jsonl"
+    with StudyMount.start(study) as mount:
+        mount.ask("hold", point="after:decision#3", fromSeq=0)
+        writer = _writer(ledger, BURSTS)
+        assert mount.ask("held", wait=20, timeout=30)["seq"] == 4
+        mount.ask("release", landRest=True)
+        assert writer.wait(20) == 0 and writer.stdout is not None and writer.stdout.read() == "done\n"
+        assert mount.ask("held", wait=0) == {"held": False}, "the point is spent"
+    assert _seqs(ledger) == [1, 2, 3, 4, 5, 6, 7]
+
+
+def test_a_point_of_a_purpose_knows_the_runs_planned_before_it_was_armed(study: Path) -> None:
+    """d1 was planned (diagnosis) before the point was armed: its runStarted, written with its charge in one write,
+    is the point's record; a1's (an ablation) is not."""
+    ledger = study / "ledger.jsonl"
+    planned = [_record(1, "runPlanned", run="a1", purpose="ablation", round=1),
+               _record(2, "runPlanned", run="d1", purpose="diagnosis", round=1)]
+    ledger.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in planned))
+    with StudyMount.start(study) as mount:
+        assert mount.ask("hold", point="after:runStarted/diagnosis", fromSeq=2) == {"armed": True}
+        writer = _writer(ledger, [[_record(3, "charge", run="a1", amount=1), _record(4, "runStarted", run="a1")],
+                                  [_record(5, "charge", run="d1", amount=1), _record(6, "runStarted", run="d1"),
+                                   _record(7, "runResult", run="a1", exitCode=0, outputs={})]])
+        hit = mount.ask("held", wait=20, timeout=30)
+        assert (hit["seq"], hit["run"]) == (6, "d1"), hit
+        os.killpg(writer.pid, signal.SIGKILL)
+        mount.ask("release", landRest=False)
+        writer.wait(20)
+    assert _seqs(ledger) == [1, 2, 3, 4, 5, 6]
+
+
+def test_a_hold_is_refused_with_the_reason() -> None:
+    from studymon.engine.fs.server import _hold
+    from studymon.engine.fs.passthrough import PassThrough
+
+    ops = PassThrough(-1, WriteLog())
+    assert "error" in _hold(ops, {"point": "nowhere", "fromSeq": 0})
+    assert _hold(ops, {"point": "container:die", "fromSeq": 0}) == {
+        "error": "hold takes an after: point and the seq it counts from"}
+    assert _hold(ops, {"point": "after:charge", "fromSeq": -1})["error"].startswith("hold takes")
+    assert ops.hold is None

@@ -32,6 +32,11 @@ Operations: Any = getattr(_binding, "Operations", object)
 FuseOSError: Any = getattr(_binding, "FuseOSError", OSError)
 
 
+def caller_pid() -> int:
+    """The process (a thread of it) whose call the file system is serving now."""
+    return int(_binding.fuse_get_context()[2]) if _binding is not None else 0
+
+
 def missing() -> str | None:
     """Why this machine cannot serve the study's file system (None: it can), and what to install."""
     if os.environ.get(NO_FUSE_ENV):

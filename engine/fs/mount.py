@@ -88,6 +88,10 @@ class StudyMount:
         """What the study wrote and made durable through the mount so far (:meth:`~.writes.WriteLog.as_json`)."""
         return control.ask(self.control, "writes")
 
+    def ask(self, op: str, timeout: float = 10.0, **fields: Any) -> dict[str, Any]:
+        """One request to the server (``hold``, ``held``, ``release``, ``disarm``: see :mod:`.server`)."""
+        return control.ask(self.control, op, timeout=timeout, **fields)
+
     def close(self, timeout: float = END_LIMIT) -> None:
         """Unmount and let the server end; a server that does not is killed, and the mount detached regardless."""
         try:

@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import errno
 import functools
+import json
 import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from studymon.engine.fs.fuse import FuseOSError, Operations
+from studymon.engine.fs.fuse import FuseOSError, Operations, caller_pid
+from studymon.engine.fs.points import LedgerHold
 from studymon.engine.fs.writes import WriteLog
+
+LEDGER = "/ledger.jsonl"  # the study's ledger, as the mount over OUT/study names it
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -49,6 +53,7 @@ class PassThrough(Operations):  # type: ignore[misc]
     def __init__(self, root: int, log: WriteLog) -> None:
         self.root = root
         self.log = log
+        self.hold: LedgerHold | None = None  # an after: point armed in the ledger's writes, until its write is let go
 
     # --- what is there --------------------------------------------------------
     @_errno
@@ -135,9 +140,44 @@ class PassThrough(Operations):  # type: ignore[misc]
 
     @_errno
     def write(self, path: str, data: bytes, offset: int, fh: int) -> int:
+        hold = self.hold if path == LEDGER else None
+        cut = hold.cut(data) if hold is not None and hold.hit is None else None
+        if hold is None or cut is None:
+            return self._land(path, data, offset, fh)
+        # The point's record: landed, and the reply held until the console has frozen the study.
+        end, record = cut
+        written = self._land(path, data[:end], offset, fh)
+        hold.held(record, caller_pid())
+        hold.wait_release()
+        self.hold = None
+        if hold.land_rest and end < len(data):
+            written += self._land(path, data[end:], offset + end, fh)
+        return written
+
+    def _land(self, path: str, data: bytes, offset: int, fh: int) -> int:
         written = os.pwrite(fh, data, offset)
         self.log.wrote(path, offset, written)
         return written
+
+    def purposes(self) -> dict[str, str]:
+        """The purpose of each run the ledger beneath plans so far (what a point counted from now needs)."""
+        found: dict[str, str] = {}
+        try:
+            fd = os.open(LEDGER.lstrip("/"), os.O_RDONLY, dir_fd=self.root)
+        except FileNotFoundError:
+            return found
+        with os.fdopen(fd, "rb") as ledger:
+            for raw in ledger:
+                if b'"runPlanned"' not in raw:
+                    continue
+                try:
+                    content = json.loads(raw).get("content")
+                except (ValueError, AttributeError):
+                    continue
+                run, purpose = (content.get("run"), content.get("purpose")) if isinstance(content, dict) else (0, 0)
+                if isinstance(run, str) and isinstance(purpose, str):
+                    found.setdefault(run, purpose)
+        return found
 
     @_errno
     def truncate(self, path: str, length: int, fh: int | None = None) -> None:

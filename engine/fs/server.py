@@ -11,6 +11,7 @@ this process is killed, so no mount is ever left behind.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import subprocess
 import sys
@@ -19,9 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from studymon.engine.contract.exits import EXIT_USAGE
+from studymon.engine.contract.killpoint import BadPoint, KillPoint
 from studymon.engine.fs import control
 from studymon.engine.fs.fuse import FUSE, missing
 from studymon.engine.fs.passthrough import PassThrough
+from studymon.engine.fs.points import LedgerHold
 from studymon.engine.fs.writes import WriteLog
 
 
@@ -34,6 +37,21 @@ class _Served(PassThrough):
 
     def init(self, path: str) -> None:  # noqa: ARG002 - the binding's signature
         self.up.set()
+
+
+def _hold(ops: PassThrough, request: dict[str, Any]) -> dict[str, Any]:
+    """Arm an ``after:`` point in the ledger's writes, counted after ``fromSeq``."""
+    try:
+        point = KillPoint.parse(str(request.get("point")))
+    except BadPoint as exc:
+        return {"error": str(exc)}
+    from_seq = request.get("fromSeq")
+    if not point.on_record or not isinstance(from_seq, int) or isinstance(from_seq, bool) or from_seq < 0:
+        return {"error": "hold takes an after: point and the seq it counts from"}
+    if ops.hold is not None:
+        return {"error": "a point is armed already"}
+    ops.hold = LedgerHold(point, from_seq, ops.purposes())
+    return {"armed": True}
 
 
 def lazy_unmount(folder: Path) -> None:
@@ -65,6 +83,22 @@ def main(argv: list[str] | None = None) -> int:
             return {"up": ops.up.is_set(), "pid": os.getpid()}
         if op == "writes":
             return ops.log.as_json()
+        if op == "hold":
+            return _hold(ops, request)
+        if op == "held":
+            hold = ops.hold
+            hit = hold.wait_held(float(request.get("wait", 0))) if hold is not None else None
+            return {"held": hit is not None, **(dataclasses.asdict(hit) if hit is not None else {})}
+        if op == "release":
+            hold = ops.hold
+            if hold is None or hold.hit is None:
+                return {"error": "no write is held"}
+            hold.release(bool(request.get("landRest")))
+            return {"released": True}
+        if op == "disarm":
+            if ops.hold is not None and ops.hold.hit is None:
+                ops.hold = None
+            return {"armed": ops.hold is not None}
         if op == "unmount":
             lazy_unmount(folder)  # libfuse's loop ends once the kernel lets go
             return {"unmounting": True}

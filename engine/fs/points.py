@@ -1,0 +1,98 @@
+"""An ``after:`` point held in the ledger's writes: exact, whatever the study's pace (contract §9.1).
+
+A study may write several records microseconds apart, or in one write; no
+watcher can stop it between two of them by signal.  The file system sees
+every byte written to the ledger before the study's write returns, so it
+counts the records as the console counts them (:class:`ArmedPoint`, the
+purpose of a run from its ``runPlanned``) and, at the point's record, lands
+the write up to the end of that record only and holds its reply: the study
+cannot take a step past the record until the console has frozen it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from studymon.engine.contract.killpoint import ArmedPoint, KillPoint
+
+
+@dataclass(frozen=True)
+class Hit:
+    """The point's record, as the file system landed it."""
+
+    seq: int
+    kind: str
+    run: str | None
+    pid: int  # the writer (a thread of the controller: its group is what the console freezes)
+
+
+class LedgerHold:
+    """One point armed in the ledger's writes: counts the records written, and holds the write of its record.
+
+    ``cut`` is asked of every write to the ledger, in order; the write whose
+    bytes end the point's record is landed up to there, and its reply waits
+    in :meth:`wait_release` until the console says how to go on.
+    """
+
+    def __init__(self, point: KillPoint, from_seq: int, purposes: dict[str, str]) -> None:
+        self.counter = ArmedPoint(point)
+        self.counter.begin(from_seq, 0.0)
+        self.purposes = dict(purposes)  # run -> purpose, of the runs planned before counting began
+        self._partial = b""  # the start of a line whose end is still to be written
+        self.hit: Hit | None = None
+        self._held = threading.Event()
+        self._released = threading.Event()
+        self.land_rest = False  # the console let the study go on: the rest of the held write is landed too
+
+    def cut(self, data: bytes) -> tuple[int, Any] | None:
+        """Where in ``data`` (the ledger's next bytes) the point's record ends, and the record, once it is there."""
+        before = len(self._partial)
+        buf = self._partial + data
+        start = 0
+        while (end := buf.find(b"\n", start)) >= 0:
+            raw, start = buf[start:end], end + 1
+            record = self._count(raw)
+            if record is not None:
+                self._partial = b""
+                return start - before, record
+        self._partial = buf[start:]
+        return None
+
+    def _count(self, raw: bytes) -> dict[str, Any] | None:
+        """One whole line written: whether it is the point's record (then it, parsed)."""
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            return None  # not a record: the console's reader says so; it is no moment
+        if not isinstance(record, dict) or not isinstance(record.get("content"), dict):
+            return None
+        kind, seq, content = record.get("kind"), record.get("seq"), record["content"]
+        if not isinstance(kind, str) or not isinstance(seq, int) or isinstance(seq, bool):
+            return None
+        run = content.get("run")
+        if kind == "runPlanned" and isinstance(run, str) and isinstance(content.get("purpose"), str):
+            self.purposes.setdefault(run, content["purpose"])
+        purpose = self.purposes.get(run) if isinstance(run, str) else None
+        return record if self.counter.count(kind, purpose, seq=seq) else None
+
+    # --- the held write ---------------------------------------------------------------
+    def held(self, record: dict[str, Any], pid: int) -> None:
+        """The write of the point's record landed up to it: say so, then wait (in the file system's thread)."""
+        run = record["content"].get("run")
+        self.hit = Hit(record["seq"], record["kind"], run if isinstance(run, str) else None, pid)
+        self._held.set()
+
+    def wait_held(self, timeout: float) -> Hit | None:
+        return self.hit if self._held.wait(timeout) else None
+
+    def release(self, land_rest: bool) -> None:
+        """The console froze the study (``land_rest`` false: the reply says only the point's record was written), or
+        lets it go on (the rest of the write is landed, and the reply says all of it was)."""
+        self.land_rest = land_rest
+        self._released.set()
+
+    def wait_release(self) -> None:
+        self._released.wait()

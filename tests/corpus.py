@@ -2807,3 +2807,18 @@ case("v4-resumed-without-the-snapshot-before-it", "as above, and kills/1/ holds 
      "a controller started after the kill", {**U(*_WAITING), **F((K1, "killEvidence"), (_X1, "sameContainerNoRerun"),
                                                                   (D1, "sameContainerNoRerun"))},
      scenario=_two_waiting, files=_resumed_making_x1(before_resume=False))
+
+
+def _frozen_ms(value: Any = None) -> Callable[[Files], None]:
+    """kill 1's kill.json with frozenMs: killSentEpoch - frozenEpoch in milliseconds (None), or ``value``."""
+    def put(f: Files) -> None:
+        kill = _kill_json(f)
+        kill["frozenMs"] = (kill["killSentEpoch"] - kill["frozenEpoch"]) * 1000 if value is None else value
+    return put
+
+
+case("v4-frozen-ms-written", "kill.json gives frozenMs, the freeze's length its two epochs say: sound", {},
+     files=_frozen_ms())
+case("v4-frozen-ms-not-the-freeze", "kill.json's frozenMs is 999, not killSentEpoch - frozenEpoch",
+     F((K1, "killEvidence")), files=_frozen_ms(999))
+case("v4-frozen-ms-a-text", "kill.json's frozenMs is a text", F((K1, "killEvidence")), files=_frozen_ms("x"))

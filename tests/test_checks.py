@@ -1961,6 +1961,17 @@ def test_kill_triggered_at_a_container_point() -> None:
     assert c == Check("killTriggered", True, "kill 1 fired at container:die/diagnosis (d1's die); its folder is complete")
 
 
+def test_a_container_point_s_kill_without_its_seq_places_nothing() -> None:
+    """kill.json without beforeKillSeq (killEvidence says so): a container point's moment is not held to a seq it
+    does not give, and nothing raises; the same kill with its seq is judged as usual."""
+    files = one_kill()
+    ev, acc = evidence(files)
+    _at_container(ev, fired_line(files), "container:die/diagnosis", _die_of("d1"))
+    _kill(ev).before_kill_seq = None
+    c = kill_triggered(armed(files), [ev], acc, LedgerFacts(), True, STUDY)
+    assert c is not None and c.ok is True, c
+
+
 @pytest.mark.parametrize("point, event, run, detail", [
     ("container:die/diagnosis", None, "d1", "kill 1 fired at container:die/diagnosis, but its kill.json has no triggerEvent"),
     ("container:die", _die_of("d1", action="start"), "d1", "kill 1 fired at container:die, but its triggerEvent is a start"),

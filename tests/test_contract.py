@@ -748,3 +748,26 @@ def test_whose_a_container_is_by_its_name_and_its_label() -> None:
     ]
     for name, label, ours in cases:
         assert studys_container(name, label, "inforsi", "s") is ours, (name, label)
+
+
+# --- survivors of mutation run 9 (docs/mutation.md), each a path no test took ------------------------------------
+
+
+def test_an_id_that_is_a_list_or_an_object_is_its_json_with_sorted_keys() -> None:
+    """key(): a list or an object stands for its JSON text, keys sorted, so that the same value is one id however its
+    keys were written, and no other value's."""
+    assert key({"b": 1, "a": [2]}) == key({"a": [2], "b": 1}) == ("json", '{"a":[2],"b":1}')
+    assert key([1]) != key(["1"]) and key([1]) != key(1) and key({}) != key([])
+
+
+def test_rule_15_holds_a_balance_to_a_billionth_of_the_budget() -> None:
+    """A balance off by less than a billionth of the budget is the same balance (the sums of doubles); more is not."""
+    for off, holds in ((4e-4, True), (2e-3, False)):
+        e = sound()
+        e[0][1]["budget"] = 1e6
+        i = at(e, "charge")
+        e[i][1]["balance"] = 1e6 - e[i][1]["amount"] + off
+        w = watch(e)
+        assert (w.first is None) is holds, (off, w.first)
+        if not holds:
+            assert w.first is not None and w.first.rule == 15

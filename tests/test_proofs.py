@@ -66,17 +66,22 @@ def proofs(tmp: Path) -> dict[str, dict[str, list[str]]]:
     return said
 
 
-def test_every_failed_check_of_the_corpus_states_its_kept_proofs(tmp_path: Path) -> None:
-    got = proofs(tmp_path)
+def assert_kept(got: dict[str, Any], kept_in: Path) -> None:
+    """``got`` is what ``kept_in`` holds, case by case (``STUDYMON_WRITE_PROOFS=1``: written there first)."""
     if os.environ.get("STUDYMON_WRITE_PROOFS") == "1":
-        KEPT.write_text(json.dumps(got, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
-    kept = json.loads(KEPT.read_text(encoding="utf-8"))
-    # Every ✗ is proven (a check that fails says why, with the lines), and as kept.
-    unproven = [(case, check) for case, checks in got.items() for check, texts in checks.items() if not texts]
-    assert not unproven, f"checks that fail without a proof: {unproven[:10]}"
+        kept_in.write_text(json.dumps(got, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+    kept = json.loads(kept_in.read_text(encoding="utf-8"))
     assert set(got) == set(kept), "corpus cases added or gone: write the file again (see the docstring)"
     for case in got:
         assert got[case] == kept[case], case
+
+
+def test_every_failed_check_of_the_corpus_states_its_kept_proofs(tmp_path: Path) -> None:
+    got = proofs(tmp_path)
+    # Every ✗ is proven (a check that fails says why, with the lines), and as kept.
+    unproven = [(case, check) for case, checks in got.items() for check, texts in checks.items() if not texts]
+    assert not unproven, f"checks that fail without a proof: {unproven[:10]}"
+    assert_kept(got, KEPT)
 
 
 def details(tmp: Path) -> dict[str, dict[str, str]]:
@@ -89,13 +94,7 @@ def details(tmp: Path) -> dict[str, dict[str, str]]:
 
 
 def test_every_check_of_the_corpus_that_does_not_hold_says_its_kept_detail(tmp_path: Path) -> None:
-    got = details(tmp_path)
-    if os.environ.get("STUDYMON_WRITE_PROOFS") == "1":
-        KEPT_DETAILS.write_text(json.dumps(got, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
-    kept = json.loads(KEPT_DETAILS.read_text(encoding="utf-8"))
-    assert set(got) == set(kept), "corpus cases added or gone: write the file again (see the docstring)"
-    for case in got:
-        assert got[case] == kept[case], case
+    assert_kept(details(tmp_path), KEPT_DETAILS)
 
 
 def test_a_proof_in_report_json_lets_its_events_by_file_and_line_then_says_why() -> None:

@@ -8,9 +8,11 @@ task, then close the window once every target has its result.  Windows an
 earlier console left open are taken over on resume and attach.
 
 The kill protocol itself is :mod:`studymon.engine.kill.protocol`.  The driver speaks
-to the study through two small interfaces: :class:`KillHost` (its controller,
-its events, a snapshot, a relaunch) and :class:`FrozenReads` (the ledger
-pump's reads while the controller is frozen).
+to the study through :class:`KillHost` (its controller, its events, a
+snapshot, a relaunch), and reads the ledger through the
+:class:`~studymon.engine.kill.reads.LedgerReads` it shares with the pump
+(under a freeze, the reads are held there until the kill lets them go); it
+never calls the pump.
 """
 
 from __future__ import annotations

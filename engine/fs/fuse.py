@@ -21,7 +21,7 @@ os.environ.setdefault("FUSE_LIBRARY_NAME", "fuse3")
 
 try:  # the binding loads libfuse as it is imported: a machine without it gets its reason from missing()
     import mfusepy as _binding  # type: ignore[import-untyped]
-except (ImportError, OSError, EnvironmentError) as exc:  # noqa: UP024 - the binding raises EnvironmentError
+except (ImportError, OSError) as exc:  # the binding raises OSError (EnvironmentError) when libfuse is missing
     _binding = None
     _WHY_NOT = f"the FUSE binding cannot be loaded ({exc})"
 else:

@@ -20,7 +20,10 @@ from pathlib import Path
 import pytest
 
 from studymon.engine.fs.fuse import NO_FUSE_ENV, missing
-from studymon.engine.fs.mount import StudyMount, mounted
+import time
+
+from studymon.engine.fs import control
+from studymon.engine.fs.mount import StudyMount, home_of, lazy_unmount, mounted, mounted_anywhere
 from studymon.engine.fs.writes import WRITES_KEPT, WriteLog
 from tests.waits import until
 
@@ -173,7 +176,7 @@ def test_a_point_inside_one_write_is_held_exactly_at_its_record(study: Path) -> 
         assert hit["held"] and hit["seq"] == 4 and hit["kind"] == "decision" and hit["pid"] == writer.pid, hit
         assert _seqs(ledger) == [1, 2, 3, 4], "landed to the point's record, nothing past it"
         os.killpg(writer.pid, signal.SIGKILL)  # pending until the reply: the writer takes no step past seq 4
-        assert mount.ask("release", landRest=False) == {"released": True}
+        assert mount.ask("release", landRest=False) == {"released": True, "held": True}
         assert writer.wait(20) == -signal.SIGKILL
         assert writer.stdout is not None and writer.stdout.read() == ""
         ledger_said = mount.writes()["files"]["/ledger.jsonl"]
@@ -223,3 +226,115 @@ def test_a_hold_is_refused_with_the_reason() -> None:
         "error": "hold takes an after: point and the seq it counts from"}
     assert _hold(ops, {"point": "after:charge", "fromSeq": -1})["error"].startswith("hold takes")
     assert ops.hold is None
+
+
+def test_a_point_armed_late_counts_what_the_ledger_holds_already(study: Path) -> None:
+    """Armed after two decisions were written (counted from seq 0), ``after:decision#3`` is the next decision: the
+    ledger read at arming counts as the writes would have; the one partial line at its end is finished by the next
+    write."""
+    ledger = study / "ledger.jsonl"
+    lines = [json.dumps(r).encode() + b"\n" for r in BURSTS[0] + BURSTS[1] + BURSTS[2][:2]]
+    ledger.write_bytes(b"".join(lines[:3]) + lines[3][:10])  # seq 1, 2, 3 and the start of seq 4
+    with StudyMount.start(study) as mount:
+        assert mount.ask("hold", point="after:decision#3", fromSeq=0) == {"armed": True}
+        rest = lines[3][10:] + lines[3].replace(b'"seq": 4', b'"seq": 5')
+        writer = subprocess.Popen([sys.executable, "-c", "import os, sys; fd = os.open(sys.argv[1], os.O_WRONLY | "
+                                   "os.O_APPEND); os.write(fd, bytes.fromhex(sys.argv[2]))", str(ledger), rest.hex()],
+                                  start_new_session=True)
+        hit = mount.ask("held", wait=20, timeout=30)
+        assert hit["held"] and hit["seq"] == 4, hit
+        assert _seqs(ledger) == [1, 2, 3, 4]
+        mount.ask("release", landRest=True)
+        assert writer.wait(20) == 0
+    assert _seqs(ledger) == [1, 2, 3, 4, 5]
+
+
+def test_a_point_whose_record_is_written_already_is_not_armed_and_says_so(study: Path) -> None:
+    ledger = study / "ledger.jsonl"
+    ledger.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in BURSTS[0] + BURSTS[1] + BURSTS[2]))
+    with StudyMount.start(study) as mount:
+        assert mount.ask("hold", point="after:decision#2", fromSeq=0) == {"armed": False, "passed": 3}
+        assert mount.ask("hold", point="after:decision#2", fromSeq=3) == {"armed": False, "passed": 5}
+        assert mount.ask("hold", point="after:decision#2", fromSeq=5) == {"armed": True}, "counted after seq 5"
+        assert mount.ask("disarm") == {"armed": False}
+
+
+def test_a_point_armed_at_the_start_holds_the_first_record(study: Path) -> None:
+    """``--hold`` arms the point before the server answers at all: a study's very first record can be the point."""
+    ledger = study / "ledger.jsonl"
+    with StudyMount.start(study, hold=("after:studyOpen", 0)) as mount:
+        writer = _writer(ledger, BURSTS)
+        hit = mount.ask("held", wait=20, timeout=30)
+        assert (hit["seq"], hit["kind"]) == (1, "studyOpen"), hit
+        os.killpg(writer.pid, signal.SIGKILL)
+        mount.ask("release", landRest=False)
+        writer.wait(20)
+    assert _seqs(ledger) == [1]
+
+
+def test_a_release_before_the_write_is_held_lets_the_write_go_at_once(tmp_path: Path) -> None:
+    """The console may read the point's record (landed) and freeze the study before the file system says it holds
+    the write: its release comes first, and the write, cut at the record, does not wait."""
+    from studymon.engine.contract.killpoint import KillPoint
+    from studymon.engine.fs.passthrough import LEDGER, PassThrough
+    from studymon.engine.fs.points import LedgerHold
+
+    root = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    ops = PassThrough(root, WriteLog())
+    hold = LedgerHold(KillPoint.parse("after:decision"), 0)
+    assert ops.arm(hold) is None and ops.hold is hold
+    hold.release(land_rest=False)
+    fh = ops.create(LEDGER, 0o644, os.O_WRONLY)
+    data = b"".join(json.dumps(r).encode() + b"\n" for r in BURSTS[0] + BURSTS[1] + BURSTS[2])
+    assert ops.write(LEDGER, data, 0, fh) == data.index(b"\n", data.index(b'"decision"')) + 1
+    assert ops.hold is None and hold.hit is not None and hold.hit.seq == 2
+    ops.release(LEDGER, fh)
+    os.close(root)
+    assert _seqs(tmp_path / "ledger.jsonl") == [1, 2]
+
+
+def test_a_held_write_nobody_releases_lands_whole_after_the_limit(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from studymon.engine.contract.killpoint import KillPoint
+    from studymon.engine.fs import passthrough
+    from studymon.engine.fs.points import LedgerHold
+
+    monkeypatch.setattr(passthrough, "HOLD_LIMIT", 0.2)
+    root = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    ops = passthrough.PassThrough(root, WriteLog())
+    hold = LedgerHold(KillPoint.parse("after:decision"), 0)
+    ops.arm(hold)
+    fh = ops.create(passthrough.LEDGER, 0o644, os.O_WRONLY)
+    data = b"".join(json.dumps(r).encode() + b"\n" for r in BURSTS[0] + BURSTS[1] + BURSTS[2])
+    assert ops.write(passthrough.LEDGER, data, 0, fh) == len(data)
+    assert hold.timed_out and ops.hold is None
+    ops.release(passthrough.LEDGER, fh)
+    os.close(root)
+    assert _seqs(tmp_path / "ledger.jsonl") == [1, 2, 3, 4, 5, 6]
+
+
+def test_a_server_whose_keeper_and_study_are_gone_unmounts(study: Path) -> None:
+    """The keeper (here a sleeper) says which controller it serves; with both gone the server unmounts and ends."""
+    keeper = subprocess.Popen(["sleep", "60"])
+    controller = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    home = home_of(study)
+    home.mkdir(parents=True, exist_ok=True)
+    process = subprocess.Popen([sys.executable, "-m", "studymon", "fs", "serve", str(study), "--control",
+                                str(home / "control"), "--owner", str(keeper.pid)], start_new_session=True)
+    try:
+        until(lambda: mounted(study), 15, "the mount is up")
+        assert control.ask(home / "control", "serving", pid=controller.pid) == {"serving": [controller.pid]}
+        keeper.kill()
+        keeper.wait()
+        time.sleep(1.5)
+        assert mounted(study), "the study still runs: its mount stays"
+        controller.kill()
+        controller.wait()
+        assert process.wait(15) == 0
+        assert not mounted(study) and mounted_anywhere(study) == []
+    finally:
+        for p in (keeper, controller, process):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        lazy_unmount(study)

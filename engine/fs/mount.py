@@ -8,7 +8,10 @@ so a test (or a cleanup) can tell whether a mount is left.
 
 from __future__ import annotations
 
-import shutil
+import contextlib
+import hashlib
+import os
+import stat
 import subprocess
 import sys
 import tempfile
@@ -17,10 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from studymon.engine.fs import control
-from studymon.engine.fs.server import lazy_unmount
 
 START_LIMIT = 15.0  # seconds for the server to be up (its interpreter, libfuse, the kernel)
 END_LIMIT = 15.0
+
+
+class MountFailed(RuntimeError):
+    """The server did not bring the mount up; the message says what it printed."""
 
 
 def _unescape(field: str) -> str:
@@ -30,20 +36,69 @@ def _unescape(field: str) -> str:
     return field
 
 
-def mounted(folder: Path) -> bool:
-    """Whether a FUSE file system is mounted at ``folder`` now (dead ones included)."""
-    target = str(Path(folder).absolute())
-    with open("/proc/self/mountinfo", encoding="utf-8") as table:
-        for line in table:
-            left, _, right = line.partition(" - ")
-            fields = left.split()
-            if len(fields) > 4 and _unescape(fields[4]) == target and right.startswith("fuse"):
-                return True
+def _mounted_in(table: str, target: str) -> bool:
+    try:
+        with open(table, encoding="utf-8", errors="replace") as lines:
+            for line in lines:
+                left, _, right = line.partition(" - ")
+                fields = left.split()
+                if len(fields) > 4 and _unescape(fields[4]) == target and right.startswith("fuse"):
+                    return True
+    except OSError:  # a process that ended while it was read
+        return False
     return False
 
 
-class MountFailed(RuntimeError):
-    """The server did not bring the mount up; the message says what it printed."""
+def mounted(folder: Path) -> bool:
+    """Whether a FUSE file system is mounted at ``folder`` now (dead ones included), as this process sees mounts."""
+    return _mounted_in("/proc/self/mountinfo", str(Path(folder).absolute()))
+
+
+def mounted_anywhere(folder: Path) -> list[int]:
+    """The processes that see a FUSE file system mounted at ``folder``, whatever their mount namespace: a study's
+    mount lives in one of its own, so a mount left behind is found only this way."""
+    target = str(Path(folder).absolute())
+    seen: set[str] = set()
+    found: list[int] = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            space = os.readlink(f"/proc/{entry.name}/ns/mnt")
+        except OSError:
+            continue
+        if space in seen:
+            continue
+        seen.add(space)
+        if _mounted_in(f"/proc/{entry.name}/mountinfo", target):
+            found.append(int(entry.name))
+    return found
+
+
+def lazy_unmount(folder: Path) -> None:
+    """Detach the mount from FOLDER now, busy or not (what is open beneath keeps working until closed)."""
+    subprocess.run(["fusermount3", "-u", "-z", str(folder)], check=False, capture_output=True)  # noqa: S607 - on PATH, as libfuse finds it
+
+
+HOMES = "studymon-fs"  # under the temporary folder: one folder per study folder served, 0700
+
+
+def home_of(folder: Path) -> Path:
+    """Where the server of ``folder``'s mount keeps its control socket and its log: found again from the folder alone
+    (a console that attaches takes the mount over this way), short enough for a socket's path."""
+    digest = hashlib.sha256(str(Path(folder).resolve()).encode()).hexdigest()[:24]
+    return Path(tempfile.gettempdir()) / HOMES / digest
+
+
+def _private_folder(path: Path) -> None:
+    """Make ``path`` (and its parent) ours alone, or refuse: a socket another user could plant is not asked."""
+    for part in (path.parent, path):
+        with contextlib.suppress(FileExistsError):
+            part.mkdir(mode=0o700)
+        st = part.lstat()
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
+            raise MountFailed(f"{part} is not a folder of this user's alone: remove it, then try again")
+
 
 
 class StudyMount:
@@ -56,14 +111,23 @@ class StudyMount:
         self.control = home / "control"
 
     @classmethod
-    def start(cls, folder: Path, timeout: float = START_LIMIT) -> StudyMount:
-        """Mount over ``folder`` (which exists); raise :class:`MountFailed` when it does not come up in time."""
+    def start(cls, folder: Path, timeout: float = START_LIMIT, hold: tuple[str, int] | None = None) -> StudyMount:
+        """Mount over ``folder`` (which exists), with ``hold`` (an ``after:`` point and the seq it counts from) armed
+        before anything is written; raise :class:`MountFailed` when it does not come up in time."""
         folder = Path(folder).resolve()
-        home = Path(tempfile.mkdtemp(prefix="studymon-fs-"))
-        log = open(home / "server.log", "wb")  # noqa: SIM115 - the server's, closed here once it has it
+        home = home_of(folder)
+        _private_folder(home)
+        with contextlib.suppress(OSError):
+            if control.ask(home / "control", "ping", timeout=1.0).get("up"):
+                raise MountFailed(f"{folder} is served already (by the server of {home})")
+        with contextlib.suppress(FileNotFoundError):
+            (home / "control").unlink()  # a server's that was killed
+        armed = ["--hold", hold[0], "--from-seq", str(hold[1])] if hold is not None else []
+        log = open(home / "server.log", "ab")  # noqa: SIM115 - the server's, closed here once it has it
         with log:
             process = subprocess.Popen(
-                [sys.executable, "-m", "studymon", "fs", "serve", str(folder), "--control", str(home / "control")],
+                [sys.executable, "-m", "studymon", "fs", "serve", str(folder), "--control", str(home / "control"),
+                 *armed],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -81,8 +145,8 @@ class StudyMount:
                 pass
             time.sleep(0.02)
         mount.close()
-        said = (home / "server.log").read_text(errors="replace").strip()
-        raise MountFailed(f"the mount over {folder} did not come up" + (f": {said}" if said else ""))
+        said = (home / "server.log").read_text(errors="replace").strip().splitlines()[-3:]
+        raise MountFailed(f"the mount over {folder} did not come up" + (f": {' '.join(said)}" if said else ""))
 
     def writes(self) -> dict[str, Any]:
         """What the study wrote and made durable through the mount so far (:meth:`~.writes.WriteLog.as_json`)."""
@@ -105,7 +169,6 @@ class StudyMount:
             self.process.wait()
         if mounted(self.folder):
             lazy_unmount(self.folder)
-        shutil.rmtree(self.home, ignore_errors=True)
 
     def __enter__(self) -> StudyMount:
         return self

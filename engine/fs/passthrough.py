@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import errno
 import functools
-import json
 import os
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -23,6 +23,7 @@ from studymon.engine.fs.points import LedgerHold
 from studymon.engine.fs.writes import WriteLog
 
 LEDGER = "/ledger.jsonl"  # the study's ledger, as the mount over OUT/study names it
+HOLD_LIMIT = 60.0  # seconds a held write waits for the console's word before it lands whole
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -54,6 +55,7 @@ class PassThrough(Operations):  # type: ignore[misc]
         self.root = root
         self.log = log
         self.hold: LedgerHold | None = None  # an after: point armed in the ledger's writes, until its write is let go
+        self.ledger_lock = threading.Lock()
 
     # --- what is there --------------------------------------------------------
     @_errno
@@ -140,15 +142,20 @@ class PassThrough(Operations):  # type: ignore[misc]
 
     @_errno
     def write(self, path: str, data: bytes, offset: int, fh: int) -> int:
-        hold = self.hold if path == LEDGER else None
-        cut = hold.cut(data) if hold is not None and hold.hit is None else None
-        if hold is None or cut is None:
+        if path != LEDGER:
             return self._land(path, data, offset, fh)
-        # The point's record: landed, and the reply held until the console has frozen the study.
-        end, record = cut
-        written = self._land(path, data[:end], offset, fh)
-        hold.held(record, caller_pid())
-        hold.wait_release()
+        # Every write of the ledger is counted under the lock arming takes, so a point armed while the study writes
+        # counts each record once: from the ledger read at arming, or here.
+        with self.ledger_lock:
+            hold = self.hold
+            cut = hold.cut(data) if hold is not None and hold.hit is None else None
+            if hold is None or cut is None:
+                return self._land(path, data, offset, fh)
+            # The point's record: landed, and the reply held until the console has frozen the study.
+            end, record = cut
+            written = self._land(path, data[:end], offset, fh)
+            hold.held(record, caller_pid())
+        hold.wait_release(HOLD_LIMIT)
         self.hold = None
         if hold.land_rest and end < len(data):
             written += self._land(path, data[end:], offset + end, fh)
@@ -159,25 +166,20 @@ class PassThrough(Operations):  # type: ignore[misc]
         self.log.wrote(path, offset, written)
         return written
 
-    def purposes(self) -> dict[str, str]:
-        """The purpose of each run the ledger beneath plans so far (what a point counted from now needs)."""
-        found: dict[str, str] = {}
-        try:
-            fd = os.open(LEDGER.lstrip("/"), os.O_RDONLY, dir_fd=self.root)
-        except FileNotFoundError:
-            return found
-        with os.fdopen(fd, "rb") as ledger:
-            for raw in ledger:
-                if b'"runPlanned"' not in raw:
-                    continue
-                try:
-                    content = json.loads(raw).get("content")
-                except (ValueError, AttributeError):
-                    continue
-                run, purpose = (content.get("run"), content.get("purpose")) if isinstance(content, dict) else (0, 0)
-                if isinstance(run, str) and isinstance(purpose, str):
-                    found.setdefault(run, purpose)
-        return found
+    def arm(self, hold: LedgerHold) -> dict[str, Any] | None:
+        """Arm ``hold`` on the ledger's writes from now, having counted what the ledger holds already; the point's
+        record if it is there already (then nothing is armed: the moment has passed)."""
+        with self.ledger_lock:
+            try:
+                fd = os.open(LEDGER.lstrip("/"), os.O_RDONLY, dir_fd=self.root)
+            except FileNotFoundError:
+                pass
+            else:
+                with os.fdopen(fd, "rb") as ledger:
+                    hold.catch_up(ledger)
+            if hold.passed is None:
+                self.hold = hold
+            return hold.passed
 
     @_errno
     def truncate(self, path: str, length: int, fh: int | None = None) -> None:

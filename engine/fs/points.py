@@ -14,9 +14,33 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 from studymon.engine.contract.killpoint import ArmedPoint, KillPoint
+
+
+def _seq_of(raw: bytes) -> int | None:
+    try:
+        record = json.loads(raw)
+    except ValueError:
+        return None
+    seq = record.get("seq") if isinstance(record, dict) else None
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) else None
+
+
+def _after_seq(data: bytes, from_seq: int) -> int:
+    """Where in ``data`` (a ledger's bytes) the lines after its last record of seq ``from_seq`` or before begin: found
+    from the end, a line at a time, so that only the records after the point's start are parsed."""
+    end = len(data)
+    if data.endswith(b"\n"):
+        end -= 1
+    while end > 0:
+        start = data.rfind(b"\n", 0, end) + 1
+        seq = _seq_of(data[start:end])
+        if seq is not None and seq <= from_seq:
+            return end + 1
+        end = start - 1
+    return 0
 
 
 @dataclass(frozen=True)
@@ -37,15 +61,33 @@ class LedgerHold:
     in :meth:`wait_release` until the console says how to go on.
     """
 
-    def __init__(self, point: KillPoint, from_seq: int, purposes: dict[str, str]) -> None:
+    def __init__(self, point: KillPoint, from_seq: int) -> None:
         self.counter = ArmedPoint(point)
         self.counter.begin(from_seq, 0.0)
-        self.purposes = dict(purposes)  # run -> purpose, of the runs planned before counting began
+        self.purposes: dict[str, str] = {}  # run -> purpose, from the runPlanned records seen
         self._partial = b""  # the start of a line whose end is still to be written
         self.hit: Hit | None = None
+        self.passed: dict[str, Any] | None = None  # the point's record, found in the ledger already when armed
         self._held = threading.Event()
         self._released = threading.Event()
         self.land_rest = False  # the console let the study go on: the rest of the held write is landed too
+        self.timed_out = False  # nobody said how to go on in time: the write was landed whole
+
+    def catch_up(self, ledger: BinaryIO) -> None:
+        """Count what the ledger holds already, as if its writes had passed here (at arming, under the file system's
+        ledger lock): the purposes of the runs planned so far, and the records after ``from_seq``.
+
+        Only the lines after the last record of ``from_seq`` or before are parsed whole; the ones before it are
+        looked at for their plans only, so arming on a long ledger costs a read of it, not a parse.
+        """
+        data = ledger.read()
+        start = _after_seq(data, self.counter.from_seq or 0)
+        for raw in data[:start].split(b"\n"):
+            if b'"runPlanned"' in raw:
+                self._count(raw)
+        found = self.cut(data[start:])
+        if found is not None:
+            self.passed = found[1]
 
     def cut(self, data: bytes) -> tuple[int, Any] | None:
         """Where in ``data`` (the ledger's next bytes) the point's record ends, and the record, once it is there."""
@@ -90,9 +132,14 @@ class LedgerHold:
 
     def release(self, land_rest: bool) -> None:
         """The console froze the study (``land_rest`` false: the reply says only the point's record was written), or
-        lets it go on (the rest of the write is landed, and the reply says all of it was)."""
+        lets it go on (the rest of the write is landed, and the reply says all of it was).  It may come before the
+        write is held (the console read the record landed before the file system said it holds it): the write then
+        does not wait."""
         self.land_rest = land_rest
         self._released.set()
 
-    def wait_release(self) -> None:
-        self._released.wait()
+    def wait_release(self, limit: float) -> None:
+        """Wait for :meth:`release` (which may have come already); after ``limit`` seconds the write goes on whole:
+        a console gone, or one that never saw the point, must not leave the study stuck."""
+        if not self._released.wait(limit):
+            self.timed_out = self.land_rest = True

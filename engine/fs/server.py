@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +23,12 @@ from studymon.engine.contract.exits import EXIT_USAGE
 from studymon.engine.contract.killpoint import BadPoint, KillPoint
 from studymon.engine.fs import control
 from studymon.engine.fs.fuse import FUSE, missing
+from studymon.engine.fs.mount import lazy_unmount
 from studymon.engine.fs.passthrough import PassThrough
 from studymon.engine.fs.points import LedgerHold
 from studymon.engine.fs.writes import WriteLog
+
+WATCH_EVERY = 0.5  # seconds between looks at the keeper and the study
 
 
 class _Served(PassThrough):
@@ -50,13 +53,62 @@ def _hold(ops: PassThrough, request: dict[str, Any]) -> dict[str, Any]:
         return {"error": "hold takes an after: point and the seq it counts from"}
     if ops.hold is not None:
         return {"error": "a point is armed already"}
-    ops.hold = LedgerHold(point, from_seq, ops.purposes())
+    passed = ops.arm(LedgerHold(point, from_seq))
+    if passed is not None:
+        return {"armed": False, "passed": passed.get("seq")}
     return {"armed": True}
 
 
-def lazy_unmount(folder: Path) -> None:
-    """Detach the mount from FOLDER now, busy or not (what is open beneath keeps working until closed)."""
-    subprocess.run(["fusermount3", "-u", "-z", str(folder)], check=False, capture_output=True)  # noqa: S607 - on PATH, as libfuse finds it
+def _disarm(ops: PassThrough) -> dict[str, Any]:
+    """The console is done with the point (missed, disarmed, or its kill seen through): a write held is let go
+    whole, an armed point no longer counts."""
+    with ops.ledger_lock:
+        hold = ops.hold
+        if hold is not None and hold.hit is None:
+            ops.hold = None
+    if hold is not None and hold.hit is not None:
+        hold.release(land_rest=True)
+    return {"armed": False}
+
+
+def _watch(owner: int, study: list[int], folder: Path) -> None:
+    """Unmount once the keeper that started this server is gone and so is the study's controller group (a keeper
+    killed leaves the study writing; its end ends the mount)."""
+    while True:
+        time.sleep(WATCH_EVERY)
+        if _alive(owner) or any(_group_alive(pid) for pid in study):
+            continue
+        lazy_unmount(folder)
+        return
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return os.path.exists(f"/proc/{pid}") and not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            raw = stat.read()
+    except OSError:
+        return True
+    return raw[raw.rfind(b")") + 2 : raw.rfind(b")") + 3] in (b"Z", b"X")
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     serve = sub.add_parser("serve", help="serve the pass-through mount over FOLDER")
     serve.add_argument("folder", type=Path)
     serve.add_argument("--control", type=Path, required=True, help="the Unix socket the owner talks on")
+    serve.add_argument("--hold", help="an after: point armed before anything is written (with --from-seq)")
+    serve.add_argument("--from-seq", type=int, default=0, help="the seq the --hold point counts from")
+    serve.add_argument("--owner", type=int, help="the keeper: once it and the study's controller are gone, unmount")
     args = parser.parse_args(argv)
     why = missing()
     if why is not None:
@@ -76,6 +131,13 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     root = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)  # before the mount hides it
     ops = _Served(root, WriteLog())
+    if args.hold is not None:
+        said = _hold(ops, {"point": args.hold, "fromSeq": args.from_seq})
+        if "error" in said:
+            sys.stderr.write(f"studymon fs: --hold {args.hold}: {said['error']}\n")
+            os.close(root)
+            return EXIT_USAGE
+    study: list[int] = []  # the controller's process group, once the keeper has said it
 
     def handle(request: dict[str, Any]) -> dict[str, Any]:
         op = request.get("op")
@@ -89,22 +151,27 @@ def main(argv: list[str] | None = None) -> int:
             hold = ops.hold
             hit = hold.wait_held(float(request.get("wait", 0))) if hold is not None else None
             return {"held": hit is not None, **(dataclasses.asdict(hit) if hit is not None else {})}
-        if op == "release":
+        if op == "release":  # the console froze the study at the point (its record may not be held yet)
             hold = ops.hold
-            if hold is None or hold.hit is None:
-                return {"error": "no write is held"}
+            if hold is None:
+                return {"error": "no point is armed"}
             hold.release(bool(request.get("landRest")))
-            return {"released": True}
+            return {"released": True, "held": hold.hit is not None}
         if op == "disarm":
-            if ops.hold is not None and ops.hold.hit is None:
-                ops.hold = None
-            return {"armed": ops.hold is not None}
+            return _disarm(ops)
+        if op == "serving":
+            pid = request.get("pid")
+            if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0:
+                study.append(pid)
+            return {"serving": study}
         if op == "unmount":
             lazy_unmount(folder)  # libfuse's loop ends once the kernel lets go
             return {"unmounting": True}
         return {"error": f"no such request: {op!r}"}
 
     listener = control.serve(args.control, handle)
+    if args.owner is not None:
+        threading.Thread(target=_watch, args=(args.owner, study, folder), name="fs-owner", daemon=True).start()
     try:
         FUSE(
             ops,

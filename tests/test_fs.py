@@ -15,14 +15,13 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from studymon.engine.fs.fuse import NO_FUSE_ENV, missing
-import time
-
 from studymon.engine.fs import control
+from studymon.engine.fs.fuse import NO_FUSE_ENV, missing
 from studymon.engine.fs.mount import StudyMount, home_of, lazy_unmount, mounted, mounted_anywhere
 from studymon.engine.fs.writes import WRITES_KEPT, WriteLog
 from tests.waits import until
@@ -217,8 +216,8 @@ def test_a_point_of_a_purpose_knows_the_runs_planned_before_it_was_armed(study: 
 
 
 def test_a_hold_is_refused_with_the_reason() -> None:
-    from studymon.engine.fs.server import _hold
     from studymon.engine.fs.passthrough import PassThrough
+    from studymon.engine.fs.server import _hold
 
     ops = PassThrough(-1, WriteLog())
     assert "error" in _hold(ops, {"point": "nowhere", "fromSeq": 0})

@@ -75,11 +75,16 @@ class ControllerStarted(StudyEvent):
     ``first_start`` is when the study's first controller started (epoch
     seconds, from ``launches.jsonl``), so that a running time counts from
     there after a resume or an attach; None when it is not known.
+    ``exact``: it writes through the study's file system, so an ``after:``
+    point is held at its record (§9.1); else ``no_mount`` says why not, and
+    its points are timed by signals.
     """
 
     pid: int
     resume: bool
     first_start: float | None = None
+    exact: bool = False
+    no_mount: str | None = None
 
 
 @dataclass(frozen=True)

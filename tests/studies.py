@@ -50,8 +50,10 @@ def broken_template(tmp: Path, fault: str, **overrides: Any) -> Path:
     return template(tmp, f"broken-{fault}.json", command=[sys.executable, str(BROKEN)], fault=fault, **overrides)
 
 
-def studymon(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200")
+def studymon(
+    *args: str, cwd: Path, timeout: float = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200", **(env or {}))
     return subprocess.run(
         [sys.executable, "-m", "studymon.tui.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
     )

@@ -175,7 +175,7 @@ def test_a_point_inside_one_write_is_held_exactly_at_its_record(study: Path) -> 
         assert hit["held"] and hit["seq"] == 4 and hit["kind"] == "decision" and hit["pid"] == writer.pid, hit
         assert _seqs(ledger) == [1, 2, 3, 4], "landed to the point's record, nothing past it"
         os.killpg(writer.pid, signal.SIGKILL)  # pending until the reply: the writer takes no step past seq 4
-        assert mount.ask("release", landRest=False) == {"released": True, "held": True}
+        assert mount.ask("release", landRest=False) == {"released": True, "held": True, "seq": 4}
         assert writer.wait(20) == -signal.SIGKILL
         assert writer.stdout is not None and writer.stdout.read() == ""
         ledger_said = mount.writes()["files"]["/ledger.jsonl"]

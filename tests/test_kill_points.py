@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from studymon.engine.contract.killpoint import SEED
+from studymon.engine.fs.fuse import NO_FUSE_ENV
 from studymon.engine.runtimes import open_runtime
 from tests.studies import FAST, REFSTUDY_TEMPLATE, ROOT, studymon
 from tests.waits import until
@@ -85,15 +86,16 @@ def test_each_mistake_passes_at_the_seed_s_point_and_fails_at_its_own(tmp_path: 
     seed = {f"s{n}{token}": fault for n, fault in enumerate(MISTAKES)}
     own = {f"o{n}{token}": fault for n, fault in enumerate(MISTAKES)}
     honest = {f"h{n}{token}": point for n, point in enumerate(HONEST_POINTS)}
-    # A study that writes each result with the record after it, in one write: a kill right after a result is missed.
-    missed = f"m{token}"
-    template = _double_template(tmp_path, backend, {**seed, **own, missed: "one-write"}, long_first_run=tuple(seed))
+    # A study that writes each result with the record after it, in one write: the study's file system holds that write
+    # at the result's end, so the point is hit exactly (without it, the point is missed: the test below).
+    one_write = f"w{token}"
+    template = _double_template(tmp_path, backend, {**seed, **own, one_write: "one-write"}, long_first_run=tuple(seed))
     args = ["run", "--headless", "--template", str(template)]
     args += [f"--kill={sid}:{SEED}" for sid in seed]
     args += [f"--kill={sid}:{MISTAKES[fault][0]}" for sid, fault in own.items()]
     args += [f"--kill={sid}:{point}" for sid, point in honest.items()]
-    args.append(f"--kill={missed}:after:runResult/diagnosis")
-    studies = [*seed, *own, *honest, missed]
+    args.append(f"--kill={one_write}:after:runResult/diagnosis")
+    studies = [*seed, *own, *honest, one_write]
     proc = studymon(*args, *[f"{sid}={sid}" for sid in studies], cwd=tmp_path, timeout=600)
     assert proc.returncode == 1, proc.stdout + proc.stderr  # the mistakes at their own points fail
     for sid, fault in seed.items():
@@ -108,7 +110,21 @@ def test_each_mistake_passes_at_the_seed_s_point_and_fails_at_its_own(tmp_path: 
         assert fired_at(tmp_path / sid) == [point], (point, sid)
         assert not_holding(tmp_path / sid) == set(), (point, checks(tmp_path / sid))
         assert ("kill 1", "killEvidence") in checks(tmp_path / sid)
-    # Missed: recorded as such, never hit elsewhere (no kill at all), and killTriggered says so.
+    # Held exactly where the result was written with the record after it.
+    assert fired_at(tmp_path / one_write) == ["after:runResult/diagnosis"]
+    assert json.loads((tmp_path / one_write / "kills" / "1" / "kill.json").read_text())["exact"] is True
+    assert not_holding(tmp_path / one_write) == set(), checks(tmp_path / one_write)
+
+
+def test_a_point_inside_one_write_is_missed_without_the_study_s_file_system(tmp_path: Path, backend: str) -> None:
+    """Without FUSE the console can only watch and signal: the result and the record after it come in one write,
+    so the point after the result is missed, said once why, recorded as such, and killTriggered is ?."""
+    missed = f"m{uuid.uuid4().hex[:6]}"
+    template = _double_template(tmp_path, backend, {missed: "one-write"})
+    proc = studymon("run", "--headless", "--template", str(template), f"--kill={missed}:after:runResult/diagnosis",
+                    f"{missed}={missed}", cwd=tmp_path, timeout=300, env={NO_FUSE_ENV: "1"})
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert proc.stdout.count("points are timed by signals and may be missed: STUDYMON_NO_FUSE is set") == 1, proc.stdout
     assert not (tmp_path / missed / "kills").exists()
     arms = [json.loads(line) for line in (tmp_path / missed / "arms.jsonl").read_text().splitlines()]
     assert [a["event"] for a in arms] == ["arm", "missed"] and arms[1]["point"] == "after:runResult/diagnosis"

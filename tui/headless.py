@@ -58,6 +58,7 @@ class StudyView:
     id: str
     state: str = "starting"
     pid: int | None = None
+    said_no_mount: bool = False  # the reason there is no study file system, said once
     armed: bool = False
     round: Any = None
     stage: str | None = None
@@ -106,6 +107,9 @@ class HeadlessView:
             line = view.state + (f" — {event.detail}" if event.detail else "")
         elif isinstance(event, ControllerStarted):
             view.pid = event.pid
+            if event.no_mount is not None and not view.said_no_mount:
+                view.said_no_mount = True  # once: every launch of the study says the same
+                line = f"points are timed by signals and may be missed: {event.no_mount}"
         elif isinstance(event, ControllerEnded):
             line = f"controller {event.pid} ended: code {event.code} signal {event.signal}"
             view.ended = f"exit {event.code}" if event.signal is None else f"killed by {event.signal}"

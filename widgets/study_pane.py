@@ -123,6 +123,7 @@ class StudyPane(Vertical):
         self.study_id = study_id
         self.clock = clock
         self.wall_clock = wall_clock
+        self._said_no_mount = False  # why the study has no file system of its own, said once
         self.header = StudyHeader(study_id, clock, id="study-header")
         self.stream = LedgerStream(max_records, refresh_interval=refresh_interval, id="ledger")
         self.containers = ContainersTable(stem(container_prefix, study_id), id="containers")
@@ -244,6 +245,9 @@ class StudyPane(Vertical):
             # The running time counts from the study's first start, also after an attach.
             self.header.set_started(self.clock() - max(0.0, self.wall_clock() - event.first_start))
         self.header.process_started()
+        if event.no_mount is not None and not self._said_no_mount:
+            self._said_no_mount = True  # once: every launch of the study says the same
+            self.note = Note(f"points are timed by signals and may be missed: {event.no_mount}", "kill")
 
     def on_controller_ended(self, message: messages.ControllerEnded) -> None:
         event = message.event

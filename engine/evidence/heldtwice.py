@@ -888,6 +888,7 @@ HELD_ONCE: tuple[Once, ...] = (
     # kills/<n>/
     Once(KILL, "groupStopped", "every process of the group was seen stopped before the last read"),
     Once(KILL, "captureError", "what failed while the controller was frozen"),
+    Once(KILL, "exact", "the study's file system held the point's write: it could not go past the point (§9.1)"),
     *(Once(s, "<name>.*", f"{_INSPECT}: the rest of it") for s in SNAPSHOTS),
     Once(LIVE, "readBack", "read back from the runtime, not received live"),
     Once(RESTARTS, "runtime", "the runtime that restarted", _RESTARTED),

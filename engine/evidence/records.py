@@ -459,6 +459,7 @@ class KillRecord:
     # The point an automatic kill fired at (contract §7), as written; a container point's event.
     point: str | None = None
     trigger_event: dict[str, Any] | None = None
+    exact: bool = False  # held by the study's file system at its record (§9.1), not timed by signals
     problems: list[str] = field(default_factory=list)
     delivery: list[str] = field(default_factory=list)
 
@@ -481,6 +482,7 @@ class KillRecord:
             "groupStopped": self.group_stopped,
             "captureError": self.capture_error,
             "point": self.point,
+            "exact": self.exact,
             "triggerSeq": self.trigger_seq,
             "triggerEvent": self.trigger_event,
             "triggerAt": self.trigger_at,

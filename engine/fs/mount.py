@@ -100,7 +100,6 @@ def _private_folder(path: Path) -> None:
             raise MountFailed(f"{part} is not a folder of this user's alone: remove it, then try again")
 
 
-
 class StudyMount:
     """The pass-through mount over one study's folder, served by its own process."""
 
@@ -111,9 +110,12 @@ class StudyMount:
         self.control = home / "control"
 
     @classmethod
-    def start(cls, folder: Path, timeout: float = START_LIMIT, hold: tuple[str, int] | None = None) -> StudyMount:
+    def start(
+        cls, folder: Path, timeout: float = START_LIMIT, hold: tuple[str, int] | None = None, owner: int | None = None
+    ) -> StudyMount:
         """Mount over ``folder`` (which exists), with ``hold`` (an ``after:`` point and the seq it counts from) armed
-        before anything is written; raise :class:`MountFailed` when it does not come up in time."""
+        before anything is written, served until told to unmount or, with ``owner`` (the keeper), until the owner and
+        the controller it names (``serving``) are gone; raise :class:`MountFailed` when it does not come up in time."""
         folder = Path(folder).resolve()
         home = home_of(folder)
         _private_folder(home)
@@ -123,11 +125,21 @@ class StudyMount:
         with contextlib.suppress(FileNotFoundError):
             (home / "control").unlink()  # a server's that was killed
         armed = ["--hold", hold[0], "--from-seq", str(hold[1])] if hold is not None else []
+        armed += ["--owner", str(owner)] if owner is not None else []
         log = open(home / "server.log", "ab")  # noqa: SIM115 - the server's, closed here once it has it
         with log:
             process = subprocess.Popen(
-                [sys.executable, "-m", "studymon", "fs", "serve", str(folder), "--control", str(home / "control"),
-                 *armed],
+                [
+                    sys.executable,
+                    "-m",
+                    "studymon",
+                    "fs",
+                    "serve",
+                    str(folder),
+                    "--control",
+                    str(home / "control"),
+                    *armed,
+                ],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -175,3 +187,18 @@ class StudyMount:
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+
+class MountLink:
+    """The console's word with the file system of a study's folder, whichever server serves it now (found by the
+    folder, so a console that attaches, or a controller started again, is reached the same way)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.control = home_of(folder) / "control"
+
+    def ask(self, op: str, timeout: float = 2.0, **fields: Any) -> dict[str, Any] | None:
+        """The server's reply; None when no server answers (the study's file system is gone, or was never there)."""
+        try:
+            return control.ask(self.control, op, timeout=timeout, **fields)
+        except (OSError, ValueError):
+            return None

@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
             if hold is None:
                 return {"error": "no point is armed"}
             hold.release(bool(request.get("landRest")))
-            return {"released": True, "held": hold.hit is not None}
+            return {"released": True, "held": hold.hit is not None, **({"seq": hold.hit.seq} if hold.hit else {})}
         if op == "disarm":
             return _disarm(ops)
         if op == "serving":
@@ -165,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
                 study.append(pid)
             return {"serving": study}
         if op == "unmount":
+            if ops.hold is not None:  # the controller is gone: a write still held is let go, cut at the point
+                ops.hold.release(land_rest=False)
             lazy_unmount(folder)  # libfuse's loop ends once the kernel lets go
             return {"unmounting": True}
         return {"error": f"no such request: {op!r}"}

@@ -32,6 +32,7 @@ from studymon.engine.contract.spec import StudySpec
 from studymon.engine.events import ArmChanged, KillStep, Problem, State, StudyEvent
 from studymon.engine.evidence.records import ArmLine
 from studymon.engine.evidence.writer import append_jsonl, read_jsonl
+from studymon.engine.fs.mount import MountLink
 from studymon.engine.io.loopcall import LoopCall
 from studymon.engine.kill import protocol as killproto
 from studymon.engine.kill.protocol import Passed
@@ -98,6 +99,8 @@ class KillDriver:
         self.windows: dict[int, killproto.Kill] = {}  # kills whose window is open
         self._task: asyncio.Task[None] | None = None
         self._closing: dict[int, asyncio.Task[None]] = {}
+        # The study's file system, where its controller has one: an after: point is armed there too, and held.
+        self.mount = MountLink(spec.folder.study)
 
     def _step(self, number: int, step: str, detail: str = "", point: KillPoint | str | None = None) -> None:
         self.host.emit(KillStep(self.spec.id, number, step, detail, time.time(), str(point) if point else None))
@@ -124,6 +127,7 @@ class KillDriver:
             if not self.points:
                 return
             self.points.clear()
+            self.mount.ask("disarm")
             append_jsonl(folder.arms, ArmLine("disarm", time.time()).to_json())
             self._announce_arming()
             return
@@ -164,6 +168,28 @@ class KillDriver:
     def _begin_counting(self) -> None:
         if self._live and self.points and not self.points[0].current:
             self.points[0].begin(self.accounts.last_seq, self.runtime.now())
+            self._hold_in_mount()
+
+    def _exact(self) -> bool:
+        """Whether the running controller writes through the study's file system (its points can be held)."""
+        controller = self.host.controller
+        return controller is not None and controller.exact and controller.ending is None
+
+    def _hold_in_mount(self) -> None:
+        """The current after: point, armed in the running controller's file system too.  Not while a kill or a
+        launch is under way: the next controller's keeper arms it (:meth:`hold_at_launch`) before it starts."""
+        if self.killing is None and not self.host.launching and self._exact():
+            hold = self.hold_at_launch()
+            if hold is not None:
+                self.mount.ask("hold", point=hold[0], fromSeq=hold[1])
+
+    def hold_at_launch(self) -> tuple[str, int] | None:
+        """The current ``after:`` point and the seq it counts from, for the file system of a controller about to
+        start (None: no such point)."""
+        entry = self.points[0] if self.points else None
+        if entry is None or entry.from_seq is None or not entry.point.on_record:
+            return None
+        return str(entry.point), entry.from_seq
 
     def _announce_arming(self) -> None:
         waiting = tuple(str(p.point) for p in self.points[1:])
@@ -172,6 +198,8 @@ class KillDriver:
     def _done_with_point(self, event: str, run: str | None, kill: int | None = None, detail: str | None = None) -> None:
         """The current point fired (``event`` "fired") or was missed: say so; the next point counts from now."""
         entry = self.points.pop(0)
+        if event != "fired":  # a held write is let go whole; a fired one was released, cut, by its kill
+            self.mount.ask("disarm")
         line = ArmLine(event, time.time(), kill=kill, run=run, detail=detail, point=str(entry.point))
         line = dataclasses.replace(line, from_seq=entry.from_seq)
         append_jsonl(self.spec.folder.arms, line.to_json())
@@ -354,8 +382,14 @@ class KillDriver:
             point=str(self.point) if trigger == "auto" and self.point else None,
             trigger_event=event,
         )
+        exact = trigger == "auto" and self._exact()
         if not kill.freeze(seen):
             return False
+        if exact and record is not None:
+            # Frozen: the write held at the point's record may return now (cut there); the thread that made it
+            # stops on its way back, with every other thread of the group.
+            said = self.mount.ask("release", landRest=False) or {}
+            kill.exact = said.get("released") is True and said.get("seq", record.seq) == record.seq
         self.reads.freeze()
         self.killing = kill
         if kill.controller is not None:

@@ -151,6 +151,7 @@ class Kill:
     point: str | None = None  # the point an automatic kill fires at
     trigger_event: dict[str, Any] | None = None  # a container point's event
     missed: str | None = None  # why the point's moment had passed under the freeze (the kill was not made)
+    exact: bool = False  # the study's file system held the point's write: it could not go past it (§9.1)
     _work: asyncio.Future[dict[str, Any]] | None = field(default=None, repr=False)
     _waiting: list[RunAccount] = field(default_factory=list, repr=False)  # runs planned, not started, at the kill
     _kill_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -331,6 +332,7 @@ class Kill:
             kill_returned=self.kill_returned,
             point=self.point,
             trigger_event=self.trigger_event,
+            exact=self.exact,
         ).to_json()
 
     async def capture(self, read_ledger: Callable[[], None], ledger: Path) -> None:

@@ -103,6 +103,9 @@ class Controller:
         # syscall, and it can never point at a recycled pid.
         self._pidfd = -1
         self.not_stopped = ""  # why the last group_stopped() said no: for the record of a kill
+        # Whether its keeper gave it the study's file system (points held exactly, §9.1); if not, why not.
+        self.exact = False
+        self.no_mount: str | None = None
         if hasattr(os, "pidfd_open") and self._start_time_matches():
             try:
                 self._pidfd = os.pidfd_open(pid)
@@ -112,12 +115,20 @@ class Controller:
     # --- launching ---------------------------------------------------------
     @classmethod
     async def launch(
-        cls, argv: list[str], out: Path, env: dict[str, str], resume: bool, keep_fds: tuple[int, ...] = ()
+        cls,
+        argv: list[str],
+        out: Path,
+        env: dict[str, str],
+        resume: bool,
+        keep_fds: tuple[int, ...] = (),
+        hold: tuple[str, int] | None = None,
     ) -> Controller:
         """Start ``argv`` through a keeper (:mod:`studymon.engine.launch.keeper`), which writes ``launches.jsonl``.
 
         ``keep_fds`` are inherited by the keeper and held open for its life
         (the study's lock); the controller it starts does not get them.
+        ``hold`` (an ``after:`` point, the seq it counts from) is armed in the
+        study's file system before the controller writes anything.
         """
         log = os.open(EvidenceFolder(out).log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
@@ -126,6 +137,7 @@ class Controller:
                 *_KEEPER,
                 str(out),
                 "1" if resume else "0",
+                *(("--hold", hold[0], str(hold[1])) if hold is not None else ()),
                 "--",
                 *argv,
                 cwd=str(out),
@@ -148,7 +160,11 @@ class Controller:
             status = await keeper.wait()
             error = info.get("error") or _keeper_failure(EvidenceFolder(out).log, status)
             raise LaunchError(f"cannot start the controller {argv[0]}: {error}")
-        return cls(info["pid"], info.get("startTime") or time.time(), out, keeper)
+        controller = cls(info["pid"], info.get("startTime") or time.time(), out, keeper)
+        controller.exact = info.get("exact") is True
+        no_mount = info.get("noMount")
+        controller.no_mount = no_mount if isinstance(no_mount, str) else None
+        return controller
 
     @classmethod
     def attach(cls, pid: int, start_time: float, out: Path) -> Controller | None:

@@ -372,10 +372,21 @@ class StudySession:
         lock = self._hold_lock()
         self.launching = True
         try:
-            self.controller = await Controller.launch(argv, self.spec.out, env, resume, keep_fds=(lock.fileno(),))
+            self.controller = await Controller.launch(
+                argv, self.spec.out, env, resume, keep_fds=(lock.fileno(),), hold=self.kills.hold_at_launch()
+            )
         finally:
             self.launching = False
-        self.emit(ControllerStarted(self.spec.id, self.controller.pid, resume, first_start(self.spec.out)))
+        self.emit(
+            ControllerStarted(
+                self.spec.id,
+                self.controller.pid,
+                resume,
+                first_start(self.spec.out),
+                self.controller.exact,
+                self.controller.no_mount,
+            )
+        )
         self._report_end(self.controller)
         self.set_state(State.RESUMING if resume else State.RUNNING, f"pid {self.controller.pid}")
         self.pump.watch_folders()

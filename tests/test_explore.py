@@ -23,6 +23,7 @@ from studymon.engine.explore.campaign import (
     to_resume,
 )
 from studymon.engine.explore.explorer import plan_trials
+from studymon.engine.fs.fuse import NO_FUSE_ENV
 from studymon.engine.explore.trial import unpack
 from studymon.tui.explore_view import CampaignProgress
 from tests.studies import jsonl, studymon
@@ -233,15 +234,16 @@ def test_a_campaign_on_a_local_cluster_holds_where_the_study_does_and_finds_a_re
 def test_a_point_no_kill_can_land_at_is_tried_again_up_to_the_limit_and_its_class_listed_missed(
     tmp_path: Path,
 ) -> None:
-    """The double that writes each result in one write with the record after it: no reader ever sees the ledger
-    end at a result, so every ``after:runResult`` candidate is missed.  Each such class is tried at its next
-    candidates up to the limit (or as many as it has), its row says missed, and the campaign, where nothing
-    failed and nothing was lost, exits 0; every other class holds."""
+    """Without the study's file system (no FUSE, forced here), the double that writes each result in one write with
+    the record after it: no reader ever sees the ledger end at a result, so every ``after:runResult`` candidate is
+    missed.  Each such class is tried at its next candidates up to the limit (or as many as it has), its row says
+    missed, and the campaign, where nothing failed and nothing was lost, exits 0; every other class holds.  (With
+    the file system those points are held exactly: tests/test_explore_acceptance.py.)"""
     from studymon.engine.explore.explorer import MISSED_TRIES
 
     template = _double(tmp_path, "one-write")
     proc = studymon("explore", "--headless", "--template", str(template), "--workers", "2", "ow=camp",
-                    cwd=tmp_path, timeout=900)
+                    cwd=tmp_path, timeout=900, env={NO_FUSE_ENV: "1"})
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     body = json.loads((tmp_path / "camp" / "campaign.json").read_text())
     rows = body["matrix"]["rows"]

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from studymon.engine.fs.fuse import FuseOSError, Operations, caller_pid
-from studymon.engine.fs.points import LedgerHold
+from studymon.engine.fs.points import LedgerHold, killed
 from studymon.engine.fs.writes import WriteLog
 
 LEDGER = "/ledger.jsonl"  # the study's ledger, as the mount over OUT/study names it
@@ -154,8 +154,9 @@ class PassThrough(Operations):  # type: ignore[misc]
             # The point's record: landed, and the reply held until the console has frozen the study.
             end, record = cut
             written = self._land(path, data[:end], offset, fh)
-            hold.held(record, caller_pid())
-        hold.wait_release(HOLD_LIMIT)
+            writer = caller_pid()
+            hold.held(record, writer)
+        hold.wait_release(HOLD_LIMIT, lambda: killed(writer))
         self.hold = None
         if hold.land_rest and end < len(data):
             written += self._land(path, data[end:], offset + end, fh)

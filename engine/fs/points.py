@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -41,6 +43,9 @@ def _after_seq(data: bytes, from_seq: int) -> int:
             return end + 1
         end = start - 1
     return 0
+
+
+DYING_POLL = 0.05  # seconds between looks at a held writer's pending signals
 
 
 @dataclass(frozen=True)
@@ -138,8 +143,29 @@ class LedgerHold:
         self.land_rest = land_rest
         self._released.set()
 
-    def wait_release(self, limit: float) -> None:
-        """Wait for :meth:`release` (which may have come already); after ``limit`` seconds the write goes on whole:
-        a console gone, or one that never saw the point, must not leave the study stuck."""
-        if not self._released.wait(limit):
-            self.timed_out = self.land_rest = True
+    def wait_release(self, limit: float, dying: Callable[[], bool] = lambda: False) -> None:
+        """Wait for :meth:`release` (which may have come already).  A writer that is being killed cannot die while
+        its write is held (the kernel waits for the reply whatever the signal), so ``dying`` is asked as it waits:
+        then the write returns cut at the point.  After ``limit`` seconds the write goes on whole: a console gone,
+        or one that never saw the point, must not leave the study stuck."""
+        deadline = time.monotonic() + limit
+        while not self._released.wait(DYING_POLL):
+            if dying():
+                self.release(land_rest=False)
+                return
+            if time.monotonic() >= deadline:
+                self.timed_out = self.land_rest = True
+                return
+
+def killed(tid: int) -> bool:
+    """Whether thread ``tid`` has SIGKILL pending.  A thread held in its write cannot leave it (the kernel waits for
+    the reply whatever the signal): one not found is none of ours (a call made outside the file system's loop)."""
+    try:
+        with open(f"/proc/{tid}/status", "rb") as status:
+            text = status.read()
+    except OSError:
+        return False
+    for line in text.splitlines():
+        if line.startswith((b"SigPnd:", b"ShdPnd:")) and int(line.split()[1], 16) & (1 << (9 - 1)):
+            return True
+    return False

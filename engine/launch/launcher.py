@@ -304,6 +304,8 @@ class Controller:
         try:
             if self._proc is not None:
                 await self._proc.wait()
+                if self.is_same_process():  # its keeper died before it: watch the controller itself
+                    await self._wait_foreign()
             else:
                 await self._wait_foreign()
         except asyncio.CancelledError:

@@ -495,3 +495,19 @@ def test_fs_append_quick_prints_what_its_samples_give(tmp_path: Path) -> None:
     from studymon.engine.fs.mount import mounted
 
     assert not mounted(kept / "mounted")
+
+
+def test_exact_point_quick_shows_both_paths_and_their_ratio(tmp_path: Path) -> None:
+    """Three kills at the seed's point held by the study's file system and three timed by signals (the bench itself
+    fails when a kill.json says otherwise): every row is what its samples give, and so is the ratio."""
+    out = run_bench("exact_point.py", "--quick", "--json", str(tmp_path / "ep.json"), timeout=300)
+    samples = json.loads((tmp_path / "ep.json").read_text())["samples"]
+    for key in ("exact.frozen", "exact.killed", "signals.frozen", "signals.killed"):
+        values = samples[key]
+        assert len(values) == 3 and all(0 < v < 10_000 for v in values), (key, values)
+        shown = row(out, rf"^  {re.escape(key)}\s+p50\s+({N})\s+p99\s+({N})\s+max\s+({N})\s+n (\d+)$")
+        assert shown[3] == 3, out
+        assert_shown(shown[:3], [percentile(values, 50), percentile(values, 99), max(values)], 3, key)
+    ratio = row(out, rf"^  frozen, exact over signals: p50 ({N})x, p99 ({N})x$")
+    e, g = samples["exact.frozen"], samples["signals.frozen"]
+    assert_shown(ratio, [percentile(e, 50) / percentile(g, 50), percentile(e, 99) / percentile(g, 99)], 2, "ratio")

@@ -83,6 +83,7 @@ STRIKE_WAIT = 0.002
 # other core; handed over, the kill waits behind whatever the loop does next (a frame of
 # the console, 10-16 ms, was measured), so a few checks here are cheaper than that.
 STOP_WAIT = 0.003
+STOP_WAIT_EXACT = 0.02  # a held write's thread stops after a round trip to the study's file system
 STOP_POLL = 0.0001
 # How long the killed group may take to be gone before the resume is refused.
 GROUP_GONE_LIMIT = 30.0
@@ -172,7 +173,8 @@ class Kill:
     # --- 2. strike ------------------------------------------------------------
     def decide_now(self, read_ledger: Callable[[], None], accounts: Accounts, passed: Passed | None) -> bool | None:
         """The strike's fast path, in the wake-up that froze: None unless the group is stopped within
-        ``STOP_WAIT``.
+        ``STOP_WAIT`` (``STOP_WAIT_EXACT`` when the point's write was held: its thread stops once the file system's
+        reply to the release has reached it).
 
         Usually it is at once: then the ledger is read to its end, the targets taken
         and the inspect-then-SIGKILL thread started before this wake-up
@@ -181,7 +183,7 @@ class Kill:
         assert self.controller is not None
         self.stopped_confirmed = self.controller.group_stopped()
         if not self.stopped_confirmed:
-            waited_until = time.monotonic() + STOP_WAIT
+            waited_until = time.monotonic() + (STOP_WAIT_EXACT if self.exact else STOP_WAIT)
             while not self.stopped_confirmed and time.monotonic() < waited_until:
                 time.sleep(STOP_POLL)  # lets go of the GIL: other threads run meanwhile
                 self.stopped_confirmed = self.controller.group_stopped()

@@ -196,8 +196,8 @@ def test_sigterm_stops_gracefully_and_says_sigterm(tmp_path: Path) -> None:
 
 
 # Holds a keeper (and only a keeper) inside the launch until the test lets it go: at its start,
-# before the controller exists, or right after it has started the controller, before the console
-# knows its pid.  Python imports ``sitecustomize`` from the console's PYTHONPATH in every process.
+# before the controller exists, or right after it has started the controller (not any other process,
+# such as the server of the study's file system), before the console knows its pid.  Python imports ``sitecustomize`` from the console's PYTHONPATH in every process.
 HOLD = """
 import os
 def _hold():
@@ -213,7 +213,8 @@ elif _keeper:
     class _Held(subprocess.Popen):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
-            _hold()
+            if "--dir" in list(args[0] if args else kwargs.get("args", ())):  # the controller's (§1), no other's
+                _hold()
     subprocess.Popen = _Held
 """
 

@@ -33,6 +33,7 @@ _FACE: dict[str, tuple[str, str]] = {
         n: ("contract.exits", n) for n in ("EXIT_FAIL", "EXIT_OK", "EXIT_UNKNOWN", "EXIT_USAGE", "exit_status", "worst")
     },
     "EvidenceFolder": ("contract.folder", "EvidenceFolder"),
+    "file_system_missing": ("fs.fuse", "missing"),
     **{n: ("contract.killpoint", n) for n in ("BadPoint", "GRAMMAR", "KillPoint", "SEED", "parse_kill_option")},
     "Record": ("contract.ledger", "Record"),
     **{n: ("contract.rules", n) for n in ("KINDS", "stem")},
@@ -145,6 +146,7 @@ __all__ = [
     "container_prefix",
     "create_fresh",
     "exit_status",
+    "file_system_missing",
     "free_text",
     "fs_main",
     "is_campaign",
@@ -213,6 +215,7 @@ if TYPE_CHECKING:
     )
     from studymon.engine.explore.explorer import ExploreFailed, ExploreOptions, Explorer
     from studymon.engine.explore.follow import FolderFollower
+    from studymon.engine.fs.fuse import missing as file_system_missing
     from studymon.engine.fs.server import main as fs_main
     from studymon.engine.io.clock import parse_rfc3339, utc_epoch
     from studymon.engine.io.pace import Pace

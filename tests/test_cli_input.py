@@ -220,3 +220,14 @@ def test_a_kill_point_that_does_not_parse_is_refused_with_the_grammar(
     proc = studymon("run", "--headless", "--kill", value, "a=a", cwd=tmp_path)
     assert_refused(proc, *words)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_power_point_without_the_study_s_file_system_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    """Only the study's file system knows what was made durable: without it (no FUSE, forced here) a power: point
+    is refused in one line naming why, exit 2, and nothing is written."""
+    before = tree_digest(tmp_path)
+    proc = studymon("run", "--headless", "--kill", "alpha:power:after:charge@torn", "alpha=alpha", cwd=tmp_path,
+                    env={"STUDYMON_NO_FUSE": "1"})
+    assert_refused(proc, "alpha:power:after:charge@torn", "a power loss needs the study's file system",
+                   "STUDYMON_NO_FUSE is set")
+    assert tree_digest(tmp_path) == before and not (tmp_path / "alpha").exists()

@@ -21,6 +21,10 @@ from studymon.engine.contract.rules import KINDS, RUN_KINDS
         ("container:die/diagnosis", KillPoint("container", "die", "diagnosis", 1)),
         ("container:create#12", KillPoint("container", "create", None, 12)),
         ("container:start/my-purpose.v2", KillPoint("container", "start", "my-purpose.v2", 1)),
+        ("power:after:charge", KillPoint("after", "charge", None, 1, "synced")),
+        ("power:after:runStarted/diagnosis#2@synced+3", KillPoint("after", "runStarted", "diagnosis", 2, "synced+3")),
+        ("power:after:runResult@torn", KillPoint("after", "runResult", None, 1, "torn")),
+        ("power:container:die/diagnosis@zeros", KillPoint("container", "die", "diagnosis", 1, "zeros")),
     ],
 )
 def test_points_parse_and_read_back(text: str, point: KillPoint) -> None:
@@ -55,6 +59,12 @@ def test_the_seed_s_point_is_the_first_diagnosis_start() -> None:
         ("after:charge#", "# is not a count from 1"),
         ("after:charge#1000001", "is not a count from 1 to 1000000"),
         ("after:charge#٣", "is not a count from 1"),
+        ("power:after:charge@", "'' is not a crash state"),
+        ("power:after:charge@synced+0", "'synced+0' is not a crash state"),
+        ("power:after:charge@lost", "'lost' is not a crash state"),
+        ("power:power:after:charge", "one power: is enough"),
+        ("power:before:charge", "after power:, "),
+        ("after:charge@torn", "is not a kill point"),
         ("after:charge#1#2", "is not a kill point"),
         ("after:charge/diagnosis/x", "is not a purpose"),
         ("after:runStarted\n", "is not a kill point"),
@@ -140,3 +150,11 @@ def test_the_first_occurrence_may_be_written_out_and_a_moment_at_the_very_start_
     armed = ArmedPoint(KillPoint.parse("container:start"))
     armed.begin(from_seq=0, from_time=1000.0)
     assert armed.count("start", None, at=1000.0), "an event at the very time the point became current is its"
+
+
+def test_a_power_point_is_a_power_loss_and_its_default_state_reads_back_without_it() -> None:
+    point = KillPoint.parse("power:after:charge@synced")
+    assert point.power and point.on_record and point.state == "synced"
+    assert str(point) == "power:after:charge" and KillPoint.parse(str(point)) == point
+    assert not KillPoint.parse("after:charge").power
+    assert KillPoint.parse("power:after:charge") != KillPoint.parse("after:charge"), "a power loss is not a kill"

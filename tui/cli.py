@@ -60,6 +60,7 @@ from studymon.engine import (
     container_prefix,
     create_fresh,
     exit_status,
+    file_system_missing,
     json_text,
     load_template,
     parse_kill_option,
@@ -310,11 +311,24 @@ def _command(args: argparse.Namespace, console: Console, err: Console) -> int:
 
 
 def _kill_option(value: str) -> tuple[str, KillPoint]:
-    """``--kill ID:POINT``; a point that does not parse is refused by argparse with the grammar (exit 2)."""
+    """``--kill ID:POINT``; a point that does not parse is refused by argparse with the grammar (exit 2), and so is a
+    power loss where it cannot be made."""
     try:
-        return parse_kill_option(value)
+        study, point = parse_kill_option(value)
     except BadPoint as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+    if point.power:
+        why = file_system_missing()
+        if why is not None:
+            raise argparse.ArgumentTypeError(
+                f"--kill {value!r}: a power loss needs the study's file system (only it knows what the study made "
+                f"durable), and this machine cannot serve one: {why}; kill at {point.source}:... without power:"
+            )
+        raise argparse.ArgumentTypeError(
+            f"--kill {value!r}: this version of studymon cannot make a power loss yet; kill at the same point "
+            "without power:"
+        )
+    return study, point
 
 
 def armed_points(kills: list[tuple[str, KillPoint]]) -> dict[str, list[KillPoint]]:

@@ -9,6 +9,10 @@ Two sources of moments:
   ``create``, ``start`` or ``die`` event of a container of the study (of a
   run with that purpose).
 
+Either may be a power loss instead of a kill (contract §9.3):
+``power:after:...[@STATE]``, ``power:container:...[@STATE]``, where ``STATE``
+is ``synced`` (the default), ``synced+K``, ``torn`` or ``zeros``.
+
 ``N`` counts from 1 and defaults to 1.  The seed's point, the first
 diagnosis run's start, is ``after:runStarted/diagnosis``.  A point is parsed
 once, here; a text that is not one is refused with the grammar
@@ -24,6 +28,10 @@ from studymon.engine.contract.rules import KINDS, RUN_KINDS
 
 AFTER = "after"
 CONTAINER = "container"
+POWER = "power"
+# The crash states a power loss leaves the study's files in (§9.3); synced+K keeps K records written since.
+_STATE = re.compile(r"synced(?:\+[1-9][0-9]{0,5})?|torn|zeros")
+DEFAULT_STATE = "synced"
 # The container actions a point can name: the ones every runtime reports for a run's container.
 ACTIONS = ("create", "start", "die")
 # Written in a point as it is in the ledger's runPlanned.purpose: letters, digits, '_', '.', '-'.
@@ -39,7 +47,8 @@ GRAMMAR = (
     + ", ".join(k for k in KINDS if k in RUN_KINDS)
     + "); ACTION is one of "
     + ", ".join(ACTIONS)
-    + "; N counts from 1"
+    + "; N counts from 1; power:POINT[@STATE] is a power loss there instead of a kill, STATE one of synced "
+    "(the default), synced+K, torn, zeros"
 )
 
 
@@ -55,11 +64,20 @@ class KillPoint:
     what: str  # the record's kind, or the container's action
     purpose: str | None = None
     nth: int = 1
+    state: str | None = None  # a power loss's crash state (§9.3); None: a kill
 
     def __str__(self) -> str:
         purpose = f"/{self.purpose}" if self.purpose is not None else ""
         nth = f"#{self.nth}" if self.nth != 1 else ""
-        return f"{self.source}:{self.what}{purpose}{nth}"
+        text = f"{self.source}:{self.what}{purpose}{nth}"
+        if self.state is None:
+            return text
+        return f"{POWER}:{text}" + (f"@{self.state}" if self.state != DEFAULT_STATE else "")
+
+    @property
+    def power(self) -> bool:
+        """Whether the point is a power loss (the study's files lose what was not durable), not a kill."""
+        return self.state is not None
 
     @property
     def on_record(self) -> bool:
@@ -73,6 +91,17 @@ class KillPoint:
     @classmethod
     def parse(cls, text: str) -> KillPoint:
         """The point ``text`` names; :class:`BadPoint` saying why when it names none."""
+        if text.startswith(f"{POWER}:"):
+            where, at, state = text[len(POWER) + 1 :].partition("@")
+            if at and not _STATE.fullmatch(state):
+                raise BadPoint(f"{text!r}: {state!r} is not a crash state (synced, synced+K, torn, zeros): {GRAMMAR}")
+            if where.startswith(f"{POWER}:"):
+                raise BadPoint(f"{text!r}: one power: is enough: {GRAMMAR}")
+            try:
+                point = cls.parse(where)
+            except BadPoint as exc:
+                raise BadPoint(f"{text!r}: after {POWER}:, {exc}") from None
+            return cls(point.source, point.what, point.purpose, point.nth, state if at else DEFAULT_STATE)
         m = _POINT.fullmatch(text)
         if m is None:
             raise BadPoint(f"{text!r} is not a kill point: {GRAMMAR}")

@@ -127,8 +127,19 @@ def test_the_writes_kept_since_a_fsync_are_bounded() -> None:
     log.renamed("/ledger.jsonl", "/old.jsonl")
     log.folder_synced("/")
     assert log.as_json() == {"files": {"/old.jsonl": {"size": (WRITES_KEPT + 10) * 10, "synced": (WRITES_KEPT + 10) * 10,
-                                                       "fsyncs": 1, "writesSinceSync": 0, "writes": []}},
+                                                       "base": 0, "fsyncs": 1, "writesSinceSync": 0, "writes": []}},
                              "unsyncedNames": []}
+
+
+def test_a_file_first_written_through_the_mount_keeps_what_it_held_before_as_durable(study: Path) -> None:
+    """A ledger the study wrote before this mount (a resumed study's): its size then is its durable base."""
+    (study / "ledger.jsonl").write_bytes(b"x" * 100)
+    with StudyMount.start(study) as mount:
+        fd = os.open(study / "ledger.jsonl", os.O_WRONLY | os.O_APPEND)
+        os.write(fd, b"y" * 10)
+        os.close(fd)
+        ledger = mount.writes()["files"]["/ledger.jsonl"]
+    assert (ledger["base"], ledger["size"], ledger["synced"], ledger["writes"]) == (100, 110, None, [[100, 10]])
 
 
 # --- an after: point held in the ledger's writes (§9.1) --------------------------------------------------

@@ -163,8 +163,9 @@ class PassThrough(Operations):  # type: ignore[misc]
         return written
 
     def _land(self, path: str, data: bytes, offset: int, fh: int) -> int:
+        before = os.fstat(fh).st_size if not self.log.knows(path) else None
         written = os.pwrite(fh, data, offset)
-        self.log.wrote(path, offset, written)
+        self.log.wrote(path, offset, written, (lambda: before) if before is not None else None)
         return written
 
     def arm(self, hold: LedgerHold) -> dict[str, Any] | None:

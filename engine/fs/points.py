@@ -157,6 +157,7 @@ class LedgerHold:
                 self.timed_out = self.land_rest = True
                 return
 
+
 def killed(tid: int) -> bool:
     """Whether thread ``tid`` has SIGKILL pending.  A thread held in its write cannot leave it (the kernel waits for
     the reply whatever the signal): one not found is none of ours (a call made outside the file system's loop)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +26,7 @@ class FileWrites:
 
     size: int = 0  # how far its writes reached (a truncate sets it)
     synced: int | None = None  # its size at its last fsync (None: never fsynced through the mount)
+    base: int = 0  # its size when the mount first saw it written (0: made through the mount): durable before
     writes: collections.deque[tuple[int, int]] = field(default_factory=lambda: collections.deque(maxlen=WRITES_KEPT))
     writes_since_sync: int = 0  # how many writes since the last fsync (the deque keeps the newest)
     fsyncs: int = 0
@@ -33,6 +35,7 @@ class FileWrites:
         return {
             "size": self.size,
             "synced": self.synced,
+            "base": self.base,
             "fsyncs": self.fsyncs,
             "writesSinceSync": self.writes_since_sync,
             "writes": [list(w) for w in self.writes],
@@ -51,13 +54,22 @@ class WriteLog:
     def _file(self, path: str) -> FileWrites:
         return self._files.setdefault(path, FileWrites())
 
+    def knows(self, path: str) -> bool:
+        """Whether the file was made or written through the mount already."""
+        with self._lock:
+            return path in self._files
+
     def made(self, path: str) -> None:
         with self._lock:
             self._files[path] = FileWrites()
             self._unsynced_names.add(path)
 
-    def wrote(self, path: str, offset: int, length: int) -> None:
+    def wrote(self, path: str, offset: int, length: int, size_before: Callable[[], int] | None = None) -> None:
+        """``length`` bytes written at ``offset``; ``size_before`` gives the file's size before this write, asked only
+        of a file this log has not seen yet (what it held then was there before the mount: durable)."""
         with self._lock:
+            if path not in self._files and size_before is not None:
+                self._files[path] = FileWrites(size=size_before(), base=size_before())
             f = self._file(path)
             f.writes.append((offset, length))
             f.writes_since_sync += 1

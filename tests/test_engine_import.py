@@ -392,3 +392,20 @@ def test_the_kill_driver_never_names_the_pump() -> None:
         if "pump" in name.lower()
     ]
     assert named == []
+
+
+def test_every_package_of_the_tree_is_installed() -> None:
+    """``pip install .`` installs the packages pyproject.toml lists, no others: a room left out installs a studymon
+    that cannot start (the quick start would fail in a fresh virtual environment)."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(config["packages"])
+    found = set()
+    for name, folder in config["package-dir"].items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            if "__pycache__" in init.parts:
+                continue
+            rel = init.parent.relative_to(ROOT / folder).parts
+            found.add(".".join((name, *rel)))
+    assert found - listed == set(), "add these to [tool.setuptools] packages in pyproject.toml"

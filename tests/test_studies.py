@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from studymon.engine.fs.fuse import NO_FUSE_ENV
 from tests.studies import (
     assert_evidence_complete,
     broken_template,
@@ -89,15 +90,32 @@ def test_broken_study_fails_exactly_its_check(tmp_path: Path, fault: str, broken
 
 
 def test_a_study_whose_point_cannot_be_hit_is_not_tested_there(tmp_path: Path) -> None:
-    """The first diagnosis run's runStarted and runResult in one write: the point is missed, never hit elsewhere.
-    Nothing was tested there (v4 §6.6): killTriggered is ?, never ✗, and the run exits 3."""
+    """Without the study's file system (no FUSE, forced here), the first diagnosis run's runStarted and runResult in
+    one write: the point is missed, never hit elsewhere.  Nothing was tested there (v4 §6.6): killTriggered is ?,
+    never ✗, and the run exits 3."""
     t = broken_template(tmp_path, "instant", backend="process")
-    proc = studymon("run", "--headless", "--template", str(t), "--kill-after-first-diagnosis-start", "x", "x=x", cwd=tmp_path)
+    proc = studymon("run", "--headless", "--template", str(t), "--kill-after-first-diagnosis-start", "x", "x=x",
+                    cwd=tmp_path, env={NO_FUSE_ENV: "1"})
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert failing(tmp_path / "x") == {"killTriggered"}
     report = json.loads((tmp_path / "x" / "report.json").read_text())
     triggered = next(c for c in report["checks"] if c["name"] == "killTriggered")
     assert triggered["ok"] is None and "not tested" in triggered["detail"]
+
+
+def test_the_same_point_is_hit_exactly_through_the_study_s_file_system(tmp_path: Path) -> None:
+    """With it, the write of the two records is held at the end of runStarted: the point is hit, and the study,
+    sound but for its pace, holds at it."""
+    t = broken_template(tmp_path, "instant", backend="process")
+    proc = studymon("run", "--headless", "--template", str(t), "--kill-after-first-diagnosis-start", "x", "x=x",
+                    cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    kill = json.loads((tmp_path / "x" / "kills" / "1" / "kill.json").read_text())
+    assert kill["exact"] is True and kill["point"] == "after:runStarted/diagnosis"
+    ledger = [json.loads(x) for x in (tmp_path / "x" / "study" / "ledger.jsonl").read_text().splitlines()]
+    at_kill = json.loads((tmp_path / "x" / "kills" / "1" / "ledger-at-kill.json").read_text())
+    assert at_kill[-1]["kind"] == "runStarted" and at_kill[-1]["seq"] == kill["triggerSeq"], "nothing past the point"
+    assert failing(tmp_path / "x") == set() and ledger[-1]["kind"] == "halt"
 
 
 def test_service_error_then_resume(tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ def _launches(out: Path) -> list[dict[str, object]]:
     return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
 
 
-def _server_pids(study: Path) -> list[int]:
+def server_pids(study: Path) -> list[int]:
     """The processes serving ``study``'s mount, found by their command line."""
     found = []
     for entry in os.scandir("/proc"):
@@ -60,7 +60,7 @@ def _whole_ledger(study: Path) -> list[dict[str, object]]:
 
 
 def _no_mount_left(study: Path) -> None:
-    until(lambda: not _server_pids(study) and not mounted_anywhere(study), 30, "the mount to go with the study")
+    until(lambda: not server_pids(study) and not mounted_anywhere(study), 30, "the mount to go with the study")
 
 
 def _started(out: Path) -> dict[str, object]:
@@ -89,7 +89,7 @@ def test_a_console_killed_mid_study_leaves_the_study_writing_and_no_mount_after_
     out = tmp_path / "s"
     console = _console(tmp_path, out, budget=60, diagnosisSeconds=2)
     start = _started(out)
-    assert _server_pids(out / "study"), "the study writes through its file system"
+    assert server_pids(out / "study"), "the study writes through its file system"
     assert not mounted(out / "study"), "the mount is the study's alone: the machine's own mounts never show it"
     assert mounted_anywhere(out / "study"), "it is there, in the study's mount namespace"
     os.killpg(console.pid, signal.SIGKILL)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from studymon.engine.fs.fuse import NO_FUSE_ENV
+from studymon.engine.fs.mount import mounted_anywhere
 from tests.studies import (
     assert_evidence_complete,
     broken_template,
@@ -20,6 +21,8 @@ from tests.studies import (
     template,
     verdicts,
 )
+from tests.test_fs_crashes import server_pids
+from tests.waits import until
 
 pytestmark = pytest.mark.slow
 
@@ -116,6 +119,9 @@ def test_the_same_point_is_hit_exactly_through_the_study_s_file_system(tmp_path:
     at_kill = json.loads((tmp_path / "x" / "kills" / "1" / "ledger-at-kill.json").read_text())
     assert at_kill[-1]["kind"] == "runStarted" and at_kill[-1]["seq"] == kill["triggerSeq"], "nothing past the point"
     assert failing(tmp_path / "x") == set() and ledger[-1]["kind"] == "halt"
+    # Each controller's mount ended with it: none is left in any mount namespace, nor a server of it.
+    study = tmp_path / "x" / "study"
+    until(lambda: not mounted_anywhere(study) and not server_pids(study), 15, "no mount left")
 
 
 def test_service_error_then_resume(tmp_path: Path) -> None:

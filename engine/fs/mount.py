@@ -168,12 +168,16 @@ class StudyMount:
         """One request to the server (``hold``, ``held``, ``release``, ``disarm``: see :mod:`.server`)."""
         return control.ask(self.control, op, timeout=timeout, **fields)
 
-    def close(self, timeout: float = END_LIMIT) -> None:
-        """Unmount and let the server end; a server that does not is killed, and the mount detached regardless."""
+    def close(self, timeout: float = END_LIMIT, wait: bool = True) -> None:
+        """Unmount and let the server end; a server that does not is killed, and the mount detached regardless.
+        With ``wait`` false (the keeper, whose end the console waits for) the server is told and left to end by
+        itself: it also ends once its owner and the controller are gone."""
         try:
             control.ask(self.control, "unmount", timeout=2.0)
         except (OSError, ValueError):
             lazy_unmount(self.folder)
+        if not wait:
+            return
         try:
             self.process.wait(timeout)
         except subprocess.TimeoutExpired:

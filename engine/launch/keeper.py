@@ -145,7 +145,7 @@ def main(argv: list[str]) -> int:
     code, sig = (None, signal.Signals(-rc).name) if rc < 0 else (rc, None)
     append_jsonl(EvidenceFolder(out).launches, LaunchEnd(proc.pid, time.time(), code, sig).to_json())
     if mount is not None:
-        mount.close()
+        mount.close(wait=False)  # the console waits for this keeper's end: the server ends by itself
     return 0
 
 

@@ -52,7 +52,15 @@ from studymon.engine.runtimes import (
     resolve_backend,
 )
 from studymon.refstudy.image import IMAGE, ImageError, build_image
-from studymon.refstudy.ledger import LEDGER_NAME, Content, Journal, Ledger, LedgerError, read_ledger
+from studymon.refstudy.ledger import (
+    LEDGER_NAME,
+    Content,
+    Journal,
+    Ledger,
+    LedgerError,
+    cut_torn_tail,
+    read_ledger,
+)
 
 STUDY_ID = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,62}$")
 
@@ -678,6 +686,13 @@ def open_journal(
     # Lock before reading, so that no other writer can add a line in between.
     ledger = Ledger(path, durable=durable)
     try:
+        torn = cut_torn_tail(path) if resume else b""
+        if torn:
+            shown = torn[:60].decode("utf-8", "backslashreplace").replace("\x00", "\\0")
+            say(
+                f"resume: cut {len(torn)} bytes after the ledger's last whole line (a crash inside a write, or a "
+                f"power loss): {shown!r}{'...' if len(torn) > 60 else ''}"
+            )
         history = read_ledger(path) if resume else []
     except LedgerError:
         ledger.close()

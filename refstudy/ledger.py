@@ -103,6 +103,29 @@ def read_ledger(path: Path) -> list[Record]:
     return records
 
 
+def cut_torn_tail(path: Path) -> bytes:
+    """Cut what follows the ledger's last whole line (contract §9.2): a line cut short by a crash inside its write,
+    or the zeros a power loss leaves where unsynced data was.  Those bytes were never a record the study could have
+    acted on (it acts on a record only once it is durable), so it goes on from what is there.  The bytes cut, made
+    durable before returning (b"" when there were none)."""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return b""
+    try:
+        data = b""
+        while chunk := os.read(fd, 1 << 20):
+            data += chunk
+        end = data.rfind(b"\n") + 1
+        if end == len(data):
+            return b""
+        os.ftruncate(fd, end)
+        os.fsync(fd)
+        return data[end:]
+    finally:
+        os.close(fd)
+
+
 class Ledger:
     """The append-only writer.  One per study directory; holds an exclusive lock.
 

@@ -391,18 +391,38 @@ def test_sigint_stops_within_10_s_and_resume_finishes(tmp_path: Path) -> None:
     assert_contract(records(out))
 
 
-def test_resume_refuses_a_torn_ledger_and_fresh_start_refuses_an_old_one(tmp_path: Path) -> None:
+def test_resume_cuts_a_torn_or_zeroed_tail_and_fresh_start_refuses_an_old_one(tmp_path: Path) -> None:
+    """§9.2: on resume the study accepts a torn last line, or a power loss's zeros, and goes on from what is there
+    (saying what it cut); a fresh start over an existing ledger is refused."""
     out = make_out(tmp_path, "rs-torn", budget=0)
     assert finish(launch(out), out) == 0  # nothing affordable: halts at once
     ledger = out / "study" / "ledger.jsonl"
     assert finish(launch(out), out) == 1
     assert "--resume" in log_of(out)
-    with open(ledger, "ab") as fh:
-        fh.write(b'{"seq": 4, "at": "2026')
-    before = ledger.read_bytes()
-    assert finish(launch(out, resume=True), out) == 1
-    assert "incomplete" in log_of(out)
-    assert ledger.read_bytes() == before
+    whole = ledger.read_bytes()
+    for tail, said in ((b'{"seq": 4, "at": "2026', "cut 22 bytes"), (b"\0" * 40, "cut 40 bytes")):
+        with open(ledger, "ab") as fh:
+            fh.write(tail)
+        assert finish(launch(out, resume=True), out) == 0, log_of(out)
+        assert said in log_of(out), log_of(out)
+        assert ledger.read_bytes().startswith(whole) and ledger.read_bytes().endswith(b"\n")
+        assert records(out)[-1].kind == "halt", "read strictly: every line whole, seq without a gap"
+        whole = ledger.read_bytes()
+
+
+def test_cutting_a_torn_tail_keeps_every_whole_line(tmp_path: Path) -> None:
+    from studymon.refstudy.ledger import cut_torn_tail
+
+    path = tmp_path / "ledger.jsonl"
+    assert cut_torn_tail(path) == b""
+    path.write_bytes(b"a\nb\n")
+    assert cut_torn_tail(path) == b"" and path.read_bytes() == b"a\nb\n"
+    path.write_bytes(b"a\nb\nc")
+    assert cut_torn_tail(path) == b"c" and path.read_bytes() == b"a\nb\n"
+    path.write_bytes(b"a\n\0\0")
+    assert cut_torn_tail(path) == b"\0\0" and path.read_bytes() == b"a\n"
+    path.write_bytes(b"torn")
+    assert cut_torn_tail(path) == b"torn" and path.read_bytes() == b""
 
 
 def test_a_stale_container_of_an_earlier_study_is_replaced(tmp_path: Path) -> None:

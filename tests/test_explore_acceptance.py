@@ -1,9 +1,9 @@
 """The explorer finds what guessing misses, and never fails a sound study.
 
 * The honest JavaScript double and the reference study as it comes (no ``stepSeconds``: records written
-  microseconds apart), explored whole on each runtime, the study's file system holding each ``after:`` point at
-  its record: every class is hit, no trial missed, every trial holds; and the JavaScript double that writes a
-  result and the record after it in one write, the same.
+  microseconds apart), explored whole on each runtime on a local cluster, and the reference study on both
+  runtimes on a real scheduler with two workers, the study's file system holding each ``after:`` point at its
+  record: every class is hit, no trial missed, every trial holds.
 * The five broken doubles of the kill points, each explored with no point given: each mistake is found at a
   point of its own class, named in the matrix with exactly the checks it fails; the class of the seed's single point
   (the first diagnosis run's start) holds in every one of them: that point finds none.
@@ -46,12 +46,16 @@ def _double(tmp: Path, fault: str, backend: str = "process") -> Path:
                                   "longFirstRun": {"ids": "*", "seconds": 8} if fault != "honest" else {}})
 
 
-def _explore(tmp: Path, campaigns: dict[str, Path]) -> dict[str, tuple[int, str, dict[str, Any]]]:
-    """Run the campaigns at once; per campaign: exit status, output, campaign.json."""
+def _explore(
+    tmp: Path, campaigns: dict[str, Path], scheduler: str | None = None
+) -> dict[str, tuple[int, str, dict[str, Any]]]:
+    """Run the campaigns at once (each on a local cluster of its own, or all on ``scheduler``); per campaign: exit
+    status, output, campaign.json."""
+    where = ["--scheduler", scheduler] if scheduler else ["--workers", WORKERS]
     procs = {
         name: subprocess.Popen(
             [sys.executable, "-m", "studymon.tui.cli", "explore", "--headless", "--template", str(template),
-             "--workers", WORKERS, f"{name}={tmp / name}"],
+             *where, f"{name}={tmp / name}"],
             cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             env={**os.environ, "COLUMNS": "200"})
         for name, template in campaigns.items()
@@ -83,6 +87,14 @@ def _after_points_held_exactly(campaign: Path) -> None:
     assert [k["point"] for k in after if k.get("exact") is not True] == [], campaign
 
 
+def _reference(tmp: Path, backend: str) -> Path:
+    """The reference study as it comes (no ``stepSeconds``), shortened: its records microseconds apart."""
+    ref = json.loads(REFSTUDY_TEMPLATE.read_text())
+    ref.update(FAST, backend=backend, budget=30, diagnosisSeconds=1, containerPrefix="accr")
+    ref.pop("stepSeconds", None)
+    return _template(tmp, f"ref-{backend}", ref)
+
+
 @pytest.fixture(params=["process", "docker"])
 def backend(request: pytest.FixtureRequest) -> str:
     if request.param == "docker":
@@ -91,13 +103,9 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 def test_the_honest_double_and_the_reference_study_hold_at_every_class(tmp_path: Path, backend: str) -> None:
-    ref = json.loads(REFSTUDY_TEMPLATE.read_text())
-    ref.update(FAST, backend=backend, budget=30, diagnosisSeconds=1, containerPrefix="accr")
-    ref.pop("stepSeconds", None)
     campaigns = {
         f"hon{backend[0]}": _double(tmp_path, "honest", backend),
-        f"ref{backend[0]}": _template(tmp_path, f"ref-{backend}", ref),
-        f"one{backend[0]}": _double(tmp_path, "one-write", backend),
+        f"ref{backend[0]}": _reference(tmp_path, backend),
     }
     results = _explore(tmp_path, campaigns)
     for name, (status, text, body) in results.items():
@@ -139,3 +147,35 @@ def test_each_broken_double_is_found_at_its_own_class_and_the_seed_s_point_finds
         assert len(seed) == 1, (fault, body["classes"])
         seed_trials = [t for t in body["trials"] if t["points"] == [str(SEED)]]
         assert [t["ok"] for t in seed_trials] == [True], (fault, seed_trials)
+
+
+def test_the_reference_study_on_a_real_scheduler_hits_every_class_on_both_runtimes(
+    tmp_path: Path, docker_engine: object
+) -> None:
+    """A ``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1; the reference study as it comes explored
+    on each runtime at once through them: every class hit, no trial missed, every trial ✓, on both workers."""
+    from tests.test_explore_dask import _address, _start
+    from tests.waits import until
+
+    sched_file = tmp_path / "scheduler.json"
+    procs = [_start([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
+                     "--dashboard-address", ":0", "--scheduler-file", str(sched_file)], tmp_path / "scheduler.log")]
+    try:
+        address = until(lambda: _address(sched_file), 60, "the scheduler's address")
+        for name in ("w1", "w2"):
+            procs.append(_start([sys.executable, "-m", "distributed.cli.dask_worker", address, "--no-nanny",
+                                 "--nthreads", "1", "--name", name, "--host", "127.0.0.1", "--dashboard-address",
+                                 ":0"], tmp_path / f"{name}.log"))
+        results = _explore(tmp_path, {"schp": _reference(tmp_path, "process"), "schd": _reference(tmp_path, "docker")},
+                           scheduler=address)
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+    workers = set()
+    for name, (status, text, body) in results.items():
+        _every_class_hit_and_every_trial_holds(status, text, body)
+        _after_points_held_exactly(tmp_path / name)
+        assert len(body["classes"]) >= 10, (name, body["classes"])
+        workers |= {t["worker"] for t in body["trials"]}
+    assert len(workers) == 2, workers

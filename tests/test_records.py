@@ -596,3 +596,16 @@ def test_a_start_line_s_argv_and_start_time_are_of_their_types_where_written() -
         assert isinstance(parse_launch({**start, "startTime": fine}), LaunchStart), fine
     for bad in (-1, -0.001, 253402300800, 1e308):
         assert parse_launch({**start, "startTime": bad}) == "a start line whose startTime is not a time", bad
+
+
+def test_a_window_entry_needs_both_its_result_fields_even_when_null() -> None:
+    """A target's entry names resultSeq and resultSeenEpoch, null where there is none: one of them missing is a
+    window that cannot be used, even when the other is null."""
+    doc = WindowRecord(1.8e9, 1.8e9 + 5, {}).to_json()
+    for entry in ({"resultSeq": None}, {"resultSeenEpoch": None}, {}):
+        got, problem = parse_window(dict(doc, targets={"d1": entry}))
+        assert got is None and problem == (
+            "container-events-window.json: a target's entry without its resultSeq and resultSeenEpoch (null where none)"
+        ), entry
+    got, problem = parse_window(dict(doc, targets={"d1": {"resultSeq": None, "resultSeenEpoch": None}}))
+    assert problem is None and got is not None

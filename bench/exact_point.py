@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.kill_reaction import Children, stats, trigger_wrote_at  # noqa: E402
+from bench.kill_reaction import Children, stats, stats_line, trigger_wrote_at  # noqa: E402
 from bench.point_reaction import TRIGGER_DEADLINE, template  # noqa: E402
 from studymon.engine.contract.killpoint import SEED  # noqa: E402
 from studymon.engine.contract.spec import StudySpec  # noqa: E402
@@ -93,9 +93,7 @@ async def run_all(args: argparse.Namespace, work: Path, children: Children) -> d
 
 def report(samples: dict[str, list[float]], backend: str) -> str:
     lines = [f"exact point on the {backend} runtime (ms after the write of the point's record; p50 / p99 / max)"]
-    for key, values in samples.items():
-        s = stats(values)
-        lines.append(f"  {key:<15} p50 {s['p50']:7.3f}  p99 {s['p99']:7.3f}  max {s['max']:7.3f}  n {s['n']}")
+    lines += [stats_line(key, values, 15) for key, values in samples.items()]
     e, g = stats(samples["exact.frozen"]), stats(samples["signals.frozen"])
     lines.append(f"  frozen, exact over signals: p50 {e['p50'] / g['p50']:.2f}x, p99 {e['p99'] / g['p99']:.2f}x")
     return "\n".join(lines)

@@ -169,6 +169,12 @@ def stats(values: list[float]) -> dict[str, float]:
     }
 
 
+def stats_line(key: str, values: list[float], width: int) -> str:
+    """One row of a bench's table: ``key``, then p50 / p99 / max and n of ``values``."""
+    s = stats(values)
+    return f"  {key:<{width}} p50 {s['p50']:7.3f}  p99 {s['p99']:7.3f}  max {s['max']:7.3f}  n {s['n']}"
+
+
 # --- the studies ----------------------------------------------------------------
 def make_fillers(path: Path, count: int) -> None:
     """Filler records seq 2 .. count+1: pairs of ``stageOpen proposal`` / ``decision selectProposal``.

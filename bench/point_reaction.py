@@ -54,6 +54,7 @@ from bench.kill_reaction import (  # noqa: E402
     calibrate_floor,
     floor_ms,
     stats,
+    stats_line,
     trigger_wrote_at,
 )
 from studymon.engine.contract.killpoint import SEED, KillPoint  # noqa: E402
@@ -172,9 +173,7 @@ async def run_all(args: argparse.Namespace, work: Path, children: Children) -> d
 
 def report(samples: dict[str, list[float]], backend: str) -> str:
     lines = [f"point reaction on the {backend} runtime (ms; p50 / p99 / max over n)"]
-    for key, values in samples.items():
-        s = stats(values)
-        lines.append(f"  {key:<17} p50 {s['p50']:7.3f}  p99 {s['p99']:7.3f}  max {s['max']:7.3f}  n {s['n']}")
+    lines += [stats_line(key, values, 17) for key, values in samples.items()]
     c, f = stats(samples["container"]), stats(samples["event floor"])
     lines.append(f"  container point over the event floor: p50 +{c['p50'] - f['p50']:.3f} ms, "
                  f"p99 +{c['p99'] - f['p99']:.3f} ms")

@@ -16,6 +16,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -83,13 +84,7 @@ def _watch(owner: int, study: list[int], folder: Path) -> None:
 
 
 def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return os.path.exists(f"/proc/{pid}") and not _zombie(pid)
+    return _answers(os.kill, pid) and os.path.exists(f"/proc/{pid}") and not _zombie(pid)
 
 
 def _zombie(pid: int) -> bool:
@@ -102,8 +97,13 @@ def _zombie(pid: int) -> bool:
 
 
 def _group_alive(pgid: int) -> bool:
+    return _answers(os.killpg, pgid)
+
+
+def _answers(send: Callable[[int, int], None], pid: int) -> bool:
+    """Whether signal 0 reaches ``pid`` (a process, or a group with ``os.killpg``): it is there, ours or not."""
     try:
-        os.killpg(pgid, 0)
+        send(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:

@@ -17,6 +17,7 @@ from typing import Any
 from tests.oracle.evidence import Arms, parse_point, valid_id
 from tests.oracle.killfolder import parse_recording
 from tests.oracle.kills import KillView, StudyFacts, ours
+from tests.oracle.ledger_checks import runs_of
 from tests.oracle.reading import quote
 from tests.oracle.times import SEEN_SLACK
 from tests.oracle.verdict import Tally
@@ -109,7 +110,8 @@ def judge_kill_triggered(f: StudyFacts, arms: Arms, views: list[KillView], t: Ta
         # from it, so a fired line of one needs it (a container point's count is the console's).
         raw_from = line.raw.get("fromSeq") if line.point is not None else 0
         from_seq = raw_from if isinstance(raw_from, int) and not isinstance(raw_from, bool) else None
-        if from_seq is None and point.startswith("after:"):
+        parsed = parse_point(point)  # a power point's moment is the point it names' (README.md, open question 101)
+        if from_seq is None and parsed is not None and parsed[0] == "after":
             t.fail(
                 S,
                 KT,
@@ -122,7 +124,9 @@ def judge_kill_triggered(f: StudyFacts, arms: Arms, views: list[KillView], t: Ta
         if line.point is not None and behind:
             t.fail(S, KT, f"{where}: counts from seq {from_seq}, before the previous kill at seq {previous_before}")
         moment(f, v, point, from_seq or 0, line.raw, t, where, line.at)
-        previous_before = v.before_seq
+        # A power loss's ledger holds no seq after ledgerSeqAfter once it is over: a point armed behind it counts
+        # from no seq before that (README.md, open question 101).
+        previous_before = v.split
     for v in views:
         if (v.kf.kill or {}).get("trigger") == "auto" and v.n not in fired_kills:
             t.fail(S, KT, f"kill {v.n} was automatic and no fired line names it")
@@ -141,7 +145,11 @@ def moment(
         return
     mode, what, purpose, nth = parsed
     k = v.kf.kill or {}
-    runs = f.runs
+    # The ledger at the kill: for a power loss, ledger-at-kill.json's records, the lost ones among them (the point's
+    # record is often one: held, never fsynced); the console counted them as they were written (README.md, open
+    # question 101).
+    records = v.at_kill()
+    runs = runs_of(records) if records is not None else f.runs
     run = fired.get("run")
     if mode == "after":
         # docs/contract.md (killTriggered, after:): the records are "counted line by line as the ledger holds
@@ -151,7 +159,7 @@ def moment(
         # A runPlanned gives its run its purpose on its own line (after:runPlanned/diagnosis counts it).
         matching = []
         purposes: dict[str, Any] = {}  # run -> the purpose its first runPlanned gave it, so far
-        for r in f.ledger.records:
+        for r in records if records is not None else f.ledger.records:
             if r.kind == "runPlanned" and valid_id(r.run):
                 purposes.setdefault(r.run, r.get("purpose"))
             if not (isinstance(r.seq, int) and r.seq > from_seq and r.kind == what):
@@ -178,7 +186,7 @@ def moment(
             t.fail(S, KT, f"kill {v.n}: the run it fired at is not among its targets")
         # docs/contract.md: a fired line is no earlier than when its record was seen, SEEN_SLACK aside (a
         # timeline line that saw that seq as another record tells nothing of it: Timeline.saw).
-        seen = f.timeline.saw(rec)
+        seen = v.seen_at_kill(f, rec)
         if seen is not None and fired_at < seen.seen - SEEN_SLACK:
             t.fail(S, KT, f"{where}: fired before seq {rec.seq} was seen")
         return

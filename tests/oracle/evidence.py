@@ -27,7 +27,7 @@ from tests.oracle.reading import (
     strict_equal,
     strict_json,
 )
-from tests.oracle.times import KEEPER_SLACK, epoch, not_taken, parse_time
+from tests.oracle.times import KEEPER_SLACK, SEEN_SLACK, epoch, not_taken, parse_time
 
 ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9_.-]{0,62}", re.ASCII)
 # The ledger's kinds (docs/contract.md, §2's table).
@@ -58,7 +58,8 @@ _POINT_SHAPE = re.compile(
 
 
 def parse_point(value: Any) -> tuple[str, str, str | None, int] | None:
-    """(mode, kind or action, purpose or None, N) of a kill point; None for any other value.
+    """(mode, kind or action, purpose or None, N) of a kill point; None for any other value.  A power point
+    (``parse_power_point``) is a point too, and gives the point it names, whose moment it has.
 
     docs/contract.md (killTriggered): "A kill point is written exactly so: KIND one of the ledger's kinds (§2),
     ACTION one of create, start, die; a /PURPOSE only after a kind of a run's record (runPlanned, charge,
@@ -70,6 +71,13 @@ def parse_point(value: Any) -> tuple[str, str, str | None, int] | None:
     kill.json's point (kills.py), arms.jsonl's lines (load_arms), a journal's points and campaign.json's plan
     (campaign.py).
     """
+    power = parse_power_point(value)
+    if power is not None:
+        return power[0]
+    return _parse_kill_point(value)
+
+
+def _parse_kill_point(value: Any) -> tuple[str, str, str | None, int] | None:
     m = _POINT_SHAPE.fullmatch(value) if isinstance(value, str) else None
     if m is None:
         return None
@@ -89,6 +97,42 @@ def parse_point(value: Any) -> tuple[str, str, str | None, int] | None:
 
 def is_point(value: Any) -> bool:
     return parse_point(value) is not None
+
+
+# A power loss's state (docs/contract.md, "Power loss (§9.3)"): `synced` (the default), `synced+K` (K from 1),
+# `torn` or `zeros`.
+_STATE = re.compile(r"(synced|torn|zeros)|synced\+([0-9]+)", re.ASCII)
+POWER = "power:"
+
+
+def parse_state(value: Any) -> tuple[str, str | None] | None:
+    """(name, K's digits or None) of a power loss's state; None for any other value.  K is a count "from 1" in
+    ASCII digits, kept as its significant digits (leading zeros aside, as #N's: README.md, open question 65), so
+    that no K is ever too long to compare."""
+    m = _STATE.fullmatch(value) if isinstance(value, str) else None
+    if m is None:
+        return None
+    if m.group(1) is not None:
+        return (m.group(1), None)
+    digits = m.group(2).lstrip("0")
+    return ("synced+", digits) if digits else None
+
+
+def parse_power_point(value: Any) -> tuple[tuple[str, str, str | None, int], tuple[str, str | None]] | None:
+    """(the point it names, its state) of a power point; None for any other value.
+
+    docs/contract.md ("Power loss (§9.3)"): "A point may name a power loss: `power:after:KIND[/PURPOSE][#N][@STATE]`
+    or `power:container:ACTION[/PURPOSE][#N][@STATE]`, where `STATE` is `synced` (the default), `synced+K` (`K`
+    from 1), `torn` or `zeros`."  The point after `power:` is a kill point of the one grammar (parse_point), and
+    the moment is its (README.md, open question 101)."""
+    if not isinstance(value, str) or not value.startswith(POWER):
+        return None
+    inner, at, state = value[len(POWER) :].partition("@")
+    point = _parse_kill_point(inner)
+    parsed_state = parse_state(state) if at else ("synced", None)
+    if point is None or parsed_state is None:
+        return None
+    return point, parsed_state
 
 
 LEDGER_ISSUE_CAP = 10_000
@@ -266,6 +310,17 @@ class Seen:
     seen: Fraction
 
 
+@dataclass(frozen=True)
+class LossWindow:
+    """What a power loss took, for reading ``timeline.jsonl``: kill ``n`` at ``at`` (kill.json's) lost the records
+    of seq ``seq_after + 1`` to ``before_seq`` (power.json's ``ledgerSeqAfter``, kill.json's ``beforeKillSeq``)."""
+
+    n: int
+    at: Fraction
+    seq_after: int
+    before_seq: int
+
+
 @dataclass
 class Timeline:
     """timeline.jsonl: when a console first saw each record.
@@ -283,6 +338,11 @@ class Timeline:
     issues: list[str] = field(default_factory=list)
     defects: list[str] = field(default_factory=list)  # lines that are not records, out of time order
     bad_lines: int = 0
+    # The lines that saw, before a power loss, a record it took (docs/contract.md, "Power loss (§9.3)": "the
+    # records after those in ledger-at-kill.json are lost, as are the lines of timeline.jsonl that saw them before
+    # the kill"): kill n -> seq -> its line.  Not in by_seq: never compared with the ledger as it ends, never a
+    # seq "seen twice" with the resumed controller's record of that seq (README.md, open question 98).
+    lost: dict[int, dict[int, Seen]] = field(default_factory=dict)
 
     def saw(self, rec: Record) -> Seen | None:
         """The line that saw this record, or None.  docs/contract.md ("Which check a file fails", timeline.jsonl:
@@ -294,6 +354,16 @@ class Timeline:
         if not (isinstance(rec.seq, int) and not isinstance(rec.seq, bool)):
             return None
         line = self.by_seq.get(rec.seq)
+        if line is None or line.kind != rec.kind:
+            return None
+        return line if strict_equal(line.at, rec.at) else None
+
+    def saw_lost(self, n: int, rec: Record) -> Seen | None:
+        """The line that saw, before power loss ``n``, this record it took (one of ledger-at-kill.json's), or
+        None: its kind and at as written, as ``saw`` asks of the ledger's."""
+        if not (isinstance(rec.seq, int) and not isinstance(rec.seq, bool)):
+            return None
+        line = self.lost.get(n, {}).get(rec.seq)
         if line is None or line.kind != rec.kind:
             return None
         return line if strict_equal(line.at, rec.at) else None
@@ -314,8 +384,22 @@ class Timeline:
         return self.defects
 
 
-def load_timeline(out: Path) -> Timeline:
+def _lost_to(losses: tuple[LossWindow, ...], lost: dict[int, dict[int, Seen]], seq: int, seen: Fraction) -> int | None:
+    """The power loss whose records a line of ``seq`` seen at ``seen`` saw before they were lost: the earliest loss
+    whose lost seqs hold it, by whose kill's at (SEEN_SLACK: a record is seen by the kill's at) the line was seen,
+    and whose sighting of that seq is not taken yet; None for a line of no loss.  ``losses`` in the order of their
+    kills' at."""
+    for loss in losses:
+        if loss.seq_after < seq <= loss.before_seq and seen <= loss.at + SEEN_SLACK and seq not in lost.get(loss.n, {}):
+            return loss.n
+    return None
+
+
+def load_timeline(out: Path, losses: tuple[LossWindow, ...] = ()) -> Timeline:
+    """timeline.jsonl read; with the power losses the folder explains (``losses``), the lines that saw their lost
+    records before the kill are set aside (``Timeline.lost``)."""
     tl = Timeline()
+    losses = tuple(sorted(losses, key=lambda x: (x.at, x.n)))
     try:
         data = read_bytes(out, "timeline.jsonl", CAPS["timeline.jsonl"])
     except Refused as exc:
@@ -353,6 +437,10 @@ def load_timeline(out: Path) -> Timeline:
         if previous is not None and seen < previous.seen - KEEPER_SLACK:
             tl.defects.append(f"{where} is earlier than line {previous.line}: timeline.jsonl is appended in time order")
         previous = line
+        loss = _lost_to(losses, tl.lost, seq, seen) if losses else None
+        if loss is not None:
+            tl.lost.setdefault(loss, {})[seq] = line
+            continue
         if seq in tl.by_seq:
             tl.issues.append(f"{where}: seq {seq} seen twice")
             continue

@@ -289,6 +289,7 @@ class KillFolder:
     readback: Recording | None = None
     window: dict[str, Any] | None = None
     restarts: list[dict[str, Any]] | None = None
+    power: dict[str, Any] | None = None  # power.json, read as an object (power.read_power judges it)
 
 
 def kill_folder_numbers(out: Path) -> list[int]:
@@ -383,6 +384,11 @@ def load_kill_folder(out: Path, n: int) -> KillFolder:
         elif name == "container-events-window.json":
             if isinstance(value, dict):
                 kf.window = value
+            else:
+                kf.problems[name] = f"{path}: not an object"
+        elif name == "power.json":
+            if isinstance(value, dict):
+                kf.power = value
             else:
                 kf.problems[name] = f"{path}: not an object"
     return kf

@@ -17,9 +17,10 @@ from itertools import pairwise
 from typing import Any
 
 from tests.oracle.controllers import Controller, Controllers
-from tests.oracle.evidence import Ledger, Record, Research, Timeline, parse_point, valid_id
+from tests.oracle.evidence import Ledger, Record, Research, Seen, Timeline, parse_point, parse_power_point, valid_id
 from tests.oracle.killfolder import PASSIVE, Event, Inspect, KillFolder, parse_inspect
 from tests.oracle.ledger_checks import Run, chosen_by_round, id_list, round_key, runs_of, settlement_parts
+from tests.oracle.power import POWER, PowerLoss, Powers
 from tests.oracle.reading import is_int, quote, strict_equal
 from tests.oracle.times import (
     FLOAT_SLACK,
@@ -70,6 +71,8 @@ class StudyFacts:
     finished: bool
     halted: bool | None  # haltedAtExport: holds, fails, or cannot tell yet
     _runs: dict[str, Run] | None = None
+    # Every kill folder's power.json, read (power.read_powers): the power losses it explains, by kill.
+    powers: Powers = field(default_factory=Powers)
 
     @property
     def runs(self) -> dict[str, Run]:
@@ -100,8 +103,12 @@ def lookup(snap: dict[str, Any] | None, name: str) -> tuple[bool, Any]:
     return False, None
 
 
-def compute_targets(f: StudyFacts, before_seq: int, before: dict[str, Any] | None) -> list[Target]:
-    """The runs a kill left unfinished at before_seq, in the order they were planned.
+def compute_targets(
+    f: StudyFacts, before_seq: int, before: dict[str, Any] | None, at_kill: list[Record] | None = None
+) -> list[Target]:
+    """The runs a kill left unfinished at before_seq, in the order they were planned.  ``at_kill`` is the ledger at
+    the kill where it is not the ledger's own (a power loss's: ledger-at-kill.json, the ledger before the loss,
+    README.md, open question 98).
 
     A run planned, not started and without a result by the ledger is ``unrecorded`` when container-before.json
     shows its container started, else ``charged`` when it was charged: docs/contract.md (killEvidence):
@@ -113,7 +120,7 @@ def compute_targets(f: StudyFacts, before_seq: int, before: dict[str, Any] | Non
     kill, which `container-before.json` did not show: the target was not charged"), sameContainerNoRerun's
     (README.md, open question 89; it settles open question 16)."""
     stem = f.research.stem or ""
-    upto = f.ledger.at_kill(before_seq)
+    upto = at_kill if at_kill is not None else f.ledger.at_kill(before_seq)
     runs = runs_of(upto)
     settled_rounds = {round_key(r.get("round")) for r in upto if r.kind == "diagnosisSettlement"}
     out = []
@@ -207,6 +214,36 @@ class KillView:
     snapshot_unknown: list[str] = field(default_factory=list)
     # The kill's own rule for the records after it (check_records_after): the first start after the kill.
     resume_at: Fraction | None = None
+    # The power loss the kill folder's power.json explains (power.read_powers), trusted; None for a kill without
+    # one, or whose power.json is not trusted (judged as a kill without a loss: README.md, open question 97).
+    power: PowerLoss | None = None
+
+    @property
+    def split(self) -> int | None:
+        """Where the ledger as it ends takes over from the ledger at the kill: records of a seq above this were
+        written after the kill.  beforeKillSeq; for a power loss, ledgerSeqAfter (docs/contract.md, "Power loss
+        (§9.3)": "the resumed controller writes its own from seq ledgerSeqAfter + 1"; README.md, open question
+        98)."""
+        return self.power.seq_after if self.power is not None else self.before_seq
+
+    def at_kill(self) -> list[Record] | None:
+        """The ledger at the kill where it is not the ledger's own records to beforeKillSeq: a power loss's."""
+        return self.power.records if self.power is not None else None
+
+    def record_at_kill(self, f: StudyFacts, seq: Any) -> Record | None:
+        """The record of a seq as the ledger held it at the kill (a power loss's: ledger-at-kill.json's)."""
+        return self.power.by_seq(seq) if self.power is not None else f.ledger.by_seq(seq)
+
+    def seen_at_kill(self, f: StudyFacts, rec: Record) -> Seen | None:
+        """The timeline line that saw a record of the ledger at the kill: for one a power loss took, the line that
+        saw it before the kill (``Timeline.saw_lost``), never the resumed controller's record of that seq."""
+        if self.power is not None and self.power.took(rec):
+            return f.timeline.saw_lost(self.n, rec)
+        return f.timeline.saw(rec)
+
+    def took(self, rec: Record | None) -> bool:
+        """Whether the kill's power loss took this record of the ledger at the kill."""
+        return self.power is not None and self.power.took(rec)
 
 
 def kill_view(f: StudyFacts, kf: KillFolder, t: Tally) -> KillView:
@@ -227,8 +264,12 @@ def kill_view(f: StudyFacts, kf: KillFolder, t: Tally) -> KillView:
         return v
     for problem in kf.problems.values():
         t.fail(scope, ev, problem)
-    if "power.json" in kf.present:
-        t.fail(scope, ev, "a power loss (power.json): not judged by this oracle")
+    # power.json (docs/contract.md, "Power loss (§9.3)"): one not trusted is why (power.read_power), and the kill
+    # is judged as a kill without a loss; a loss trusted may have lost/ files not as it says (README.md, open
+    # question 97).
+    for problem in f.powers.problems.get(kf.n, []):
+        t.fail(scope, ev, problem)
+    v.power = f.powers.trusted.get(kf.n)
     k = kf.kill
     if k is None:
         if "kill.json" not in kf.problems:
@@ -249,7 +290,9 @@ def kill_view(f: StudyFacts, kf: KillFolder, t: Tally) -> KillView:
         isinstance(bks, int)
         and not isinstance(bks, bool)
         and bks >= 0
-        and (bks <= f.ledger.last_seq or not f.ledger.readable)  # a ledger not read: ledger_unreadable_targets
+        # A ledger not read: ledger_unreadable_targets.  A power loss's beforeKillSeq is ledger-at-kill.json's, the
+        # ledger before the loss (power.read_power holds it there), whatever seq the ledger ends at.
+        and (bks <= f.ledger.last_seq or not f.ledger.readable or v.power is not None)
     ):
         v.before_seq = bks
     else:
@@ -309,8 +352,8 @@ def kill_view(f: StudyFacts, kf: KillFolder, t: Tally) -> KillView:
     tsa = parse_time(k.get("triggerSeenAt"))
     # The line that saw the ledger's record of that seq (a line that saw it as another record tells nothing of
     # when it was seen: Timeline.saw).
-    trigger_rec = f.ledger.by_seq(ts)
-    seen = f.timeline.saw(trigger_rec) if trigger_rec is not None else None
+    trigger_rec = v.record_at_kill(f, ts)
+    seen = v.seen_at_kill(f, trigger_rec) if trigger_rec is not None else None
     if v.trigger == "auto" and timeline_whole and seen is not None:
         tse = epoch(k.get("triggerSeenEpoch"))
         if tse is not None:
@@ -328,9 +371,9 @@ def kill_view(f: StudyFacts, kf: KillFolder, t: Tally) -> KillView:
     # beforeKillSeq "the last record the console had seen as it froze the controller (for an end it did not
     # make: as it found the end, the ledger read to it), was seen by the kill's at": whatever the trigger, a
     # crash's and a stop's too (README.md, open question 80).  A trigger that is none is held as well.
-    before_rec = f.ledger.by_seq(v.before_seq) if v.before_seq is not None else None
+    before_rec = v.record_at_kill(f, v.before_seq) if v.before_seq is not None else None
     if before_rec is not None and timeline_whole:
-        seen = f.timeline.saw(before_rec)
+        seen = v.seen_at_kill(f, before_rec)
         if seen is not None and at is not None and seen.seen > at + SEEN_SLACK:
             t.fail(scope, ev, f"seq {v.before_seq} (beforeKillSeq) was first seen after the kill")
     return v
@@ -426,7 +469,7 @@ def judge_kill(
     # The snapshots, then the targets.
     for name in ("container-before.json", "container-after-kill.json", "container-before-resume.json"):
         v.snapshots[name] = kf.snapshots.get(name)
-    v.targets = compute_targets(f, v.before_seq, v.snapshots["container-before.json"])
+    v.targets = compute_targets(f, v.before_seq, v.snapshots["container-before.json"], v.at_kill())
     v.window_due = window_due(f)
     v.incomplete = stage_incomplete(f, v)
     check_listed_targets(v, t)
@@ -646,6 +689,19 @@ def check_ledger_at_kill(f: StudyFacts, v: KillView, t: Tally) -> None:
             t.fail(scope, ev, f"{v.kf.rel}/ledger-at-kill.json: missing")
         return
     assert v.before_seq is not None
+    if v.power is not None:
+        # A power loss (docs/contract.md, "Power loss (§9.3)"): ledger-at-kill.json is the ledger before the loss,
+        # its records after ledgerSeqAfter lost (power.read_power holds them to be the records to beforeKillSeq),
+        # and "the ledger's first ledgerSeqAfter records must equal its first ledgerSeqAfter records": the copy
+        # held to the ledger where the ledger still holds it (ledgerWellFormed says the ledger changed).
+        if not v.power.kept_ok:
+            t.fail(
+                scope,
+                ev,
+                f"ledger-at-kill.json's records to seq {v.power.seq_after} (ledgerSeqAfter) are not the ledger's "
+                "first records",
+            )
+        return
     # "equals the ledger's first records, ending at beforeKillSeq, exactly": the ledger as it stood at the
     # kill is a prefix of the file (it is only appended to), so its records are taken in file order up to
     # the first of seq beforeKillSeq, never picked by their seq (a line copied before the kill is in it).
@@ -744,6 +800,12 @@ def stage_files(f: StudyFacts, v: KillView) -> list[str]:
         need.append("container-before-resume.json")
     if closed:
         need += ["container-events.jsonl", WINDOW]
+    # power.json: there, it is the folder's (read, and trusted or not); a kill at a power point writes it "before
+    # the resume" (docs/contract.md, "Power loss (§9.3)"), so once a controller started after the kill, or the
+    # study finished, it is of the stage (README.md, open question 97).
+    power_point = parse_power_point((kf.kill or {}).get("point")) is not None
+    if POWER in kf.present or (power_point and (v.resume is not None or f.finished)):
+        need.append(POWER)
     return need
 
 
@@ -776,6 +838,8 @@ def stage_incomplete(f: StudyFacts, v: KillView) -> list[str]:
             why.append(f"{name} not readable as the console writes it")
         elif name == WINDOW and v.window_shape:
             why.append(f"{name} not its record")
+        elif name == POWER and kf.n in f.powers.untrusted:
+            why.append(f"{name} not trusted")
     return why
 
 
@@ -1050,7 +1114,9 @@ def check_records_after(f: StudyFacts, v: KillView, t: Tally) -> None:
     targets = {x.run: x for x in v.judged}
     if not timeline_tells(f):
         return
-    for r in f.ledger.after(v.before_seq):
+    split = v.split
+    assert split is not None
+    for r in f.ledger.after(split):
         run = r.run if isinstance(r.run, str) else None
         target = targets.get(run) if run is not None else None
         check = None
@@ -1108,6 +1174,44 @@ def shown(ins: Inspect) -> str:
     return f"with no State.Status and State.Running {running}"
 
 
+@dataclass
+class Lost:
+    """What a kill's power loss took of a target's own records at the kill (docs/contract.md, "Power loss (§9.3)";
+    README.md, open question 99)."""
+
+    start: bool = False  # its runStarted: the resumed study finds its container by name and adopts it
+    result: bool = False  # an unsettled target's runResult: its one result is written again, after the loss
+    charge: bool = False  # a charged target's charge (its run never started): no charge
+    dissolved: bool = False  # that, and the ledger never charged it again: nothing of it to judge but its container
+
+
+def lost_of(f: StudyFacts, v: KillView, x: Target) -> Lost:
+    if v.power is None:
+        return Lost()
+    lost = Lost(
+        start=v.took(x.start),
+        result=x.cls == "unsettled" and v.took(x.info.results[0] if x.info.results else None),
+        charge=x.cls == "charged" and v.took(x.info.charges[0] if x.info.charges else None),
+    )
+    if lost.charge:
+        again = [
+            r
+            for r in f.ledger.after(v.split or 0)
+            if r.run == x.run and r.kind in ("charge", "runStarted", "runResult", "diagnosisSettlement")
+        ]
+        lost.dissolved = not again
+    return lost
+
+
+def power_kill(v: KillView, e: Event) -> bool:
+    """A ``kill`` of the target's container at a power loss, the console's: at the moment it "kills the controller
+    and every run container of the study" (docs/contract.md, "Power loss (§9.3)"), and "once they are gone
+    rewrites the study's files": a ``kill`` event no later than power.json's ``atEpoch`` (within a second: the
+    runtime's clock and the console's) is the loss, not the study's (README.md, open question 100).  Any other
+    ``kill`` is not in the story, as before."""
+    return v.power is not None and e.verb == "kill" and e.start <= v.power.at_epoch + SECOND
+
+
 def judge_target(f: StudyFacts, v: KillView, x: Target, t: Tally) -> None:
     scope = f"{v.scope} · {x.run}"
     for name in (SCN, CO, RSF):
@@ -1142,7 +1246,7 @@ def judge_container_story(f: StudyFacts, v: KillView, x: Target, t: Tally, scope
     for problem in v.window_bad + v.window_bad_run.get(x.run, []):
         t.fail(scope, SCN, problem)
         t.fail(scope, RSF, problem)
-    after = f.ledger.after(v.before_seq or 0)
+    after = f.ledger.after(v.split or 0)
     results = [r for r in f.ledger.records if r.kind == "runResult" and r.run == x.run]
     result = results[0] if results else None
     result_code = result.get("exitCode") if result is not None else None
@@ -1184,12 +1288,15 @@ def judge_container_story(f: StudyFacts, v: KillView, x: Target, t: Tally, scope
         )
     ]
     runs_started_after = [r for r in after if r.kind == "runStarted" and r.run == x.run]
-    if x.cls in ("inFlight", "unrecorded"):
-        story_same_container(f, v, x, t, scope, snaps, mine, result, result_code, result_seen)
+    lost = lost_of(f, v, x)
+    if lost.dissolved:
+        story_dissolved(f, x, t, scope, mine)
+    elif x.cls in ("inFlight", "unrecorded"):
+        story_same_container(f, v, x, t, scope, snaps, mine, result, result_code, result_seen, lost.start)
     elif x.cls == "charged":
         story_charged(f, v, x, t, scope, mine, result, result_code, result_seen, runs_started_after)
     else:
-        story_unsettled(x, t, scope, mine, result_code, runs_started_after)
+        story_unsettled(f, v, x, t, scope, mine, result_code, runs_started_after, lost.start)
     if f.finished and x.cls in ("inFlight", "unrecorded", "charged"):
         # docs/contract.md ("By class", charged; the in-flight story: "dies once, as its runResult says"): once
         # the study has finished, a container that exited (a die in the window, or a snapshot's exit) with no
@@ -1225,6 +1332,7 @@ def story_same_container(
     result: Record | None,
     result_code: Any,
     result_seen: Fraction | None,
+    start_lost: bool = False,
 ) -> None:
     present = [(file, ins) for file, ins in snaps.items() if ins is not None]
     # With no snapshot (already a failure) the events are still judged, against no Id at all.
@@ -1360,7 +1468,7 @@ def story_same_container(
             if e.id != the_id or (the_die is not None and e.start > the_die.start + SECOND):
                 t.fail(scope, SCN, f"oom not of the run's container before its die ({e.source} line {e.line})")
             continue
-        if e.verb in PASSIVE:
+        if e.verb in PASSIVE or (power_kill(v, e) and e.id == the_id):
             continue
         if e.verb in ("start", "create") and x.cls == "unrecorded" and e.id == the_id:
             if e.verb == "start":
@@ -1379,8 +1487,11 @@ def story_same_container(
             )
             continue
         t.fail(scope, SCN, f"{quote(e.action, 30)} of {x.container} in its window ({e.source} line {e.line})")
-    if x.cls == "unrecorded":
-        rs = [r for r in f.ledger.after(v.before_seq or 0) if r.kind == "runStarted" and r.run == x.run]
+    # An unrecorded target's container is adopted after the kill: exactly one runStarted naming it.  So is a target's
+    # whose runStarted a power loss took while its container ran (docs/contract.md, "Power loss (§9.3)": "must not
+    # be started again (sameContainerNoRerun: the resumed study finds it by name)"; README.md, open question 99).
+    if x.cls == "unrecorded" or start_lost:
+        rs = [r for r in f.ledger.after(v.split or 0) if r.kind == "runStarted" and r.run == x.run]
         if len(rs) > 1:
             t.fail(scope, SCN, f"{len(rs)} runStarted of {x.run} after the kill")
         elif not rs:
@@ -1445,7 +1556,7 @@ def story_charged(
     elif result is not None and (v.window_closed or f.finished):
         t.fail(scope, SCN, f"no die of {x.container} in its window, yet runResult was written")
     for e in mine:
-        if e.verb in ("start", "die", "create") or e.verb in PASSIVE:
+        if e.verb in ("start", "die", "create") or e.verb in PASSIVE or (power_kill(v, e) and e.id == the_id):
             continue
         if e.verb == "destroy":
             if e.id in started_ids and (the_die is None or e.start < the_die.start):
@@ -1460,14 +1571,28 @@ def story_charged(
 
 
 def story_unsettled(
+    f: StudyFacts,
+    v: KillView,
     x: Target,
     t: Tally,
     scope: str,
     mine: list[Event],
     result_code: Any,
     runs_started_after: list[Record],
+    start_lost: bool = False,
 ) -> None:
-    if runs_started_after:
+    if start_lost:
+        # Its runStarted taken by a power loss: the resumed study finds its container by name and writes it again,
+        # once, naming that container (README.md, open question 99); never a new one (the events below).
+        if len(runs_started_after) > 1:
+            t.fail(scope, SCN, f"{len(runs_started_after)} runStarted of {x.run} after the kill")
+        elif not runs_started_after:
+            (t.fail if f.finished else t.unknown)(
+                scope, SCN, f"no runStarted adopts {x.container} after the kill (its runStarted was lost)"
+            )
+        elif runs_started_after[0].get("container") != x.container:
+            t.fail(scope, SCN, "the runStarted after the kill names another container")
+    elif runs_started_after:
         t.fail(scope, SCN, f"{x.run} was started again after the kill (seq {runs_started_after[0].seq})")
     dies = [e for e in mine if e.verb == "die"]
     if len(dies) > 1:
@@ -1476,12 +1601,29 @@ def story_unsettled(
         if not code_matches(e, result_code):
             t.fail(scope, SCN, "a die in its window that is not its result's exit")
     for e in mine:
-        if e.verb in ("die", "destroy", "oom") or e.verb in PASSIVE:
+        if e.verb in ("die", "destroy", "oom") or e.verb in PASSIVE or power_kill(v, e):
             continue
         t.fail(
             scope,
             SCN,
             f"{quote(e.action, 30)} of {x.container} in its window: it had its result ({e.source} line {e.line})",
+        )
+
+
+def story_dissolved(f: StudyFacts, x: Target, t: Tally, scope: str, mine: list[Event]) -> None:
+    """A ``charged`` target whose charge a power loss took, its run never started, and that the ledger never
+    charged again: "a charge lost with its run never started is no charge" (docs/contract.md, "Power loss
+    (§9.3)"): nothing of it was paid for or ran, so nothing is asked of it but that nothing of its container
+    happens in the window (README.md, open question 99)."""
+    later = t.fail if f.finished else t.unknown
+    for e in mine:
+        if e.verb in PASSIVE:
+            continue
+        later(
+            scope,
+            SCN,
+            f"{quote(e.action, 30)} of {x.container} in its window, and no charge of {x.run} (its charge was lost "
+            f"with the power) ({e.source} line {e.line})",
         )
 
 
@@ -1499,7 +1641,7 @@ def off_the_books(f: StudyFacts, v: KillView, x: Target, t: Tally, scope: str) -
     if stem is None:
         t.fail(scope, SCN, "research.json's stem cannot be read: whose containers are whose cannot be told")
         return
-    bks = v.before_seq or 0
+    bks = v.split or 0  # a power loss's: the resumed controller's records come after ledgerSeqAfter
     runs = f.runs
     targets = {y.container: y for y in v.targets}
     starts_by_run: dict[str, set[str]] = {}
@@ -1558,16 +1700,23 @@ def off_the_books(f: StudyFacts, v: KillView, x: Target, t: Tally, scope: str) -
 
 
 def judge_charged_once(f: StudyFacts, v: KillView, x: Target, t: Tally, scope: str) -> None:
+    # The ledger's own charges and starts: a power loss may have taken the ones the ledger held at the kill
+    # ("chargedOnce counts the ledger's": docs/contract.md, "Power loss (§9.3)"), and a run whose plan it took may
+    # be none of the ledger's now.  A charge lost with its run never started, and not made again, is no charge:
+    # nothing to count (README.md, open question 99).
+    if lost_of(f, v, x).dissolved:
+        return
     info = f.runs.get(x.run)
-    assert info is not None
+    charges = info.charges if info is not None else []
+    starts = info.starts if info is not None else []
     later = t.fail if f.finished else t.unknown
-    if len(info.charges) != 1:
-        t.fail(scope, CO, f"{x.run} has {len(info.charges)} charges")
-    if len(info.starts) > 1:
-        t.fail(scope, CO, f"{x.run} has {len(info.starts)} runStarted")
-    elif not info.starts:
+    if len(charges) != 1:
+        t.fail(scope, CO, f"{x.run} has {len(charges)} charges")
+    if len(starts) > 1:
+        t.fail(scope, CO, f"{x.run} has {len(starts)} runStarted")
+    elif not starts:
         later(scope, CO, f"{x.run} has no runStarted{' yet' if not f.finished else ''}")
-    bks = v.before_seq or 0
+    bks = v.split or 0  # after the kill: a power loss's records after ledgerSeqAfter are the resumed controller's
     rk = x.info.round
     settle = next(
         (r for r in f.ledger.records if r.kind == "diagnosisSettlement" and round_key(r.get("round")) == rk), None
@@ -1613,15 +1762,21 @@ def judge_result(f: StudyFacts, v: KillView, x: Target, t: Tally, scope: str) ->
                         f"line {r.line}: round {rk}'s selectDiagnosis has no list of chosen ids: "
                         "its settlement cannot account for every chosen id",
                     )
-    bks = v.before_seq or 0
+    lost = lost_of(f, v, x)
+    bks = v.split or 0  # after the kill: a power loss's records after ledgerSeqAfter are the resumed controller's
     results = [r for r in f.ledger.records if r.kind == "runResult" and r.run == x.run]
-    if len(results) > 1:
+    if lost.dissolved:
+        results = []  # no charge, nothing ran: no result is asked of it (README.md, open question 99)
+    elif len(results) > 1:
         t.fail(scope, RSF, f"{x.run} has {len(results)} results")
     if not results:
-        later(scope, RSF, f"the study {'finished' if f.finished else 'has not finished'} without {x.run}'s result")
+        if not lost.dissolved:
+            later(scope, RSF, f"the study {'finished' if f.finished else 'has not finished'} without {x.run}'s result")
     else:
         res = results[0]
-        if x.cls == "unsettled":
+        # An unsettled target's result is the one at or before the kill, unless a power loss took it: then its one
+        # result is written again after the loss, as an open target's (README.md, open question 99).
+        if x.cls == "unsettled" and not lost.result:
             if res.seq > bks:
                 t.fail(scope, RSF, "its result is dated after the kill, yet it was unsettled at it")
         elif res.seq <= bks:

@@ -37,6 +37,7 @@ from tests.oracle.ledger_checks import (
     judge_ledger_well_formed,
     judge_results_accounted,
 )
+from tests.oracle.power import judge_power_ledger, read_powers
 from tests.oracle.reading import (
     ALL_KILL_FOLDERS_CAP,
     ALL_RECORDINGS_CAP,
@@ -69,16 +70,26 @@ def judge_study(out: Path) -> OracleVerdict:
     return t.verdict()
 
 
+STUDY_CHECKS = ("ledgerWellFormed", "contractKept", "haltedAtExport", "chargedEqualsStarts", EC, "resultsAccounted")
+
+
 def _judge(out: Path, t: Tally) -> None:
     research = load_research(out)
     ledger = load_ledger(out)
-    timeline = load_timeline(out)
+    for name in STUDY_CHECKS:
+        t.add(S, name)  # the study's checks first, in their order, whatever a kill folder says before them
+    # The kill folders, and their power.json, before the timeline: a power loss a folder explains sets aside the
+    # timeline's lines that saw the records it took (docs/contract.md, "Power loss (§9.3)"; power.py).
+    folders = kill_folders(out, t)
+    powers = read_powers(out, folders, ledger)
+    timeline = load_timeline(out, powers.windows)
     controllers = replay(load_launches(out))
     outcome = load_outcome(out)
     # docs/contract.md ("Controllers"): a folder with outcome.json cannot be resumed (the console refuses
     # it), so whatever launches.jsonl says, nothing in it is `?` for being still to come.
     finished = controllers.finished or outcome.present
     judge_ledger_well_formed(t, ledger, timeline, load_watch(out), finished)
+    judge_power_ledger(t, ledger, timeline, powers, folders)
     judge_contract_kept(t, ledger, research, finished)
     judge_halted_at_export(t, ledger, research, finished)
     judge_charged_equals_starts(t, ledger, finished)
@@ -86,8 +97,7 @@ def _judge(out: Path, t: Tally) -> None:
     judge_results_accounted(t, ledger, finished)
     judge_exited_cleanly(out, t, controllers, outcome)
     halted = False if t.is_failing(S, "haltedAtExport") else None if t.unknowns[(S, "haltedAtExport")] else True
-    facts = StudyFacts(ledger, research, timeline, controllers, finished, halted)
-    folders = kill_folders(out, t)
+    facts = StudyFacts(ledger, research, timeline, controllers, finished, halted, powers=powers)
     claimed: dict[tuple[int, int], int] = {}
     budget = [TOTAL_TARGETS]
     views: list[KillView] = [judge_kill(facts, kf, t, claimed, budget) for kf in folders]
@@ -320,9 +330,11 @@ def judge_seen_before_any_controller(t: Tally, cs: Controllers, timeline: Timeli
     if not cs.readable or not cs.items or not timeline.readable:
         return
     first_start = min(c.start.at for c in cs.items)
+    # Every line of the file, those that saw a record a power loss took among them (Timeline.lost).
+    lines = [*timeline.by_seq.values(), *(s for lost in timeline.lost.values() for s in lost.values())]
     bad = [
         f"timeline.jsonl line {s.line}: seq {s.seq} was seen at {show(s.seen)}, before any controller started"
-        for s in sorted(timeline.by_seq.values(), key=lambda s: s.line)
+        for s in sorted(lines, key=lambda s: s.line)
         if s.seen < first_start - SEEN_SLACK
     ]
     for why in bad[:3]:

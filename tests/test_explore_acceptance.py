@@ -3,7 +3,8 @@
 * The honest JavaScript double and the reference study as it comes (no ``stepSeconds``: records written
   microseconds apart), explored whole on each runtime on a local cluster, and the reference study on both
   runtimes on a real scheduler with two workers, the study's file system holding each ``after:`` point at its
-  record: every class is hit, no trial missed, every trial holds.
+  record: every ``after:`` class is hit, no such trial missed, every trial holds (a container point may still be
+  missed under load, for the one reason that the study wrote its next record first).
 * The five broken doubles of the kill points, each explored with no point given: each mistake is found at a
   point of its own class, named in the matrix with exactly the checks it fails; the class of the seed's single point
   (the first diagnosis run's start) holds in every one of them: that point finds none.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -68,14 +70,24 @@ def _explore(
     return out
 
 
+# Container points are still timed by the runtime's event stream, not held (only after: points are, §9.1): under
+# load, the record after a container event can be written before the console sees the event.  Such a trial is
+# missed for that reason alone, said so; every after: class is hit.
+CONTAINER_PASSED = re.compile(r"was written when it was seen|was written before the freeze")
+
+
 def _every_class_hit_and_every_trial_holds(status: int, text: str, body: dict[str, Any]) -> None:
     assert status == 0, text[-4000:]
     rows = body["matrix"]["rows"]
     classes = [c["name"] for c in body["classes"]]
     assert set(rows) == set(classes), "a row per class"
     for cls in classes:
-        assert rows[cls].get("") == "✓", (cls, rows[cls])
+        after = cls.startswith("after:")
+        assert rows[cls].get("") == "✓" or (not after and rows[cls].get("") == "missed"), (cls, rows[cls])
     for t in body["trials"]:
+        if t["state"] == "missed" and t["points"][0].startswith("container:"):
+            assert CONTAINER_PASSED.search(t["detail"] or ""), t
+            continue
         assert t["state"] == "done" and t["ok"] is True, t
 
 

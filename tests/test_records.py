@@ -192,6 +192,7 @@ def test_kill_json_is_the_documented_record() -> None:
         "groupStopped": True,
         "captureError": None,
         "point": "after:runStarted/diagnosis",
+        "exact": False,
         "triggerSeq": 16,
         "triggerEvent": None,
         "triggerAt": "2027-01-15T08:00:00.497Z",

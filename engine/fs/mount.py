@@ -14,7 +14,6 @@ import os
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -80,14 +79,16 @@ def lazy_unmount(folder: Path) -> None:
     subprocess.run(["fusermount3", "-u", "-z", str(folder)], check=False, capture_output=True)  # noqa: S607 - on PATH, as libfuse finds it
 
 
-HOMES = "studymon-fs"  # under the temporary folder: one folder per study folder served, 0700
+HOMES = "studymon-fs"  # one folder per user under HOMES_ROOT, 0700, and in it one per study folder served
+HOMES_ROOT = "/tmp"  # noqa: S108 - a fixed place every console finds; each folder checked ours alone, 0700
 
 
 def home_of(folder: Path) -> Path:
-    """Where the server of ``folder``'s mount keeps its control socket and its log: found again from the folder alone
-    (a console that attaches takes the mount over this way), short enough for a socket's path."""
+    """Where the server of ``folder``'s mount keeps its control socket and its log: found again from the folder alone,
+    whatever ``TMPDIR`` a console has (one that attaches from another shell takes the mount over this way), and short
+    enough for a socket's path (108 bytes)."""
     digest = hashlib.sha256(str(Path(folder).resolve()).encode()).hexdigest()[:24]
-    return Path(tempfile.gettempdir()) / HOMES / digest
+    return Path(HOMES_ROOT) / f"{HOMES}-{os.geteuid()}" / digest
 
 
 def _private_folder(path: Path) -> None:

@@ -570,3 +570,17 @@ def test_a_ledger_not_written_yet_is_unknown_and_one_that_is_no_file_fails(tmp_p
     (out / "study" / "ledger.jsonl").mkdir()
     got = _not_holding(out)
     assert got[("kill 1 · d1", "chargedOnce")][0] is False and got[("study", "contractKept")][0] is False, got
+
+
+def test_an_end_claimed_by_a_kill_does_not_excuse_a_later_one_no_folder_claims(tmp_path: Path) -> None:
+    """§6.8, end by end: kill 1's folder claims the first controller's end; the second kill's folder removed, the
+    end it claimed, with a run in flight, is claimed by none, and exitedCleanly says so of that pid alone."""
+    import shutil
+
+    files = derive(sound())
+    out = write(files, tmp_path / "s")
+    pids = [json.loads((out / "kills" / str(n) / "kill.json").read_text())["pid"] for n in (1, 2)]
+    shutil.rmtree(out / "kills" / "2")
+    ok, detail = _not_holding(out)[("study", "exitedCleanly")]
+    assert ok is False and f"pid {pids[1]} ended with " in detail and "no kill folder claims that end" in detail, detail
+    assert f"pid {pids[0]} ended" not in detail, detail

@@ -548,6 +548,13 @@ def test_an_automatic_kill_s_trigger_was_seen_when_the_timeline_saw_its_record(t
     kill["triggerSeenEpoch"] = time_epoch(seen) + 0.0004  # as the console stamps it: the text is truncated
     kill["triggerSeenAt"] = seen
     assert (f"kill {auto[0]}", "killEvidence") not in _not_holding(write(files, tmp_path / "sound"))
+    # The record before the trigger seen a moment earlier (it is in the sound folder's batch): its time is not the
+    # trigger's, and nothing is said of it.
+    before = next(x for x in files["timeline.jsonl"] if x["seq"] == kill["triggerSeq"] - 1)
+    kept = before["seenAt"]
+    before["seenAt"] = rfc3339_ms(time_epoch(kept) - 0.2)
+    assert (f"kill {auto[0]}", "killEvidence") not in _not_holding(write(files, tmp_path / "apart"))
+    before["seenAt"] = kept
     kill["triggerSeenEpoch"] -= 0.5
     kill["triggerSeenAt"] = rfc3339_ms(kill["triggerSeenEpoch"])
     ok, detail = _not_holding(write(files, tmp_path / "moved"))[(f"kill {auto[0]}", "killEvidence")]

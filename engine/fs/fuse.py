@@ -43,10 +43,11 @@ def missing() -> str | None:
         return f"{NO_FUSE_ENV} is set"
     if not os.path.exists(DEVICE):
         return f"{DEVICE} is missing (a container needs --device /dev/fuse and CAP_SYS_ADMIN)"
-    if ctypes.util.find_library("fuse3") is None:
-        return "libfuse 3 is not installed (Debian: apt-get install libfuse3-3 fuse3)"
+    if _binding is None:
+        # find_library runs ldconfig: asked only to say what to install, never on a keeper's way to a mount.
+        if ctypes.util.find_library("fuse3") is None:
+            return "libfuse 3 is not installed (Debian: apt-get install libfuse3-3 fuse3)"
+        return _WHY_NOT
     if shutil.which("fusermount3") is None:
         return "fusermount3 is not installed (Debian: apt-get install fuse3)"
-    if _binding is None:
-        return _WHY_NOT
     return None

@@ -20,9 +20,8 @@ from typing import Any, TypeVar
 
 from studymon.engine.fs.fuse import FuseOSError, Operations, caller_pid
 from studymon.engine.fs.points import LedgerHold, killed
-from studymon.engine.fs.writes import WriteLog
+from studymon.engine.fs.writes import LEDGER, WriteLog
 
-LEDGER = "/ledger.jsonl"  # the study's ledger, as the mount over OUT/study names it
 HOLD_LIMIT = 60.0  # seconds a held write waits for the console's word before it lands whole
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -165,7 +164,7 @@ class PassThrough(Operations):  # type: ignore[misc]
     def _land(self, path: str, data: bytes, offset: int, fh: int) -> int:
         before = os.fstat(fh).st_size if not self.log.knows(path) else None
         written = os.pwrite(fh, data, offset)
-        self.log.wrote(path, offset, written, (lambda: before) if before is not None else None)
+        self.log.wrote(path, offset, written, before)
         return written
 
     def arm(self, hold: LedgerHold) -> dict[str, Any] | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -30,19 +30,19 @@ def _seq_of(raw: bytes) -> int | None:
     return seq if isinstance(seq, int) and not isinstance(seq, bool) else None
 
 
-def _after_seq(data: bytes, from_seq: int) -> int:
-    """Where in ``data`` (a ledger's bytes) the lines after its last record of seq ``from_seq`` or before begin: found
-    from the end, a line at a time, so that only the records after the point's start are parsed."""
-    end = len(data)
-    if data.endswith(b"\n"):
-        end -= 1
+def seqs_from_end(data: bytes) -> Iterator[tuple[int, int | None]]:
+    """A ledger's lines from its last, each as (where it ends, its newline included; its record's seq, or None), so
+    that a question about its last records parses only those."""
+    end = len(data) - 1 if data.endswith(b"\n") else len(data)
     while end > 0:
         start = data.rfind(b"\n", 0, end) + 1
-        seq = _seq_of(data[start:end])
-        if seq is not None and seq <= from_seq:
-            return end + 1
+        yield min(end + 1, len(data)), _seq_of(data[start:end])
         end = start - 1
-    return 0
+
+
+def _after_seq(data: bytes, from_seq: int) -> int:
+    """Where in ``data`` (a ledger's bytes) the lines after its last record of seq ``from_seq`` or before begin."""
+    return next((end for end, seq in seqs_from_end(data) if seq is not None and seq <= from_seq), 0)
 
 
 DYING_POLL = 0.05  # seconds between looks at a held writer's pending signals

@@ -12,7 +12,6 @@ moved into ``lost/`` whole.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
@@ -21,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from studymon.engine.fs.passthrough import LEDGER
+from studymon.engine.fs.points import seqs_from_end
+from studymon.engine.fs.writes import LEDGER
 
 SYNCED, TORN, ZEROS = "synced", "torn", "zeros"
 _PLUS = re.compile(r"synced\+([1-9][0-9]*)")
@@ -96,18 +96,8 @@ def _ledger_after(state: str, durable: int, data: bytes) -> tuple[int, int]:
 
 def last_seq(data: bytes) -> int:
     """The seq of the last whole record in ``data`` (a ledger's bytes; zeros and a torn line are not records)."""
-    end = data.rfind(b"\n")
-    while end > 0:
-        start = data.rfind(b"\n", 0, end) + 1
-        try:
-            record = json.loads(data[start:end])
-        except ValueError:
-            record = None
-        seq = record.get("seq") if isinstance(record, dict) else None
-        if isinstance(seq, int) and not isinstance(seq, bool):
-            return seq
-        end = start - 1
-    return 0
+    whole = data[: data.rfind(b"\n") + 1]
+    return next((seq for _, seq in seqs_from_end(whole) if seq is not None), 0)
 
 
 def plan(writes: dict[str, Any], state: str, read: Callable[[str], bytes]) -> Loss:

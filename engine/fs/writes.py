@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import collections
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+LEDGER = "/ledger.jsonl"  # the study's ledger, as the mount over OUT/study names it
 
 # The writes kept per file since its last fsync: a study that never fsyncs still costs bounded memory (the oldest
 # are counted, not kept).
@@ -64,12 +65,12 @@ class WriteLog:
             self._files[path] = FileWrites()
             self._unsynced_names.add(path)
 
-    def wrote(self, path: str, offset: int, length: int, size_before: Callable[[], int] | None = None) -> None:
-        """``length`` bytes written at ``offset``; ``size_before`` gives the file's size before this write, asked only
-        of a file this log has not seen yet (what it held then was there before the mount: durable)."""
+    def wrote(self, path: str, offset: int, length: int, size_before: int | None = None) -> None:
+        """``length`` bytes written at ``offset``; ``size_before``, the file's size before this write, is taken for a
+        file this log has not seen yet (what it held then was there before the mount: durable)."""
         with self._lock:
             if path not in self._files and size_before is not None:
-                self._files[path] = FileWrites(size=size_before(), base=size_before())
+                self._files[path] = FileWrites(size=size_before, base=size_before)
             f = self._file(path)
             f.writes.append((offset, length))
             f.writes_since_sync += 1
